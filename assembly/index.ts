@@ -1,0 +1,199 @@
+// crosstab-engine kernel: bitset algebra, popcounts and weighted sums over raw memory.
+//
+// Memory layout (owned by src/kernel/, described there in detail):
+// - A bitset over N respondents is `words` little-endian u64 words, where `words` is
+//   N/64 rounded up to an even number, so every loop can step in 128-bit SIMD lanes with
+//   no scalar tail. Bits at positions >= N are always zero: every producer below keeps
+//   them zero, so popcounts never need a mask.
+// - A weight vector is `words * 64` f64 values (zero past N), so bit j of word i always
+//   has a weight at index i*64 + j.
+// - An index column holds, per respondent, the 1-based rank of its value in the
+//   variable's sorted dictionary (0 = blank), as u8, u16 or u32, padded with zeros to
+//   `words * 64` entries.
+// - A sparse code is a sorted list of u32 respondent numbers.
+//
+// Nothing here allocates: pointers, lengths and counts come in, numbers go out. Results
+// that do not fit in one return value are stored at an `out` pointer given by the caller.
+
+// ---------------------------------------------------------------------------------------
+// Bitset algebra (SIMD, 2 words per step)
+
+export function bitsClear(dst: usize, words: i32): void {
+  memory.fill(dst, 0, <usize>words << 3);
+}
+
+export function bitsCopy(dst: usize, src: usize, words: i32): void {
+  memory.copy(dst, src, <usize>words << 3);
+}
+
+/** Sets the first `n` bits (everyone) and clears the rest of the `words` words. */
+export function bitsUniverse(dst: usize, words: i32, n: i32): void {
+  const full = n >>> 6;
+  memory.fill(dst, 0xff, <usize>full << 3);
+  memory.fill(dst + (<usize>full << 3), 0, <usize>(words - full) << 3);
+  const rest = n & 63;
+  if (rest != 0) store<u64>(dst + (<usize>full << 3), (<u64>1 << <u64>rest) - 1);
+}
+
+export function bitsAnd(dst: usize, a: usize, b: usize, words: i32): void {
+  const end = <usize>words << 3;
+  for (let off: usize = 0; off < end; off += 16) {
+    v128.store(dst + off, v128.and(v128.load(a + off), v128.load(b + off)));
+  }
+}
+
+export function bitsOr(dst: usize, a: usize, b: usize, words: i32): void {
+  const end = <usize>words << 3;
+  for (let off: usize = 0; off < end; off += 16) {
+    v128.store(dst + off, v128.or(v128.load(a + off), v128.load(b + off)));
+  }
+}
+
+/** dst = a AND NOT b. With a = the universe this is NOT b, blanks included. */
+export function bitsAndNot(dst: usize, a: usize, b: usize, words: i32): void {
+  const end = <usize>words << 3;
+  for (let off: usize = 0; off < end; off += 16) {
+    v128.store(dst + off, v128.andnot(v128.load(a + off), v128.load(b + off)));
+  }
+}
+
+/** dst |= the respondents of a sparse code. */
+export function bitsOrList(dst: usize, list: usize, count: i32): void {
+  const end = list + (<usize>count << 2);
+  for (let p = list; p < end; p += 4) {
+    const r = load<u32>(p);
+    const w = dst + (<usize>(r >>> 6) << 3);
+    store<u64>(w, load<u64>(w) | (<u64>1 << <u64>(r & 63)));
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Index columns -> bitsets. One pass over the column; 16/8/4 ranks compared per SIMD
+// step and their lane masks packed into bitset words. Padding ranks are 0, so a range
+// with lo >= 1 never sets a padding bit; the blank range (lo = hi = 0) masks the tail.
+
+function maskTail(dst: usize, words: i32, n: i32): void {
+  const rest = n & 63;
+  const full = n >>> 6;
+  if (rest != 0) {
+    const w = dst + (<usize>full << 3);
+    store<u64>(w, load<u64>(w) & ((<u64>1 << <u64>rest) - 1));
+  }
+  const firstPad = full + (rest != 0 ? 1 : 0);
+  if (firstPad < words) memory.fill(dst + (<usize>firstPad << 3), 0, <usize>(words - firstPad) << 3);
+}
+
+/** dst = respondents whose u8 rank is in [lo, hi]. */
+export function bitsFromRangeU8(dst: usize, column: usize, words: i32, n: i32, lo: u32, hi: u32): void {
+  const vlo = i8x16.splat(<i8>lo);
+  const vhi = i8x16.splat(<i8>hi);
+  for (let i = 0; i < words; i++) {
+    const src = column + (<usize>i << 6);
+    let word: u64 = 0;
+    for (let k = 0; k < 4; k++) {
+      const v = v128.load(src + (<usize>k << 4));
+      const hit = v128.and(i8x16.ge_u(v, vlo), i8x16.le_u(v, vhi));
+      word |= <u64>i8x16.bitmask(hit) << (<u64>k << 4);
+    }
+    store<u64>(dst + (<usize>i << 3), word);
+  }
+  maskTail(dst, words, n);
+}
+
+/** dst = respondents whose u16 rank is in [lo, hi]. */
+export function bitsFromRangeU16(dst: usize, column: usize, words: i32, n: i32, lo: u32, hi: u32): void {
+  const vlo = i16x8.splat(<i16>lo);
+  const vhi = i16x8.splat(<i16>hi);
+  for (let i = 0; i < words; i++) {
+    const src = column + (<usize>i << 7);
+    let word: u64 = 0;
+    for (let k = 0; k < 8; k++) {
+      const v = v128.load(src + (<usize>k << 4));
+      const hit = v128.and(i16x8.ge_u(v, vlo), i16x8.le_u(v, vhi));
+      word |= <u64>i16x8.bitmask(hit) << (<u64>k << 3);
+    }
+    store<u64>(dst + (<usize>i << 3), word);
+  }
+  maskTail(dst, words, n);
+}
+
+/** dst = respondents whose u32 rank is in [lo, hi]. */
+export function bitsFromRangeU32(dst: usize, column: usize, words: i32, n: i32, lo: u32, hi: u32): void {
+  const vlo = i32x4.splat(lo);
+  const vhi = i32x4.splat(hi);
+  for (let i = 0; i < words; i++) {
+    const src = column + (<usize>i << 8);
+    let word: u64 = 0;
+    for (let k = 0; k < 16; k++) {
+      const v = v128.load(src + (<usize>k << 4));
+      const hit = v128.and(i32x4.ge_u(v, vlo), i32x4.le_u(v, vhi));
+      word |= <u64>i32x4.bitmask(hit) << (<u64>k << 2);
+    }
+    store<u64>(dst + (<usize>i << 3), word);
+  }
+  maskTail(dst, words, n);
+}
+
+// ---------------------------------------------------------------------------------------
+// Cells. A cell is (count, sum of weights, sum of squared weights) of a AND b.
+// The count is the return value; the two sums go to out[0], out[1] as f64.
+// Sums accumulate in f64 in respondent order, so results do not depend on how a query
+// was planned.
+
+export function popcount(a: usize, words: i32): i32 {
+  let count: i64 = 0;
+  const end = <usize>words << 3;
+  for (let off: usize = 0; off < end; off += 8) count += popcnt(load<u64>(a + off));
+  return <i32>count;
+}
+
+export function andPopcount(a: usize, b: usize, words: i32): i32 {
+  let count: i64 = 0;
+  const end = <usize>words << 3;
+  for (let off: usize = 0; off < end; off += 8) {
+    count += popcnt(load<u64>(a + off) & load<u64>(b + off));
+  }
+  return <i32>count;
+}
+
+/** Weighted cell of a AND b over dense bitsets: walks the set bits of each word. */
+export function cellDense(a: usize, b: usize, weights: usize, words: i32, out: usize): i32 {
+  let count: i64 = 0;
+  let sum: f64 = 0;
+  let sumSq: f64 = 0;
+  for (let i = 0; i < words; i++) {
+    let w = load<u64>(a + (<usize>i << 3)) & load<u64>(b + (<usize>i << 3));
+    if (w == 0) continue;
+    count += popcnt(w);
+    const base = weights + (<usize>i << 9);
+    do {
+      const x = load<f64>(base + (<usize>ctz(w) << 3));
+      sum += x;
+      sumSq += x * x;
+      w &= w - 1;
+    } while (w != 0);
+  }
+  store<f64>(out, sum);
+  store<f64>(out, sumSq, 8);
+  return <i32>count;
+}
+
+/** Weighted cell of a dense bitset AND a sparse code (sorted respondent list). */
+export function cellSparse(a: usize, list: usize, count: i32, weights: usize, out: usize): i32 {
+  let hits: i32 = 0;
+  let sum: f64 = 0;
+  let sumSq: f64 = 0;
+  const end = list + (<usize>count << 2);
+  for (let p = list; p < end; p += 4) {
+    const r = load<u32>(p);
+    if ((load<u64>(a + (<usize>(r >>> 6) << 3)) >>> <u64>(r & 63)) & 1) {
+      const x = load<f64>(weights + (<usize>r << 3));
+      hits++;
+      sum += x;
+      sumSq += x * x;
+    }
+  }
+  store<f64>(out, sum);
+  store<f64>(out, sumSq, 8);
+  return hits;
+}

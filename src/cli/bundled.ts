@@ -1,0 +1,24 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The crosstab-engine package folder, found from wherever this code runs (src/ or dist/). */
+export function packageRoot(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (let depth = 0; depth < 6; depth++) {
+    const manifest = join(dir, 'package.json');
+    if (existsSync(manifest) && (JSON.parse(readFileSync(manifest, 'utf8')) as { name?: string }).name === 'crosstab-engine') return dir;
+    dir = dirname(dir);
+  }
+  throw new Error('crosstab-engine package.json not found above ' + fileURLToPath(import.meta.url));
+}
+
+/** Datasets compiled from datasets/ by `npm install` (datasets/build/*.arrow). */
+export function bundledDatasets(): string[] {
+  const folder = join(packageRoot(), 'datasets', 'build');
+  if (!existsSync(folder)) return [];
+  return readdirSync(folder)
+    .filter((name) => name.endsWith('.arrow'))
+    .sort()
+    .map((name) => join(folder, name));
+}

@@ -1,0 +1,19 @@
+#!/usr/bin/env node
+import { Command } from 'commander';
+import { registerBuildCommand } from './build.js';
+import { registerDemoCommand } from './demo.js';
+import { registerInfoCommand } from './info.js';
+import { reportError } from './output.js';
+import { registerQueryCommand } from './query.js';
+
+const program = new Command('crosstab')
+  .description('exact, fast crosstabs over weighted survey data')
+  .showHelpAfterError('(run with --help for usage)');
+registerBuildCommand(program);
+registerQueryCommand(program);
+registerInfoCommand(program);
+registerDemoCommand(program);
+
+program.parseAsync(process.argv).catch((error: unknown) => {
+  process.exitCode = reportError(error);
+});

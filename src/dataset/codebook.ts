@@ -1,0 +1,106 @@
+import { readFile } from 'node:fs/promises';
+import { CrosstabError, ErrorCode } from '../errors.js';
+import type { CodeInfo } from '../facade/types.js';
+import { DEFAULT_GROUP } from './format.js';
+
+export interface VariableDescription {
+  label?: string;
+  group?: string;
+  /** Value labels keyed by the value as written in the data (`"1": "Male"`). */
+  values?: Record<string, string>;
+}
+
+/** Named codes and variable descriptions, from a codebook JSON file. */
+export interface Codebook {
+  variables: Record<string, VariableDescription>;
+  codes: CodeInfo[];
+}
+
+/**
+ * Reads a codebook. Two shapes are accepted:
+ * - `{"codes": {NAME: {expr, label?, group?}}, "variables": {VAR: {label?, group?, values?}}}`
+ * - a bare map of codes, `{NAME: {expr, label?, group?}}`.
+ */
+export async function readCodebook(path: string): Promise<Codebook> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    throw new CrosstabError(ErrorCode.fileNotFound, `${path}: cannot read the codebook (${(error as Error).message})`, {
+      file: path,
+      field: '--codebook',
+      hint: 'Pass the path of a codebook JSON file.',
+    });
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw invalid(path, `is not valid JSON: ${(error as Error).message}`, 'Fix the JSON syntax.');
+  }
+  return parseCodebook(json, path);
+}
+
+export function parseCodebook(json: unknown, path = 'codebook'): Codebook {
+  if (!isObject(json)) throw invalid(path, 'must be a JSON object', 'Write {"codes": {...}, "variables": {...}}.');
+  const structured = 'codes' in json || 'variables' in json;
+  const codeMap = structured ? (json.codes ?? {}) : json;
+  const variableMap = structured ? (json.variables ?? {}) : {};
+  if (structured) {
+    for (const key of Object.keys(json)) {
+      if (key !== 'codes' && key !== 'variables') {
+        throw invalid(path, `has an unknown top-level key "${key}"`, 'Only "codes" and "variables" are allowed.');
+      }
+    }
+  }
+  if (!isObject(codeMap)) throw invalid(path, '"codes" must be an object', 'Write "codes": {"NAME": {"expr": "..."}}.');
+  if (!isObject(variableMap)) throw invalid(path, '"variables" must be an object', 'Write "variables": {"VAR": {"group": "..."}}.');
+
+  const codes: CodeInfo[] = [];
+  for (const [name, entry] of Object.entries(codeMap)) {
+    const where = `code "${name}"`;
+    if (!/^[A-Za-z_][A-Za-z0-9_.\-:#]*$/.test(name)) {
+      throw invalid(path, `${where}: a code name starts with a letter or _ and uses letters, digits, _ . - : #`, 'Rename the code.');
+    }
+    if (!isObject(entry) || typeof entry.expr !== 'string' || entry.expr.trim() === '') {
+      throw invalid(path, `${where} needs an "expr" string`, 'Write {"expr": "sex=2 AND age=18..34", "label": "...", "group": "..."}.');
+    }
+    checkStrings(path, where, entry, ['expr', 'label', 'group']);
+    const code: CodeInfo = { name, expr: entry.expr, group: (entry.group as string | undefined) ?? DEFAULT_GROUP };
+    if (typeof entry.label === 'string') code.label = entry.label;
+    codes.push(code);
+  }
+
+  const variables: Record<string, VariableDescription> = {};
+  for (const [name, entry] of Object.entries(variableMap)) {
+    const where = `variable "${name}"`;
+    if (!isObject(entry)) throw invalid(path, `${where} must be an object`, 'Write {"label": "...", "group": "...", "values": {"1": "..."}}.');
+    checkStrings(path, where, entry, ['label', 'group', 'values']);
+    const description: VariableDescription = {};
+    if (typeof entry.label === 'string') description.label = entry.label;
+    if (typeof entry.group === 'string') description.group = entry.group;
+    if (entry.values !== undefined) {
+      if (!isObject(entry.values) || !Object.values(entry.values).every((label) => typeof label === 'string')) {
+        throw invalid(path, `${where}: "values" must map values to label strings`, 'Write "values": {"1": "Male", "2": "Female"}.');
+      }
+      description.values = { ...(entry.values as Record<string, string>) };
+    }
+    variables[name] = description;
+  }
+  return { variables, codes };
+}
+
+function checkStrings(path: string, where: string, entry: Record<string, unknown>, allowed: string[]): void {
+  for (const [key, value] of Object.entries(entry)) {
+    if (!allowed.includes(key)) throw invalid(path, `${where} has an unknown key "${key}"`, `Allowed keys: ${allowed.join(', ')}.`);
+    if (key !== 'values' && typeof value !== 'string') throw invalid(path, `${where}: "${key}" must be a string`, 'Quote the value.');
+  }
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function invalid(path: string, message: string, hint: string): CrosstabError {
+  return new CrosstabError(ErrorCode.invalidCodebook, `${path}: ${message}`, { file: path, hint });
+}

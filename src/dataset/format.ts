@@ -1,0 +1,71 @@
+/**
+ * The on-disk dataset format: one Arrow IPC file holding a table of buffers.
+ *
+ * Each row of the table is one buffer: `name` (for humans), `kind` (BufferKind), `count`
+ * (respondents set / listed) and `data` (Binary; the bytes, zero-padded to 64 bytes so
+ * that once a record batch's value buffer is copied into kernel memory at a 64-byte
+ * boundary, every buffer starts on a cache line). The schema metadata carries:
+ * - `crosstab.format`: FORMAT_VERSION; a reader refuses any other value.
+ * - `crosstab.meta`: StoredMeta as JSON (survey, variables with dictionaries, codebook...).
+ * - `crosstab.checksum`: sha256 over every batch's `data` bytes, then the meta JSON.
+ *
+ * Respondent-level layouts (see assembly/index.ts): with W = bitsetWords(respondents),
+ * a dense bitset is W u64 words, a weight vector W*64 f64, an index column W*64 ranks of
+ * 1, 2 or 4 bytes, a sparse code a sorted u32 list of `count` respondent numbers.
+ */
+import type { CodeInfo, StabilityThresholds } from '../facade/types.js';
+
+export const FORMAT_VERSION = 'crosstab-engine/1';
+export const META_KEY = 'crosstab.meta';
+export const FORMAT_KEY = 'crosstab.format';
+export const CHECKSUM_KEY = 'crosstab.checksum';
+/** Buffers are padded to this many bytes inside the Arrow value buffer. */
+export const BUFFER_ALIGN = 64;
+/** A variable with at most this many distinct values gets one code container per value. */
+export const CODE_LIMIT = 5000;
+/** Default stability thresholds: MRI-Simmons low-base convention. */
+export const DEFAULT_STABILITY: StabilityThresholds = { cautionMax: 60, veryUnstableMax: 30 };
+export const DEFAULT_GROUP = 'default';
+
+export const BufferKind = {
+  weights: 1,
+  indexU8: 2,
+  indexU16: 3,
+  indexU32: 4,
+  dense: 5,
+  sparse: 6,
+} as const;
+export type BufferKind = (typeof BufferKind)[keyof typeof BufferKind];
+
+export interface StoredVariable {
+  name: string;
+  label?: string;
+  kind: 'numeric' | 'text';
+  group: string;
+  /** Distinct non-blank values as text, sorted (numerically for numeric variables); rank = position + 1. */
+  values: string[];
+  /** Respondents per rank (same order as `values`). */
+  counts: number[];
+  /** Respondents with a blank. */
+  missing: number;
+  valueLabels?: Record<string, string>;
+  /** Buffer row of the index column. */
+  index: number;
+  /** Buffer row of each value's code container, when the variable has at most CODE_LIMIT values. */
+  codes?: number[];
+}
+
+export interface StoredMeta {
+  format: string;
+  survey: string;
+  name: string;
+  units: number;
+  respondents: number;
+  weights: Array<{ name: string; buffer: number }>;
+  stability: StabilityThresholds;
+  variables: StoredVariable[];
+  codes: CodeInfo[];
+  skipped: Array<{ column: string; reason: string }>;
+  source: string;
+  createdAt: string;
+}

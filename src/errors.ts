@@ -1,0 +1,79 @@
+/**
+ * The one error class of crosstab-engine. Identify errors by `code`, never by message text.
+ * Messages say what was wrong, where (file:line, field, option) and what to do.
+ */
+export const ErrorCode = {
+  /** An option passed to an API function or CLI flag is invalid. */
+  invalidOption: 'invalid_option',
+  /** An input file (CSV, codebook) does not exist or cannot be read. */
+  fileNotFound: 'file_not_found',
+  /** Input data is malformed: ragged row, duplicate header, empty file, bad weight... */
+  invalidInput: 'invalid_input',
+  /** The codebook JSON is malformed or refers to unknown variables. */
+  invalidCodebook: 'invalid_codebook',
+  /** A dataset file is truncated, corrupt or fails its checksum. */
+  corruptDataset: 'corrupt_dataset',
+  /** A dataset file was written by an incompatible version of the format. */
+  unsupportedVersion: 'unsupported_version',
+  /** An expression does not follow the grammar. */
+  invalidExpression: 'invalid_expression',
+  /** An expression names a variable the dataset does not have. */
+  unknownVariable: 'unknown_variable',
+  /** An expression names a value no respondent has. */
+  unknownValue: 'unknown_value',
+  /** An expression names a codebook code the dataset does not define. */
+  unknownCode: 'unknown_code',
+  /** An expression touches an authorization group the caller may not use. */
+  forbiddenGroup: 'forbidden_group',
+  /** The query was cancelled through its AbortSignal. */
+  cancelled: 'cancelled',
+  /** A worker thread failed while running a query. */
+  workerFailed: 'worker_failed',
+  /** The dataset was closed. */
+  closed: 'dataset_closed',
+  /** A bug: an invariant of the engine did not hold. */
+  internal: 'internal',
+} as const;
+
+export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
+
+export interface ErrorDetails {
+  /** Input file, when the error is about a file. */
+  file?: string;
+  /** 1-based line number in `file`. */
+  line?: number;
+  /** The option, request field, column or variable at fault. */
+  field?: string;
+  /** Near matches for an unknown name or value. */
+  suggestions?: string[];
+  /** Advice on how to fix it (shown to API clients as `hint`). */
+  hint?: string;
+  /** 0-based character offset in an expression. */
+  position?: number;
+  [key: string]: unknown;
+}
+
+export class CrosstabError extends Error {
+  readonly code: ErrorCode;
+  readonly details: ErrorDetails;
+
+  constructor(code: ErrorCode, message: string, details: ErrorDetails = {}) {
+    super(message);
+    this.name = 'CrosstabError';
+    this.code = code;
+    this.details = details;
+  }
+
+  /** Plain form for postMessage / JSON: a subclass does not survive structured clone. */
+  toJSON(): { code: ErrorCode; message: string; details: ErrorDetails } {
+    return { code: this.code, message: this.message, details: this.details };
+  }
+
+  static fromJSON(value: { code: ErrorCode; message: string; details?: ErrorDetails }): CrosstabError {
+    return new CrosstabError(value.code, value.message, value.details ?? {});
+  }
+}
+
+export function isCrosstabError(value: unknown): value is CrosstabError {
+  return value instanceof CrosstabError;
+}

@@ -1,0 +1,127 @@
+import { stat } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { CrosstabError, ErrorCode } from '../errors.js';
+import { readCodebook } from '../dataset/codebook.js';
+import { compileDataset } from '../dataset/compile.js';
+import { readCsv } from '../dataset/read-csv.js';
+import { writeDataset } from '../dataset/writer.js';
+import { Resolver } from '../query/resolve.js';
+import { invalidOption } from './options.js';
+import type { StabilityThresholds } from './types.js';
+
+export interface BuildOptions {
+  /** Weight column(s); the first is the default weight of queries. */
+  weights: string[];
+  /** Survey code (SurveyCode in the REST contract). */
+  survey: string;
+  /** Output dataset path (.arrow). */
+  out: string;
+  /** AudienceReportUnits, default 1. */
+  units?: number;
+  /** Human-readable name, default the survey code. */
+  name?: string;
+  /** Codebook JSON path: named codes, labels, authorization groups. */
+  codebook?: string;
+  /** Columns to leave out. */
+  exclude?: string[];
+  /** Low-base thresholds, default 60 / 30 respondents. */
+  stability?: StabilityThresholds;
+  /** Progress of reading the input: bytes done of total. */
+  onProgress?: (doneBytes: number, totalBytes: number) => void;
+}
+
+export interface BuildReport {
+  out: string;
+  respondents: number;
+  variables: number;
+  codes: number;
+  bytes: number;
+  skipped: Array<{ column: string; reason: string }>;
+  checksum: string;
+}
+
+/**
+ * Compiles a CSV (or gzip'd CSV) of respondents into a dataset file. Writes to a temporary
+ * file and renames, so a failed build leaves nothing behind.
+ */
+export async function buildDataset(input: string, options: BuildOptions): Promise<BuildReport> {
+  const checked = validateBuildOptions(options);
+  await stat(dirname(checked.out)).catch(() => {
+    throw invalidOption('out', `"${checked.out}": the folder ${dirname(checked.out)} does not exist`, 'Create the folder or choose another path.');
+  });
+  const codebook = checked.codebook === undefined ? undefined : await readCodebook(checked.codebook);
+  const readOptions: Parameters<typeof readCsv>[1] = { weights: checked.weights };
+  if (checked.exclude) readOptions.exclude = checked.exclude;
+  if (checked.onProgress) readOptions.onProgress = checked.onProgress;
+  const table = await readCsv(input, readOptions);
+
+  if (codebook) {
+    const columns = new Set(table.columns.map((column) => column.name));
+    for (const name of Object.keys(codebook.variables)) {
+      if (!columns.has(name)) {
+        throw new CrosstabError(ErrorCode.invalidCodebook, `${checked.codebook}: variable "${name}" is not a column of ${input}`, {
+          file: checked.codebook,
+          field: name,
+          hint: 'Remove it from the codebook or fix its name.',
+        });
+      }
+    }
+  }
+  const compiled = compileDataset(table, {
+    survey: checked.survey,
+    name: checked.name ?? checked.survey,
+    units: checked.units ?? 1,
+    ...(checked.stability ? { stability: checked.stability } : {}),
+    ...(codebook ? { codebook } : {}),
+  });
+  // Every named code must parse and bind now, not at the first query.
+  const resolver = new Resolver(compiled.meta);
+  for (const code of compiled.meta.codes) {
+    try {
+      resolver.resolve(code.name);
+    } catch (error) {
+      const reason = error instanceof CrosstabError ? error.message : String(error);
+      throw new CrosstabError(ErrorCode.invalidCodebook, `${checked.codebook}: code "${code.name}" (${code.expr}) is invalid: ${reason}`, {
+        file: checked.codebook,
+        field: code.name,
+        hint: 'Fix the code\'s "expr" in the codebook.',
+      });
+    }
+  }
+  const written = await writeDataset(compiled, checked.out);
+  return {
+    out: checked.out,
+    respondents: compiled.meta.respondents,
+    variables: compiled.meta.variables.length,
+    codes: compiled.buffers.filter((buffer) => buffer.name.startsWith('code:')).length,
+    bytes: written.bytes,
+    skipped: compiled.meta.skipped,
+    checksum: written.checksum,
+  };
+}
+
+function validateBuildOptions(options: BuildOptions): BuildOptions {
+  if (typeof options !== 'object' || options === null) throw invalidOption('options', 'must be an object', 'Pass {weights, survey, out}.');
+  const { weights, survey, out, units, stability, exclude } = options;
+  if (!Array.isArray(weights) || weights.length === 0 || !weights.every((w) => typeof w === 'string' && w !== '')) {
+    throw invalidOption('weights', 'must name at least one weight column', 'Pass --weight COLUMN.');
+  }
+  if (new Set(weights).size !== weights.length) throw invalidOption('weights', 'names a column twice', 'Name each weight column once.');
+  if (typeof survey !== 'string' || !/^[A-Za-z0-9_.-]{1,64}$/.test(survey)) {
+    throw invalidOption('survey', 'must be 1-64 letters, digits, _ . or -', 'Pass --survey GSS, for example.');
+  }
+  if (typeof out !== 'string' || out === '') throw invalidOption('out', 'must be a file path', 'Pass --out PATH.arrow.');
+  if (units !== undefined && (!Number.isFinite(units) || units <= 0)) {
+    throw invalidOption('units', 'must be a positive number', 'Pass --units 1000 to report in thousands.');
+  }
+  if (stability !== undefined) {
+    const { cautionMax, veryUnstableMax } = stability;
+    if (!Number.isInteger(cautionMax) || !Number.isInteger(veryUnstableMax) || veryUnstableMax < 0 || cautionMax < veryUnstableMax) {
+      throw invalidOption('stability', 'needs whole numbers with 0 <= veryUnstableMax <= cautionMax', 'Pass e.g. --unstable-max 60 --very-unstable-max 30.');
+    }
+  }
+  if (exclude !== undefined && (!Array.isArray(exclude) || !exclude.every((c) => typeof c === 'string'))) {
+    throw invalidOption('exclude', 'must be a list of column names', 'Pass --exclude COL1,COL2.');
+  }
+  return options;
+}

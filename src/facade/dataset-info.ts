@@ -1,0 +1,53 @@
+import type { LoadedDataset } from '../dataset/reader.js';
+import type { DatasetInfo, StabilityLevel, StabilityThresholds, VariableInfo } from './types.js';
+
+/** Variables with more distinct values than this list no values in `info`. */
+const LISTED_VALUES = 5000;
+
+export function describeDataset(data: LoadedDataset): DatasetInfo {
+  const { meta } = data;
+  const variables = meta.variables.map((stored): VariableInfo => {
+    const variable: VariableInfo = {
+      name: stored.name,
+      kind: stored.kind,
+      group: stored.group,
+      distinct: stored.values.length,
+      missing: stored.missing,
+    };
+    if (stored.label !== undefined) variable.label = stored.label;
+    if (stored.kind === 'numeric' && stored.values.length > 0) {
+      variable.min = Number(stored.values[0]);
+      variable.max = Number(stored.values[stored.values.length - 1]);
+    }
+    if (stored.values.length <= LISTED_VALUES) {
+      variable.values = stored.values.map((value, i) => {
+        const label = stored.valueLabels?.[value];
+        return label === undefined ? { value, respondents: stored.counts[i]! } : { value, label, respondents: stored.counts[i]! };
+      });
+    }
+    return variable;
+  });
+  const groups = [...new Set([...meta.variables.map((v) => v.group), ...meta.codes.map((c) => c.group)])].sort();
+  return {
+    format: meta.format,
+    survey: meta.survey,
+    name: meta.name,
+    units: meta.units,
+    respondents: meta.respondents,
+    weights: meta.weights.map((weight) => weight.name),
+    stability: { ...meta.stability },
+    variables,
+    codes: meta.codes.map((code) => ({ ...code })),
+    groups,
+    skipped: meta.skipped.map((entry) => ({ ...entry })),
+    source: meta.source,
+    createdAt: meta.createdAt,
+    checksum: data.checksum,
+  };
+}
+
+export function stabilityOf(respondents: number, thresholds: StabilityThresholds): StabilityLevel {
+  if (respondents <= thresholds.veryUnstableMax) return 'very-unstable';
+  if (respondents <= thresholds.cautionMax) return 'caution';
+  return 'stable';
+}

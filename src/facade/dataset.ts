@@ -1,0 +1,112 @@
+import { CrosstabError, ErrorCode } from '../errors.js';
+import { loadDataset, type LoadedDataset, type LoadOptions } from '../dataset/reader.js';
+import { mainThreadKernel } from '../kernel/kernel.js';
+import { Evaluator } from '../query/evaluate.js';
+import { type Resolved, Resolver } from '../query/resolve.js';
+import { describeDataset, stabilityOf } from './dataset-info.js';
+import { requireGroups, requireObject, requireString, requireStringArray, resolveWeight } from './options.js';
+import type { Cell, CrosstabQuery, CrosstabResult, DatasetInfo } from './types.js';
+
+/** Most targets one crosstab() call takes (the REST contract allows 2; tables go further). */
+export const MAX_TARGETS = 5000;
+
+export type OpenOptions = LoadOptions;
+
+/**
+ * Opens a compiled dataset (see `crosstab build`): validates the file and loads its
+ * buffers into kernel memory. Rejects with CrosstabError (`file_not_found`,
+ * `corrupt_dataset`, `unsupported_version`).
+ */
+export async function openDataset(path: string, options: OpenOptions = {}): Promise<Dataset> {
+  if (typeof path !== 'string' || path === '') {
+    throw new CrosstabError(ErrorCode.invalidOption, 'path must be a non-empty string', { field: 'path', hint: 'Pass the path of a .arrow dataset.' });
+  }
+  const kernel = mainThreadKernel();
+  const data = await loadDataset(path, kernel.memory, options);
+  return new Dataset(data, new Evaluator(kernel, data));
+}
+
+/** A survey dataset, open for queries. */
+export class Dataset {
+  /** What the dataset holds: survey code, variables, codes, weights, thresholds. */
+  readonly info: DatasetInfo;
+  private readonly resolver: Resolver;
+  private closed = false;
+
+  /** @internal Use openDataset(). */
+  constructor(
+    private readonly data: LoadedDataset,
+    private readonly evaluator: Evaluator,
+  ) {
+    this.info = describeDataset(data);
+    this.resolver = new Resolver(data.meta);
+  }
+
+  /**
+   * Weighted sum, respondent count, sum of squared weights and stability of
+   * `base AND target` for each target, plus the base itself.
+   */
+  async crosstab(query: CrosstabQuery): Promise<CrosstabResult> {
+    this.checkOpen();
+    const options = requireObject(query, 'query');
+    const base = requireString(options.base, 'base');
+    const targets = requireStringArray(options.targets, 'targets', MAX_TARGETS);
+    const weight = resolveWeight(options.weight, this.info);
+    const allowed = requireGroups(options.allowedGroups, 'allowedGroups');
+    const signal = options.signal as AbortSignal | undefined;
+    signal?.throwIfAborted?.();
+
+    const resolvedBase = this.bind(base, 'base', allowed);
+    const resolvedTargets = targets.map((target, i) => this.bind(target, `targets[${i}]`, allowed));
+    const weights = this.evaluator.weights(weight);
+    const baseView = this.evaluator.materialize(resolvedBase.bound);
+    try {
+      const baseCell = this.toCell(this.evaluator.cell(baseView, { op: 'all' }, weights));
+      const cells = resolvedTargets.map((target) => this.toCell(this.evaluator.cell(baseView, target.bound, weights)));
+      return { base: baseCell, targets: cells, weight, units: this.info.units };
+    } finally {
+      this.evaluator.release(baseView);
+    }
+  }
+
+  /** Authorization groups an expression touches (for entitlement checks). Throws on a bad expression. */
+  groupsOf(expression: string): string[] {
+    this.checkOpen();
+    return [...this.resolver.resolve(requireString(expression, 'expression')).groups.keys()].sort();
+  }
+
+  /** Releases the dataset's kernel memory. Queries after close() reject with `dataset_closed`. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.evaluator.dispose();
+    const memory = mainThreadKernel().memory;
+    for (const region of this.data.regions) memory.release(region.ptr, region.bytes);
+  }
+
+  private bind(expression: string, field: string, allowed: readonly string[] | undefined): Resolved {
+    const resolved = this.resolver.resolve(expression, field);
+    if (allowed) {
+      for (const [group, culprit] of resolved.groups) {
+        if (!allowed.includes(group)) {
+          throw new CrosstabError(ErrorCode.forbiddenGroup, `${field} uses ${culprit} of authorization group "${group}", which is not allowed`, {
+            field,
+            group,
+            hint: `Ask for access to group "${group}", or leave ${culprit} out.`,
+          });
+        }
+      }
+    }
+    return resolved;
+  }
+
+  private toCell(sums: { respondents: number; weighted: number; sumSqWeights: number }): Cell {
+    return { ...sums, stability: stabilityOf(sums.respondents, this.info.stability) };
+  }
+
+  private checkOpen(): void {
+    if (this.closed) {
+      throw new CrosstabError(ErrorCode.closed, `dataset ${this.data.path} is closed`, { hint: 'Open it again with openDataset().' });
+    }
+  }
+}

@@ -1,0 +1,111 @@
+/** Public types of the crosstab() facade. */
+
+/**
+ * Low-base stability of a cell, from its respondent count and the dataset's thresholds
+ * (MRI-Simmons convention by default: `caution` for 31-60 respondents, `very-unstable`
+ * for 30 or fewer).
+ */
+export type StabilityLevel = 'stable' | 'caution' | 'very-unstable';
+
+/** One cell: respondents matching base AND target. */
+export interface Cell {
+  /** Sum of the weights of the matching respondents (raw, not divided by units). */
+  weighted: number;
+  /** Unweighted count of matching respondents. */
+  respondents: number;
+  /** Sum of squared weights (for Kish effective bases and standard errors). */
+  sumSqWeights: number;
+  /** Low-base flag derived from `respondents`. */
+  stability: StabilityLevel;
+}
+
+export interface CrosstabQuery {
+  /** Population base expression (`*` for everyone). */
+  base: string;
+  /** Target expressions; one result per target, in order. */
+  targets: string[];
+  /** Weight column; defaults to the dataset's first weight. `null` = unweighted. */
+  weight?: string | null;
+  /**
+   * Authorization groups the caller may use. When given, an expression that touches a
+   * variable or code of another group is refused with `forbidden_group`.
+   */
+  allowedGroups?: readonly string[];
+  /** Cancels the query. */
+  signal?: AbortSignal;
+}
+
+export interface CrosstabResult {
+  /** The base itself (base AND everyone). */
+  base: Cell;
+  /** One cell per target (base AND target), in request order. */
+  targets: Cell[];
+  /** The weight column used, `null` when unweighted. */
+  weight: string | null;
+  /** AudienceReportUnits of the dataset. */
+  units: number;
+}
+
+export interface StabilityThresholds {
+  /** A cell with this many respondents or fewer is `caution` (default 60). */
+  cautionMax: number;
+  /** A cell with this many respondents or fewer is `very-unstable` (default 30). */
+  veryUnstableMax: number;
+}
+
+export interface ValueInfo {
+  /** The value as it appears in expressions (`2`, `06`). */
+  value: string;
+  /** Label from the codebook, when it has one. */
+  label?: string;
+  /** Respondents with this value. */
+  respondents: number;
+}
+
+export interface VariableInfo {
+  name: string;
+  label?: string;
+  /** `numeric` variables answer ranges (`AGEP=18..`); `text` ones only value lists. */
+  kind: 'numeric' | 'text';
+  /** Authorization group. */
+  group: string;
+  /** Number of distinct non-blank values. */
+  distinct: number;
+  /** Respondents with a blank. */
+  missing: number;
+  min?: number;
+  max?: number;
+  /** Values with their counts, when the variable has at most 5,000 distinct values. */
+  values?: ValueInfo[];
+}
+
+export interface CodeInfo {
+  /** Name used in expressions (`F18-34`). */
+  name: string;
+  expr: string;
+  label?: string;
+  group: string;
+}
+
+export interface DatasetInfo {
+  format: string;
+  survey: string;
+  name: string;
+  /** AudienceReportUnits. */
+  units: number;
+  respondents: number;
+  /** Weight columns, the first being the default. */
+  weights: string[];
+  stability: StabilityThresholds;
+  variables: VariableInfo[];
+  codes: CodeInfo[];
+  /** Every authorization group used by a variable or code. */
+  groups: string[];
+  /** Columns skipped at build time, with the reason. */
+  skipped: Array<{ column: string; reason: string }>;
+  /** The input the dataset was built from (file name only). */
+  source: string;
+  createdAt: string;
+  /** sha256 of the stored buffers and metadata. */
+  checksum: string;
+}

@@ -1,0 +1,32 @@
+/**
+ * crosstab-engine: exact, fast crosstabs over weighted survey data.
+ *
+ * ```ts
+ * import { openDataset } from 'crosstab-engine';
+ * const ds = await openDataset('gss.arrow');
+ * const r = await ds.crosstab({ base: 'year=2024', targets: ['sex=2', 'degree=3..4'] });
+ * ```
+ */
+export { openDataset, Dataset, MAX_TARGETS } from './facade/dataset.js';
+export type { OpenOptions } from './facade/dataset.js';
+export { buildDataset } from './facade/build.js';
+export type { BuildOptions, BuildReport } from './facade/build.js';
+export { toServiceResponse, stabilityFlag, ConditionalResult } from './facade/service-shape.js';
+export type { ServiceResponse, ServiceResult } from './facade/service-shape.js';
+export { parseExpression } from './query/parse.js';
+export type { Expr } from './query/ast.js';
+export { parseCodebook, readCodebook } from './dataset/codebook.js';
+export type { Codebook, VariableDescription } from './dataset/codebook.js';
+export { CrosstabError, ErrorCode, isCrosstabError } from './errors.js';
+export type { ErrorDetails } from './errors.js';
+export type {
+  Cell,
+  CodeInfo,
+  CrosstabQuery,
+  CrosstabResult,
+  DatasetInfo,
+  StabilityLevel,
+  StabilityThresholds,
+  ValueInfo,
+  VariableInfo,
+} from './facade/types.js';

@@ -1,0 +1,26 @@
+/**
+ * The kernel's exports, described once. Pointers are byte offsets into the shared
+ * memory; `words` counts u64 words (always even); `n` counts respondents.
+ * See assembly/index.ts for the memory layout each function expects.
+ */
+export interface KernelExports {
+  bitsClear(dst: number, words: number): void;
+  bitsCopy(dst: number, src: number, words: number): void;
+  bitsUniverse(dst: number, words: number, n: number): void;
+  bitsAnd(dst: number, a: number, b: number, words: number): void;
+  bitsOr(dst: number, a: number, b: number, words: number): void;
+  bitsAndNot(dst: number, a: number, b: number, words: number): void;
+  bitsOrList(dst: number, list: number, count: number): void;
+  bitsFromRangeU8(dst: number, column: number, words: number, n: number, lo: number, hi: number): void;
+  bitsFromRangeU16(dst: number, column: number, words: number, n: number, lo: number, hi: number): void;
+  bitsFromRangeU32(dst: number, column: number, words: number, n: number, lo: number, hi: number): void;
+  popcount(a: number, words: number): number;
+  andPopcount(a: number, b: number, words: number): number;
+  cellDense(a: number, b: number, weights: number, words: number, out: number): number;
+  cellSparse(a: number, list: number, count: number, weights: number, out: number): number;
+}
+
+/** Number of u64 words of a bitset over `respondents`, rounded up to an even count. */
+export function bitsetWords(respondents: number): number {
+  return Math.ceil(respondents / 128) * 2;
+}

@@ -1,0 +1,54 @@
+import type { KernelExports } from './exports.js';
+import { KernelMemory } from './memory.js';
+import { kernelModule } from './wasm-module.js';
+
+/** Count and sums of one cell, as computed by the kernel. */
+export interface CellSums {
+  respondents: number;
+  weighted: number;
+  sumSqWeights: number;
+}
+
+/**
+ * One instance of the kernel over the process's shared memory. The main thread owns the
+ * allocator; worker threads build their own Kernel over the same WebAssembly.Memory.
+ */
+export class Kernel {
+  readonly exports: KernelExports;
+  readonly memory: KernelMemory;
+  /** 16 bytes where cell functions store their two f64 sums. */
+  private readonly out: number;
+  private readonly sums: Float64Array;
+
+  constructor(memory: KernelMemory, out?: number) {
+    this.memory = memory;
+    const instance = new WebAssembly.Instance(kernelModule(), { env: { memory: memory.memory, abort } });
+    this.exports = instance.exports as unknown as KernelExports;
+    this.out = out ?? memory.alloc(16);
+    this.sums = new Float64Array(memory.memory.buffer, this.out, 2);
+  }
+
+  /** Weighted cell of dense bitsets a AND b. */
+  cellDense(a: number, b: number, weights: number, words: number): CellSums {
+    const respondents = this.exports.cellDense(a, b, weights, words, this.out);
+    return { respondents, weighted: this.sums[0]!, sumSqWeights: this.sums[1]! };
+  }
+
+  /** Weighted cell of dense bitset a AND a sparse code. */
+  cellSparse(a: number, list: number, count: number, weights: number): CellSums {
+    const respondents = this.exports.cellSparse(a, list, count, weights, this.out);
+    return { respondents, weighted: this.sums[0]!, sumSqWeights: this.sums[1]! };
+  }
+}
+
+function abort(): never {
+  throw new Error('crosstab kernel aborted');
+}
+
+let mainKernel: Kernel | undefined;
+
+/** The kernel of the calling (main) thread, created on first use. */
+export function mainThreadKernel(): Kernel {
+  mainKernel ??= new Kernel(new KernelMemory());
+  return mainKernel;
+}

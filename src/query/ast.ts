@@ -1,0 +1,14 @@
+/**
+ * Expression trees, in the JSON tree form of ../shared/datasets/README.md plus `code`
+ * for codebook codes. Values are kept as written; binding to a dataset (resolve.ts)
+ * checks them. `at` is the 0-based offset of the term in the source text.
+ */
+export type Expr =
+  | { all: true }
+  | { var: string; in: string[]; at?: number }
+  | { var: string; min?: string; max?: string; at?: number }
+  | { var: string; missing: true; at?: number }
+  | { and: Expr[] }
+  | { or: Expr[] }
+  | { not: Expr }
+  | { code: string; at?: number };

@@ -1,0 +1,185 @@
+import { BufferKind } from '../dataset/format.js';
+import type { LoadedDataset } from '../dataset/reader.js';
+import type { CellSums, Kernel } from '../kernel/kernel.js';
+import type { Bound } from './resolve.js';
+
+/** Up to this many values are ORed from their code containers; more are one index scan. */
+const MAX_CODES_TO_OR = 8;
+
+interface DenseView {
+  ptr: number;
+  /** True when `ptr` is a scratch bitset to give back. */
+  owned: boolean;
+}
+
+/**
+ * Runs bound expressions on the kernel for one dataset: picks, per term, between ORing
+ * code containers and scanning the variable's index column, reuses stored bitsets instead
+ * of copying them, and takes single rare codes straight from their sparse lists.
+ */
+export class Evaluator {
+  readonly words: number;
+  private readonly universe: number;
+  private readonly scratch: number[] = [];
+  private allocated: number[] = [];
+  private ones: number | undefined;
+
+  constructor(
+    private readonly kernel: Kernel,
+    private readonly data: LoadedDataset,
+  ) {
+    this.words = data.words;
+    this.universe = this.allocate();
+    kernel.exports.bitsUniverse(this.universe, this.words, data.meta.respondents);
+  }
+
+  /** Pointer of the weight vector `name`, or of all-ones weights when `name` is null. */
+  weights(name: string | null): number {
+    if (name !== null) {
+      const weight = this.data.meta.weights.find((candidate) => candidate.name === name)!;
+      return this.data.buffers[weight.buffer]!.ptr;
+    }
+    if (this.ones === undefined) {
+      const length = this.words * 64;
+      this.ones = this.kernel.memory.alloc(length * 8);
+      this.allocated.push(this.ones);
+      this.kernel.memory.f64(this.ones, length).fill(1, 0, this.data.meta.respondents);
+    }
+    return this.ones;
+  }
+
+  /** Evaluates `base` once; the returned view is given back with release(). */
+  materialize(node: Bound): DenseView {
+    return this.dense(node);
+  }
+
+  release(view: DenseView): void {
+    if (view.owned) this.scratch.push(view.ptr);
+  }
+
+  /** Count, sum of weights and sum of squared weights of base AND target. */
+  cell(base: DenseView, target: Bound, weights: number): CellSums {
+    const single = this.singleCode(target);
+    if (single && single.kind === BufferKind.sparse) {
+      return this.kernel.cellSparse(base.ptr, single.ptr, single.count, weights);
+    }
+    const view = this.dense(target);
+    try {
+      return this.kernel.cellDense(base.ptr, view.ptr, weights, this.words);
+    } finally {
+      this.release(view);
+    }
+  }
+
+  /** Gives back all kernel memory of this evaluator. */
+  dispose(): void {
+    const bytes = this.words * 8;
+    for (const ptr of this.allocated) this.kernel.memory.release(ptr, ptr === this.ones ? bytes * 64 : bytes);
+    this.allocated = [];
+    this.scratch.length = 0;
+  }
+
+  private dense(node: Bound): DenseView {
+    if (node.op === 'all') return { ptr: this.universe, owned: false };
+    const single = this.singleCode(node);
+    if (single && single.kind === BufferKind.dense) return { ptr: single.ptr, owned: false };
+    const ptr = this.scratch.pop() ?? this.allocate();
+    this.into(node, ptr);
+    return { ptr, owned: true };
+  }
+
+  private into(node: Bound, dst: number): void {
+    const k = this.kernel.exports;
+    switch (node.op) {
+      case 'all':
+        return k.bitsCopy(dst, this.universe, this.words);
+      case 'none':
+        return k.bitsClear(dst, this.words);
+      case 'ranks':
+        return this.ranksInto(node.variable, node.ranks, dst);
+      case 'range':
+        if (node.hi - node.lo < 4 && this.codesOf(node.variable)) {
+          const ranks = Array.from({ length: node.hi - node.lo + 1 }, (_, i) => node.lo + i);
+          return this.ranksInto(node.variable, ranks, dst);
+        }
+        return this.scan(node.variable, node.lo, node.hi, dst);
+      case 'not': {
+        const inner = this.dense(node.item);
+        k.bitsAndNot(dst, this.universe, inner.ptr, this.words);
+        return this.release(inner);
+      }
+      case 'and':
+      case 'or': {
+        this.into(node.items[0]!, dst);
+        for (const item of node.items.slice(1)) {
+          const inner = this.dense(item);
+          if (node.op === 'and') k.bitsAnd(dst, dst, inner.ptr, this.words);
+          else k.bitsOr(dst, dst, inner.ptr, this.words);
+          this.release(inner);
+        }
+        return;
+      }
+    }
+  }
+
+  private ranksInto(variable: number, ranks: number[], dst: number): void {
+    const k = this.kernel.exports;
+    const codes = this.codesOf(variable);
+    const valued = ranks.filter((rank) => rank > 0);
+    if (codes && valued.length <= MAX_CODES_TO_OR) {
+      k.bitsClear(dst, this.words);
+      for (const rank of valued) {
+        const code = this.data.buffers[codes[rank - 1]!]!;
+        if (code.kind === BufferKind.dense) k.bitsOr(dst, dst, code.ptr, this.words);
+        else k.bitsOrList(dst, code.ptr, code.count);
+      }
+      if (valued.length < ranks.length) this.orScan(variable, 0, 0, dst);
+      return;
+    }
+    // Runs of consecutive ranks: one index scan each.
+    let first = true;
+    for (let i = 0; i < ranks.length; ) {
+      let j = i;
+      while (j + 1 < ranks.length && ranks[j + 1] === ranks[j]! + 1) j++;
+      if (first) this.scan(variable, ranks[i]!, ranks[j]!, dst);
+      else this.orScan(variable, ranks[i]!, ranks[j]!, dst);
+      first = false;
+      i = j + 1;
+    }
+    if (first) k.bitsClear(dst, this.words);
+  }
+
+  private orScan(variable: number, lo: number, hi: number, dst: number): void {
+    const temp = this.scratch.pop() ?? this.allocate();
+    this.scan(variable, lo, hi, temp);
+    this.kernel.exports.bitsOr(dst, dst, temp, this.words);
+    this.scratch.push(temp);
+  }
+
+  /** dst = respondents whose rank of `variable` is in [lo, hi] (0 = blank). */
+  private scan(variable: number, lo: number, hi: number, dst: number): void {
+    const index = this.data.buffers[this.data.meta.variables[variable]!.index]!;
+    const k = this.kernel.exports;
+    const n = this.data.meta.respondents;
+    if (index.kind === BufferKind.indexU8) k.bitsFromRangeU8(dst, index.ptr, this.words, n, lo, hi);
+    else if (index.kind === BufferKind.indexU16) k.bitsFromRangeU16(dst, index.ptr, this.words, n, lo, hi);
+    else k.bitsFromRangeU32(dst, index.ptr, this.words, n, lo, hi);
+  }
+
+  private codesOf(variable: number): number[] | undefined {
+    return this.data.meta.variables[variable]!.codes;
+  }
+
+  /** The stored container of a term that is exactly one value of one variable. */
+  private singleCode(node: Bound) {
+    if (node.op !== 'ranks' || node.ranks.length !== 1 || node.ranks[0] === 0) return undefined;
+    const codes = this.codesOf(node.variable);
+    return codes ? this.data.buffers[codes[node.ranks[0]! - 1]!] : undefined;
+  }
+
+  private allocate(): number {
+    const ptr = this.kernel.memory.alloc(this.words * 8);
+    this.allocated.push(ptr);
+    return ptr;
+  }
+}

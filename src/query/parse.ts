@@ -1,0 +1,164 @@
+import { CrosstabError, ErrorCode } from '../errors.js';
+import type { Expr } from './ast.js';
+
+const GRAMMAR_HINT =
+  'Grammar: * | VAR=v | VAR=v1,v2 | VAR=lo..hi | VAR=lo.. | VAR=..hi | VAR=NA | CODE, combined with AND, OR, NOT and parentheses; quote values with spaces ("New York").';
+/** Deeper nesting than this is refused, so no input can exhaust the stack. */
+const MAX_DEPTH = 64;
+const NAME = /[A-Za-z0-9_.\-:#$@]/;
+
+/**
+ * Parses an expression. Precedence: NOT binds tighter than AND, AND tighter than OR.
+ * Keywords are AND, OR, NOT in upper or lower case.
+ */
+export function parseExpression(source: string): Expr {
+  if (typeof source !== 'string') {
+    throw new CrosstabError(ErrorCode.invalidExpression, `an expression must be a string, not ${source === null ? 'null' : typeof source}`, {
+      hint: GRAMMAR_HINT,
+    });
+  }
+  const parser = new Parser(source);
+  const expr = parser.parseOr(0);
+  parser.skipSpace();
+  if (!parser.atEnd()) parser.fail(`unexpected "${parser.rest(12)}"`, 'Join terms with AND or OR.');
+  return expr;
+}
+
+class Parser {
+  private at = 0;
+  constructor(private readonly source: string) {}
+
+  atEnd(): boolean {
+    return this.at >= this.source.length;
+  }
+
+  rest(length: number): string {
+    return this.source.slice(this.at, this.at + length);
+  }
+
+  skipSpace(): void {
+    while (!this.atEnd() && /\s/.test(this.source[this.at]!)) this.at++;
+  }
+
+  fail(what: string, hint = GRAMMAR_HINT, at = this.at): never {
+    const shown = this.source.length > 200 ? `${this.source.slice(0, 200)}…` : this.source;
+    throw new CrosstabError(ErrorCode.invalidExpression, `invalid expression "${shown}": ${what} at position ${at + 1}`, {
+      position: at,
+      hint,
+    });
+  }
+
+  parseOr(depth: number): Expr {
+    const items = [this.parseAnd(depth)];
+    while (this.keyword('OR')) items.push(this.parseAnd(depth));
+    return items.length === 1 ? items[0]! : { or: items };
+  }
+
+  private parseAnd(depth: number): Expr {
+    const items = [this.parseUnary(depth)];
+    while (this.keyword('AND')) items.push(this.parseUnary(depth));
+    return items.length === 1 ? items[0]! : { and: items };
+  }
+
+  private parseUnary(depth: number): Expr {
+    if (depth > MAX_DEPTH) this.fail(`nesting deeper than ${MAX_DEPTH} levels`, 'Simplify the expression.');
+    if (this.keyword('NOT')) return { not: this.parseUnary(depth + 1) };
+    return this.parsePrimary(depth);
+  }
+
+  private parsePrimary(depth: number): Expr {
+    this.skipSpace();
+    if (this.atEnd()) this.fail('the expression ends where a term was expected', GRAMMAR_HINT);
+    const char = this.source[this.at]!;
+    if (char === '(') {
+      this.at++;
+      const inner = this.parseOr(depth + 1);
+      this.skipSpace();
+      if (this.source[this.at] !== ')') this.fail('missing ")"', 'Close every "(" with ")".');
+      this.at++;
+      return inner;
+    }
+    if (char === '*') {
+      this.at++;
+      return { all: true };
+    }
+    const start = this.at;
+    const name = this.name();
+    if (name === '') this.fail(`unexpected "${char}"`);
+    this.skipSpace();
+    if (this.source[this.at] !== '=') return { code: name, at: start };
+    this.at++;
+    return this.predicate(name, start);
+  }
+
+  /** The value list after `VAR=`: values and ranges separated by commas. */
+  private predicate(variable: string, start: number): Expr {
+    const items: Expr[] = [];
+    const values: string[] = [];
+    do {
+      this.skipSpace();
+      const itemAt = this.at;
+      const quoted = this.source[this.at] === '"';
+      const text = quoted ? this.quoted() : this.bare();
+      if (text === '' && !quoted) this.fail(`a value is missing after "${variable}="`, 'Write VAR=value, VAR=v1,v2 or VAR=lo..hi.');
+      const range = quoted ? -1 : text.indexOf('..');
+      if (range >= 0) {
+        const min = text.slice(0, range);
+        const max = text.slice(range + 2);
+        if (min === '' && max === '') this.fail(`a range needs at least one bound`, 'Write VAR=lo..hi, VAR=lo.. or VAR=..hi.', itemAt);
+        if (max.includes('..')) this.fail(`"${text}" is not a range`, 'Write VAR=lo..hi.', itemAt);
+        const item: { var: string; min?: string; max?: string; at: number } = { var: variable, at: start };
+        if (min !== '') item.min = min;
+        if (max !== '') item.max = max;
+        items.push(item);
+      } else if (!quoted && text === 'NA') {
+        items.push({ var: variable, missing: true, at: start });
+      } else {
+        values.push(text);
+      }
+      this.skipSpace();
+    } while (this.source[this.at] === ',' && ++this.at);
+    if (values.length > 0) items.unshift({ var: variable, in: values, at: start });
+    return items.length === 1 ? items[0]! : { or: items };
+  }
+
+  private name(): string {
+    const start = this.at;
+    while (!this.atEnd() && NAME.test(this.source[this.at]!)) this.at++;
+    return this.source.slice(start, this.at);
+  }
+
+  private bare(): string {
+    const start = this.at;
+    while (!this.atEnd() && !/[\s,()"]/.test(this.source[this.at]!)) this.at++;
+    return this.source.slice(start, this.at);
+  }
+
+  private quoted(): string {
+    const start = this.at++;
+    let text = '';
+    while (!this.atEnd() && this.source[this.at] !== '"') {
+      if (this.source[this.at] === '\\' && this.at + 1 < this.source.length) this.at++;
+      text += this.source[this.at++];
+    }
+    if (this.atEnd()) this.fail('unterminated quoted value', 'Close the value with ".', start);
+    this.at++;
+    return text;
+  }
+
+  /** Consumes a keyword (a whole word, not followed by "="). */
+  private keyword(word: string): boolean {
+    this.skipSpace();
+    const start = this.at;
+    const name = this.name();
+    if (name.toUpperCase() === word && (name === word || name === word.toLowerCase())) {
+      const after = this.at;
+      this.skipSpace();
+      const isPredicate = this.source[this.at] === '=';
+      this.at = after;
+      if (!isPredicate) return true;
+    }
+    this.at = start;
+    return false;
+  }
+}

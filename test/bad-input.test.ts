@@ -1,0 +1,240 @@
+// Bad input gets a clear error naming what and where, and leaves nothing behind.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { tableFromIPC, tableToIPC } from 'apache-arrow';
+import { gzipSync } from 'node:zlib';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { buildDataset, CrosstabError, ErrorCode, openDataset, type Dataset } from '../src/index.js';
+import { cliPath } from './support/paths.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'crosstab-bad-'));
+
+async function rejection(promise: Promise<unknown>): Promise<CrosstabError> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error, 'expected a rejection').toBeInstanceOf(CrosstabError);
+  return error as CrosstabError;
+}
+
+describe('dataset files', () => {
+  let good: Buffer;
+  beforeAll(() => {
+    good = readFileSync(inject('testDatasets').gss);
+  });
+
+  function write(name: string, bytes: Uint8Array): string {
+    const path = join(dir, name);
+    writeFileSync(path, bytes);
+    return path;
+  }
+
+  it('a missing file is file_not_found naming the path', async () => {
+    const error = await rejection(openDataset(join(dir, 'nope.arrow')));
+    expect(error.code).toBe(ErrorCode.fileNotFound);
+    expect(error.message).toContain('nope.arrow');
+  });
+
+  it('a truncated file is corrupt_dataset saying truncated', async () => {
+    const error = await rejection(openDataset(write('truncated.arrow', good.subarray(0, Math.floor(good.length / 2)))));
+    expect(error.code).toBe(ErrorCode.corruptDataset);
+    expect(error.message).toMatch(/truncated/);
+  });
+
+  it('a file cut inside the footer is corrupt_dataset', async () => {
+    const cut = Buffer.concat([good.subarray(0, good.length - 40), Buffer.from('ARROW1')]);
+    const error = await rejection(openDataset(write('footer.arrow', cut)));
+    expect(error.code).toBe(ErrorCode.corruptDataset);
+  });
+
+  it('a flipped byte in a bitset fails the checksum', async () => {
+    const damaged = Buffer.from(good);
+    damaged[Math.floor(damaged.length / 2)]! ^= 0x10;
+    const error = await rejection(openDataset(write('flipped.arrow', damaged)));
+    expect(error.code).toBe(ErrorCode.corruptDataset);
+    expect(error.message).toMatch(/checksum|damaged|malformed/);
+  });
+
+  it('a CSV passed as a dataset is corrupt_dataset (no Arrow signature)', async () => {
+    const error = await rejection(openDataset(write('not.arrow', Buffer.from('a,b\n1,2\n'))));
+    expect(error.code).toBe(ErrorCode.corruptDataset);
+    expect(error.message).toMatch(/Arrow IPC file signature/);
+  });
+
+  it('another format version is unsupported_version', async () => {
+    const table = tableFromIPC(good);
+    table.schema.metadata.set('crosstab.format', 'crosstab-engine/99');
+    const error = await rejection(openDataset(write('future.arrow', tableToIPC(table, 'file'))));
+    expect(error.code).toBe(ErrorCode.unsupportedVersion);
+    expect(error.message).toContain('crosstab-engine/99');
+  });
+
+  it('an Arrow file that is not a dataset says so', async () => {
+    const table = tableFromIPC(good);
+    table.schema.metadata.delete('crosstab.format');
+    const error = await rejection(openDataset(write('plain.arrow', tableToIPC(table, 'file'))));
+    expect(error.code).toBe(ErrorCode.corruptDataset);
+    expect(error.message).toMatch(/not a crosstab-engine dataset/);
+  });
+});
+
+describe('expressions and query options', () => {
+  let ds: Dataset;
+  beforeAll(async () => {
+    ds = await openDataset(inject('testDatasets').gss);
+    return () => ds.close();
+  });
+  const query = (base: string, target: string) => ds.crosstab({ base, targets: [target] });
+
+  it.each([
+    ['Sex=2', ErrorCode.unknownVariable, /unknown variable "Sex"; did you mean "sex"/],
+    ['degre=3', ErrorCode.unknownVariable, /did you mean "degree"/],
+    ['sex=3', ErrorCode.unknownValue, /no respondent has sex=3/],
+    ['relig=99', ErrorCode.unknownValue, /relig=99/],
+    ['F18-35', ErrorCode.unknownCode, /unknown code "F18-35"; did you mean "F18-34"/],
+    ['sex', ErrorCode.unknownCode, /unknown code "sex"/],
+    ['sex=abc', ErrorCode.invalidExpression, /sex is numeric, but its value "abc" is not a number/],
+    ['age=18..x', ErrorCode.invalidExpression, /upper bound "x" is not a number/],
+    ['sex=2 AND', ErrorCode.invalidExpression, /ends where a term was expected/],
+    ['(sex=2', ErrorCode.invalidExpression, /missing "\)"/],
+    ['sex=2 degree=3', ErrorCode.invalidExpression, /unexpected "degree=3"/],
+    ['sex=', ErrorCode.invalidExpression, /a value is missing after "sex="/],
+    ['age=..', ErrorCode.invalidExpression, /at least one bound/],
+    ['sex="2', ErrorCode.invalidExpression, /unterminated/],
+    ['('.repeat(200) + 'sex=2' + ')'.repeat(200), ErrorCode.invalidExpression, /nesting deeper/],
+  ])('target %s is %s', async (target, code, message) => {
+    const error = await rejection(query('*', target));
+    expect(error.code).toBe(code);
+    expect(error.message).toMatch(message);
+    expect(error.details.field).toBe('targets[0]');
+    expect(error.details.hint).toBeTruthy();
+  });
+
+  it('a base error names the base', async () => {
+    const error = await rejection(query('yeer=2024', 'sex=2'));
+    expect(error.details.field).toBe('base');
+    expect(error.details.suggestions).toContain('year');
+  });
+
+  it.each([
+    [{ base: 1, targets: ['*'] }, 'base'],
+    [{ base: '*', targets: [] }, 'targets'],
+    [{ base: '*', targets: 'sex=2' }, 'targets'],
+    [{ base: '*', targets: [2] }, 'targets[0]'],
+    [{ base: '*', targets: ['*'], weight: 'nope' }, 'weight'],
+    [{ base: '*', targets: ['*'], allowedGroups: 'core' }, 'allowedGroups'],
+    [null, 'query'],
+  ])('option error %# names %s', async (options, field) => {
+    const error = await rejection(ds.crosstab(options as never));
+    expect(error.code).toBe(ErrorCode.invalidOption);
+    expect(error.details.field).toBe(field);
+  });
+
+  it('an expression touching a group outside allowedGroups is forbidden_group', async () => {
+    const error = await rejection(ds.crosstab({ base: '*', targets: ['relig=4'], allowedGroups: ['demographics'] }));
+    expect(error.code).toBe(ErrorCode.forbiddenGroup);
+    expect(error.message).toMatch(/variable relig of authorization group "attitudes"/);
+  });
+});
+
+describe('builds', () => {
+  function csv(name: string, text: string, gzip = false): string {
+    const path = join(dir, name);
+    writeFileSync(path, gzip ? gzipSync(text) : text);
+    return path;
+  }
+  const leftovers = (folder: string) => readdirSync(folder).filter((name) => name.includes('.tmp') || name === 'out.arrow');
+
+  it.each([
+    ['ragged.csv', 'a,w\n1,2\n3\n', /ragged\.csv:3/],
+    ['weight.csv', 'a,w\n1,2\n3,abc\n', /weight\.csv:3.*"w".*abc|weight\.csv:3.*abc/],
+    ['negative.csv', 'a,w\n1,-2\n', /negative\.csv:2/],
+    ['blank-weight.csv', 'a,w\n1,\n', /blank-weight\.csv:2/],
+    ['dupes.csv', 'a,a,w\n1,2,3\n', /dupes\.csv:1.*"a"|"a".*dupes\.csv:1/],
+    ['empty.csv', '', /empty\.csv/],
+    ['noweight.csv', 'a,W\n1,2\n', /"w".*did you mean "W"|did you mean "W"/],
+  ])('%s fails with file:line and leaves no dataset', async (name, text, message) => {
+    const folder = mkdtempSync(join(dir, 'build-'));
+    const error = await rejection(buildDataset(csv(name, text), { weights: ['w'], survey: 'T', out: join(folder, 'out.arrow') }));
+    expect(error.code).toBe(ErrorCode.invalidInput);
+    expect(error.message).toMatch(message);
+    expect(leftovers(folder)).toEqual([]);
+  });
+
+  it('a failed rebuild keeps the previous dataset intact', async () => {
+    const folder = mkdtempSync(join(dir, 'keep-'));
+    const out = join(folder, 'out.arrow');
+    copyFileSync(inject('testDatasets').nhanes, out);
+    const before = readFileSync(out);
+    await rejection(buildDataset(csv('bad-rebuild.csv', 'a,w\n1,x\n'), { weights: ['w'], survey: 'T', out }));
+    expect(readFileSync(out).equals(before)).toBe(true);
+    expect(readdirSync(folder)).toEqual(['out.arrow']);
+  });
+
+  it.each([
+    [{ weights: [], survey: 'T' }, 'weights'],
+    [{ weights: ['w'], survey: 'bad survey!' }, 'survey'],
+    [{ weights: ['w'], survey: 'T', units: 0 }, 'units'],
+    [{ weights: ['w'], survey: 'T', stability: { cautionMax: 10, veryUnstableMax: 20 } }, 'stability'],
+  ])('option error %# names %s', async (options, field) => {
+    const error = await rejection(buildDataset(csv('ok.csv', 'a,w\n1,2\n'), { out: join(dir, 'x.arrow'), ...options } as never));
+    expect(error.code).toBe(ErrorCode.invalidOption);
+    expect(error.details.field).toBe(field);
+  });
+
+  it('an output folder that does not exist is named', async () => {
+    const error = await rejection(buildDataset(csv('ok2.csv', 'a,w\n1,2\n'), { weights: ['w'], survey: 'T', out: join(dir, 'no', 'such', 'x.arrow') }));
+    expect(error.details.field).toBe('out');
+  });
+
+  it.each([
+    ['not JSON', '{', /not valid JSON/],
+    ['code without expr', '{"codes": {"X": {"label": "x"}}}', /code "X" needs an "expr"/],
+    ['unknown variable', '{"variables": {"nope": {"group": "g"}}}', /variable "nope" is not a column/],
+    ['bad code expression', '{"codes": {"X": {"expr": "a=9"}}}', /code "X" \(a=9\) is invalid: no respondent has a=9/],
+    ['circular codes', '{"codes": {"X": {"expr": "Y"}, "Y": {"expr": "X"}}}', /refers to itself/],
+    ['unknown key', '{"codes": {}, "extra": 1}', /unknown top-level key "extra"/],
+  ])('a codebook with %s fails naming the file and entry', async (_what, json, message) => {
+    const codebook = join(dir, `codebook-${Math.random()}.json`);
+    writeFileSync(codebook, json);
+    const folder = mkdtempSync(join(dir, 'cb-'));
+    const error = await rejection(buildDataset(csv('cb.csv', 'a,w\n1,2\n2,3\n'), { weights: ['w'], survey: 'T', out: join(folder, 'out.arrow'), codebook }));
+    expect(error.code).toBe(ErrorCode.invalidCodebook);
+    expect(error.message).toMatch(message);
+    expect(error.message).toContain(codebook);
+    expect(leftovers(folder)).toEqual([]);
+  });
+});
+
+describe('the CLI reports errors on stderr with a hint and a non-zero exit', () => {
+  it('crosstab build on a ragged file', () => {
+    const folder = mkdtempSync(join(dir, 'cli-'));
+    const input = join(folder, 'in.csv');
+    writeFileSync(input, 'a,w\n1,1\n2\n');
+    const run = spawnSync(process.execPath, [cliPath, 'build', input, '--weight', 'w', '--survey', 'T', '--out', join(folder, 'out.arrow')], { encoding: 'utf8' });
+    expect(run.status).toBe(1);
+    expect(run.stderr).toMatch(/error \[invalid_input\]: .*in\.csv:3/);
+    expect(run.stderr).toMatch(/hint: /);
+    expect(existsSync(join(folder, 'out.arrow'))).toBe(false);
+  });
+
+  it('crosstab query with an unknown variable', () => {
+    const run = spawnSync(process.execPath, [cliPath, 'query', inject('testDatasets').gss, '--target', 'sexx=2'], { encoding: 'utf8' });
+    expect(run.status).toBe(1);
+    expect(run.stderr).toMatch(/unknown variable "sexx"; did you mean "sex"/);
+  });
+
+  it('crosstab build with a missing required flag names it', () => {
+    const run = spawnSync(process.execPath, [cliPath, 'build', 'x.csv', '--survey', 'T', '--out', 'y.arrow'], { encoding: 'utf8' });
+    expect(run.status).not.toBe(0);
+    expect(run.stderr).toMatch(/--weight/);
+  });
+
+  it('crosstab query --json on a good query exits 0', () => {
+    const out = execFileSync(process.execPath, [cliPath, 'query', inject('testDatasets').gss, '--target', 'sex=2', '--json'], { encoding: 'utf8' });
+    expect(JSON.parse(out).ResultCode).toBe(0);
+  });
+});

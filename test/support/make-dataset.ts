@@ -1,0 +1,43 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { compileDataset } from '../../src/dataset/compile.js';
+import type { RawTable } from '../../src/dataset/raw-table.js';
+import { writeDataset } from '../../src/dataset/writer.js';
+import { openDataset, type Dataset } from '../../src/facade/dataset.js';
+import type { Codebook } from '../../src/dataset/codebook.js';
+
+const folder = mkdtempSync(join(tmpdir(), 'crosstab-made-'));
+let serial = 0;
+
+/** Dictionary-encodes text columns the way an input reader does. */
+export function rawTable(columns: Record<string, string[]>, weights: number[]): RawTable {
+  return {
+    source: 'test.csv',
+    rows: weights.length,
+    weights: [{ name: 'w', values: Float64Array.from(weights) }],
+    columns: Object.entries(columns).map(([name, values]) => {
+      const ids = new Map<string, number>();
+      const dictionary: string[] = [];
+      const encoded = Uint32Array.from(values, (value) => {
+        if (value === '') return 0;
+        let id = ids.get(value);
+        if (id === undefined) {
+          dictionary.push(value);
+          id = dictionary.length;
+          ids.set(value, id);
+        }
+        return id;
+      });
+      return { name, dictionary, ids: encoded };
+    }),
+  };
+}
+
+/** Compiles, writes and opens a dataset made of the given columns. */
+export async function makeDataset(columns: Record<string, string[]>, weights: number[], codebook?: Codebook): Promise<Dataset> {
+  const compiled = compileDataset(rawTable(columns, weights), { survey: 'TEST', ...(codebook ? { codebook } : {}) });
+  const out = join(folder, `made-${serial++}.arrow`);
+  await writeDataset(compiled, out);
+  return openDataset(out);
+}
