@@ -1,0 +1,53 @@
+import { CrosstabError, ErrorCode } from '../index.js';
+import { AUTH_HEADER } from './auth.js';
+
+/** Preflight answers may be cached this long (seconds); Chromium caps it at 7200. */
+export const CORS_MAX_AGE_SECONDS = 7200;
+
+export interface CorsPolicy {
+  /** Headers for every response to a request with this Origin header. */
+  responseHeaders(origin: string | undefined): Record<string, string>;
+  /** Headers for the OPTIONS /crosstab preflight. */
+  preflightHeaders(origin: string | undefined): Record<string, string>;
+}
+
+/**
+ * `'*'` allows any origin; a list allows exactly those origins (`https://app.example`,
+ * scheme + host + port, no path). A disallowed origin gets the first allowed origin back,
+ * which the browser then refuses; so Access-Control-Allow-Origin is always present.
+ */
+export function createCorsPolicy(origins: '*' | readonly string[] = '*'): CorsPolicy {
+  const allowed = origins === '*' ? undefined : origins.map(checkOrigin);
+  if (allowed !== undefined && allowed.length === 0) {
+    throw new CrosstabError(ErrorCode.invalidOption, 'corsOrigins must list at least one origin, or be "*".', { field: 'corsOrigins' });
+  }
+  const allowOrigin = (origin: string | undefined): Record<string, string> => {
+    if (allowed === undefined) return { 'access-control-allow-origin': '*' };
+    const match = origin !== undefined && allowed.includes(origin) ? origin : (allowed[0] as string);
+    return { 'access-control-allow-origin': match, vary: 'Origin' };
+  };
+  return {
+    responseHeaders: (origin) => ({ ...allowOrigin(origin), 'access-control-expose-headers': 'X-Request-Id' }),
+    preflightHeaders: (origin) => ({
+      ...allowOrigin(origin),
+      'access-control-allow-methods': 'POST, OPTIONS',
+      'access-control-allow-headers': `Content-Type, ${AUTH_HEADER}`,
+      'access-control-max-age': String(CORS_MAX_AGE_SECONDS),
+    }),
+  };
+}
+
+function checkOrigin(origin: string): string {
+  let parsed: URL | undefined;
+  try {
+    parsed = new URL(origin);
+  } catch {
+    parsed = undefined;
+  }
+  if (parsed === undefined || parsed.origin === 'null' || parsed.origin !== origin) {
+    throw new CrosstabError(ErrorCode.invalidOption, `corsOrigins: ${JSON.stringify(origin)} is not an origin; write scheme://host[:port] with no path or trailing slash, e.g. https://app.example.`, {
+      field: 'corsOrigins',
+    });
+  }
+  return origin;
+}

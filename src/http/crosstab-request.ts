@@ -1,0 +1,121 @@
+import { quote, serviceError, type ServiceError } from './service-error.js';
+
+/** The body of POST /crosstab (spec section 2.1), after validation. */
+export interface CrosstabRequest {
+  SurveyCode: string;
+  /** Absent, null and `_ALL_` all mean every group the key is entitled to. */
+  AuthorizationGroup?: string;
+  PopulationBaseCode: string;
+  TargetCodes: string[];
+}
+
+/** The value of AuthorizationGroup (and of a key's groups or surveys) meaning "all". */
+export const ALL = '_ALL_';
+
+/** Longest SurveyCode / AuthorizationGroup accepted. */
+export const MAX_NAME_LENGTH = 128;
+/** Longest PopulationBaseCode or target code accepted: bounds the engine's parse work. */
+export const MAX_EXPRESSION_LENGTH = 2000;
+export const MIN_TARGET_CODES = 1;
+export const MAX_TARGET_CODES = 2;
+
+const FIELDS = ['SurveyCode', 'AuthorizationGroup', 'PopulationBaseCode', 'TargetCodes'];
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+const JSON_HINT = 'Send a JSON object such as {"SurveyCode":"GSS","PopulationBaseCode":"*","TargetCodes":["sex=2"]}.';
+
+function typeName(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
+}
+
+/** Decodes and parses the body as JSON; only syntax, not shape. */
+export function parseJsonBody(body: Uint8Array | string | undefined): { json: unknown } | ServiceError {
+  let text: string;
+  if (typeof body === 'string') {
+    text = body;
+  } else {
+    try {
+      text = utf8.decode(body ?? new Uint8Array(0));
+    } catch {
+      return serviceError('invalid_json', 'The request body is not valid UTF-8.', 'Encode the JSON body as UTF-8.');
+    }
+  }
+  if (text.trim() === '') return serviceError('invalid_json', 'The request body is empty.', JSON_HINT);
+  try {
+    return { json: JSON.parse(text) as unknown };
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    const shortReason = reason.length > 120 ? `${reason.slice(0, 120)}...` : reason;
+    return serviceError('invalid_json', `The request body is not valid JSON: ${shortReason}`, JSON_HINT);
+  }
+}
+
+function checkName(body: Record<string, unknown>, field: 'SurveyCode' | 'AuthorizationGroup', required: boolean): ServiceError | undefined {
+  const value = body[field];
+  if (value === undefined || (value === null && !required)) {
+    return required ? serviceError('invalid_request', `${field} is required.`, JSON_HINT, field) : undefined;
+  }
+  if (typeof value !== 'string') {
+    return serviceError('invalid_request', `${field} must be a string; got ${typeName(value)}.`, JSON_HINT, field);
+  }
+  if (value.length === 0 || value.length > MAX_NAME_LENGTH) {
+    return serviceError('invalid_request', `${field} must be 1 to ${MAX_NAME_LENGTH} characters long; got ${value.length}.`, JSON_HINT, field);
+  }
+  return undefined;
+}
+
+function checkExpression(value: unknown, what: string): string | undefined {
+  if (typeof value !== 'string') return `${what} must be a string; got ${typeName(value)}`;
+  if (value.trim().length === 0) return `${what} must not be empty`;
+  if (value.length > MAX_EXPRESSION_LENGTH) return `${what} is ${value.length} characters long; the maximum is ${MAX_EXPRESSION_LENGTH}`;
+  return undefined;
+}
+
+/**
+ * Validates a parsed JSON body against CrosstabRequest. Reports the first problem, checking
+ * fields in a fixed order so that an unchanged request always fails identically.
+ */
+export function validateCrosstabRequest(json: unknown): CrosstabRequest | ServiceError {
+  if (typeof json !== 'object' || json === null || Array.isArray(json)) {
+    return serviceError('invalid_request', `The request body must be a JSON object; got ${typeName(json)}.`, JSON_HINT);
+  }
+  const body = json as Record<string, unknown>;
+  for (const key of Object.keys(body)) {
+    if (!FIELDS.includes(key)) {
+      return serviceError('invalid_request', `Unknown field ${quote(key, 40)}.`, `Allowed fields: ${FIELDS.join(', ')} (names are case-sensitive).`, key.length > 40 ? undefined : key);
+    }
+  }
+  const nameError = checkName(body, 'SurveyCode', true) ?? checkName(body, 'AuthorizationGroup', false);
+  if (nameError) return nameError;
+
+  const base = body['PopulationBaseCode'];
+  if (base === undefined) return serviceError('invalid_request', 'PopulationBaseCode is required.', 'Use "*" for the whole survey population.', 'PopulationBaseCode');
+  const baseProblem = checkExpression(base, 'PopulationBaseCode');
+  if (baseProblem) return serviceError('invalid_request', `${baseProblem}.`, 'Use "*" for the whole survey population.', 'PopulationBaseCode');
+
+  const targets = body['TargetCodes'];
+  const targetsHint = 'Send TargetCodes as an array of 1 or 2 target code strings, e.g. ["sex=2"]; split larger requests.';
+  if (!Array.isArray(targets)) {
+    const got = targets === undefined ? 'it is missing' : `got ${typeName(targets)}`;
+    return serviceError('invalid_target_codes', `TargetCodes must be an array containing between ${MIN_TARGET_CODES} and ${MAX_TARGET_CODES} items; ${got}.`, targetsHint, 'TargetCodes');
+  }
+  if (targets.length < MIN_TARGET_CODES || targets.length > MAX_TARGET_CODES) {
+    return serviceError('invalid_target_codes', `TargetCodes must contain between ${MIN_TARGET_CODES} and ${MAX_TARGET_CODES} items; got ${targets.length}.`, targetsHint, 'TargetCodes');
+  }
+  for (const [index, target] of targets.entries()) {
+    const problem = checkExpression(target, `TargetCodes[${index}]`);
+    if (problem) {
+      return serviceError('invalid_target_codes', `TargetCodes must contain between ${MIN_TARGET_CODES} and ${MAX_TARGET_CODES} non-empty strings; ${problem}.`, targetsHint, 'TargetCodes');
+    }
+  }
+
+  const request: CrosstabRequest = {
+    SurveyCode: body['SurveyCode'] as string,
+    PopulationBaseCode: base as string,
+    TargetCodes: targets as string[],
+  };
+  const group = body['AuthorizationGroup'];
+  if (typeof group === 'string') request.AuthorizationGroup = group;
+  return request;
+}

@@ -1,0 +1,312 @@
+import { randomUUID } from 'node:crypto';
+import { CrosstabError, ErrorCode, isCrosstabError, toServiceResponse, type CrosstabQuery, type CrosstabResult, type DatasetInfo } from '../index.js';
+import { AUTH_HEADER, authenticate, authorize, entitledToSurvey } from './auth.js';
+import { createCorsPolicy, type CorsPolicy } from './cors.js';
+import { parseJsonBody, validateCrosstabRequest } from './crosstab-request.js';
+import { FileKeyStore, type KeyStore } from './key-store.js';
+import { buildOpenApiDocument } from './openapi.js';
+import { errorBody, fromEngineError, isServiceError, quote, serviceError, statusOf, type RequestField, type ServiceError } from './service-error.js';
+import { NdjsonLedger, type UsageSink } from './usage-ledger.js';
+
+/** What the handler needs of a dataset: `Dataset` from openDataset() fits. */
+export interface CrosstabDataset {
+  readonly info: DatasetInfo;
+  crosstab(query: CrosstabQuery): Promise<CrosstabResult>;
+}
+
+/** Request headers as node:http gives them (lower-case names) or as a fetch `Headers`. */
+export type HandlerHeaders = Headers | Record<string, string | string[] | undefined>;
+
+/** A framework-neutral HTTP request. */
+export interface HandlerRequest {
+  method: string;
+  /** Path with optional query string, e.g. `/v1/crosstab`. */
+  path: string;
+  headers: HandlerHeaders;
+  /** The raw body (a shim reads at most `maxBodyBytes + 1` bytes of it). */
+  body?: Uint8Array | string;
+}
+
+/** A framework-neutral HTTP response. */
+export interface HandlerResponse {
+  status: number;
+  /** Lower-case header names. */
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** One line of the access log. Never holds an API key. */
+export interface AccessLogEntry {
+  time: string;
+  requestId: string;
+  method: string;
+  path: string;
+  status: number;
+  ms: number;
+  keyId?: string;
+  survey?: string;
+  code?: string;
+  /** Stack of an internal error. */
+  error?: string;
+}
+
+export interface CrosstabHandlerOptions {
+  /** Open datasets, one per SurveyCode (the caller opens and closes them). */
+  datasets: readonly CrosstabDataset[];
+  /** Key file path (reloaded on change) or a KeyStore. */
+  keys: string | KeyStore;
+  /** Ledger file path (NDJSON, fsync'd before each 200) or a UsageSink. */
+  usage: string | UsageSink;
+  /** Mount path; must contain a `v1` segment. Default `/v1`. */
+  basePath?: string;
+  /** Allowed CORS origins, or `'*'` (default) for any. */
+  corsOrigins?: '*' | readonly string[];
+  /** Largest accepted request body in bytes. Default 16384. */
+  maxBodyBytes?: number;
+  /** servers[0].url of the OpenAPI document. Default: basePath. */
+  serverUrl?: string;
+  /** Key file stat-check interval in ms (default 500). */
+  keyReloadIntervalMs?: number;
+  /** Receives one entry per request, and key-file reload errors. */
+  log?: (entry: AccessLogEntry | { time: string; event: string; message: string }) => void;
+}
+
+/** The framework-neutral REST adapter: feed it requests, send back its responses. */
+export interface CrosstabHandler {
+  readonly basePath: string;
+  readonly maxBodyBytes: number;
+  /** Whether `path` is under basePath (shims pass other paths on to the framework). */
+  owns(path: string): boolean;
+  /** Never rejects: every failure becomes an error response. */
+  handle(request: HandlerRequest): Promise<HandlerResponse>;
+  /** Refuses new requests (503), waits for in-flight ones, closes the key store and usage sink. */
+  close(): Promise<void>;
+}
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+const OPERATIONS: Record<string, readonly string[]> = { '/docs': ['GET'], '/crosstab': ['POST', 'OPTIONS'] };
+
+export function headerOf(headers: HandlerHeaders, name: string): string | undefined {
+  const lower = name.toLowerCase();
+  if (typeof (headers as Headers).get === 'function') return (headers as Headers).get(lower) ?? undefined;
+  const record = headers as Record<string, string | string[] | undefined>;
+  let value = record[lower];
+  if (value === undefined) {
+    const key = Object.keys(record).find((candidate) => candidate.toLowerCase() === lower);
+    value = key === undefined ? undefined : record[key];
+  }
+  return Array.isArray(value) ? value.join(', ') : value;
+}
+
+function invalidOption(option: string, message: string): CrosstabError {
+  return new CrosstabError(ErrorCode.invalidOption, `${option} ${message}`, { field: option });
+}
+
+function checkBasePath(basePath: string): string {
+  const trimmed = basePath.replace(/\/+$/, '');
+  if (!trimmed.startsWith('/') || !trimmed.split('/').includes('v1') || /[?#\s]/.test(trimmed)) {
+    throw invalidOption('basePath', `must be an absolute path with a "v1" segment, such as "/v1" or "/audience/v1"; got ${JSON.stringify(basePath)}.`);
+  }
+  return trimmed;
+}
+
+/** The engine names expressions `base` and `targets[i]`; the API calls them differently. */
+function requestFieldOf(engineField: unknown): { field: RequestField; label: string } | undefined {
+  if (engineField === 'base') return { field: 'PopulationBaseCode', label: 'PopulationBaseCode' };
+  const target = typeof engineField === 'string' ? /^targets\[(\d+)\]$/.exec(engineField) : null;
+  if (target) return { field: 'TargetCodes', label: `TargetCodes[${target[1]}]` };
+  return undefined;
+}
+
+function isJsonContentType(value: string | undefined): boolean {
+  if (value === undefined) return false;
+  const [type, ...params] = value.split(';').map((part) => part.trim().toLowerCase());
+  if (type !== 'application/json') return false;
+  return params.every((param) => !param.startsWith('charset=') || ['utf-8', 'utf8', '"utf-8"'].includes(param.slice('charset='.length)));
+}
+
+/**
+ * Creates the framework-neutral handler for GET /docs, POST /crosstab and OPTIONS /crosstab
+ * under `basePath`. Rejects when an option is invalid or the key file cannot be read.
+ */
+export async function createCrosstabHandler(options: CrosstabHandlerOptions): Promise<CrosstabHandler> {
+  if (typeof options !== 'object' || options === null) throw invalidOption('options', 'must be an object.');
+  const basePath = checkBasePath(options.basePath ?? '/v1');
+  const maxBodyBytes = options.maxBodyBytes ?? 16_384;
+  if (!Number.isInteger(maxBodyBytes) || maxBodyBytes < 256) throw invalidOption('maxBodyBytes', `must be an integer of at least 256; got ${String(maxBodyBytes)}.`);
+  if (!Array.isArray(options.datasets) || options.datasets.length === 0) throw invalidOption('datasets', 'must list at least one open dataset.');
+  const surveys = new Map<string, CrosstabDataset>();
+  for (const dataset of options.datasets) {
+    const survey = dataset.info.survey;
+    if (surveys.has(survey)) throw invalidOption('datasets', `holds two datasets of survey ${survey}; serve one dataset per SurveyCode.`);
+    surveys.set(survey, dataset);
+  }
+  const cors: CorsPolicy = createCorsPolicy(options.corsOrigins ?? '*');
+  const log = options.log ?? (() => {});
+  const keys =
+    typeof options.keys === 'string'
+      ? await FileKeyStore.open(options.keys, {
+          ...(options.keyReloadIntervalMs === undefined ? {} : { reloadIntervalMs: options.keyReloadIntervalMs }),
+          onReloadError: (error) => log({ time: new Date().toISOString(), event: 'key_file_error', message: `${(error as Error).message}; the previous keys stay in force` }),
+        })
+      : options.keys;
+  const usage = typeof options.usage === 'string' ? await NdjsonLedger.open(options.usage) : options.usage;
+  const docsBody = JSON.stringify(buildOpenApiDocument({ serverUrl: options.serverUrl ?? basePath, maxBodyBytes }));
+
+  const inFlight = new Set<Promise<HandlerResponse>>();
+  let closing: Promise<void> | undefined;
+
+  const owns = (path: string): boolean => {
+    const pathname = path.split('?', 1)[0] ?? '';
+    return pathname === basePath || pathname.startsWith(`${basePath}/`);
+  };
+
+  async function crosstab(request: HandlerRequest, requestId: string, entry: AccessLogEntry): Promise<ServiceError | string> {
+    const key = await authenticate(
+      headerOf(request.headers, AUTH_HEADER),
+      { cookie: headerOf(request.headers, 'cookie') !== undefined, authorization: headerOf(request.headers, 'authorization') !== undefined },
+      keys,
+    );
+    if (isServiceError(key)) return key;
+    entry.keyId = key.id;
+
+    if (!isJsonContentType(headerOf(request.headers, 'content-type'))) {
+      return serviceError('unsupported_media_type', 'Content-Type must be application/json.', 'Send the body as JSON with the header `Content-Type: application/json`.');
+    }
+    const declaredLength = Number(headerOf(request.headers, 'content-length') ?? 0);
+    const bodyLength = typeof request.body === 'string' ? Buffer.byteLength(request.body) : (request.body?.byteLength ?? 0);
+    if (declaredLength > maxBodyBytes || bodyLength > maxBodyBytes) {
+      return serviceError('payload_too_large', `The request body is larger than ${maxBodyBytes} bytes.`, 'A CrosstabRequest is small: send one survey, one population base and 1 to 2 target codes.');
+    }
+    const parsed = parseJsonBody(request.body);
+    if (isServiceError(parsed)) return parsed;
+    const body = validateCrosstabRequest(parsed.json);
+    if (isServiceError(body)) return body;
+    entry.survey = body.SurveyCode.slice(0, 64);
+
+    const visible = [...surveys.keys()].filter((survey) => entitledToSurvey(key, survey));
+    if (!entitledToSurvey(key, body.SurveyCode)) {
+      // Not entitled: 403 whether or not the survey exists, so keys cannot probe for surveys.
+      return serviceError('forbidden_survey', `This API key is not entitled to survey ${quote(body.SurveyCode)}.`, `The key is entitled to: ${visible.join(', ') || 'no survey served here'}. Ask the provider to license the survey for your key.`, 'SurveyCode');
+    }
+    const dataset = surveys.get(body.SurveyCode);
+    if (dataset === undefined) {
+      return serviceError('unknown_survey', `No survey ${quote(body.SurveyCode)} is served here.`, `Use one of: ${visible.join(', ')} (SurveyCodes are case-sensitive).`, 'SurveyCode');
+    }
+    const access = authorize(key, dataset.info, body.AuthorizationGroup);
+    if (isServiceError(access)) return access;
+
+    let result: CrosstabResult;
+    try {
+      result = await dataset.crosstab({
+        base: body.PopulationBaseCode,
+        targets: body.TargetCodes,
+        ...(access.allowedGroups === undefined ? {} : { allowedGroups: access.allowedGroups }),
+      });
+    } catch (error) {
+      if (!isCrosstabError(error)) throw error;
+      return engineError(error);
+    }
+    const response = JSON.stringify(toServiceResponse(result));
+    try {
+      await usage.record({ time: new Date().toISOString(), requestId, keyId: key.id, survey: body.SurveyCode, targets: body.TargetCodes.length });
+    } catch (error) {
+      entry.error = (error as Error).stack ?? String(error);
+      return serviceError('unavailable', 'The usage of this request could not be recorded; it was not billed.', 'Retry later; if it persists, report the X-Request-Id response header to the provider.');
+    }
+    return response;
+  }
+
+  function engineError(error: CrosstabError): ServiceError {
+    const where = requestFieldOf(error.details.field);
+    if (error.code === ErrorCode.invalidOption) {
+      // The request was validated already; an option the engine still refuses is the client's input.
+      return serviceError('invalid_request', error.message, 'Check PopulationBaseCode and TargetCodes.', where?.field);
+    }
+    const mapped = fromEngineError(error, where?.field);
+    if (where && mapped.code !== 'internal' && mapped.code !== 'unavailable') {
+      const engineField = String(error.details.field);
+      const message = error.message.startsWith(`${engineField} `) ? error.message.slice(engineField.length + 1) : error.message;
+      mapped.message = `${where.label}: ${message}`;
+    }
+    return mapped;
+  }
+
+  async function respond(raw: HandlerRequest): Promise<HandlerResponse> {
+    const request: HandlerRequest = { method: raw.method, path: raw.path, headers: raw.headers ?? {}, ...(raw.body === undefined ? {} : { body: raw.body }) };
+    const started = performance.now();
+    const requestId = randomUUID();
+    const method = typeof request.method === 'string' ? request.method.toUpperCase() : '';
+    const rawPath = typeof request.path === 'string' ? request.path : '';
+    const path = (rawPath.split('?', 1)[0] ?? '').slice(0, 512);
+    const entry: AccessLogEntry = { time: new Date().toISOString(), requestId, method: method.slice(0, 16), path, status: 0, ms: 0 };
+    const origin = headerOf(request.headers, 'origin');
+    const headers: Record<string, string> = { 'x-request-id': requestId, 'x-content-type-options': 'nosniff', 'cache-control': 'no-store', ...cors.responseHeaders(origin) };
+    let status = 200;
+    let body = '';
+    try {
+      const operation = owns(path) ? path.slice(basePath.length) : undefined;
+      const methods = operation === undefined ? undefined : OPERATIONS[operation];
+      let outcome: ServiceError | string;
+      if (closing) {
+        outcome = serviceError('unavailable', 'The service is shutting down.', 'Retry the request in a few seconds.');
+      } else if (methods === undefined) {
+        outcome = serviceError('not_found', `No operation at ${quote(path)}.`, `The operations are GET ${basePath}/docs, POST ${basePath}/crosstab and OPTIONS ${basePath}/crosstab.`);
+      } else if (!methods.includes(method)) {
+        headers['allow'] = methods.join(', ');
+        outcome = serviceError('method_not_allowed', `${quote(method, 16)} is not allowed on ${path}.`, `Use ${methods.join(' or ')}.`);
+      } else if (operation === '/docs') {
+        outcome = docsBody;
+      } else if (method === 'OPTIONS') {
+        Object.assign(headers, cors.preflightHeaders(origin));
+        delete headers['cache-control'];
+        outcome = '';
+      } else {
+        outcome = await crosstab(request, requestId, entry);
+      }
+      if (typeof outcome === 'string') {
+        body = outcome;
+      } else {
+        status = statusOf(outcome);
+        entry.code = outcome.code;
+        body = JSON.stringify(errorBody(outcome));
+        if (outcome.code === 'payload_too_large') headers['connection'] = 'close';
+      }
+    } catch (error) {
+      status = 500;
+      entry.code = 'internal';
+      entry.error = error instanceof Error ? (error.stack ?? error.message) : String(error);
+      body = JSON.stringify(errorBody(serviceError('internal', 'Internal error.', 'Retry later; if it persists, report the X-Request-Id response header to the provider.')));
+    }
+    if (body !== '') headers['content-type'] = JSON_TYPE;
+    headers['content-length'] = String(Buffer.byteLength(body));
+    entry.status = status;
+    entry.ms = Math.round((performance.now() - started) * 1000) / 1000;
+    try {
+      log(entry);
+    } catch {
+      // A failing logger must not fail the request.
+    }
+    return { status, headers, body };
+  }
+
+  return {
+    basePath,
+    maxBodyBytes,
+    owns,
+    handle(request) {
+      const pending = respond(request ?? ({} as HandlerRequest));
+      inFlight.add(pending);
+      void pending.finally(() => inFlight.delete(pending));
+      return pending;
+    },
+    close() {
+      closing ??= (async () => {
+        await Promise.allSettled([...inFlight]);
+        await keys.close();
+        await usage.close();
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,51 @@
+/**
+ * crosstab-engine/http: the REST adapter. One framework-neutral handler plus thin shims.
+ *
+ * ```ts
+ * import { openDataset } from 'crosstab-engine';
+ * import { createCrosstabHandler, createNodeListener } from 'crosstab-engine/http';
+ * const handler = await createCrosstabHandler({ datasets: [await openDataset('gss.arrow')], keys: 'keys.json', usage: 'usage.ndjson' });
+ * http.createServer(createNodeListener(handler)).listen(8080);
+ * ```
+ */
+export { createCrosstabHandler, headerOf } from './handler.js';
+export type {
+  AccessLogEntry,
+  CrosstabDataset,
+  CrosstabHandler,
+  CrosstabHandlerOptions,
+  HandlerHeaders,
+  HandlerRequest,
+  HandlerResponse,
+} from './handler.js';
+export { createNodeListener, sendNodeResponse } from './node-shim.js';
+export { crosstabFastify } from './fastify-shim.js';
+export { crosstabExpress } from './express-shim.js';
+export { crosstabHono } from './hono-shim.js';
+export { readNodeBody, readWebBody } from './read-body.js';
+export { listen } from './server.js';
+export type { RunningServer } from './server.js';
+export { NdjsonLedger } from './usage-ledger.js';
+export type { UsageRecord, UsageSink } from './usage-ledger.js';
+export { FileKeyStore } from './key-store.js';
+export type { FileKeyStoreOptions, KeyStore } from './key-store.js';
+export {
+  API_KEY_PATTERN,
+  KEY_FILE_FORMAT,
+  addApiKey,
+  generateApiKey,
+  hashApiKey,
+  keyStatus,
+  readKeyFile,
+  revokeApiKey,
+  rotateApiKey,
+  writeKeyFile,
+} from './key-file.js';
+export type { ApiKeyRecord, KeyFile, KeyStatus, NewKeyOptions } from './key-file.js';
+export { AUTH_HEADER } from './auth.js';
+export { ALL, MAX_EXPRESSION_LENGTH, MAX_TARGET_CODES, MIN_TARGET_CODES } from './crosstab-request.js';
+export type { CrosstabRequest } from './crosstab-request.js';
+export { API_VERSION, buildOpenApiDocument, errorSchemaNames } from './openapi.js';
+export { CORS_MAX_AGE_SECONDS } from './cors.js';
+export { serviceErrorStatus } from './service-error.js';
+export type { ServiceErrorBody, ServiceErrorCode } from './service-error.js';

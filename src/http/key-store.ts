@@ -1,0 +1,97 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { stat } from 'node:fs/promises';
+import { readKeyFile, type ApiKeyRecord, type KeyFile } from './key-file.js';
+
+/** Where the handler looks API keys up. Pluggable: a database-backed store fits too. */
+export interface KeyStore {
+  /** The record whose hash matches `apiKey` (revoked and expired ones included), if any. */
+  lookup(apiKey: string): Promise<ApiKeyRecord | undefined>;
+  close(): Promise<void>;
+}
+
+interface LoadedKey {
+  record: ApiKeyRecord;
+  digest: Buffer;
+}
+
+export interface FileKeyStoreOptions {
+  /** How often the file is stat-checked for changes, in ms (default 500). 0 = every lookup. */
+  reloadIntervalMs?: number;
+  /** Told about a key file that changed but could not be read; the previous keys stay in force. */
+  onReloadError?: (error: unknown) => void;
+}
+
+function load(file: KeyFile): LoadedKey[] {
+  return file.keys.map((record) => ({ record, digest: Buffer.from(record.hash.slice('sha256:'.length), 'hex') }));
+}
+
+/**
+ * Keys from a key file, re-read when the file changes (inode, size or mtime), so rotation
+ * and revocation take effect without a restart. `crosstab keys` replaces the file by
+ * rename; an editor that writes in place is caught by the mtime/size check.
+ */
+export class FileKeyStore implements KeyStore {
+  private keys: LoadedKey[];
+  private signature: string;
+  private checkedAt = Date.now();
+  private checking: Promise<void> | undefined;
+  private readonly reloadIntervalMs: number;
+  private readonly onReloadError: (error: unknown) => void;
+
+  private constructor(readonly path: string, file: KeyFile, signature: string, options: FileKeyStoreOptions) {
+    this.keys = load(file);
+    this.signature = signature;
+    this.reloadIntervalMs = options.reloadIntervalMs ?? 500;
+    this.onReloadError = options.onReloadError ?? (() => {});
+  }
+
+  /** Reads the key file; rejects when it is missing or invalid. */
+  static async open(path: string, options: FileKeyStoreOptions = {}): Promise<FileKeyStore> {
+    const signature = await FileKeyStore.signatureOf(path);
+    const file = await readKeyFile(path);
+    return new FileKeyStore(path, file, signature, options);
+  }
+
+  private static async signatureOf(path: string): Promise<string> {
+    const info = await stat(path).catch(() => undefined);
+    return info ? `${info.ino}:${info.size}:${info.mtimeMs}:${info.ctimeMs}` : 'missing';
+  }
+
+  private async refresh(): Promise<void> {
+    const signature = await FileKeyStore.signatureOf(this.path);
+    if (signature === this.signature) return;
+    try {
+      const file = await readKeyFile(this.path);
+      this.keys = load(file);
+      this.signature = signature;
+    } catch (error) {
+      // Keep serving the last good keys; remember the signature so one bad file is reported once.
+      this.signature = signature;
+      this.onReloadError(error);
+    }
+  }
+
+  private async maybeRefresh(): Promise<void> {
+    if (Date.now() - this.checkedAt < this.reloadIntervalMs) return;
+    this.checking ??= this.refresh().finally(() => {
+      this.checkedAt = Date.now();
+      this.checking = undefined;
+    });
+    await this.checking;
+  }
+
+  async lookup(apiKey: string): Promise<ApiKeyRecord | undefined> {
+    await this.maybeRefresh();
+    const digest = createHash('sha256').update(apiKey, 'utf8').digest();
+    let found: ApiKeyRecord | undefined;
+    // Compare against every key, constant-time, without stopping at the first match.
+    for (const key of this.keys) {
+      if (key.digest.length === digest.length && timingSafeEqual(key.digest, digest)) found = key.record;
+    }
+    return found;
+  }
+
+  async close(): Promise<void> {
+    await this.checking;
+  }
+}

@@ -1,0 +1,61 @@
+import type { IncomingMessage } from 'node:http';
+
+const EMPTY = new Uint8Array(0);
+
+function declaredTooLarge(contentLength: string | null | undefined, limit: number): boolean {
+  return contentLength != null && Number(contentLength) > limit;
+}
+
+/**
+ * Reads at most `limit + 1` bytes of a node:http request body: enough for the handler to
+ * answer 413 without buffering an oversized upload. The rest is discarded as it arrives.
+ */
+export function readNodeBody(request: IncomingMessage, limit: number): Promise<Uint8Array> {
+  // Already consumed (a body parser ran first): nothing left to read; do not wait for 'end'.
+  if (request.readableEnded) return Promise.resolve(EMPTY);
+  if (declaredTooLarge(request.headers['content-length'], limit)) {
+    request.resume();
+    return Promise.resolve(EMPTY);
+  }
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer): void => {
+      chunks.push(chunk);
+      size += chunk.length;
+      if (size > limit) {
+        request.off('data', onData);
+        request.off('end', onEnd);
+        request.resume();
+        resolve(Buffer.concat(chunks).subarray(0, limit + 1));
+      }
+    };
+    const onEnd = (): void => resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks));
+    request.on('data', onData);
+    request.on('end', onEnd);
+    request.on('error', reject);
+  });
+}
+
+/** Reads at most `limit + 1` bytes of a fetch `Request` body (Hono and other web-standard frameworks). */
+export async function readWebBody(request: Request, limit: number): Promise<Uint8Array> {
+  if (request.body === null) return EMPTY;
+  if (declaredTooLarge(request.headers.get('content-length'), limit)) {
+    await request.body.cancel().catch(() => {});
+    return EMPTY;
+  }
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(value);
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel().catch(() => {});
+      break;
+    }
+  }
+  return Buffer.concat(chunks).subarray(0, limit + 1);
+}

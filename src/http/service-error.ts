@@ -1,0 +1,125 @@
+import { CrosstabError } from '../index.js';
+
+/**
+ * Every `error.code` the REST adapter returns, with its HTTP status. This is the only
+ * code -> status table of crosstab-engine (STYLE.md: it lives in src/http/ only).
+ */
+export const serviceErrorStatus = {
+  /** The body is empty, not UTF-8 or not JSON. */
+  invalid_json: 400,
+  /** The body is JSON but not a CrosstabRequest: not an object, a field missing, of the wrong type or unknown. */
+  invalid_request: 400,
+  /** TargetCodes is missing, not an array of strings, or has fewer than 1 or more than 2 items. */
+  invalid_target_codes: 400,
+  /** PopulationBaseCode or a target code does not follow the expression grammar. */
+  invalid_expression: 400,
+  /** An expression names a variable the survey does not have. */
+  unknown_variable: 400,
+  /** An expression names a value no respondent of the survey has. */
+  unknown_value: 400,
+  /** An expression names a segment code the survey does not define. */
+  unknown_code: 400,
+  /** SurveyCode names no survey served here (only for keys entitled to every survey). */
+  unknown_survey: 400,
+  /** AuthorizationGroup names no group of the survey. */
+  unknown_authorization_group: 400,
+  /** The Service-Engine-Authorizer key is missing, malformed, unknown, expired or revoked. */
+  unauthorized: 401,
+  /** The key is valid but not entitled to the survey or authorization group. */
+  forbidden_survey: 403,
+  /** No operation at this path. */
+  not_found: 404,
+  /** The path exists but not with this method. */
+  method_not_allowed: 405,
+  /** The body is larger than the configured limit. */
+  payload_too_large: 413,
+  /** Content-Type is not application/json (UTF-8). */
+  unsupported_media_type: 415,
+  /** A bug in the service; the request id is in the X-Request-Id header. */
+  internal: 500,
+  /** The service is shutting down or cannot record usage right now; retry later. */
+  unavailable: 503,
+} as const;
+
+export type ServiceErrorCode = keyof typeof serviceErrorStatus;
+export type ServiceErrorStatus = (typeof serviceErrorStatus)[ServiceErrorCode];
+
+/** Request fields an error can point at (`error.field`). */
+export type RequestField =
+  | 'SurveyCode'
+  | 'AuthorizationGroup'
+  | 'PopulationBaseCode'
+  | 'TargetCodes'
+  | (string & {});
+
+/** An error answer: a value the handler returns, not an exception. */
+export interface ServiceError {
+  code: ServiceErrorCode;
+  message: string;
+  field?: RequestField;
+  hint: string;
+}
+
+/** The error body of spec section 7: ResultCode = HTTP status, ResultDescription = message. */
+export interface ServiceErrorBody {
+  ResultCode: number;
+  ResultDescription: string;
+  error: { code: ServiceErrorCode; message: string; field?: string; hint: string };
+}
+
+export function serviceError(code: ServiceErrorCode, message: string, hint: string, field?: RequestField): ServiceError {
+  return field === undefined ? { code, message, hint } : { code, message, field, hint };
+}
+
+export function isServiceError(value: unknown): value is ServiceError {
+  return typeof value === 'object' && value !== null && 'code' in value && 'hint' in value && !(value instanceof Error);
+}
+
+export function statusOf(error: ServiceError): number {
+  return serviceErrorStatus[error.code];
+}
+
+export function errorBody(error: ServiceError): ServiceErrorBody {
+  const status = statusOf(error);
+  const detail: ServiceErrorBody['error'] =
+    error.field === undefined
+      ? { code: error.code, message: error.message, hint: error.hint }
+      : { code: error.code, message: error.message, field: error.field, hint: error.hint };
+  return { ResultCode: status, ResultDescription: error.message, error: detail };
+}
+
+/** Shortens client input echoed in messages so an error body never grows with the input. */
+export function quote(value: string, max = 60): string {
+  const shown = value.length > max ? `${value.slice(0, max)}...` : value;
+  return JSON.stringify(shown);
+}
+
+/**
+ * Maps an engine error from `crosstab()` onto a service error. `field` is the request field
+ * holding the expression at fault (PopulationBaseCode or TargetCodes).
+ */
+export function fromEngineError(error: CrosstabError, field: RequestField | undefined): ServiceError {
+  const hint = error.details.hint;
+  const suggestions = error.details.suggestions?.slice(0, 5) ?? [];
+  const didYouMean = suggestions.length > 0 ? ` Did you mean ${suggestions.map((s) => JSON.stringify(s)).join(', ')}?` : '';
+  switch (error.code) {
+    case 'invalid_expression':
+      return serviceError('invalid_expression', error.message, hint ?? 'Check the expression against the grammar in the API description (GET /docs).', field);
+    case 'unknown_variable':
+    case 'unknown_value':
+    case 'unknown_code':
+      return serviceError(error.code, error.message, (hint ?? 'Use a variable, value or code defined by the survey codebook.') + didYouMean, field);
+    case 'forbidden_group':
+      return serviceError(
+        'forbidden_survey',
+        error.message,
+        hint ?? 'Use only variables and codes of the authorization groups your key is entitled to, or ask for a key with more groups.',
+        field,
+      );
+    case 'cancelled':
+    case 'dataset_closed':
+      return serviceError('unavailable', 'The service is shutting down.', 'Retry the request in a few seconds.');
+    default:
+      return serviceError('internal', 'Internal error.', 'Retry later; if it persists, report the X-Request-Id response header to the provider.');
+  }
+}

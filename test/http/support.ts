@@ -1,0 +1,179 @@
+// Shared set-up of the REST adapter tests: real datasets, a real key file, a real ledger,
+// real HTTP servers for every framework shim, and the OpenAPI document as the judge.
+import SwaggerParser from '@apidevtools/swagger-parser';
+import { serve as honoServe } from '@hono/node-server';
+import { Ajv, type ValidateFunction } from 'ajv';
+import addFormats from 'ajv-formats';
+import express from 'express';
+import Fastify from 'fastify';
+import { Hono } from 'hono';
+import { mkdtempSync, readFileSync, existsSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  addApiKey,
+  buildOpenApiDocument,
+  createNodeListener,
+  crosstabExpress,
+  crosstabFastify,
+  crosstabHono,
+  errorSchemaNames,
+  revokeApiKey,
+  type CrosstabHandler,
+} from '../../src/http/index.js';
+
+export function tempDir(prefix = 'crosstab-http-'): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+/** API keys of the test key file, by role. */
+export interface TestKeys {
+  path: string;
+  /** Every survey, every group. */
+  all: string;
+  allId: string;
+  /** GSS only, every group. */
+  gss: string;
+  /** GSS only, group demographics only. */
+  gssDemographics: string;
+  expired: string;
+  revoked: string;
+}
+
+export async function makeKeyFile(dir: string): Promise<TestKeys> {
+  const path = join(dir, 'keys.json');
+  const all = await addApiKey(path, { surveys: ['_ALL_'], groups: ['_ALL_'], name: 'all' });
+  const gss = await addApiKey(path, { surveys: ['GSS'], groups: ['_ALL_'], name: 'gss' });
+  const gssDemographics = await addApiKey(path, { surveys: ['GSS'], groups: ['demographics'], name: 'gss-demographics' });
+  const expired = await addApiKey(path, { surveys: ['_ALL_'], groups: ['_ALL_'], name: 'expired', expiresAt: '2020-01-01T00:00:00Z' });
+  const revoked = await addApiKey(path, { surveys: ['_ALL_'], groups: ['_ALL_'], name: 'revoked' });
+  await revokeApiKey(path, revoked.record.id);
+  return {
+    path,
+    all: all.apiKey,
+    allId: all.record.id,
+    gss: gss.apiKey,
+    gssDemographics: gssDemographics.apiKey,
+    expired: expired.apiKey,
+    revoked: revoked.apiKey,
+  };
+}
+
+/** Lines of an NDJSON ledger, skipping a torn last line. */
+export function readLedger(path: string): Array<Record<string, unknown>> {
+  if (!existsSync(path)) return [];
+  return readFileSync(path, 'utf8')
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .flatMap((line) => {
+      try {
+        return [JSON.parse(line) as Record<string, unknown>];
+      } catch {
+        return [];
+      }
+    });
+}
+
+export interface RunningShim {
+  /** e.g. http://127.0.0.1:43121 (no base path). */
+  origin: string;
+  close(): Promise<void>;
+}
+
+function nodeServerOrigin(server: Server): string {
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+function closeNodeServer(server: Server): Promise<void> {
+  server.closeAllConnections();
+  return new Promise((resolve) => server.close(() => resolve()));
+}
+
+/** Starts `handler` behind each framework, on a loopback port. */
+export const shims: Array<{ name: string; start(handler: CrosstabHandler): Promise<RunningShim> }> = [
+  {
+    name: 'node:http',
+    async start(handler) {
+      const server = createServer(createNodeListener(handler));
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      return { origin: nodeServerOrigin(server), close: () => closeNodeServer(server) };
+    },
+  },
+  {
+    name: 'fastify',
+    async start(handler) {
+      const app = Fastify();
+      await app.register(crosstabFastify(handler));
+      await app.listen({ port: 0, host: '127.0.0.1' });
+      return { origin: nodeServerOrigin(app.server), close: () => app.close() };
+    },
+  },
+  {
+    name: 'express',
+    async start(handler) {
+      const app = express();
+      app.use(crosstabExpress(handler));
+      const server = await new Promise<Server>((resolve) => {
+        const listening = app.listen(0, '127.0.0.1', () => resolve(listening));
+      });
+      return { origin: nodeServerOrigin(server), close: () => closeNodeServer(server) };
+    },
+  },
+  {
+    name: 'hono',
+    async start(handler) {
+      const app = new Hono();
+      app.use(crosstabHono(handler));
+      const server = await new Promise<Server>((resolve) => {
+        const listening = honoServe({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(listening as Server)) as Server;
+      });
+      return { origin: nodeServerOrigin(server), close: () => closeNodeServer(server) };
+    },
+  },
+];
+
+/** Validates bodies against the schemas the OpenAPI document declares. */
+export class ContractJudge {
+  private readonly validators = new Map<string, ValidateFunction>();
+
+  static async create(document: Record<string, unknown> = buildOpenApiDocument({ serverUrl: '/v1', maxBodyBytes: 16384 })): Promise<ContractJudge> {
+    await SwaggerParser.validate(structuredClone(document) as never);
+    const dereferenced = (await SwaggerParser.dereference(structuredClone(document) as never)) as unknown as Record<string, any>;
+    return new ContractJudge(dereferenced);
+  }
+
+  private constructor(readonly document: Record<string, any>) {}
+
+  private validator(name: string, schema: object): ValidateFunction {
+    let validate = this.validators.get(name);
+    if (!validate) {
+      const ajv = new Ajv({ strict: false, allErrors: true });
+      addFormats.default(ajv);
+      // Ajv understands OpenAPI 3.0 `nullable` natively.
+      validate = ajv.compile(schema);
+      this.validators.set(name, validate);
+    }
+    return validate;
+  }
+
+  /** Throws unless `body` matches the schema declared for this operation and status. */
+  check(method: string, path: string, status: number, body: unknown): void {
+    const operation = this.document.paths?.[path]?.[method.toLowerCase()];
+    let schema = operation?.responses?.[status]?.content?.['application/json']?.schema;
+    let name = `${method} ${path} ${status}`;
+    if (!schema && status >= 400) {
+      // 404 and 405 are not operations of their own: judge them by the component schema.
+      name = errorSchemaNames[status] ?? '';
+      schema = this.document.components.schemas[name];
+    }
+    if (!schema) throw new Error(`The OpenAPI document declares no JSON body for ${method} ${path} ${status}`);
+    const validate = this.validator(name, schema);
+    if (!validate(body)) throw new Error(`${method} ${path} ${status}: body does not match ${name}: ${JSON.stringify(validate.errors)}\n${JSON.stringify(body)}`);
+  }
+
+  requestSchemaValid(body: unknown): boolean {
+    return this.validator('CrosstabRequest', this.document.components.schemas.CrosstabRequest)(body) as boolean;
+  }
+}
