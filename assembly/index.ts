@@ -156,20 +156,50 @@ export function andPopcount(a: usize, b: usize, words: i32): i32 {
   return <i32>count;
 }
 
-/** Weighted cell of a AND b over dense bitsets: walks the set bits of each word. */
-export function cellDense(a: usize, b: usize, weights: usize, words: i32, out: usize): i32 {
+/**
+ * Per-word weights: out[i] = the weight shared by every respondent of word i, or NaN when
+ * the word mixes weights. Datasets store respondents sorted by their default weight, so
+ * with integer weights (ACS: 1..2300 over 2.7 M people) nearly every word is uniform and
+ * its weighted sum is popcount x weight: the walk over set bits is only needed at the
+ * few words where the weight changes.
+ */
+export function wordWeights(weights: usize, words: i32, n: i32, out: usize): void {
+  for (let i = 0; i < words; i++) {
+    const base = weights + (<usize>i << 9);
+    const valid = min(64, n - (i << 6));
+    let shared: f64 = valid > 0 ? load<f64>(base) : 0;
+    for (let j = 1; j < valid; j++) {
+      if (load<f64>(base + (<usize>j << 3)) != shared) {
+        shared = NaN;
+        break;
+      }
+    }
+    store<f64>(out + (<usize>i << 3), shared);
+  }
+}
+
+/** Weighted cell of a AND b over dense bitsets (see wordWeights for the fast path). */
+export function cellDense(a: usize, b: usize, weights: usize, shared: usize, words: i32, out: usize): i32 {
   let count: i64 = 0;
   let sum: f64 = 0;
   let sumSq: f64 = 0;
   for (let i = 0; i < words; i++) {
     let w = load<u64>(a + (<usize>i << 3)) & load<u64>(b + (<usize>i << 3));
     if (w == 0) continue;
-    count += popcnt(w);
+    const c = popcnt(w);
+    count += c;
+    const x = load<f64>(shared + (<usize>i << 3));
+    if (x == x) {
+      const cx = <f64>c * x;
+      sum += cx;
+      sumSq += cx * x;
+      continue;
+    }
     const base = weights + (<usize>i << 9);
     do {
-      const x = load<f64>(base + (<usize>ctz(w) << 3));
-      sum += x;
-      sumSq += x * x;
+      const y = load<f64>(base + (<usize>ctz(w) << 3));
+      sum += y;
+      sumSq += y * y;
       w &= w - 1;
     } while (w != 0);
   }

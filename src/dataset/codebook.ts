@@ -59,8 +59,8 @@ export function parseCodebook(json: unknown, path = 'codebook'): Codebook {
   const codes: CodeInfo[] = [];
   for (const [name, entry] of Object.entries(codeMap)) {
     const where = `code "${name}"`;
-    if (!/^[A-Za-z_][A-Za-z0-9_.\-:#]*$/.test(name)) {
-      throw invalid(path, `${where}: a code name starts with a letter or _ and uses letters, digits, _ . - : #`, 'Rename the code.');
+    if (!/^[A-Za-z_][A-Za-z0-9_.\-:#$@+]*$/.test(name)) {
+      throw invalid(path, `${where}: a code name starts with a letter or _ and uses letters, digits and _ . - : # $ @ +`, 'Rename the code.');
     }
     if (!isObject(entry) || typeof entry.expr !== 'string' || entry.expr.trim() === '') {
       throw invalid(path, `${where} needs an "expr" string`, 'Write {"expr": "sex=2 AND age=18..34", "label": "...", "group": "..."}.');

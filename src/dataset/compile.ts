@@ -35,7 +35,8 @@ export interface CompiledDataset {
 }
 
 /** Turns dictionary-encoded columns into variables, index columns and code containers. */
-export function compileDataset(table: RawTable, options: CompileOptions): CompiledDataset {
+export function compileDataset(input: RawTable, options: CompileOptions): CompiledDataset {
+  const table = sortByWeight(input);
   const rows = table.rows;
   const words = bitsetWords(rows);
   const buffers: CompiledBuffer[] = [];
@@ -101,6 +102,29 @@ export function compileDataset(table: RawTable, options: CompileOptions): Compil
     createdAt: new Date().toISOString(),
   };
   return { meta, buffers };
+}
+
+/**
+ * Stores respondents in order of their default weight (ties in input order). Nothing in a
+ * crosstab depends on respondent order, and runs of equal weights let the kernel take a
+ * 64-bit word's weighted sum as popcount x weight (see wordWeights in assembly/index.ts).
+ */
+function sortByWeight(table: RawTable): RawTable {
+  const weight = table.weights[0];
+  if (!weight) return table;
+  const values = weight.values;
+  const order = new Uint32Array(table.rows);
+  for (let row = 0; row < order.length; row++) order[row] = row;
+  order.sort((a, b) => values[a]! - values[b]! || a - b);
+  const permute = <T extends Float64Array | Uint32Array>(source: T, target: T): T => {
+    for (let row = 0; row < order.length; row++) target[row] = source[order[row]!]!;
+    return target;
+  };
+  return {
+    ...table,
+    weights: table.weights.map((w) => ({ ...w, values: permute(w.values, new Float64Array(table.rows)) })),
+    columns: table.columns.map((column) => ({ ...column, ids: permute(column.ids, new Uint32Array(table.rows)) })),
+  };
 }
 
 /**

@@ -16,7 +16,8 @@ export interface KernelExports {
   bitsFromRangeU32(dst: number, column: number, words: number, n: number, lo: number, hi: number): void;
   popcount(a: number, words: number): number;
   andPopcount(a: number, b: number, words: number): number;
-  cellDense(a: number, b: number, weights: number, words: number, out: number): number;
+  wordWeights(weights: number, words: number, n: number, out: number): void;
+  cellDense(a: number, b: number, weights: number, shared: number, words: number, out: number): number;
   cellSparse(a: number, list: number, count: number, weights: number, out: number): number;
 }
 

@@ -2,6 +2,12 @@ import type { KernelExports } from './exports.js';
 import { KernelMemory } from './memory.js';
 import { kernelModule } from './wasm-module.js';
 
+/** A weight vector in kernel memory and its per-word shared weights (NaN = mixed word). */
+export interface WeightVector {
+  ptr: number;
+  shared: number;
+}
+
 /** Count and sums of one cell, as computed by the kernel. */
 export interface CellSums {
   respondents: number;
@@ -28,15 +34,15 @@ export class Kernel {
     this.sums = new Float64Array(memory.memory.buffer, this.out, 2);
   }
 
-  /** Weighted cell of dense bitsets a AND b. */
-  cellDense(a: number, b: number, weights: number, words: number): CellSums {
-    const respondents = this.exports.cellDense(a, b, weights, words, this.out);
+  /** Weighted cell of dense bitsets a AND b; `weights` is a WeightVector. */
+  cellDense(a: number, b: number, weights: WeightVector, words: number): CellSums {
+    const respondents = this.exports.cellDense(a, b, weights.ptr, weights.shared, words, this.out);
     return { respondents, weighted: this.sums[0]!, sumSqWeights: this.sums[1]! };
   }
 
   /** Weighted cell of dense bitset a AND a sparse code. */
-  cellSparse(a: number, list: number, count: number, weights: number): CellSums {
-    const respondents = this.exports.cellSparse(a, list, count, weights, this.out);
+  cellSparse(a: number, list: number, count: number, weights: WeightVector): CellSums {
+    const respondents = this.exports.cellSparse(a, list, count, weights.ptr, this.out);
     return { respondents, weighted: this.sums[0]!, sumSqWeights: this.sums[1]! };
   }
 }

@@ -1,6 +1,6 @@
 import { BufferKind } from '../dataset/format.js';
 import type { LoadedDataset } from '../dataset/reader.js';
-import type { CellSums, Kernel } from '../kernel/kernel.js';
+import type { CellSums, Kernel, WeightVector } from '../kernel/kernel.js';
 import type { Bound } from './resolve.js';
 
 /** Up to this many values are ORed from their code containers; more are one index scan. */
@@ -21,8 +21,9 @@ export class Evaluator {
   readonly words: number;
   private readonly universe: number;
   private readonly scratch: number[] = [];
-  private allocated: number[] = [];
-  private ones: number | undefined;
+  /** Kernel memory owned by this evaluator: scratch bitsets, weight helpers. */
+  private owned: Array<{ ptr: number; bytes: number }> = [];
+  private readonly weightVectors = new Map<string, WeightVector>();
 
   constructor(
     private readonly kernel: Kernel,
@@ -33,19 +34,27 @@ export class Evaluator {
     kernel.exports.bitsUniverse(this.universe, this.words, data.meta.respondents);
   }
 
-  /** Pointer of the weight vector `name`, or of all-ones weights when `name` is null. */
-  weights(name: string | null): number {
+  /** The weight vector `name`, or all-ones weights when `name` is null. */
+  weights(name: string | null): WeightVector {
+    const key = name ?? '';
+    let vector = this.weightVectors.get(key);
+    if (vector) return vector;
+    let ptr: number;
     if (name !== null) {
       const weight = this.data.meta.weights.find((candidate) => candidate.name === name)!;
-      return this.data.buffers[weight.buffer]!.ptr;
-    }
-    if (this.ones === undefined) {
+      ptr = this.data.buffers[weight.buffer]!.ptr;
+    } else {
       const length = this.words * 64;
-      this.ones = this.kernel.memory.alloc(length * 8);
-      this.allocated.push(this.ones);
-      this.kernel.memory.f64(this.ones, length).fill(1, 0, this.data.meta.respondents);
+      ptr = this.kernel.memory.alloc(length * 8);
+      this.owned.push({ ptr, bytes: length * 8 });
+      this.kernel.memory.f64(ptr, length).fill(1, 0, this.data.meta.respondents);
     }
-    return this.ones;
+    const shared = this.kernel.memory.alloc(this.words * 8);
+    this.owned.push({ ptr: shared, bytes: this.words * 8 });
+    this.kernel.exports.wordWeights(ptr, this.words, this.data.meta.respondents, shared);
+    vector = { ptr, shared };
+    this.weightVectors.set(key, vector);
+    return vector;
   }
 
   /** Evaluates `base` once; the returned view is given back with release(). */
@@ -58,7 +67,7 @@ export class Evaluator {
   }
 
   /** Count, sum of weights and sum of squared weights of base AND target. */
-  cell(base: DenseView, target: Bound, weights: number): CellSums {
+  cell(base: DenseView, target: Bound, weights: WeightVector): CellSums {
     const single = this.singleCode(target);
     if (single && single.kind === BufferKind.sparse) {
       return this.kernel.cellSparse(base.ptr, single.ptr, single.count, weights);
@@ -73,10 +82,10 @@ export class Evaluator {
 
   /** Gives back all kernel memory of this evaluator. */
   dispose(): void {
-    const bytes = this.words * 8;
-    for (const ptr of this.allocated) this.kernel.memory.release(ptr, ptr === this.ones ? bytes * 64 : bytes);
-    this.allocated = [];
+    for (const { ptr, bytes } of this.owned) this.kernel.memory.release(ptr, bytes);
+    this.owned = [];
     this.scratch.length = 0;
+    this.weightVectors.clear();
   }
 
   private dense(node: Bound): DenseView {
@@ -179,7 +188,7 @@ export class Evaluator {
 
   private allocate(): number {
     const ptr = this.kernel.memory.alloc(this.words * 8);
-    this.allocated.push(ptr);
+    this.owned.push({ ptr, bytes: this.words * 8 });
     return ptr;
   }
 }

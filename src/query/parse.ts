@@ -5,7 +5,7 @@ const GRAMMAR_HINT =
   'Grammar: * | VAR=v | VAR=v1,v2 | VAR=lo..hi | VAR=lo.. | VAR=..hi | VAR=NA | CODE, combined with AND, OR, NOT and parentheses; quote values with spaces ("New York").';
 /** Deeper nesting than this is refused, so no input can exhaust the stack. */
 const MAX_DEPTH = 64;
-const NAME = /[A-Za-z0-9_.\-:#$@]/;
+const NAME = /[A-Za-z0-9_.\-:#$@+]/;
 
 /**
  * Parses an expression. Precedence: NOT binds tighter than AND, AND tighter than OR.
