@@ -1,0 +1,28 @@
+/** Statistics of weighted crosstab cells: pure functions over Σw, n and Σw². See docs/statistics.md. */
+export type { CellSums } from './types.js';
+export { columnProportion, horizontalPercent, index, tablePercent, verticalPercent } from './proportions.js';
+export {
+  NORMAL_CRITICAL_95,
+  designEffect,
+  kishDesignEffect,
+  kishEffectiveBase,
+  kishStandardError,
+  linearizationStandardError,
+  linearizationVariance,
+  marginOfError,
+  proportionStandardError,
+  totalStandardError,
+} from './standard-error.js';
+export type { DesignEffectOptions, StandardErrorMethod, StandardErrorOptions } from './standard-error.js';
+export { erfc, normalCdf, normalUpperTail, twoSidedPValue } from './normal.js';
+export { adjustPValues, columnLetter, compareProportions, testColumns } from './significance.js';
+export type {
+  ColumnCell,
+  ColumnTestOptions,
+  ColumnTestResult,
+  ComparisonMethod,
+  ComparisonOptions,
+  Correction,
+  PairResult,
+  ProportionComparison,
+} from './significance.js';
