@@ -15,6 +15,7 @@ export const errorSchemaNames: Record<number, string> = {
   405: 'MethodNotAllowedError',
   413: 'PayloadTooLargeError',
   415: 'UnsupportedMediaTypeError',
+  431: 'RequestHeaderFieldsTooLargeError',
   500: 'InternalServerError',
   503: 'ServiceUnavailableError',
 };
@@ -27,6 +28,7 @@ const statusDescriptions: Record<number, string> = {
   405: 'The path does not accept this method (see the Allow header).',
   413: 'The request body is larger than the limit.',
   415: 'Content-Type is not application/json with UTF-8.',
+  431: 'The request headers are too large.',
   500: 'Internal error (a bug); report the X-Request-Id header.',
   503: 'The service is shutting down or cannot record usage; retry later.',
 };

@@ -1,7 +1,25 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, STATUS_CODES, type Server } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import type { CrosstabHandler } from './handler.js';
 import { createNodeListener } from './node-shim.js';
+import { errorBody, serviceError, statusOf } from './service-error.js';
+
+/** Answers requests node:http cannot parse with the service's error body instead of a bare 400. */
+function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
+  if (!socket.writable || error.code === 'ECONNRESET') {
+    socket.destroy();
+    return;
+  }
+  const problem =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? serviceError('request_header_too_large', 'The request headers are too large.', 'Send only the headers the API needs: Content-Type and Service-Engine-Authorizer.')
+      : serviceError('invalid_request', 'The request is not valid HTTP/1.1.', 'Send a well-formed HTTP request; a body needs Content-Length or chunked Transfer-Encoding.');
+  const status = statusOf(problem);
+  const body = JSON.stringify(errorBody(problem));
+  const reason = STATUS_CODES[status] ?? 'Error';
+  socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+}
 
 export interface RunningServer {
   readonly server: Server;
@@ -20,6 +38,7 @@ export interface RunningServer {
 export async function listen(handler: CrosstabHandler, options: { port: number; host?: string }): Promise<RunningServer> {
   const host = options.host ?? '127.0.0.1';
   const server = createServer({ keepAliveTimeout: 5000 }, createNodeListener(handler));
+  server.on('clientError', answerClientError);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, host, () => {

@@ -33,6 +33,8 @@ export const serviceErrorStatus = {
   method_not_allowed: 405,
   /** The body is larger than the configured limit. */
   payload_too_large: 413,
+  /** The request headers are larger than the server accepts (node:http servers of `listen`). */
+  request_header_too_large: 431,
   /** Content-Type is not application/json (UTF-8). */
   unsupported_media_type: 415,
   /** A bug in the service; the request id is in the X-Request-Id header. */
