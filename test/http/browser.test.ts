@@ -1,0 +1,153 @@
+// A real browser: headless Chromium on one loopback origin calls the service on another.
+// The allowed origin succeeds after a real CORS preflight; a disallowed origin is blocked.
+// Chromium is required (CI installs it: apt-get install -y chromium); without it this FAILS.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, rmSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { chromium, type Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { openDataset, toServiceResponse, type Dataset } from '../../src/index.js';
+import { createCrosstabHandler, createNodeListener, type CrosstabHandler } from '../../src/http/index.js';
+import { makeKeyFile, readLedger, tempDir, type TestKeys } from './support.js';
+
+const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
+const REQUEST = { SurveyCode: 'GSS', PopulationBaseCode: 'year=2024', TargetCodes: ['sex=2', 'degree=3..4'] };
+
+async function listenOnLoopback(listener: (req: IncomingMessage, res: ServerResponse) => void): Promise<{ server: Server; origin: string }> {
+  const server = createServer(listener);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+}
+
+/** Launches Chromium with exactly the flags CI uses and attaches over the DevTools protocol. */
+async function launchChromium(userDataDir: string): Promise<{ browser: Browser; process: ChildProcess }> {
+  const child = spawn(
+    CHROMIUM,
+    [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      `--user-data-dir=${userDataDir}`,
+      '--remote-debugging-port=0',
+      'about:blank',
+    ],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  const endpoint = await new Promise<string>((resolve, reject) => {
+    let stderr = '';
+    const timer = setTimeout(() => reject(new Error(`Chromium did not start within 30 s:\n${stderr}`)), 30_000);
+    child.once('error', (error) => reject(new Error(`Cannot run ${CHROMIUM}: ${error.message}`)));
+    child.once('exit', (code) => reject(new Error(`Chromium exited with ${code}:\n${stderr}`)));
+    child.stderr?.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+      const match = /DevTools listening on (ws:\/\/\S+)/.exec(stderr);
+      if (match) {
+        clearTimeout(timer);
+        resolve(match[1] as string);
+      }
+    });
+  });
+  child.removeAllListeners('exit');
+  return { browser: await chromium.connectOverCDP(endpoint), process: child };
+}
+
+describe('CORS in a real browser (headless Chromium)', () => {
+  const paths = inject('testDatasets');
+  let dataset: Dataset;
+  let keys: TestKeys;
+  let handler: CrosstabHandler;
+  let ledgerPath: string;
+  let service: { server: Server; origin: string };
+  let allowedPage: { server: Server; origin: string };
+  let otherPage: { server: Server; origin: string };
+  let browser: Browser | undefined;
+  let chromiumProcess: ChildProcess | undefined;
+  let userDataDir: string;
+  const seen: string[] = [];
+
+  beforeAll(async () => {
+    expect(existsSync(CHROMIUM), `Chromium is required at ${CHROMIUM}: apt-get install -y chromium (or set CHROMIUM_PATH)`).toBe(true);
+    dataset = await openDataset(paths.gss);
+    const dir = tempDir();
+    keys = await makeKeyFile(dir);
+    ledgerPath = join(dir, 'usage.ndjson');
+    const page = (_req: IncomingMessage, res: ServerResponse) => res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>portal</title>');
+    allowedPage = await listenOnLoopback(page);
+    otherPage = await listenOnLoopback(page);
+    handler = await createCrosstabHandler({ datasets: [dataset], keys: keys.path, usage: ledgerPath, corsOrigins: [allowedPage.origin] });
+    const listener = createNodeListener(handler);
+    service = await listenOnLoopback((req, res) => {
+      seen.push(`${req.method} ${req.headers.origin ?? '-'}`);
+      listener(req, res);
+    });
+    userDataDir = tempDir('crosstab-chromium-');
+    ({ browser, process: chromiumProcess } = await launchChromium(userDataDir));
+  });
+
+  afterAll(async () => {
+    await browser?.close().catch(() => {});
+    if (chromiumProcess?.pid !== undefined && chromiumProcess.exitCode === null) {
+      const exited = new Promise((resolve) => chromiumProcess?.once('exit', resolve));
+      chromiumProcess.kill('SIGTERM');
+      await exited;
+    }
+    if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
+    for (const running of [service, allowedPage, otherPage]) {
+      running?.server.closeAllConnections();
+      running?.server.close();
+    }
+    await handler?.close();
+    dataset?.close();
+  });
+
+  async function fetchFrom(pageOrigin: string): Promise<{ ok: boolean; status?: number; body?: unknown; error?: string }> {
+    const context = browser!.contexts()[0] ?? (await browser!.newContext());
+    const tab = await context.newPage();
+    try {
+      await tab.goto(`${pageOrigin}/`);
+      return await tab.evaluate(
+        async ({ url, key, body }) => {
+          try {
+            const response = await fetch(url, {
+              method: 'POST',
+              headers: { 'Content-Type': 'application/json', 'Service-Engine-Authorizer': key },
+              body: JSON.stringify(body),
+            });
+            return { ok: true, status: response.status, body: await response.json() };
+          } catch (error) {
+            return { ok: false, error: String(error) };
+          }
+        },
+        { url: `${service.origin}/v1/crosstab`, key: keys.all, body: REQUEST },
+      );
+    } finally {
+      await tab.close();
+    }
+  }
+
+  it('lets the allowed origin through after a real preflight', async () => {
+    seen.length = 0;
+    const result = await fetchFrom(allowedPage.origin);
+    expect(result.error).toBeUndefined();
+    expect(result.status).toBe(200);
+    expect(result.body).toEqual(toServiceResponse(await dataset.crosstab({ base: REQUEST.PopulationBaseCode, targets: REQUEST.TargetCodes })));
+    expect(seen).toEqual([`OPTIONS ${allowedPage.origin}`, `POST ${allowedPage.origin}`]);
+    expect(readLedger(ledgerPath)).toHaveLength(1);
+  });
+
+  it('blocks a disallowed origin at the preflight, so nothing is queried or billed', async () => {
+    seen.length = 0;
+    const result = await fetchFrom(otherPage.origin);
+    expect(result.ok).toBe(false);
+    expect(result.error).toMatch(/TypeError|Failed to fetch/);
+    expect(seen).toEqual([`OPTIONS ${otherPage.origin}`]);
+    expect(readLedger(ledgerPath)).toHaveLength(1);
+  });
+});
