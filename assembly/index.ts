@@ -227,3 +227,66 @@ export function cellSparse(a: usize, list: usize, count: i32, weights: usize, ou
   store<f64>(out, sumSq, 8);
   return hits;
 }
+
+// ---------------------------------------------------------------------------------------
+// Tables.
+
+/**
+ * One row of a table: the cells of `row` AND each column. Columns are described by u32
+ * triples (pointer, kind 0 = dense bitset / 1 = sparse list, count); results go to three
+ * f64 arrays indexed by column. One call per row keeps the JS/wasm boundary out of the
+ * inner loop, and the row bitset stays in cache while the columns stream past it.
+ */
+export function cellsRow(
+  row: usize, columns: usize, nColumns: i32, weights: usize, shared: usize, words: i32,
+  sums: usize, sumsSq: usize, counts: usize, out: usize,
+): void {
+  for (let c = 0; c < nColumns; c++) {
+    const entry = columns + (<usize>c * 12);
+    const ptr = <usize>load<u32>(entry);
+    const count = load<u32>(entry, 4) == 1
+      ? cellSparse(row, ptr, <i32>load<u32>(entry, 8), weights, out)
+      : cellDense(row, ptr, weights, shared, words, out);
+    const offset = <usize>c << 3;
+    store<f64>(sums + offset, load<f64>(out));
+    store<f64>(sumsSq + offset, load<f64>(out, 8));
+    store<f64>(counts + offset, <f64>count);
+  }
+}
+
+@inline function rankAt(column: usize, width: i32, r: u32): u32 {
+  if (width == 1) return <u32>load<u8>(column + <usize>r);
+  if (width == 2) return <u32>load<u16>(column + (<usize>r << 1));
+  return load<u32>(column + (<usize>r << 2));
+}
+
+/**
+ * Group-by: one pass over the respondents of `base`, adding each one's weight to the cell
+ * of its row value and column value, as a columnar database would. `mapA`/`mapB` map a
+ * rank (0 = blank) to a row / column number, or -1 when that value is not on the axis.
+ * Beats per-cell bitset work when rows and columns are the values of single-coded
+ * variables: the cost is per respondent, not per cell.
+ */
+export function scatter(
+  base: usize, words: i32,
+  a: usize, aWidth: i32, mapA: usize,
+  b: usize, bWidth: i32, mapB: usize,
+  nColumns: i32, weights: usize, sums: usize, sumsSq: usize, counts: usize,
+): void {
+  for (let i = 0; i < words; i++) {
+    let w = load<u64>(base + (<usize>i << 3));
+    while (w != 0) {
+      const r = (<u32>i << 6) | <u32>ctz(w);
+      w &= w - 1;
+      const row = load<i32>(mapA + (<usize>rankAt(a, aWidth, r) << 2));
+      if (row < 0) continue;
+      const col = load<i32>(mapB + (<usize>rankAt(b, bWidth, r) << 2));
+      if (col < 0) continue;
+      const offset = <usize>(row * nColumns + col) << 3;
+      const x = load<f64>(weights + (<usize>r << 3));
+      store<f64>(sums + offset, load<f64>(sums + offset) + x);
+      store<f64>(sumsSq + offset, load<f64>(sumsSq + offset) + x * x);
+      store<f64>(counts + offset, load<f64>(counts + offset) + 1);
+    }
+  }
+}

@@ -29,4 +29,9 @@ export type {
   StabilityThresholds,
   ValueInfo,
   VariableInfo,
+  AxisItem,
+  AxisEntry,
+  TableQuery,
+  TableResult,
 } from './facade/types.js';
+export { valueExpression, MAX_AXIS } from './facade/axes.js';

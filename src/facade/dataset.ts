@@ -1,11 +1,13 @@
 import { CrosstabError, ErrorCode } from '../errors.js';
 import { loadDataset, type LoadedDataset, type LoadOptions } from '../dataset/reader.js';
-import { mainThreadKernel } from '../kernel/kernel.js';
+import { type Kernel, mainThreadKernel } from '../kernel/kernel.js';
 import { Evaluator } from '../query/evaluate.js';
 import { type Resolved, Resolver } from '../query/resolve.js';
 import { describeDataset, stabilityOf } from './dataset-info.js';
-import { requireGroups, requireObject, requireString, requireStringArray, resolveWeight } from './options.js';
-import type { Cell, CrosstabQuery, CrosstabResult, DatasetInfo } from './types.js';
+import { invalidOption, requireGroups, requireObject, requireString, requireStringArray, resolveWeight } from './options.js';
+import { computeTable } from '../query/table.js';
+import { expandAxis } from './axes.js';
+import type { Cell, CrosstabQuery, CrosstabResult, DatasetInfo, TableQuery, TableResult } from './types.js';
 
 /** Most targets one crosstab() call takes (the REST contract allows 2; tables go further). */
 export const MAX_TARGETS = 5000;
@@ -23,7 +25,7 @@ export async function openDataset(path: string, options: OpenOptions = {}): Prom
   }
   const kernel = mainThreadKernel();
   const data = await loadDataset(path, kernel.memory, options);
-  return new Dataset(data, new Evaluator(kernel, data));
+  return new Dataset(data, kernel, new Evaluator(kernel, data));
 }
 
 /** A survey dataset, open for queries. */
@@ -36,6 +38,7 @@ export class Dataset {
   /** @internal Use openDataset(). */
   constructor(
     private readonly data: LoadedDataset,
+    private readonly kernel: Kernel,
     private readonly evaluator: Evaluator,
   ) {
     this.info = describeDataset(data);
@@ -69,6 +72,57 @@ export class Dataset {
     }
   }
 
+  /**
+   * A table of base AND row AND column cells, with margins. Rows and columns are
+   * expressions, `{expr, label}` or `{variable}` (one entry per value); up to 5,000 each.
+   */
+  async table(query: TableQuery): Promise<TableResult> {
+    this.checkOpen();
+    const options = requireObject(query, 'query');
+    const base = requireString(options.base, 'base');
+    const rows = expandAxis(options.rows, 'rows', this.info);
+    const columns = expandAxis(options.columns, 'columns', this.info);
+    const weight = resolveWeight(options.weight, this.info);
+    const allowed = requireGroups(options.allowedGroups, 'allowedGroups');
+    const signal = options.signal as AbortSignal | undefined;
+    const onProgress = options.onProgress as TableQuery['onProgress'];
+    if (onProgress !== undefined && typeof onProgress !== 'function') throw invalidOption('onProgress', 'must be a function', 'Pass (done, total) => void.');
+
+    const boundBase = this.bind(base, 'base', allowed).bound;
+    const boundRows = rows.map((row, i) => this.bind(row.expr, `rows[${i}]`, allowed).bound);
+    const boundColumns = columns.map((column, i) => this.bind(column.expr, `columns[${i}]`, allowed).bound);
+    const weights = this.evaluator.weights(weight);
+    const baseView = this.evaluator.materialize(boundBase);
+    try {
+      const cells = await computeTable(this.kernel, this.evaluator, baseView, boundRows, boundColumns, weights, { signal, onProgress });
+      const margin = (node: (typeof boundRows)[number]) => this.toCell(this.evaluator.cell(baseView, node, weights));
+      const thresholds = this.info.stability;
+      const width = columns.length;
+      return {
+        base,
+        rows,
+        columns,
+        weighted: cells.sums,
+        respondents: cells.counts,
+        sumSqWeights: cells.sumsSq,
+        rowTotals: boundRows.map(margin),
+        columnTotals: boundColumns.map(margin),
+        total: margin({ op: 'all' }),
+        weight,
+        units: this.info.units,
+        stability: { ...thresholds },
+        plan: cells.plan,
+        cell(row: number, column: number): Cell {
+          const at = row * width + column;
+          const respondents = cells.counts[at]!;
+          return { weighted: cells.sums[at]!, respondents, sumSqWeights: cells.sumsSq[at]!, stability: stabilityOf(respondents, thresholds) };
+        },
+      };
+    } finally {
+      this.evaluator.release(baseView);
+    }
+  }
+
   /** Authorization groups an expression touches (for entitlement checks). Throws on a bad expression. */
   groupsOf(expression: string): string[] {
     this.checkOpen();
@@ -80,7 +134,7 @@ export class Dataset {
     if (this.closed) return;
     this.closed = true;
     this.evaluator.dispose();
-    const memory = mainThreadKernel().memory;
+    const memory = this.kernel.memory;
     for (const region of this.data.regions) memory.release(region.ptr, region.bytes);
   }
 

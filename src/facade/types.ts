@@ -109,3 +109,53 @@ export interface DatasetInfo {
   /** sha256 of the stored buffers and metadata. */
   checksum: string;
 }
+
+/**
+ * An axis entry of a table: an expression (optionally labelled), or a whole variable,
+ * which expands to one entry per value, labelled from the codebook.
+ */
+export type AxisItem = string | { expr: string; label?: string } | { variable: string };
+
+export interface TableQuery {
+  base: string;
+  rows: AxisItem[];
+  columns: AxisItem[];
+  /** Weight column; default the dataset's first; `null` = unweighted. */
+  weight?: string | null;
+  allowedGroups?: readonly string[];
+  signal?: AbortSignal;
+  /** Called as rows complete, with cells done and cells in all. */
+  onProgress?: (doneCells: number, totalCells: number) => void;
+}
+
+export interface AxisEntry {
+  label: string;
+  expr: string;
+  /** Set when the entry came from expanding a whole variable. */
+  variable?: string;
+  value?: string;
+}
+
+/** A table of base AND row AND column cells, stored row-major in typed arrays. */
+export interface TableResult {
+  base: string;
+  rows: AxisEntry[];
+  columns: AxisEntry[];
+  /** Sum of weights per cell, index row * columns.length + column. */
+  weighted: Float64Array;
+  respondents: Float64Array;
+  sumSqWeights: Float64Array;
+  /** base AND row, whatever the columns (honest for overlapping codes). */
+  rowTotals: Cell[];
+  /** base AND column. */
+  columnTotals: Cell[];
+  /** The base. */
+  total: Cell;
+  weight: string | null;
+  units: number;
+  stability: StabilityThresholds;
+  /** How the cells were computed: one group-by pass, or bitset rows x columns. */
+  plan: 'scatter' | 'bitsets';
+  /** One cell as an object. */
+  cell(row: number, column: number): Cell;
+}

@@ -19,6 +19,16 @@ export interface KernelExports {
   wordWeights(weights: number, words: number, n: number, out: number): void;
   cellDense(a: number, b: number, weights: number, shared: number, words: number, out: number): number;
   cellSparse(a: number, list: number, count: number, weights: number, out: number): number;
+  cellsRow(
+    row: number, columns: number, nColumns: number, weights: number, shared: number, words: number,
+    sums: number, sumsSq: number, counts: number, out: number,
+  ): void;
+  scatter(
+    base: number, words: number,
+    a: number, aWidth: number, mapA: number,
+    b: number, bWidth: number, mapB: number,
+    nColumns: number, weights: number, sums: number, sumsSq: number, counts: number,
+  ): void;
 }
 
 /** Number of u64 words of a bitset over `respondents`, rounded up to an even count. */

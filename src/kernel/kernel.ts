@@ -23,7 +23,7 @@ export class Kernel {
   readonly exports: KernelExports;
   readonly memory: KernelMemory;
   /** 16 bytes where cell functions store their two f64 sums. */
-  private readonly out: number;
+  readonly out: number;
   private readonly sums: Float64Array;
 
   constructor(memory: KernelMemory, out?: number) {

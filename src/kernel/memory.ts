@@ -21,6 +21,8 @@ interface FreeBlock {
 export class KernelMemory {
   readonly memory: WebAssembly.Memory;
   private top = RESERVED;
+  /** Memory at or above this offset has never been handed out, so it is still zero. */
+  private highWater = RESERVED;
   private readonly freeBlocks: FreeBlock[] = [];
 
   constructor(memory?: WebAssembly.Memory) {
@@ -45,12 +47,15 @@ export class KernelMemory {
         block.ptr += size;
         block.size -= size;
       }
-      new Uint8Array(this.memory.buffer, ptr, size).fill(0);
     } else {
       ptr = this.top;
       this.ensure(ptr + size);
       this.top += size;
     }
+    // Blocks handed out before (free-list blocks, or bump space given back) may be dirty.
+    const dirtyEnd = Math.min(ptr + size, this.highWater);
+    if (dirtyEnd > ptr) new Uint8Array(this.memory.buffer, ptr, dirtyEnd - ptr).fill(0);
+    this.highWater = Math.max(this.highWater, ptr + size);
     return ptr;
   }
 

@@ -6,7 +6,7 @@ import type { Bound } from './resolve.js';
 /** Up to this many values are ORed from their code containers; more are one index scan. */
 const MAX_CODES_TO_OR = 8;
 
-interface DenseView {
+export interface DenseView {
   ptr: number;
   /** True when `ptr` is a scratch bitset to give back. */
   owned: boolean;
@@ -78,6 +78,38 @@ export class Evaluator {
     } finally {
       this.release(view);
     }
+  }
+
+  /**
+   * A column operand for the table kernel: a stored sparse list when the term is one rare
+   * value, else a dense view (give it back with release()).
+   */
+  operand(node: Bound): { ptr: number; sparse: boolean; count: number; view?: DenseView } {
+    const single = this.singleCode(node);
+    if (single && single.kind === BufferKind.sparse) return { ptr: single.ptr, sparse: true, count: single.count };
+    const view = this.dense(node);
+    return { ptr: view.ptr, sparse: false, count: 0, view };
+  }
+
+  /** A scratch bitset holding base AND node. */
+  intersect(base: DenseView, node: Bound): DenseView {
+    const inner = this.dense(node);
+    const ptr = this.scratch.pop() ?? this.allocate();
+    this.kernel.exports.bitsAnd(ptr, base.ptr, inner.ptr, this.words);
+    this.release(inner);
+    return { ptr, owned: true };
+  }
+
+  /** The index column of a variable: pointer and bytes per rank. */
+  indexColumn(variable: number): { ptr: number; width: 1 | 2 | 4 } {
+    const index = this.data.buffers[this.data.meta.variables[variable]!.index]!;
+    const width = index.kind === BufferKind.indexU8 ? 1 : index.kind === BufferKind.indexU16 ? 2 : 4;
+    return { ptr: index.ptr, width };
+  }
+
+  /** Number of ranks (distinct values) of a variable. */
+  rankCount(variable: number): number {
+    return this.data.meta.variables[variable]!.values.length;
   }
 
   /** Gives back all kernel memory of this evaluator. */

@@ -1,0 +1,56 @@
+import { CrosstabError, ErrorCode } from '../errors.js';
+import { suggest } from '../query/suggest.js';
+import { invalidOption } from './options.js';
+import type { AxisEntry, AxisItem, DatasetInfo } from './types.js';
+
+/** Most entries one table axis takes. */
+export const MAX_AXIS = 5000;
+
+/** Writes `VAR=value`, quoting values the grammar would otherwise read differently. */
+export function valueExpression(variable: string, value: string): string {
+  const plain = /^[^\s,()"]+$/.test(value) && value !== 'NA' && !value.includes('..');
+  return `${variable}=${plain ? value : `"${value.replace(/(["\\])/g, '\\$1')}"`}`;
+}
+
+/** Expands whole variables into one entry per value and labels every entry. */
+export function expandAxis(items: unknown, option: 'rows' | 'columns', info: DatasetInfo): AxisEntry[] {
+  if (!Array.isArray(items) || items.length === 0) {
+    throw invalidOption(option, 'must be a non-empty array of expressions or {variable}', `Pass e.g. ${option}: [{ variable: "sex" }, "degree=3..4"].`);
+  }
+  const entries: AxisEntry[] = [];
+  items.forEach((item: AxisItem, i) => {
+    const where = `${option}[${i}]`;
+    if (typeof item === 'string' && item.trim() !== '') {
+      entries.push({ label: codeLabel(info, item) ?? item, expr: item });
+    } else if (typeof item === 'object' && item !== null && 'variable' in item && typeof item.variable === 'string') {
+      const variable = info.variables.find((candidate) => candidate.name === item.variable);
+      if (!variable) {
+        const suggestions = suggest(item.variable, info.variables.map((v) => v.name));
+        throw new CrosstabError(ErrorCode.unknownVariable, `${where}: unknown variable "${item.variable}"${suggestions.length ? `; did you mean ${suggestions.map((s) => `"${s}"`).join(', ')}?` : ''}`, {
+          field: where,
+          suggestions,
+          hint: 'Use a variable of the dataset (`crosstab info DATASET` lists them).',
+        });
+      }
+      if (!variable.values) {
+        throw invalidOption(where, `expands variable ${variable.name}, which has ${variable.distinct} values`, `Use ranges such as "${variable.name}=lo..hi" instead.`);
+      }
+      for (const value of variable.values) {
+        entries.push({ label: value.label ?? value.value, expr: valueExpression(variable.name, value.value), variable: variable.name, value: value.value });
+      }
+    } else if (typeof item === 'object' && item !== null && 'expr' in item && typeof item.expr === 'string' && item.expr.trim() !== '') {
+      const label = 'label' in item && typeof item.label === 'string' ? item.label : (codeLabel(info, item.expr) ?? item.expr);
+      entries.push({ label, expr: item.expr });
+    } else {
+      throw invalidOption(where, 'must be an expression string, {expr, label?} or {variable}', 'Pass e.g. "sex=2" or { variable: "sex" }.');
+    }
+  });
+  if (entries.length > MAX_AXIS) {
+    throw invalidOption(option, `expands to ${entries.length} entries; at most ${MAX_AXIS} are allowed`, 'Split the table.');
+  }
+  return entries;
+}
+
+function codeLabel(info: DatasetInfo, expr: string): string | undefined {
+  return info.codes.find((code) => code.name === expr.trim())?.label;
+}

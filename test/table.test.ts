@@ -1,0 +1,111 @@
+// ds.table(): every plan against the reference engine and against R's per-cell figures.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { CrosstabError, ErrorCode, openDataset, type Dataset } from '../src/index.js';
+import { repoRoot } from './support/paths.js';
+
+interface RCell {
+  row: string;
+  columnVariable: string;
+  column: number;
+  cell: { weighted: number; respondents: number; sumSqWeights: number };
+  columnTotal: { weighted: number; respondents: number; sumSqWeights: number };
+}
+interface RTable {
+  id: string;
+  dataset: string;
+  base: string;
+  weight: string;
+  rows: Array<{ id: string }>;
+  cells: RCell[];
+}
+const fixture = JSON.parse(readFileSync(join(repoRoot, 'test', 'fixtures', 'r', 'tables.reference.json'), 'utf8')) as { tables: RTable[] };
+
+const relative = (a: number, b: number) => (b === 0 ? Math.abs(a) : Math.abs(a - b) / Math.abs(b));
+
+describe.each(fixture.tables.map((t) => [t.id, t] as const))('R table %s', (_id, table) => {
+  let ds: Dataset;
+  beforeAll(async () => {
+    ds = await openDataset(inject('testDatasets')[table.dataset.startsWith('gss') ? 'gss' : 'nhanes']);
+    return () => ds.close();
+  });
+
+  it('every cell and column total equals R to 1e-9', async () => {
+    const columnVariables = [...new Set(table.cells.map((c) => c.columnVariable))];
+    const result = await ds.table({ base: table.base, rows: table.rows.map((row) => row.id), columns: columnVariables.map((variable) => ({ variable })), weight: table.weight });
+    for (const expected of table.cells) {
+      const r = table.rows.findIndex((row) => row.id === expected.row);
+      const c = result.columns.findIndex((column) => column.variable === expected.columnVariable && Number(column.value) === expected.column);
+      expect(r).toBeGreaterThanOrEqual(0);
+      expect(c).toBeGreaterThanOrEqual(0);
+      const cell = result.cell(r, c);
+      expect(cell.respondents).toBe(expected.cell.respondents);
+      expect(relative(cell.weighted, expected.cell.weighted)).toBeLessThan(1e-9);
+      expect(relative(cell.sumSqWeights, expected.cell.sumSqWeights)).toBeLessThan(1e-9);
+      const total = result.columnTotals[c]!;
+      expect(total.respondents).toBe(expected.columnTotal.respondents);
+      expect(relative(total.weighted, expected.columnTotal.weighted)).toBeLessThan(1e-9);
+    }
+  });
+});
+
+describe('table plans agree with crosstab()', () => {
+  let ds: Dataset;
+  beforeAll(async () => {
+    ds = await openDataset(inject('testDatasets').gss);
+    return () => ds.close();
+  });
+
+  it('single-coded x single-coded runs as one group-by pass and matches per-cell crosstabs', async () => {
+    const result = await ds.table({ base: 'year=2000..', rows: [{ variable: 'degree' }], columns: [{ variable: 'relig' }] });
+    expect(result.plan).toBe('scatter');
+    for (let r = 0; r < result.rows.length; r++) {
+      const single = await ds.crosstab({ base: `year=2000.. AND ${result.rows[r]!.expr}`, targets: result.columns.map((c) => c.expr) });
+      single.targets.forEach((cell, c) => {
+        expect(result.cell(r, c).respondents).toBe(cell.respondents);
+        expect(relative(result.cell(r, c).weighted, cell.weighted)).toBeLessThan(1e-12);
+      });
+    }
+  });
+
+  it('overlapping codes run as bitset rows; margins are base AND row / column', async () => {
+    const rows = ['degree=3..4', 'padeg=3..4', 'BA+', 'NOT sex=NA', 'age=..29 OR age=65..'];
+    const columns = [{ variable: 'sex' }, 'polviews=1..3', '*', 'relig=9'];
+    const result = await ds.table({ base: 'year=2010..', rows, columns });
+    expect(result.plan).toBe('bitsets');
+    for (let r = 0; r < rows.length; r++) {
+      const check = await ds.crosstab({ base: `year=2010.. AND (${rows[r]})`, targets: result.columns.map((c) => c.expr) });
+      check.targets.forEach((cell, c) => {
+        expect(result.cell(r, c).respondents).toBe(cell.respondents);
+        expect(relative(result.cell(r, c).weighted, cell.weighted)).toBeLessThan(1e-12);
+      });
+      expect(result.rowTotals[r]!.respondents).toBe(check.base.respondents);
+    }
+    const columnCheck = await ds.crosstab({ base: 'year=2010..', targets: result.columns.map((c) => c.expr) });
+    columnCheck.targets.forEach((cell, c) => expect(result.columnTotals[c]!.respondents).toBe(cell.respondents));
+    expect(result.total.respondents).toBe(columnCheck.base.respondents);
+    expect(result.rows[2]!.label).toBe("Bachelor's or higher");
+    expect(result.columns[0]!.label).toBe('Male');
+  });
+
+  it('reports progress and can be cancelled', async () => {
+    const progress: number[] = [];
+    const rows = Array.from({ length: 72 }, (_, i) => `age=${18 + i}`);
+    await ds.table({ base: '*', rows, columns: ['sex=1', 'sex=2 OR race=2'], onProgress: (done) => progress.push(done) });
+    expect(progress.at(-1)).toBe(144);
+    const controller = new AbortController();
+    controller.abort();
+    const error = await ds.table({ base: '*', rows, columns: ['sex=1'], signal: controller.signal }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(CrosstabError);
+    expect((error as CrosstabError).code).toBe(ErrorCode.cancelled);
+  });
+
+  it('rejects bad axes naming them', async () => {
+    const bad = await ds.table({ base: '*', rows: [{ variable: 'sexx' }], columns: ['*'] }).catch((e: unknown) => e);
+    expect((bad as CrosstabError).code).toBe(ErrorCode.unknownVariable);
+    expect((bad as CrosstabError).details.field).toBe('rows[0]');
+    const empty = await ds.table({ base: '*', rows: [], columns: ['*'] }).catch((e: unknown) => e);
+    expect((empty as CrosstabError).details.field).toBe('rows');
+  });
+});
