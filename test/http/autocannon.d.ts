@@ -1,0 +1,48 @@
+// The part of autocannon's API the load tests use (the package ships no types).
+declare module 'autocannon' {
+  interface AutocannonRequest {
+    method?: string;
+    path?: string;
+    headers?: Record<string, string>;
+    body?: string;
+    onResponse?: (status: number, body: string, context: Record<string, unknown>, headers: Record<string, string>) => void;
+  }
+  interface Histogram {
+    average: number;
+    mean: number;
+    p50: number;
+    p90: number;
+    p99: number;
+    max: number;
+    total: number;
+  }
+  interface AutocannonResult {
+    '1xx': number;
+    '2xx': number;
+    '3xx': number;
+    '4xx': number;
+    '5xx': number;
+    non2xx: number;
+    errors: number;
+    timeouts: number;
+    resets: number;
+    duration: number;
+    latency: Histogram;
+    requests: Histogram;
+    throughput: Histogram;
+  }
+  interface AutocannonOptions {
+    url: string;
+    connections?: number;
+    duration?: number;
+    amount?: number;
+    pipelining?: number;
+    timeout?: number;
+    requests?: AutocannonRequest[];
+    method?: string;
+    headers?: Record<string, string>;
+    body?: string;
+  }
+  function autocannon(options: AutocannonOptions): Promise<AutocannonResult>;
+  export default autocannon;
+}
