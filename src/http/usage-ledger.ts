@@ -39,6 +39,8 @@ export class NdjsonLedger implements UsageSink {
   private pending: Pending[] = [];
   private flushing: Promise<void> | undefined;
   private closed = false;
+  /** Records made durable so far, and the write + fdatasync batches that did it. */
+  readonly stats = { records: 0, flushes: 0 };
 
   private constructor(readonly path: string, private readonly file: FileHandle) {}
 
@@ -76,6 +78,8 @@ export class NdjsonLedger implements UsageSink {
       try {
         await this.file.appendFile(batch.map((entry) => entry.line).join(''));
         await this.file.datasync();
+        this.stats.records += batch.length;
+        this.stats.flushes++;
         for (const entry of batch) entry.resolve();
       } catch (error) {
         for (const entry of batch) entry.reject(error);
