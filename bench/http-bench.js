@@ -1,0 +1,153 @@
+#!/usr/bin/env node
+// POST /crosstab of `crosstab serve` on the bundled GSS survey, beside a bare node:http
+// server answering the same JSON body, in the same run, with autocannon on loopback.
+//
+//   node bench/http-bench.js [--duration 5] [--connections 10] [--dataset datasets/build/gss.arrow]
+//                            [--cli dist/cli/main.js] [--json]
+//
+// Each server runs in its own child process, one after the other; the client runs here.
+// Answers are checked against `crosstab query --json` before timing, and the usage ledger
+// against the number of 200s afterwards.
+import autocannon from 'autocannon';
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { cpus, tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const QUERY = { base: 'year=2024', targets: ['sex=2', 'degree=3..4'] };
+
+if (process.argv[2] === '--bare-server') {
+  // The baseline: node:http answering a fixed JSON body (the same bytes the service returns).
+  const body = process.argv[3];
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) }).end(body));
+  });
+  server.listen(0, '127.0.0.1', () => process.stdout.write(`listening on http://127.0.0.1:${server.address().port}/v1\n`));
+  process.on('SIGTERM', () => server.close(() => process.exit(0)));
+} else {
+  await main();
+}
+
+async function main() {
+  const { values: options } = parseArgs({
+    options: {
+      duration: { type: 'string', default: '5' },
+      connections: { type: 'string', default: '10' },
+      dataset: { type: 'string', default: join(root, 'datasets', 'build', 'gss.arrow') },
+      cli: { type: 'string', default: join(root, 'dist', 'cli', 'main.js') },
+      json: { type: 'boolean', default: false },
+    },
+  });
+  const duration = Number(options.duration);
+  const connections = Number(options.connections);
+  const crosstab = (...args) => execFileSync(process.execPath, [options.cli, ...args], { encoding: 'utf8' });
+  const work = mkdtempSync(join(tmpdir(), 'crosstab-http-bench-'));
+  try {
+    const keys = join(work, 'keys.json');
+    const ledger = join(work, 'usage.ndjson');
+    const { apiKey } = JSON.parse(crosstab('keys', 'add', '--keys', keys, '--surveys', '_ALL_', '--groups', '_ALL_', '--name', 'bench', '--json'));
+    const expected = crosstab('query', options.dataset, '--base', QUERY.base, ...QUERY.targets.flatMap((t) => ['--target', t]), '--json').trim();
+    const request = {
+      method: 'POST',
+      path: '/v1/crosstab',
+      headers: { 'content-type': 'application/json', 'service-engine-authorizer': apiKey },
+      body: JSON.stringify({ SurveyCode: 'GSS', PopulationBaseCode: QUERY.base, TargetCodes: QUERY.targets }),
+    };
+    const log = (line) => !options.json && process.stderr.write(`${line}\n`);
+    const rows = [];
+    let billedResponses = 0;
+
+    const targets = [
+      { name: 'bare node:http, fixed JSON', args: [fileURLToPath(import.meta.url), '--bare-server', expected], requests: [request] },
+      {
+        name: 'crosstab serve, POST /v1/crosstab (GSS, 2 targets, fsync\'d ledger)',
+        args: [options.cli, 'serve', '--dataset', options.dataset, '--keys', keys, '--ledger', ledger, '--port', '0'],
+        requests: [request],
+        billed: true,
+      },
+      {
+        name: 'crosstab serve, GET /v1/docs (no auth, engine or ledger)',
+        args: [options.cli, 'serve', '--dataset', options.dataset, '--keys', keys, '--ledger', join(work, 'docs.ndjson'), '--port', '0'],
+        requests: [{ method: 'GET', path: '/v1/docs' }],
+      },
+    ];
+    for (const target of targets) {
+      const { child, origin } = await start(target.args);
+      try {
+        if (target.requests[0].method === 'POST') {
+          const reply = await fetch(`${origin}${request.path}`, { method: 'POST', headers: request.headers, body: request.body });
+          const text = await reply.text();
+          if (reply.status !== 200 || JSON.stringify(JSON.parse(text)) !== JSON.stringify(JSON.parse(expected))) {
+            throw new Error(`something is off: ${target.name} answered ${reply.status} ${text}, \`crosstab query\` says ${expected}`);
+          }
+          if (target.billed) billedResponses++;
+        }
+        log(`${target.name}: warm-up 1 s, then ${duration} s with ${connections} connections`);
+        const warm = await autocannon({ url: origin, connections, duration: 1, requests: target.requests });
+        const result = await autocannon({ url: origin, connections, duration, requests: target.requests });
+        if (target.billed) billedResponses += warm['2xx'] + result['2xx'];
+        rows.push({
+          server: target.name,
+          requestsPerSecond: Math.round(result.requests.average),
+          meanMs: Math.round(result.latency.mean * 100) / 100,
+          p50Ms: result.latency.p50,
+          p99Ms: result.latency.p99,
+          ok: result['2xx'],
+          failed: result.non2xx + result.errors + result.timeouts,
+        });
+      } finally {
+        child.kill('SIGTERM');
+        await new Promise((done) => child.once('exit', done));
+      }
+    }
+    const records = readFileSync(ledger, 'utf8').split('\n').filter(Boolean).length;
+    // Autocannon abandons the requests in flight when its time is up; the server still
+    // answers and bills them, so the ledger may exceed the 200s received by up to that many.
+    if (records < billedResponses || records > billedResponses + 2 * connections) {
+      throw new Error(`something is off: the ledger holds ${records} records for ${billedResponses} 200s`);
+    }
+
+    const report = {
+      date: new Date().toISOString(),
+      node: process.version,
+      cpu: `${cpus().length} x ${cpus()[0]?.model ?? 'unknown'}`,
+      durationSeconds: duration,
+      connections,
+      ledger: { records, okResponses: billedResponses },
+      rows,
+    };
+    if (options.json) {
+      process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+      return;
+    }
+    // autocannon records latency in whole milliseconds; the mean keeps the fraction.
+    const header = ['server', 'req/s', 'mean ms', 'p50 ms', 'p99 ms', '2xx', 'failed'];
+    const table = rows.map((row) => [row.server, String(row.requestsPerSecond), row.meanMs.toFixed(2), String(row.p50Ms), String(row.p99Ms), String(row.ok), String(row.failed)]);
+    const widths = header.map((cell, i) => Math.max(cell.length, ...table.map((row) => row[i].length)));
+    const line = (cells) => cells.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]) : cell.padStart(widths[i]))).join('  ');
+    process.stdout.write(`${report.date}  node ${report.node}  ${report.cpu}  ${duration} s x ${connections} connections\n`);
+    process.stdout.write(`${[line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...table.map(line)].join('\n')}\n`);
+    process.stdout.write(`ledger: ${records} records for ${billedResponses} 200s received (in-flight requests abandoned at the end are billed too)\n`);
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+/** Starts a server child and waits for its "listening on http://host:port/..." line. */
+function start(args) {
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolveStart, reject) => {
+    let output = '';
+    child.once('exit', (code) => reject(new Error(`server exited with ${code}: ${output}`)));
+    child.stdout.on('data', (chunk) => {
+      output += chunk;
+      const match = /listening on (http:\/\/[^/\s]+)/.exec(output);
+      if (match) resolveStart({ child, origin: match[1] });
+    });
+  });
+}
