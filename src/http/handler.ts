@@ -1,21 +1,20 @@
 import { randomUUID } from 'node:crypto';
-import { CrosstabError, ErrorCode, isCrosstabError, toServiceResponse, type CrosstabQuery, type CrosstabResult, type DatasetInfo } from '../index.js';
-import { AUTH_HEADER, authenticate, authorize, entitledToSurvey } from './auth.js';
+import { CrosstabError, ErrorCode, type CrosstabQuery, type CrosstabResult, type DatasetInfo } from '../index.js';
 import { createCorsPolicy, type CorsPolicy } from './cors.js';
-import { parseJsonBody, validateCrosstabRequest } from './crosstab-request.js';
+import { createCrosstabOperation } from './crosstab-operation.js';
+import { headerOf, type HandlerHeaders } from './headers.js';
 import { FileKeyStore, type KeyStore } from './key-store.js';
 import { buildOpenApiDocument } from './openapi.js';
-import { errorBody, fromEngineError, isServiceError, quote, serviceError, statusOf, type RequestField, type ServiceError } from './service-error.js';
+import { errorBody, quote, serviceError, statusOf, type ServiceError } from './service-error.js';
 import { NdjsonLedger, type UsageSink } from './usage-ledger.js';
+
+export type { HandlerHeaders } from './headers.js';
 
 /** What the handler needs of a dataset: `Dataset` from openDataset() fits. */
 export interface CrosstabDataset {
   readonly info: DatasetInfo;
   crosstab(query: CrosstabQuery): Promise<CrosstabResult>;
 }
-
-/** Request headers as node:http gives them (lower-case names) or as a fetch `Headers`. */
-export type HandlerHeaders = Headers | Record<string, string | string[] | undefined>;
 
 /** A framework-neutral HTTP request. */
 export interface HandlerRequest {
@@ -86,18 +85,6 @@ export interface CrosstabHandler {
 const JSON_TYPE = 'application/json; charset=utf-8';
 const OPERATIONS: Record<string, readonly string[]> = { '/docs': ['GET'], '/crosstab': ['POST', 'OPTIONS'] };
 
-export function headerOf(headers: HandlerHeaders, name: string): string | undefined {
-  const lower = name.toLowerCase();
-  if (typeof (headers as Headers).get === 'function') return (headers as Headers).get(lower) ?? undefined;
-  const record = headers as Record<string, string | string[] | undefined>;
-  let value = record[lower];
-  if (value === undefined) {
-    const key = Object.keys(record).find((candidate) => candidate.toLowerCase() === lower);
-    value = key === undefined ? undefined : record[key];
-  }
-  return Array.isArray(value) ? value.join(', ') : value;
-}
-
 function invalidOption(option: string, message: string): CrosstabError {
   return new CrosstabError(ErrorCode.invalidOption, `${option} ${message}`, { field: option });
 }
@@ -108,21 +95,6 @@ function checkBasePath(basePath: string): string {
     throw invalidOption('basePath', `must be an absolute path with a "v1" segment, such as "/v1" or "/audience/v1"; got ${JSON.stringify(basePath)}.`);
   }
   return trimmed;
-}
-
-/** The engine names expressions `base` and `targets[i]`; the API calls them differently. */
-function requestFieldOf(engineField: unknown): { field: RequestField; label: string } | undefined {
-  if (engineField === 'base') return { field: 'PopulationBaseCode', label: 'PopulationBaseCode' };
-  const target = typeof engineField === 'string' ? /^targets\[(\d+)\]$/.exec(engineField) : null;
-  if (target) return { field: 'TargetCodes', label: `TargetCodes[${target[1]}]` };
-  return undefined;
-}
-
-function isJsonContentType(value: string | undefined): boolean {
-  if (value === undefined) return false;
-  const [type, ...params] = value.split(';').map((part) => part.trim().toLowerCase());
-  if (type !== 'application/json') return false;
-  return params.every((param) => !param.startsWith('charset=') || ['utf-8', 'utf8', '"utf-8"'].includes(param.slice('charset='.length)));
 }
 
 /**
@@ -153,6 +125,7 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
   const usage = typeof options.usage === 'string' ? await NdjsonLedger.open(options.usage) : options.usage;
   const docsBody = JSON.stringify(buildOpenApiDocument({ serverUrl: options.serverUrl ?? basePath, maxBodyBytes }));
 
+  const crosstab = createCrosstabOperation({ surveys, keys, usage, maxBodyBytes });
   const inFlight = new Set<Promise<HandlerResponse>>();
   let closing: Promise<void> | undefined;
 
@@ -160,77 +133,6 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
     const pathname = path.split('?', 1)[0] ?? '';
     return pathname === basePath || pathname.startsWith(`${basePath}/`);
   };
-
-  async function crosstab(request: HandlerRequest, requestId: string, entry: AccessLogEntry): Promise<ServiceError | string> {
-    const key = await authenticate(
-      headerOf(request.headers, AUTH_HEADER),
-      { cookie: headerOf(request.headers, 'cookie') !== undefined, authorization: headerOf(request.headers, 'authorization') !== undefined },
-      keys,
-    );
-    if (isServiceError(key)) return key;
-    entry.keyId = key.id;
-
-    if (!isJsonContentType(headerOf(request.headers, 'content-type'))) {
-      return serviceError('unsupported_media_type', 'Content-Type must be application/json.', 'Send the body as JSON with the header `Content-Type: application/json`.');
-    }
-    const declaredLength = Number(headerOf(request.headers, 'content-length') ?? 0);
-    const bodyLength = typeof request.body === 'string' ? Buffer.byteLength(request.body) : (request.body?.byteLength ?? 0);
-    if (declaredLength > maxBodyBytes || bodyLength > maxBodyBytes) {
-      return serviceError('payload_too_large', `The request body is larger than ${maxBodyBytes} bytes.`, 'A CrosstabRequest is small: send one survey, one population base and 1 to 2 target codes.');
-    }
-    const parsed = parseJsonBody(request.body);
-    if (isServiceError(parsed)) return parsed;
-    const body = validateCrosstabRequest(parsed.json);
-    if (isServiceError(body)) return body;
-    entry.survey = body.SurveyCode.slice(0, 64);
-
-    const visible = [...surveys.keys()].filter((survey) => entitledToSurvey(key, survey));
-    if (!entitledToSurvey(key, body.SurveyCode)) {
-      // Not entitled: 403 whether or not the survey exists, so keys cannot probe for surveys.
-      return serviceError('forbidden_survey', `This API key is not entitled to survey ${quote(body.SurveyCode)}.`, `The key is entitled to: ${visible.join(', ') || 'no survey served here'}. Ask the provider to license the survey for your key.`, 'SurveyCode');
-    }
-    const dataset = surveys.get(body.SurveyCode);
-    if (dataset === undefined) {
-      return serviceError('unknown_survey', `No survey ${quote(body.SurveyCode)} is served here.`, `Use one of: ${visible.join(', ')} (SurveyCodes are case-sensitive).`, 'SurveyCode');
-    }
-    const access = authorize(key, dataset.info, body.AuthorizationGroup);
-    if (isServiceError(access)) return access;
-
-    let result: CrosstabResult;
-    try {
-      result = await dataset.crosstab({
-        base: body.PopulationBaseCode,
-        targets: body.TargetCodes,
-        ...(access.allowedGroups === undefined ? {} : { allowedGroups: access.allowedGroups }),
-      });
-    } catch (error) {
-      if (!isCrosstabError(error)) throw error;
-      return engineError(error);
-    }
-    const response = JSON.stringify(toServiceResponse(result));
-    try {
-      await usage.record({ time: new Date().toISOString(), requestId, keyId: key.id, survey: body.SurveyCode, targets: body.TargetCodes.length });
-    } catch (error) {
-      entry.error = (error as Error).stack ?? String(error);
-      return serviceError('unavailable', 'The usage of this request could not be recorded; it was not billed.', 'Retry later; if it persists, report the X-Request-Id response header to the provider.');
-    }
-    return response;
-  }
-
-  function engineError(error: CrosstabError): ServiceError {
-    const where = requestFieldOf(error.details.field);
-    if (error.code === ErrorCode.invalidOption) {
-      // The request was validated already; an option the engine still refuses is the client's input.
-      return serviceError('invalid_request', error.message, 'Check PopulationBaseCode and TargetCodes.', where?.field);
-    }
-    const mapped = fromEngineError(error, where?.field);
-    if (where && mapped.code !== 'internal' && mapped.code !== 'unavailable') {
-      const engineField = String(error.details.field);
-      const message = error.message.startsWith(`${engineField} `) ? error.message.slice(engineField.length + 1) : error.message;
-      mapped.message = `${where.label}: ${message}`;
-    }
-    return mapped;
-  }
 
   async function respond(raw: HandlerRequest): Promise<HandlerResponse> {
     const request: HandlerRequest = { method: raw.method, path: raw.path, headers: raw.headers ?? {}, ...(raw.body === undefined ? {} : { body: raw.body }) };

@@ -8,7 +8,8 @@
  * http.createServer(createNodeListener(handler)).listen(8080);
  * ```
  */
-export { createCrosstabHandler, headerOf } from './handler.js';
+export { createCrosstabHandler } from './handler.js';
+export { headerOf } from './headers.js';
 export type {
   AccessLogEntry,
   CrosstabDataset,

@@ -96,27 +96,42 @@ export function quote(value: string, max = 60): string {
   return JSON.stringify(shown);
 }
 
+/** The engine names expressions `base` and `targets[i]`; the API calls them differently. */
+function requestFieldOf(engineField: unknown): { field: RequestField; label: string } | undefined {
+  if (engineField === 'base') return { field: 'PopulationBaseCode', label: 'PopulationBaseCode' };
+  const target = typeof engineField === 'string' ? /^targets\[(\d+)\]$/.exec(engineField) : null;
+  if (target) return { field: 'TargetCodes', label: `TargetCodes[${target[1]}]` };
+  return undefined;
+}
+
 /**
- * Maps an engine error from `crosstab()` onto a service error. `field` is the request field
- * holding the expression at fault (PopulationBaseCode or TargetCodes).
+ * Maps an engine error from `crosstab()` onto a service error, pointing `field` at the
+ * request field holding the expression at fault and naming it in the message.
  */
-export function fromEngineError(error: CrosstabError, field: RequestField | undefined): ServiceError {
+export function fromEngineError(error: CrosstabError): ServiceError {
+  const where = requestFieldOf(error.details.field);
+  const engineField = String(error.details.field);
+  const ownMessage = error.message.startsWith(`${engineField} `) ? error.message.slice(engineField.length + 1) : error.message;
+  const message = where ? `${where.label}: ${ownMessage}` : error.message;
   const hint = error.details.hint;
   const suggestions = error.details.suggestions?.slice(0, 5) ?? [];
   const didYouMean = suggestions.length > 0 ? ` Did you mean ${suggestions.map((s) => JSON.stringify(s)).join(', ')}?` : '';
   switch (error.code) {
+    case 'invalid_option':
+      // The request was validated already; an option the engine still refuses is client input.
+      return serviceError('invalid_request', message, hint ?? 'Check PopulationBaseCode and TargetCodes.', where?.field);
     case 'invalid_expression':
-      return serviceError('invalid_expression', error.message, hint ?? 'Check the expression against the grammar in the API description (GET /docs).', field);
+      return serviceError('invalid_expression', message, hint ?? 'Check the expression against the grammar in the API description (GET /docs).', where?.field);
     case 'unknown_variable':
     case 'unknown_value':
     case 'unknown_code':
-      return serviceError(error.code, error.message, (hint ?? 'Use a variable, value or code defined by the survey codebook.') + didYouMean, field);
+      return serviceError(error.code, message, (hint ?? 'Use a variable, value or code defined by the survey codebook.') + didYouMean, where?.field);
     case 'forbidden_group':
       return serviceError(
         'forbidden_survey',
-        error.message,
+        message,
         hint ?? 'Use only variables and codes of the authorization groups your key is entitled to, or ask for a key with more groups.',
-        field,
+        where?.field,
       );
     case 'cancelled':
     case 'dataset_closed':

@@ -74,7 +74,7 @@ describe('crosstab serve', () => {
     const body = /-d '(.*)'/.exec(stdout)?.[1] as string;
     const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'service-engine-authorizer': apiKey }, body });
     expect(response.status).toBe(200);
-    expect((await response.json()).Results).toHaveLength(1);
+    expect(((await response.json()) as { Results: unknown[] }).Results).toHaveLength(1);
     expect(readFileSync(join(dir, '.crosstab', 'dev-keys.json'), 'utf8')).not.toContain(apiKey);
     child.kill('SIGTERM');
     expect(await exited).toBe(0);

@@ -1,0 +1,80 @@
+import { isCrosstabError, toServiceResponse, type CrosstabResult } from '../index.js';
+import { AUTH_HEADER, authenticate, authorize, entitledToSurvey } from './auth.js';
+import { parseJsonBody, validateCrosstabRequest } from './crosstab-request.js';
+import type { AccessLogEntry, CrosstabDataset, HandlerRequest } from './handler.js';
+import { headerOf, isJsonContentType } from './headers.js';
+import type { KeyStore } from './key-store.js';
+import { fromEngineError, isServiceError, quote, serviceError, type ServiceError } from './service-error.js';
+import type { UsageSink } from './usage-ledger.js';
+
+/** Answers POST /crosstab: the 200 body, or the error that refused the request. */
+export type CrosstabOperation = (request: HandlerRequest, requestId: string, entry: AccessLogEntry) => Promise<ServiceError | string>;
+
+/**
+ * POST /crosstab, checks in a fixed order (so an unchanged request fails identically):
+ * key, Content-Type, size, JSON, fields, survey entitlement, survey, group, expressions.
+ * Usage is recorded (durably) before the result is returned, and only for a result.
+ */
+export function createCrosstabOperation(context: {
+  surveys: ReadonlyMap<string, CrosstabDataset>;
+  keys: KeyStore;
+  usage: UsageSink;
+  maxBodyBytes: number;
+}): CrosstabOperation {
+  const { surveys, keys, usage, maxBodyBytes } = context;
+  return async (request, requestId, entry) => {
+    const key = await authenticate(
+      headerOf(request.headers, AUTH_HEADER),
+      { cookie: headerOf(request.headers, 'cookie') !== undefined, authorization: headerOf(request.headers, 'authorization') !== undefined },
+      keys,
+    );
+    if (isServiceError(key)) return key;
+    entry.keyId = key.id;
+
+    if (!isJsonContentType(headerOf(request.headers, 'content-type'))) {
+      return serviceError('unsupported_media_type', 'Content-Type must be application/json.', 'Send the body as JSON with the header `Content-Type: application/json`.');
+    }
+    const declaredLength = Number(headerOf(request.headers, 'content-length') ?? 0);
+    const bodyLength = typeof request.body === 'string' ? Buffer.byteLength(request.body) : (request.body?.byteLength ?? 0);
+    if (declaredLength > maxBodyBytes || bodyLength > maxBodyBytes) {
+      return serviceError('payload_too_large', `The request body is larger than ${maxBodyBytes} bytes.`, 'A CrosstabRequest is small: send one survey, one population base and 1 to 2 target codes.');
+    }
+    const parsed = parseJsonBody(request.body);
+    if (isServiceError(parsed)) return parsed;
+    const body = validateCrosstabRequest(parsed.json);
+    if (isServiceError(body)) return body;
+    entry.survey = body.SurveyCode.slice(0, 64);
+
+    const visible = [...surveys.keys()].filter((survey) => entitledToSurvey(key, survey));
+    if (!entitledToSurvey(key, body.SurveyCode)) {
+      // Not entitled: 403 whether or not the survey exists, so keys cannot probe for surveys.
+      return serviceError('forbidden_survey', `This API key is not entitled to survey ${quote(body.SurveyCode)}.`, `The key is entitled to: ${visible.join(', ') || 'no survey served here'}. Ask the provider to license the survey for your key.`, 'SurveyCode');
+    }
+    const dataset = surveys.get(body.SurveyCode);
+    if (dataset === undefined) {
+      return serviceError('unknown_survey', `No survey ${quote(body.SurveyCode)} is served here.`, `Use one of: ${visible.join(', ')} (SurveyCodes are case-sensitive).`, 'SurveyCode');
+    }
+    const access = authorize(key, dataset.info, body.AuthorizationGroup);
+    if (isServiceError(access)) return access;
+
+    let result: CrosstabResult;
+    try {
+      result = await dataset.crosstab({
+        base: body.PopulationBaseCode,
+        targets: body.TargetCodes,
+        ...(access.allowedGroups === undefined ? {} : { allowedGroups: access.allowedGroups }),
+      });
+    } catch (error) {
+      if (!isCrosstabError(error)) throw error;
+      return fromEngineError(error);
+    }
+    const response = JSON.stringify(toServiceResponse(result));
+    try {
+      await usage.record({ time: new Date().toISOString(), requestId, keyId: key.id, survey: body.SurveyCode, targets: body.TargetCodes.length });
+    } catch (error) {
+      entry.error = (error as Error).stack ?? String(error);
+      return serviceError('unavailable', 'The usage of this request could not be recorded; it was not billed.', 'Retry later; if it persists, report the X-Request-Id response header to the provider.');
+    }
+    return response;
+  };
+}

@@ -1,0 +1,23 @@
+/** Request headers as node:http gives them (lower-case names) or as a fetch `Headers`. */
+export type HandlerHeaders = Headers | Record<string, string | string[] | undefined>;
+
+/** One header, case-insensitively; repeated headers joined with ", ". */
+export function headerOf(headers: HandlerHeaders, name: string): string | undefined {
+  const lower = name.toLowerCase();
+  if (typeof (headers as Headers).get === 'function') return (headers as Headers).get(lower) ?? undefined;
+  const record = headers as Record<string, string | string[] | undefined>;
+  let value = record[lower];
+  if (value === undefined) {
+    const key = Object.keys(record).find((candidate) => candidate.toLowerCase() === lower);
+    value = key === undefined ? undefined : record[key];
+  }
+  return Array.isArray(value) ? value.join(', ') : value;
+}
+
+/** `application/json`, with no charset or UTF-8. */
+export function isJsonContentType(value: string | undefined): boolean {
+  if (value === undefined) return false;
+  const [type, ...params] = value.split(';').map((part) => part.trim().toLowerCase());
+  if (type !== 'application/json') return false;
+  return params.every((param) => !param.startsWith('charset=') || ['utf-8', 'utf8', '"utf-8"'].includes(param.slice('charset='.length)));
+}
