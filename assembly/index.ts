@@ -178,34 +178,75 @@ export function wordWeights(weights: usize, words: i32, n: i32, out: usize): voi
   }
 }
 
-/** Weighted cell of a AND b over dense bitsets (see wordWeights for the fast path). */
-export function cellDense(a: usize, b: usize, weights: usize, shared: usize, words: i32, out: usize): i32 {
-  let count: i64 = 0;
+/**
+ * Weight runs: u32 first word, u32 end word, f64 weight (16 bytes each), covering every
+ * word in order. A run of words whose respondents all share one weight has that weight;
+ * a word mixing weights is a run of its own with weight NaN. Built from wordWeights() on
+ * the TypeScript side; respondents sorted by weight make runs long (ACS: ~9 words).
+ */
+@inline function runStart(runs: usize, k: i32): i32 { return <i32>load<u32>(runs + (<usize>k << 4)); }
+@inline function runEnd(runs: usize, k: i32): i32 { return <i32>load<u32>(runs + (<usize>k << 4), 4); }
+@inline function runWeight(runs: usize, k: i32): f64 { return load<f64>(runs + (<usize>k << 4), 8); }
+
+/** Sum over words [from, to) of popcount(a AND b). */
+@inline function andPopcountRange(a: usize, b: usize, from: i32, to: i32): i64 {
+  let c: i64 = 0;
+  for (let i = from; i < to; i++) {
+    c += popcnt(load<u64>(a + (<usize>i << 3)) & load<u64>(b + (<usize>i << 3)));
+  }
+  return c;
+}
+
+/** Adds the weights of the set bits of a AND b over words [from, to) to acc[0..2]. */
+@inline function walkRange(a: usize, b: usize, weights: usize, from: i32, to: i32, acc: usize): void {
+  let count: f64 = 0;
   let sum: f64 = 0;
   let sumSq: f64 = 0;
-  for (let i = 0; i < words; i++) {
+  for (let i = from; i < to; i++) {
     let w = load<u64>(a + (<usize>i << 3)) & load<u64>(b + (<usize>i << 3));
-    if (w == 0) continue;
-    const c = popcnt(w);
-    count += c;
-    const x = load<f64>(shared + (<usize>i << 3));
-    if (x == x) {
-      const cx = <f64>c * x;
-      sum += cx;
-      sumSq += cx * x;
-      continue;
-    }
     const base = weights + (<usize>i << 9);
-    do {
+    while (w != 0) {
       const y = load<f64>(base + (<usize>ctz(w) << 3));
+      count += 1;
       sum += y;
       sumSq += y * y;
       w &= w - 1;
-    } while (w != 0);
+    }
   }
-  store<f64>(out, sum);
-  store<f64>(out, sumSq, 8);
-  return <i32>count;
+  store<f64>(acc, load<f64>(acc) + sum);
+  store<f64>(acc, load<f64>(acc, 8) + sumSq, 8);
+  store<f64>(acc, load<f64>(acc, 16) + count, 16);
+}
+
+/**
+ * Adds the cell of a AND b over the runs [k0, k1), clipped to words [from, to), to
+ * acc = (sum, sum of squares, count). Uniform runs cost one AND + popcount per word.
+ */
+@inline function addRuns(a: usize, b: usize, weights: usize, runs: usize, k0: i32, k1: i32, from: i32, to: i32, acc: usize): void {
+  for (let k = k0; k < k1; k++) {
+    const s = max(runStart(runs, k), from);
+    const e = min(runEnd(runs, k), to);
+    const x = runWeight(runs, k);
+    if (x == x) {
+      const c = <f64>andPopcountRange(a, b, s, e);
+      if (c == 0) continue;
+      const cx = c * x;
+      store<f64>(acc, load<f64>(acc) + cx);
+      store<f64>(acc, load<f64>(acc, 8) + cx * x, 8);
+      store<f64>(acc, load<f64>(acc, 16) + c, 16);
+    } else {
+      walkRange(a, b, weights, s, e, acc);
+    }
+  }
+}
+
+/** Weighted cell of a AND b over dense bitsets. out: f64 sum, f64 sum of squares; returns the count. */
+export function cellDense(a: usize, b: usize, weights: usize, runs: usize, nRuns: i32, words: i32, out: usize): i32 {
+  store<f64>(out, 0);
+  store<f64>(out, 0, 8);
+  store<f64>(out, 0, 16);
+  addRuns(a, b, weights, runs, 0, nRuns, 0, words, out);
+  return <i32>load<f64>(out, 16);
 }
 
 /** Weighted cell of a dense bitset AND a sparse code (sorted respondent list). */
@@ -238,15 +279,15 @@ export function cellSparse(a: usize, list: usize, count: i32, weights: usize, ou
  * inner loop, and the row bitset stays in cache while the columns stream past it.
  */
 export function cellsRow(
-  row: usize, columns: usize, nColumns: i32, weights: usize, shared: usize, words: i32,
+  row: usize, columns: usize, nColumns: i32, weights: usize, runs: usize, nRuns: i32, words: i32,
   sums: usize, sumsSq: usize, counts: usize, out: usize,
 ): void {
   for (let c = 0; c < nColumns; c++) {
     const entry = columns + (<usize>c * 12);
     const ptr = <usize>load<u32>(entry);
-    const count = load<u32>(entry, 4) == 1
+    const count: i32 = load<u32>(entry, 4) == 1
       ? cellSparse(row, ptr, <i32>load<u32>(entry, 8), weights, out)
-      : cellDense(row, ptr, weights, shared, words, out);
+      : cellDense(row, ptr, weights, runs, nRuns, words, out);
     const offset = <usize>c << 3;
     store<f64>(sums + offset, load<f64>(out));
     store<f64>(sumsSq + offset, load<f64>(out, 8));
@@ -268,25 +309,67 @@ export function cellsRow(
  * variables: the cost is per respondent, not per cell.
  */
 export function scatter(
-  base: usize, words: i32,
+  base: usize, fromWord: i32, toWord: i32,
   a: usize, aWidth: i32, mapA: usize,
   b: usize, bWidth: i32, mapB: usize,
-  nColumns: i32, weights: usize, sums: usize, sumsSq: usize, counts: usize,
+  nRows: i32, nColumns: i32, weights: usize, acc: usize,
 ): void {
-  for (let i = 0; i < words; i++) {
+  // acc holds (sum, sum of squares, count) triples, interleaved so one update touches one
+  // cache line: nRows x nColumns cells, then nRows row margins (base AND row, whatever
+  // the column value, blank included), then nColumns column margins.
+  const rowMargins = acc + <usize>(nRows * nColumns) * 24;
+  const columnMargins = rowMargins + <usize>nRows * 24;
+  for (let i = fromWord; i < toWord; i++) {
     let w = load<u64>(base + (<usize>i << 3));
     while (w != 0) {
       const r = (<u32>i << 6) | <u32>ctz(w);
       w &= w - 1;
       const row = load<i32>(mapA + (<usize>rankAt(a, aWidth, r) << 2));
-      if (row < 0) continue;
       const col = load<i32>(mapB + (<usize>rankAt(b, bWidth, r) << 2));
-      if (col < 0) continue;
-      const offset = <usize>(row * nColumns + col) << 3;
+      if (row < 0 && col < 0) continue;
       const x = load<f64>(weights + (<usize>r << 3));
-      store<f64>(sums + offset, load<f64>(sums + offset) + x);
-      store<f64>(sumsSq + offset, load<f64>(sumsSq + offset) + x * x);
-      store<f64>(counts + offset, load<f64>(counts + offset) + 1);
+      const xx = x * x;
+      if (row >= 0) {
+        addTriple(rowMargins + <usize>row * 24, x, xx);
+        if (col >= 0) addTriple(acc + <usize>(row * nColumns + col) * 24, x, xx);
+      }
+      if (col >= 0) addTriple(columnMargins + <usize>col * 24, x, xx);
+    }
+  }
+}
+
+@inline function addTriple(cell: usize, x: f64, xx: f64): void {
+  store<f64>(cell, load<f64>(cell) + x);
+  store<f64>(cell, load<f64>(cell, 8) + xx, 8);
+  store<f64>(cell, load<f64>(cell, 16) + 1, 16);
+}
+
+/** Words per chunk in cellsTile: a chunk of 16 row bitsets (256 KiB) stays in L2. */
+const CHUNK: i32 = 2048;
+
+/**
+ * A tile of a table, cache-blocked: for each chunk of respondents, each dense column's
+ * chunk is read once and ANDed with every row of the tile while both are in cache, so
+ * memory traffic per cell falls by the tile height. `rows` and `columns` are u32 pointer
+ * arrays of dense bitsets (rows already ANDed with the base); acc gets (sum, sum of
+ * squares, count) per cell, row-major, accumulated.
+ */
+export function cellsTile(
+  rows: usize, nRows: i32, columns: usize, nColumns: i32,
+  weights: usize, runs: usize, nRuns: i32, words: i32, acc: usize,
+): void {
+  let k0 = 0;
+  for (let from = 0; from < words; from += CHUNK) {
+    const to = min(from + CHUNK, words);
+    while (k0 < nRuns && runEnd(runs, k0) <= from) k0++;
+    let k1 = k0;
+    while (k1 < nRuns && runStart(runs, k1) < to) k1++;
+    for (let c = 0; c < nColumns; c++) {
+      const column = <usize>load<u32>(columns + (<usize>c << 2));
+      for (let r = 0; r < nRows; r++) {
+        const row = <usize>load<u32>(rows + (<usize>r << 2));
+        addRuns(row, column, weights, runs, k0, k1, from, to, acc + <usize>(r * nColumns + c) * 24);
+      }
     }
   }
 }

@@ -24,16 +24,20 @@ const fixture = JSON.parse(readFileSync(join(repoRoot, 'test', 'fixtures', 'r', 
 
 const relative = (a: number, b: number) => (b === 0 ? Math.abs(a) : Math.abs(a - b) / Math.abs(b));
 
-describe.each(fixture.tables.map((t) => [t.id, t] as const))('R table %s', (_id, table) => {
+const paths = ['inline', 'pool'] as const;
+const cases = paths.flatMap((execution) => fixture.tables.map((t) => [execution, t.id, t] as const));
+
+describe.each(cases)('%s: R table %s', (execution, _id, table) => {
   let ds: Dataset;
   beforeAll(async () => {
-    ds = await openDataset(inject('testDatasets')[table.dataset.startsWith('gss') ? 'gss' : 'nhanes']);
+    ds = await openDataset(inject('testDatasets')[table.dataset.startsWith('gss') ? 'gss' : 'nhanes'], { execution });
     return () => ds.close();
   });
 
   it('every cell and column total equals R to 1e-9', async () => {
     const columnVariables = [...new Set(table.cells.map((c) => c.columnVariable))];
     const result = await ds.table({ base: table.base, rows: table.rows.map((row) => row.id), columns: columnVariables.map((variable) => ({ variable })), weight: table.weight });
+    expect(result.execution).toBe(execution);
     for (const expected of table.cells) {
       const r = table.rows.findIndex((row) => row.id === expected.row);
       const c = result.columns.findIndex((column) => column.variable === expected.columnVariable && Number(column.value) === expected.column);
@@ -50,16 +54,17 @@ describe.each(fixture.tables.map((t) => [t.id, t] as const))('R table %s', (_id,
   });
 });
 
-describe('table plans agree with crosstab()', () => {
+describe.each(paths)('%s: table plans agree with crosstab()', (execution) => {
   let ds: Dataset;
   beforeAll(async () => {
-    ds = await openDataset(inject('testDatasets').gss);
+    ds = await openDataset(inject('testDatasets').gss, { execution });
     return () => ds.close();
   });
 
   it('single-coded x single-coded runs as one group-by pass and matches per-cell crosstabs', async () => {
     const result = await ds.table({ base: 'year=2000..', rows: [{ variable: 'degree' }], columns: [{ variable: 'relig' }] });
     expect(result.plan).toBe('scatter');
+    expect(result.execution).toBe(execution);
     for (let r = 0; r < result.rows.length; r++) {
       const single = await ds.crosstab({ base: `year=2000.. AND ${result.rows[r]!.expr}`, targets: result.columns.map((c) => c.expr) });
       single.targets.forEach((cell, c) => {
@@ -74,6 +79,7 @@ describe('table plans agree with crosstab()', () => {
     const columns = [{ variable: 'sex' }, 'polviews=1..3', '*', 'relig=9'];
     const result = await ds.table({ base: 'year=2010..', rows, columns });
     expect(result.plan).toBe('bitsets');
+    expect(result.execution).toBe(execution);
     for (let r = 0; r < rows.length; r++) {
       const check = await ds.crosstab({ base: `year=2010.. AND (${rows[r]})`, targets: result.columns.map((c) => c.expr) });
       check.targets.forEach((cell, c) => {
@@ -107,5 +113,42 @@ describe('table plans agree with crosstab()', () => {
     expect((bad as CrosstabError).details.field).toBe('rows[0]');
     const empty = await ds.table({ base: '*', rows: [], columns: ['*'] }).catch((e: unknown) => e);
     expect((empty as CrosstabError).details.field).toBe('rows');
+  });
+});
+
+describe('the worker pool', () => {
+  it('a worker that dies mid-task fails that query clearly, is replaced, and the next query succeeds', async () => {
+    const ds = await openDataset(inject('testDatasets').gss, { execution: 'pool' });
+    try {
+      const query = { base: '*', rows: ['sex=1', 'sex=2'], columns: ['degree=3..4', 'race=2 OR race=3'] };
+      const expected = await ds.table(query);
+      const { sharedPool } = await import('../src/pool/pool.js');
+      const { mainThreadKernel } = await import('../src/kernel/kernel.js');
+      sharedPool(mainThreadKernel()).failNextTask();
+      const error = await ds.table(query).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(CrosstabError);
+      expect((error as CrosstabError).code).toBe(ErrorCode.workerFailed);
+      expect((error as CrosstabError).message).toMatch(/worker thread failed/);
+      const again = await ds.table(query);
+      expect(Array.from(again.weighted)).toEqual(Array.from(expected.weighted));
+    } finally {
+      ds.close();
+    }
+  });
+
+  it('an aborted pooled table rejects with cancelled and frees its workers', async () => {
+    const ds = await openDataset(inject('testDatasets').gss, { execution: 'pool' });
+    try {
+      const rows = Array.from({ length: 300 }, (_, i) => `age=${18 + (i % 70)} OR year=${1972 + (i % 50)}..2024`);
+      const controller = new AbortController();
+      const pending = ds.table({ base: '*', rows, columns: rows.slice(0, 200), signal: controller.signal });
+      setTimeout(() => controller.abort(), 5);
+      const error = await pending.catch((e: unknown) => e);
+      expect((error as CrosstabError).code).toBe(ErrorCode.cancelled);
+      const after = await ds.table({ base: '*', rows: ['sex=1'], columns: ['sex=1'] });
+      expect(after.cell(0, 0).respondents).toBe(ds.info.variables.find((v) => v.name === 'sex')!.values![0]!.respondents);
+    } finally {
+      ds.close();
+    }
   });
 });

@@ -5,6 +5,9 @@ import { Evaluator } from '../query/evaluate.js';
 import { type Resolved, Resolver } from '../query/resolve.js';
 import { describeDataset, stabilityOf } from './dataset-info.js';
 import { invalidOption, requireGroups, requireObject, requireString, requireStringArray, resolveWeight } from './options.js';
+import { availableParallelism } from 'node:os';
+import { sharedPool } from '../pool/pool.js';
+import { type Executor, inlineExecutor, POOL_THRESHOLD_MS } from '../query/executor.js';
 import { computeTable } from '../query/table.js';
 import { expandAxis } from './axes.js';
 import type { Cell, CrosstabQuery, CrosstabResult, DatasetInfo, TableQuery, TableResult } from './types.js';
@@ -12,7 +15,14 @@ import type { Cell, CrosstabQuery, CrosstabResult, DatasetInfo, TableQuery, Tabl
 /** Most targets one crosstab() call takes (the REST contract allows 2; tables go further). */
 export const MAX_TARGETS = 5000;
 
-export type OpenOptions = LoadOptions;
+export interface OpenOptions extends LoadOptions {
+  /**
+   * Where table work runs: `auto` (default) runs work estimated under ~1 ms on the calling
+   * thread and splits bigger tables across the worker pool; `inline` never uses the pool;
+   * `pool` always does.
+   */
+  execution?: 'auto' | 'inline' | 'pool';
+}
 
 /**
  * Opens a compiled dataset (see `crosstab build`): validates the file and loads its
@@ -23,9 +33,13 @@ export async function openDataset(path: string, options: OpenOptions = {}): Prom
   if (typeof path !== 'string' || path === '') {
     throw new CrosstabError(ErrorCode.invalidOption, 'path must be a non-empty string', { field: 'path', hint: 'Pass the path of a .arrow dataset.' });
   }
+  const execution = options.execution ?? 'auto';
+  if (!['auto', 'inline', 'pool'].includes(execution)) {
+    throw invalidOption('execution', 'must be "auto", "inline" or "pool"', 'Leave it out for automatic planning.');
+  }
   const kernel = mainThreadKernel();
   const data = await loadDataset(path, kernel.memory, options);
-  return new Dataset(data, kernel, new Evaluator(kernel, data));
+  return new Dataset(data, kernel, new Evaluator(kernel, data), execution);
 }
 
 /** A survey dataset, open for queries. */
@@ -40,6 +54,7 @@ export class Dataset {
     private readonly data: LoadedDataset,
     private readonly kernel: Kernel,
     private readonly evaluator: Evaluator,
+    private readonly execution: 'auto' | 'inline' | 'pool' = 'auto',
   ) {
     this.info = describeDataset(data);
     this.resolver = new Resolver(data.meta);
@@ -94,7 +109,11 @@ export class Dataset {
     const weights = this.evaluator.weights(weight);
     const baseView = this.evaluator.materialize(boundBase);
     try {
-      const cells = await computeTable(this.kernel, this.evaluator, baseView, boundRows, boundColumns, weights, { signal, onProgress });
+      const cells = await computeTable(this.kernel, this.evaluator, baseView, boundRows, boundColumns, weights, {
+        signal,
+        onProgress,
+        choose: (estimatedMs) => this.chooseExecutor(estimatedMs),
+      });
       const margin = (node: (typeof boundRows)[number]) => this.toCell(this.evaluator.cell(baseView, node, weights));
       const thresholds = this.info.stability;
       const width = columns.length;
@@ -105,13 +124,14 @@ export class Dataset {
         weighted: cells.sums,
         respondents: cells.counts,
         sumSqWeights: cells.sumsSq,
-        rowTotals: boundRows.map(margin),
-        columnTotals: boundColumns.map(margin),
+        rowTotals: cells.margins ? cells.margins.rows.map((sums) => this.toCell(sums)) : boundRows.map(margin),
+        columnTotals: cells.margins ? cells.margins.columns.map((sums) => this.toCell(sums)) : boundColumns.map(margin),
         total: margin({ op: 'all' }),
         weight,
         units: this.info.units,
         stability: { ...thresholds },
         plan: cells.plan,
+        execution: cells.execution,
         cell(row: number, column: number): Cell {
           const at = row * width + column;
           const respondents = cells.counts[at]!;
@@ -121,6 +141,14 @@ export class Dataset {
     } finally {
       this.evaluator.release(baseView);
     }
+  }
+
+  private chooseExecutor(estimatedMs: number): { executor: Executor; execution: 'inline' | 'pool' } {
+    const small = estimatedMs < POOL_THRESHOLD_MS || availableParallelism() < 2;
+    if (this.execution === 'inline' || (this.execution === 'auto' && small)) {
+      return { executor: inlineExecutor(this.kernel), execution: 'inline' };
+    }
+    return { executor: sharedPool(this.kernel).executor(), execution: 'pool' };
   }
 
   /** Authorization groups an expression touches (for entitlement checks). Throws on a bad expression. */

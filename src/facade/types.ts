@@ -156,6 +156,8 @@ export interface TableResult {
   stability: StabilityThresholds;
   /** How the cells were computed: one group-by pass, or bitset rows x columns. */
   plan: 'scatter' | 'bitsets';
+  /** Where the cells were computed: the calling thread or the worker pool. */
+  execution: 'inline' | 'pool';
   /** One cell as an object. */
   cell(row: number, column: number): Cell;
 }

@@ -17,17 +17,21 @@ export interface KernelExports {
   popcount(a: number, words: number): number;
   andPopcount(a: number, b: number, words: number): number;
   wordWeights(weights: number, words: number, n: number, out: number): void;
-  cellDense(a: number, b: number, weights: number, shared: number, words: number, out: number): number;
+  cellDense(a: number, b: number, weights: number, runs: number, nRuns: number, words: number, out: number): number;
   cellSparse(a: number, list: number, count: number, weights: number, out: number): number;
   cellsRow(
-    row: number, columns: number, nColumns: number, weights: number, shared: number, words: number,
+    row: number, columns: number, nColumns: number, weights: number, runs: number, nRuns: number, words: number,
     sums: number, sumsSq: number, counts: number, out: number,
   ): void;
+  cellsTile(
+    rows: number, nRows: number, columns: number, nColumns: number,
+    weights: number, runs: number, nRuns: number, words: number, acc: number,
+  ): void;
   scatter(
-    base: number, words: number,
+    base: number, fromWord: number, toWord: number,
     a: number, aWidth: number, mapA: number,
     b: number, bWidth: number, mapB: number,
-    nColumns: number, weights: number, sums: number, sumsSq: number, counts: number,
+    nRows: number, nColumns: number, weights: number, acc: number,
   ): void;
 }
 

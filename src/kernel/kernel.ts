@@ -2,10 +2,11 @@ import type { KernelExports } from './exports.js';
 import { KernelMemory } from './memory.js';
 import { kernelModule } from './wasm-module.js';
 
-/** A weight vector in kernel memory and its per-word shared weights (NaN = mixed word). */
+/** A weight vector in kernel memory and its weight runs (see assembly/index.ts). */
 export interface WeightVector {
   ptr: number;
-  shared: number;
+  runs: number;
+  nRuns: number;
 }
 
 /** Count and sums of one cell, as computed by the kernel. */
@@ -22,7 +23,7 @@ export interface CellSums {
 export class Kernel {
   readonly exports: KernelExports;
   readonly memory: KernelMemory;
-  /** 16 bytes where cell functions store their two f64 sums. */
+  /** 32 bytes where cell functions store their f64 sums (and count). */
   readonly out: number;
   private readonly sums: Float64Array;
 
@@ -30,13 +31,13 @@ export class Kernel {
     this.memory = memory;
     const instance = new WebAssembly.Instance(kernelModule(), { env: { memory: memory.memory, abort } });
     this.exports = instance.exports as unknown as KernelExports;
-    this.out = out ?? memory.alloc(16);
+    this.out = out ?? memory.alloc(32);
     this.sums = new Float64Array(memory.memory.buffer, this.out, 2);
   }
 
   /** Weighted cell of dense bitsets a AND b; `weights` is a WeightVector. */
   cellDense(a: number, b: number, weights: WeightVector, words: number): CellSums {
-    const respondents = this.exports.cellDense(a, b, weights.ptr, weights.shared, words, this.out);
+    const respondents = this.exports.cellDense(a, b, weights.ptr, weights.runs, weights.nRuns, words, this.out);
     return { respondents, weighted: this.sums[0]!, sumSqWeights: this.sums[1]! };
   }
 

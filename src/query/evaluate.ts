@@ -49,12 +49,37 @@ export class Evaluator {
       this.owned.push({ ptr, bytes: length * 8 });
       this.kernel.memory.f64(ptr, length).fill(1, 0, this.data.meta.respondents);
     }
-    const shared = this.kernel.memory.alloc(this.words * 8);
-    this.owned.push({ ptr: shared, bytes: this.words * 8 });
-    this.kernel.exports.wordWeights(ptr, this.words, this.data.meta.respondents, shared);
-    vector = { ptr, shared };
+    vector = { ptr, ...this.weightRuns(ptr) };
     this.weightVectors.set(key, vector);
     return vector;
+  }
+
+  /** Runs of words sharing one weight (NaN = a word of mixed weights), 16 bytes each. */
+  private weightRuns(weights: number): { runs: number; nRuns: number } {
+    const memory = this.kernel.memory;
+    const shared = memory.alloc(this.words * 8);
+    this.kernel.exports.wordWeights(weights, this.words, this.data.meta.respondents, shared);
+    const perWord = memory.f64(shared, this.words).slice();
+    memory.release(shared, this.words * 8);
+    const starts: number[] = [];
+    const values: number[] = [];
+    for (let i = 0; i < perWord.length; i++) {
+      const x = perWord[i]!;
+      const last = values.length - 1;
+      if (last >= 0 && !Number.isNaN(x) && x === values[last]) continue;
+      starts.push(i);
+      values.push(x);
+    }
+    const bytes = starts.length * 16;
+    const runs = memory.alloc(bytes);
+    this.owned.push({ ptr: runs, bytes });
+    const view = new DataView(memory.memory.buffer as ArrayBuffer, runs, bytes);
+    starts.forEach((start, k) => {
+      view.setUint32(k * 16, start, true);
+      view.setUint32(k * 16 + 4, starts[k + 1] ?? this.words, true);
+      view.setFloat64(k * 16 + 8, values[k]!, true);
+    });
+    return { runs, nRuns: starts.length };
   }
 
   /** Evaluates `base` once; the returned view is given back with release(). */
