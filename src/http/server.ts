@@ -5,6 +5,9 @@ import type { CrosstabHandler } from './handler.js';
 import { createNodeListener } from './node-shim.js';
 import { errorBody, serviceError, statusOf } from './service-error.js';
 
+/** Time allowed for a whole request (headers and body) to arrive; bounds slow clients. */
+const REQUEST_TIMEOUT_MS = 30_000;
+
 /** Answers requests node:http cannot parse with the service's error body instead of a bare 400. */
 function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
   if (!socket.writable || error.code === 'ECONNRESET') {
@@ -14,7 +17,9 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
   const problem =
     error.code === 'HPE_HEADER_OVERFLOW'
       ? serviceError('request_header_too_large', 'The request headers are too large.', 'Send only the headers the API needs: Content-Type and Service-Engine-Authorizer.')
-      : serviceError('invalid_request', 'The request is not valid HTTP/1.1.', 'Send a well-formed HTTP request; a body needs Content-Length or chunked Transfer-Encoding.');
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? serviceError('request_timeout', `The request did not arrive within ${REQUEST_TIMEOUT_MS / 1000} s.`, 'Send the whole request at once.')
+        : serviceError('invalid_request', 'The request is not valid HTTP/1.1.', 'Send a well-formed HTTP request; a body needs Content-Length or chunked Transfer-Encoding.');
   const status = statusOf(problem);
   const body = JSON.stringify(errorBody(problem));
   const reason = STATUS_CODES[status] ?? 'Error';
@@ -37,7 +42,7 @@ export interface RunningServer {
 /** Serves the handler with node:http on `host:port` (port 0 = any free port). */
 export async function listen(handler: CrosstabHandler, options: { port: number; host?: string }): Promise<RunningServer> {
   const host = options.host ?? '127.0.0.1';
-  const server = createServer({ keepAliveTimeout: 5000 }, createNodeListener(handler));
+  const server = createServer({ keepAliveTimeout: 5000, headersTimeout: 10_000, requestTimeout: REQUEST_TIMEOUT_MS }, createNodeListener(handler));
   server.on('clientError', answerClientError);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

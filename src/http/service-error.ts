@@ -31,6 +31,8 @@ export const serviceErrorStatus = {
   not_found: 404,
   /** The path exists but not with this method. */
   method_not_allowed: 405,
+  /** The whole request did not arrive in time (node:http servers of `listen`). */
+  request_timeout: 408,
   /** The body is larger than the configured limit. */
   payload_too_large: 413,
   /** The request headers are larger than the server accepts (node:http servers of `listen`). */

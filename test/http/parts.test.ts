@@ -3,6 +3,7 @@
 import express from 'express';
 import Fastify from 'fastify';
 import { Hono } from 'hono';
+import { connect } from 'node:net';
 import { appendFileSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -11,6 +12,7 @@ import {
   addApiKey,
   createCrosstabHandler,
   crosstabExpress,
+  listen,
   crosstabFastify,
   crosstabHono,
   FileKeyStore,
@@ -130,6 +132,34 @@ describe('createCrosstabHandler options', () => {
     expect(lines.join('\n')).toContain('key_custom');
     expect(lines.join('\n')).not.toMatch(/ctk_/);
     await handler.close();
+  });
+});
+
+describe('listen()', () => {
+  function raw(port: number, request: string): Promise<string> {
+    return new Promise((resolve) => {
+      const socket = connect(port, '127.0.0.1', () => socket.write(request));
+      let received = '';
+      socket.on('data', (chunk) => (received += chunk.toString()));
+      socket.on('close', () => resolve(received));
+      socket.on('error', () => resolve(received));
+    });
+  }
+
+  it('answers requests node:http cannot parse with the error body', async () => {
+    const handler = await createCrosstabHandler({ datasets: [gss], keys: keys.path, usage: join(dir, 'listen.ndjson') });
+    const server = await listen(handler, { port: 0 });
+    try {
+      const garbage = await raw(server.port, 'NOT HTTP AT ALL\r\n\r\n');
+      expect(garbage).toMatch(/^HTTP\/1\.1 400 /);
+      expect(JSON.parse(garbage.slice(garbage.indexOf('\r\n\r\n') + 4))).toMatchObject({ ResultCode: 400, error: { code: 'invalid_request' } });
+      const huge = await raw(server.port, `GET /v1/docs HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
+      expect(huge).toMatch(/^HTTP\/1\.1 431 /);
+      expect(huge).toContain('"request_header_too_large"');
+      expect((await fetch(`${server.url}/docs`)).status).toBe(200);
+    } finally {
+      await server.close();
+    }
   });
 });
 
