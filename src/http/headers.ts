@@ -3,6 +3,7 @@ export type HandlerHeaders = Headers | Record<string, string | string[] | undefi
 
 /** One header, case-insensitively; repeated headers joined with ", ". */
 export function headerOf(headers: HandlerHeaders, name: string): string | undefined {
+  if (typeof headers !== 'object' || headers === null) return undefined;
   const lower = name.toLowerCase();
   if (typeof (headers as Headers).get === 'function') return (headers as Headers).get(lower) ?? undefined;
   const record = headers as Record<string, string | string[] | undefined>;
@@ -11,7 +12,8 @@ export function headerOf(headers: HandlerHeaders, name: string): string | undefi
     const key = Object.keys(record).find((candidate) => candidate.toLowerCase() === lower);
     value = key === undefined ? undefined : record[key];
   }
-  return Array.isArray(value) ? value.join(', ') : value;
+  if (value === undefined || value === null) return undefined;
+  return Array.isArray(value) ? value.join(', ') : String(value);
 }
 
 /** `application/json`, with no charset or UTF-8. */

@@ -172,6 +172,21 @@ describe('bad-input battery', () => {
     expect(readLedger(ledgerPath).length).toBe(billed);
   });
 
+  it('never rejects, even when called with values that are not requests at all', async () => {
+    const shapes = fc.oneof(
+      fc.anything(),
+      fc.record({ method: fc.anything(), path: fc.anything(), headers: fc.anything(), body: fc.anything() }, { requiredKeys: [] }),
+      fc.record({ method: fc.constant('POST'), path: fc.constant('/v1/crosstab'), headers: fc.dictionary(fc.string(), fc.anything()), body: fc.anything() }),
+    );
+    await fc.assert(
+      fc.asyncProperty(shapes, async (value) => {
+        const response = await handler.handle(value as HandlerRequest);
+        expect(response.status).toBeLessThan(500);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
   it('answers a rejected request identically when retried unchanged', async () => {
     await fc.assert(
       fc.asyncProperty(requestArb, async (request) => {
