@@ -1,0 +1,127 @@
+// The full ACS PUMS 2024 person file (2,736,891 respondents, 38 columns), when present in
+// ../shared/datasets (it is in CI). Figures are checked against published Census totals
+// and against DuckDB computing the same sums from the same CSV.
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildDataset, CrosstabError, ErrorCode, openDataset, type BuildReport, type Dataset } from '../src/index.js';
+import { acsCsv, hasAcs } from './support/paths.js';
+
+if (!hasAcs) {
+  console.warn(`\n*** SKIPPED: the ACS scale tests need ${acsCsv}, which is not here. CI has it; these tests are NOT optional. ***\n`);
+}
+
+describe.skipIf(!hasAcs)('ACS PUMS 2024 at full scale', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'crosstab-acs-'));
+  const out = join(dir, 'acs.arrow');
+  let report: BuildReport;
+  let buildSeconds: number;
+  let inline: Dataset;
+  let pooled: Dataset;
+  let duck: Awaited<ReturnType<Awaited<ReturnType<typeof DuckDBInstance.create>>['connect']>>;
+
+  beforeAll(async () => {
+    const started = performance.now();
+    report = await buildDataset(acsCsv, { weights: ['PWGTP'], survey: 'ACS', out });
+    buildSeconds = (performance.now() - started) / 1000;
+    inline = await openDataset(out, { execution: 'inline' });
+    pooled = await openDataset(out, { execution: 'pool' });
+    const instance = await DuckDBInstance.create(':memory:');
+    duck = await instance.connect();
+    await duck.run(
+      `CREATE TABLE acs AS SELECT * FROM read_csv('${acsCsv}', header = true, types = {'STATE': 'VARCHAR', 'PUMA': 'VARCHAR', 'SERIALNO': 'VARCHAR'})`,
+    );
+  }, 900_000);
+
+  afterAll(() => {
+    inline?.close();
+    pooled?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  async function duckCell(where: string): Promise<{ weighted: number; respondents: number }> {
+    const reader = await duck.runAndReadAll(`SELECT COALESCE(SUM(PWGTP), 0)::DOUBLE AS w, COUNT(*)::DOUBLE AS n FROM acs WHERE ${where}`);
+    const [w, n] = reader.getRows()[0]! as [number, number];
+    return { weighted: w, respondents: n };
+  }
+
+  it('builds with automatic codes; the id column is skipped, zero-padded text stays text', () => {
+    console.info(`ACS build: ${buildSeconds.toFixed(1)} s, ${(report.bytes / 1e6).toFixed(1)} MB on disk, ${report.variables} variables, ${report.codes} value codes`);
+    expect(report.respondents).toBe(2_736_891);
+    expect(report.skipped.map((s) => s.column)).toEqual(['SERIALNO']);
+    expect(statSync(out).size).toBe(report.bytes);
+    const byName = new Map(inline.info.variables.map((v) => [v.name, v]));
+    expect(byName.get('STATE')!.kind).toBe('text');
+    expect(byName.get('PUMA')!.kind).toBe('text');
+    expect(byName.get('AGEP')!.kind).toBe('numeric');
+    expect(byName.get('PINCP')!.distinct).toBeGreaterThan(5000);
+  });
+
+  it('state populations equal the Census Vintage 2024 estimates (New York, Wyoming)', async () => {
+    const result = await inline.crosstab({ base: '*', targets: ['STATE=36', 'STATE=56'] });
+    expect(result.targets[0]!.weighted).toBe(19_867_248);
+    expect(result.targets[1]!.weighted).toBe(587_618);
+  });
+
+  it('California is not in the file: STATE=06 is an unknown value; STATE=1 suggests 01', async () => {
+    const error = await inline.crosstab({ base: '*', targets: ['STATE=06'] }).catch((e: unknown) => e);
+    expect((error as CrosstabError).code).toBe(ErrorCode.unknownValue);
+    const one = await inline.crosstab({ base: '*', targets: ['STATE=1'] }).catch((e: unknown) => e);
+    expect((one as CrosstabError).details.suggestions).toContain('01');
+  });
+
+  it.each([
+    ['AGEP=18..', 'SEX=2', 'AGEP >= 18 AND SEX = 2'],
+    ['AGEP=18..', 'SCHL=21..24', 'AGEP >= 18 AND SCHL BETWEEN 21 AND 24'],
+    ['ESR=1,2', 'PINCP=50000..', 'ESR IN (1, 2) AND PINCP >= 50000'],
+    ['*', 'JWMNP=..15 AND NOT JWTRNS=1', 'JWMNP <= 15 AND (JWTRNS IS NULL OR JWTRNS <> 1)'],
+    ['STATE=36', 'PUMA=00100,00300 OR MIL=NA', "STATE = '36' AND (PUMA IN ('00100', '00300') OR MIL IS NULL)"],
+    ['HISP=2..24', 'NOT ENG=1 AND LANX=1', 'HISP BETWEEN 2 AND 24 AND (ENG IS NULL OR ENG <> 1) AND LANX = 1'],
+  ])('base %s, target %s equals DuckDB', async (base, target, where) => {
+    const expected = await duckCell(where);
+    const result = await inline.crosstab({ base, targets: [target] });
+    expect(result.targets[0]!.respondents).toBe(expected.respondents);
+    expect(result.targets[0]!.weighted).toBe(expected.weighted); // integer weights: exact
+  });
+
+  it.each(['inline', 'pool'] as const)('%s: OCCP x SEX (group-by) and overlapping nets (bitsets) equal DuckDB', async (execution) => {
+    const ds = execution === 'inline' ? inline : pooled;
+    const byGroup = await ds.table({ base: 'ESR=1,2', rows: [{ variable: 'OCCP' }], columns: [{ variable: 'SEX' }] });
+    expect(byGroup.plan).toBe('scatter');
+    expect(byGroup.execution).toBe(execution);
+    const reader = await duck.runAndReadAll('SELECT OCCP, SEX, SUM(PWGTP)::DOUBLE, COUNT(*)::DOUBLE FROM acs WHERE ESR IN (1, 2) AND OCCP IS NOT NULL GROUP BY ALL');
+    const rows = new Map(byGroup.rows.map((row, r) => [Number(row.value), r]));
+    const rowsDuck = reader.getRows() as Array<[number, number, number, number]>;
+    expect(rowsDuck.length).toBeGreaterThan(500);
+    for (const [occp, sex, w, n] of rowsDuck) {
+      const cell = byGroup.cell(rows.get(Number(occp))!, Number(sex) - 1);
+      expect([cell.weighted, cell.respondents]).toEqual([w, n]);
+    }
+    const nets = await ds.table({
+      base: 'AGEP=16..',
+      rows: ['AGEP=18..34', 'AGEP=35..64', 'PINCP=50000..', 'SCHL=21..24 OR FOD1P=NA'],
+      columns: ['SEX=2', 'HICOV=1', 'RAC1P=2 OR HISP=2..24', 'DIS=1', 'PUMA=00100'],
+    });
+    expect(nets.plan).toBe('bitsets');
+    const check = await duckCell("AGEP >= 16 AND PINCP >= 50000 AND (RAC1P = 2 OR HISP BETWEEN 2 AND 24)");
+    expect([nets.cell(2, 2).weighted, nets.cell(2, 2).respondents]).toEqual([check.weighted, check.respondents]);
+    const rare = await duckCell("AGEP >= 16 AND (SCHL BETWEEN 21 AND 24 OR FOD1P IS NULL) AND PUMA = '00100'");
+    expect([nets.cell(3, 4).weighted, nets.cell(3, 4).respondents]).toEqual([rare.weighted, rare.respondents]);
+  });
+
+  it('query latency and memory (reported, not asserted)', async () => {
+    const query = { base: 'AGEP=18..', targets: ['SEX=2', 'SCHL=21..24'] };
+    await inline.crosstab(query);
+    const times: number[] = [];
+    for (let i = 0; i < 50; i++) {
+      const started = performance.now();
+      await inline.crosstab(query);
+      times.push(performance.now() - started);
+    }
+    times.sort((a, b) => a - b);
+    console.info(`ACS S1 latency: median ${times[25]!.toFixed(3)} ms, min ${times[0]!.toFixed(3)} ms; RSS ${(process.memoryUsage().rss / 1e6).toFixed(0)} MB`);
+    expect(times.length).toBe(50);
+  });
+});
