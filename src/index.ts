@@ -36,3 +36,5 @@ export type {
   TableResult,
 } from './facade/types.js';
 export { valueExpression, MAX_AXIS } from './facade/axes.js';
+export { STAT_NAMES, tableStatistics, columnGroups, tableToJSON, tableToCSV, tableToArrow, tableToArrowIPC, TABLE_METADATA_KEY, tableToText, tableToHTML, indexColour } from './report/index.js';
+export type { StatName, TableStatistics, TableStatisticsOptions, ColumnComparison, ColumnGroup, TableJson, TableJsonAxisEntry, TableJsonCell, TableJsonComparison, DisplayOptions } from './report/index.js';

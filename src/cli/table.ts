@@ -1,0 +1,182 @@
+import { writeFile } from 'node:fs/promises';
+import type { Command } from 'commander';
+import { CrosstabError, ErrorCode } from '../errors.js';
+import { openDataset, type Dataset } from '../facade/dataset.js';
+import type { AxisItem, TableResult } from '../facade/types.js';
+import { STAT_NAMES, tableStatistics, type StatName, type TableStatistics } from '../report/table-statistics.js';
+import { tableToArrowIPC } from '../report/table-arrow.js';
+import { tableToCSV } from '../report/table-csv.js';
+import { tableToHTML } from '../report/table-html.js';
+import { tableToJSON } from '../report/table-json.js';
+import { tableToText } from '../report/table-text.js';
+
+const FORMATS = ['text', 'csv', 'json', 'arrow', 'html'] as const;
+type Format = (typeof FORMATS)[number];
+
+/** An axis flag value with its position on the command line, so --row and --rows keep their order. */
+interface Ordered {
+  order: number;
+  flag: string;
+  value: string;
+}
+
+let sequence = 0;
+const collect = (flag: string) => (value: string, previous: Ordered[] = []) => [...previous, { order: sequence++, flag, value }];
+
+/**
+ * Registers `crosstab table <dataset>`: a weighted table of base AND row AND column
+ * cells with derived statistics, printed as text, CSV, JSON, Arrow IPC or HTML.
+ * See docs/tables.md.
+ */
+export function registerTableCommand(program: Command): void {
+  program
+    .command('table')
+    .description('a weighted table of rows x columns with percentages, index, SE, significance')
+    .argument('<dataset>', 'dataset file from `crosstab build`')
+    .requiredOption('--base <expr>', 'population base expression (`*` for everyone)')
+    .option('--row <expr>', 'a row expression (repeat for more)', collect('--row'))
+    .option('--rows <variable>', 'one row per value of a variable (repeat for more)', collect('--rows'))
+    .option('--column <expr>', 'a column expression (repeat for more)', collect('--column'))
+    .option('--columns <variable>', 'one column per value of a variable (repeat for more)', collect('--columns'))
+    .option('--stats <list>', `all, or a comma list of ${STAT_NAMES.join(',')}`, 'vpct')
+    .option('--se <method>', 'standard error: linearization (R svymean) or kish (effective base)', 'linearization')
+    .option('--correction <method>', 'multiple comparisons: none, bonferroni or holm', 'none')
+    .option('--alpha <level>', 'significance level of the column tests', '0.05')
+    .option('--weight <column>', "weight column (default: the dataset's first)")
+    .option('--unweighted', 'count respondents with weight 1')
+    .option('--format <format>', `output: ${FORMATS.join(', ')}`, 'text')
+    .option('--out <file>', 'write to this file instead of stdout')
+    .action(async (path: string, flags: Record<string, unknown>) => {
+      const settings = readFlags(flags);
+      const ds = await openDataset(path);
+      try {
+        const result = await runTable(ds, settings);
+        const statistics = tableStatistics(result, {
+          stats: settings.stats,
+          se: settings.se,
+          correction: settings.correction,
+          alpha: settings.alpha,
+        });
+        await emit(render(ds, result, statistics, settings.format), settings.out, settings.format);
+      } finally {
+        ds.close();
+      }
+    });
+}
+
+interface TableFlags {
+  base: string;
+  rows: Ordered[];
+  columns: Ordered[];
+  stats: StatName[];
+  se: 'linearization' | 'kish';
+  correction: 'none' | 'bonferroni' | 'holm';
+  alpha: number;
+  weight: string | null | undefined;
+  format: Format;
+  out: string | undefined;
+}
+
+function readFlags(flags: Record<string, unknown>): TableFlags {
+  const byOrder = (a: Ordered, b: Ordered) => a.order - b.order;
+  const rows = [...((flags['row'] as Ordered[]) ?? []), ...((flags['rows'] as Ordered[]) ?? [])].sort(byOrder);
+  const columns = [...((flags['column'] as Ordered[]) ?? []), ...((flags['columns'] as Ordered[]) ?? [])].sort(byOrder);
+  if (rows.length === 0) throw flagError('--row', 'no rows: give at least one --row EXPR or --rows VARIABLE', "e.g. --rows degree --row 'degree=3,4'");
+  if (columns.length === 0) {
+    throw flagError('--column', 'no columns: give at least one --column EXPR or --columns VARIABLE', "e.g. --columns sex --column 'age=18..34'");
+  }
+  const stats = readStats(String(flags['stats']));
+  const se = oneOf('--se', flags['se'], ['linearization', 'kish'] as const);
+  const correction = oneOf('--correction', flags['correction'], ['none', 'bonferroni', 'holm'] as const);
+  const format = oneOf('--format', flags['format'], FORMATS);
+  const alphaText = String(flags['alpha']);
+  const alpha = Number(alphaText);
+  if (alphaText.trim() === '' || !(alpha > 0 && alpha < 1)) {
+    throw flagError('--alpha', `--alpha must be a number between 0 and 1 (exclusive), not "${alphaText}"`, 'e.g. --alpha 0.01');
+  }
+  if (flags['unweighted'] === true && flags['weight'] !== undefined) {
+    throw flagError('--unweighted', '--weight and --unweighted cannot be used together', 'Pass one of them.');
+  }
+  const weight = flags['unweighted'] === true ? null : (flags['weight'] as string | undefined);
+  const out = flags['out'] as string | undefined;
+  if (format === 'arrow' && out === undefined && process.stdout.isTTY) {
+    throw flagError('--format', '--format arrow writes binary Arrow IPC; not printing it to a terminal', 'Pass --out FILE or redirect stdout.');
+  }
+  return { base: String(flags['base']), rows, columns, stats, se, correction, alpha, weight, format, out };
+}
+
+function readStats(text: string): StatName[] {
+  if (text.trim() === 'all') return [...STAT_NAMES];
+  const names = text.split(',').map((name) => name.trim());
+  for (const name of names) {
+    if (!(STAT_NAMES as readonly string[]).includes(name)) {
+      throw flagError('--stats', `--stats: unknown statistic "${name}"; use all or a comma list of ${STAT_NAMES.join(', ')}`, 'e.g. --stats vpct,index,sig');
+    }
+  }
+  return STAT_NAMES.filter((name) => names.includes(name));
+}
+
+function oneOf<T extends string>(flag: string, value: unknown, allowed: readonly T[]): T {
+  if (!allowed.includes(value as T)) {
+    throw flagError(flag, `${flag} must be ${allowed.join(', ')}; not "${String(value)}"`, `e.g. ${flag} ${allowed[0]}`);
+  }
+  return value as T;
+}
+
+function flagError(flag: string, message: string, hint: string): CrosstabError {
+  return new CrosstabError(ErrorCode.invalidOption, message, { field: flag, hint });
+}
+
+/** Runs ds.table(); an error about rows[i] / columns[i] / base is re-labelled with the flag that gave it. */
+async function runTable(ds: Dataset, flags: TableFlags): Promise<TableResult> {
+  const axis = (entries: Ordered[]): AxisItem[] => entries.map((entry) => (entry.flag.endsWith('s') ? { variable: entry.value } : entry.value));
+  try {
+    return await ds.table({
+      base: flags.base,
+      rows: axis(flags.rows),
+      columns: axis(flags.columns),
+      ...(flags.weight !== undefined ? { weight: flags.weight } : {}),
+    });
+  } catch (error) {
+    if (!(error instanceof CrosstabError) || typeof error.details.field !== 'string') throw error;
+    const field = error.details.field;
+    const match = /^(rows|columns)\[(\d+)\]$/.exec(field);
+    const entry = match ? (match[1] === 'rows' ? flags.rows : flags.columns)[Number(match[2])] : undefined;
+    const flag = entry ? `${entry.flag} ${JSON.stringify(entry.value)}` : field === 'base' ? `--base ${JSON.stringify(flags.base)}` : field === 'weight' ? `--weight ${JSON.stringify(flags.weight)}` : undefined;
+    if (flag === undefined) throw error;
+    const message = error.message.startsWith(`${field} `) || error.message.startsWith(`${field}: `) ? error.message.slice(field.length).replace(/^:? /, '') : error.message;
+    throw new CrosstabError(error.code, `${flag}: ${message}`, { ...error.details, field: flag.split(' ')[0] });
+  }
+}
+
+function render(ds: Dataset, result: TableResult, statistics: TableStatistics, format: Format): string | Uint8Array {
+  const display = {
+    title: ds.info.name === ds.info.survey ? ds.info.name : `${ds.info.name} (${ds.info.survey})`,
+    variableLabels: Object.fromEntries(ds.info.variables.flatMap((variable) => (variable.label ? [[variable.name, variable.label]] : []))),
+  };
+  switch (format) {
+    case 'json':
+      return `${JSON.stringify(tableToJSON(result, statistics))}\n`;
+    case 'csv':
+      return tableToCSV(result, statistics);
+    case 'arrow':
+      return tableToArrowIPC(result, statistics);
+    case 'html':
+      return tableToHTML(result, statistics, display);
+    case 'text':
+      return tableToText(result, statistics, display);
+  }
+}
+
+async function emit(output: string | Uint8Array, out: string | undefined, format: Format): Promise<void> {
+  if (out !== undefined) {
+    try {
+      await writeFile(out, output);
+    } catch (error) {
+      throw flagError('--out', `--out ${out}: cannot write the ${format} output: ${(error as Error).message}`, 'Pass a writable file path.');
+    }
+    process.stderr.write(`wrote ${out} (${format}, ${Buffer.byteLength(output)} bytes)\n`);
+    return;
+  }
+  await new Promise<void>((resolve, reject) => process.stdout.write(output, (error) => (error ? reject(error) : resolve())));
+}

@@ -1,0 +1,89 @@
+import type { StabilityLevel, StabilityThresholds, TableResult } from '../facade/types.js';
+import type { ColumnGroup } from './column-groups.js';
+import type { StatName, TableStatistics } from './table-statistics.js';
+
+/** Options shared by the human-readable formats (text, HTML). */
+export interface DisplayOptions {
+  /** A heading, e.g. the dataset's name and survey. */
+  title?: string;
+  /** Variable labels by name, for the banner over each column group. */
+  variableLabels?: Readonly<Record<string, string>>;
+}
+
+/** `*` for caution (31–60 respondents by default), `**` for very unstable (30 or fewer), '' otherwise. */
+export function stabilityMarker(stability: StabilityLevel): string {
+  return stability === 'very-unstable' ? '**' : stability === 'caution' ? '*' : '';
+}
+
+/** The marker legend, with the dataset's thresholds. */
+export function markerLegend(thresholds: StabilityThresholds): string {
+  const { cautionMax, veryUnstableMax } = thresholds;
+  return `* use with caution: ${veryUnstableMax + 1}–${cautionMax} respondents; ** very unstable: ${veryUnstableMax} or fewer`;
+}
+
+/** The letters legend for a significance setting. */
+export function lettersLegend(statistics: TableStatistics): string {
+  const correction = statistics.correction === 'none' ? 'no correction' : `${statistics.correction} correction within each row and group`;
+  const test = statistics.test === 'linearization' ? 'linearization z-test' : 'pooled z-test on effective bases';
+  return `letters: the cell's vertical % is significantly higher than that of the columns with those letters in its group (${test}, alpha ${statistics.alpha}, ${correction})`;
+}
+
+export function formatCount(value: number, digits = 1): string {
+  if (!Number.isFinite(value)) return '–';
+  return value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+}
+
+/** A proportion as a percentage: 0.07522 → `7.5%`. */
+export function formatPercent(proportion: number, digits = 1): string {
+  return Number.isFinite(proportion) ? `${formatCount(100 * proportion, digits)}%` : '–';
+}
+
+/** How a statistic is labelled and printed in the human formats. */
+export interface DisplayedStat {
+  stat: Exclude<StatName, 'sig'>;
+  label: string;
+  format: (value: number) => string;
+  values: Float64Array;
+}
+
+/** The requested numeric statistics with labels and formatting (percentages as %). */
+export function displayedStats(statistics: TableStatistics | undefined): DisplayedStat[] {
+  if (statistics === undefined) return [];
+  const shown: Array<Omit<DisplayedStat, 'values'> & { values: Float64Array | undefined }> = [
+    { stat: 'vpct', label: 'vertical %', format: (v) => formatPercent(v), values: statistics.columnPct },
+    { stat: 'hpct', label: 'horizontal %', format: (v) => formatPercent(v), values: statistics.rowPct },
+    { stat: 'tpct', label: 'table %', format: (v) => formatPercent(v), values: statistics.tablePct },
+    { stat: 'index', label: 'index', format: (v) => formatCount(v, 0), values: statistics.index },
+    { stat: 'ebase', label: 'effective base', format: (v) => formatCount(v, 1), values: statistics.effectiveBase },
+    { stat: 'deff', label: 'design effect', format: (v) => formatCount(v, 2), values: statistics.designEffect },
+    { stat: 'se', label: `SE of vertical % (${statistics.se})`, format: (v) => formatPercent(v, 2), values: statistics.columnPctSE },
+    { stat: 'moe', label: '95% margin of error', format: (v) => (Number.isFinite(v) ? `±${formatPercent(v, 2)}` : '–'), values: statistics.columnPctMoE },
+  ];
+  return shown.filter((entry): entry is DisplayedStat => entry.values !== undefined);
+}
+
+/** A run of adjacent columns under one banner: a compared group, or one stand-alone column. */
+export interface Banner {
+  label: string;
+  columns: number[];
+}
+
+/** Banners over the columns, in column order: each group under its variable's label, other columns alone. */
+export function banners(result: TableResult, groups: readonly ColumnGroup[], options: DisplayOptions): Banner[] {
+  const groupOf = new Map<number, ColumnGroup>();
+  for (const group of groups) for (const column of group.columns) groupOf.set(column, group);
+  const out: Banner[] = [];
+  let previous: ColumnGroup | undefined;
+  result.columns.forEach((column, c) => {
+    const group = groupOf.get(c);
+    if (group !== undefined && group === previous) {
+      out.at(-1)!.columns.push(c);
+      return;
+    }
+    previous = group;
+    const variable = group?.variable ?? column.variable;
+    const label = variable !== undefined && variable !== null ? (options.variableLabels?.[variable] ?? variable) : '';
+    out.push({ label, columns: [c] });
+  });
+  return out;
+}

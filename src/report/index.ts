@@ -1,0 +1,12 @@
+/** Derived statistics of a table and its output formats (JSON, CSV, Arrow, text, HTML). See docs/tables.md. */
+export { STAT_NAMES, normalizeStats, tableStatistics } from './table-statistics.js';
+export type { ColumnComparison, StatName, TableStatistics, TableStatisticsOptions } from './table-statistics.js';
+export { columnGroups } from './column-groups.js';
+export type { ColumnGroup } from './column-groups.js';
+export { tableToJSON } from './table-json.js';
+export type { TableJson, TableJsonAxisEntry, TableJsonCell, TableJsonComparison } from './table-json.js';
+export { tableToCSV } from './table-csv.js';
+export { TABLE_METADATA_KEY, tableToArrow, tableToArrowIPC } from './table-arrow.js';
+export { tableToText } from './table-text.js';
+export { LEGEND_INDEXES, indexColour, tableToHTML } from './table-html.js';
+export type { DisplayOptions } from './display.js';

@@ -1,0 +1,65 @@
+import type { TableResult } from '../facade/types.js';
+import { presentFigures } from './cell-figures.js';
+import type { TableStatistics } from './table-statistics.js';
+
+/**
+ * The table as long CSV (RFC 4180, `\n` line ends): a header, then one line per cell,
+ * rows outer, columns inner. Columns: `row`, `rowLabel`, `rowExpr`, `column`,
+ * `columnLabel`, `columnExpr`, `columnLetter`, `weighted`, `respondents`,
+ * `sumSqWeights`, `stability`, then each requested statistic (`columnPct`, `rowPct`,
+ * `tablePct`, `index`, `effectiveBase`, `designEffect`, `columnPctSE`, `columnPctMoE`,
+ * `letters`). Indexes are 0-based, percentages proportions (0–1), numbers in
+ * shortest round-trip form, undefined figures empty.
+ */
+export function tableToCSV(result: TableResult, statistics?: TableStatistics): string {
+  const figures = presentFigures(statistics);
+  const header = [
+    'row',
+    'rowLabel',
+    'rowExpr',
+    'column',
+    'columnLabel',
+    'columnExpr',
+    'columnLetter',
+    'weighted',
+    'respondents',
+    'sumSqWeights',
+    'stability',
+    ...figures.map((figure) => figure.field),
+    ...(statistics?.letters ? ['letters'] : []),
+  ];
+  const lines = [header.join(',')];
+  const width = result.columns.length;
+  result.rows.forEach((row, r) => {
+    result.columns.forEach((column, c) => {
+      const at = r * width + c;
+      const cell = result.cell(r, c);
+      const fields = [
+        String(r),
+        quote(row.label),
+        quote(row.expr),
+        String(c),
+        quote(column.label),
+        quote(column.expr),
+        statistics?.columnLetters[c] ?? '',
+        number(cell.weighted),
+        String(cell.respondents),
+        number(cell.sumSqWeights),
+        cell.stability,
+        ...figures.map((figure) => number(figure.values[at]!)),
+        ...(statistics?.letters ? [statistics.letters[at]!] : []),
+      ];
+      lines.push(fields.join(','));
+    });
+  });
+  return `${lines.join('\n')}\n`;
+}
+
+function number(value: number): string {
+  return Number.isFinite(value) ? String(value) : '';
+}
+
+/** Quotes a field when it holds a comma, quote, line break or leading/trailing space. */
+function quote(text: string): string {
+  return /[",\r\n]|^\s|\s$/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+}

@@ -1,0 +1,127 @@
+import type { Cell, StabilityLevel, StabilityThresholds, TableResult } from '../facade/types.js';
+import { finiteOrNull, presentFigures } from './cell-figures.js';
+import type { StatName, TableStatistics } from './table-statistics.js';
+
+/** An axis entry as JSON; columns also carry their comparison group and key letter. */
+export interface TableJsonAxisEntry {
+  label: string;
+  expr: string;
+  variable?: string;
+  value?: string;
+  /** Index into `columnGroups` (columns only, when the column is compared). */
+  group?: number;
+  /** Key letter within the group (columns only, when the column is compared). */
+  letter?: string;
+}
+
+/** One cell as JSON: sums, stability and the requested statistics (proportions 0–1; null = undefined). */
+export interface TableJsonCell {
+  weighted: number;
+  respondents: number;
+  sumSqWeights: number;
+  stability: StabilityLevel;
+  columnPct?: number | null;
+  rowPct?: number | null;
+  tablePct?: number | null;
+  index?: number | null;
+  effectiveBase?: number | null;
+  designEffect?: number | null;
+  columnPctSE?: number | null;
+  columnPctMoE?: number | null;
+  /** Letters of the columns of its group this cell is significantly greater than. */
+  letters?: string;
+}
+
+export interface TableJsonComparison {
+  row: number;
+  group: number;
+  columnA: number;
+  columnB: number;
+  difference: number | null;
+  standardError: number | null;
+  z: number | null;
+  pValue: number | null;
+  adjustedPValue: number | null;
+  significant: boolean;
+}
+
+/** The `crosstab table --format json` document; see docs/tables.md. */
+export interface TableJson {
+  base: string;
+  weight: string | null;
+  units: number;
+  stabilityThresholds: StabilityThresholds;
+  rows: TableJsonAxisEntry[];
+  columns: TableJsonAxisEntry[];
+  /** cells[row][column]. */
+  cells: TableJsonCell[][];
+  rowTotals: Cell[];
+  columnTotals: Cell[];
+  total: Cell;
+  statistics?: {
+    stats: StatName[];
+    se: string;
+    test: string;
+    correction: string;
+    alpha: number;
+    deff: string;
+    designRespondents: number;
+  };
+  columnGroups?: Array<{ variable: string | null; columns: number[]; letters: string[] }>;
+  comparisons?: TableJsonComparison[];
+}
+
+/**
+ * A table and its statistics as one plain JSON-ready object: `cells[row][column]`,
+ * percentages as proportions, `weighted` as the raw sum of weights (divide by
+ * `units` for the projected audience), NaN/Infinity as null.
+ */
+export function tableToJSON(result: TableResult, statistics?: TableStatistics): TableJson {
+  const figures = presentFigures(statistics);
+  const width = result.columns.length;
+  const cells = result.rows.map((_, r) =>
+    result.columns.map((__, c) => {
+      const at = r * width + c;
+      const sums = result.cell(r, c);
+      const cell: TableJsonCell = { weighted: sums.weighted, respondents: sums.respondents, sumSqWeights: sums.sumSqWeights, stability: sums.stability };
+      for (const figure of figures) cell[figure.field] = finiteOrNull(figure.values[at]!);
+      if (statistics?.letters) cell.letters = statistics.letters[at]!;
+      return cell;
+    }),
+  );
+  const json: TableJson = {
+    base: result.base,
+    weight: result.weight,
+    units: result.units,
+    stabilityThresholds: { ...result.stability },
+    rows: result.rows.map((entry) => ({ ...entry })),
+    columns: result.columns.map((entry, c) => {
+      const letter = statistics?.columnLetters[c];
+      if (statistics === undefined || letter === null || letter === undefined) return { ...entry };
+      return { ...entry, group: statistics.groups.findIndex((group) => group.columns.includes(c)), letter };
+    }),
+    cells,
+    rowTotals: result.rowTotals.map((cell) => ({ ...cell })),
+    columnTotals: result.columnTotals.map((cell) => ({ ...cell })),
+    total: { ...result.total },
+  };
+  if (statistics === undefined) return json;
+  const { stats, se, test, correction, alpha, deff, designRespondents } = statistics;
+  json.statistics = { stats, se, test, correction, alpha, deff, designRespondents };
+  json.columnGroups = statistics.groups.map((group) => ({ variable: group.variable, columns: [...group.columns], letters: [...group.letters] }));
+  if (statistics.comparisons) {
+    json.comparisons = statistics.comparisons.map((pair) => ({
+      row: pair.row,
+      group: pair.group,
+      columnA: pair.columnA,
+      columnB: pair.columnB,
+      difference: finiteOrNull(pair.difference),
+      standardError: finiteOrNull(pair.standardError),
+      z: finiteOrNull(pair.z),
+      pValue: finiteOrNull(pair.pValue),
+      adjustedPValue: finiteOrNull(pair.adjustedPValue),
+      significant: pair.significant,
+    }));
+  }
+  return json;
+}

@@ -1,0 +1,119 @@
+import type { Cell, TableResult } from '../facade/types.js';
+import { columnGroups } from './column-groups.js';
+import {
+  banners,
+  displayedStats,
+  formatCount,
+  formatPercent,
+  lettersLegend,
+  markerLegend,
+  stabilityMarker,
+  type DisplayOptions,
+} from './display.js';
+import type { TableStatistics } from './table-statistics.js';
+
+const SEPARATOR = ' │ ';
+
+/**
+ * The table as plain text for a terminal: a banner line per column group, column
+ * labels and key letters, then per row a block of lines (weighted audience =
+ * Σw / units, respondents, each requested statistic, significance letters), a
+ * "Total" column (base AND row) and a "Base" block (base AND column). Every
+ * figure of an unstable cell carries `*` (caution) or `**` (very unstable); the
+ * legend follows the table.
+ */
+export function tableToText(result: TableResult, statistics?: TableStatistics, options: DisplayOptions = {}): string {
+  const width = result.columns.length;
+  const groups = statistics?.groups ?? columnGroups(result.columns);
+  const stats = displayedStats(statistics);
+  const letters = statistics?.letters;
+  const rowShare = (row: Cell) => (result.total.weighted === 0 ? Number.NaN : row.weighted / result.total.weighted);
+
+  // Each body line: [row label, stat label, Total figure, ...column figures].
+  const body: string[][] = [];
+  const figureLines = (
+    label: string,
+    cells: Cell[],
+    total: Cell,
+    statValue: ((stat: (typeof stats)[number], column: number) => number) | undefined,
+    totalValue: (stat: (typeof stats)[number]) => string,
+    letterOf?: (column: number) => string,
+  ) => {
+    const mark = (text: string, cell: Cell) => text + markerPad(stabilityMarker(cell.stability));
+    body.push([label, 'weighted', mark(formatCount(total.weighted / result.units), total), ...cells.map((cell) => mark(formatCount(cell.weighted / result.units), cell))]);
+    body.push(['', 'respondents', mark(formatCount(total.respondents, 0), total), ...cells.map((cell) => mark(formatCount(cell.respondents, 0), cell))]);
+    if (statValue === undefined) return;
+    for (const stat of stats) {
+      body.push(['', stat.label, totalValue(stat), ...cells.map((cell, c) => mark(stat.format(statValue(stat, c)), cell))]);
+    }
+    if (letterOf) body.push(['', 'significance', '', ...cells.map((cell, c) => letterOf(c) + markerPad(''))]);
+  };
+
+  figureLines('Base', result.columnTotals, result.total, undefined, () => '');
+  result.rows.forEach((row, r) => {
+    const cells = result.columns.map((_, c) => result.cell(r, c));
+    const rowTotal = result.rowTotals[r]!;
+    figureLines(
+      row.label,
+      cells,
+      rowTotal,
+      (stat, c) => stat.values[r * width + c]!,
+      (stat) => {
+        const marker = markerPad(stabilityMarker(rowTotal.stability));
+        if (stat.stat === 'vpct' || stat.stat === 'tpct') return formatPercent(rowShare(rowTotal)) + marker;
+        if (stat.stat === 'hpct') return formatPercent(rowTotal.weighted === 0 ? Number.NaN : 1) + marker;
+        if (stat.stat === 'index') return (rowTotal.weighted === 0 ? '–' : '100') + marker;
+        return '';
+      },
+      letters ? (c) => letters[r * width + c]! : undefined,
+    );
+  });
+
+  const heads = banners(result, groups, options);
+  const header: string[][] = [['', '', 'Total', ...result.columns.map((column) => column.label)]];
+  if (letters) header.push(['', '', '', ...result.columns.map((_, c) => (statistics?.columnLetters[c] ? `(${statistics.columnLetters[c]})` : ''))]);
+  const all = [...header, ...body];
+  const widths = all[0]!.map((_, i) => Math.max(...all.map((line) => line[i]!.length)));
+  // Text column i >= 3 is table column i - 3; a rule opens the Total column and each banner.
+  const opensBlock = new Set([2, ...heads.map((banner) => banner.columns[0]! + 3)]);
+  const join = (cells: string[], gap: string, rule: string) => cells.map((cell, i) => (i === 0 ? '' : opensBlock.has(i) ? rule : gap) + cell).join('');
+  const render = (line: string[]) => join(line.map((text, i) => (i < 2 ? text.padEnd(widths[i]!) : text.padStart(widths[i]!))), '  ', SEPARATOR).trimEnd();
+  const bannerLine = () => {
+    const cells = widths.map((w) => ' '.repeat(w));
+    for (const banner of heads) {
+      const first = banner.columns[0]! + 3;
+      const span = banner.columns.reduce((sum, c) => sum + widths[c + 3]!, 0) + 2 * (banner.columns.length - 1);
+      const text = banner.label.length > span ? `${banner.label.slice(0, Math.max(0, span - 1))}…` : banner.label;
+      cells[first] = text.padEnd(span);
+      for (const c of banner.columns.slice(1)) cells[c + 3] = '';
+    }
+    return cells.map((cell, i) => (i === 0 ? '' : opensBlock.has(i) ? SEPARATOR : cell === '' ? '' : '  ') + cell).join('').trimEnd();
+  };
+  const ruleLine = join(widths.map((w) => '─'.repeat(w)), '──', '─┼─');
+
+  const lines: string[] = [];
+  if (options.title) lines.push(options.title);
+  lines.push(`base ${result.base} · weight ${result.weight ?? 'none (unweighted)'} · units ${result.units} · ${formatCount(result.total.respondents, 0)} respondents`);
+  lines.push('');
+  lines.push(bannerLine());
+  for (const line of header) lines.push(render(line));
+  lines.push(ruleLine);
+  let previousLabel = '';
+  body.forEach((line) => {
+    if (line[0] !== '' && previousLabel !== '') lines.push('');
+    if (line[0] !== '') previousLabel = line[0]!;
+    lines.push(render(line));
+  });
+  lines.push('');
+  lines.push(markerLegend(result.stability));
+  if (statistics && letters) lines.push(lettersLegend(statistics));
+  if (stats.some((stat) => stat.stat === 'se' || stat.stat === 'moe')) {
+    lines.push(`SE and margin of error are of the vertical %, in percentage points (${statistics!.se} method; design n = ${statistics!.designRespondents})`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/** Markers take a fixed 3 characters so figures stay aligned. */
+function markerPad(marker: string): string {
+  return marker.padStart(3);
+}
