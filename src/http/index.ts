@@ -21,8 +21,11 @@ export type {
 } from './handler.js';
 export { createNodeListener, sendNodeResponse } from './node-shim.js';
 export { crosstabFastify } from './fastify-shim.js';
+export type { FastifyInstanceLike, FastifyReplyLike } from './fastify-shim.js';
 export { crosstabExpress } from './express-shim.js';
+export type { NodeMiddleware } from './express-shim.js';
 export { crosstabHono } from './hono-shim.js';
+export type { HonoContextLike } from './hono-shim.js';
 export { readNodeBody, readWebBody } from './read-body.js';
 export { listen } from './server.js';
 export type { RunningServer } from './server.js';
