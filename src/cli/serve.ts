@@ -5,12 +5,12 @@ import { addApiKey, createCrosstabHandler, listen, writeKeyFile, KEY_FILE_FORMAT
 import { bundledDatasets } from './bundled.js';
 
 interface ServeOptions {
-  dataset: string[];
+  dataset?: string[];
   keys?: string;
   port: string;
   host: string;
   basePath: string;
-  corsOrigin: string[];
+  corsOrigin?: string[];
   ledger: string;
   maxBodyBytes: string;
   publicUrl?: string;
@@ -53,12 +53,12 @@ export function registerServeCommand(program: Command): void {
   program
     .command('serve')
     .description('serve the REST API: GET <base>/docs, POST <base>/crosstab, OPTIONS <base>/crosstab')
-    .option('--dataset <file>', 'compiled dataset to serve, repeatable (default: the bundled datasets/build/*.arrow)', collect, [])
+    .option('--dataset <file>', 'compiled dataset to serve, repeatable (default: the bundled datasets/build/*.arrow)', collect)
     .option('--keys <file>', 'API key file from `crosstab keys add` (default: a new development key in .crosstab/dev-keys.json, printed once)')
     .option('--port <n>', 'TCP port (0 = any free port)', '8080')
     .option('--host <host>', 'interface to listen on', '127.0.0.1')
     .option('--base-path <path>', 'mount path, with a v1 segment', '/v1')
-    .option('--cors-origin <origin>', 'allowed browser origin, repeatable (default: any origin)', collect, [])
+    .option('--cors-origin <origin>', 'allowed browser origin, repeatable (default: any origin)', collect)
     .option('--ledger <file>', 'usage ledger (NDJSON, one fsync\'d line per billed request)', join(DEV_FOLDER, 'usage.ndjson'))
     .option('--max-body-bytes <n>', 'largest accepted request body', '16384')
     .option('--public-url <url>', 'server URL advertised in GET /docs (default: the base path)')
@@ -66,7 +66,7 @@ export function registerServeCommand(program: Command): void {
     .action(async (options: ServeOptions) => {
       const port = integerOption(options.port, '--port', 0, 65535);
       const maxBodyBytes = integerOption(options.maxBodyBytes, '--max-body-bytes', 256, 16 * 1024 * 1024);
-      const paths = options.dataset.length > 0 ? options.dataset : bundledDatasets();
+      const paths = options.dataset ?? bundledDatasets();
       if (paths.length === 0) {
         throw new CrosstabError(ErrorCode.fileNotFound, 'No dataset to serve: datasets/build/ has no .arrow files.', {
           hint: 'Run `npm run build` to compile the bundled datasets, or pass --dataset <file.arrow>.',
@@ -85,7 +85,7 @@ export function registerServeCommand(program: Command): void {
           keys: keysPath,
           usage: options.ledger,
           basePath: options.basePath,
-          corsOrigins: options.corsOrigin.length > 0 ? options.corsOrigin : '*',
+          corsOrigins: options.corsOrigin ?? '*',
           maxBodyBytes,
           ...(options.publicUrl === undefined ? {} : { serverUrl: options.publicUrl }),
           log,
