@@ -81,6 +81,18 @@ describe('crosstab serve', () => {
     expect(readLedger(join(dir, '.crosstab', 'usage.ndjson'))).toHaveLength(1);
   });
 
+  it('with no --dataset serves the bundled datasets (what `npm start` runs)', async () => {
+    const dir = tempDir();
+    const child = spawn(process.execPath, [CLI, 'serve', '--port', '0'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    let stdout = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    await expect.poll(() => stdout, { timeout: 30_000 }).toMatch(/listening on/);
+    expect(stdout).toMatch(/GSS, NHANES listening on http:\/\/127\.0\.0\.1:\d+\/v1/);
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+  });
+
   it('refuses an invalid --cors-origin and a missing key file with exit code 1', () => {
     const dir = tempDir();
     const cors = crosstab(['serve', '--dataset', paths.gss, '--port', '0', '--cors-origin', 'https://app.example/'], dir);
