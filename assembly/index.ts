@@ -188,56 +188,57 @@ export function wordWeights(weights: usize, words: i32, n: i32, out: usize): voi
 @inline function runEnd(runs: usize, k: i32): i32 { return <i32>load<u32>(runs + (<usize>k << 4), 4); }
 @inline function runWeight(runs: usize, k: i32): f64 { return load<f64>(runs + (<usize>k << 4), 8); }
 
-/** Sum over words [from, to) of popcount(a AND b). */
+/** Sum over words [from, to) of popcount(a AND b), two words per step. */
 @inline function andPopcountRange(a: usize, b: usize, from: i32, to: i32): i64 {
-  let c: i64 = 0;
-  for (let i = from; i < to; i++) {
-    c += popcnt(load<u64>(a + (<usize>i << 3)) & load<u64>(b + (<usize>i << 3)));
+  let c0: i64 = 0;
+  let c1: i64 = 0;
+  let i = from;
+  for (; i + 1 < to; i += 2) {
+    const p = <usize>i << 3;
+    c0 += popcnt(load<u64>(a + p) & load<u64>(b + p));
+    c1 += popcnt(load<u64>(a + p, 8) & load<u64>(b + p, 8));
   }
-  return c;
-}
-
-/** Adds the weights of the set bits of a AND b over words [from, to) to acc[0..2]. */
-@inline function walkRange(a: usize, b: usize, weights: usize, from: i32, to: i32, acc: usize): void {
-  let count: f64 = 0;
-  let sum: f64 = 0;
-  let sumSq: f64 = 0;
-  for (let i = from; i < to; i++) {
-    let w = load<u64>(a + (<usize>i << 3)) & load<u64>(b + (<usize>i << 3));
-    const base = weights + (<usize>i << 9);
-    while (w != 0) {
-      const y = load<f64>(base + (<usize>ctz(w) << 3));
-      count += 1;
-      sum += y;
-      sumSq += y * y;
-      w &= w - 1;
-    }
-  }
-  store<f64>(acc, load<f64>(acc) + sum);
-  store<f64>(acc, load<f64>(acc, 8) + sumSq, 8);
-  store<f64>(acc, load<f64>(acc, 16) + count, 16);
+  if (i < to) c0 += popcnt(load<u64>(a + (<usize>i << 3)) & load<u64>(b + (<usize>i << 3)));
+  return c0 + c1;
 }
 
 /**
  * Adds the cell of a AND b over the runs [k0, k1), clipped to words [from, to), to
- * acc = (sum, sum of squares, count). Uniform runs cost one AND + popcount per word.
+ * acc = (sum, sum of squares, count). Uniform runs cost one AND + popcount per word;
+ * words of mixed weights walk their set bits. Accumulators stay in locals: acc is
+ * touched once per call, not once per run.
  */
 @inline function addRuns(a: usize, b: usize, weights: usize, runs: usize, k0: i32, k1: i32, from: i32, to: i32, acc: usize): void {
+  let sum: f64 = 0;
+  let sumSq: f64 = 0;
+  let count: i64 = 0;
   for (let k = k0; k < k1; k++) {
     const s = max(runStart(runs, k), from);
     const e = min(runEnd(runs, k), to);
     const x = runWeight(runs, k);
     if (x == x) {
-      const c = <f64>andPopcountRange(a, b, s, e);
-      if (c == 0) continue;
-      const cx = c * x;
-      store<f64>(acc, load<f64>(acc) + cx);
-      store<f64>(acc, load<f64>(acc, 8) + cx * x, 8);
-      store<f64>(acc, load<f64>(acc, 16) + c, 16);
+      const c = andPopcountRange(a, b, s, e);
+      count += c;
+      const cx = <f64>c * x;
+      sum += cx;
+      sumSq += cx * x;
     } else {
-      walkRange(a, b, weights, s, e, acc);
+      for (let i = s; i < e; i++) {
+        let w = load<u64>(a + (<usize>i << 3)) & load<u64>(b + (<usize>i << 3));
+        const base = weights + (<usize>i << 9);
+        count += popcnt(w);
+        while (w != 0) {
+          const y = load<f64>(base + (<usize>ctz(w) << 3));
+          sum += y;
+          sumSq += y * y;
+          w &= w - 1;
+        }
+      }
     }
   }
+  store<f64>(acc, load<f64>(acc) + sum);
+  store<f64>(acc, load<f64>(acc, 8) + sumSq, 8);
+  store<f64>(acc, load<f64>(acc, 16) + <f64>count, 16);
 }
 
 /** Weighted cell of a AND b over dense bitsets. out: f64 sum, f64 sum of squares; returns the count. */
