@@ -80,3 +80,47 @@ describe('engine vs reference on random data', () => {
     );
   });
 });
+
+describe.each(['inline', 'pool'] as const)('%s: tables vs reference on random data', (execution) => {
+  it('every cell and margin matches, on both plans', async () => {
+    const plans = new Set<string>();
+    await fc.assert(
+      fc.asyncProperty(
+        datasetArb.chain((data) => {
+          const columns = { num1: data.num1, num2: data.num2, txt: data.txt };
+          // Either free expressions (bitset plan) or distinct single values of one variable (group-by plan).
+          const valueAxes = Object.entries(columns)
+            .filter(([, values]) => present(values).length > 0)
+            .map(([name, values]) => fc.shuffledSubarray(present(values), { minLength: 1 }).map((list) => list.map((value) => ({ var: name, in: [value] }) as Expr)));
+          const axis = fc.oneof(fc.array(exprArb(columns), { minLength: 1, maxLength: 5 }), ...valueAxes);
+          return fc.tuple(fc.constant(data), exprArb(columns), axis, axis);
+        }),
+        async ([data, base, rows, columns]) => {
+          const table: ReferenceTable = { columns: { num1: data.num1, num2: data.num2, txt: data.txt }, weights: data.weights, numeric: new Set(['num1', 'num2']) };
+          const ds = await makeDataset(table.columns, data.weights, undefined, { execution });
+          try {
+            const result = await ds.table({ base: toText(base), rows: rows.map(toText), columns: columns.map(toText) });
+            expect(result.execution).toBe(execution);
+            plans.add(result.plan);
+            rows.forEach((row, r) => {
+              const rowTotal = referenceCell(table, { and: [base, row] }, { all: true });
+              expect(result.rowTotals[r]!.respondents).toBe(rowTotal.respondents);
+              columns.forEach((column, c) => {
+                const expected = referenceCell(table, { and: [base, row] }, column);
+                const cell = result.cell(r, c);
+                expect(cell.respondents).toBe(expected.respondents);
+                expect(Math.abs(cell.weighted - expected.weighted)).toBeLessThanOrEqual(1e-9 * Math.max(1, expected.weighted));
+                expect(Math.abs(cell.sumSqWeights - expected.sumSqWeights)).toBeLessThanOrEqual(1e-9 * Math.max(1, expected.sumSqWeights));
+              });
+            });
+            columns.forEach((column, c) => expect(result.columnTotals[c]!.respondents).toBe(referenceCell(table, base, column).respondents));
+          } finally {
+            ds.close();
+          }
+        },
+      ),
+      { numRuns: 80 },
+    );
+    expect([...plans].sort()).toEqual(['bitsets', 'scatter']);
+  });
+});

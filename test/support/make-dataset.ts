@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { compileDataset } from '../../src/dataset/compile.js';
 import type { RawTable } from '../../src/dataset/raw-table.js';
 import { writeDataset } from '../../src/dataset/writer.js';
-import { openDataset, type Dataset } from '../../src/facade/dataset.js';
+import { openDataset, type Dataset, type OpenOptions } from '../../src/facade/dataset.js';
 import type { Codebook } from '../../src/dataset/codebook.js';
 
 const folder = mkdtempSync(join(tmpdir(), 'crosstab-made-'));
@@ -35,9 +35,9 @@ export function rawTable(columns: Record<string, string[]>, weights: number[]): 
 }
 
 /** Compiles, writes and opens a dataset made of the given columns. */
-export async function makeDataset(columns: Record<string, string[]>, weights: number[], codebook?: Codebook): Promise<Dataset> {
+export async function makeDataset(columns: Record<string, string[]>, weights: number[], codebook?: Codebook, open: OpenOptions = {}): Promise<Dataset> {
   const compiled = compileDataset(rawTable(columns, weights), { survey: 'TEST', ...(codebook ? { codebook } : {}) });
   const out = join(folder, `made-${serial++}.arrow`);
   await writeDataset(compiled, out);
-  return openDataset(out);
+  return openDataset(out, open);
 }
