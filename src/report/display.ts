@@ -56,8 +56,8 @@ export function displayedStats(statistics: TableStatistics | undefined): Display
     { stat: 'index', label: 'index', format: (v) => formatCount(v, 0), values: statistics.index },
     { stat: 'ebase', label: 'effective base', format: (v) => formatCount(v, 1), values: statistics.effectiveBase },
     { stat: 'deff', label: 'design effect', format: (v) => formatCount(v, 2), values: statistics.designEffect },
-    { stat: 'se', label: `SE of vertical % (${statistics.se})`, format: (v) => formatPercent(v, 2), values: statistics.columnPctSE },
-    { stat: 'moe', label: '95% margin of error', format: (v) => (Number.isFinite(v) ? `±${formatPercent(v, 2)}` : '–'), values: statistics.columnPctMoE },
+    { stat: 'se', label: 'SE', format: (v) => formatPercent(v, 2), values: statistics.columnPctSE },
+    { stat: 'moe', label: '95% MoE', format: (v) => (Number.isFinite(v) ? `±${formatPercent(v, 2)}` : '–'), values: statistics.columnPctMoE },
   ];
   return shown.filter((entry): entry is DisplayedStat => entry.values !== undefined);
 }

@@ -108,7 +108,8 @@ export function tableToText(result: TableResult, statistics?: TableStatistics, o
   lines.push(markerLegend(result.stability));
   if (statistics && letters) lines.push(lettersLegend(statistics));
   if (stats.some((stat) => stat.stat === 'se' || stat.stat === 'moe')) {
-    lines.push(`SE and margin of error are of the vertical %, in percentage points (${statistics!.se} method; design n = ${statistics!.designRespondents})`);
+    const method = statistics!.se === 'kish' ? 'Kish effective base' : `linearization, design n = ${formatCount(statistics!.designRespondents, 0)}`;
+    lines.push(`SE, 95% MoE: of the vertical %, in percentage points (${method})`);
   }
   return `${lines.join('\n')}\n`;
 }
