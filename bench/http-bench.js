@@ -2,17 +2,18 @@
 // POST /crosstab of `crosstab serve` on the bundled GSS survey, beside a bare node:http
 // server answering the same JSON body, in the same run, with autocannon on loopback.
 //
-//   node bench/http-bench.js [--duration 5] [--connections 10] [--dataset datasets/build/gss.arrow]
+//   node bench/http-bench.js [--duration 5] [--rounds 3] [--connections 10] [--dataset datasets/build/gss.arrow]
 //                            [--cli dist/cli/main.js] [--json]
 //
-// Each server runs in its own child process, one after the other; the client runs here.
+// Each server runs in its own child process; the client runs here. Runs alternate between
+// the servers for --rounds rounds and the medians are reported.
 // Answers are checked against `crosstab query --json` before timing, and the usage ledger
 // against the number of 200s afterwards.
 import autocannon from 'autocannon';
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { cpus, tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -37,6 +38,7 @@ async function main() {
   const { values: options } = parseArgs({
     options: {
       duration: { type: 'string', default: '5' },
+      rounds: { type: 'string', default: '3' },
       connections: { type: 'string', default: '10' },
       dataset: { type: 'string', default: join(root, 'datasets', 'build', 'gss.arrow') },
       cli: { type: 'string', default: join(root, 'dist', 'cli', 'main.js') },
@@ -45,6 +47,7 @@ async function main() {
   });
   const duration = Number(options.duration);
   const connections = Number(options.connections);
+  const rounds = Number(options.rounds);
   const crosstab = (...args) => execFileSync(process.execPath, [options.cli, ...args], { encoding: 'utf8' });
   const work = mkdtempSync(join(tmpdir(), 'crosstab-http-bench-'));
   try {
@@ -76,9 +79,13 @@ async function main() {
         requests: [{ method: 'GET', path: '/v1/docs' }],
       },
     ];
-    for (const target of targets) {
-      const { child, origin } = await start(target.args);
-      try {
+    // All servers start first and are checked; then the runs alternate between them, round
+    // after round, so that a noisy neighbour slows every server alike. Medians are reported.
+    const running = [];
+    try {
+      for (const target of targets) {
+        const { child, origin } = await start(target.args);
+        running.push({ ...target, child, origin, runs: [] });
         if (target.requests[0].method === 'POST') {
           const reply = await fetch(`${origin}${request.path}`, { method: 'POST', headers: request.headers, body: request.body });
           const text = await reply.text();
@@ -87,28 +94,39 @@ async function main() {
           }
           if (target.billed) billedResponses++;
         }
-        log(`${target.name}: warm-up 1 s, then ${duration} s with ${connections} connections`);
         const warm = await autocannon({ url: origin, connections, duration: 1, requests: target.requests });
-        const result = await autocannon({ url: origin, connections, duration, requests: target.requests });
-        if (target.billed) billedResponses += warm['2xx'] + result['2xx'];
-        rows.push({
-          server: target.name,
-          requestsPerSecond: Math.round(result.requests.average),
-          meanMs: Math.round(result.latency.mean * 100) / 100,
-          p50Ms: result.latency.p50,
-          p99Ms: result.latency.p99,
-          ok: result['2xx'],
-          failed: result.non2xx + result.errors + result.timeouts,
-        });
-      } finally {
+        if (target.billed) billedResponses += warm['2xx'];
+      }
+      for (let round = 1; round <= rounds; round++) {
+        for (const target of running) {
+          log(`round ${round}/${rounds}: ${target.name}, ${duration} s with ${connections} connections`);
+          const result = await autocannon({ url: target.origin, connections, duration, requests: target.requests });
+          if (target.billed) billedResponses += result['2xx'];
+          target.runs.push(result);
+        }
+      }
+    } finally {
+      for (const { child } of running) {
         child.kill('SIGTERM');
         await new Promise((done) => child.once('exit', done));
       }
     }
+    const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+    for (const target of running) {
+      rows.push({
+        server: target.name,
+        requestsPerSecond: Math.round(median(target.runs.map((run) => run.requests.average))),
+        meanMs: Math.round(median(target.runs.map((run) => run.latency.mean)) * 100) / 100,
+        p50Ms: median(target.runs.map((run) => run.latency.p50)),
+        p99Ms: median(target.runs.map((run) => run.latency.p99)),
+        ok: target.runs.reduce((sum, run) => sum + run['2xx'], 0),
+        failed: target.runs.reduce((sum, run) => sum + run.non2xx + run.errors + run.timeouts, 0),
+      });
+    }
     const records = readFileSync(ledger, 'utf8').split('\n').filter(Boolean).length;
     // Autocannon abandons the requests in flight when its time is up; the server still
     // answers and bills them, so the ledger may exceed the 200s received by up to that many.
-    if (records < billedResponses || records > billedResponses + 2 * connections) {
+    if (records < billedResponses || records > billedResponses + (rounds + 1) * connections) {
       throw new Error(`something is off: the ledger holds ${records} records for ${billedResponses} 200s`);
     }
 
@@ -116,7 +134,9 @@ async function main() {
       date: new Date().toISOString(),
       node: process.version,
       cpu: `${cpus().length} x ${cpus()[0]?.model ?? 'unknown'}`,
+      loadAverage: loadavg()[0],
       durationSeconds: duration,
+      rounds,
       connections,
       ledger: { records, okResponses: billedResponses },
       rows,
@@ -130,7 +150,7 @@ async function main() {
     const table = rows.map((row) => [row.server, String(row.requestsPerSecond), row.meanMs.toFixed(2), String(row.p50Ms), String(row.p99Ms), String(row.ok), String(row.failed)]);
     const widths = header.map((cell, i) => Math.max(cell.length, ...table.map((row) => row[i].length)));
     const line = (cells) => cells.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]) : cell.padStart(widths[i]))).join('  ');
-    process.stdout.write(`${report.date}  node ${report.node}  ${report.cpu}  ${duration} s x ${connections} connections\n`);
+    process.stdout.write(`${report.date}  node ${report.node}  ${report.cpu}  load ${loadavg()[0].toFixed(1)}  ${rounds} rounds of ${duration} s x ${connections} connections (medians)\n`);
     process.stdout.write(`${[line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...table.map(line)].join('\n')}\n`);
     process.stdout.write(`ledger: ${records} records for ${billedResponses} 200s received (in-flight requests abandoned at the end are billed too)\n`);
   } finally {
