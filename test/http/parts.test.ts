@@ -7,7 +7,8 @@ import { connect } from 'node:net';
 import { appendFileSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { CrosstabError, openDataset, type Dataset } from '../../src/index.js';
+import { buildDataset, CrosstabError, openDataset, toServiceResponse, type Dataset } from '../../src/index.js';
+import { sharedDatasets } from '../support/paths.js';
 import {
   addApiKey,
   createCrosstabHandler,
@@ -48,6 +49,27 @@ function crosstabRequest(key: string, origin?: string): HandlerRequest {
     body: JSON.stringify({ SurveyCode: 'GSS', PopulationBaseCode: '*', TargetCodes: ['sex=2'] }),
   };
 }
+
+describe('AudienceReportUnits', () => {
+  it('reports WgtAud in the units of the dataset', async () => {
+    const out = join(dir, 'nhanes-thousands.arrow');
+    await buildDataset(join(sharedDatasets, 'nhanes_2009_2010_survey.csv.gz'), { weights: ['WTMEC2YR'], survey: 'NHANES', units: 1000, out });
+    const thousands = await openDataset(out);
+    const handler = await createCrosstabHandler({ datasets: [thousands], keys: keys.path, usage: join(dir, 'units.ndjson') });
+    try {
+      const request = { method: 'POST', path: '/v1/crosstab', headers: { 'content-type': 'application/json', 'service-engine-authorizer': keys.all } };
+      const response = await handler.handle({ ...request, body: JSON.stringify({ SurveyCode: 'NHANES', PopulationBaseCode: '*', TargetCodes: ['RIAGENDR=2'] }) });
+      const body = JSON.parse(response.body);
+      const direct = await thousands.crosstab({ base: '*', targets: ['RIAGENDR=2'] });
+      expect(body.AudienceReportUnits).toBe(1000);
+      expect(body).toEqual(toServiceResponse(direct));
+      expect(body.Results[0].WgtAud * body.AudienceReportUnits).toBeCloseTo(direct.targets[0]!.weighted, 3);
+    } finally {
+      await handler.close();
+      thousands.close();
+    }
+  });
+});
 
 describe('CORS policy', () => {
   it('echoes an allowed origin, answers others with an allowed one, and varies on Origin', () => {
