@@ -3,7 +3,7 @@ import { dirname } from 'node:path';
 import { CrosstabError, ErrorCode } from '../errors.js';
 import { readCodebook } from '../dataset/codebook.js';
 import { compileDataset } from '../dataset/compile.js';
-import { readCsv } from '../dataset/read-csv.js';
+import { readInput } from '../dataset/read-input.js';
 import { writeDataset } from '../dataset/writer.js';
 import { Resolver } from '../query/resolve.js';
 import { invalidOption } from './options.js';
@@ -50,10 +50,10 @@ export async function buildDataset(input: string, options: BuildOptions): Promis
     throw invalidOption('out', `"${checked.out}": the folder ${dirname(checked.out)} does not exist`, 'Create the folder or choose another path.');
   });
   const codebook = checked.codebook === undefined ? undefined : await readCodebook(checked.codebook);
-  const readOptions: Parameters<typeof readCsv>[1] = { weights: checked.weights };
+  const readOptions: Parameters<typeof readInput>[1] = { weights: checked.weights };
   if (checked.exclude) readOptions.exclude = checked.exclude;
   if (checked.onProgress) readOptions.onProgress = checked.onProgress;
-  const table = await readCsv(input, readOptions);
+  const table = await readInput(input, readOptions);
 
   if (codebook) {
     const columns = new Set(table.columns.map((column) => column.name));

@@ -1,0 +1,101 @@
+import { type FileHandle, open } from 'node:fs/promises';
+import { type DataType, DataType as Types, type Field, RecordBatchReader, type Vector } from 'apache-arrow';
+import type { RawTable, ReadOptions } from './raw-table.js';
+import { type CellValue, checkReadOptions, checkTrailer, inputError, readFailure, TableEncoder, unreadable } from './table-encoder.js';
+
+/**
+ * Reads an Arrow IPC file (`ARROW1`, "Feather v2") or an Arrow IPC stream into
+ * dictionary-encoded columns and validated weights, one record batch at a time.
+ *
+ * Values are the text a CSV export of the same data would hold: integers and floats as
+ * JavaScript writes them (`2`, not `2.0`), strings as they are (`06` stays `06`),
+ * dictionary-encoded columns by their values, booleans as `true`/`false`, dates and
+ * timestamps as ISO 8601; null, NaN and empty strings are blank. Weight columns may be any
+ * numeric type. Other types (binary, decimal, lists, structs...) cannot be crosstabbed:
+ * leave them out with `exclude`.
+ *
+ * Rejects with a {@link CrosstabError}, as {@link readCsv} does, plus `invalid_input` for a
+ * truncated or corrupt file; bad weights carry `row` (1-based) and `field` in `details`.
+ */
+export async function readArrow(path: string, options: ReadOptions): Promise<RawTable> {
+  checkReadOptions(path, options);
+  const handle = await open(path, 'r').catch((error: unknown) => {
+    throw unreadable(path, error);
+  });
+  try {
+    const { size } = await handle.stat();
+    const head = new Uint8Array(6);
+    await handle.read(head, 0, 6, 0);
+    if (String.fromCharCode(...head) === 'ARROW1') await checkTrailer(handle, size, path, 'Arrow IPC', 'ARROW1');
+    else await checkEndOfStream(handle, size, path);
+    const reader = await RecordBatchReader.from(handle);
+    await reader.open();
+    const fields = reader.schema.fields;
+    const encoder = new TableEncoder(path, 'Arrow schema', fields.map((field) => ({ name: field.name })), options);
+    const wanted = fields.flatMap((field, i) => (encoder.columns[i] !== undefined || encoder.weightAt[i] !== undefined ? [i] : []));
+    const cells = new Map(wanted.map((i) => [i, cellReader(path, fields[i]!)]));
+    const batches = reader.isFile() ? reader.numRecordBatches : 0;
+    let rows = 0;
+    let batchIndex = 0;
+    for await (const batch of reader) {
+      encoder.reserve(rows + batch.numRows);
+      for (const i of wanted) {
+        const target = encoder.columns[i] ?? encoder.weightAt[i]!;
+        const vector = batch.getChildAt(i)!;
+        const fast = fastValues(vector);
+        if (fast) for (let row = 0; row < batch.numRows; row++) target.set(rows + row, fast[row]);
+        else {
+          const cell = cells.get(i)!;
+          for (let row = 0; row < batch.numRows; row++) target.set(rows + row, cell(vector.get(row)));
+        }
+      }
+      rows += batch.numRows;
+      batchIndex++;
+      if (batches > 0) options.onProgress?.(Math.round((size * batchIndex) / batches), size);
+    }
+    options.onProgress?.(size, size);
+    return encoder.finish(rows, 'An Arrow file needs at least one row.');
+  } catch (error) {
+    throw readFailure(path, 'Arrow IPC', error);
+  } finally {
+    await handle.close().catch(() => undefined);
+  }
+}
+
+/**
+ * An IPC stream ends with an end-of-stream marker (a zero metadata length); a stream cut
+ * between two record batches would otherwise read as a shorter, valid one.
+ */
+async function checkEndOfStream(handle: FileHandle, size: number, path: string): Promise<void> {
+  const tail = new Uint8Array(4);
+  if (size >= 8) await handle.read(tail, 0, 4, size - 4);
+  if (size >= 8 && tail.every((byte) => byte === 0)) return;
+  const hint = 'The stream was cut short (an interrupted download or copy?): write or get the Arrow IPC stream again.';
+  throw inputError(path, `the Arrow IPC stream does not end with its end-of-stream marker: it is truncated (${size} bytes)`, hint);
+}
+
+/** Plain numbers without nulls: the typed array itself (no per-value calls). */
+function fastValues(vector: Vector): ArrayLike<number | bigint> | undefined {
+  if (vector.nullCount !== 0) return undefined;
+  const type = vector.type as DataType;
+  if (Types.isInt(type) || (Types.isFloat(type) && type.precision !== 0)) return vector.toArray() as ArrayLike<number | bigint>;
+  return undefined;
+}
+
+/** How one column's values (as `Vector.get` returns them) become cells; refuses types a crosstab cannot use. */
+function cellReader(path: string, field: Field): (value: unknown) => CellValue {
+  const type = Types.isDictionary(field.type) ? (field.type.dictionary as DataType) : (field.type as DataType);
+  if (Types.isInt(type) || Types.isFloat(type) || Types.isUtf8(type) || Types.isLargeUtf8(type) || Types.isBool(type)) {
+    return (value) => value as CellValue;
+  }
+  if (Types.isDate(type)) return (value) => (value === null ? null : new Date(value as number).toISOString().slice(0, 10));
+  if (Types.isTimestamp(type)) {
+    return (value) => {
+      if (value === null) return null;
+      const iso = new Date(value as number).toISOString();
+      return iso.endsWith('.000Z') ? iso.slice(0, 19) : iso.slice(0, 23);
+    };
+  }
+  const hint = `Crosstabs need numbers, text, booleans or dates: leave it out (options.exclude / --exclude ${field.name}) or convert it first.`;
+  throw inputError(path, `column "${field.name}" has Arrow type ${String(field.type)}, which crosstabs cannot use`, hint, { field: field.name });
+}

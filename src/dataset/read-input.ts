@@ -1,0 +1,74 @@
+import { open } from 'node:fs/promises';
+import { extname } from 'node:path';
+import type { RawTable, ReadOptions } from './raw-table.js';
+import { readArrow } from './read-arrow.js';
+import { readCsv } from './read-csv.js';
+import { readParquet } from './read-parquet.js';
+import { readSav } from './read-sav.js';
+import { inputError, unreadable } from './table-encoder.js';
+
+export type InputFormat = 'sav' | 'parquet' | 'arrow' | 'csv';
+
+const readers: Record<InputFormat, (path: string, options: ReadOptions) => Promise<RawTable>> = {
+  sav: readSav,
+  parquet: readParquet,
+  arrow: readArrow,
+  csv: readCsv,
+};
+
+/** What each format's name promises, for files whose first bytes say otherwise. */
+const extensions: Record<string, { format: InputFormat; name: string; magic: string }> = {
+  '.sav': { format: 'sav', name: 'an SPSS system file', magic: '$FL2 or $FL3' },
+  '.zsav': { format: 'sav', name: 'an SPSS system file', magic: '$FL3' },
+  '.parquet': { format: 'parquet', name: 'a Parquet file', magic: 'PAR1' },
+  '.arrow': { format: 'arrow', name: 'an Arrow IPC file', magic: 'ARROW1 (or an IPC stream message)' },
+  '.feather': { format: 'arrow', name: 'an Arrow IPC file', magic: 'ARROW1' },
+  '.arrows': { format: 'arrow', name: 'an Arrow IPC stream', magic: 'an IPC stream message' },
+  '.ipc': { format: 'arrow', name: 'an Arrow IPC file', magic: 'ARROW1 (or an IPC stream message)' },
+};
+
+/**
+ * Reads any supported input into a {@link RawTable}, choosing the reader by the file's
+ * first bytes, not its name: `$FL2`/`$FL3` SPSS system file ({@link readSav}), `PAR1`
+ * Parquet ({@link readParquet}), `ARROW1` Arrow IPC file or an Arrow IPC stream
+ * ({@link readArrow}), anything else CSV, plain or gzip'd ({@link readCsv}). A file named
+ * like a binary format (`.sav`, `.parquet`, `.arrow`...) whose bytes are not that format is
+ * refused rather than read as CSV.
+ */
+export async function readInput(path: string, options: ReadOptions): Promise<RawTable> {
+  const format = await sniffFormat(path);
+  return readers[format](path, options);
+}
+
+/** The format of `path` by its magic bytes. Rejects with `file_not_found` when it cannot be read. */
+export async function sniffFormat(path: string): Promise<InputFormat> {
+  if (typeof path !== 'string' || path.length === 0) return 'csv'; // readCsv names the bad option
+  const head = new Uint8Array(8);
+  let length = 0;
+  const handle = await open(path, 'r').catch((error: unknown) => {
+    throw unreadable(path, error);
+  });
+  try {
+    length = (await handle.read(head, 0, 8, 0)).bytesRead;
+  } catch (error) {
+    throw unreadable(path, error);
+  } finally {
+    await handle.close().catch(() => undefined);
+  }
+  const text = String.fromCharCode(...head.subarray(0, length));
+  const view = new DataView(head.buffer);
+  let format: InputFormat = 'csv';
+  if (text.startsWith('$FL2') || text.startsWith('$FL3')) format = 'sav';
+  else if (text.startsWith('PAR1')) format = 'parquet';
+  else if (text.startsWith('ARROW1')) format = 'arrow';
+  // An IPC stream starts with a message: the continuation marker 0xFFFFFFFF and the
+  // length of its flatbuffer metadata.
+  else if (length === 8 && view.getUint32(0, true) === 0xffffffff && view.getInt32(4, true) > 0) format = 'arrow';
+  const named = extensions[extname(path).toLowerCase()];
+  if (named && named.format !== format) {
+    const found = length === 0 ? 'the file is empty' : `its first bytes are ${JSON.stringify(text.replace(/[^\x20-\x7e]/g, '.'))}`;
+    const hint = `The file is damaged, truncated or misnamed: ${named.name} starts with ${named.magic}. Export it again, or rename it if it is really another format.`;
+    throw inputError(path, `the name says ${named.name} but ${found}`, hint);
+  }
+  return format;
+}

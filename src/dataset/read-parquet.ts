@@ -1,0 +1,125 @@
+import { type FileHandle, open } from 'node:fs/promises';
+import { type AsyncBuffer, type ColumnData, type ParquetParsers, parquetMetadataAsync, parquetRead, parquetSchema } from 'hyparquet';
+import { compressors } from 'hyparquet-compressors';
+import type { RawTable, ReadOptions } from './raw-table.js';
+import { type CellValue, checkReadOptions, checkTrailer, inputError, readFailure, TableEncoder, unreadable } from './table-encoder.js';
+
+/** Dates and timestamps become ISO 8601 text, as a CSV export writes them. */
+const parsers: Partial<ParquetParsers> = {
+  dateFromDays: (days: number) => isoDate(days * 86_400_000),
+  timestampFromMilliseconds: (millis: bigint) => isoDateTime(Number(millis)),
+  timestampFromMicroseconds: (micros: bigint) => isoDateTime(Number(micros / 1000n)),
+  timestampFromNanoseconds: (nanos: bigint) => isoDateTime(Number(nanos / 1_000_000n)),
+};
+
+/**
+ * Reads a Parquet file (hyparquet, pure JavaScript; snappy, gzip, zstd, brotli and lz4 pages)
+ * into dictionary-encoded columns and validated weights, one row group at a time.
+ *
+ * Values are the text a CSV export of the same data would hold: integers and floats as
+ * JavaScript writes them (`2`, not `2.0`), strings as they are (`06` stays `06`), booleans
+ * as `true`/`false`, dates and timestamps as ISO 8601; null, NaN and empty strings are
+ * blank. Weight columns may be any numeric type (or text holding decimal numbers).
+ * Nested columns (lists, structs, maps) cannot be crosstabbed: leave them out with `exclude`.
+ *
+ * Rejects with a {@link CrosstabError}, as {@link readCsv} does, plus `invalid_input` for a
+ * truncated or corrupt file; bad weights carry `row` (1-based) and `field` in `details`.
+ */
+export async function readParquet(path: string, options: ReadOptions): Promise<RawTable> {
+  checkReadOptions(path, options);
+  const handle = await open(path, 'r').catch((error: unknown) => {
+    throw unreadable(path, error);
+  });
+  try {
+    const { size } = await handle.stat();
+    await checkTrailer(handle, size, path, 'Parquet', 'PAR1');
+    const file = fileBuffer(handle, size);
+    const metadata = await parquetMetadataAsync(file);
+    const fields = parquetSchema(metadata).children;
+    const rows = Number(metadata.num_rows);
+    const encoder = new TableEncoder(path, 'Parquet schema', fields.map((field) => ({ name: field.element.name })), options, rows);
+    const wanted = fields.flatMap((field, i) => (encoder.columns[i] !== undefined || encoder.weightAt[i] !== undefined ? [i] : []));
+    for (const i of wanted) {
+      const field = fields[i]!;
+      if (field.children.length > 0 || field.element.repetition_type === 'REPEATED') {
+        const name = field.element.name;
+        const hint = `Crosstabs need one value per respondent: leave it out (options.exclude / --exclude ${name}) or flatten it first.`;
+        throw inputError(path, `column "${name}" is a nested Parquet column (list, struct or map)`, hint, { field: name });
+      }
+    }
+    const positions = new Map(wanted.map((i) => [fields[i]!.element.name, i]));
+    let groupStart = 0;
+    for (const group of metadata.row_groups) {
+      const groupRows = Number(group.num_rows);
+      let failure: unknown;
+      const onChunk = (chunk: ColumnData) => {
+        if (failure !== undefined) return;
+        try {
+          storeChunk(encoder, positions.get(chunk.columnName)!, chunk, groupStart, groupStart + groupRows);
+        } catch (error) {
+          failure = error;
+        }
+      };
+      await parquetRead({ file, metadata, columns: [...positions.keys()], rowStart: groupStart, rowEnd: groupStart + groupRows, compressors, parsers, onChunk });
+      if (failure !== undefined) throw failure;
+      groupStart += groupRows;
+      options.onProgress?.(Math.round((size * groupStart) / Math.max(rows, 1)), size);
+    }
+    return encoder.finish(rows, 'A Parquet file needs at least one row.');
+  } catch (error) {
+    throw readFailure(path, 'Parquet', error);
+  } finally {
+    await handle.close().catch(() => undefined);
+  }
+}
+
+function storeChunk(encoder: TableEncoder, position: number, chunk: ColumnData, from: number, to: number): void {
+  const column = encoder.columns[position];
+  const target = column ?? encoder.weightAt[position]!;
+  const values = chunk.columnData;
+  const name = column?.source.name ?? encoder.weightAt[position]!.name;
+  const start = Math.max(chunk.rowStart, from);
+  const end = Math.min(chunk.rowEnd, to);
+  for (let row = start; row < end; row++) target.set(row, cellOf(values[row - chunk.rowStart], name));
+}
+
+function cellOf(value: unknown, column: string): CellValue {
+  switch (typeof value) {
+    case 'number':
+    case 'bigint':
+    case 'string':
+    case 'boolean':
+    case 'undefined':
+      return value;
+    default:
+      if (value === null) return null;
+      if (value instanceof Date) return isoDateTime(value.getTime());
+      throw new TypeError(`column "${column}" holds ${value instanceof Uint8Array ? 'binary' : 'structured'} values, which crosstabs cannot use; leave it out with exclude`);
+  }
+}
+
+function isoDate(millis: number): string {
+  return new Date(millis).toISOString().slice(0, 10);
+}
+
+function isoDateTime(millis: number): string {
+  const iso = new Date(millis).toISOString();
+  return iso.endsWith('.000Z') ? iso.slice(0, 19) : iso.slice(0, 23);
+}
+
+/** hyparquet's random-access view of the file, read through our handle. */
+function fileBuffer(handle: FileHandle, size: number): AsyncBuffer {
+  return {
+    byteLength: size,
+    async slice(start: number, end = size): Promise<ArrayBuffer> {
+      const bytes = new Uint8Array(Math.max(0, Math.min(end, size) - start));
+      let filled = 0;
+      while (filled < bytes.length) {
+        const { bytesRead } = await handle.read(bytes, filled, bytes.length - filled, start + filled);
+        if (bytesRead === 0) break;
+        filled += bytesRead;
+      }
+      return bytes.buffer;
+    },
+  };
+}
