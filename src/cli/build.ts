@@ -10,8 +10,8 @@ const collect = (value: string, previous: string[] = []) => [...previous, value]
 export function registerBuildCommand(program: Command): void {
   program
     .command('build')
-    .description('compile a CSV or gzip\'d CSV of respondents into a dataset (.arrow)')
-    .argument('<input>', 'CSV or .csv.gz file with a header row')
+    .description('compile a file of respondents into a dataset (.arrow)')
+    .argument('<input>', 'CSV (.csv/.csv.gz), SPSS (.sav/.zsav), Parquet or Arrow IPC file')
     .requiredOption('--weight <column>', 'weight column (repeat for more; the first is the default)', collect)
     .requiredOption('--survey <code>', 'survey code (SurveyCode in the REST API)')
     .requiredOption('--out <path>', 'dataset file to write')

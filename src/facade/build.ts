@@ -41,7 +41,8 @@ export interface BuildReport {
 }
 
 /**
- * Compiles a CSV (or gzip'd CSV) of respondents into a dataset file. Writes to a temporary
+ * Compiles a file of respondents (CSV or gzip'd CSV, SPSS .sav/.zsav, Parquet, Arrow IPC;
+ * told apart by their first bytes) into a dataset file. Writes to a temporary
  * file and renames, so a failed build leaves nothing behind.
  */
 export async function buildDataset(input: string, options: BuildOptions): Promise<BuildReport> {
