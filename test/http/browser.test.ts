@@ -92,13 +92,16 @@ describe('CORS in a real browser (headless Chromium)', () => {
   });
 
   afterAll(async () => {
-    await browser?.close().catch(() => {});
-    if (chromiumProcess?.pid !== undefined && chromiumProcess.exitCode === null) {
+    if (chromiumProcess && chromiumProcess.exitCode === null) {
       const exited = new Promise((resolve) => chromiumProcess?.once('exit', resolve));
-      chromiumProcess.kill('SIGTERM');
+      // Close the browser itself (closing a CDP connection only detaches), then wait for it.
+      await browser?.newBrowserCDPSession().then((session) => session.send('Browser.close')).catch(() => {});
+      const killer = setTimeout(() => chromiumProcess?.kill('SIGKILL'), 5000);
       await exited;
+      clearTimeout(killer);
     }
-    if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
+    // Chromium's helper processes may still be letting go of the profile for a moment.
+    if (userDataDir) rmSync(userDataDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
     for (const running of [service, allowedPage, otherPage]) {
       running?.server.closeAllConnections();
       running?.server.close();
