@@ -11,10 +11,10 @@
 // against the number of 200s afterwards.
 import autocannon from 'autocannon';
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { cpus, loadavg, tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
@@ -53,6 +53,7 @@ async function main() {
   try {
     const keys = join(work, 'keys.json');
     const ledger = join(work, 'usage.ndjson');
+    const shmLedger = join('/dev/shm', `${basename(work)}.ndjson`);
     const { apiKey } = JSON.parse(crosstab('keys', 'add', '--keys', keys, '--surveys', '_ALL_', '--groups', '_ALL_', '--name', 'bench', '--json'));
     const expected = crosstab('query', options.dataset, '--base', QUERY.base, ...QUERY.targets.flatMap((t) => ['--target', t]), '--json').trim();
     const request = {
@@ -73,6 +74,16 @@ async function main() {
         requests: [request],
         billed: true,
       },
+      // The same with the ledger in memory (tmpfs: fdatasync costs nothing), to show what durability costs.
+      ...(existsSync('/dev/shm')
+        ? [
+            {
+              name: 'crosstab serve, POST /v1/crosstab, ledger on tmpfs (no disk flush)',
+              args: [options.cli, 'serve', '--dataset', options.dataset, '--keys', keys, '--ledger', shmLedger, '--port', '0'],
+              requests: [request],
+            },
+          ]
+        : []),
       {
         name: 'crosstab serve, GET /v1/docs (no auth, engine or ledger)',
         args: [options.cli, 'serve', '--dataset', options.dataset, '--keys', keys, '--ledger', join(work, 'docs.ndjson'), '--port', '0'],
@@ -155,6 +166,7 @@ async function main() {
     process.stdout.write(`ledger: ${records} records for ${billedResponses} 200s received (in-flight requests abandoned at the end are billed too)\n`);
   } finally {
     rmSync(work, { recursive: true, force: true });
+    rmSync(join('/dev/shm', `${basename(work)}.ndjson`), { force: true });
   }
 }
 
