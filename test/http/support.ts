@@ -7,8 +7,9 @@ import addFormats from 'ajv-formats';
 import express from 'express';
 import Fastify from 'fastify';
 import { Hono } from 'hono';
-import { mkdtempSync, readFileSync, existsSync } from 'node:fs';
+import { mkdtempSync, readFileSync, existsSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
+import { afterAll } from 'vitest';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,9 +25,18 @@ import {
   type CrosstabHandler,
 } from '../../src/http/index.js';
 
+const tempDirs: string[] = [];
+
+/** A fresh temporary folder, removed when the test file is done. */
 export function tempDir(prefix = 'crosstab-http-'): string {
-  return mkdtempSync(join(tmpdir(), prefix));
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  tempDirs.push(dir);
+  return dir;
 }
+
+afterAll(() => {
+  for (const dir of tempDirs.splice(0)) rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+});
 
 /** API keys of the test key file, by role. */
 export interface TestKeys {
