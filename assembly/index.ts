@@ -15,6 +15,15 @@
 // Nothing here allocates: pointers, lengths and counts come in, numbers go out. Results
 // that do not fit in one return value are stored at an `out` pointer given by the caller.
 
+/**
+ * Version of the exports' signatures and layouts. src/kernel/exports.ts holds the same
+ * number and refuses a kernel.wasm built from other sources, so a stale bundle can never
+ * call this kernel with the wrong arguments.
+ */
+export function kernelAbi(): i32 {
+  return 4;
+}
+
 // ---------------------------------------------------------------------------------------
 // Bitset algebra (SIMD, 2 words per step)
 
@@ -148,58 +157,94 @@ export function popcount(a: usize, words: i32): i32 {
 }
 
 export function andPopcount(a: usize, b: usize, words: i32): i32 {
-  let count: i64 = 0;
-  const end = <usize>words << 3;
-  for (let off: usize = 0; off < end; off += 8) {
-    count += popcnt(load<u64>(a + off) & load<u64>(b + off));
-  }
-  return <i32>count;
+  return <i32>andPopcountRange(a, b, 0, words);
+}
+
+/** Most segments a word of mixed weights is split into; beyond, its set bits are walked. */
+const MAX_SEGMENTS = 8;
+
+@inline function emitRun(out: usize, k: i32, start: i32, end: i32, weight: f64, mask: u64): void {
+  const entry = out + <usize>k * 24;
+  store<u32>(entry, start);
+  store<u32>(entry, end, 4);
+  store<f64>(entry, weight, 8);
+  store<u64>(entry, mask, 16);
 }
 
 /**
- * Per-word weights: out[i] = the weight shared by every respondent of word i, or NaN when
- * the word mixes weights. Datasets store respondents sorted by their default weight, so
- * with integer weights (ACS: 1..2300 over 2.7 M people) nearly every word is uniform and
- * its weighted sum is popcount x weight: the walk over set bits is only needed at the
- * few words where the weight changes.
+ * Builds the weight runs of a weight vector (layout below) at `out`, which must have room
+ * for words * MAX_SEGMENTS entries; returns the number of runs. Datasets store
+ * respondents sorted by their default weight, so with integer weights (ACS: 1..2300 over
+ * 2.7 M people) nearly every word lies inside one run, and the few words where the weight
+ * changes split into two or three masked segments.
  */
-export function wordWeights(weights: usize, words: i32, n: i32, out: usize): void {
+export function weightRuns(weights: usize, words: i32, n: i32, out: usize): i32 {
+  let k = 0;
   for (let i = 0; i < words; i++) {
     const base = weights + (<usize>i << 9);
     const valid = min(64, n - (i << 6));
-    let shared: f64 = valid > 0 ? load<f64>(base) : 0;
+    const first: f64 = valid > 0 ? load<f64>(base) : 0;
+    let segments = 1;
     for (let j = 1; j < valid; j++) {
-      if (load<f64>(base + (<usize>j << 3)) != shared) {
-        shared = NaN;
-        break;
+      if (load<f64>(base + (<usize>j << 3)) != load<f64>(base + (<usize>(j - 1) << 3))) segments++;
+    }
+    if (segments == 1) {
+      const last = k - 1;
+      if (k > 0 && load<u64>(out + <usize>last * 24, 16) == 0 && load<f64>(out + <usize>last * 24, 8) == first && <i32>load<u32>(out + <usize>last * 24, 4) == i) {
+        store<u32>(out + <usize>last * 24, i + 1, 4);
+      } else {
+        emitRun(out, k++, i, i + 1, first, 0);
+      }
+    } else if (segments > MAX_SEGMENTS) {
+      emitRun(out, k++, i, i + 1, NaN, 0);
+    } else {
+      let from = 0;
+      for (let j = 1; j <= valid; j++) {
+        if (j == valid || load<f64>(base + (<usize>j << 3)) != load<f64>(base + (<usize>from << 3))) {
+          const width = j - from;
+          const mask: u64 = width == 64 ? <u64>-1 : ((<u64>1 << <u64>width) - 1) << <u64>from;
+          emitRun(out, k++, i, i + 1, load<f64>(base + (<usize>from << 3)), mask);
+          from = j;
+        }
       }
     }
-    store<f64>(out + (<usize>i << 3), shared);
   }
+  return k;
 }
 
 /**
- * Weight runs: u32 first word, u32 end word, f64 weight (16 bytes each), covering every
- * word in order. A run of words whose respondents all share one weight has that weight;
- * a word mixing weights is a run of its own with weight NaN. Built from wordWeights() on
- * the TypeScript side; respondents sorted by weight make runs long (ACS: ~9 words).
+ * Weight runs, 24 bytes each, covering every word in order: u32 first word, u32 end word,
+ * f64 weight, u64 mask. With mask 0, a run of whole words whose respondents share one
+ * weight. With a mask, one segment of one word: the respondents under the mask share the
+ * weight (respondents are stored sorted by weight, so a word where the weight changes
+ * splits into a few contiguous segments). Weight NaN: a word of too many weights, whose
+ * set bits are walked. Built on the TypeScript side (src/query/evaluate.ts). ACS: 1,310
+ * runs over 42,764 words.
  */
-@inline function runStart(runs: usize, k: i32): i32 { return <i32>load<u32>(runs + (<usize>k << 4)); }
-@inline function runEnd(runs: usize, k: i32): i32 { return <i32>load<u32>(runs + (<usize>k << 4), 4); }
-@inline function runWeight(runs: usize, k: i32): f64 { return load<f64>(runs + (<usize>k << 4), 8); }
+@inline function runStart(runs: usize, k: i32): i32 { return <i32>load<u32>(runs + <usize>k * 24); }
+@inline function runEnd(runs: usize, k: i32): i32 { return <i32>load<u32>(runs + <usize>k * 24, 4); }
+@inline function runWeight(runs: usize, k: i32): f64 { return load<f64>(runs + <usize>k * 24, 8); }
+@inline function runMask(runs: usize, k: i32): u64 { return load<u64>(runs + <usize>k * 24, 16); }
 
-/** Sum over words [from, to) of popcount(a AND b), two words per step. */
+/**
+ * Sum over words [from, to) of popcount(a AND b), four words per step into independent
+ * counters so consecutive popcounts do not wait on each other.
+ */
 @inline function andPopcountRange(a: usize, b: usize, from: i32, to: i32): i64 {
   let c0: i64 = 0;
   let c1: i64 = 0;
+  let c2: i64 = 0;
+  let c3: i64 = 0;
   let i = from;
-  for (; i + 1 < to; i += 2) {
+  for (; i + 3 < to; i += 4) {
     const p = <usize>i << 3;
     c0 += popcnt(load<u64>(a + p) & load<u64>(b + p));
     c1 += popcnt(load<u64>(a + p, 8) & load<u64>(b + p, 8));
+    c2 += popcnt(load<u64>(a + p, 16) & load<u64>(b + p, 16));
+    c3 += popcnt(load<u64>(a + p, 24) & load<u64>(b + p, 24));
   }
-  if (i < to) c0 += popcnt(load<u64>(a + (<usize>i << 3)) & load<u64>(b + (<usize>i << 3)));
-  return c0 + c1;
+  for (; i < to; i++) c0 += popcnt(load<u64>(a + (<usize>i << 3)) & load<u64>(b + (<usize>i << 3)));
+  return c0 + c1 + c2 + c3;
 }
 
 /**
@@ -216,7 +261,16 @@ export function wordWeights(weights: usize, words: i32, n: i32, out: usize): voi
     const s = max(runStart(runs, k), from);
     const e = min(runEnd(runs, k), to);
     const x = runWeight(runs, k);
-    if (x == x) {
+    const mask = runMask(runs, k);
+    if (mask != 0) {
+      if (s < e) {
+        const c = popcnt(load<u64>(a + (<usize>s << 3)) & load<u64>(b + (<usize>s << 3)) & mask);
+        count += c;
+        const cx = <f64>c * x;
+        sum += cx;
+        sumSq += cx * x;
+      }
+    } else if (x == x) {
       const c = andPopcountRange(a, b, s, e);
       count += c;
       const cx = <f64>c * x;
@@ -373,4 +427,55 @@ export function cellsTile(
       }
     }
   }
+}
+
+// ---------------------------------------------------------------------------------------
+// Alternatives kept for measurement (bench/kernel-variants.js), not used by the planner.
+
+/**
+ * Bit-sliced weighted cell: integer weights stored as `nPlanes` bitsets, plane k holding
+ * bit k of every respondent's weight; sum = sum over k of 2^k popcount(a AND b AND plane_k).
+ * Exact for integer weights; reads nPlanes + 2 bitsets per cell. Returns the count; the
+ * weighted sum goes to out[0].
+ */
+export function cellBitSliced(a: usize, b: usize, planes: usize, nPlanes: i32, words: i32, out: usize): i32 {
+  let count: i64 = 0;
+  let sum: f64 = 0;
+  const planeBytes = <usize>words << 3;
+  for (let k = 0; k < nPlanes; k++) {
+    const plane = planes + <usize>k * planeBytes;
+    let c: i64 = 0;
+    for (let i = 0; i < words; i++) {
+      const p = <usize>i << 3;
+      c += popcnt(load<u64>(a + p) & load<u64>(b + p) & load<u64>(plane + p));
+    }
+    sum += <f64>c * <f64>(<i64>1 << <i64>k);
+  }
+  for (let i = 0; i < words; i++) {
+    const p = <usize>i << 3;
+    count += popcnt(load<u64>(a + p) & load<u64>(b + p));
+  }
+  store<f64>(out, sum);
+  return <i32>count;
+}
+
+/** Weighted cell by walking every set bit (no runs): the baseline the runs replace. */
+export function cellWalk(a: usize, b: usize, weights: usize, words: i32, out: usize): i32 {
+  let count: i64 = 0;
+  let sum: f64 = 0;
+  let sumSq: f64 = 0;
+  for (let i = 0; i < words; i++) {
+    let w = load<u64>(a + (<usize>i << 3)) & load<u64>(b + (<usize>i << 3));
+    const base = weights + (<usize>i << 9);
+    count += popcnt(w);
+    while (w != 0) {
+      const y = load<f64>(base + (<usize>ctz(w) << 3));
+      sum += y;
+      sumSq += y * y;
+      w &= w - 1;
+    }
+  }
+  store<f64>(out, sum);
+  store<f64>(out, sumSq, 8);
+  return <i32>count;
 }

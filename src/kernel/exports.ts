@@ -3,7 +3,11 @@
  * memory; `words` counts u64 words (always even); `n` counts respondents.
  * See assembly/index.ts for the memory layout each function expects.
  */
+/** Must equal kernelAbi() of the compiled kernel (assembly/index.ts). */
+export const KERNEL_ABI = 4;
+
 export interface KernelExports {
+  kernelAbi(): number;
   bitsClear(dst: number, words: number): void;
   bitsCopy(dst: number, src: number, words: number): void;
   bitsUniverse(dst: number, words: number, n: number): void;
@@ -16,7 +20,7 @@ export interface KernelExports {
   bitsFromRangeU32(dst: number, column: number, words: number, n: number, lo: number, hi: number): void;
   popcount(a: number, words: number): number;
   andPopcount(a: number, b: number, words: number): number;
-  wordWeights(weights: number, words: number, n: number, out: number): void;
+  weightRuns(weights: number, words: number, n: number, out: number): number;
   cellDense(a: number, b: number, weights: number, runs: number, nRuns: number, words: number, out: number): number;
   cellSparse(a: number, list: number, count: number, weights: number, out: number): number;
   cellsRow(
@@ -27,6 +31,9 @@ export interface KernelExports {
     rows: number, nRows: number, columns: number, nColumns: number,
     weights: number, runs: number, nRuns: number, words: number, acc: number,
   ): void;
+  /** Measurement alternatives (bench/kernel-variants.js). */
+  cellBitSliced(a: number, b: number, planes: number, nPlanes: number, words: number, out: number): number;
+  cellWalk(a: number, b: number, weights: number, words: number, out: number): number;
   scatter(
     base: number, fromWord: number, toWord: number,
     a: number, aWidth: number, mapA: number,

@@ -1,4 +1,5 @@
-import type { KernelExports } from './exports.js';
+import { CrosstabError, ErrorCode } from '../errors.js';
+import { KERNEL_ABI, type KernelExports } from './exports.js';
 import { KernelMemory } from './memory.js';
 import { kernelModule } from './wasm-module.js';
 
@@ -31,6 +32,12 @@ export class Kernel {
     this.memory = memory;
     const instance = new WebAssembly.Instance(kernelModule(), { env: { memory: memory.memory, abort } });
     this.exports = instance.exports as unknown as KernelExports;
+    const abi = typeof this.exports.kernelAbi === 'function' ? this.exports.kernelAbi() : 0;
+    if (abi !== KERNEL_ABI) {
+      throw new CrosstabError(ErrorCode.internal, `build/kernel.wasm has kernel ABI ${abi}, this code expects ${KERNEL_ABI}`, {
+        hint: 'The bundle and the kernel come from different builds: run `npm run build`.',
+      });
+    }
     this.out = out ?? memory.alloc(32);
     this.sums = new Float64Array(memory.memory.buffer, this.out, 2);
   }

@@ -57,32 +57,18 @@ export class Evaluator {
     return vector;
   }
 
-  /** Runs of words sharing one weight (NaN = a word of mixed weights), 16 bytes each. */
+  /** The weight runs of a weight vector (see weightRuns in assembly/index.ts), 24 bytes each. */
   private weightRuns(weights: number): { runs: number; nRuns: number } {
     const memory = this.kernel.memory;
-    const shared = memory.alloc(this.words * 8);
-    this.kernel.exports.wordWeights(weights, this.words, this.data.meta.respondents, shared);
-    const perWord = memory.f64(shared, this.words).slice();
-    memory.release(shared, this.words * 8);
-    const starts: number[] = [];
-    const values: number[] = [];
-    for (let i = 0; i < perWord.length; i++) {
-      const x = perWord[i]!;
-      const last = values.length - 1;
-      if (last >= 0 && !Number.isNaN(x) && x === values[last]) continue;
-      starts.push(i);
-      values.push(x);
-    }
-    const bytes = starts.length * 16;
+    const room = this.words * 8 * 24;
+    const scratch = memory.alloc(room);
+    const nRuns = this.kernel.exports.weightRuns(weights, this.words, this.data.meta.respondents, scratch);
+    const bytes = nRuns * 24;
     const runs = memory.alloc(bytes);
     this.owned.push({ ptr: runs, bytes });
-    const view = new DataView(memory.memory.buffer as ArrayBuffer, runs, bytes);
-    starts.forEach((start, k) => {
-      view.setUint32(k * 16, start, true);
-      view.setUint32(k * 16 + 4, starts[k + 1] ?? this.words, true);
-      view.setFloat64(k * 16 + 8, values[k]!, true);
-    });
-    return { runs, nRuns: starts.length };
+    memory.bytes(runs, bytes).set(memory.bytes(scratch, bytes));
+    memory.release(scratch, room);
+    return { runs, nRuns };
   }
 
   /** Evaluates `base` once; the returned view is given back with release(). */
