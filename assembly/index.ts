@@ -479,3 +479,71 @@ export function cellWalk(a: usize, b: usize, weights: usize, words: i32, out: us
   store<f64>(out, sumSq, 8);
   return <i32>count;
 }
+
+/**
+ * Partitioned group-by over the respondents of `base` in words [fromWord, toWord): the
+ * grid of (nRows + 1) x (nColumns + 1) cells, where the extra row and column collect
+ * respondents whose row / column value is not on the axis (blank included), so margins are
+ * sums over the grid. Instead of adding each respondent to a random cell of a grid that
+ * does not fit in cache, it partitions first (as a columnar database's aggregation does):
+ * 1. count respondents per row value; 2. write (column, weight) into per-row buckets, a
+ * few hundred sequential write streams; 3. add each bucket into its row of the grid, which
+ * stays in L1. `rowStart` has room for nRows + 2 u32, `bucketColumns` / `bucketWeights`
+ * for every respondent of the range (u32 / f64). Returns the number of respondents placed.
+ */
+export function groupBy(
+  base: usize, fromWord: i32, toWord: i32,
+  a: usize, aWidth: i32, mapA: usize,
+  b: usize, bWidth: i32, mapB: usize,
+  nRows: i32, nColumns: i32, weights: usize, grid: usize,
+  rowStart: usize, bucketColumns: usize, bucketWeights: usize,
+): i32 {
+  const width = nColumns + 1;
+  memory.fill(rowStart, 0, <usize>(nRows + 2) << 2);
+  // 1. Counts per row (the extra row nRows: value not on the row axis).
+  for (let i = fromWord; i < toWord; i++) {
+    let w = load<u64>(base + (<usize>i << 3));
+    while (w != 0) {
+      const r = (<u32>i << 6) | <u32>ctz(w);
+      w &= w - 1;
+      let row = load<i32>(mapA + (<usize>rankAt(a, aWidth, r) << 2));
+      if (row < 0) row = nRows;
+      const slot = rowStart + (<usize>(row + 1) << 2);
+      store<u32>(slot, load<u32>(slot) + 1);
+    }
+  }
+  for (let row = 1; row <= nRows + 1; row++) {
+    const slot = rowStart + (<usize>row << 2);
+    store<u32>(slot, load<u32>(slot) + load<u32>(slot - 4));
+  }
+  const placed = <i32>load<u32>(rowStart + (<usize>(nRows + 1) << 2));
+  // 2. Partition (column, weight) by row; rowStart[row] advances to the row's end.
+  for (let i = fromWord; i < toWord; i++) {
+    let w = load<u64>(base + (<usize>i << 3));
+    while (w != 0) {
+      const r = (<u32>i << 6) | <u32>ctz(w);
+      w &= w - 1;
+      let row = load<i32>(mapA + (<usize>rankAt(a, aWidth, r) << 2));
+      if (row < 0) row = nRows;
+      let col = load<i32>(mapB + (<usize>rankAt(b, bWidth, r) << 2));
+      if (col < 0) col = nColumns;
+      const slot = rowStart + (<usize>row << 2);
+      const at = load<u32>(slot);
+      store<u32>(slot, at + 1);
+      store<u32>(bucketColumns + (<usize>at << 2), col);
+      store<f64>(bucketWeights + (<usize>at << 3), load<f64>(weights + (<usize>r << 3)));
+    }
+  }
+  // 3. Each bucket into its row of the grid (rowStart[row] is now the end of bucket row).
+  let from: u32 = 0;
+  for (let row = 0; row <= nRows; row++) {
+    const to = load<u32>(rowStart + (<usize>row << 2));
+    const cells = grid + <usize>(row * width) * 24;
+    for (let at = from; at < to; at++) {
+      const x = load<f64>(bucketWeights + (<usize>at << 3));
+      addTriple(cells + <usize>load<u32>(bucketColumns + (<usize>at << 2)) * 24, x, x * x);
+    }
+    from = to;
+  }
+  return placed;
+}

@@ -114,7 +114,6 @@ export class Dataset {
         onProgress,
         choose: (estimatedMs) => this.chooseExecutor(estimatedMs),
       });
-      const margin = (node: (typeof boundRows)[number]) => this.toCell(this.evaluator.cell(baseView, node, weights));
       const thresholds = this.info.stability;
       const width = columns.length;
       return {
@@ -124,9 +123,9 @@ export class Dataset {
         weighted: cells.sums,
         respondents: cells.counts,
         sumSqWeights: cells.sumsSq,
-        rowTotals: cells.margins ? cells.margins.rows.map((sums) => this.toCell(sums)) : boundRows.map(margin),
-        columnTotals: cells.margins ? cells.margins.columns.map((sums) => this.toCell(sums)) : boundColumns.map(margin),
-        total: margin({ op: 'all' }),
+        rowTotals: cells.margins.rows.map((sums) => this.toCell(sums)),
+        columnTotals: cells.margins.columns.map((sums) => this.toCell(sums)),
+        total: this.toCell(this.evaluator.cell(baseView, { op: 'all' }, weights)),
         weight,
         units: this.info.units,
         stability: { ...thresholds },

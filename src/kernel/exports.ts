@@ -34,6 +34,13 @@ export interface KernelExports {
   /** Measurement alternatives (bench/kernel-variants.js). */
   cellBitSliced(a: number, b: number, planes: number, nPlanes: number, words: number, out: number): number;
   cellWalk(a: number, b: number, weights: number, words: number, out: number): number;
+  groupBy(
+    base: number, fromWord: number, toWord: number,
+    a: number, aWidth: number, mapA: number,
+    b: number, bWidth: number, mapB: number,
+    nRows: number, nColumns: number, weights: number, grid: number,
+    rowStart: number, bucketColumns: number, bucketWeights: number,
+  ): number;
   scatter(
     base: number, fromWord: number, toWord: number,
     a: number, aWidth: number, mapA: number,

@@ -34,8 +34,11 @@ export class KernelMemory {
     return this.top - RESERVED - this.freeBlocks.reduce((total, block) => total + block.size, 0);
   }
 
-  /** Allocates `bytes` (rounded up to 64), zero-filled. */
-  alloc(bytes: number): number {
+  /**
+   * Allocates `bytes` (rounded up to 64), zero-filled unless `zeroed` is false (for
+   * buffers the kernel writes in full before reading).
+   */
+  alloc(bytes: number, zeroed = true): number {
     const size = Math.max(ALIGN, Math.ceil(bytes / ALIGN) * ALIGN);
     const index = this.freeBlocks.findIndex((block) => block.size >= size);
     let ptr: number;
@@ -54,7 +57,7 @@ export class KernelMemory {
     }
     // Blocks handed out before (free-list blocks, or bump space given back) may be dirty.
     const dirtyEnd = Math.min(ptr + size, this.highWater);
-    if (dirtyEnd > ptr) new Uint8Array(this.memory.buffer, ptr, dirtyEnd - ptr).fill(0);
+    if (zeroed && dirtyEnd > ptr) new Uint8Array(this.memory.buffer, ptr, dirtyEnd - ptr).fill(0);
     this.highWater = Math.max(this.highWater, ptr + size);
     return ptr;
   }

@@ -18,8 +18,8 @@ export interface TableCells {
   plan: 'scatter' | 'bitsets';
   /** Where the cells were computed. */
   execution: 'inline' | 'pool';
-  /** Margins, when the plan computed them on the way (else the caller computes them). */
-  margins?: { rows: CellSums[]; columns: CellSums[] };
+  /** base AND row, base AND column. */
+  margins: { rows: CellSums[]; columns: CellSums[] };
 }
 
 export interface TableRun {
@@ -45,7 +45,37 @@ export async function computeTable(
   if (singleVariableAxis(rows) && singleVariableAxis(columns)) {
     return scatter(kernel, evaluator, base, rows as ValueNode[], columns as ValueNode[], weights, run);
   }
-  return bitsetRows(kernel, evaluator, base, rows, columns, weights, run);
+  // Margins come out of the same kernels: an extra row of everyone (base AND column) and an
+  // extra column of everyone (base AND row), with the operands already prepared.
+  const all: Bound = { op: 'all' };
+  const cells = rows.length * columns.length;
+  const padded = (rows.length + 1) * (columns.length + 1);
+  const report = run.onProgress;
+  const full = await bitsetRows(kernel, evaluator, base, [...rows, all], [...columns, all], weights, {
+    ...run,
+    onProgress: report && ((done) => report(Math.min(cells, Math.round((done * cells) / padded)), cells)),
+  });
+  const width = columns.length + 1;
+  const pick = (r: number, c: number): CellSums => {
+    const at = r * width + c;
+    return { weighted: full.sums[at]!, sumSqWeights: full.sumsSq[at]!, respondents: full.counts[at]! };
+  };
+  const sums = new Float64Array(cells);
+  const sumsSq = new Float64Array(cells);
+  const counts = new Float64Array(cells);
+  for (let r = 0; r < rows.length; r++) {
+    sums.set(full.sums.subarray(r * width, r * width + columns.length), r * columns.length);
+    sumsSq.set(full.sumsSq.subarray(r * width, r * width + columns.length), r * columns.length);
+    counts.set(full.counts.subarray(r * width, r * width + columns.length), r * columns.length);
+  }
+  return {
+    sums,
+    sumsSq,
+    counts,
+    plan: 'bitsets',
+    execution: full.execution,
+    margins: { rows: rows.map((_, r) => pick(r, columns.length)), columns: columns.map((_, c) => pick(rows.length, c)) },
+  };
 }
 
 /** True when every entry is one value of one and the same variable, each value once. */
@@ -62,69 +92,85 @@ function singleVariableAxis(axis: Bound[]): boolean {
 }
 
 /**
- * Group-by plan: one pass over the base's respondents (split by word range across the
- * pool when it is worth it), cells and margins together.
+ * Group-by plan: the respondents of the base, partitioned by row value and added into a
+ * grid with one extra row and column for values off the axes (so margins are grid sums);
+ * split by word range across the pool when it is worth it.
  */
 async function scatter(kernel: Kernel, evaluator: Evaluator, base: DenseView, rows: ValueNode[], columns: ValueNode[], weights: WeightVector, run: TableRun): Promise<TableCells> {
   const memory = kernel.memory;
   const words = evaluator.words;
-  const cells = rows.length * columns.length;
-  const slots = cells + rows.length + columns.length;
+  const nRows = rows.length;
+  const nColumns = columns.length;
+  const width = nColumns + 1;
+  const slots = (nRows + 1) * width;
   const estimatedMs = (kernel.exports.popcount(base.ptr, words) * NS_PER_RESPONDENT) / 1e6;
   const { executor, execution } = run.choose(estimatedMs);
   const parts = execution === 'pool' ? executor.parallelism : 1;
   const a = evaluator.indexColumn(rows[0]!.variable);
   const b = evaluator.indexColumn(columns[0]!.variable);
+  const allocations: Array<{ ptr: number; bytes: number }> = [];
+  const alloc = (bytes: number, zeroed = true) => {
+    const ptr = memory.alloc(bytes, zeroed);
+    allocations.push({ ptr, bytes });
+    return ptr;
+  };
   const map = (axis: ValueNode[]) => {
     const bytes = (evaluator.rankCount(axis[0]!.variable) + 1) * 4;
-    const ptr = memory.alloc(bytes);
+    const ptr = alloc(bytes);
     const view = new Int32Array(memory.memory.buffer, ptr, bytes / 4).fill(-1);
     axis.forEach((node, position) => (view[node.ranks[0]!] = position));
-    return { ptr, bytes };
+    return ptr;
   };
-  const mapA = map(rows);
-  const mapB = map(columns);
-  const accs = Array.from({ length: parts }, () => memory.alloc(slots * 24));
   try {
+    const mapA = map(rows);
+    const mapB = map(columns);
     const span = Math.ceil(words / parts);
-    await Promise.all(
-      accs.map((acc, part) =>
-        executor.run(
-          {
-            fn: 'scatter',
-            args: [base.ptr, part * span, Math.min(words, (part + 1) * span), a.ptr, a.width, mapA.ptr, b.ptr, b.width, mapB.ptr, rows.length, columns.length, weights.ptr, acc],
-          },
-          run.signal,
-        ),
-      ),
-    );
-    const totals = new Float64Array(slots * 3);
-    for (const acc of accs) {
-      const part = memory.f64(acc, slots * 3);
-      for (let i = 0; i < totals.length; i++) totals[i]! += part[i]!;
+    const tasks = Array.from({ length: parts }, (_, part) => {
+      const from = Math.min(words, part * span);
+      const to = Math.min(words, (part + 1) * span);
+      const respondents = to > from ? kernel.exports.popcount(base.ptr + from * 8, to - from) : 0;
+      const grid = alloc(slots * 24);
+      // Written in full by the kernel before it reads them: no zero-fill.
+      const rowStart = alloc((nRows + 2) * 4, false);
+      const bucketColumns = alloc(respondents * 4 + 4, false);
+      const bucketWeights = alloc(respondents * 8 + 8, false);
+      return { grid, args: [base.ptr, from, to, a.ptr, a.width, mapA, b.ptr, b.width, mapB, nRows, nColumns, weights.ptr, grid, rowStart, bucketColumns, bucketWeights] };
+    });
+    await Promise.all(tasks.map((task) => executor.run({ fn: 'groupBy', args: task.args }, run.signal)));
+    const grid = memory.f64(tasks[0]!.grid, slots * 3).slice();
+    for (const task of tasks.slice(1)) {
+      const part = memory.f64(task.grid, slots * 3);
+      for (let i = 0; i < grid.length; i++) grid[i]! += part[i]!;
     }
+    // Cells are the grid without its extra row and column; margins are its row and column sums.
+    const cells = nRows * nColumns;
     const sums = new Float64Array(cells);
     const sumsSq = new Float64Array(cells);
     const counts = new Float64Array(cells);
-    for (let i = 0; i < cells; i++) {
-      sums[i] = totals[i * 3]!;
-      sumsSq[i] = totals[i * 3 + 1]!;
-      counts[i] = totals[i * 3 + 2]!;
+    const rowTotals = new Float64Array(nRows * 3);
+    const columnTotals = new Float64Array(nColumns * 3);
+    for (let r = 0; r <= nRows; r++) {
+      for (let c = 0; c <= nColumns; c++) {
+        const at = (r * width + c) * 3;
+        if (r < nRows && c < nColumns) {
+          const cell = r * nColumns + c;
+          sums[cell] = grid[at]!;
+          sumsSq[cell] = grid[at + 1]!;
+          counts[cell] = grid[at + 2]!;
+        }
+        for (let k = 0; k < 3; k++) {
+          if (r < nRows) rowTotals[r * 3 + k]! += grid[at + k]!;
+          if (c < nColumns) columnTotals[c * 3 + k]! += grid[at + k]!;
+        }
+      }
     }
-    const margin = (slot: number): CellSums => ({ weighted: totals[slot * 3]!, sumSqWeights: totals[slot * 3 + 1]!, respondents: totals[slot * 3 + 2]! });
+    const margin = (totals: Float64Array, i: number): CellSums => ({ weighted: totals[i * 3]!, sumSqWeights: totals[i * 3 + 1]!, respondents: totals[i * 3 + 2]! });
+    const rowMargins = rows.map((_, r) => margin(rowTotals, r));
+    const columnMargins = columns.map((_, c) => margin(columnTotals, c));
     run.onProgress?.(cells, cells);
-    return {
-      sums,
-      sumsSq,
-      counts,
-      plan: 'scatter',
-      execution,
-      margins: { rows: rows.map((_, r) => margin(cells + r)), columns: columns.map((_, c) => margin(cells + rows.length + c)) },
-    };
+    return { sums, sumsSq, counts, plan: 'scatter', execution, margins: { rows: rowMargins, columns: columnMargins } };
   } finally {
-    for (const acc of accs) memory.release(acc, slots * 24);
-    memory.release(mapA.ptr, mapA.bytes);
-    memory.release(mapB.ptr, mapB.bytes);
+    for (const { ptr, bytes } of allocations) memory.release(ptr, bytes);
   }
 }
 
@@ -134,7 +180,7 @@ async function scatter(kernel: Kernel, evaluator: Evaluator, base: DenseView, ro
  * kernel in tasks of about TASK_MS (on the pool when the table is big enough); rare values
  * stored as sparse lists go through cellsRow on the calling thread meanwhile.
  */
-async function bitsetRows(kernel: Kernel, evaluator: Evaluator, base: DenseView, rows: Bound[], columns: Bound[], weights: WeightVector, run: TableRun): Promise<TableCells> {
+async function bitsetRows(kernel: Kernel, evaluator: Evaluator, base: DenseView, rows: Bound[], columns: Bound[], weights: WeightVector, run: TableRun): Promise<Omit<TableCells, 'margins'>> {
   const memory = kernel.memory;
   const words = evaluator.words;
   const nColumns = columns.length;
