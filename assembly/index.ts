@@ -21,7 +21,7 @@
  * call this kernel with the wrong arguments.
  */
 export function kernelAbi(): i32 {
-  return 4;
+  return 5;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -356,43 +356,6 @@ export function cellsRow(
   return load<u32>(column + (<usize>r << 2));
 }
 
-/**
- * Group-by: one pass over the respondents of `base`, adding each one's weight to the cell
- * of its row value and column value, as a columnar database would. `mapA`/`mapB` map a
- * rank (0 = blank) to a row / column number, or -1 when that value is not on the axis.
- * Beats per-cell bitset work when rows and columns are the values of single-coded
- * variables: the cost is per respondent, not per cell.
- */
-export function scatter(
-  base: usize, fromWord: i32, toWord: i32,
-  a: usize, aWidth: i32, mapA: usize,
-  b: usize, bWidth: i32, mapB: usize,
-  nRows: i32, nColumns: i32, weights: usize, acc: usize,
-): void {
-  // acc holds (sum, sum of squares, count) triples, interleaved so one update touches one
-  // cache line: nRows x nColumns cells, then nRows row margins (base AND row, whatever
-  // the column value, blank included), then nColumns column margins.
-  const rowMargins = acc + <usize>(nRows * nColumns) * 24;
-  const columnMargins = rowMargins + <usize>nRows * 24;
-  for (let i = fromWord; i < toWord; i++) {
-    let w = load<u64>(base + (<usize>i << 3));
-    while (w != 0) {
-      const r = (<u32>i << 6) | <u32>ctz(w);
-      w &= w - 1;
-      const row = load<i32>(mapA + (<usize>rankAt(a, aWidth, r) << 2));
-      const col = load<i32>(mapB + (<usize>rankAt(b, bWidth, r) << 2));
-      if (row < 0 && col < 0) continue;
-      const x = load<f64>(weights + (<usize>r << 3));
-      const xx = x * x;
-      if (row >= 0) {
-        addTriple(rowMargins + <usize>row * 24, x, xx);
-        if (col >= 0) addTriple(acc + <usize>(row * nColumns + col) * 24, x, xx);
-      }
-      if (col >= 0) addTriple(columnMargins + <usize>col * 24, x, xx);
-    }
-  }
-}
-
 @inline function addTriple(cell: usize, x: f64, xx: f64): void {
   store<f64>(cell, load<f64>(cell) + x);
   store<f64>(cell, load<f64>(cell, 8) + xx, 8);
@@ -546,4 +509,54 @@ export function groupBy(
     from = to;
   }
   return placed;
+}
+
+/**
+ * Group-by with several single-coded variables per axis (a square of every value of
+ * several variables, S4-style): each respondent of the base adds its weight to the cell of
+ * every (row value, column value) pair it has: at most rowVars x colVars cells, not one
+ * pass per cell. `rowVars` / `colVars` hold 12-byte entries (u32 index column, u32 bytes
+ * per rank, u32 map from rank to row / column number or -1). acc: nRows x nColumns cell
+ * triples, then nRows row margins, then nColumns column margins. `scratch` has room for
+ * rowVars + colVars i32.
+ */
+export function groupByMulti(
+  base: usize, fromWord: i32, toWord: i32,
+  rowVars: usize, nRowVars: i32, colVars: usize, nColVars: i32,
+  nRows: i32, nColumns: i32, weights: usize, acc: usize, scratch: usize,
+): void {
+  const rowMargins = acc + <usize>(nRows * nColumns) * 24;
+  const columnMargins = rowMargins + <usize>nRows * 24;
+  const hitColumns = scratch + (<usize>nRowVars << 2);
+  for (let i = fromWord; i < toWord; i++) {
+    let w = load<u64>(base + (<usize>i << 3));
+    while (w != 0) {
+      const r = (<u32>i << 6) | <u32>ctz(w);
+      w &= w - 1;
+      const x = load<f64>(weights + (<usize>r << 3));
+      const xx = x * x;
+      let nr = 0;
+      for (let v = 0; v < nRowVars; v++) {
+        const entry = rowVars + <usize>v * 12;
+        const row = load<i32>(<usize>load<u32>(entry, 8) + (<usize>rankAt(<usize>load<u32>(entry), <i32>load<u32>(entry, 4), r) << 2));
+        if (row < 0) continue;
+        store<i32>(scratch + (<usize>nr << 2), row);
+        nr++;
+        addTriple(rowMargins + <usize>row * 24, x, xx);
+      }
+      let nc = 0;
+      for (let v = 0; v < nColVars; v++) {
+        const entry = colVars + <usize>v * 12;
+        const col = load<i32>(<usize>load<u32>(entry, 8) + (<usize>rankAt(<usize>load<u32>(entry), <i32>load<u32>(entry, 4), r) << 2));
+        if (col < 0) continue;
+        store<i32>(hitColumns + (<usize>nc << 2), col);
+        nc++;
+        addTriple(columnMargins + <usize>col * 24, x, xx);
+      }
+      for (let a = 0; a < nr; a++) {
+        const cells = acc + <usize>(load<i32>(scratch + (<usize>a << 2)) * nColumns) * 24;
+        for (let b = 0; b < nc; b++) addTriple(cells + <usize>load<i32>(hitColumns + (<usize>b << 2)) * 24, x, xx);
+      }
+    }
+  }
 }

@@ -92,7 +92,9 @@ describe.each(['inline', 'pool'] as const)('%s: tables vs reference on random da
           const valueAxes = Object.entries(columns)
             .filter(([, values]) => present(values).length > 0)
             .map(([name, values]) => fc.shuffledSubarray(present(values), { minLength: 1 }).map((list) => list.map((value) => ({ var: name, in: [value] }) as Expr)));
-          const axis = fc.oneof(fc.array(exprArb(columns), { minLength: 1, maxLength: 5 }), ...valueAxes);
+          const allValues = Object.entries(columns).flatMap(([name, values]) => present(values).map((value) => ({ var: name, in: [value] }) as Expr));
+          const mixedValues = fc.shuffledSubarray(allValues, { minLength: 1 });
+          const axis = fc.oneof(fc.array(exprArb(columns), { minLength: 1, maxLength: 5 }), mixedValues, ...valueAxes);
           return fc.tuple(fc.constant(data), exprArb(columns), axis, axis);
         }),
         async ([data, base, rows, columns]) => {

@@ -74,6 +74,20 @@ describe.each(paths)('%s: table plans agree with crosstab()', (execution) => {
     }
   });
 
+  it('values of several variables on both axes run as one multi-variable group-by pass', async () => {
+    const axis = [{ variable: 'degree' }, { variable: 'sex' }, { variable: 'race' }, 'relig=4'];
+    const result = await ds.table({ base: 'year=2000..', rows: axis, columns: axis });
+    expect(result.plan).toBe('scatter');
+    for (let r = 0; r < result.rows.length; r++) {
+      const check = await ds.crosstab({ base: `year=2000.. AND ${result.rows[r]!.expr}`, targets: result.columns.map((c) => c.expr) });
+      check.targets.forEach((cell, c) => {
+        expect(result.cell(r, c).respondents).toBe(cell.respondents);
+        expect(relative(result.cell(r, c).weighted, cell.weighted)).toBeLessThan(1e-12);
+      });
+      expect(result.rowTotals[r]!.respondents).toBe(check.base.respondents);
+    }
+  });
+
   it('overlapping codes run as bitset rows; margins are base AND row / column', async () => {
     const rows = ['degree=3..4', 'padeg=3..4', 'BA+', 'NOT sex=NA', 'age=..29 OR age=65..'];
     const columns = [{ variable: 'sex' }, 'polviews=1..3', '*', 'relig=9'];

@@ -78,9 +78,8 @@ export function createPeer() {
         };
       }
       if (typeof ds.table === 'function') {
-        // TODO(lead): adapt to the real answer layout of ds.table.
         const result = await ds.table({ base: shape.base.text, rows: shape.rows.map((c) => c.text), columns: shape.columns.map((c) => c.text) });
-        return { weighted: Float64Array.from(result.weighted), respondents: Float64Array.from(result.respondents), method: 'table' };
+        return { weighted: Float64Array.from(result.weighted), respondents: Float64Array.from(result.respondents), method: `table (${result.plan}, ${result.execution})` };
       }
       return tableByRows(ds, shape);
     },

@@ -4,7 +4,7 @@
  * See assembly/index.ts for the memory layout each function expects.
  */
 /** Must equal kernelAbi() of the compiled kernel (assembly/index.ts). */
-export const KERNEL_ABI = 4;
+export const KERNEL_ABI = 5;
 
 export interface KernelExports {
   kernelAbi(): number;
@@ -41,11 +41,10 @@ export interface KernelExports {
     nRows: number, nColumns: number, weights: number, grid: number,
     rowStart: number, bucketColumns: number, bucketWeights: number,
   ): number;
-  scatter(
+  groupByMulti(
     base: number, fromWord: number, toWord: number,
-    a: number, aWidth: number, mapA: number,
-    b: number, bWidth: number, mapB: number,
-    nRows: number, nColumns: number, weights: number, acc: number,
+    rowVars: number, nRowVars: number, colVars: number, nColVars: number,
+    nRows: number, nColumns: number, weights: number, acc: number, scratch: number,
   ): void;
 }
 

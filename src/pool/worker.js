@@ -17,7 +17,8 @@ const kernel = new WebAssembly.Instance(module, {
 // Warm-up: run each hot function once on an empty range so the first real task does not
 // pay for tier-up.
 kernel.cellsTile(0, 0, 0, 0, 0, 0, 0, 0, 0);
-kernel.scatter(0, 0, 0, 0, 1, 0, 0, 1, 0, 0, 0, 0, 0);
+kernel.groupBy(0, 0, 0, 0, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0);
+kernel.groupByMulti(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
 
 /** Runs one kernel task: `{ fn, args }`, where fn is a kernel export name. */
 export default function run(task) {

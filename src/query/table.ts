@@ -45,6 +45,9 @@ export async function computeTable(
   if (singleVariableAxis(rows) && singleVariableAxis(columns)) {
     return scatter(kernel, evaluator, base, rows as ValueNode[], columns as ValueNode[], weights, run);
   }
+  if (valueAxis(rows) && valueAxis(columns)) {
+    return scatterMulti(kernel, evaluator, base, rows as ValueNode[], columns as ValueNode[], weights, run);
+  }
   // Margins come out of the same kernels: an extra row of everyone (base AND column) and an
   // extra column of everyone (base AND row), with the operands already prepared.
   const all: Bound = { op: 'all' };
@@ -89,6 +92,103 @@ function singleVariableAxis(axis: Bound[]): boolean {
     seen.add(node.ranks[0]!);
     return true;
   });
+}
+
+/** True when every entry is one value of some variable, each (variable, value) once. */
+function valueAxis(axis: Bound[]): boolean {
+  const seen = new Set<string>();
+  return axis.every((node) => {
+    if (node.op !== 'ranks' || node.ranks.length !== 1 || node.ranks[0] === 0) return false;
+    const key = `${node.variable}:${node.ranks[0]}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
+/**
+ * Group-by plan for axes made of values of several single-coded variables: each
+ * respondent of the base adds to the (row value, column value) cells it has, margins in
+ * the same pass; split by word range across the pool when it is worth it.
+ */
+async function scatterMulti(kernel: Kernel, evaluator: Evaluator, base: DenseView, rows: ValueNode[], columns: ValueNode[], weights: WeightVector, run: TableRun): Promise<TableCells> {
+  const memory = kernel.memory;
+  const words = evaluator.words;
+  const nRows = rows.length;
+  const nColumns = columns.length;
+  const cells = nRows * nColumns;
+  const slots = cells + nRows + nColumns;
+  const allocations: Array<{ ptr: number; bytes: number }> = [];
+  const alloc = (bytes: number) => {
+    const ptr = memory.alloc(bytes);
+    allocations.push({ ptr, bytes });
+    return ptr;
+  };
+  /** One 12-byte entry per variable on the axis: index column, bytes per rank, rank -> position map. */
+  const variables = (axis: ValueNode[]) => {
+    const byVariable = new Map<number, Int32Array>();
+    const maps = new Map<number, number>();
+    axis.forEach((node, position) => {
+      let view = byVariable.get(node.variable);
+      if (!view) {
+        const bytes = (evaluator.rankCount(node.variable) + 1) * 4;
+        const ptr = alloc(bytes);
+        view = new Int32Array(memory.memory.buffer, ptr, bytes / 4).fill(-1);
+        byVariable.set(node.variable, view);
+        maps.set(node.variable, ptr);
+      }
+      view[node.ranks[0]!] = position;
+    });
+    const entries = alloc(maps.size * 12);
+    const table = new Uint32Array(memory.memory.buffer, entries, maps.size * 3);
+    [...maps].forEach(([variable, map], i) => {
+      const index = evaluator.indexColumn(variable);
+      table.set([index.ptr, index.width, map], i * 3);
+    });
+    return { entries, count: maps.size };
+  };
+  try {
+    const rowVars = variables(rows);
+    const colVars = variables(columns);
+    const respondents = kernel.exports.popcount(base.ptr, words);
+    const estimatedMs = (respondents * NS_PER_RESPONDENT * (rowVars.count * colVars.count + rowVars.count + colVars.count)) / 1e6;
+    const { executor, execution } = run.choose(estimatedMs);
+    const parts = execution === 'pool' ? executor.parallelism : 1;
+    const span = Math.ceil(words / parts);
+    const accs = Array.from({ length: parts }, () => alloc(slots * 24));
+    await Promise.all(
+      accs.map((acc, part) => {
+        const scratch = alloc((rowVars.count + colVars.count) * 4 + 8);
+        const args = [base.ptr, Math.min(words, part * span), Math.min(words, (part + 1) * span), rowVars.entries, rowVars.count, colVars.entries, colVars.count, nRows, nColumns, weights.ptr, acc, scratch];
+        return executor.run({ fn: 'groupByMulti', args }, run.signal);
+      }),
+    );
+    const totals = memory.f64(accs[0]!, slots * 3).slice();
+    for (const acc of accs.slice(1)) {
+      const part = memory.f64(acc, slots * 3);
+      for (let i = 0; i < totals.length; i++) totals[i]! += part[i]!;
+    }
+    const sums = new Float64Array(cells);
+    const sumsSq = new Float64Array(cells);
+    const counts = new Float64Array(cells);
+    for (let i = 0; i < cells; i++) {
+      sums[i] = totals[i * 3]!;
+      sumsSq[i] = totals[i * 3 + 1]!;
+      counts[i] = totals[i * 3 + 2]!;
+    }
+    const margin = (slot: number): CellSums => ({ weighted: totals[slot * 3]!, sumSqWeights: totals[slot * 3 + 1]!, respondents: totals[slot * 3 + 2]! });
+    run.onProgress?.(cells, cells);
+    return {
+      sums,
+      sumsSq,
+      counts,
+      plan: 'scatter',
+      execution,
+      margins: { rows: rows.map((_, r) => margin(cells + r)), columns: columns.map((_, c) => margin(cells + nRows + c)) },
+    };
+  } finally {
+    for (const { ptr, bytes } of allocations) memory.release(ptr, bytes);
+  }
 }
 
 /**
