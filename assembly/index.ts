@@ -92,19 +92,25 @@ function maskTail(dst: usize, words: i32, n: i32): void {
   if (firstPad < words) memory.fill(dst + (<usize>firstPad << 3), 0, <usize>(words - firstPad) << 3);
 }
 
-/** dst = respondents whose u8 rank is in [lo, hi]. */
+/**
+ * dst = respondents whose u8 rank is in [lo, hi]. One unsigned test per lane:
+ * lo <= v <= hi exactly when (v - lo) mod 256 <= hi - lo, i.e. when
+ * min(v - lo, hi - lo) == v - lo; four 16-lane masks make one word.
+ */
 export function bitsFromRangeU8(dst: usize, column: usize, words: i32, n: i32, lo: u32, hi: u32): void {
   const vlo = i8x16.splat(<i8>lo);
-  const vhi = i8x16.splat(<i8>hi);
+  const span = i8x16.splat(<i8>(hi - lo));
   for (let i = 0; i < words; i++) {
     const src = column + (<usize>i << 6);
-    let word: u64 = 0;
-    for (let k = 0; k < 4; k++) {
-      const v = v128.load(src + (<usize>k << 4));
-      const hit = v128.and(i8x16.ge_u(v, vlo), i8x16.le_u(v, vhi));
-      word |= <u64>i8x16.bitmask(hit) << (<u64>k << 4);
-    }
-    store<u64>(dst + (<usize>i << 3), word);
+    const d0 = i8x16.sub(v128.load(src), vlo);
+    const d1 = i8x16.sub(v128.load(src, 16), vlo);
+    const d2 = i8x16.sub(v128.load(src, 32), vlo);
+    const d3 = i8x16.sub(v128.load(src, 48), vlo);
+    const m0 = <u64>i8x16.bitmask(i8x16.eq(i8x16.min_u(d0, span), d0));
+    const m1 = <u64>i8x16.bitmask(i8x16.eq(i8x16.min_u(d1, span), d1));
+    const m2 = <u64>i8x16.bitmask(i8x16.eq(i8x16.min_u(d2, span), d2));
+    const m3 = <u64>i8x16.bitmask(i8x16.eq(i8x16.min_u(d3, span), d3));
+    store<u64>(dst + (<usize>i << 3), m0 | (m1 << 16) | (m2 << 32) | (m3 << 48));
   }
   maskTail(dst, words, n);
 }
