@@ -7,6 +7,7 @@ import { CsvError, parse } from 'csv-parse';
 import { CrosstabError, ErrorCode } from '../errors.js';
 import { suggest } from '../query/suggest.js';
 import type { RawTable, ReadOptions } from './raw-table.js';
+import { checkReadOptions, unreadable } from './table-encoder.js';
 
 const progressEveryRows = 65_536;
 const initialRowCapacity = 4096;
@@ -30,7 +31,7 @@ const decimalNumber = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
  * line 1), `field` (the column) and `hint` in `details`.
  */
 export async function readCsv(path: string, options: ReadOptions): Promise<RawTable> {
-  checkOptions(path, options);
+  checkReadOptions(path, options);
   const handle = await open(path, 'r').catch((error: unknown) => {
     throw unreadable(path, error);
   });
@@ -263,33 +264,6 @@ function missingColumn(file: string, line: number, name: string, header: string[
     suggestions,
     hint,
   });
-}
-
-function checkOptions(path: string, options: ReadOptions): void {
-  const invalid = (field: string, message: string) => new CrosstabError(ErrorCode.invalidOption, message, { field });
-  if (typeof path !== 'string' || path.length === 0) throw invalid('path', 'path must be a non-empty string naming a CSV file');
-  const weights: unknown = options?.weights;
-  if (!Array.isArray(weights) || weights.length === 0 || !weights.every((name) => typeof name === 'string' && name.length > 0)) {
-    throw invalid('weights', "options.weights must be a non-empty array of column names, e.g. { weights: ['PWGTP'] }");
-  }
-  const repeated = weights.find((name, i) => weights.indexOf(name) !== i);
-  if (repeated !== undefined) throw invalid('weights', `options.weights lists "${repeated}" twice; list each weight column once`);
-  const exclude: unknown = options.exclude;
-  if (exclude !== undefined && (!Array.isArray(exclude) || !exclude.every((name) => typeof name === 'string'))) {
-    throw invalid('exclude', 'options.exclude must be an array of column names');
-  }
-  const both = options.exclude?.find((name) => weights.includes(name));
-  if (both !== undefined) throw invalid('exclude', `"${both}" is in both options.weights and options.exclude; remove it from one of them`);
-  if (options.onProgress !== undefined && typeof options.onProgress !== 'function') {
-    throw invalid('onProgress', 'options.onProgress must be a function');
-  }
-}
-
-function unreadable(path: string, error: unknown): CrosstabError {
-  const reason = (error as NodeJS.ErrnoException).code;
-  const what = reason === 'ENOENT' ? 'does not exist' : reason === 'EACCES' ? 'is not readable (permission denied)' : `cannot be read (${String(error)})`;
-  const hint = `Check the path (relative paths start at ${process.cwd()}) and the file's permissions.`;
-  return new CrosstabError(ErrorCode.fileNotFound, `${path}: the input file ${what}. ${hint}`, { file: path, hint });
 }
 
 function translateError(path: string, error: unknown): unknown {
