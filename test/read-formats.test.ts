@@ -29,16 +29,8 @@ import { readCsv } from '../src/dataset/read-csv.js';
 import { readInput, sniffFormat } from '../src/dataset/read-input.js';
 import { buildDataset, CrosstabError, ErrorCode, openDataset, type Dataset } from '../src/index.js';
 import { repoRoot, sharedDatasets } from './support/paths.js';
+import { referenceQueries } from './support/reference-queries.js';
 
-interface ReferenceQuery {
-  id: string;
-  base: string;
-  target: string;
-  weightedSum: number;
-  respondents: number;
-  baseWeightedSum: number;
-  baseRespondents: number;
-}
 
 type Format = 'sav' | 'parquet' | 'arrow';
 type Survey = 'gss' | 'nhanes' | 'gss2022' | 'edge';
@@ -52,8 +44,8 @@ const gssCodebook = JSON.parse(readFileSync(join(repoRoot, 'datasets', 'gss.code
   variables: Record<string, { label?: string; values?: Record<string, string> }>;
 };
 const reference = {
-  gss: JSON.parse(readFileSync(join(sharedDatasets, 'gss_1972_2024_sub.reference.json'), 'utf8')) as ReferenceQuery[],
-  nhanes: JSON.parse(readFileSync(join(sharedDatasets, 'nhanes_2009_2010_survey.reference.json'), 'utf8')) as ReferenceQuery[],
+  gss: referenceQueries('gss'),
+  nhanes: referenceQueries('nhanes'),
 };
 const weightOf = { gss: 'wtssps', nhanes: 'WTMEC2YR', gss2022: 'wtssps', edge: 'w' } as const;
 

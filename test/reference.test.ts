@@ -1,38 +1,20 @@
 // Every query of the R reference files (../shared/datasets/*.reference.json, computed with
 // R's survey package outside this project) through the library and through the CLI.
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
 import { describe, expect, inject, it } from 'vitest';
 import { openDataset, parseExpression, type Dataset } from '../src/index.js';
-import { cliPath, sharedDatasets } from './support/paths.js';
+import { cliPath } from './support/paths.js';
 import { normaliseTree } from './support/reference-engine.js';
-
-interface ReferenceQuery {
-  id: string;
-  base: string;
-  target: string;
-  weightedSum: number;
-  respondents: number;
-  baseWeightedSum: number;
-  baseRespondents: number;
-  baseExpr: unknown;
-  targetExpr: unknown;
-}
-
-const files = { gss: 'gss_1972_2024_sub.reference.json', nhanes: 'nhanes_2009_2010_survey.reference.json' } as const;
-
-function load(name: keyof typeof files): ReferenceQuery[] {
-  return JSON.parse(readFileSync(join(sharedDatasets, files[name]), 'utf8')) as ReferenceQuery[];
-}
+import { referenceFiles, referenceQueries } from './support/reference-queries.js';
 
 function expectClose(actual: number, expected: number) {
   if (expected === 0) expect(actual).toBe(0);
   else expect(Math.abs(actual - expected) / Math.abs(expected)).toBeLessThan(1e-9);
 }
 
-describe.each(Object.keys(files) as Array<keyof typeof files>)('R reference figures: %s', (name) => {
-  const queries = load(name);
+describe.each(Object.keys(referenceFiles) as Array<keyof typeof referenceFiles>)('R reference figures: %s', (name) => {
+  const queries = referenceQueries(name);
   const datasetPath = () => inject('testDatasets')[name];
 
   it('has the queries the README promises', () => {
