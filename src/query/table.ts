@@ -1,5 +1,6 @@
 import { CrosstabError, ErrorCode } from '../errors.js';
 import type { CellSums, Kernel, WeightVector } from '../kernel/kernel.js';
+import type { KernelMemory } from '../kernel/memory.js';
 import type { DenseView, Evaluator } from './evaluate.js';
 import { type Executor, NS_PER_RESPONDENT, NS_PER_WORD_CELL, runLimited, TASK_MS } from './executor.js';
 import type { Bound } from './resolve.js';
@@ -94,6 +95,32 @@ function singleVariableAxis(axis: Bound[]): boolean {
   });
 }
 
+/** Kernel memory taken for one table computation, given back all at once. */
+function scratchMemory(memory: KernelMemory) {
+  const taken: Array<{ ptr: number; bytes: number }> = [];
+  return {
+    alloc(bytes: number, zeroed = true): number {
+      const ptr = memory.alloc(bytes, zeroed);
+      taken.push({ ptr, bytes });
+      return ptr;
+    },
+    releaseAll(): void {
+      for (const { ptr, bytes } of taken) memory.release(ptr, bytes);
+      taken.length = 0;
+    },
+  };
+}
+
+/** Adds the accumulators of a group-by split across tasks into one array of `length` f64. */
+function sumParts(memory: KernelMemory, parts: number[], length: number): Float64Array {
+  const total = memory.f64(parts[0]!, length).slice();
+  for (const ptr of parts.slice(1)) {
+    const part = memory.f64(ptr, length);
+    for (let i = 0; i < length; i++) total[i]! += part[i]!;
+  }
+  return total;
+}
+
 /** True when every entry is one value of some variable, each (variable, value) once. */
 function valueAxis(axis: Bound[]): boolean {
   const seen = new Set<string>();
@@ -118,12 +145,8 @@ async function scatterMulti(kernel: Kernel, evaluator: Evaluator, base: DenseVie
   const nColumns = columns.length;
   const cells = nRows * nColumns;
   const slots = cells + nRows + nColumns;
-  const allocations: Array<{ ptr: number; bytes: number }> = [];
-  const alloc = (bytes: number) => {
-    const ptr = memory.alloc(bytes);
-    allocations.push({ ptr, bytes });
-    return ptr;
-  };
+  const scratch = scratchMemory(memory);
+  const alloc = (bytes: number) => scratch.alloc(bytes);
   /** One 12-byte entry per variable on the axis: index column, bytes per rank, rank -> position map. */
   const variables = (axis: ValueNode[]) => {
     const byVariable = new Map<number, Int32Array>();
@@ -158,16 +181,12 @@ async function scatterMulti(kernel: Kernel, evaluator: Evaluator, base: DenseVie
     const accs = Array.from({ length: parts }, () => alloc(slots * 24));
     await Promise.all(
       accs.map((acc, part) => {
-        const scratch = alloc((rowVars.count + colVars.count) * 4 + 8);
-        const args = [base.ptr, Math.min(words, part * span), Math.min(words, (part + 1) * span), rowVars.entries, rowVars.count, colVars.entries, colVars.count, nRows, nColumns, weights.ptr, acc, scratch];
+        const hits = alloc((rowVars.count + colVars.count) * 4 + 8);
+        const args = [base.ptr, Math.min(words, part * span), Math.min(words, (part + 1) * span), rowVars.entries, rowVars.count, colVars.entries, colVars.count, nRows, nColumns, weights.ptr, acc, hits];
         return executor.run({ fn: 'groupByMulti', args }, run.signal);
       }),
     );
-    const totals = memory.f64(accs[0]!, slots * 3).slice();
-    for (const acc of accs.slice(1)) {
-      const part = memory.f64(acc, slots * 3);
-      for (let i = 0; i < totals.length; i++) totals[i]! += part[i]!;
-    }
+    const totals = sumParts(memory, accs, slots * 3);
     const sums = new Float64Array(cells);
     const sumsSq = new Float64Array(cells);
     const counts = new Float64Array(cells);
@@ -187,7 +206,7 @@ async function scatterMulti(kernel: Kernel, evaluator: Evaluator, base: DenseVie
       margins: { rows: rows.map((_, r) => margin(cells + r)), columns: columns.map((_, c) => margin(cells + nRows + c)) },
     };
   } finally {
-    for (const { ptr, bytes } of allocations) memory.release(ptr, bytes);
+    scratch.releaseAll();
   }
 }
 
@@ -208,12 +227,8 @@ async function scatter(kernel: Kernel, evaluator: Evaluator, base: DenseView, ro
   const parts = execution === 'pool' ? executor.parallelism : 1;
   const a = evaluator.indexColumn(rows[0]!.variable);
   const b = evaluator.indexColumn(columns[0]!.variable);
-  const allocations: Array<{ ptr: number; bytes: number }> = [];
-  const alloc = (bytes: number, zeroed = true) => {
-    const ptr = memory.alloc(bytes, zeroed);
-    allocations.push({ ptr, bytes });
-    return ptr;
-  };
+  const scratch = scratchMemory(memory);
+  const alloc = (bytes: number, zeroed = true) => scratch.alloc(bytes, zeroed);
   const map = (axis: ValueNode[]) => {
     const bytes = (evaluator.rankCount(axis[0]!.variable) + 1) * 4;
     const ptr = alloc(bytes);
@@ -237,11 +252,7 @@ async function scatter(kernel: Kernel, evaluator: Evaluator, base: DenseView, ro
       return { grid, args: [base.ptr, from, to, a.ptr, a.width, mapA, b.ptr, b.width, mapB, nRows, nColumns, weights.ptr, grid, rowStart, bucketColumns, bucketWeights] };
     });
     await Promise.all(tasks.map((task) => executor.run({ fn: 'groupBy', args: task.args }, run.signal)));
-    const grid = memory.f64(tasks[0]!.grid, slots * 3).slice();
-    for (const task of tasks.slice(1)) {
-      const part = memory.f64(task.grid, slots * 3);
-      for (let i = 0; i < grid.length; i++) grid[i]! += part[i]!;
-    }
+    const grid = sumParts(memory, tasks.map((task) => task.grid), slots * 3);
     // Cells are the grid without its extra row and column; margins are its row and column sums.
     const cells = nRows * nColumns;
     const sums = new Float64Array(cells);
@@ -270,7 +281,7 @@ async function scatter(kernel: Kernel, evaluator: Evaluator, base: DenseView, ro
     run.onProgress?.(cells, cells);
     return { sums, sumsSq, counts, plan: 'scatter', execution, margins: { rows: rowMargins, columns: columnMargins } };
   } finally {
-    for (const { ptr, bytes } of allocations) memory.release(ptr, bytes);
+    scratch.releaseAll();
   }
 }
 
