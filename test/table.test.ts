@@ -1,28 +1,7 @@
 // ds.table(): every plan against the reference engine and against R's per-cell figures.
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { CrosstabError, ErrorCode, openDataset, type Dataset } from '../src/index.js';
-import { repoRoot } from './support/paths.js';
-
-interface RCell {
-  row: string;
-  columnVariable: string;
-  column: number;
-  cell: { weighted: number; respondents: number; sumSqWeights: number };
-  columnTotal: { weighted: number; respondents: number; sumSqWeights: number };
-}
-interface RTable {
-  id: string;
-  dataset: string;
-  base: string;
-  weight: string;
-  rows: Array<{ id: string }>;
-  cells: RCell[];
-}
-const fixture = JSON.parse(readFileSync(join(repoRoot, 'test', 'fixtures', 'r', 'tables.reference.json'), 'utf8')) as { tables: RTable[] };
-
-const relative = (a: number, b: number) => (b === 0 ? Math.abs(a) : Math.abs(a - b) / Math.abs(b));
+import { datasetKey, fixture, relativeError } from './report/support.js';
 
 const paths = ['inline', 'pool'] as const;
 const cases = paths.flatMap((execution) => fixture.tables.map((t) => [execution, t.id, t] as const));
@@ -30,7 +9,7 @@ const cases = paths.flatMap((execution) => fixture.tables.map((t) => [execution,
 describe.each(cases)('%s: R table %s', (execution, _id, table) => {
   let ds: Dataset;
   beforeAll(async () => {
-    ds = await openDataset(inject('testDatasets')[table.dataset.startsWith('gss') ? 'gss' : 'nhanes'], { execution });
+    ds = await openDataset(inject('testDatasets')[datasetKey(table)], { execution });
     return () => ds.close();
   });
 
@@ -45,11 +24,11 @@ describe.each(cases)('%s: R table %s', (execution, _id, table) => {
       expect(c).toBeGreaterThanOrEqual(0);
       const cell = result.cell(r, c);
       expect(cell.respondents).toBe(expected.cell.respondents);
-      expect(relative(cell.weighted, expected.cell.weighted)).toBeLessThan(1e-9);
-      expect(relative(cell.sumSqWeights, expected.cell.sumSqWeights)).toBeLessThan(1e-9);
+      expect(relativeError(cell.weighted, expected.cell.weighted)).toBeLessThan(1e-9);
+      expect(relativeError(cell.sumSqWeights, expected.cell.sumSqWeights)).toBeLessThan(1e-9);
       const total = result.columnTotals[c]!;
       expect(total.respondents).toBe(expected.columnTotal.respondents);
-      expect(relative(total.weighted, expected.columnTotal.weighted)).toBeLessThan(1e-9);
+      expect(relativeError(total.weighted, expected.columnTotal.weighted)).toBeLessThan(1e-9);
     }
   });
 });
@@ -69,7 +48,7 @@ describe.each(paths)('%s: table plans agree with crosstab()', (execution) => {
       const single = await ds.crosstab({ base: `year=2000.. AND ${result.rows[r]!.expr}`, targets: result.columns.map((c) => c.expr) });
       single.targets.forEach((cell, c) => {
         expect(result.cell(r, c).respondents).toBe(cell.respondents);
-        expect(relative(result.cell(r, c).weighted, cell.weighted)).toBeLessThan(1e-12);
+        expect(relativeError(result.cell(r, c).weighted, cell.weighted)).toBeLessThan(1e-12);
       });
     }
   });
@@ -82,7 +61,7 @@ describe.each(paths)('%s: table plans agree with crosstab()', (execution) => {
       const check = await ds.crosstab({ base: `year=2000.. AND ${result.rows[r]!.expr}`, targets: result.columns.map((c) => c.expr) });
       check.targets.forEach((cell, c) => {
         expect(result.cell(r, c).respondents).toBe(cell.respondents);
-        expect(relative(result.cell(r, c).weighted, cell.weighted)).toBeLessThan(1e-12);
+        expect(relativeError(result.cell(r, c).weighted, cell.weighted)).toBeLessThan(1e-12);
       });
       expect(result.rowTotals[r]!.respondents).toBe(check.base.respondents);
     }
@@ -98,7 +77,7 @@ describe.each(paths)('%s: table plans agree with crosstab()', (execution) => {
       const check = await ds.crosstab({ base: `year=2010.. AND (${rows[r]})`, targets: result.columns.map((c) => c.expr) });
       check.targets.forEach((cell, c) => {
         expect(result.cell(r, c).respondents).toBe(cell.respondents);
-        expect(relative(result.cell(r, c).weighted, cell.weighted)).toBeLessThan(1e-12);
+        expect(relativeError(result.cell(r, c).weighted, cell.weighted)).toBeLessThan(1e-12);
       });
       expect(result.rowTotals[r]!.respondents).toBe(check.base.respondents);
     }
