@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { join, resolve } from 'node:path';
 import { CrosstabError, ErrorCode, openDataset, type Dataset } from '../index.js';
-import { addApiKey, createCrosstabHandler, listen, writeKeyFile, KEY_FILE_FORMAT, type AccessLogEntry } from '../http/index.js';
+import { addApiKey, createCrosstabHandler, listen, writeKeyFile, KEY_FILE_FORMAT, NdjsonLedger, type AccessLogEntry } from '../http/index.js';
 import { bundledDatasets } from './bundled.js';
 
 interface ServeOptions {
@@ -77,13 +77,16 @@ export function registerServeCommand(program: Command): void {
         for (const path of paths) datasets.push(await openDataset(path));
         const development = options.keys === undefined ? await createDevelopmentKey() : undefined;
         const keysPath = options.keys ?? (development as { path: string }).path;
-        const log = (entry: AccessLogEntry | { event: string }): void => {
-          if (options.accessLog || 'event' in entry || entry.status >= 500) process.stderr.write(`${JSON.stringify(entry)}\n`);
+        const log = (entry: AccessLogEntry | { event: string; message: string }): void => {
+          const line = 'event' in entry && !('time' in entry) ? { time: new Date().toISOString(), ...entry } : entry;
+          if (options.accessLog || 'event' in entry || entry.status >= 500) process.stderr.write(`${JSON.stringify(line)}\n`);
         };
+        // Opened here so that SIGHUP (after rotating the file) can reopen it.
+        const ledger = await NdjsonLedger.open(options.ledger, { onEvent: (event, message) => log({ event, message }) });
         const handler = await createCrosstabHandler({
           datasets,
           keys: keysPath,
-          usage: options.ledger,
+          usage: ledger,
           basePath: options.basePath,
           corsOrigins: options.corsOrigin ?? '*',
           maxBodyBytes,
@@ -113,15 +116,18 @@ export function registerServeCommand(program: Command): void {
         }
 
         await new Promise<void>((resolveStop) => {
+          const reopen = (): void => ledger.reopen();
           const stop = (signal: NodeJS.Signals): void => {
             process.off('SIGTERM', stop);
             process.off('SIGINT', stop);
+            process.off('SIGHUP', reopen);
             process.once(signal, () => process.exit(130));
             process.stderr.write(`crosstab serve: ${signal}, draining in-flight requests\n`);
             void server.close().then(resolveStop);
           };
           process.on('SIGTERM', stop);
           process.on('SIGINT', stop);
+          process.on('SIGHUP', reopen);
         });
         process.stderr.write('crosstab serve: stopped\n');
       } finally {

@@ -122,7 +122,10 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
           onReloadError: (error) => log({ time: new Date().toISOString(), event: 'key_file_error', message: `${(error as Error).message}; the previous keys stay in force` }),
         })
       : options.keys;
-  const usage = typeof options.usage === 'string' ? await NdjsonLedger.open(options.usage) : options.usage;
+  const usage =
+    typeof options.usage === 'string'
+      ? await NdjsonLedger.open(options.usage, { onEvent: (event, message) => log({ time: new Date().toISOString(), event, message }) })
+      : options.usage;
   const docsBody = JSON.stringify(buildOpenApiDocument({ serverUrl: options.serverUrl ?? basePath, maxBodyBytes }));
 
   const crosstab = createCrosstabOperation({ surveys, keys, usage, maxBodyBytes });

@@ -30,7 +30,7 @@ export { readNodeBody, readWebBody } from './read-body.js';
 export { listen } from './server.js';
 export type { RunningServer } from './server.js';
 export { NdjsonLedger } from './usage-ledger.js';
-export type { UsageRecord, UsageSink } from './usage-ledger.js';
+export type { NdjsonLedgerOptions, UsageRecord, UsageSink } from './usage-ledger.js';
 export { FileKeyStore } from './key-store.js';
 export type { FileKeyStoreOptions, KeyStore } from './key-store.js';
 export {

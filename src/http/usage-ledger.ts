@@ -1,4 +1,4 @@
-import { mkdir, open, type FileHandle } from 'node:fs/promises';
+import { mkdir, open, stat, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 
 /** One billable call: a successful POST /crosstab. */
@@ -24,42 +24,87 @@ export interface UsageSink {
   close(): Promise<void>;
 }
 
+export interface NdjsonLedgerOptions {
+  /**
+   * Told when the ledger reopens its path (the file or its folder was removed or renamed, or
+   * reopen() was called) and when it cuts a failed write back to the last whole record.
+   */
+  onEvent?: (event: 'ledger_reopened' | 'ledger_repaired', message: string) => void;
+}
+
 interface Pending {
   line: string;
   resolve: () => void;
   reject: (error: unknown) => void;
 }
 
+async function syncDirectory(path: string): Promise<void> {
+  const dir = await open(path, 'r');
+  await dir.sync().finally(() => dir.close());
+}
+
+/** Opens `path` for appending (creating it and its folders durably) and returns it with its size. */
+async function openForAppend(path: string): Promise<{ file: FileHandle; size: number }> {
+  const folder = dirname(path);
+  const created = await mkdir(folder, { recursive: true });
+  const file = await open(path, 'a+', 0o600);
+  try {
+    let { size } = await file.stat();
+    if (size === 0) {
+      // Make the new file's directory entry durable, and the folders mkdir created.
+      await syncDirectory(folder);
+      if (created !== undefined) await syncDirectory(dirname(created));
+    } else {
+      // A crash mid-write can leave a partial last line: start ours on a fresh line.
+      const last = Buffer.alloc(1);
+      await file.read(last, 0, 1, size - 1);
+      if (last[0] !== 0x0a) {
+        await file.appendFile('\n');
+        size++;
+      }
+    }
+    return { file, size };
+  } catch (error) {
+    await file.close();
+    throw error;
+  }
+}
+
 /**
  * Append-only NDJSON ledger, one UsageRecord per line. Group commit: records arriving while
  * a write is in flight are batched into the next single write + fdatasync, so durability
  * costs one disk flush per batch, not per request.
+ *
+ * Before each batch the ledger checks that its open file is still the one at `path` (not
+ * removed, renamed or replaced) and reopens the path if not, so log rotation and a removed
+ * folder cannot swallow records. A failed write is cut back to the last whole record, so a
+ * disk-full error never glues the next record to a partial line.
  */
 export class NdjsonLedger implements UsageSink {
   private pending: Pending[] = [];
   private flushing: Promise<void> | undefined;
   private closed = false;
-  /** Records made durable so far, and the write + fdatasync batches that did it. */
-  readonly stats = { records: 0, flushes: 0 };
+  private reopenRequested = false;
+  /** Bytes of whole, durable records in the open file; a failed write is truncated back to it. */
+  private goodSize: number;
+  /** Whether the open file may hold a partial batch past goodSize. */
+  private torn = false;
+  /** Records made durable so far, the write + fdatasync batches that did it, and reopens. */
+  readonly stats = { records: 0, flushes: 0, reopens: 0 };
 
-  private constructor(readonly path: string, private readonly file: FileHandle) {}
+  private constructor(
+    readonly path: string,
+    private file: FileHandle,
+    size: number,
+    private readonly onEvent: NonNullable<NdjsonLedgerOptions['onEvent']>,
+  ) {
+    this.goodSize = size;
+  }
 
   /** Opens (creating if needed) the ledger for appending. */
-  static async open(path: string): Promise<NdjsonLedger> {
-    await mkdir(dirname(path), { recursive: true });
-    const file = await open(path, 'a+', 0o600);
-    const { size } = await file.stat();
-    if (size === 0) {
-      // Make the new file's directory entry durable too.
-      const dir = await open(dirname(path), 'r');
-      await dir.sync().finally(() => dir.close());
-    } else {
-      // A crash mid-write can leave a partial last line: start ours on a fresh line.
-      const last = Buffer.alloc(1);
-      await file.read(last, 0, 1, size - 1);
-      if (last[0] !== 0x0a) await file.appendFile('\n');
-    }
-    return new NdjsonLedger(path, file);
+  static async open(path: string, options: NdjsonLedgerOptions = {}): Promise<NdjsonLedger> {
+    const { file, size } = await openForAppend(path);
+    return new NdjsonLedger(path, file, size, options.onEvent ?? (() => {}));
   }
 
   record(usage: UsageRecord): Promise<void> {
@@ -71,21 +116,69 @@ export class NdjsonLedger implements UsageSink {
     });
   }
 
+  /**
+   * Reopens the path before the next record (call it on SIGHUP after rotating the file).
+   * The file is checked before every batch anyway; this forces the reopen.
+   */
+  reopen(): void {
+    this.reopenRequested = true;
+  }
+
   private async flush(): Promise<void> {
     while (this.pending.length > 0) {
       const batch = this.pending;
       this.pending = [];
+      const text = batch.map((entry) => entry.line).join('');
       try {
-        await this.file.appendFile(batch.map((entry) => entry.line).join(''));
+        await this.repair();
+        await this.followPath();
+        this.torn = true;
+        await this.file.appendFile(text);
         await this.file.datasync();
+        this.torn = false;
+        this.goodSize += Buffer.byteLength(text);
         this.stats.records += batch.length;
         this.stats.flushes++;
         for (const entry of batch) entry.resolve();
       } catch (error) {
         for (const entry of batch) entry.reject(error);
+        // Cut the partial batch now, so the file holds only whole records while it waits.
+        await this.repair().catch(() => {});
       }
     }
     this.flushing = undefined;
+  }
+
+  /** Truncates a failed batch back to the last whole record. Throws (refusing records) while it cannot. */
+  private async repair(): Promise<void> {
+    if (!this.torn) return;
+    await this.file.truncate(this.goodSize);
+    await this.file.datasync();
+    this.torn = false;
+    this.onEvent('ledger_repaired', `A failed write to ${this.path} was cut back to the last whole record (${this.goodSize} bytes).`);
+  }
+
+  /** Reopens `path` when the open file is no longer the one at `path`. */
+  private async followPath(): Promise<void> {
+    const [atPath, open] = await Promise.all([stat(this.path).catch(() => undefined), this.file.stat()]);
+    const reason = this.reopenRequested
+      ? 'reopen requested'
+      : atPath === undefined
+        ? 'the file or its folder was removed or renamed'
+        : atPath.ino !== open.ino || atPath.dev !== open.dev
+          ? 'the path now names another file'
+          : open.nlink === 0
+            ? 'the file was unlinked'
+            : undefined;
+    if (reason === undefined) return;
+    const { file, size } = await openForAppend(this.path);
+    const previous = this.file;
+    this.file = file;
+    this.goodSize = size;
+    this.reopenRequested = false;
+    this.stats.reopens++;
+    await previous.close().catch(() => {});
+    this.onEvent('ledger_reopened', `Reopened usage ledger ${this.path}: ${reason}.`);
   }
 
   async close(): Promise<void> {

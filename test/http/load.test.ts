@@ -2,17 +2,14 @@
 // in the middle of it. Every 200 a client received must be in the ledger; after a graceful
 // shutdown the ledger holds exactly the 200s received.
 import autocannon from 'autocannon';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { openDataset, type Dataset } from '../../src/index.js';
 import { createCrosstabHandler, listen } from '../../src/http/index.js';
-import { cliPath } from '../support/paths.js';
+import { CLI, startServe } from './serve-child.js';
 import { makeKeyFile, readLedger, tempDir, type TestKeys } from './support.js';
 
-/** The built CLI (`npm run build`); CROSSTAB_CLI overrides it. */
-const CLI = process.env['CROSSTAB_CLI'] ?? cliPath;
 const BODY = JSON.stringify({ SurveyCode: 'GSS', PopulationBaseCode: 'year=2024', TargetCodes: ['sex=2', 'degree=3..4'] });
 
 function loadRequest(key: string, okIds: string[]) {
@@ -65,30 +62,11 @@ describe('crash and drain of a `crosstab serve` child process', () => {
     expect(existsSync(CLI), `${CLI} is missing: run \`npm run build\` first`).toBe(true);
   });
 
-  async function startServe(ledger: string): Promise<{ child: ChildProcess; origin: string; exited: Promise<number | null> }> {
-    const child = spawn(process.execPath, [CLI, 'serve', '--dataset', paths.gss, '--keys', keys.path, '--port', '0', '--ledger', ledger], { stdio: ['ignore', 'pipe', 'pipe'] });
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    let output = '';
-    const origin = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`crosstab serve did not start:\n${output}`)), 30_000);
-      const onData = (chunk: Buffer): void => {
-        output += chunk.toString();
-        const match = /listening on (http:\/\/[^/\s]+)/.exec(output);
-        if (match) {
-          clearTimeout(timer);
-          resolve(match[1] as string);
-        }
-      };
-      child.stdout?.on('data', onData);
-      child.stderr?.on('data', onData);
-      void exited.then((code) => reject(new Error(`crosstab serve exited with ${code}:\n${output}`)));
-    });
-    return { child, origin, exited };
-  }
+  const serveLedger = (ledger: string) => startServe(['--dataset', paths.gss, '--keys', keys.path, '--port', '0', '--ledger', ledger]);
 
   it('SIGKILL mid-load: the ledger holds a record for every 200 the client received', async () => {
     const ledger = join(dir, 'killed.ndjson');
-    const { child, origin, exited } = await startServe(ledger);
+    const { child, origin, exited } = await serveLedger(ledger);
     const okIds: string[] = [];
     const load = autocannon({ url: origin, connections: 10, duration: 3, timeout: 2, requests: [loadRequest(keys.all, okIds)] });
     setTimeout(() => child.kill('SIGKILL'), 1500);
@@ -104,7 +82,7 @@ describe('crash and drain of a `crosstab serve` child process', () => {
 
   it('SIGTERM mid-load: in-flight requests drain and the ledger equals the 200s received', async () => {
     const ledger = join(dir, 'drained.ndjson');
-    const { child, origin, exited } = await startServe(ledger);
+    const { child, origin, exited } = await serveLedger(ledger);
     const okIds: string[] = [];
     const load = autocannon({ url: origin, connections: 10, duration: 3, timeout: 2, requests: [loadRequest(keys.all, okIds)] });
     setTimeout(() => child.kill('SIGTERM'), 1500);
