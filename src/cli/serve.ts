@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { join, resolve } from 'node:path';
 import { CrosstabError, ErrorCode, openDataset, type Dataset } from '../index.js';
-import { addApiKey, createCrosstabHandler, listen, writeKeyFile, KEY_FILE_FORMAT, NdjsonLedger, type AccessLogEntry } from '../http/index.js';
+import { addApiKey, createCrosstabHandler, listen, writeKeyFile, FileKeyStore, KEY_FILE_FORMAT, NdjsonLedger, type AccessLogEntry, type KeyStore } from '../http/index.js';
 import { bundledDatasets } from './bundled.js';
 
 interface ServeOptions {
@@ -15,6 +15,9 @@ interface ServeOptions {
   maxBodyBytes: string;
   publicUrl?: string;
   accessLog?: boolean;
+  maxConnections?: string;
+  maxConnectionsPerAddress?: string;
+  idleTimeout: string;
 }
 
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
@@ -28,9 +31,28 @@ function integerOption(value: string, option: string, min: number, max: number):
   return number;
 }
 
+const DEV_KEYS = join(DEV_FOLDER, 'dev-keys.json');
+
+/**
+ * The development key store: knows no key until the server listens, then the fresh key file.
+ * So a second `crosstab serve` that cannot get the port leaves the first one's key file alone.
+ */
+class DevelopmentKeyStore implements KeyStore {
+  private store: KeyStore | undefined;
+  use(store: KeyStore): void {
+    this.store = store;
+  }
+  lookup(apiKey: string): ReturnType<KeyStore['lookup']> {
+    return this.store?.lookup(apiKey) ?? Promise.resolve(undefined);
+  }
+  close(): Promise<void> {
+    return this.store?.close() ?? Promise.resolve();
+  }
+}
+
 /** A fresh key file holding one development key (every survey and group, valid for 24 hours). */
 async function createDevelopmentKey(): Promise<{ path: string; apiKey: string }> {
-  const path = join(DEV_FOLDER, 'dev-keys.json');
+  const path = DEV_KEYS;
   await writeKeyFile(path, { format: KEY_FILE_FORMAT, keys: [] });
   const { apiKey } = await addApiKey(path, {
     surveys: ['_ALL_'],
@@ -63,9 +85,19 @@ export function registerServeCommand(program: Command): void {
     .option('--max-body-bytes <n>', 'largest accepted request body', '16384')
     .option('--public-url <url>', 'server URL advertised in GET /docs (default: the base path)')
     .option('--access-log', 'print one JSON line per request to stderr (never API keys)')
+    .option('--max-connections <n>', 'most open connections; more are closed on arrival (default: ulimit -n minus 64, at most 4096)')
+    .option('--max-connections-per-address <n>', 'most open connections from one IP address (default 64)')
+    .option('--idle-timeout <seconds>', 'close a connection idle this long', '30')
     .action(async (options: ServeOptions) => {
       const port = integerOption(options.port, '--port', 0, 65535);
       const maxBodyBytes = integerOption(options.maxBodyBytes, '--max-body-bytes', 256, 16 * 1024 * 1024);
+      const limits = {
+        ...(options.maxConnections === undefined ? {} : { maxConnections: integerOption(options.maxConnections, '--max-connections', 1, 1_000_000) }),
+        ...(options.maxConnectionsPerAddress === undefined
+          ? {}
+          : { maxConnectionsPerAddress: integerOption(options.maxConnectionsPerAddress, '--max-connections-per-address', 1, 1_000_000) }),
+        idleTimeoutMs: integerOption(options.idleTimeout, '--idle-timeout', 1, 86_400) * 1000,
+      };
       const paths = options.dataset ?? bundledDatasets();
       if (paths.length === 0) {
         throw new CrosstabError(ErrorCode.fileNotFound, 'No dataset to serve: datasets/build/ has no .arrow files.', {
@@ -75,8 +107,8 @@ export function registerServeCommand(program: Command): void {
       const datasets: Dataset[] = [];
       try {
         for (const path of paths) datasets.push(await openDataset(path));
-        const development = options.keys === undefined ? await createDevelopmentKey() : undefined;
-        const keysPath = options.keys ?? (development as { path: string }).path;
+        const developmentKeys = options.keys === undefined ? new DevelopmentKeyStore() : undefined;
+        const keysPath = options.keys ?? DEV_KEYS;
         const log = (entry: AccessLogEntry | { event: string; message: string }): void => {
           const line = 'event' in entry && !('time' in entry) ? { time: new Date().toISOString(), ...entry } : entry;
           if (options.accessLog || 'event' in entry || entry.status >= 500) process.stderr.write(`${JSON.stringify(line)}\n`);
@@ -85,7 +117,7 @@ export function registerServeCommand(program: Command): void {
         const ledger = await NdjsonLedger.open(options.ledger, { onEvent: (event, message) => log({ event, message }) });
         const handler = await createCrosstabHandler({
           datasets,
-          keys: keysPath,
+          keys: developmentKeys ?? keysPath,
           usage: ledger,
           basePath: options.basePath,
           corsOrigins: options.corsOrigin ?? '*',
@@ -93,7 +125,7 @@ export function registerServeCommand(program: Command): void {
           ...(options.publicUrl === undefined ? {} : { serverUrl: options.publicUrl }),
           log,
         });
-        const server = await listen(handler, { port, host: options.host }).catch(async (error: NodeJS.ErrnoException) => {
+        const server = await listen(handler, { port, host: options.host, ...limits }).catch(async (error: NodeJS.ErrnoException) => {
           await handler.close();
           if (error.code === 'EADDRINUSE' || error.code === 'EACCES') {
             throw new CrosstabError(ErrorCode.invalidOption, `Cannot listen on ${options.host}:${port} (${error.code}).`, {
@@ -103,6 +135,12 @@ export function registerServeCommand(program: Command): void {
           }
           throw error;
         });
+        // Written only now that the port is ours (a failed second start must not replace it).
+        const development = developmentKeys === undefined ? undefined : await createDevelopmentKey();
+        if (developmentKeys) {
+          const onReloadError = (error: unknown): void => log({ event: 'key_file_error', message: `${(error as Error).message}; the previous keys stay in force` });
+          developmentKeys.use(await FileKeyStore.open(keysPath, { onReloadError }));
+        }
 
         const surveys = datasets.map((dataset) => dataset.info.survey).join(', ');
         const out = process.stdout;

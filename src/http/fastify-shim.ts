@@ -26,7 +26,9 @@ export function crosstabFastify(handler: CrosstabHandler): (app: FastifyInstance
     app.all(`${handler.basePath}/*`, async (request, reply) => {
       const body = await readNodeBody(request.raw, handler.maxBodyBytes);
       const response = await handler.handle({ method: request.method, path: request.url, headers: request.headers, body });
-      return reply.code(response.status).headers(response.headers).send(response.body);
+      // A body not read to its end (see readNodeBody) ends the connection rather than being drained.
+      const headers = request.raw.complete ? response.headers : { ...response.headers, connection: 'close' };
+      return reply.code(response.status).headers(headers).send(response.body);
     });
   };
 }

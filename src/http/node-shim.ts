@@ -2,9 +2,14 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { CrosstabHandler, HandlerResponse } from './handler.js';
 import { readNodeBody } from './read-body.js';
 
-/** Writes a handler response to a node:http response (also used by the Express shim). */
+/**
+ * Writes a handler response to a node:http response (also used by the Express shim). When
+ * the request body was not read to its end (too large, or answered before it was needed),
+ * the connection is closed after the answer instead of draining the rest of the upload.
+ */
 export function sendNodeResponse(res: ServerResponse, response: HandlerResponse): void {
-  res.writeHead(response.status, response.headers).end(response.body);
+  const headers = res.req?.complete === false ? { ...response.headers, connection: 'close' } : response.headers;
+  res.writeHead(response.status, headers).end(response.body);
 }
 
 /**

@@ -8,15 +8,13 @@ function declaredTooLarge(contentLength: string | null | undefined, limit: numbe
 
 /**
  * Reads at most `limit + 1` bytes of a node:http request body: enough for the handler to
- * answer 413 without buffering an oversized upload. The rest is discarded as it arrives.
+ * answer 413 without buffering an oversized upload. The rest is not read: the response then
+ * carries `Connection: close` (sendNodeResponse) and the connection ends with it.
  */
 export function readNodeBody(request: IncomingMessage, limit: number): Promise<Uint8Array> {
   // Already consumed (a body parser ran first): nothing left to read; do not wait for 'end'.
   if (request.readableEnded) return Promise.resolve(EMPTY);
-  if (declaredTooLarge(request.headers['content-length'], limit)) {
-    request.resume();
-    return Promise.resolve(EMPTY);
-  }
+  if (declaredTooLarge(request.headers['content-length'], limit)) return Promise.resolve(EMPTY);
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -26,7 +24,7 @@ export function readNodeBody(request: IncomingMessage, limit: number): Promise<U
       if (size > limit) {
         request.off('data', onData);
         request.off('end', onEnd);
-        request.resume();
+        request.pause();
         resolve(Buffer.concat(chunks).subarray(0, limit + 1));
       }
     };

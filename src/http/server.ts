@@ -1,6 +1,7 @@
 import { createServer, STATUS_CODES, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { AddressInfo } from 'node:net';
+import { applyConnectionLimits, resolveConnectionLimits, type ConnectionLimits } from './connection-limits.js';
 import type { CrosstabHandler } from './handler.js';
 import { createNodeListener } from './node-shim.js';
 import { errorBody, serviceError, statusOf } from './service-error.js';
@@ -23,7 +24,17 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
   const status = statusOf(problem);
   const body = JSON.stringify(errorBody(problem));
   const reason = STATUS_CODES[status] ?? 'Error';
-  socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  // Close the socket once the answer is out: after end() alone it would stay half-open (and hold
+  // a descriptor) for as long as the peer does not close its side.
+  socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`, () => socket.destroy());
+}
+
+/** Options of listen(): where to listen, and the connection limits that keep descriptors free. */
+export interface ListenOptions extends ConnectionLimits {
+  /** TCP port; 0 = any free port. */
+  port: number;
+  /** Interface to listen on. Default 127.0.0.1. */
+  host?: string;
 }
 
 export interface RunningServer {
@@ -39,11 +50,18 @@ export interface RunningServer {
   close(graceMs?: number): Promise<void>;
 }
 
-/** Serves the handler with node:http on `host:port` (port 0 = any free port). */
-export async function listen(handler: CrosstabHandler, options: { port: number; host?: string }): Promise<RunningServer> {
+/**
+ * Serves the handler with node:http on `host:port` (port 0 = any free port), with bounded
+ * connections (see ConnectionLimits). For the open internet, put a reverse proxy in front
+ * (docs/http.md). Rejects with CrosstabError `invalid_option` for a bad limit.
+ */
+export async function listen(handler: CrosstabHandler, options: ListenOptions): Promise<RunningServer> {
   const host = options.host ?? '127.0.0.1';
+  const limits = resolveConnectionLimits(options);
   const server = createServer({ keepAliveTimeout: 5000, headersTimeout: 10_000, requestTimeout: REQUEST_TIMEOUT_MS }, createNodeListener(handler));
   server.on('clientError', answerClientError);
+  const tooMany = serviceError('unavailable', 'Too many open connections from this address.', 'Reuse one keep-alive connection, or open fewer at a time.');
+  applyConnectionLimits(server, limits, JSON.stringify(errorBody(tooMany)));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, host, () => {

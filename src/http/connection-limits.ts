@@ -1,0 +1,89 @@
+import { readFileSync } from 'node:fs';
+import type { Server } from 'node:http';
+import type { Socket } from 'node:net';
+import { CrosstabError, ErrorCode } from '../index.js';
+
+/** Descriptors kept free for dataset files, the ledger, the key file and worker threads. */
+const RESERVED_DESCRIPTORS = 64;
+const MAX_DEFAULT_CONNECTIONS = 4096;
+
+/** Connection limits of `listen()`; every field is optional. */
+export interface ConnectionLimits {
+  /**
+   * Most open connections; further ones are closed as they arrive, so the process never runs
+   * out of file descriptors. Default: the soft `ulimit -n` minus 64, at most 4096 (1024 where
+   * the limit cannot be read).
+   */
+  maxConnections?: number;
+  /** Most open connections from one IP address; further ones get a 503 and are closed. Default 64. */
+  maxConnectionsPerAddress?: number;
+  /** A connection with no traffic in either direction for this long is closed. Default 30000 ms. */
+  idleTimeoutMs?: number;
+}
+
+/** The soft limit on open files of this process (Linux), or undefined where it cannot be read. */
+export function descriptorLimit(): number | undefined {
+  try {
+    const line = readFileSync('/proc/self/limits', 'utf8')
+      .split('\n')
+      .find((row) => row.startsWith('Max open files'));
+    const soft = line?.slice('Max open files'.length).trim().split(/\s+/)[0];
+    const limit = Number(soft);
+    return Number.isInteger(limit) && limit > 0 ? limit : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function positiveInteger(value: number | undefined, option: string, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!Number.isInteger(value) || value < 1) {
+    throw new CrosstabError(ErrorCode.invalidOption, `${option} must be a positive integer; got ${String(value)}.`, { field: option });
+  }
+  return value;
+}
+
+/** Validates `limits` and fills in the defaults. Throws CrosstabError naming the bad option. */
+export function resolveConnectionLimits(limits: ConnectionLimits): Required<ConnectionLimits> {
+  const descriptors = descriptorLimit();
+  const fallback = descriptors === undefined ? 1024 : Math.max(16, Math.min(MAX_DEFAULT_CONNECTIONS, descriptors - RESERVED_DESCRIPTORS));
+  const maxConnections = positiveInteger(limits.maxConnections, 'maxConnections', fallback);
+  return {
+    maxConnections,
+    maxConnectionsPerAddress: positiveInteger(limits.maxConnectionsPerAddress, 'maxConnectionsPerAddress', Math.min(64, maxConnections)),
+    idleTimeoutMs: positiveInteger(limits.idleTimeoutMs, 'idleTimeoutMs', 30_000),
+  };
+}
+
+const TOO_MANY =
+  'HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json; charset=utf-8\r\nConnection: close\r\nContent-Length: ';
+
+/**
+ * Applies the limits to a node:http server: `maxConnections`, an idle timeout after which a
+ * socket is destroyed, and a per-address count past which new connections get a 503 and are
+ * closed. `body` is the JSON error body of that 503.
+ */
+export function applyConnectionLimits(server: Server, limits: Required<ConnectionLimits>, body: string): void {
+  server.maxConnections = limits.maxConnections;
+  // No listener for 'timeout' on the server: node:http then destroys the idle socket.
+  server.setTimeout(limits.idleTimeoutMs);
+  const open = new Map<string, number>();
+  const response = `${TOO_MANY}${Buffer.byteLength(body)}\r\n\r\n${body}`;
+  // Before node:http's own listener, so a refused socket is gone before any request on it is parsed.
+  server.prependListener('connection', (socket: Socket) => {
+    const address = socket.remoteAddress ?? '';
+    const count = (open.get(address) ?? 0) + 1;
+    if (count > limits.maxConnectionsPerAddress) {
+      // Best effort: a fresh socket takes the short answer at once; the socket is closed either way.
+      socket.write(response);
+      socket.destroy();
+      return;
+    }
+    open.set(address, count);
+    socket.once('close', () => {
+      const left = (open.get(address) ?? 1) - 1;
+      if (left === 0) open.delete(address);
+      else open.set(address, left);
+    });
+  });
+}
