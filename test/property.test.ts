@@ -34,6 +34,8 @@ function exprArb(columns: Record<string, string[]>): fc.Arbitrary<Expr> {
       leaves.push(
         fc.tuple(bound, bound)
           .filter(([min, max]) => min !== undefined || max !== undefined)
+          // A reversed range (7..-5) is an invalid_expression, not an empty set (issue 13).
+          .map(([min, max]) => (min !== undefined && max !== undefined && Number(min) > Number(max) ? [max, min] : [min, max]))
           .map(([min, max]) => ({ var: name, ...(min !== undefined ? { min } : {}), ...(max !== undefined ? { max } : {}) }) as Expr),
       );
     }

@@ -55,6 +55,15 @@ export async function authenticate(
 export function authorize(key: ApiKeyRecord, info: DatasetInfo, requestedGroup: string | undefined): { allowedGroups: string[] | undefined } | ServiceError {
   const everyGroup = key.groups.includes(ALL);
   const entitledGroups = everyGroup ? info.groups : info.groups.filter((group) => key.groups.includes(group));
+  if (entitledGroups.length === 0) {
+    // A key whose groups do not exist in this survey may use nothing of it, not even "*".
+    return serviceError(
+      'forbidden_survey',
+      `This API key is not entitled to any authorization group of survey ${info.survey}.`,
+      'Ask the provider to extend the key to a group of this survey.',
+      'AuthorizationGroup',
+    );
+  }
   if (requestedGroup === undefined || requestedGroup === ALL) {
     return { allowedGroups: everyGroup ? undefined : entitledGroups };
   }

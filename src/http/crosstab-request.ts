@@ -42,13 +42,46 @@ export function parseJsonBody(body: Uint8Array | string | undefined): { json: un
     }
   }
   if (text.trim() === '') return serviceError('invalid_json', 'The request body is empty.', JSON_HINT);
+  let json: unknown;
   try {
-    return { json: JSON.parse(text) as unknown };
+    json = JSON.parse(text) as unknown;
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
     const shortReason = reason.length > 120 ? `${reason.slice(0, 120)}...` : reason;
     return serviceError('invalid_json', `The request body is not valid JSON: ${shortReason}`, JSON_HINT);
   }
+  const duplicate = duplicateKey(text);
+  if (duplicate !== undefined) {
+    return serviceError('invalid_json', `The request body names ${quote(duplicate, 40)} twice in one object.`, 'Send each field once: JSON parsers disagree on which duplicate wins.');
+  }
+  return { json };
+}
+
+/**
+ * The first key that appears twice in one object of `text`, which must be valid JSON (it is
+ * scanned, not validated: strings and nesting are all that matter here).
+ */
+function duplicateKey(text: string): string | undefined {
+  const objects: Array<Set<string> | undefined> = [];
+  for (let at = 0; at < text.length; at++) {
+    const char = text[at];
+    if (char === '{') objects.push(new Set());
+    else if (char === '[') objects.push(undefined);
+    else if (char === '}' || char === ']') objects.pop();
+    else if (char === '"') {
+      const start = at;
+      for (at++; text[at] !== '"'; at++) if (text[at] === '\\') at++;
+      let next = at + 1;
+      while (/\s/.test(text[next] ?? '')) next++;
+      const keys = objects.at(-1);
+      if (text[next] === ':' && keys !== undefined) {
+        const key = JSON.parse(text.slice(start, at + 1)) as string;
+        if (keys.has(key)) return key;
+        keys.add(key);
+      }
+    }
+  }
+  return undefined;
 }
 
 function checkName(body: Record<string, unknown>, field: 'SurveyCode' | 'AuthorizationGroup', required: boolean): ServiceError | undefined {

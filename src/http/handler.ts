@@ -83,7 +83,7 @@ export interface CrosstabHandler {
 }
 
 const JSON_TYPE = 'application/json; charset=utf-8';
-const OPERATIONS: Record<string, readonly string[]> = { '/docs': ['GET'], '/crosstab': ['POST', 'OPTIONS'] };
+const OPERATIONS: Record<string, readonly string[]> = { '/docs': ['GET', 'HEAD'], '/crosstab': ['POST', 'OPTIONS'] };
 
 function invalidOption(option: string, message: string): CrosstabError {
   return new CrosstabError(ErrorCode.invalidOption, `${option} ${message}`, { field: option });
@@ -185,6 +185,8 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
     }
     if (body !== '') headers['content-type'] = JSON_TYPE;
     headers['content-length'] = String(Buffer.byteLength(body));
+    // HEAD /docs: the headers GET would send, without the body (error bodies stay: servers drop them).
+    if (method === 'HEAD' && status < 400) body = '';
     entry.status = status;
     entry.ms = Math.round((performance.now() - started) * 1000) / 1000;
     try {

@@ -5,6 +5,8 @@ const GRAMMAR_HINT =
   'Grammar: * | VAR=v | VAR=v1,v2 | VAR=lo..hi | VAR=lo.. | VAR=..hi | VAR=NA | CODE, combined with AND, OR, NOT and parentheses; quote values with spaces ("New York").';
 /** Deeper nesting than this is refused, so no input can exhaust the stack. */
 const MAX_DEPTH = 64;
+/** Most terms (values, ranges, NA and codes) in one expression: bounds the scans one expression costs. */
+export const MAX_TERMS = 100;
 const NAME = /[A-Za-z0-9_.\-:#$@+]/;
 
 /**
@@ -24,8 +26,18 @@ export function parseExpression(source: string): Expr {
   return expr;
 }
 
+/** Hints for comparison operators the grammar does not have, by the text after the name. */
+const OPERATOR_HINTS: Array<[RegExp, (name: string) => string]> = [
+  [/^!=/, (name) => `There is no "!=": write NOT ${name}=value, or list the values you want (${name}=v1,v2).`],
+  [/^>=/, (name) => `There is no ">=": write an open range, ${name}=lo.. (lo included).`],
+  [/^<=/, (name) => `There is no "<=": write an open range, ${name}=..hi (hi included).`],
+  [/^>/, (name) => `There is no ">": write an open range, ${name}=lo.. (lo included), with lo the next value up.`],
+  [/^</, (name) => `There is no "<": write an open range, ${name}=..hi (hi included), with hi the next value down.`],
+];
+
 class Parser {
   private at = 0;
+  private terms = 0;
   constructor(private readonly source: string) {}
 
   atEnd(): boolean {
@@ -86,7 +98,12 @@ class Parser {
     const name = this.name();
     if (name === '') this.fail(`unexpected "${char}"`);
     this.skipSpace();
-    if (this.source[this.at] !== '=') return { code: name, at: start };
+    const operator = OPERATOR_HINTS.find(([pattern]) => pattern.test(this.rest(2)));
+    if (operator) this.fail(`unexpected "${this.rest(2).replace(/[^<>=!]$/, '')}"`, operator[1](name));
+    if (this.source[this.at] !== '=') {
+      this.countTerm(start);
+      return { code: name, at: start };
+    }
     this.at++;
     return this.predicate(name, start);
   }
@@ -98,6 +115,7 @@ class Parser {
     do {
       this.skipSpace();
       const itemAt = this.at;
+      this.countTerm(itemAt);
       const quoted = this.source[this.at] === '"';
       const text = quoted ? this.quoted() : this.bare();
       if (text === '' && !quoted) this.fail(`a value is missing after "${variable}="`, 'Write VAR=value, VAR=v1,v2 or VAR=lo..hi.');
@@ -120,6 +138,12 @@ class Parser {
     } while (this.source[this.at] === ',' && ++this.at);
     if (values.length > 0) items.unshift({ var: variable, in: values, at: start });
     return items.length === 1 ? items[0]! : { or: items };
+  }
+
+  private countTerm(at: number): void {
+    if (++this.terms > MAX_TERMS) {
+      this.fail(`more than ${MAX_TERMS} terms`, `Use ranges (VAR=lo..hi) instead of long value lists, or a code from the codebook; split the question into several queries.`, at);
+    }
   }
 
   private name(): string {

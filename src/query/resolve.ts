@@ -20,6 +20,9 @@ export interface Resolved {
   groups: Map<string, string>;
 }
 
+/** A number as written in an expression: decimal digits, optional sign and fraction; no hex, exponent or spaces. */
+const CANONICAL_NUMBER = /^-?\d+(?:\.\d+)?$/;
+
 /** Binds expressions to one dataset's variables and codebook. */
 export class Resolver {
   private readonly variables: StoredVariable[];
@@ -35,26 +38,31 @@ export class Resolver {
     for (const code of meta.codes) this.codes.set(code.name, code);
   }
 
-  /** Parses and binds `source`; `field` names the option or request field for messages. */
-  resolve(source: string, field?: string): Resolved {
+  /**
+   * Parses and binds `source`; `field` names the option or request field for messages. With
+   * `allowed`, a variable or code of another authorization group is refused before any of
+   * its values are looked at, and suggestions name only variables, codes and values of the
+   * allowed groups, so an error never reveals what the caller may not use.
+   */
+  resolve(source: string, field?: string, allowed?: readonly string[]): Resolved {
     try {
       const groups = new Map<string, string>();
-      return { bound: this.bind(parseExpression(source), groups, []), groups };
+      return { bound: this.bind(parseExpression(source), { groups, allowed, field: field ?? 'expression' }, []), groups };
     } catch (error) {
       if (error instanceof CrosstabError && field !== undefined && error.details.field === undefined) error.details.field = field;
       throw error;
     }
   }
 
-  private bind(expr: Expr, groups: Map<string, string>, codePath: string[]): Bound {
+  private bind(expr: Expr, scope: Scope, codePath: string[]): Bound {
     if ('all' in expr) return { op: 'all' };
-    if ('and' in expr) return { op: 'and', items: expr.and.map((item) => this.bind(item, groups, codePath)) };
-    if ('or' in expr) return { op: 'or', items: expr.or.map((item) => this.bind(item, groups, codePath)) };
-    if ('not' in expr) return { op: 'not', item: this.bind(expr.not, groups, codePath) };
-    if ('code' in expr) return this.bindCode(expr.code, groups, codePath);
-    const position = this.variablePosition(expr.var);
+    if ('and' in expr) return { op: 'and', items: expr.and.map((item) => this.bind(item, scope, codePath)) };
+    if ('or' in expr) return { op: 'or', items: expr.or.map((item) => this.bind(item, scope, codePath)) };
+    if ('not' in expr) return { op: 'not', item: this.bind(expr.not, scope, codePath) };
+    if ('code' in expr) return this.bindCode(expr.code, scope, codePath);
+    const position = this.variablePosition(expr.var, scope);
     const variable = this.variables[position]!;
-    if (!groups.has(variable.group)) groups.set(variable.group, `variable ${variable.name}`);
+    claimGroup(scope, variable.group, `variable ${variable.name}`);
     if ('missing' in expr) return { op: 'ranks', variable: position, ranks: [0] };
     if ('in' in expr) {
       const ranks = [...new Set(expr.in.map((value) => this.rankOf(position, value)))].sort((a, b) => a - b);
@@ -63,17 +71,27 @@ export class Resolver {
     return this.bindRange(position, expr.min, expr.max);
   }
 
-  private bindCode(name: string, groups: Map<string, string>, codePath: string[]): Bound {
+  /** Names of codes and variables the scope may use (all of them without an allowed list). */
+  private usableNames(scope: Scope): string[] {
+    const usable = (group: string): boolean => scope.allowed === undefined || scope.allowed.includes(group);
+    return [
+      ...[...this.codes.values()].filter((code) => usable(code.group)).map((code) => code.name),
+      ...this.variables.filter((variable) => usable(variable.group)).map((variable) => variable.name),
+    ];
+  }
+
+  private bindCode(name: string, scope: Scope, codePath: string[]): Bound {
     const code = this.codes.get(name);
     if (!code) {
-      const variableHint = this.byName.has(name) ? ` "${name}" is a variable: write ${name}=value.` : '';
-      const suggestions = suggest(name, [...this.codes.keys(), ...this.byName.keys()]);
+      const usable = this.usableNames(scope);
+      const variableHint = usable.includes(name) ? ` "${name}" is a variable: write ${name}=value.` : '';
+      const suggestions = suggest(name, usable);
       throw new CrosstabError(ErrorCode.unknownCode, `unknown code "${name}"${didYouMean(suggestions)}`, {
         suggestions,
         hint: `Use a code defined in the dataset's codebook, or a condition VAR=value.${variableHint}`,
       });
     }
-    if (!groups.has(code.group)) groups.set(code.group, `code ${code.name}`);
+    claimGroup(scope, code.group, `code ${code.name}`);
     if (codePath.includes(name)) {
       throw new CrosstabError(ErrorCode.invalidCodebook, `code "${name}" refers to itself (${[...codePath, name].join(' -> ')})`, {
         hint: 'Remove the circular reference from the codebook.',
@@ -82,25 +100,28 @@ export class Resolver {
     let bound = this.codeCache.get(name);
     if (!bound) {
       // A code stands for its own authorization group: the groups of what it is built from are not required.
-      bound = this.bind(parseExpression(code.expr), new Map(), [...codePath, name]);
+      bound = this.bind(parseExpression(code.expr), { groups: new Map(), allowed: undefined, field: scope.field }, [...codePath, name]);
       this.codeCache.set(name, bound);
     }
     return bound;
   }
 
-  private variablePosition(name: string): number {
+  private variablePosition(name: string, scope: Scope): number {
     const position = this.byName.get(name);
     if (position !== undefined) return position;
-    const suggestions = suggest(name, this.byName.keys());
+    const allowed = scope.allowed;
+    const suggestions = suggest(name, allowed === undefined ? this.byName.keys() : this.variables.filter((v) => allowed.includes(v.group)).map((v) => v.name));
     throw new CrosstabError(ErrorCode.unknownVariable, `unknown variable "${name}"${didYouMean(suggestions)}`, {
       suggestions,
       hint: 'Use a variable of the dataset (`crosstab info DATASET` lists them).',
     });
   }
 
-  private rankOf(position: number, text: string): number {
+  private rankOf(position: number, written: string): number {
     const variable = this.variables[position]!;
     const numbers = this.numbers[position];
+    // A value label of the codebook stands for its value: sex=Female is sex=2.
+    const text = this.valueOfLabel(variable, written, numbers !== undefined) ?? written;
     let index: number;
     if (numbers) {
       const value = this.number(variable, text, 'value');
@@ -110,15 +131,33 @@ export class Resolver {
       index = lowerBound(variable.values, text);
       if (variable.values[index] === text) return index + 1;
     }
+    const labels = Object.values(variable.valueLabels ?? {});
     const suggestions = numbers
       ? variable.values.slice(Math.max(0, index - 2), index + 2)
-      : suggest(text, variable.values);
-    throw new CrosstabError(ErrorCode.unknownValue, `no respondent has ${variable.name}=${text}${didYouMean(suggestions)}`, {
+      : suggest(text, [...variable.values, ...labels]);
+    throw new CrosstabError(ErrorCode.unknownValue, `no respondent has ${variable.name}=${written}${didYouMean(suggestions)}`, {
       suggestions,
       hint: numbers
         ? `Use a value ${variable.name} takes, or a range such as ${variable.name}=lo..hi.`
         : `Use a value ${variable.name} takes (\`crosstab info DATASET\` lists them); text values must match exactly.`,
     });
+  }
+
+  /**
+   * The value whose codebook label is `text` (ignoring case), when `text` is not itself a value
+   * a numeric variable could take. Throws when two values share the label.
+   */
+  private valueOfLabel(variable: StoredVariable, text: string, numeric: boolean): string | undefined {
+    const labels = variable.valueLabels;
+    if (labels === undefined || (numeric && CANONICAL_NUMBER.test(text)) || (!numeric && variable.values.includes(text))) return undefined;
+    const wanted = text.toLowerCase();
+    const matches = Object.keys(labels).filter((value) => labels[value]!.toLowerCase() === wanted);
+    if (matches.length > 1) {
+      throw new CrosstabError(ErrorCode.invalidExpression, `${variable.name}=${text} is ambiguous: values ${matches.join(', ')} are all labelled "${text}"`, {
+        hint: `Write the value instead, e.g. ${variable.name}=${matches[0]}.`,
+      });
+    }
+    return matches[0];
   }
 
   private bindRange(position: number, min: string | undefined, max: string | undefined): Bound {
@@ -129,20 +168,51 @@ export class Resolver {
         hint: `List the values instead: ${variable.name}=v1,v2.`,
       });
     }
-    const lo = min === undefined ? 1 : lowerBound(numbers, this.number(variable, min, 'lower bound')) + 1;
-    const hi = max === undefined ? numbers.length : upperBound(numbers, this.number(variable, max, 'upper bound'));
+    const from = min === undefined ? undefined : this.number(variable, this.valueOfLabel(variable, min, true) ?? min, 'lower bound');
+    const to = max === undefined ? undefined : this.number(variable, this.valueOfLabel(variable, max, true) ?? max, 'upper bound');
+    if (from !== undefined && to !== undefined && from > to) {
+      throw new CrosstabError(ErrorCode.invalidExpression, `${variable.name}=${min}..${max} is a reversed range: its lower bound is above its upper bound`, {
+        hint: `Write the smaller bound first: ${variable.name}=${max}..${min}.`,
+      });
+    }
+    const lo = from === undefined ? 1 : lowerBound(numbers, from) + 1;
+    const hi = to === undefined ? numbers.length : upperBound(numbers, to);
     return lo > hi ? { op: 'none' } : { op: 'range', variable: position, lo, hi };
   }
 
   private number(variable: StoredVariable, text: string, what: string): number {
-    const value = text.trim() === '' ? Number.NaN : Number(text);
-    if (!Number.isFinite(value)) {
-      throw new CrosstabError(ErrorCode.invalidExpression, `${variable.name} is numeric, but its ${what} "${text}" is not a number`, {
-        hint: `Write a number, e.g. ${variable.name}=${variable.values[0] ?? 1}.`,
-      });
-    }
-    return value;
+    if (CANONICAL_NUMBER.test(text)) return Number(text);
+    const example = variable.values[0] ?? '1';
+    const range = /^(-?\d+(?:\.\d+)?)-(-?\d+(?:\.\d+)?)$/.exec(text);
+    const meant = Number(text);
+    const hint = range
+      ? `A range is written with "..": ${variable.name}=${range[1]}..${range[2]}.`
+      : text.trim() !== '' && Number.isFinite(meant)
+        ? `Write the number in plain decimal digits: ${variable.name}=${meant} (no hex, exponent, "+" or spaces).`
+        : variable.valueLabels
+          ? `Write a number such as ${variable.name}=${example}, or a value label of ${variable.name} (\`crosstab info DATASET\` lists them).`
+          : `Write a number, e.g. ${variable.name}=${example}.`;
+    throw new CrosstabError(ErrorCode.invalidExpression, `${variable.name} is numeric, but its ${what} "${text}" is not a number`, { hint });
   }
+}
+
+/** Where an expression is bound: the groups it touches so far, and those the caller may use. */
+interface Scope {
+  groups: Map<string, string>;
+  allowed: readonly string[] | undefined;
+  field: string;
+}
+
+/** Records that the expression needs `group`; refuses at once when the caller may not use it. */
+function claimGroup(scope: Scope, group: string, culprit: string): void {
+  if (scope.allowed !== undefined && !scope.allowed.includes(group)) {
+    throw new CrosstabError(ErrorCode.forbiddenGroup, `${scope.field} uses ${culprit} of authorization group "${group}", which is not allowed`, {
+      field: scope.field,
+      group,
+      hint: `Ask for access to group "${group}", or leave ${culprit} out.`,
+    });
+  }
+  if (!scope.groups.has(group)) scope.groups.set(group, culprit);
 }
 
 function didYouMean(suggestions: string[]): string {

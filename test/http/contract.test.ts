@@ -285,7 +285,7 @@ describe.each(shims)('REST contract over $name', (shim) => {
       expect(get.body.error.code).toBe('method_not_allowed');
       const put = await call('PUT', '/v1/docs', { headers: { 'content-type': 'application/json' }, body: '{}' });
       expect(put.status).toBe(405);
-      expect(put.headers.get('allow')).toBe('GET');
+      expect(put.headers.get('allow')).toBe('GET, HEAD');
       judge.check('put', '/docs', 405, put.body);
       for (const path of ['/v1/nope', '/v1/crosstab/x', '/v1/', '/v1/docs/']) {
         const missing = await call('GET', path);

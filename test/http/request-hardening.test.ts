@@ -1,0 +1,119 @@
+// Client input the API must refuse, or answer without revealing what the key may not see:
+// group metadata in errors, duplicate JSON keys, non-canonical numbers, costly expressions,
+// HEAD on /docs, a key whose only group the survey does not have. Real HTTP via listen().
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { openDataset, type Dataset } from '../../src/index.js';
+import { addApiKey, createCrosstabHandler, listen, type RunningServer } from '../../src/http/index.js';
+import { makeKeyFile, readLedger, tempDir, type TestKeys } from './support.js';
+
+const paths = inject('testDatasets');
+let keys: TestKeys;
+let noGroupKey: string;
+let dataset: Dataset;
+let server: RunningServer;
+let ledger: string;
+
+beforeAll(async () => {
+  const dir = tempDir();
+  keys = await makeKeyFile(dir);
+  noGroupKey = (await addApiKey(keys.path, { surveys: ['GSS'], groups: ['no-such-group'], name: 'no-group' })).apiKey;
+  dataset = await openDataset(paths.gss);
+  ledger = join(dir, 'usage.ndjson');
+  server = await listen(await createCrosstabHandler({ datasets: [dataset], keys: keys.path, usage: ledger }), { port: 0 });
+});
+afterAll(async () => {
+  await server?.close();
+  dataset?.close();
+});
+
+interface Answer {
+  status: number;
+  text: string;
+  error?: { code: string; message: string; hint: string };
+}
+
+async function send(body: string, key = keys.all): Promise<Answer> {
+  const response = await fetch(`${server.url}/crosstab`, { method: 'POST', headers: { 'content-type': 'application/json', 'service-engine-authorizer': key }, body });
+  const text = await response.text();
+  const parsed = JSON.parse(text) as { error?: Answer['error'] };
+  return { status: response.status, text, ...(parsed.error ? { error: parsed.error } : {}) };
+}
+
+const ask = (targets: string[], key = keys.all, base = '*') => send(JSON.stringify({ SurveyCode: 'GSS', PopulationBaseCode: base, TargetCodes: targets }), key);
+
+describe('a key limited to demographics learns nothing of other groups', () => {
+  it.each([
+    ['a value of a design variable', 'vpsu=4228.5', /4227|4228/],
+    ['a misspelt attitudes variable', 'reli=1', /relig/],
+    ['a misspelt attitudes code', 'LIBERL', /LIBERAL|polviews/],
+    ['a label of an attitudes variable', 'relig=Catholik', /Protestant|Catholic|did you mean/i],
+  ])('%s', async (_what, target, leak) => {
+    const answer = await ask([target], keys.gssDemographics);
+    expect(answer.status).toBeGreaterThanOrEqual(400);
+    expect(answer.status).toBeLessThan(500);
+    const { message, hint } = answer.error!;
+    expect(`${message} ${hint}`).not.toMatch(leak);
+  });
+
+  it('refuses a variable of another group before looking at its values', async () => {
+    const answer = await ask(['vpsu=4228.5'], keys.gssDemographics);
+    expect(answer.status).toBe(403);
+    expect(answer.error?.code).toBe('forbidden_survey');
+  });
+
+  it('still suggests names and values of its own groups', async () => {
+    expect((await ask(['agee=30'], keys.gssDemographics)).error?.message).toMatch(/"age"/);
+    expect((await ask(['age=200'], keys.gssDemographics)).error?.message).toMatch(/did you mean/);
+  });
+
+  it('a key whose only group the survey does not have cannot query at all', async () => {
+    const answer = await ask(['*'], noGroupKey);
+    expect(answer.status).toBe(403);
+    expect(answer.error?.message).toMatch(/not entitled to any authorization group of survey GSS/);
+  });
+});
+
+describe('input that must be refused', () => {
+  it('a body naming a field twice', async () => {
+    const answer = await send('{"SurveyCode":"GSS","PopulationBaseCode":"*","TargetCodes":["sex=2"],"TargetCodes":["sex=1"]}');
+    expect(answer.status).toBe(400);
+    expect(answer.error?.code).toBe('invalid_json');
+    expect(answer.error?.message).toMatch(/"TargetCodes" twice/);
+    // The same names in different objects, or a key-like string value, are fine.
+    expect((await send('{"SurveyCode":"GSS","PopulationBaseCode":"*","TargetCodes":["SurveyCode:"]}')).error?.code).not.toBe('invalid_json');
+  });
+
+  it.each(['sex=0x2', 'sex=2e0', 'sex=" 2"', 'sex=+2', 'age=0x1e..40'])('a non-canonical number: %s', async (target) => {
+    const answer = await ask([target]);
+    expect(answer.status).toBe(400);
+    expect(answer.error?.code).toBe('invalid_expression');
+  });
+
+  it('an expression with more than 100 terms', async () => {
+    const target = `age=${Array.from({ length: 101 }, (_, i) => i + 18).join(',')}`;
+    const answer = await ask([target]);
+    expect(answer.status).toBe(400);
+    expect(answer.error?.message).toMatch(/more than 100 terms/);
+    expect((await ask([`age=${Array.from({ length: 70 }, (_, i) => i + 18).join(',')}`])).status).toBe(200);
+  });
+});
+
+describe('answers', () => {
+  it('value labels stand for their values: sex=Female is sex=2', async () => {
+    const byLabel = JSON.parse((await ask(['sex=Female', 'degree="Graduate"'])).text);
+    const byValue = JSON.parse((await ask(['sex=2', 'degree=4'])).text);
+    expect(byLabel.Results ?? byLabel).toEqual(byValue.Results ?? byValue);
+  });
+
+  it('HEAD /docs: the headers of GET, no body, no charge', async () => {
+    const before = readLedger(ledger).length;
+    const head = await fetch(`${server.url}/docs`, { method: 'HEAD' });
+    const get = await fetch(`${server.url}/docs`);
+    const body = await get.text();
+    expect(head.status).toBe(200);
+    expect(head.headers.get('content-length')).toBe(String(Buffer.byteLength(body)));
+    expect(await head.text()).toBe('');
+    expect(readLedger(ledger).length).toBe(before);
+  });
+});
