@@ -1,17 +1,23 @@
 import { defineConfig } from 'tsup';
 
-export default defineConfig({
-  entry: {
-    index: 'src/index.ts',
-    'http/index': 'src/http/index.ts',
-    'cli/main': 'src/cli/main.ts',
-    'pool/worker': 'src/pool/worker.js',
+const common = { target: 'node20', platform: 'node', splitting: true, sourcemap: true } as const;
+const library = { index: 'src/index.ts', 'http/index': 'src/http/index.ts' };
+
+export default defineConfig([
+  {
+    ...common,
+    entry: { ...library, 'cli/main': 'src/cli/main.ts', 'pool/worker': 'src/pool/worker.js' },
+    format: ['esm'],
+    dts: { entry: library },
   },
-  format: ['esm'],
-  target: 'node20',
-  platform: 'node',
-  dts: { entry: { index: 'src/index.ts', 'http/index': 'src/http/index.ts' } },
-  splitting: true,
-  sourcemap: true,
-  clean: true,
-});
+  {
+    // CommonJS for `require('crosstab-engine')` and `require('crosstab-engine/http')`; the
+    // package.json exports map picks it. The pool worker stays the ESM one.
+    ...common,
+    entry: library,
+    format: ['cjs'],
+    dts: { entry: library },
+    // import.meta.url (used to find the kernel, the worker and the bundled datasets) in CJS.
+    shims: true,
+  },
+]);

@@ -13,7 +13,18 @@ export function packageRoot(): string {
   throw new Error('crosstab-engine package.json not found above ' + fileURLToPath(import.meta.url));
 }
 
-/** Datasets compiled from datasets/ by `npm install` (datasets/build/*.arrow). */
+/**
+ * What to do when the bundled datasets are missing: in a checkout they are built by
+ * `npm run build`; an installed package ships them, so there a reinstall restores them.
+ */
+export function bundledDatasetsHint(): string {
+  const root = packageRoot();
+  return existsSync(join(root, 'src'))
+    ? 'Run `npm run build` in the crosstab-engine checkout to compile the bundled datasets (`npm install` does it too).'
+    : `The crosstab-engine package at ${root} lacks its bundled datasets/build/*.arrow: reinstall it (npm install crosstab-engine), or compile a dataset of your own with \`crosstab build\`.`;
+}
+
+/** Datasets compiled from datasets/ by `npm run build`, shipped in the package (datasets/build/*.arrow). */
 export function bundledDatasets(): string[] {
   const folder = join(packageRoot(), 'datasets', 'build');
   if (!existsSync(folder)) return [];

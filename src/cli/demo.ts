@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { join } from 'node:path';
 import { CrosstabError, ErrorCode } from '../errors.js';
 import { openDataset } from '../facade/dataset.js';
-import { packageRoot } from './bundled.js';
+import { bundledDatasetsHint, packageRoot } from './bundled.js';
 import { formatNumber, formatTable } from './output.js';
 
 const DEMO = { base: 'year=2024', targets: ['sex=2', 'degree=3..4', 'sex=2 AND degree=3..4', 'relig=4', 'polviews=1..3'] };
@@ -15,7 +15,7 @@ export function registerDemoCommand(program: Command): void {
       const path = join(packageRoot(), 'datasets', 'build', 'gss.arrow');
       const ds = await openDataset(path).catch((error: unknown) => {
         if (error instanceof CrosstabError && error.code === ErrorCode.fileNotFound) {
-          error.details.hint = 'Run `npm install` (or `npm run build`) to compile the bundled datasets.';
+          error.details.hint = bundledDatasetsHint();
         }
         throw error;
       });

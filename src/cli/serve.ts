@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { join, resolve } from 'node:path';
 import { CrosstabError, ErrorCode, openDataset, type Dataset } from '../index.js';
 import { addApiKey, createCrosstabHandler, listen, writeKeyFile, FileKeyStore, KEY_FILE_FORMAT, NdjsonLedger, type AccessLogEntry, type KeyStore } from '../http/index.js';
-import { bundledDatasets } from './bundled.js';
+import { bundledDatasets, bundledDatasetsHint } from './bundled.js';
 
 interface ServeOptions {
   dataset?: string[];
@@ -101,7 +101,7 @@ export function registerServeCommand(program: Command): void {
       const paths = options.dataset ?? bundledDatasets();
       if (paths.length === 0) {
         throw new CrosstabError(ErrorCode.fileNotFound, 'No dataset to serve: datasets/build/ has no .arrow files.', {
-          hint: 'Run `npm run build` to compile the bundled datasets, or pass --dataset <file.arrow>.',
+          hint: `Pass --dataset <file.arrow> (from \`crosstab build\`). ${bundledDatasetsHint()}`,
         });
       }
       const datasets: Dataset[] = [];

@@ -2,7 +2,7 @@
 // The allowed origin succeeds after a real CORS preflight; a disallowed origin is blocked.
 // Chromium is required (CI installs it: apt-get install -y chromium); without it this FAILS.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -11,8 +11,9 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { openDataset, toServiceResponse, type Dataset } from '../../src/index.js';
 import { createCrosstabHandler, createNodeListener, type CrosstabHandler } from '../../src/http/index.js';
 import { makeKeyFile, readLedger, tempDir, type TestKeys } from './support.js';
+import { chromiumMissing, findChromium } from '../support/chromium.js';
 
-const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
+const CHROMIUM = findChromium() ?? 'chromium';
 const REQUEST = { SurveyCode: 'GSS', PopulationBaseCode: 'year=2024', TargetCodes: ['sex=2', 'degree=3..4'] };
 
 async function listenOnLoopback(listener: (req: IncomingMessage, res: ServerResponse) => void): Promise<{ server: Server; origin: string }> {
@@ -73,7 +74,7 @@ describe('CORS in a real browser (headless Chromium)', () => {
   const seen: string[] = [];
 
   beforeAll(async () => {
-    expect(existsSync(CHROMIUM), `Chromium is required at ${CHROMIUM}: apt-get install -y chromium (or set CHROMIUM_PATH)`).toBe(true);
+    expect(findChromium(), chromiumMissing()).toBeDefined();
     dataset = await openDataset(paths.gss);
     const dir = tempDir();
     keys = await makeKeyFile(dir);

@@ -1,18 +1,19 @@
 // The HTML table in a real browser: headless Chromium loads the self-contained page, the heat-map
 // cells have the colours of their index, labels, markers and the legend are there, and nothing
 // is fetched from elsewhere. Chromium is required (CI installs it: apt-get install -y chromium).
-import { existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { openDataset, type TableResult } from '../../src/index.js';
 import { LEGEND_INDEXES, indexColour, tableStatistics, tableToHTML, type TableStatistics } from '../../src/report/index.js';
+import { chromiumMissing, findChromium } from '../support/chromium.js';
 
 // Runs inside the page (the test's tsconfig has no DOM lib).
 declare const getComputedStyle: (element: unknown) => { backgroundColor: string };
 
-const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
+const CHROMIUM = findChromium() ?? 'chromium';
 const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
 describe('HTML heat map in headless Chromium', () => {
@@ -24,7 +25,7 @@ describe('HTML heat map in headless Chromium', () => {
   const requests: string[] = [];
 
   beforeAll(async () => {
-    expect(existsSync(CHROMIUM), `Chromium is required at ${CHROMIUM}: apt-get install -y chromium (or set CHROMIUM_PATH)`).toBe(true);
+    expect(findChromium(), chromiumMissing()).toBeDefined();
     // Under the suite's temp dir (removed after the run); set CROSSTAB_SCREENSHOT_DIR to keep the page and screenshot.
     dir = process.env['CROSSTAB_SCREENSHOT_DIR'] ?? join(inject('testDatasets').dir, 'html-table');
     mkdirSync(dir, { recursive: true });
