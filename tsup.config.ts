@@ -19,5 +19,7 @@ export default defineConfig([
     dts: { entry: library },
     // import.meta.url (used to find the kernel, the worker and the bundled datasets) in CJS.
     shims: true,
+    // ESM-only dependencies, bundled so that require() works on every Node 20.
+    noExternal: ['string-width', 'get-east-asian-width', 'strip-ansi', 'ansi-regex'],
   },
 ]);

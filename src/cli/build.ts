@@ -12,9 +12,9 @@ export function registerBuildCommand(program: Command): void {
     .command('build')
     .description('compile a file of respondents into a dataset (.arrow)')
     .argument('<input>', 'CSV (.csv/.csv.gz), SPSS (.sav/.zsav), Parquet or Arrow IPC file')
-    .requiredOption('--weight <column>', 'weight column (repeat for more; the first is the default)', collect)
-    .requiredOption('--survey <code>', 'survey code (SurveyCode in the REST API)')
-    .requiredOption('--out <path>', 'dataset file to write')
+    .requiredOption('--weight <column>', '(required) weight column (repeat for more; the first is the default)', collect)
+    .requiredOption('--survey <code>', '(required) survey code (SurveyCode in the REST API)')
+    .requiredOption('--out <path>', '(required) dataset file to write')
     .option('--units <n>', 'AudienceReportUnits (weighted sums are reported divided by this)', Number, 1)
     .option('--name <text>', 'human-readable dataset name')
     .option('--codebook <file>', 'codebook JSON: named codes, labels, authorization groups')
@@ -22,6 +22,13 @@ export function registerBuildCommand(program: Command): void {
     .option('--unstable-max <n>', 'cells with this many respondents or fewer are unstable', (v: string) => Number(v), 60)
     .option('--very-unstable-max <n>', 'cells with this many respondents or fewer are very unstable', (v: string) => Number(v), 30)
     .option('--quiet', 'print nothing but errors')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ crosstab build survey.csv.gz --weight wtssps --survey GSS --out gss.arrow
+  $ crosstab build people.sav --weight PWGTP --weight PWGTP1 --survey ACS --codebook acs.codebook.json --out acs.arrow`,
+    )
     .action(async (input: string, flags) => {
       const started = performance.now();
       const showBar = process.stderr.isTTY && !flags.quiet;

@@ -1,6 +1,16 @@
 import type { Command } from 'commander';
-import { openDataset } from '../facade/dataset.js';
+import type { VariableInfo } from '../facade/types.js';
+import { openCompiled } from './open-compiled.js';
 import { formatTable } from './output.js';
+
+/** The range of a numeric variable, or its first values; with their codebook labels (1=Male). */
+function valuesText(variable: VariableInfo): string {
+  const values = variable.values ?? [];
+  const labelled = values.some((value) => value.label !== undefined);
+  if (variable.kind === 'numeric' && !labelled) return `${variable.min}..${variable.max}`;
+  const shown = values.slice(0, 6).map((value) => (value.label === undefined ? value.value : `${value.value}=${value.label}`));
+  return shown.join(', ') + (variable.distinct > 6 ? ', …' : '');
+}
 
 export function registerInfoCommand(program: Command): void {
   program
@@ -9,7 +19,7 @@ export function registerInfoCommand(program: Command): void {
     .argument('<dataset>', 'dataset file from `crosstab build`')
     .option('--json', 'print the DatasetInfo object')
     .action(async (path: string, flags) => {
-      const ds = await openDataset(path);
+      const ds = await openCompiled(path);
       try {
         const info = ds.info;
         if (flags.json) {
@@ -26,7 +36,7 @@ export function registerInfoCommand(program: Command): void {
           v.group,
           String(v.distinct),
           String(v.missing),
-          v.kind === 'numeric' ? `${v.min}..${v.max}` : (v.values ?? []).slice(0, 6).map((x) => x.value).join(',') + (v.distinct > 6 ? ',…' : ''),
+          valuesText(v),
           v.label ?? '',
         ]);
         process.stdout.write(`${formatTable(['variable', 'kind', 'group', 'values', 'blank', 'range / values', 'label'], rows)}\n`);

@@ -1,5 +1,8 @@
 #!/usr/bin/env node
 import { Command } from 'commander';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { packageRoot } from './bundled.js';
 import { registerBuildCommand } from './build.js';
 import { registerDemoCommand } from './demo.js';
 import { registerInfoCommand } from './info.js';
@@ -9,9 +12,32 @@ import { registerQueryCommand } from './query.js';
 import { registerServeCommand } from './serve.js';
 import { registerTableCommand } from './table.js';
 
+// A reader that stops early (`crosstab info x.arrow | head -1`) is not an error: exit quietly.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code === 'EPIPE') process.exit(0);
+  throw error;
+});
+
+const { version } = JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')) as { version: string };
+
 const program = new Command('crosstab')
   .description('exact, fast crosstabs over weighted survey data')
-  .showHelpAfterError('(run with --help for usage)');
+  .version(version, '-V, --version', 'print the crosstab-engine version')
+  .showHelpAfterError('(run with --help for usage)')
+  .addHelpText(
+    'after',
+    `
+Examples:
+  $ crosstab demo                                    a crosstab on the bundled GSS data
+  $ crosstab build survey.csv.gz --weight wtssps --survey GSS --out gss.arrow
+  $ crosstab info gss.arrow                          variables, value labels, codes
+  $ crosstab query gss.arrow --base 'year=2024' --target 'sex=Female' --target 'degree=3..4'
+  $ crosstab table gss.arrow --rows sex --columns degree --stats vpct,sig
+  $ crosstab keys add --keys keys.json --surveys GSS --groups _ALL_
+  $ crosstab serve --dataset gss.arrow --keys keys.json
+
+Run \`crosstab <command> --help\` for a command's options.`,
+  );
 registerBuildCommand(program);
 registerQueryCommand(program);
 registerTableCommand(program);

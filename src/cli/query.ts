@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { openDataset } from '../facade/dataset.js';
+import { openCompiled } from './open-compiled.js';
 import { toServiceResponse } from '../facade/service-shape.js';
 import { formatNumber, formatTable } from './output.js';
 
@@ -11,12 +11,19 @@ export function registerQueryCommand(program: Command): void {
     .description('weighted audience of base AND each target')
     .argument('<dataset>', 'dataset file from `crosstab build`')
     .option('--base <expr>', 'population base expression', '*')
-    .requiredOption('--target <expr>', 'target expression (repeat for more)', collect)
+    .requiredOption('--target <expr>', '(required) target expression (repeat for more)', collect)
     .option('--weight <column>', 'weight column (default: the dataset\'s first)')
     .option('--unweighted', 'count respondents with weight 1')
     .option('--json', 'print the REST response body of POST /crosstab')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ crosstab query gss.arrow --base 'year=2024' --target 'sex=Female' --target 'degree=3..4'
+  $ crosstab query gss.arrow --target 'F18-34' --json`,
+    )
     .action(async (path: string, flags) => {
-      const ds = await openDataset(path);
+      const ds = await openCompiled(path);
       try {
         const result = await ds.crosstab({
           base: flags.base,

@@ -1,7 +1,8 @@
 import { writeFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { CrosstabError, ErrorCode } from '../errors.js';
-import { openDataset, type Dataset } from '../facade/dataset.js';
+import type { Dataset } from '../facade/dataset.js';
+import { openCompiled } from './open-compiled.js';
 import type { AxisItem, TableResult } from '../facade/types.js';
 import { STAT_NAMES, tableStatistics, type StatName, type TableStatistics } from '../report/table-statistics.js';
 import { tableToArrowIPC } from '../report/table-arrow.js';
@@ -9,6 +10,7 @@ import { tableToCSV } from '../report/table-csv.js';
 import { tableToHTML } from '../report/table-html.js';
 import { tableToJSON } from '../report/table-json.js';
 import { tableToText } from '../report/table-text.js';
+import { suggest } from '../query/suggest.js';
 
 const FORMATS = ['text', 'csv', 'json', 'arrow', 'html'] as const;
 type Format = (typeof FORMATS)[number];
@@ -33,7 +35,7 @@ export function registerTableCommand(program: Command): void {
     .command('table')
     .description('a weighted table of rows x columns with percentages, index, SE, significance')
     .argument('<dataset>', 'dataset file from `crosstab build`')
-    .requiredOption('--base <expr>', 'population base expression (`*` for everyone)')
+    .option('--base <expr>', 'population base expression', '*')
     .option('--row <expr>', 'a row expression (repeat for more)', collect('--row'))
     .option('--rows <variable>', 'one row per value of a variable (repeat for more)', collect('--rows'))
     .option('--column <expr>', 'a column expression (repeat for more)', collect('--column'))
@@ -46,9 +48,16 @@ export function registerTableCommand(program: Command): void {
     .option('--unweighted', 'count respondents with weight 1')
     .option('--format <format>', `output: ${FORMATS.join(', ')}`, 'text')
     .option('--out <file>', 'write to this file instead of stdout')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ crosstab table gss.arrow --rows sex --columns degree
+  $ crosstab table gss.arrow --base 'year=2024' --rows race --column 'sex=Male' --column 'sex=Female' --stats vpct,index,sig --format html --out table.html`,
+    )
     .action(async (path: string, flags: Record<string, unknown>) => {
       const settings = readFlags(flags);
-      const ds = await openDataset(path);
+      const ds = await openCompiled(path);
       try {
         const result = await runTable(ds, settings);
         const statistics = tableStatistics(result, {
@@ -110,7 +119,9 @@ function readStats(text: string): StatName[] {
   const names = text.split(',').map((name) => name.trim());
   for (const name of names) {
     if (!(STAT_NAMES as readonly string[]).includes(name)) {
-      throw flagError('--stats', `--stats: unknown statistic "${name}"; use all or a comma list of ${STAT_NAMES.join(', ')}`, 'e.g. --stats vpct,index,sig');
+      const near = suggest(name, STAT_NAMES);
+      const didYouMean = near.length > 0 ? `; did you mean "${near[0]}"?` : `; use all or a comma list of ${STAT_NAMES.join(', ')}`;
+      throw flagError('--stats', `--stats: unknown statistic "${name}"${didYouMean}`, `e.g. --stats vpct,index,sig (all: ${STAT_NAMES.join(', ')})`);
     }
   }
   return STAT_NAMES.filter((name) => names.includes(name));

@@ -11,6 +11,7 @@ import {
   type DisplayOptions,
 } from './display.js';
 import type { TableStatistics } from './table-statistics.js';
+import { displayWidth, padEndDisplay, padStartDisplay, truncateDisplay } from './display-width.js';
 
 const SEPARATOR = ' │ ';
 
@@ -73,18 +74,17 @@ export function tableToText(result: TableResult, statistics?: TableStatistics, o
   const header: string[][] = [['', '', 'Total', ...result.columns.map((column) => column.label)]];
   if (letters) header.push(['', '', '', ...result.columns.map((_, c) => (statistics?.columnLetters[c] ? `(${statistics.columnLetters[c]})` : ''))]);
   const all = [...header, ...body];
-  const widths = all[0]!.map((_, i) => Math.max(...all.map((line) => line[i]!.length)));
+  const widths = all[0]!.map((_, i) => Math.max(...all.map((line) => displayWidth(line[i]!))));
   // Text column i >= 3 is table column i - 3; a rule opens the Total column and each banner.
   const opensBlock = new Set([2, ...heads.map((banner) => banner.columns[0]! + 3)]);
   const join = (cells: string[], gap: string, rule: string) => cells.map((cell, i) => (i === 0 ? '' : opensBlock.has(i) ? rule : gap) + cell).join('');
-  const render = (line: string[]) => join(line.map((text, i) => (i < 2 ? text.padEnd(widths[i]!) : text.padStart(widths[i]!))), '  ', SEPARATOR).trimEnd();
+  const render = (line: string[]) => join(line.map((text, i) => (i < 2 ? padEndDisplay(text, widths[i]!) : padStartDisplay(text, widths[i]!))), '  ', SEPARATOR).trimEnd();
   const bannerLine = () => {
     const cells = widths.map((w) => ' '.repeat(w));
     for (const banner of heads) {
       const first = banner.columns[0]! + 3;
       const span = banner.columns.reduce((sum, c) => sum + widths[c + 3]!, 0) + 2 * (banner.columns.length - 1);
-      const text = banner.label.length > span ? `${banner.label.slice(0, Math.max(0, span - 1))}…` : banner.label;
-      cells[first] = text.padEnd(span);
+      cells[first] = padEndDisplay(truncateDisplay(banner.label, span), span);
       for (const c of banner.columns.slice(1)) cells[c + 3] = '';
     }
     return cells.map((cell, i) => (i === 0 ? '' : opensBlock.has(i) ? SEPARATOR : cell === '' ? '' : '  ') + cell).join('').trimEnd();
