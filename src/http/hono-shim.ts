@@ -12,6 +12,9 @@ export function crosstabHono(handler: CrosstabHandler): (c: HonoContextLike, nex
     if (!handler.owns(c.req.path)) return next();
     const body = await readWebBody(c.req.raw, handler.maxBodyBytes);
     const response = await handler.handle({ method: c.req.method, path: c.req.path, headers: c.req.raw.headers, body });
-    return new Response(response.body === '' ? null : response.body, { status: response.status, headers: response.headers });
+    // A body cut at the limit (see readWebBody) ends the connection rather than being drained.
+    const cut = body.byteLength > handler.maxBodyBytes || Number(c.req.raw.headers.get('content-length') ?? 0) > handler.maxBodyBytes;
+    const headers = cut ? { ...response.headers, connection: 'close' } : response.headers;
+    return new Response(response.body === '' ? null : response.body, { status: response.status, headers });
   };
 }

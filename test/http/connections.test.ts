@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { openDataset, type Dataset } from '../../src/index.js';
 import { createCrosstabHandler, listen, type ListenOptions, type RunningServer } from '../../src/http/index.js';
 import { CLI, startServe } from './serve-child.js';
-import { makeKeyFile, tempDir, type TestKeys } from './support.js';
+import { makeKeyFile, shims, tempDir, type TestKeys } from './support.js';
 import { join } from 'node:path';
 
 const paths = inject('testDatasets');
@@ -158,6 +158,30 @@ describe('uploads are not drained once the answer is known', () => {
     expect(answer).toMatch(new RegExp(`^HTTP/1\\.1 ${status} `));
     expect(answer.toLowerCase()).toContain('connection: close');
     expect(sent).toBeLessThan(LIMIT);
+  });
+});
+
+describe.each(shims)('uploads past the limit are not drained ($name shim)', ({ start }) => {
+  it('an unknown key with Content-Length 100 GB: answered 401, then the connection is closed', async () => {
+    const handler = await createCrosstabHandler({ datasets: [dataset], keys: keys.path, usage: join(dir, `shim-${Math.random()}.ndjson`) });
+    const shim = await start(handler);
+    try {
+      const socket = await open(Number(new URL(shim.origin).port));
+      const answer = closed(socket, 30_000);
+      const chunk = Buffer.alloc(64 * 1024, 0x61);
+      let sent = 0;
+      await new Promise<void>((resolve) => socket.write(`POST /v1/crosstab HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nService-Engine-Authorizer: ctk_${'A'.repeat(43)}\r\nContent-Length: 100000000000\r\n\r\n`, () => resolve()));
+      while (sent < 512 * 1024 * 1024 && !socket.destroyed) {
+        if (!(await new Promise<boolean>((resolve) => socket.write(chunk, (error) => resolve(!error))))) break;
+        sent += chunk.length;
+      }
+      socket.destroy();
+      expect(await answer).toMatch(/^HTTP\/1\.1 401 /);
+      expect(sent).toBeLessThan(32 * 1024 * 1024);
+    } finally {
+      await shim.close();
+      await handler.close();
+    }
   });
 });
 
