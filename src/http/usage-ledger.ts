@@ -131,12 +131,13 @@ export class NdjsonLedger implements UsageSink {
       const text = batch.map((entry) => entry.line).join('');
       try {
         await this.repair();
-        await this.followPath();
+        // Where this batch starts: a failed write is cut back to here (records another process
+        // appended to the same file before now are kept).
+        this.goodSize = await this.followPath();
         this.torn = true;
         await this.file.appendFile(text);
         await this.file.datasync();
         this.torn = false;
-        this.goodSize += Buffer.byteLength(text);
         this.stats.records += batch.length;
         this.stats.flushes++;
         for (const entry of batch) entry.resolve();
@@ -158,8 +159,8 @@ export class NdjsonLedger implements UsageSink {
     this.onEvent('ledger_repaired', `A failed write to ${this.path} was cut back to the last whole record (${this.goodSize} bytes).`);
   }
 
-  /** Reopens `path` when the open file is no longer the one at `path`. */
-  private async followPath(): Promise<void> {
+  /** Reopens `path` when the open file is no longer the one at `path`; returns the open file's size. */
+  private async followPath(): Promise<number> {
     const [atPath, open] = await Promise.all([stat(this.path).catch(() => undefined), this.file.stat()]);
     const reason = this.reopenRequested
       ? 'reopen requested'
@@ -170,7 +171,7 @@ export class NdjsonLedger implements UsageSink {
           : open.nlink === 0
             ? 'the file was unlinked'
             : undefined;
-    if (reason === undefined) return;
+    if (reason === undefined) return open.size;
     const { file, size } = await openForAppend(this.path);
     const previous = this.file;
     this.file = file;
@@ -179,6 +180,7 @@ export class NdjsonLedger implements UsageSink {
     this.stats.reopens++;
     await previous.close().catch(() => {});
     this.onEvent('ledger_reopened', `Reopened usage ledger ${this.path}: ${reason}.`);
+    return size;
   }
 
   async close(): Promise<void> {
