@@ -1,5 +1,5 @@
 import type { TableResult } from '../facade/types.js';
-import type { LonelyPsu } from '../stats/design-variance.js';
+import type { LonelyPsu, PsuStructure } from '../stats/design-variance.js';
 import { linearizationVariance, totalStandardError } from '../stats/standard-error.js';
 import { type TableDesign, TableVariance, type TableSums } from '../stats/table-design.js';
 import type { CellSums } from '../stats/types.js';
@@ -21,6 +21,8 @@ export interface DesignFigures {
   sums: TableSums;
   /** The design's variance engine (absent for the simple design). */
   engine?: TableVariance;
+  /** Taylor designs: the PSU structure. */
+  taylor?: { psus: PsuStructure };
 }
 
 /**
@@ -61,6 +63,7 @@ export function designFigures(result: TableResult, domain: 'file' | 'base', lone
     designRespondents: Number.NaN,
     sums,
     engine,
+    ...(design.kind === 'taylor' ? { taylor: { psus: design.psus } } : {}),
     proportionVariance: (row, column) => engine.ratioVariance({ cell: row * columns + column }, { column }),
     totalSE: (row, column) => Math.sqrt(engine.totalVariance({ cell: row * columns + column })),
     differenceVariance: (row, a, b) => engine.differenceVariance({ cell: row * columns + a }, { column: a }, { cell: row * columns + b }, { column: b }),

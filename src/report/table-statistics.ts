@@ -14,16 +14,18 @@ import {
 } from '../stats/index.js';
 import { LONELY_PSU, type LonelyPsu } from '../stats/design-variance.js';
 import { columnGroups, type ColumnGroup } from './column-groups.js';
+import { raoScottTests, type RaoScottTest } from './rao-scott-tests.js';
 import { designFigures, type DesignFigures, type VarianceKind } from './design-figures.js';
 
 /** Every derived statistic, in the order reports list them. */
-export const STAT_NAMES = ['vpct', 'hpct', 'tpct', 'index', 'ebase', 'deff', 'se', 'moe', 'sig'] as const;
+export const STAT_NAMES = ['vpct', 'hpct', 'tpct', 'index', 'ebase', 'deff', 'se', 'moe', 'sig', 'chisq'] as const;
 
 /**
  * A derived statistic: `vpct` vertical (column) proportion, `hpct` horizontal (row)
  * proportion, `tpct` table proportion, `index`, `ebase` Kish effective base of the
  * column, `deff` design effect, `se` standard error of the column proportion, `moe`
- * its 95% margin of error, `sig` column-comparison letters. See docs/tables.md.
+ * its 95% margin of error (with `se`/`moe` also those of the cell's weighted total), `sig`
+ * column-comparison letters, `chisq` Rao–Scott tests of independence. See docs/tables.md.
  */
 export type StatName = (typeof STAT_NAMES)[number];
 
@@ -124,6 +126,8 @@ export interface TableStatistics {
   letters?: string[];
   /** `sig`: every pair tested, row by row. */
   comparisons?: ColumnComparison[];
+  /** `chisq`: Rao–Scott test of each (row variable, column variable) expanded whole on the table. */
+  raoScott?: RaoScottTest[];
 }
 
 /**
@@ -186,6 +190,7 @@ export function tableStatistics(result: TableResult, options: TableStatisticsOpt
     }
   }
   if (wants.has('sig')) Object.assign(out, significance(result, groups, settings, figures));
+  if (wants.has('chisq')) out.raoScott = raoScottTests(result, figures, groups);
   return out;
 }
 

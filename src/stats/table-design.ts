@@ -32,8 +32,8 @@ export type TableDesign =
   /** Replicate weights: every cell and margin under every replicate. */
   | ({ kind: 'replicate'; replicates: ReplicateTable[] } & ReplicateSettings);
 
-/** Where a sum sits in a table: a cell (row-major index), a margin, or the base total. */
-export type Slot = { cell: number } | { row: number } | { column: number } | 'total';
+/** Where a sum sits in a table: a cell (row-major index), a margin, the base total, or the sum of some cells. */
+export type Slot = { cell: number } | { row: number } | { column: number } | 'total' | { cells: readonly number[] };
 
 /** The sums of a table the variances start from. */
 export interface TableSums {
@@ -116,15 +116,21 @@ export class TableVariance {
     return { value, replicates: top.map((t, r) => t / bottom[r]!) };
   }
 
+  /** The base's per-PSU Σw (Taylor designs): which PSUs the base reaches. */
+  basePsuSums(): Float64Array {
+    return this.psuSums('total');
+  }
+
   private weighted(slot: Slot): number {
     const sums = this.sums;
     if (slot === 'total') return sums.total.weighted;
+    if ('cells' in slot) return slot.cells.reduce((total, at) => total + sums.cell(at).weighted, 0);
     if ('cell' in slot) return sums.cell(slot.cell).weighted;
     if ('row' in slot) return sums.rowTotal(slot.row).weighted;
     return sums.columnTotal(slot.column).weighted;
   }
 
-  private slotIndex(slot: Slot): number {
+  private slotIndex(slot: Exclude<Slot, { cells: readonly number[] }>): number {
     const cells = this.sums.rows * this.sums.columns;
     if (slot === 'total') return cells + this.sums.rows + this.sums.columns;
     if ('cell' in slot) return slot.cell;
@@ -134,9 +140,10 @@ export class TableVariance {
 
   private psuSums(slot: Slot): Float64Array {
     const { clusterSums } = this.design as Extract<TableDesign, { kind: 'taylor' }>;
-    const at = this.slotIndex(slot);
     const out = new Float64Array(clusterSums.clusters);
-    for (let k = 0; k < out.length; k++) out[k] = clusterSums.sums[k * clusterSums.slots + at]!;
+    for (const at of slot !== 'total' && 'cells' in slot ? slot.cells : [this.slotIndex(slot)]) {
+      for (let k = 0; k < out.length; k++) out[k]! += clusterSums.sums[k * clusterSums.slots + at]!;
+    }
     return out;
   }
 
@@ -144,6 +151,7 @@ export class TableVariance {
     const { replicates } = this.design as Extract<TableDesign, { kind: 'replicate' }>;
     return Float64Array.from(replicates, (replicate) => {
       if (slot === 'total') return replicate.total;
+      if ('cells' in slot) return slot.cells.reduce((total, at) => total + replicate.weighted[at]!, 0);
       if ('cell' in slot) return replicate.weighted[slot.cell]!;
       if ('row' in slot) return replicate.rowTotals[slot.row]!;
       return replicate.columnTotals[slot.column]!;
