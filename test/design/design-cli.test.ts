@@ -21,7 +21,7 @@ function figuresFromJson(json: TableJson): DesignFigures {
     columns: json.columns,
     cell: (r, c) => {
       const cell = json.cells[r]![c]!;
-      return { columnPct: cell.columnPct ?? null, columnPctSE: cell.columnPctSE ?? null, weighted: cell.weighted, weightedSE: cell.weightedSE ?? null };
+      return { columnPct: cell.columnPct ?? null, columnPctSE: cell.columnPctSE ?? null, weighted: cell.weighted, weightedSE: cell.weightedSE ?? null, designEffect: cell.designEffect ?? null };
     },
     comparison: (r, a, b) => pairs.get(`${r}/${a}/${b}`),
     chisq: (rowVariable, columnVariable) => {

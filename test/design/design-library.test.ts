@@ -22,6 +22,7 @@ export function figuresFromLibrary(result: TableResult, statistics: TableStatist
       columnPctSE: statistics.columnPctSE![r * width + c]!,
       weighted: result.weighted[r * width + c]!,
       weightedSE: statistics.weightedSE![r * width + c]!,
+      designEffect: statistics.designEffect![r * width + c]!,
     }),
     comparison: (r, a, b) => pairs.get(`${r}/${a}/${b}`),
     chisq: (rowVariable, columnVariable) => statistics.raoScott?.find((test) => test.rowVariable === rowVariable && test.columnVariable === columnVariable),

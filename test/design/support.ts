@@ -16,6 +16,8 @@ export interface DesignCell {
   se: number;
   total: number;
   totalSE: number;
+  /** svyby(svymean, deff = "replace"); null for replicate designs (not computed). */
+  deffReplacement: number | null;
 }
 export interface DesignComparison {
   row: string;
@@ -94,7 +96,7 @@ export function datasetOf(table: DesignTable): Promise<string> {
 export interface DesignFigures {
   rows: Array<{ expr: string }>;
   columns: Array<{ variable?: string; value?: string }>;
-  cell(row: number, column: number): { columnPct: number | null; columnPctSE: number | null; weighted: number; weightedSE: number | null };
+  cell(row: number, column: number): { columnPct: number | null; columnPctSE: number | null; weighted: number; weightedSE: number | null; designEffect: number | null };
   comparison(row: number, a: number, b: number): { difference: number | null; standardError: number | null } | undefined;
   chisq(rowVariable: string, columnVariable: string): { statistic: number; ndf: number; ddf: number; pValue: number } | undefined;
 }
@@ -120,6 +122,7 @@ export function checkDesignTable(table: DesignTable, figures: DesignFigures, led
     check('SE', ours.columnPctSE, cell.se, where);
     check('total', ours.weighted, cell.total, where);
     check('total SE', ours.weightedSE, cell.totalSE, where);
+    if (cell.deffReplacement !== null) check('deff (replace)', ours.designEffect, cell.deffReplacement, where);
   }
   for (const pair of table.comparisons) {
     const r = rowOf(pair.row);
