@@ -43,9 +43,8 @@ export interface ReplicateSettings {
 export function taylorCovariance(scores: readonly Float64Array[], design: PsuStructure, lonely: LonelyPsu, touched?: (psu: number) => boolean): Float64Array {
   const p = scores.length;
   const out = new Float64Array(p * p);
-  const { strata, stratumOf } = design;
-  const members: number[][] = strata.map(() => []);
-  stratumOf.forEach((stratum, psu) => members[stratum]!.push(psu));
+  const { strata } = design;
+  const members = stratumMembers(design);
   const centred = new Float64Array(p);
   strata.forEach((stratum, h) => {
     const psus = members[h]!;
@@ -82,6 +81,20 @@ export function taylorCovariance(scores: readonly Float64Array[], design: PsuStr
   });
   for (let a = 0; a < p; a++) for (let b = 0; b < a; b++) out[a * p + b] = out[b * p + a]!;
   return out;
+}
+
+const membersCache = new WeakMap<PsuStructure, number[][]>();
+
+/** The PSUs of each stratum (computed once per design). */
+function stratumMembers(design: PsuStructure): number[][] {
+  let members = membersCache.get(design);
+  if (!members) {
+    const list: number[][] = design.strata.map(() => []);
+    design.stratumOf.forEach((stratum, psu) => list[stratum]!.push(psu));
+    members = list;
+    membersCache.set(design, members);
+  }
+  return members;
 }
 
 /** Variance of one estimator from its per-PSU scores; see {@link taylorCovariance}. */

@@ -57,6 +57,10 @@ interface Estimate {
 
 /** Variances of one table's figures under its design; see docs/statistics.md § Complex designs. */
 export class TableVariance {
+  private touched: ((psu: number) => boolean) | undefined;
+  /** Per-PSU sums of single slots, transposed once (the kernel writes them PSU-major). */
+  private readonly psuColumns = new Map<number, Float64Array>();
+
   constructor(
     private readonly sums: TableSums,
     private readonly design: Exclude<TableDesign, { kind: 'simple' }>,
@@ -89,8 +93,11 @@ export class TableVariance {
   private covariance(estimates: Estimate[]): Float64Array {
     const design = this.design;
     if (design.kind === 'taylor') {
-      const base = this.psuSums('total');
-      return taylorCovariance(estimates.map((e) => e.scores!), design.psus, this.lonelyPsu, (psu) => base[psu] !== 0);
+      if (!this.touched) {
+        const base = this.psuSums('total');
+        this.touched = (psu) => base[psu] !== 0;
+      }
+      return taylorCovariance(estimates.map((e) => e.scores!), design.psus, this.lonelyPsu, this.touched);
     }
     return replicateCovariance(estimates.map((e) => e.replicates!), estimates.map((e) => e.value), design);
   }
@@ -140,9 +147,20 @@ export class TableVariance {
 
   private psuSums(slot: Slot): Float64Array {
     const { clusterSums } = this.design as Extract<TableDesign, { kind: 'taylor' }>;
+    const column = (at: number): Float64Array => {
+      let sums = this.psuColumns.get(at);
+      if (!sums) {
+        sums = new Float64Array(clusterSums.clusters);
+        for (let k = 0; k < sums.length; k++) sums[k] = clusterSums.sums[k * clusterSums.slots + at]!;
+        this.psuColumns.set(at, sums);
+      }
+      return sums;
+    };
+    if (slot === 'total' || !('cells' in slot)) return column(this.slotIndex(slot));
     const out = new Float64Array(clusterSums.clusters);
-    for (const at of slot !== 'total' && 'cells' in slot ? slot.cells : [this.slotIndex(slot)]) {
-      for (let k = 0; k < out.length; k++) out[k]! += clusterSums.sums[k * clusterSums.slots + at]!;
+    for (const at of slot.cells) {
+      const sums = column(at);
+      for (let k = 0; k < out.length; k++) out[k]! += sums[k]!;
     }
     return out;
   }
