@@ -9,6 +9,7 @@
  * expressions (overlapping codes, nets) keep their bitset plan for the triples and add one
  * `clusterSumsAnd` pass per cell on the calling thread.
  */
+import { CrosstabError, ErrorCode } from '../errors.js';
 import type { CellSums, Kernel, WeightVector } from '../kernel/kernel.js';
 import type { PsuSums } from '../stats/table-design.js';
 import type { DenseView, Evaluator } from './evaluate.js';
@@ -19,6 +20,9 @@ import { checkAborted, computeTable, scratchMemory, sumParts, type TableCells, t
 type ValueNode = Extract<Bound, { op: 'ranks' }>;
 
 type ClusterSums = PsuSums;
+
+/** Per-PSU sums of one table (per task on the pool) stay under this many bytes. */
+const MAX_PSU_SUMS_BYTES = 512 * 2 ** 20;
 
 /** PSU numbers of every respondent, in kernel memory (u32, padded to words * 64). */
 export interface ClusterColumn {
@@ -38,6 +42,14 @@ export async function computeDesignTable(
   run: TableRun,
 ): Promise<TableCells & { clusterSums: ClusterSums }> {
   checkAborted(run.signal);
+  const slots = rows.length * columns.length + rows.length + columns.length + 1;
+  const bytes = slots * psus.clusters * 8;
+  if (bytes > MAX_PSU_SUMS_BYTES) {
+    throw new CrosstabError(ErrorCode.invalidOption, `the table's per-PSU sums (${slots} cells and margins x ${psus.clusters} PSUs) would take ${(bytes / 2 ** 30).toFixed(1)} GiB`, {
+      field: 'rows',
+      hint: `Split the table: with this design a table may have at most about ${Math.floor(MAX_PSU_SUMS_BYTES / 8 / psus.clusters)} cells.`,
+    });
+  }
   if (valueAxis(rows) && valueAxis(columns)) {
     return groupByDesign(kernel, evaluator, base, rows as ValueNode[], columns as ValueNode[], weights, psus, run);
   }

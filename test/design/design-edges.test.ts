@@ -104,3 +104,20 @@ describe.each(['inline', 'pool'] as const)('%s: a stratum with a single PSU (str
     expect(() => tableStatistics(result, { lonelyPsu: 'average' as 'adjust' })).toThrow(/options.lonelyPsu must be one of fail, adjust, certainty, remove/);
   });
 });
+
+describe('a table too large for per-PSU sums', () => {
+  it('is refused before any work, saying how large the table may be', async () => {
+    const taylor = designFixture.tables.find((table) => table.id === 'nhanes-taylor')!;
+    const ds = await openDataset(await datasetOf(taylor));
+    try {
+      const error = await ds
+        .table({ base: '*', rows: Array.from({ length: 1500 }, () => 'HI_CHOL=1'), columns: Array.from({ length: 1500 }, () => 'agecat=1') })
+        .then(() => undefined, (e: unknown) => e);
+      expect(error).toBeInstanceOf(CrosstabError);
+      expect((error as CrosstabError).message).toMatch(/per-PSU sums \(2253001 cells and margins x 31 PSUs\) would take 0\.5 GiB/);
+      expect((error as CrosstabError).details.hint).toContain(`at most about ${Math.floor((512 * 2 ** 20) / 8 / 31)} cells`);
+    } finally {
+      ds.close();
+    }
+  });
+});
