@@ -46,39 +46,44 @@ export function taylorCovariance(scores: readonly Float64Array[], design: PsuStr
   const { strata } = design;
   const members = stratumMembers(design);
   const centred = new Float64Array(p);
-  strata.forEach((stratum, h) => {
+  const mean = new Float64Array(p);
+  for (let h = 0; h < strata.length; h++) {
+    const stratum = strata[h]!;
     const psus = members[h]!;
     const n = stratum.psus;
     const f = stratum.fpcFactor;
-    if (f < 1e-7) return; // census stratum: R returns 0
+    if (f < 1e-7) continue; // census stratum: R returns 0
     let scale: number;
-    const mean = new Float64Array(p);
+    mean.fill(0);
     if (n > 1) {
       scale = (f * n) / (n - 1);
       for (let j = 0; j < p; j++) {
+        const score = scores[j]!;
         let sum = 0;
-        for (const psu of psus) sum += scores[j]![psu]!;
+        for (const psu of psus) sum += score[psu]!;
         mean[j] = sum / n;
       }
     } else {
       if (lonely === 'fail') {
-        if (touched && !psus.some(touched)) return;
+        if (touched && !psus.some(touched)) continue;
         throw new CrosstabError(ErrorCode.invalidOption, `stratum ${stratum.label} has only one PSU: no variance can be estimated with lonelyPsu "fail"`, {
           field: 'lonelyPsu',
           hint: 'Choose lonelyPsu "adjust", "certainty" or "remove" (R options(survey.lonely.psu)), or merge the stratum with another at build time.',
         });
       }
-      if (lonely !== 'adjust') return;
+      if (lonely !== 'adjust') continue;
       scale = f;
     }
     for (const psu of psus) {
       for (let j = 0; j < p; j++) centred[j] = scores[j]![psu]! - mean[j]!;
       for (let a = 0; a < p; a++) {
         const x = centred[a]! * scale;
-        for (let b = a; b < p; b++) out[a * p + b]! += x * centred[b]!;
+        if (x === 0) continue;
+        const row = a * p;
+        for (let b = a; b < p; b++) out[row + b]! += x * centred[b]!;
       }
     }
-  });
+  }
   for (let a = 0; a < p; a++) for (let b = 0; b < a; b++) out[a * p + b] = out[b * p + a]!;
   return out;
 }

@@ -87,7 +87,8 @@ export class TableVariance {
 
   /** Covariance matrix of Σw(slot_j) / Σw(denominator) over the given slots (row-major). */
   ratioCovariance(numerators: readonly Slot[], denominator: Slot): Float64Array {
-    return this.covariance(numerators.map((slot) => this.ratioOf(slot, denominator)));
+    const bottom = this.slotSums(denominator);
+    return this.covariance(numerators.map((slot) => this.ratioOf(slot, denominator, bottom)));
   }
 
   private covariance(estimates: Estimate[]): Float64Array {
@@ -107,20 +108,23 @@ export class TableVariance {
     return this.design.kind === 'taylor' ? { value, scores: this.psuSums(slot) } : { value, replicates: this.replicateSums(slot) };
   }
 
-  private ratioOf(numerator: Slot, denominator: Slot): Estimate {
+  private ratioOf(numerator: Slot, denominator: Slot, bottom = this.slotSums(denominator)): Estimate {
     const y = this.weighted(numerator);
     const x = this.weighted(denominator);
     const value = y / x;
     if (this.design.kind === 'taylor') {
       const top = this.psuSums(numerator);
-      const bottom = this.psuSums(denominator);
       const scores = new Float64Array(top.length);
       for (let k = 0; k < scores.length; k++) scores[k] = (top[k]! - value * bottom[k]!) / x;
       return { value, scores };
     }
     const top = this.replicateSums(numerator);
-    const bottom = this.replicateSums(denominator);
     return { value, replicates: top.map((t, r) => t / bottom[r]!) };
+  }
+
+  /** Per-PSU sums (Taylor) or replicate sums of a slot. */
+  private slotSums(slot: Slot): Float64Array {
+    return this.design.kind === 'taylor' ? this.psuSums(slot) : this.replicateSums(slot);
   }
 
   /** The base's per-PSU Σw (Taylor designs): which PSUs the base reaches. */
