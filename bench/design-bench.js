@@ -164,7 +164,7 @@ for (const shape of SHAPES) {
 const report = { date: new Date().toISOString(), machine, reps, results };
 if (flag('--json')) writeFileSync(flag('--json'), `${JSON.stringify(report, null, 2)}\n`);
 if (flag('--md')) {
-  const lines = [`# Complex-design bench, ${report.date}`, '', `${machine.cpuModel}, ${machine.cores} cores, Node ${machine.node}, load average at start ${machine.loadAverageAtStart.map((x) => x.toFixed(2)).join(' ')} (shared machine). Median of ${reps} runs after one warm-up.`, '',
+  const lines = [`# Complex-design bench, ${report.date}`, '', `${machine.cpuModel}, ${machine.cores} cores, Node ${machine.node}, load average at start ${machine.loadAverageAtStart.map((x) => x.toFixed(2)).join(' ')} (shared machine). Median of ${reps} runs after three warm-up runs.`, '',
     '| shape | path | table(), design (ms) | table(), simple (ms) | design / simple | + all statistics, design (ms) | + all statistics, simple (ms) | design / simple | DuckDB per-PSU sums (ms) | R survey (ms) |', '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|'];
   for (const entry of results) {
     for (const [execution, e] of Object.entries(entry.engine)) {
