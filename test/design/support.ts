@@ -49,7 +49,7 @@ export interface DesignBuild {
 }
 export interface DesignTable {
   id: string;
-  file: 'nhanes' | 'nhanes-fpc' | 'nhanes-lonely' | 'nhanes-replicates';
+  file: 'nhanes' | 'nhanes-fpc' | 'nhanes-lonely' | 'nhanes-replicates' | 'gss-design';
   build: DesignBuild;
   base: string;
   lonelyPsu: 'fail' | 'adjust' | 'certainty' | 'remove';
@@ -72,7 +72,7 @@ export function inputOf(file: DesignTable['file']): string {
 /** The build options of a fixture table (R's design as `crosstab build` flags). */
 export function buildOptionsOf(table: DesignTable, out: string): BuildOptions {
   const { weight, ...design } = table.build;
-  const options: BuildOptions = { weights: [weight], survey: 'NHANES', out };
+  const options: BuildOptions = { weights: [weight], survey: table.file.startsWith('gss') ? 'GSS' : 'NHANES', out };
   if (Object.keys(design).length > 0) options.design = design;
   return options;
 }
