@@ -35,6 +35,7 @@ function designOptions(flags: Record<string, unknown>): DesignOptions | undefine
   if (flags.scale !== undefined) design.scale = flags.scale as number;
   if (flags.rscales !== undefined) design.rscales = flags.rscales as number[];
   if (flags.mse === true) design.mse = true;
+  if (flags.degf !== undefined) design.degf = flags.degf as number;
   return Object.keys(design).length > 0 ? design : undefined;
 }
 
@@ -62,6 +63,7 @@ export function registerBuildCommand(program: Command): void {
     .option('--scale <s>', 'design: replicate variance multiplier (default: as R svrepdesign for the type)', parseNumber('--scale'))
     .option('--rscales <values...>', 'design: per-replicate multipliers (required for JKn); commas or spaces', collectNumbers)
     .option('--mse', 'design: centre replicate deviations on the full-sample estimate (R mse = TRUE)')
+    .option('--degf <n>', 'design: degrees of freedom of the replicate design (default: replicates - 1)', parseNumber('--degf'))
     .option('--quiet', 'print nothing but errors')
     .action(async (input: string, flags) => {
       const started = performance.now();

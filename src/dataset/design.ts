@@ -37,6 +37,11 @@ export interface DesignOptions {
   rscales?: number[];
   /** Centre replicate deviations on the full-sample estimate instead of the replicates' mean. */
   mse?: boolean;
+  /**
+   * Design degrees of freedom of the replicate design (Rao–Scott's denominator df);
+   * default replicates − 1, R's `degf()` when the replicate weights are linearly independent.
+   */
+  degf?: number;
 }
 
 /** The design as stored in the dataset metadata. */
@@ -45,7 +50,7 @@ export interface StoredDesign {
   psu?: string;
   nest?: boolean;
   fpc?: string;
-  replicates?: { weights: string[]; type: ReplicateType; scale: number; rscales: number[]; mse: boolean; rho?: number };
+  replicates?: { weights: string[]; type: ReplicateType; scale: number; rscales: number[]; mse: boolean; rho?: number; degf: number };
 }
 
 /** Which PSU each respondent is in and how PSUs make up strata. */
@@ -70,7 +75,7 @@ function designError(field: string, message: string, hint: string): CrosstabErro
  * Validates the design options against the compiled variables and weights and returns the
  * metadata to store; throws `invalid_option` naming the column or option at fault.
  */
-export function declareDesign(meta: StoredMeta, options: DesignOptions, ranks: RankReader): StoredDesign | undefined {
+export function declareDesign(meta: StoredMeta, options: DesignOptions, ranks: RankReader, weightValues: (name: string) => Float64Array): StoredDesign | undefined {
   const design: StoredDesign = {};
   const taylor = options.strata !== undefined || options.psu !== undefined || options.fpc !== undefined;
   if (options.nest === true && !taylor) throw designError('nest', '--nest needs --psu', 'Give --strata COL --psu COL --nest.');
@@ -84,7 +89,7 @@ export function declareDesign(meta: StoredMeta, options: DesignOptions, ranks: R
     if (options.fpc !== undefined) design.fpc = options.fpc;
     clusterStructure(meta, design, ranks); // validates
   }
-  const replicates = replicateDesign(meta, options);
+  const replicates = replicateDesign(meta, options, weightValues);
   if (replicates) {
     if (taylor) throw designError('replicateWeights', '--replicate-weights cannot be combined with --strata/--psu/--fpc', 'Declare either a Taylor design or a replicate design.');
     design.replicates = replicates;
@@ -92,11 +97,11 @@ export function declareDesign(meta: StoredMeta, options: DesignOptions, ranks: R
   return taylor || replicates ? design : undefined;
 }
 
-function replicateDesign(meta: StoredMeta, options: DesignOptions): StoredDesign['replicates'] {
+function replicateDesign(meta: StoredMeta, options: DesignOptions, weightValues: (name: string) => Float64Array): StoredDesign['replicates'] {
   const columns = options.replicateWeights;
-  const replicateOnly = options.replicateType ?? options.rho ?? options.scale ?? options.rscales ?? options.mse;
+  const replicateOnly = options.replicateType ?? options.rho ?? options.scale ?? options.rscales ?? options.mse ?? options.degf;
   if (columns === undefined || columns.length === 0) {
-    if (replicateOnly !== undefined) throw designError('replicateWeights', '--replicate-type, --rho, --scale, --rscales and --mse need --replicate-weights COL...', 'Name the replicate-weight columns.');
+    if (replicateOnly !== undefined) throw designError('replicateWeights', '--replicate-type, --rho, --scale, --rscales, --mse and --degf need --replicate-weights COL...', 'Name the replicate-weight columns.');
     return undefined;
   }
   const type = options.replicateType;
@@ -139,9 +144,54 @@ function replicateDesign(meta: StoredMeta, options: DesignOptions): StoredDesign
   } else {
     scale = options.scale ?? 1;
   }
-  const out: NonNullable<StoredDesign['replicates']> = { weights: [...columns], type, scale, rscales, mse: options.mse === true };
+  const degf = options.degf ?? replicateRank(columns.map(weightValues), meta.respondents) - 1;
+  if (!Number.isInteger(degf) || degf < 1) throw designError('degf', `--degf must be a positive whole number, not ${String(options.degf)}`, 'Give the design degrees of freedom, e.g. --degf 79.');
+  const out: NonNullable<StoredDesign['replicates']> = { weights: [...columns], type, scale, rscales, mse: options.mse === true, degf };
   if (rho !== undefined) out.rho = rho;
   return out;
+}
+
+/**
+ * Rank of the respondents × replicates matrix of replicate weights, as R's
+ * `qr(weights(design, "analysis"), tol = 1e-5)$rank` (the `degf` of `svrepdesign`): columns
+ * in order, each kept when its residual after the kept ones is at least 1e-5 of its norm
+ * (LINPACK dqrdc2's limited pivoting), here through the Gram matrix and a Cholesky factor.
+ * Replicates from a stratified design span fewer dimensions than their number (NHANES JKn:
+ * 31 replicates, rank 17).
+ */
+export function replicateRank(columns: Float64Array[], respondents: number): number {
+  const r = columns.length;
+  const gram = new Float64Array(r * r);
+  for (let a = 0; a < r; a++) {
+    const x = columns[a]!;
+    for (let b = a; b < r; b++) {
+      const y = columns[b]!;
+      let sum = 0;
+      for (let i = 0; i < respondents; i++) sum += x[i]! * y[i]!;
+      gram[a * r + b] = sum;
+    }
+  }
+  // Cholesky rows of the kept columns: factor[k] · factor[j] = gram[k][j].
+  const kept: number[] = [];
+  const factor: Float64Array[] = [];
+  for (let j = 0; j < r; j++) {
+    const row = new Float64Array(kept.length);
+    kept.forEach((k, position) => {
+      let dot = gram[Math.min(k, j) * r + Math.max(k, j)]!;
+      for (let q = 0; q < position; q++) dot -= factor[position]![q]! * row[q]!;
+      row[position] = dot / factor[position]![position]!;
+    });
+    let residual = gram[j * r + j]!;
+    for (const value of row) residual -= value * value;
+    if (residual > 1e-10 * gram[j * r + j]! && residual > 0) {
+      const full = new Float64Array(kept.length + 1);
+      full.set(row);
+      full[kept.length] = Math.sqrt(residual);
+      kept.push(j);
+      factor.push(full);
+    }
+  }
+  return kept.length;
 }
 
 /**
@@ -229,7 +279,7 @@ export function describeDesign(design: StoredDesign | undefined): string {
   if (!design) return 'simple (independent respondents, weights only)';
   if (design.replicates) {
     const r = design.replicates;
-    return `replicate weights: ${r.type}, ${r.weights.length} replicates (${r.weights[0]} … ${r.weights[r.weights.length - 1]}), scale ${r.scale}${r.rho === undefined ? '' : `, rho ${r.rho}`}${r.mse ? ', mse' : ''}`;
+    return `replicate weights: ${r.type}, ${r.weights.length} replicates (${r.weights[0]} … ${r.weights[r.weights.length - 1]}), scale ${r.scale}${r.rho === undefined ? '' : `, rho ${r.rho}`}${r.mse ? ', mse' : ''}, ${r.degf} degrees of freedom`;
   }
   return `Taylor linearization: ${design.strata ? `strata ${design.strata}, ` : ''}PSU ${design.psu}${design.nest ? ' (nested in strata)' : ''}${design.fpc ? `, fpc ${design.fpc}` : ''}`;
 }

@@ -82,7 +82,11 @@ export async function buildDataset(input: string, options: BuildOptions): Promis
     ...(codebook ? { codebook } : {}),
   });
   if (checked.design) {
-    const design = declareDesign(compiled.meta, checked.design, (variable) => compiledRanks(compiled, variable));
+    const weightValues = (name: string): Float64Array => {
+      const buffer = compiled.buffers[compiled.meta.weights.find((weight) => weight.name === name)!.buffer]!;
+      return new Float64Array(buffer.data.slice().buffer, 0, compiled.meta.respondents);
+    };
+    const design = declareDesign(compiled.meta, checked.design, (variable) => compiledRanks(compiled, variable), weightValues);
     if (design) compiled.meta.design = design;
   }
   // Every named code must parse and bind now, not at the first query.

@@ -67,7 +67,7 @@ export class DatasetDesign {
         total: this.evaluator.cell(base, { op: 'all' }, vector).weighted,
       });
     }
-    return { cells, design: { kind: 'replicate', scale: replicates.scale, rscales: replicates.rscales, mse: replicates.mse, replicates: estimates } };
+    return { cells, design: { kind: 'replicate', scale: replicates.scale, rscales: replicates.rscales, mse: replicates.mse, degreesOfFreedom: replicates.degf, replicates: estimates } };
   }
 
   /** Frees the PSU column. */

@@ -125,7 +125,7 @@ export interface DesignInfo {
   /** Taylor designs: numbers of strata and PSUs. */
   strataCount?: number;
   psuCount?: number;
-  replicates?: { weights: string[]; type: string; scale: number; rscales: number[]; mse: boolean; rho?: number };
+  replicates?: { weights: string[]; type: string; scale: number; rscales: number[]; mse: boolean; rho?: number; degf: number };
 }
 
 /**

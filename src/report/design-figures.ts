@@ -23,6 +23,8 @@ export interface DesignFigures {
   engine?: TableVariance;
   /** Taylor designs: the PSU structure. */
   taylor?: { psus: PsuStructure };
+  /** Replicate designs: the design degrees of freedom. */
+  replicateDegreesOfFreedom?: number;
 }
 
 /**
@@ -63,7 +65,7 @@ export function designFigures(result: TableResult, domain: 'file' | 'base', lone
     designRespondents: Number.NaN,
     sums,
     engine,
-    ...(design.kind === 'taylor' ? { taylor: { psus: design.psus } } : {}),
+    ...(design.kind === 'taylor' ? { taylor: { psus: design.psus } } : { replicateDegreesOfFreedom: design.degreesOfFreedom }),
     proportionVariance: (row, column) => engine.ratioVariance({ cell: row * columns + column }, { column }),
     totalSE: (row, column) => Math.sqrt(engine.totalVariance({ cell: row * columns + column })),
     differenceVariance: (row, a, b) => engine.differenceVariance({ cell: row * columns + a }, { column: a }, { cell: row * columns + b }, { column: b }),

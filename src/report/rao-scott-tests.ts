@@ -24,15 +24,16 @@ export interface RaoScottTest {
  * A Rao–Scott test for every pair (row variable, column variable) whose values were
  * expanded whole on the table (`{ variable }` entries): respondents blank in either
  * variable are left out of the proportions, as `svychisq` does, but N stays the base's
- * respondents. Not for replicate designs (R's svyrep method differs; not checked here).
+ * respondents. ν: simple design N − 1; Taylor PSUs − strata reached by the base; replicate
+ * designs the stored degrees of freedom (R `degf()`).
  */
 export function raoScottTests(result: TableResult, figures: DesignFigures, columnGroupList: readonly ColumnGroup[]): RaoScottTest[] {
-  if (figures.variance === 'replicate') return [];
   const width = result.columns.length;
   const present = <T extends { respondents: number }>(totals: readonly T[]) => (index: number) => totals[index]!.respondents > 0;
   const rowGroups = columnGroups(result.rows).filter((group) => group.variable !== null);
   const tests: RaoScottTest[] = [];
-  const degreesOfFreedom = figures.variance === 'simple' ? result.total.respondents - 1 : taylorDegreesOfFreedom(figures);
+  const degreesOfFreedom =
+    figures.variance === 'simple' ? result.total.respondents - 1 : figures.variance === 'taylor' ? taylorDegreesOfFreedom(figures) : figures.replicateDegreesOfFreedom!;
   for (const rowGroup of rowGroups) {
     const rows = rowGroup.columns.filter(present(result.rowTotals));
     for (const columnGroup of columnGroupList) {

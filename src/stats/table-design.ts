@@ -30,7 +30,7 @@ export type TableDesign =
   /** Strata and PSUs: per-PSU sums of every cell and margin. */
   | { kind: 'taylor'; psus: PsuStructure; clusterSums: PsuSums }
   /** Replicate weights: every cell and margin under every replicate. */
-  | ({ kind: 'replicate'; replicates: ReplicateTable[] } & ReplicateSettings);
+  | ({ kind: 'replicate'; replicates: ReplicateTable[]; degreesOfFreedom: number } & ReplicateSettings);
 
 /** Where a sum sits in a table: a cell (row-major index), a margin, the base total, or the sum of some cells. */
 export type Slot = { cell: number } | { row: number } | { column: number } | 'total' | { cells: readonly number[] };

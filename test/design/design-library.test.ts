@@ -43,6 +43,8 @@ describe.each(cases)('%s: R design table %s', (execution, _id, table) => {
     if (execution === 'pool' && result.plan === 'scatter') expect(result.execution).toBe('pool');
     const statistics = tableStatistics(result, { stats: 'all', lonelyPsu: table.lonelyPsu });
     expect(statistics.variance).toBe(table.build.replicateWeights ? 'replicate' : table.build.psu ? 'taylor' : 'simple');
+    // Replicate designs: the default degrees of freedom (replicates − 1) are R's degf().
+    if (table.build.degf !== undefined) expect(ds.info.design.replicates!.degf).toBe(table.build.degf);
     checkDesignTable(table, figuresFromLibrary(result, statistics), ledger, 'library');
   });
 });

@@ -46,6 +46,8 @@ export interface DesignBuild {
   scale?: number;
   rscales?: number[];
   mse?: boolean;
+  /** R's degf() of the replicate design: not passed to the build, checked against the engine's default. */
+  degf?: number;
 }
 export interface DesignTable {
   id: string;
@@ -71,7 +73,7 @@ export function inputOf(file: DesignTable['file']): string {
 
 /** The build options of a fixture table (R's design as `crosstab build` flags). */
 export function buildOptionsOf(table: DesignTable, out: string): BuildOptions {
-  const { weight, ...design } = table.build;
+  const { weight, degf: _rDegreesOfFreedom, ...design } = table.build;
   const options: BuildOptions = { weights: [weight], survey: table.file.startsWith('gss') ? 'GSS' : 'NHANES', out };
   if (Object.keys(design).length > 0) options.design = design;
   return options;
