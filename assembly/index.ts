@@ -21,7 +21,7 @@
  * call this kernel with the wrong arguments.
  */
 export function kernelAbi(): i32 {
-  return 5;
+  return 6;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -565,4 +565,87 @@ export function groupByMulti(
       }
     }
   }
+}
+
+// ---------------------------------------------------------------------------------------
+// Complex designs (issue 10): per-PSU weighted sums, for Taylor-linearization variances.
+
+/**
+ * groupByMulti plus, in the same pass, the weighted sum of every slot per PSU:
+ * `clusters` holds each respondent's PSU number (u32, 0..nClusters-1) and `clusterAcc`
+ * nClusters rows of `slots` f64, slots = cells, then row margins, then column margins,
+ * then the base total. PSU-major rows keep one respondent's writes inside one row (a few
+ * cache lines: respondents are not sorted by PSU, so the row changes from one respondent
+ * to the next, but each row is small). The triples (acc) are as in groupByMulti.
+ */
+export function groupByDesign(
+  base: usize, fromWord: i32, toWord: i32,
+  rowVars: usize, nRowVars: i32, colVars: usize, nColVars: i32,
+  nRows: i32, nColumns: i32, weights: usize, acc: usize, scratch: usize,
+  clusters: usize, clusterAcc: usize,
+): void {
+  const cells = nRows * nColumns;
+  const slots = <usize>(cells + nRows + nColumns + 1);
+  const rowMargins = acc + <usize>cells * 24;
+  const columnMargins = rowMargins + <usize>nRows * 24;
+  const hitColumns = scratch + (<usize>nRowVars << 2);
+  for (let i = fromWord; i < toWord; i++) {
+    let w = load<u64>(base + (<usize>i << 3));
+    while (w != 0) {
+      const r = (<u32>i << 6) | <u32>ctz(w);
+      w &= w - 1;
+      const x = load<f64>(weights + (<usize>r << 3));
+      const xx = x * x;
+      const psu = clusterAcc + <usize>load<u32>(clusters + (<usize>r << 2)) * slots * 8;
+      addSum(psu + ((slots - 1) << 3), x);
+      let nr = 0;
+      for (let v = 0; v < nRowVars; v++) {
+        const entry = rowVars + <usize>v * 12;
+        const row = load<i32>(<usize>load<u32>(entry, 8) + (<usize>rankAt(<usize>load<u32>(entry), <i32>load<u32>(entry, 4), r) << 2));
+        if (row < 0) continue;
+        store<i32>(scratch + (<usize>nr << 2), row);
+        nr++;
+        addTriple(rowMargins + <usize>row * 24, x, xx);
+        addSum(psu + (<usize>(cells + row) << 3), x);
+      }
+      let nc = 0;
+      for (let v = 0; v < nColVars; v++) {
+        const entry = colVars + <usize>v * 12;
+        const col = load<i32>(<usize>load<u32>(entry, 8) + (<usize>rankAt(<usize>load<u32>(entry), <i32>load<u32>(entry, 4), r) << 2));
+        if (col < 0) continue;
+        store<i32>(hitColumns + (<usize>nc << 2), col);
+        nc++;
+        addTriple(columnMargins + <usize>col * 24, x, xx);
+        addSum(psu + (<usize>(cells + nRows + col) << 3), x);
+      }
+      for (let a = 0; a < nr; a++) {
+        const row = load<i32>(scratch + (<usize>a << 2)) * nColumns;
+        const rowCells = acc + <usize>row * 24;
+        for (let b = 0; b < nc; b++) {
+          const col = load<i32>(hitColumns + (<usize>b << 2));
+          addTriple(rowCells + <usize>col * 24, x, xx);
+          addSum(psu + (<usize>(row + col) << 3), x);
+        }
+      }
+    }
+  }
+}
+
+/**
+ * Per-PSU weighted sums of a AND b (dense bitsets): out[psu] += w for every respondent in
+ * both. The fallback of tables whose entries are arbitrary expressions (one pass per cell).
+ */
+export function clusterSumsAnd(a: usize, b: usize, words: i32, weights: usize, clusters: usize, out: usize): void {
+  for (let i = 0; i < words; i++) {
+    let w = load<u64>(a + (<usize>i << 3)) & load<u64>(b + (<usize>i << 3));
+    while (w != 0) {
+      const r = (<u32>i << 6) | <u32>ctz(w);
+      w &= w - 1;
+      addSum(out + (<usize>load<u32>(clusters + (<usize>r << 2)) << 3), load<f64>(weights + (<usize>r << 3)));
+    }
+  }
+}
+
+@inline function addSum(at: usize, x: f64): void {
+  store<f64>(at, load<f64>(at) + x);
 }

@@ -26,6 +26,7 @@ export type {
   CrosstabQuery,
   CrosstabResult,
   DatasetInfo,
+  DesignInfo,
   StabilityLevel,
   StabilityThresholds,
   ValueInfo,
@@ -37,4 +38,7 @@ export type {
 } from './facade/types.js';
 export { valueExpression, MAX_AXIS } from './facade/axes.js';
 export { STAT_NAMES, tableStatistics, columnGroups, tableToJSON, tableToCSV, tableToArrow, tableToArrowIPC, TABLE_METADATA_KEY, tableToText, tableToHTML, indexColour } from './report/index.js';
-export type { StatName, TableStatistics, TableStatisticsOptions, ColumnComparison, ColumnGroup, TableJson, TableJsonAxisEntry, TableJsonCell, TableJsonComparison, DisplayOptions } from './report/index.js';
+export type { StatName, TableStatistics, TableStatisticsOptions, ColumnComparison, ColumnGroup, TableJson, TableJsonAxisEntry, TableJsonCell, TableJsonComparison, TableJsonRaoScott, RaoScottTest, VarianceKind, DisplayOptions } from './report/index.js';
+export type { DesignOptions, ReplicateType } from './dataset/design.js';
+export type { LonelyPsu } from './stats/design-variance.js';
+export type { TableDesign } from './stats/table-design.js';

@@ -32,6 +32,7 @@ describe.each(fixture.tables.map((table) => [table.id, table] as const))('R tabl
       ...table.rows.flatMap((row) => ['--row', row.id]),
       ...table.columnVariables.flatMap(({ variable }) => ['--columns', variable]),
       ...runFlags[run],
+      '--domain', 'base', // the fixture's design is built on the base's rows
       '--format', 'json',
     ];
     const { code, stdout, stderr } = await runTable(args);

@@ -1,4 +1,5 @@
-import type { Command } from 'commander';
+import { type Command, InvalidArgumentError } from 'commander';
+import type { DesignOptions } from '../dataset/design.js';
 import { rmSync } from 'node:fs';
 import { SingleBar } from 'cli-progress';
 import { buildDataset } from '../facade/build.js';
@@ -6,6 +7,37 @@ import { pendingOutputs } from '../dataset/writer.js';
 import { formatNumber } from './output.js';
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
+
+function parseNumber(flag: string) {
+  return (value: string): number => {
+    const number = Number(value);
+    if (value.trim() === '' || !Number.isFinite(number)) throw new InvalidArgumentError(`${flag} must be a number, not "${value}"`);
+    return number;
+  };
+}
+
+function collectNumbers(value: string, previous: number[] = []): number[] {
+  return [...previous, ...value.split(',').filter((part) => part.trim() !== '').map(parseNumber('--rscales'))];
+}
+
+/** The design flags as buildDataset's `design` option; undefined when none is given. */
+function designOptions(flags: Record<string, unknown>): DesignOptions | undefined {
+  const design: DesignOptions = {};
+  if (flags.strata !== undefined) design.strata = flags.strata as string;
+  if (flags.psu !== undefined) design.psu = flags.psu as string;
+  if (flags.nest === true) design.nest = true;
+  if (flags.fpc !== undefined) design.fpc = flags.fpc as string;
+  if (flags.replicateWeights !== undefined) {
+    design.replicateWeights = (flags.replicateWeights as string[]).flatMap((value) => value.split(',')).map((c) => c.trim()).filter(Boolean);
+  }
+  if (flags.replicateType !== undefined) design.replicateType = flags.replicateType as DesignOptions['replicateType'];
+  if (flags.rho !== undefined) design.rho = flags.rho as number;
+  if (flags.scale !== undefined) design.scale = flags.scale as number;
+  if (flags.rscales !== undefined) design.rscales = flags.rscales as number[];
+  if (flags.mse === true) design.mse = true;
+  if (flags.degf !== undefined) design.degf = flags.degf as number;
+  return Object.keys(design).length > 0 ? design : undefined;
+}
 
 export function registerBuildCommand(program: Command): void {
   program
@@ -21,6 +53,17 @@ export function registerBuildCommand(program: Command): void {
     .option('--exclude <columns>', 'comma-separated columns to leave out', (value: string) => value.split(',').map((c) => c.trim()).filter(Boolean))
     .option('--unstable-max <n>', 'cells with this many respondents or fewer are unstable', (v: string) => Number(v), 60)
     .option('--very-unstable-max <n>', 'cells with this many respondents or fewer are very unstable', (v: string) => Number(v), 30)
+    .option('--strata <column>', 'design: stratum column (R svydesign strata)')
+    .option('--psu <column>', 'design: primary sampling unit (cluster) column (R svydesign ids)')
+    .option('--nest', 'design: PSU numbers restart within strata (R nest = TRUE)')
+    .option('--fpc <column>', 'design: finite population correction, population PSUs per stratum or sampling fraction')
+    .option('--replicate-weights <columns...>', 'design: replicate-weight columns (full weights, R combined.weights = TRUE)')
+    .option('--replicate-type <type>', 'design: JK1, JKn, BRR, Fay, bootstrap or SDR (R svrepdesign type)')
+    .option('--rho <r>', 'design: Fay coefficient (type Fay)', parseNumber('--rho'))
+    .option('--scale <s>', 'design: replicate variance multiplier (default: as R svrepdesign for the type)', parseNumber('--scale'))
+    .option('--rscales <values...>', 'design: per-replicate multipliers (required for JKn); commas or spaces', collectNumbers)
+    .option('--mse', 'design: centre replicate deviations on the full-sample estimate (R mse = TRUE)')
+    .option('--degf <n>', 'design: degrees of freedom of the replicate design (default: replicates - 1)', parseNumber('--degf'))
     .option('--quiet', 'print nothing but errors')
     .addHelpText(
       'after',
@@ -49,6 +92,7 @@ Examples:
           name: flags.name,
           codebook: flags.codebook,
           exclude: flags.exclude,
+          design: designOptions(flags),
           stability: { cautionMax: flags.unstableMax, veryUnstableMax: flags.veryUnstableMax },
           onProgress: showBar
             ? (done, total) => {

@@ -28,7 +28,8 @@ export function registerInfoCommand(program: Command): void {
         }
         process.stdout.write(
           `${info.name} (survey ${info.survey}): ${info.respondents} respondents; weights ${info.weights.join(', ')}; units ${info.units}; ` +
-            `unstable at <= ${info.stability.cautionMax} respondents\n\n`,
+            `unstable at <= ${info.stability.cautionMax} respondents\n` +
+            `design: ${info.design.description}\n\n`,
         );
         const rows = info.variables.map((v) => [
           v.name,

@@ -4,6 +4,7 @@ import { CrosstabError, ErrorCode } from '../errors.js';
 import type { Dataset } from '../facade/dataset.js';
 import { openCompiled } from './open-compiled.js';
 import type { AxisItem, TableResult } from '../facade/types.js';
+import { LONELY_PSU, type LonelyPsu } from '../stats/design-variance.js';
 import { STAT_NAMES, tableStatistics, type StatName, type TableStatistics } from '../report/table-statistics.js';
 import { tableToArrowIPC } from '../report/table-arrow.js';
 import { tableToCSV } from '../report/table-csv.js';
@@ -44,6 +45,9 @@ export function registerTableCommand(program: Command): void {
     .option('--se <method>', 'standard error: linearization (R svymean) or kish (effective base)', 'linearization')
     .option('--correction <method>', 'multiple comparisons: none, bonferroni or holm', 'none')
     .option('--alpha <level>', 'significance level of the column tests', '0.05')
+    .option('--domain <n>', 'simple design: file (base as a domain of the whole file, R subset(); N = file respondents) or base (N = base respondents)', 'file')
+    .option('--lonely-psu <option>', `strata with one PSU: ${LONELY_PSU.join(', ')} (R survey.lonely.psu)`, 'fail')
+    .option('--execution <where>', 'auto, inline (calling thread) or pool (worker threads)', 'auto')
     .option('--weight <column>', "weight column (default: the dataset's first)")
     .option('--unweighted', 'count respondents with weight 1')
     .option('--format <format>', `output: ${FORMATS.join(', ')}`, 'text')
@@ -57,7 +61,7 @@ Examples:
     )
     .action(async (path: string, flags: Record<string, unknown>) => {
       const settings = readFlags(flags);
-      const ds = await openCompiled(path);
+      const ds = await openCompiled(path, { execution: settings.execution });
       try {
         const result = await runTable(ds, settings);
         const statistics = tableStatistics(result, {
@@ -65,6 +69,8 @@ Examples:
           se: settings.se,
           correction: settings.correction,
           alpha: settings.alpha,
+          domain: settings.domain,
+          lonelyPsu: settings.lonelyPsu,
         });
         await emit(render(ds, result, statistics, settings.format), settings.out, settings.format);
       } finally {
@@ -81,6 +87,9 @@ interface TableFlags {
   se: 'linearization' | 'kish';
   correction: 'none' | 'bonferroni' | 'holm';
   alpha: number;
+  domain: 'file' | 'base';
+  lonelyPsu: LonelyPsu;
+  execution: 'auto' | 'inline' | 'pool';
   weight: string | null | undefined;
   format: Format;
   out: string | undefined;
@@ -98,6 +107,9 @@ function readFlags(flags: Record<string, unknown>): TableFlags {
   const se = oneOf('--se', flags['se'], ['linearization', 'kish'] as const);
   const correction = oneOf('--correction', flags['correction'], ['none', 'bonferroni', 'holm'] as const);
   const format = oneOf('--format', flags['format'], FORMATS);
+  const domain = oneOf('--domain', flags['domain'], ['file', 'base'] as const);
+  const lonelyPsu = oneOf('--lonely-psu', flags['lonelyPsu'], LONELY_PSU);
+  const execution = oneOf('--execution', flags['execution'], ['auto', 'inline', 'pool'] as const);
   const alphaText = String(flags['alpha']);
   const alpha = Number(alphaText);
   if (alphaText.trim() === '' || !(alpha > 0 && alpha < 1)) {
@@ -111,7 +123,7 @@ function readFlags(flags: Record<string, unknown>): TableFlags {
   if (format === 'arrow' && out === undefined && process.stdout.isTTY) {
     throw flagError('--format', '--format arrow writes binary Arrow IPC; not printing it to a terminal', 'Pass --out FILE or redirect stdout.');
   }
-  return { base: String(flags['base']), rows, columns, stats, se, correction, alpha, weight, format, out };
+  return { base: String(flags['base']), rows, columns, stats, se, correction, alpha, domain, lonelyPsu, execution, weight, format, out };
 }
 
 function readStats(text: string): StatName[] {

@@ -14,6 +14,7 @@
  * 1, 2 or 4 bytes, a sparse code a sorted u32 list of `count` respondent numbers.
  */
 import type { CodeInfo, StabilityThresholds } from '../facade/types.js';
+import type { StoredDesign } from './design.js';
 
 export const FORMAT_VERSION = 'crosstab-engine/1';
 export const META_KEY = 'crosstab.meta';
@@ -68,4 +69,6 @@ export interface StoredMeta {
   skipped: Array<{ column: string; reason: string }>;
   source: string;
   createdAt: string;
+  /** Complex survey design (strata, PSUs, fpc or replicate weights); absent for a simple design. */
+  design?: StoredDesign;
 }

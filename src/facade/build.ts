@@ -2,7 +2,9 @@ import { stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { CrosstabError, ErrorCode } from '../errors.js';
 import { readCodebook } from '../dataset/codebook.js';
-import { compileDataset } from '../dataset/compile.js';
+import { compileDataset, type CompiledDataset } from '../dataset/compile.js';
+import { declareDesign, type DesignOptions } from '../dataset/design.js';
+import { BufferKind, type StoredVariable } from '../dataset/format.js';
 import { readInput } from '../dataset/read-input.js';
 import { writeDataset } from '../dataset/writer.js';
 import { Resolver } from '../query/resolve.js';
@@ -26,6 +28,8 @@ export interface BuildOptions {
   exclude?: string[];
   /** Low-base thresholds, default 60 / 30 respondents. */
   stability?: StabilityThresholds;
+  /** Complex survey design: strata, PSUs, fpc, or replicate weights (see docs/statistics.md). */
+  design?: DesignOptions;
   /** Progress of reading the input: bytes done of total. */
   onProgress?: (doneBytes: number, totalBytes: number) => void;
 }
@@ -51,7 +55,9 @@ export async function buildDataset(input: string, options: BuildOptions): Promis
     throw invalidOption('out', `"${checked.out}": the folder ${dirname(checked.out)} does not exist`, 'Create the folder or choose another path.');
   });
   const codebook = checked.codebook === undefined ? undefined : await readCodebook(checked.codebook);
-  const readOptions: Parameters<typeof readInput>[1] = { weights: checked.weights };
+  // Replicate weights are read, checked and stored as extra weight vectors.
+  const replicateWeights = checked.design?.replicateWeights ?? [];
+  const readOptions: Parameters<typeof readInput>[1] = { weights: [...checked.weights, ...replicateWeights.filter((w) => !checked.weights.includes(w))] };
   if (checked.exclude) readOptions.exclude = checked.exclude;
   if (checked.onProgress) readOptions.onProgress = checked.onProgress;
   const table = await readInput(input, readOptions);
@@ -75,6 +81,14 @@ export async function buildDataset(input: string, options: BuildOptions): Promis
     ...(checked.stability ? { stability: checked.stability } : {}),
     ...(codebook ? { codebook } : {}),
   });
+  if (checked.design) {
+    const weightValues = (name: string): Float64Array => {
+      const buffer = compiled.buffers[compiled.meta.weights.find((weight) => weight.name === name)!.buffer]!;
+      return new Float64Array(buffer.data.slice().buffer, 0, compiled.meta.respondents);
+    };
+    const design = declareDesign(compiled.meta, checked.design, (variable) => compiledRanks(compiled, variable), weightValues);
+    if (design) compiled.meta.design = design;
+  }
   // Every named code must parse and bind now, not at the first query.
   const resolver = new Resolver(compiled.meta);
   for (const code of compiled.meta.codes) {
@@ -101,6 +115,16 @@ export async function buildDataset(input: string, options: BuildOptions): Promis
   };
 }
 
+/** The 1-based value ranks of a compiled variable's index column (0 = blank). */
+function compiledRanks(compiled: CompiledDataset, variable: StoredVariable): ArrayLike<number> {
+  const buffer = compiled.buffers[variable.index]!;
+  const bytes = buffer.data.slice(); // aligned copy
+  const n = compiled.meta.respondents;
+  if (buffer.kind === BufferKind.indexU8) return bytes.subarray(0, n);
+  if (buffer.kind === BufferKind.indexU16) return new Uint16Array(bytes.buffer, 0, n);
+  return new Uint32Array(bytes.buffer, 0, n);
+}
+
 function validateBuildOptions(options: BuildOptions): BuildOptions {
   if (typeof options !== 'object' || options === null) throw invalidOption('options', 'must be an object', 'Pass {weights, survey, out}.');
   const { weights, survey, out, units, stability, exclude } = options;
@@ -123,6 +147,9 @@ function validateBuildOptions(options: BuildOptions): BuildOptions {
   }
   if (exclude !== undefined && (!Array.isArray(exclude) || !exclude.every((c) => typeof c === 'string'))) {
     throw invalidOption('exclude', 'must be a list of column names', 'Pass --exclude COL1,COL2.');
+  }
+  if (options.design !== undefined && (typeof options.design !== 'object' || options.design === null)) {
+    throw invalidOption('design', 'must be an object', 'Pass {strata, psu, nest} or {replicateWeights, replicateType}.');
   }
   return options;
 }

@@ -4,7 +4,8 @@ import type { DatasetInfo, StabilityLevel, StabilityThresholds, VariableInfo } f
 /** Variables with more distinct values than this list no values in `info`. */
 const LISTED_VALUES = 5000;
 
-export function describeDataset(data: LoadedDataset): DatasetInfo {
+/** The dataset's description, without its design (added by the Dataset, which computes the PSUs). */
+export function describeDataset(data: LoadedDataset): Omit<DatasetInfo, 'design'> {
   const { meta } = data;
   const variables = meta.variables.map((stored): VariableInfo => {
     const variable: VariableInfo = {

@@ -8,7 +8,7 @@ import { invalidOption, requireGroups, requireObject, requireString, requireStri
 import { availableParallelism } from 'node:os';
 import { sharedPool } from '../pool/pool.js';
 import { type Executor, inlineExecutor, POOL_THRESHOLD_MS } from '../query/executor.js';
-import { computeTable } from '../query/table.js';
+import { DatasetDesign } from './table-design.js';
 import { expandAxis } from './axes.js';
 import type { Cell, CrosstabQuery, CrosstabResult, DatasetInfo, TableQuery, TableResult } from './types.js';
 
@@ -47,6 +47,7 @@ export class Dataset {
   /** What the dataset holds: survey code, variables, codes, weights, thresholds. */
   readonly info: DatasetInfo;
   private readonly resolver: Resolver;
+  private readonly design: DatasetDesign;
   private closed = false;
 
   /** @internal Use openDataset(). */
@@ -56,7 +57,8 @@ export class Dataset {
     private readonly evaluator: Evaluator,
     private readonly execution: 'auto' | 'inline' | 'pool' = 'auto',
   ) {
-    this.info = describeDataset(data);
+    this.design = new DatasetDesign(data, kernel, evaluator);
+    this.info = { ...describeDataset(data), design: this.design.info };
     this.resolver = new Resolver(data.meta);
   }
 
@@ -109,7 +111,7 @@ export class Dataset {
     const weights = this.evaluator.weights(weight);
     const baseView = this.evaluator.materialize(boundBase);
     try {
-      const cells = await computeTable(this.kernel, this.evaluator, baseView, boundRows, boundColumns, weights, {
+      const { cells, design } = await this.design.table(baseView, boundRows, boundColumns, weight, weights, {
         signal,
         onProgress,
         choose: (estimatedMs) => this.chooseExecutor(estimatedMs),
@@ -131,6 +133,7 @@ export class Dataset {
         stability: { ...thresholds },
         plan: cells.plan,
         execution: cells.execution,
+        design,
         cell(row: number, column: number): Cell {
           const at = row * width + column;
           const respondents = cells.counts[at]!;
@@ -160,6 +163,7 @@ export class Dataset {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    this.design.dispose();
     this.evaluator.dispose();
     const memory = this.kernel.memory;
     for (const region of this.data.regions) memory.release(region.ptr, region.bytes);

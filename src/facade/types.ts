@@ -1,4 +1,5 @@
 /** Public types of the crosstab() facade. */
+import type { TableDesign } from '../stats/table-design.js';
 
 /**
  * Low-base stability of a cell, from its respondent count and the dataset's thresholds
@@ -108,6 +109,23 @@ export interface DatasetInfo {
   createdAt: string;
   /** sha256 of the stored buffers and metadata. */
   checksum: string;
+  /** The survey design variances use: `simple`, or the declared strata/PSUs/fpc or replicate weights. */
+  design: DesignInfo;
+}
+
+/** The design of a dataset, as declared at build time (`crosstab build --strata/--psu/--replicate-weights`). */
+export interface DesignInfo {
+  kind: 'simple' | 'taylor' | 'replicate';
+  /** One line for humans. */
+  description: string;
+  strata?: string;
+  psu?: string;
+  nest?: boolean;
+  fpc?: string;
+  /** Taylor designs: numbers of strata and PSUs. */
+  strataCount?: number;
+  psuCount?: number;
+  replicates?: { weights: string[]; type: string; scale: number; rscales: number[]; mse: boolean; rho?: number; degf: number };
 }
 
 /**
@@ -160,4 +178,10 @@ export interface TableResult {
   execution: 'inline' | 'pool';
   /** One cell as an object. */
   cell(row: number, column: number): Cell;
+  /**
+   * What the variances need beyond the cells' sums: the whole file's respondent count
+   * (simple design), per-PSU sums (strata and PSUs) or the cells under every replicate
+   * weight. Absent in a hand-made result: variances then treat the base as the design.
+   */
+  design?: TableDesign;
 }

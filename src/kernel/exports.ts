@@ -4,7 +4,7 @@
  * See assembly/index.ts for the memory layout each function expects.
  */
 /** Must equal kernelAbi() of the compiled kernel (assembly/index.ts). */
-export const KERNEL_ABI = 5;
+export const KERNEL_ABI = 6;
 
 export interface KernelExports {
   kernelAbi(): number;
@@ -46,6 +46,13 @@ export interface KernelExports {
     rowVars: number, nRowVars: number, colVars: number, nColVars: number,
     nRows: number, nColumns: number, weights: number, acc: number, scratch: number,
   ): void;
+  groupByDesign(
+    base: number, fromWord: number, toWord: number,
+    rowVars: number, nRowVars: number, colVars: number, nColVars: number,
+    nRows: number, nColumns: number, weights: number, acc: number, scratch: number,
+    clusters: number, clusterAcc: number,
+  ): void;
+  clusterSumsAnd(a: number, b: number, words: number, weights: number, clusters: number, out: number): void;
 }
 
 /** Number of u64 words of a bitset over `respondents`, rounded up to an even count. */

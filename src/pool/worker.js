@@ -19,6 +19,7 @@ const kernel = new WebAssembly.Instance(module, {
 kernel.cellsTile(0, 0, 0, 0, 0, 0, 0, 0, 0);
 kernel.groupBy(0, 0, 0, 0, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0);
 kernel.groupByMulti(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+kernel.groupByDesign(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
 
 /** Runs one kernel task: `{ fn, args }`, where fn is a kernel export name. */
 export default function run(task) {

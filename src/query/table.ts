@@ -96,7 +96,7 @@ function singleVariableAxis(axis: Bound[]): boolean {
 }
 
 /** Kernel memory taken for one table computation, given back all at once. */
-function scratchMemory(memory: KernelMemory) {
+export function scratchMemory(memory: KernelMemory) {
   const taken: Array<{ ptr: number; bytes: number }> = [];
   return {
     alloc(bytes: number, zeroed = true): number {
@@ -112,7 +112,7 @@ function scratchMemory(memory: KernelMemory) {
 }
 
 /** Adds the accumulators of a group-by split across tasks into one array of `length` f64. */
-function sumParts(memory: KernelMemory, parts: number[], length: number): Float64Array {
+export function sumParts(memory: KernelMemory, parts: number[], length: number): Float64Array {
   const total = memory.f64(parts[0]!, length).slice();
   for (const ptr of parts.slice(1)) {
     const part = memory.f64(ptr, length);
@@ -122,7 +122,7 @@ function sumParts(memory: KernelMemory, parts: number[], length: number): Float6
 }
 
 /** True when every entry is one value of some variable, each (variable, value) once. */
-function valueAxis(axis: Bound[]): boolean {
+export function valueAxis(axis: Bound[]): boolean {
   const seen = new Set<string>();
   return axis.every((node) => {
     if (node.op !== 'ranks' || node.ranks.length !== 1 || node.ranks[0] === 0) return false;
@@ -382,7 +382,7 @@ async function bitsetRows(kernel: Kernel, evaluator: Evaluator, base: DenseView,
   return { sums, sumsSq, counts, plan: 'bitsets', execution };
 }
 
-function checkAborted(signal: AbortSignal | undefined): void {
+export function checkAborted(signal: AbortSignal | undefined): void {
   if (signal?.aborted) {
     throw new CrosstabError(ErrorCode.cancelled, 'the query was cancelled', { hint: 'Run it again without aborting its signal.' });
   }

@@ -3,7 +3,7 @@ import type { StatName, TableStatistics } from './table-statistics.js';
 /** A per-cell numeric statistic and the field that carries it in every machine format. */
 export interface FigureField {
   stat: StatName;
-  field: 'columnPct' | 'rowPct' | 'tablePct' | 'index' | 'effectiveBase' | 'designEffect' | 'columnPctSE' | 'columnPctMoE';
+  field: 'columnPct' | 'rowPct' | 'tablePct' | 'index' | 'effectiveBase' | 'designEffect' | 'columnPctSE' | 'columnPctMoE' | 'weightedSE' | 'weightedMoE';
 }
 
 /** Numeric statistics in output order; `sig` (letters) is a string and handled apart. */
@@ -16,6 +16,8 @@ export const FIGURE_FIELDS: readonly FigureField[] = [
   { stat: 'deff', field: 'designEffect' },
   { stat: 'se', field: 'columnPctSE' },
   { stat: 'moe', field: 'columnPctMoE' },
+  { stat: 'se', field: 'weightedSE' },
+  { stat: 'moe', field: 'weightedMoE' },
 ];
 
 /** The figure arrays a statistics object actually holds, in output order. */

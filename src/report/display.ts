@@ -38,9 +38,24 @@ export function formatPercent(proportion: number, digits = 1): string {
   return Number.isFinite(proportion) ? `${formatCount(100 * proportion, digits)}%` : '–';
 }
 
+/** How the variances were computed, for legends. */
+export function varianceLegend(statistics: TableStatistics): string {
+  if (statistics.variance === 'taylor') return `Taylor linearization with strata and PSUs, base as a domain of the whole file, lonely PSU ${statistics.lonelyPsu}`;
+  if (statistics.variance === 'replicate') return 'replicate weights, base as a domain of the whole file';
+  return `linearization, design n = ${formatCount(statistics.designRespondents, 0)} (${statistics.domain === 'file' ? 'whole file: the base is a domain' : 'the base'})`;
+}
+
+/** One line per Rao–Scott test. */
+export function raoScottLines(statistics: TableStatistics): string[] {
+  return (statistics.raoScott ?? []).map(
+    (test) =>
+      `Rao-Scott chi-square ${test.rowVariable} x ${test.columnVariable}: F = ${formatCount(test.statistic, 3)} on ${formatCount(test.ndf, 2)} and ${formatCount(test.ddf, 2)} df, p = ${Number.isFinite(test.pValue) ? test.pValue.toPrecision(3) : '–'}`,
+  );
+}
+
 /** How a statistic is labelled and printed in the human formats. */
 export interface DisplayedStat {
-  stat: Exclude<StatName, 'sig'>;
+  stat: Exclude<StatName, 'sig' | 'chisq'>;
   label: string;
   format: (value: number) => string;
   values: Float64Array;
@@ -58,6 +73,8 @@ export function displayedStats(statistics: TableStatistics | undefined): Display
     { stat: 'deff', label: 'design effect', format: (v) => formatCount(v, 2), values: statistics.designEffect },
     { stat: 'se', label: 'SE', format: (v) => formatPercent(v, 2), values: statistics.columnPctSE },
     { stat: 'moe', label: '95% MoE', format: (v) => (Number.isFinite(v) ? `±${formatPercent(v, 2)}` : '–'), values: statistics.columnPctMoE },
+    { stat: 'se', label: 'SE weighted', format: (v) => formatCount(v, 1), values: statistics.weightedSE },
+    { stat: 'moe', label: '95% MoE weighted', format: (v) => (Number.isFinite(v) ? `±${formatCount(v, 1)}` : '–'), values: statistics.weightedMoE },
   ];
   return shown.filter((entry): entry is DisplayedStat => entry.values !== undefined);
 }

@@ -4,7 +4,9 @@ export type { ColumnComparison, StatName, TableStatistics, TableStatisticsOption
 export { columnGroups } from './column-groups.js';
 export type { ColumnGroup } from './column-groups.js';
 export { tableToJSON } from './table-json.js';
-export type { TableJson, TableJsonAxisEntry, TableJsonCell, TableJsonComparison } from './table-json.js';
+export type { TableJson, TableJsonAxisEntry, TableJsonCell, TableJsonComparison, TableJsonRaoScott } from './table-json.js';
+export type { RaoScottTest } from './rao-scott-tests.js';
+export type { VarianceKind } from './design-figures.js';
 export { tableToCSV } from './table-csv.js';
 export { TABLE_METADATA_KEY, tableToArrow, tableToArrowIPC } from './table-arrow.js';
 export { tableToText } from './table-text.js';

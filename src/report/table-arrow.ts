@@ -1,7 +1,8 @@
 import { Float64, Int32, RecordBatch, Schema, Table, Utf8, tableToIPC, vectorFromArray, type Vector } from 'apache-arrow';
 import type { TableResult } from '../facade/types.js';
-import { presentFigures } from './cell-figures.js';
+import { finiteOrNull, presentFigures } from './cell-figures.js';
 import type { TableStatistics } from './table-statistics.js';
+import { raoScottJson } from './table-json.js';
 
 /** Schema metadata key holding the table's context (base, weight, units, totals, statistics settings) as JSON. */
 export const TABLE_METADATA_KEY = 'crosstab.table';
@@ -75,9 +76,13 @@ function tableContext(result: TableResult, statistics: TableStatistics | undefin
             correction: statistics.correction,
             alpha: statistics.alpha,
             deff: statistics.deff,
-            designRespondents: statistics.designRespondents,
+            designRespondents: finiteOrNull(statistics.designRespondents),
+            domain: statistics.domain,
+            lonelyPsu: statistics.lonelyPsu,
+            variance: statistics.variance,
           },
           columnGroups: statistics.groups,
+          ...(statistics.raoScott ? { raoScott: statistics.raoScott.map(raoScottJson) } : {}),
         }
       : {}),
   };

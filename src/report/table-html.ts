@@ -8,7 +8,9 @@ import {
   formatPercent,
   lettersLegend,
   markerLegend,
+  raoScottLines,
   stabilityMarker,
+  varianceLegend,
   type DisplayOptions,
 } from './display.js';
 import type { TableStatistics } from './table-statistics.js';
@@ -135,6 +137,8 @@ function legend(result: TableResult, statistics: TableStatistics | undefined, ha
     `<p>${escape(markerLegend(result.stability))}. Dashed outline: very unstable.</p>`,
   ];
   if (statistics?.letters) items.push(`<p>${escape(lettersLegend(statistics))}.</p>`);
+  if (statistics?.columnPctSE || statistics?.designEffect || statistics?.letters) items.push(`<p>Variances: ${escape(varianceLegend(statistics))}.</p>`);
+  for (const line of statistics ? raoScottLines(statistics) : []) items.push(`<p>${escape(line)}.</p>`);
   return `<div class="legend">\n${items.join('\n')}\n</div>`;
 }
 

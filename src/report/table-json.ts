@@ -1,5 +1,6 @@
 import type { Cell, StabilityLevel, StabilityThresholds, TableResult } from '../facade/types.js';
 import { finiteOrNull, presentFigures } from './cell-figures.js';
+import type { RaoScottTest } from './rao-scott-tests.js';
 import type { StatName, TableStatistics } from './table-statistics.js';
 
 /** An axis entry as JSON; columns also carry their comparison group and key letter. */
@@ -28,6 +29,10 @@ export interface TableJsonCell {
   designEffect?: number | null;
   columnPctSE?: number | null;
   columnPctMoE?: number | null;
+  /** SE of `weighted` under the design (with `se`). */
+  weightedSE?: number | null;
+  /** 95% margin of error of `weighted` (with `moe`). */
+  weightedMoE?: number | null;
   /** Letters of the columns of its group this cell is significantly greater than. */
   letters?: string;
 }
@@ -65,10 +70,44 @@ export interface TableJson {
     correction: string;
     alpha: number;
     deff: string;
-    designRespondents: number;
+    /** Simple design: N of N/(N−1); null for Taylor and replicate designs. */
+    designRespondents: number | null;
+    domain: string;
+    lonelyPsu: string;
+    /** `simple`, `taylor` or `replicate`. */
+    variance: string;
   };
   columnGroups?: Array<{ variable: string | null; columns: number[]; letters: string[] }>;
   comparisons?: TableJsonComparison[];
+  /** With `chisq`: Rao–Scott tests of independence. */
+  raoScott?: TableJsonRaoScott[];
+}
+
+export interface TableJsonRaoScott {
+  rowVariable: string;
+  columnVariable: string;
+  rows: number[];
+  columns: number[];
+  pearson: number | null;
+  statistic: number | null;
+  ndf: number | null;
+  ddf: number | null;
+  pValue: number | null;
+}
+
+/** A Rao–Scott test as JSON (NaN as null). */
+export function raoScottJson(test: RaoScottTest): TableJsonRaoScott {
+  return {
+    rowVariable: test.rowVariable,
+    columnVariable: test.columnVariable,
+    rows: [...test.rows],
+    columns: [...test.columns],
+    pearson: finiteOrNull(test.pearson),
+    statistic: finiteOrNull(test.statistic),
+    ndf: finiteOrNull(test.ndf),
+    ddf: finiteOrNull(test.ddf),
+    pValue: finiteOrNull(test.pValue),
+  };
 }
 
 /**
@@ -106,8 +145,9 @@ export function tableToJSON(result: TableResult, statistics?: TableStatistics): 
     total: { ...result.total },
   };
   if (statistics === undefined) return json;
-  const { stats, se, test, correction, alpha, deff, designRespondents } = statistics;
-  json.statistics = { stats, se, test, correction, alpha, deff, designRespondents };
+  const { stats, se, test, correction, alpha, deff, designRespondents, domain, lonelyPsu, variance } = statistics;
+  json.statistics = { stats, se, test, correction, alpha, deff, designRespondents: finiteOrNull(designRespondents), domain, lonelyPsu, variance };
+  if (statistics.raoScott) json.raoScott = statistics.raoScott.map(raoScottJson);
   json.columnGroups = statistics.groups.map((group) => ({ variable: group.variable, columns: [...group.columns], letters: [...group.letters] }));
   if (statistics.comparisons) {
     json.comparisons = statistics.comparisons.map((pair) => ({

@@ -3,27 +3,29 @@ import type { TableResult } from '../facade/types.js';
 import {
   NORMAL_CRITICAL_95,
   columnProportion,
-  designEffect,
   index,
   kishEffectiveBase,
   kishStandardError,
-  linearizationStandardError,
   testColumns,
   type CellSums,
   type ComparisonMethod,
   type Correction,
   type StandardErrorMethod,
 } from '../stats/index.js';
+import { LONELY_PSU, type LonelyPsu } from '../stats/design-variance.js';
 import { columnGroups, type ColumnGroup } from './column-groups.js';
+import { raoScottTests, type RaoScottTest } from './rao-scott-tests.js';
+import { designFigures, type DesignFigures, type VarianceKind } from './design-figures.js';
 
 /** Every derived statistic, in the order reports list them. */
-export const STAT_NAMES = ['vpct', 'hpct', 'tpct', 'index', 'ebase', 'deff', 'se', 'moe', 'sig'] as const;
+export const STAT_NAMES = ['vpct', 'hpct', 'tpct', 'index', 'ebase', 'deff', 'se', 'moe', 'sig', 'chisq'] as const;
 
 /**
  * A derived statistic: `vpct` vertical (column) proportion, `hpct` horizontal (row)
  * proportion, `tpct` table proportion, `index`, `ebase` Kish effective base of the
  * column, `deff` design effect, `se` standard error of the column proportion, `moe`
- * its 95% margin of error, `sig` column-comparison letters. See docs/tables.md.
+ * its 95% margin of error (with `se`/`moe` also those of the cell's weighted total), `sig`
+ * column-comparison letters, `chisq` Rao–Scott tests of independence. See docs/tables.md.
  */
 export type StatName = (typeof STAT_NAMES)[number];
 
@@ -48,6 +50,14 @@ export interface TableStatisticsOptions {
   deff?: 'replace' | 'population';
   /** Explicit groups of mutually exclusive columns to compare (column indexes); default: see {@link columnGroups}. */
   columnGroups?: readonly (readonly number[])[];
+  /**
+   * Simple design only: `file` (default) treats the base as a domain of the whole file's
+   * design (R `subset(design, base)`, N = the file's respondents); `base` as a design of
+   * its own (N = the base's respondents). Complex designs are always domains of the file.
+   */
+  domain?: 'file' | 'base';
+  /** Strata with one PSU (Taylor designs), as R's `survey.lonely.psu`; default `fail`. */
+  lonelyPsu?: LonelyPsu;
 }
 
 /** One column comparison within a row: columns `columnA` < `columnB` of one group. */
@@ -82,7 +92,11 @@ export interface TableStatistics {
   correction: Correction;
   alpha: number;
   deff: 'replace' | 'population';
-  /** n of the design (the base's respondents) in the linearization n/(n−1) factor. */
+  domain: 'file' | 'base';
+  lonelyPsu: LonelyPsu;
+  /** How variances are computed: the simple design, Taylor linearization with strata and PSUs, or replicate weights. */
+  variance: VarianceKind;
+  /** Simple design: N in the linearization N/(N−1) factor (the file's or the base's respondents); NaN for other designs. */
   designRespondents: number;
   /** `vpct`: Σw(cell) / Σw(column). */
   columnPct?: Float64Array;
@@ -100,6 +114,10 @@ export interface TableStatistics {
   columnPctSE?: Float64Array;
   /** `moe`: qnorm(0.975) · SE. */
   columnPctMoE?: Float64Array;
+  /** `se`: standard error of the cell's Σw (the projected audience, before units) under the design. */
+  weightedSE?: Float64Array;
+  /** `moe`: qnorm(0.975) · weightedSE. */
+  weightedMoE?: Float64Array;
   /** Column groups that are compared (always filled, for labelling). */
   groups: ColumnGroup[];
   /** Per column, its key letter within its group; `null` when the column is in no group. */
@@ -108,6 +126,8 @@ export interface TableStatistics {
   letters?: string[];
   /** `sig`: every pair tested, row by row. */
   comparisons?: ColumnComparison[];
+  /** `chisq`: Rao–Scott test of each (row variable, column variable) expanded whole on the table. */
+  raoScott?: RaoScottTest[];
 }
 
 /**
@@ -122,13 +142,14 @@ export function tableStatistics(result: TableResult, options: TableStatisticsOpt
   const rowCount = result.rows.length;
   const columnCount = result.columns.length;
   const size = rowCount * columnCount;
-  const designRespondents = result.total.respondents;
+  const figures = designFigures(result, settings.domain, settings.lonelyPsu);
+  const designRespondents = figures.designRespondents;
   const wants = new Set(settings.stats);
   const groups = columnGroups(result.columns, options.columnGroups);
   const columnLetters: Array<string | null> = result.columns.map(() => null);
   for (const group of groups) group.columns.forEach((column, position) => (columnLetters[column] = group.letters[position]!));
 
-  const out: TableStatistics = { ...settings, designRespondents, groups, columnLetters };
+  const out: TableStatistics = { ...settings, variance: figures.variance, designRespondents, groups, columnLetters };
   const array = (name: StatName) => (wants.has(name) ? new Float64Array(size) : undefined);
   out.columnPct = array('vpct');
   out.rowPct = array('hpct');
@@ -138,8 +159,8 @@ export function tableStatistics(result: TableResult, options: TableStatisticsOpt
   out.designEffect = array('deff');
   out.columnPctSE = array('se');
   out.columnPctMoE = array('moe');
-  // Linearization needs n ≥ 2 (n/(n−1)); a smaller base has no variance estimate.
-  const hasDesign = designRespondents >= 2;
+  out.weightedSE = array('se');
+  out.weightedMoE = array('moe');
   const total = result.total;
 
   for (let r = 0; r < rowCount; r++) {
@@ -154,43 +175,59 @@ export function tableStatistics(result: TableResult, options: TableStatisticsOpt
       if (out.tablePct) out.tablePct[at] = ratio(cell.weighted, total.weighted);
       if (out.index) out.index[at] = index(cell, row, column, total);
       if (out.effectiveBase) out.effectiveBase[at] = kishEffectiveBase(column);
-      if (out.designEffect) {
-        out.designEffect[at] = hasDesign
-          ? designEffect(cell, column, designRespondents, { populationCorrection: settings.deff === 'population' })
-          : Number.NaN;
-      }
+      const variance = out.designEffect || (settings.se !== 'kish' && (out.columnPctSE || out.columnPctMoE)) ? figures.proportionVariance(r, c) : Number.NaN;
+      if (out.designEffect) out.designEffect[at] = designEffect(p, column, variance, settings.deff === 'population');
       if (out.columnPctSE || out.columnPctMoE) {
-        const se =
-          settings.se === 'kish'
-            ? kishStandardError(cell, column)
-            : hasDesign
-              ? linearizationStandardError(cell, column, designRespondents)
-              : Number.NaN;
+        const se = settings.se === 'kish' ? kishStandardError(cell, column) : Math.sqrt(variance);
         if (out.columnPctSE) out.columnPctSE[at] = se;
         if (out.columnPctMoE) out.columnPctMoE[at] = NORMAL_CRITICAL_95 * se;
       }
+      if (out.weightedSE || out.weightedMoE) {
+        const se = figures.totalSE(r, c);
+        if (out.weightedSE) out.weightedSE[at] = se;
+        if (out.weightedMoE) out.weightedMoE[at] = NORMAL_CRITICAL_95 * se;
+      }
     }
   }
-  if (wants.has('sig')) Object.assign(out, significance(result, groups, settings, hasDesign || settings.test !== 'linearization'));
+  if (wants.has('sig')) Object.assign(out, significance(result, groups, settings, figures));
+  if (wants.has('chisq')) out.raoScott = raoScottTests(result, figures, groups);
   return out;
+}
+
+/**
+ * Design effect of the column proportion: the design variance over the with-replacement
+ * SRS variance p(1−p)/(n_col − 1) (R `deff = "replace"`); `population` also multiplies the
+ * SRS variance by (W_col − n_col)/W_col (R `deff = TRUE`; NaN when W_col < n_col, as R's NA).
+ */
+function designEffect(p: number, column: CellSums, variance: number, populationCorrection: boolean): number {
+  let srsVariance = (p * (1 - p)) / (column.respondents - 1);
+  if (populationCorrection) {
+    if (column.weighted < column.respondents) return Number.NaN;
+    srsVariance *= (column.weighted - column.respondents) / column.weighted;
+  }
+  return variance / srsVariance;
 }
 
 function significance(
   result: TableResult,
   groups: ColumnGroup[],
   settings: ReturnType<typeof readOptions>,
-  testable: boolean,
+  figures: DesignFigures,
 ): Pick<TableStatistics, 'letters' | 'comparisons'> {
   const columnCount = result.columns.length;
   const letters = new Array<string>(result.rows.length * columnCount).fill('');
   const comparisons: ColumnComparison[] = [];
-  if (!testable) return { letters, comparisons };
   for (let r = 0; r < result.rows.length; r++) {
     groups.forEach((group, g) => {
       if (group.columns.length < 2) return;
       const tested = testColumns(
         group.columns.map((c) => ({ cell: sumsAt(result, r * columnCount + c), column: result.columnTotals[c]! })),
-        { method: settings.test, designRespondents: result.total.respondents, alpha: settings.alpha, correction: settings.correction },
+        {
+          method: settings.test,
+          alpha: settings.alpha,
+          correction: settings.correction,
+          ...(settings.test === 'linearization' ? { differenceVariance: (a: number, b: number) => figures.differenceVariance(r, group.columns[a]!, group.columns[b]!) } : {}),
+        },
       );
       tested.letters.forEach((text, position) => (letters[r * columnCount + group.columns[position]!] = text));
       for (const pair of tested.pairs) {
@@ -253,7 +290,13 @@ function readOptions(options: TableStatisticsOptions) {
   }
   const deff = options.deff ?? 'replace';
   if (deff !== 'replace' && deff !== 'population') throw invalidOption('options.deff', `options.deff must be 'replace' or 'population', not ${String(deff)}`);
-  return { stats, se, test, correction, alpha, deff } as const;
+  const domain = options.domain ?? 'file';
+  if (domain !== 'file' && domain !== 'base') throw invalidOption('options.domain', `options.domain must be 'file' or 'base', not ${String(domain)}`);
+  const lonelyPsu = options.lonelyPsu ?? 'fail';
+  if (!(LONELY_PSU as readonly string[]).includes(lonelyPsu)) {
+    throw invalidOption('options.lonelyPsu', `options.lonelyPsu must be one of ${LONELY_PSU.join(', ')}, not ${String(lonelyPsu)}`);
+  }
+  return { stats, se, test, correction, alpha, deff, domain, lonelyPsu } as const;
 }
 
 function invalidOption(field: string, message: string): CrosstabError {

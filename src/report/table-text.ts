@@ -8,8 +8,7 @@ import {
   lettersLegend,
   markerLegend,
   stabilityMarker,
-  type DisplayOptions,
-} from './display.js';
+  type DisplayOptions, raoScottLines, varianceLegend } from './display.js';
 import type { TableStatistics } from './table-statistics.js';
 import { displayWidth, padEndDisplay, padStartDisplay, truncateDisplay } from './display-width.js';
 
@@ -108,9 +107,10 @@ export function tableToText(result: TableResult, statistics?: TableStatistics, o
   lines.push(markerLegend(result.stability));
   if (statistics && letters) lines.push(lettersLegend(statistics));
   if (stats.some((stat) => stat.stat === 'se' || stat.stat === 'moe')) {
-    const method = statistics!.se === 'kish' ? 'Kish effective base' : `linearization, design n = ${formatCount(statistics!.designRespondents, 0)}`;
-    lines.push(`SE, 95% MoE: of the vertical %, in percentage points (${method})`);
+    const method = statistics!.se === 'kish' ? 'Kish effective base' : varianceLegend(statistics!);
+    lines.push(`SE, 95% MoE: of the vertical %, in percentage points (${method}); "weighted" lines: of the weighted sum`);
   }
+  if (statistics) lines.push(...raoScottLines(statistics));
   return `${lines.join('\n')}\n`;
 }
 

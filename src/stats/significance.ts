@@ -23,6 +23,12 @@ export interface ComparisonOptions {
   method?: ComparisonMethod;
   /** n of the design (see `StandardErrorOptions.designRespondents`); needed for `linearization`. */
   designRespondents?: number;
+  /**
+   * Design-based Var(p_a − p_b) of the columns at positions a, b (with their covariance, as
+   * R's `svyby(covmat = TRUE)` + `svycontrast`); replaces the `linearization` variance,
+   * whose zero covariance holds only for the simple design.
+   */
+  differenceVariance?: (a: number, b: number) => number;
 }
 
 export interface ProportionComparison {
@@ -84,6 +90,14 @@ export function compareProportions(a: ColumnCell, b: ColumnCell, options: Compar
       { field: 'method' },
     );
   }
+  const standardError = Math.sqrt(variance);
+  const z = standardError > 0 ? difference / standardError : Number.NaN;
+  return { difference, standardError, z, pValue: twoSidedPValue(z) };
+}
+
+/** The z-test of pA − pB with a given design-based variance of the difference. */
+function designComparison(a: ColumnCell, b: ColumnCell, variance: number): ProportionComparison {
+  const difference = columnProportion(a.cell, a.column) - columnProportion(b.cell, b.column);
   const standardError = Math.sqrt(variance);
   const z = standardError > 0 ? difference / standardError : Number.NaN;
   return { difference, standardError, z, pValue: twoSidedPValue(z) };
@@ -178,7 +192,7 @@ export function testColumns(columns: readonly ColumnCell[], options: ColumnTestO
   const tests: Array<ProportionComparison & { a: number; b: number }> = [];
   for (let a = 0; a < columns.length; a++) {
     for (let b = a + 1; b < columns.length; b++) {
-      tests.push({ a, b, ...compareProportions(columns[a]!, columns[b]!, options) });
+      tests.push({ a, b, ...(options.differenceVariance ? designComparison(columns[a]!, columns[b]!, options.differenceVariance(a, b)) : compareProportions(columns[a]!, columns[b]!, options)) });
     }
   }
   const adjusted = adjustPValues(

@@ -13,7 +13,7 @@ import {
   type TableStatistics,
 } from '../../src/report/index.js';
 
-const FIELDS = ['columnPct', 'rowPct', 'tablePct', 'index', 'effectiveBase', 'designEffect', 'columnPctSE', 'columnPctMoE'] as const;
+const FIELDS = ['columnPct', 'rowPct', 'tablePct', 'index', 'effectiveBase', 'designEffect', 'columnPctSE', 'columnPctMoE', 'weightedSE', 'weightedMoE'] as const;
 
 describe('table output formats', () => {
   let ds: Dataset;
@@ -41,7 +41,7 @@ describe('table output formats', () => {
     expect(json.rows.length).toBe(result.rows.length);
     expect(json.columns[0]).toEqual({ label: 'Male', expr: 'sex=1', variable: 'sex', value: '1', group: 0, letter: 'A' });
     expect(json.columns[5]).toEqual({ label: 'BA+, "quoted", label', expr: 'degree=3..4' });
-    expect(json.statistics).toMatchObject({ se: 'linearization', test: 'linearization', correction: 'holm', alpha: 0.05, designRespondents: result.total.respondents });
+    expect(json.statistics).toMatchObject({ se: 'linearization', test: 'linearization', correction: 'holm', alpha: 0.05, domain: 'file', designRespondents: ds.info.respondents });
     let nulls = 0;
     result.rows.forEach((_, r) =>
       result.columns.forEach((__, c) => {

@@ -25,6 +25,7 @@ export interface RCell {
   tablePct: number;
   index: number;
   se: number;
+  seFullFileDesign: number;
   marginOfError95: number;
   deff: Nullable;
   deffReplacement: Nullable;
@@ -54,6 +55,7 @@ export interface RTable {
   base: string;
   weight: string;
   designRespondents: number;
+  fileRespondents: number;
   rows: Array<{ id: string }>;
   columnVariables: Array<{ variable: string; columns: Array<{ code: number; letter: string }> }>;
   cells: RCell[];

@@ -9,12 +9,13 @@ import { ErrorLedger, datasetKey, fixture } from './support.js';
 const ledger = new ErrorLedger();
 afterAll(() => console.log(`max relative error vs R, library path (statistic, compared, error):\n${ledger.table()}`));
 
+// The fixture's design is built on the base's rows: domain 'base' (N = base respondents).
 const options: Record<Run, Parameters<typeof tableStatistics>[1]> = {
-  linearization: { stats: 'all' },
-  bonferroni: { stats: ['sig'], correction: 'bonferroni' },
-  holm: { stats: ['sig'], correction: 'holm' },
-  kish: { stats: ['se', 'moe', 'sig'], se: 'kish' },
-  population: { stats: ['deff'], deff: 'population' },
+  linearization: { stats: 'all', domain: 'base' },
+  bonferroni: { stats: ['sig'], correction: 'bonferroni', domain: 'base' },
+  holm: { stats: ['sig'], correction: 'holm', domain: 'base' },
+  kish: { stats: ['se', 'moe', 'sig'], se: 'kish', domain: 'base' },
+  population: { stats: ['deff'], deff: 'population', domain: 'base' },
 };
 
 describe.each(fixture.tables.map((table) => [table.id, table] as const))('R table %s through the library', (_id, table) => {
@@ -35,6 +36,19 @@ describe.each(fixture.tables.map((table) => [table.id, table] as const))('R tabl
     const statistics = tableStatistics(result, options[run]);
     expect(statistics.designRespondents).toBe(table.designRespondents);
     checkRun(table, figuresFromLibrary(result, statistics), run, ledger, 'library');
+  });
+
+  it('by default treats the base as a domain of the whole file: R subset(design, base), to 1e-9', () => {
+    const statistics = tableStatistics(result, { stats: ['se'] });
+    expect(statistics.domain).toBe('file');
+    expect(statistics.designRespondents).toBe(table.fileRespondents);
+    const width = result.columns.length;
+    for (const cell of table.cells) {
+      const r = result.rows.findIndex((row) => row.expr === cell.row);
+      const c = result.columns.findIndex((column) => column.variable === cell.columnVariable && column.value === String(cell.column));
+      const error = ledger.add('SE, whole-file domain', statistics.columnPctSE![r * width + c]!, cell.seFullFileDesign);
+      expect(error, `${table.id} ${cell.row} ${cell.columnVariable}=${cell.column}`).toBeLessThan(1e-9);
+    }
   });
 });
 

@@ -1,0 +1,98 @@
+import { clusterStructure, describeDesign, type ClusterStructure } from '../dataset/design.js';
+import { BufferKind, type StoredVariable } from '../dataset/format.js';
+import type { LoadedDataset } from '../dataset/reader.js';
+import type { Kernel, WeightVector } from '../kernel/kernel.js';
+import { computeDesignTable } from '../query/design-table.js';
+import type { DenseView, Evaluator } from '../query/evaluate.js';
+import type { Bound } from '../query/resolve.js';
+import { computeTable, type TableCells, type TableRun } from '../query/table.js';
+import type { TableDesign } from '../stats/table-design.js';
+import type { DesignInfo } from './types.js';
+
+/**
+ * The survey design of an open dataset: for a Taylor design, each respondent's PSU number
+ * in kernel memory (computed once from the strata and PSU index columns); for a replicate
+ * design, the replicate weight vectors. Produces the per-PSU sums or replicate estimates
+ * that `tableStatistics` turns into variances.
+ */
+export class DatasetDesign {
+  readonly info: DesignInfo;
+  private structure: ClusterStructure | undefined;
+  private psuColumn: { ptr: number; bytes: number } | undefined;
+
+  constructor(
+    private readonly data: LoadedDataset,
+    private readonly kernel: Kernel,
+    private readonly evaluator: Evaluator,
+  ) {
+    const design = data.meta.design;
+    const kind = design?.replicates ? 'replicate' : design?.psu ? 'taylor' : 'simple';
+    this.info = { kind, description: describeDesign(design) };
+    if (design?.psu) {
+      const structure = this.psus();
+      Object.assign(this.info, { psu: design.psu, strataCount: structure.strata.length, psuCount: structure.clusters });
+      if (design.strata) this.info.strata = design.strata;
+      if (design.nest) this.info.nest = true;
+      if (design.fpc) this.info.fpc = design.fpc;
+    }
+    if (design?.replicates) this.info.replicates = { ...design.replicates, weights: [...design.replicates.weights], rscales: [...design.replicates.rscales] };
+  }
+
+  /**
+   * The table's cells, and with them what its variances need: per-PSU sums (Taylor, same
+   * pass), or the cells under every replicate weight (replicate designs; only with the
+   * dataset's default weight, the one the replicates replicate).
+   */
+  async table(base: DenseView, rows: Bound[], columns: Bound[], weight: string | null, weights: WeightVector, run: TableRun): Promise<{ cells: TableCells; design: TableDesign }> {
+    const stored = this.data.meta.design;
+    const simple: TableDesign = { kind: 'simple', fileRespondents: this.data.meta.respondents };
+    if (stored?.psu) {
+      const structure = this.psus();
+      const column = this.psuColumn!;
+      const cells = await computeDesignTable(this.kernel, this.evaluator, base, rows, columns, weights, { ptr: column.ptr, clusters: structure.clusters }, run);
+      const { clusterSums, ...rest } = cells;
+      return { cells: rest, design: { kind: 'taylor', psus: { clusters: structure.clusters, stratumOf: structure.stratumOf, strata: structure.strata }, clusterSums } };
+    }
+    const cells = await computeTable(this.kernel, this.evaluator, base, rows, columns, weights, run);
+    const replicates = stored?.replicates;
+    if (!replicates || weight !== this.data.meta.weights[0]!.name) return { cells, design: simple };
+    const estimates = [];
+    for (const name of replicates.weights) {
+      const vector = this.evaluator.weights(name);
+      const replicate = await computeTable(this.kernel, this.evaluator, base, rows, columns, vector, run);
+      estimates.push({
+        weighted: replicate.sums,
+        rowTotals: Float64Array.from(replicate.margins.rows, (sums) => sums.weighted),
+        columnTotals: Float64Array.from(replicate.margins.columns, (sums) => sums.weighted),
+        total: this.evaluator.cell(base, { op: 'all' }, vector).weighted,
+      });
+    }
+    return { cells, design: { kind: 'replicate', scale: replicates.scale, rscales: replicates.rscales, mse: replicates.mse, degreesOfFreedom: replicates.degf, replicates: estimates } };
+  }
+
+  /** Frees the PSU column. */
+  dispose(): void {
+    if (this.psuColumn) this.kernel.memory.release(this.psuColumn.ptr, this.psuColumn.bytes);
+    this.psuColumn = undefined;
+  }
+
+  private psus(): ClusterStructure {
+    if (this.structure) return this.structure;
+    const memory = this.kernel.memory;
+    const n = this.data.meta.respondents;
+    const ranks = (variable: StoredVariable): ArrayLike<number> => {
+      const buffer = this.data.buffers[variable.index]!;
+      const bytes = memory.memory.buffer;
+      if (buffer.kind === BufferKind.indexU8) return new Uint8Array(bytes, buffer.ptr, n);
+      if (buffer.kind === BufferKind.indexU16) return new Uint16Array(bytes, buffer.ptr, n);
+      return new Uint32Array(bytes, buffer.ptr, n);
+    };
+    const structure = clusterStructure(this.data.meta, this.data.meta.design!, ranks);
+    const bytes = this.data.words * 64 * 4;
+    const ptr = memory.alloc(bytes);
+    new Uint32Array(memory.memory.buffer, ptr, n).set(structure.clusterOf);
+    this.psuColumn = { ptr, bytes };
+    this.structure = structure;
+    return structure;
+  }
+}

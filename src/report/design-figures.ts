@@ -1,0 +1,73 @@
+import type { TableResult } from '../facade/types.js';
+import type { LonelyPsu, PsuStructure } from '../stats/design-variance.js';
+import { linearizationVariance, totalStandardError } from '../stats/standard-error.js';
+import { type TableDesign, TableVariance, type TableSums } from '../stats/table-design.js';
+import type { CellSums } from '../stats/types.js';
+
+/** How the variances of a table are computed. */
+export type VarianceKind = 'simple' | 'taylor' | 'replicate';
+
+/** The design-based variances a table report needs, whatever the design. */
+export interface DesignFigures {
+  variance: VarianceKind;
+  /** N of the simple design's N/(N−1) (the whole file's respondents by default); NaN for other designs. */
+  designRespondents: number;
+  /** Var of the column proportion of cell (row, column); NaN when undefined. */
+  proportionVariance(row: number, column: number): number;
+  /** SE of the cell's Σw (the projected audience, before units). */
+  totalSE(row: number, column: number): number;
+  /** Var of p(row, a) − p(row, b), with the covariance of the two columns. */
+  differenceVariance(row: number, a: number, b: number): number;
+  sums: TableSums;
+  /** The design's variance engine (absent for the simple design). */
+  engine?: TableVariance;
+  /** Taylor designs: the PSU structure. */
+  taylor?: { psus: PsuStructure };
+  /** Replicate designs: the design degrees of freedom. */
+  replicateDegreesOfFreedom?: number;
+}
+
+/**
+ * The variance figures of `result` under its design. `domain: 'file'` (default) treats the
+ * base as a domain of the whole file (R `subset(design, base)`): the simple design's N is
+ * the file's respondents; `'base'` uses the base's respondents (R: a design built on the
+ * base's rows). Complex designs are always domains of the whole file.
+ */
+export function designFigures(result: TableResult, domain: 'file' | 'base', lonelyPsu: LonelyPsu): DesignFigures {
+  const columns = result.columns.length;
+  const sums: TableSums = {
+    rows: result.rows.length,
+    columns,
+    cell: (at) => ({ weighted: result.weighted[at]!, respondents: result.respondents[at]!, sumSqWeights: result.sumSqWeights[at]! }),
+    rowTotal: (row) => result.rowTotals[row]!,
+    columnTotal: (column) => result.columnTotals[column]!,
+    total: result.total,
+  };
+  const design: TableDesign = result.design ?? { kind: 'simple', fileRespondents: result.total.respondents };
+  if (design.kind === 'simple') {
+    const n = domain === 'base' ? result.total.respondents : design.fileRespondents;
+    const ok = n >= 2;
+    const variance = (cell: CellSums, column: CellSums) => (ok ? linearizationVariance(cell, column, n) : Number.NaN);
+    return {
+      variance: 'simple',
+      designRespondents: n,
+      sums,
+      proportionVariance: (row, column) => variance(sums.cell(row * columns + column), sums.columnTotal(column)),
+      totalSE: (row, column) => (ok ? totalStandardError(sums.cell(row * columns + column), n) : Number.NaN),
+      // Disjoint columns of one group: the covariance is exactly 0 (docs/statistics.md).
+      differenceVariance: (row, a, b) =>
+        variance(sums.cell(row * columns + a), sums.columnTotal(a)) + variance(sums.cell(row * columns + b), sums.columnTotal(b)),
+    };
+  }
+  const engine = new TableVariance(sums, design, lonelyPsu);
+  return {
+    variance: design.kind,
+    designRespondents: Number.NaN,
+    sums,
+    engine,
+    ...(design.kind === 'taylor' ? { taylor: { psus: design.psus } } : { replicateDegreesOfFreedom: design.degreesOfFreedom }),
+    proportionVariance: (row, column) => engine.ratioVariance({ cell: row * columns + column }, { column }),
+    totalSE: (row, column) => Math.sqrt(engine.totalVariance({ cell: row * columns + column })),
+    differenceVariance: (row, a, b) => engine.differenceVariance({ cell: row * columns + a }, { column: a }, { cell: row * columns + b }, { column: b }),
+  };
+}
