@@ -21,7 +21,7 @@
  * call this kernel with the wrong arguments.
  */
 export function kernelAbi(): i32 {
-  return 5;
+  return 6;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -566,3 +566,8 @@ export function groupByMulti(
     }
   }
 }
+
+// ---------------------------------------------------------------------------------------
+// Checksums of dataset buffers
+
+export { xxh64Init, xxh64Update, xxh64Digest, xxh64 } from './xxhash64';

@@ -8,6 +8,7 @@ import { reportError } from './output.js';
 import { registerQueryCommand } from './query.js';
 import { registerServeCommand } from './serve.js';
 import { registerTableCommand } from './table.js';
+import { registerVerifyCommand } from './verify.js';
 
 const program = new Command('crosstab')
   .description('exact, fast crosstabs over weighted survey data')
@@ -16,6 +17,7 @@ registerBuildCommand(program);
 registerQueryCommand(program);
 registerTableCommand(program);
 registerInfoCommand(program);
+registerVerifyCommand(program);
 registerServeCommand(program);
 registerKeysCommand(program);
 registerDemoCommand(program);

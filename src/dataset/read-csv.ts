@@ -7,6 +7,7 @@ import { CsvError, parse } from 'csv-parse';
 import { CrosstabError, ErrorCode } from '../errors.js';
 import { suggest } from '../query/suggest.js';
 import type { RawTable, ReadOptions } from './raw-table.js';
+import { grownIds, idLimit, rowIds, type RowIds, widened } from './row-ids.js';
 import { checkReadOptions, unreadable } from './table-encoder.js';
 
 const progressEveryRows = 65_536;
@@ -77,7 +78,9 @@ interface ColumnBuilder {
   position: number;
   codes: Map<string, number>;
   dictionary: string[];
-  ids: Uint32Array;
+  ids: RowIds;
+  /** Largest id `ids` holds before it must widen. */
+  limit: number;
   /** Survey files repeat a value row after row (sorted by state, household...): comparing
    * with the previous value skips hashing it; about 1 s of 37 on the ACS file. */
   lastValue: string;
@@ -122,6 +125,10 @@ class TableBuilder {
         if (id === undefined) {
           id = column.dictionary.push(value);
           column.codes.set(value, id);
+          if (id > column.limit) {
+            column.ids = widened(column.ids, id);
+            column.limit = idLimit(column.ids);
+          }
         }
         column.lastValue = value;
         column.lastId = id;
@@ -142,7 +149,7 @@ class TableBuilder {
     // Trim one column at a time and drop the oversized buffer at once, to keep the peak low.
     const columns = this.columns.map((column) => {
       const ids = column.ids.length === rows ? column.ids : column.ids.slice(0, rows);
-      column.ids = new Uint32Array(0);
+      column.ids = rowIds(0);
       return { name: column.name, dictionary: column.dictionary, ids };
     });
     const weights = this.weights.map(({ name, values }) => ({ name, values: values.length === rows ? values : values.slice(0, rows) }));
@@ -178,7 +185,7 @@ class TableBuilder {
     const weightNames = new Set(this.options.weights);
     header.forEach((name, position) => {
       if (weightNames.has(name) || excluded.has(name)) return;
-      this.columns.push({ name, position, codes: new Map(), dictionary: [], ids: new Uint32Array(this.capacity), lastValue: '', lastId: 0 });
+      this.columns.push({ name, position, codes: new Map(), dictionary: [], ids: rowIds(this.capacity), limit: 0xff, lastValue: '', lastId: 0 });
     });
     this.header = header;
     this.headerLine = line;
@@ -186,7 +193,7 @@ class TableBuilder {
 
   private grow(): void {
     this.capacity *= 2;
-    for (const column of this.columns) column.ids = grown(column.ids, new Uint32Array(this.capacity));
+    for (const column of this.columns) column.ids = grownIds(column.ids, this.capacity);
     for (const weight of this.weights) weight.values = grown(weight.values, new Float64Array(this.capacity));
   }
 
@@ -219,7 +226,7 @@ class TableBuilder {
   }
 }
 
-function grown<T extends Uint32Array | Float64Array>(values: T, into: T): T {
+function grown(values: Float64Array, into: Float64Array): Float64Array {
   into.set(values);
   return into;
 }

@@ -74,6 +74,7 @@ export async function buildDataset(input: string, options: BuildOptions): Promis
     units: checked.units ?? 1,
     ...(checked.stability ? { stability: checked.stability } : {}),
     ...(codebook ? { codebook } : {}),
+    consume: true,
   });
   // Every named code must parse and bind now, not at the first query.
   const resolver = new Resolver(compiled.meta);
@@ -94,7 +95,7 @@ export async function buildDataset(input: string, options: BuildOptions): Promis
     out: checked.out,
     respondents: compiled.meta.respondents,
     variables: compiled.meta.variables.length,
-    codes: compiled.buffers.filter((buffer) => buffer.name.startsWith('code:')).length,
+    codes: compiled.specs.filter((spec) => spec.name.startsWith('code:')).length,
     bytes: written.bytes,
     skipped: compiled.meta.skipped,
     checksum: written.checksum,

@@ -38,7 +38,7 @@ export async function openDataset(path: string, options: OpenOptions = {}): Prom
     throw invalidOption('execution', 'must be "auto", "inline" or "pool"', 'Leave it out for automatic planning.');
   }
   const kernel = mainThreadKernel();
-  const data = await loadDataset(path, kernel.memory, options);
+  const data = await loadDataset(path, kernel, options);
   return new Dataset(data, kernel, new Evaluator(kernel, data), execution);
 }
 
@@ -154,6 +154,16 @@ export class Dataset {
   groupsOf(expression: string): string[] {
     this.checkOpen();
     return [...this.resolver.resolve(requireString(expression, 'expression')).groups.keys()].sort();
+  }
+
+  /**
+   * Checks every buffer of the dataset against its checksum now (openDataset checks each
+   * one before a query first reads it). Throws `corrupt_dataset` naming the first damaged
+   * buffer; returns how many buffers and bytes the dataset holds.
+   */
+  verify(): { buffers: number; bytes: number } {
+    this.checkOpen();
+    return this.data.verifyAll();
   }
 
   /** Releases the dataset's kernel memory. Queries after close() reject with `dataset_closed`. */
