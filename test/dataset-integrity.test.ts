@@ -2,8 +2,7 @@
 // item 6): the buffer table and metadata at every open, each buffer's bytes before a query
 // first reads them (or at open with verify: 'full'). Older format versions are refused with
 // the command that rebuilds them.
-import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { open } from 'node:fs/promises';
+import { closeSync, copyFileSync, mkdtempSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
@@ -61,13 +60,13 @@ beforeAll(async () => {
   goodPath = join(dir, 'good.arrow');
   copyFileSync(inject('testDatasets').gss, goodPath);
   good = readFileSync(goodPath);
-  const file = await open(goodPath, 'r');
+  const fd = openSync(goodPath, 'r');
   try {
-    const { schema, batches } = await readArrowStructure(file, good.byteLength);
+    const { schema, batches } = readArrowStructure(fd, good.byteLength);
     expect(batches.length).toBe(1);
     columns = Object.fromEntries(schema.fields.map((field, i) => [field.name, batches[0]!.fields[i]!]));
   } finally {
-    await file.close();
+    closeSync(fd);
   }
   const table = tableFromIPC(good);
   const names = table.getChild('name')!.toArray() as string[];
@@ -166,6 +165,34 @@ describe('buffer bytes are checked before a query first reads them', () => {
     }
     // Nearly all of the file is buffer bytes; what is left is padding and Arrow framing.
     expect(refused).toBeGreaterThan(samples * 0.9);
+  });
+});
+
+describe('open options', () => {
+  it('preload reads every buffer at open and answers the same; a file changed after a lazy open is caught', async () => {
+    expect(await answersOf(goodPath, { preload: true })).toEqual(answers);
+    const path = join(dir, 'changed-after-open.arrow');
+    copyFileSync(goodPath, path);
+    const ds = await openDataset(path);
+    try {
+      const buffer = bufferAt.get('code:sex=2')!;
+      const bytes = readFileSync(path);
+      bytes[buffer.offset + 7]! ^= 0x01;
+      writeFileSync(path, bytes); // same inode: the open dataset reads the changed bytes
+      const error = await failure(ds.crosstab({ base: '*', targets: ['sex=2'] }));
+      expect(error?.code).toBe(ErrorCode.corruptDataset);
+    } finally {
+      ds.close();
+    }
+  });
+
+  it.each([
+    [{ verify: 'yes' }, 'verify'],
+    [{ preload: 1 }, 'preload'],
+  ])('%j is invalid_option naming %s', async (options, field) => {
+    const error = await failure(openDataset(goodPath, options as OpenOptions));
+    expect(error?.code).toBe(ErrorCode.invalidOption);
+    expect(error?.details.field).toBe(field);
   });
 });
 

@@ -1,4 +1,4 @@
-import type { FileHandle } from 'node:fs/promises';
+import { readSync } from 'node:fs';
 import type { Schema } from 'apache-arrow';
 import { Footer } from 'apache-arrow/ipc/metadata/file';
 import { Message, type RecordBatch } from 'apache-arrow/ipc/metadata/message';
@@ -21,15 +21,15 @@ export class ArrowFileProblem extends Error {}
  * bytes it needs, where it needs them. Only flat (non-nested) columns without nulls or
  * compression are described.
  */
-export async function readArrowStructure(file: FileHandle, size: number): Promise<{ schema: Schema; batches: BatchLocation[] }> {
-  if (size < 12 || latin1(await readAt(file, 0, 6)) !== MAGIC) throw new ArrowFileProblem('signature');
-  const tail = await readAt(file, size - 10, 10);
+export function readArrowStructure(fd: number, size: number): { schema: Schema; batches: BatchLocation[] } {
+  if (size < 12 || latin1(readAt(fd, 0, 6)) !== MAGIC) throw new ArrowFileProblem('signature');
+  const tail = readAt(fd, size - 10, 10);
   if (latin1(tail.subarray(4)) !== MAGIC) throw new ArrowFileProblem('truncated');
   const footerLength = new DataView(tail.buffer, tail.byteOffset).getInt32(0, true);
   if (footerLength <= 0 || footerLength > size - 18) throw new ArrowFileProblem('the footer length is out of range');
   let footer: Footer;
   try {
-    footer = Footer.decode(await readAt(file, size - 10 - footerLength, footerLength));
+    footer = Footer.decode(readAt(fd, size - 10 - footerLength, footerLength));
   } catch (error) {
     throw new ArrowFileProblem(`the footer cannot be decoded (${(error as Error).message})`);
   }
@@ -38,7 +38,7 @@ export async function readArrowStructure(file: FileHandle, size: number): Promis
     if (block.offset < 8 || block.metaDataLength < 8 || block.offset + block.metaDataLength + block.bodyLength > size) {
       throw new ArrowFileProblem('a record batch lies outside the file');
     }
-    const prefix = await readAt(file, block.offset, block.metaDataLength);
+    const prefix = readAt(fd, block.offset, block.metaDataLength);
     const view = new DataView(prefix.buffer, prefix.byteOffset);
     const continued = view.getInt32(0, true) === -1;
     const length = view.getInt32(continued ? 4 : 0, true);
@@ -78,12 +78,12 @@ function bufferCount(typeId: number): number {
   return typeId === 5 || typeId === 4 ? 3 : 2;
 }
 
-/** `length` bytes at `position`, or a problem if the file ends first. */
-export async function readAt(file: FileHandle, position: number, length: number, into?: Uint8Array): Promise<Uint8Array> {
+/** `length` bytes at `position` of file descriptor `fd`, or a problem if the file ends first. */
+export function readAt(fd: number, position: number, length: number, into?: Uint8Array): Uint8Array {
   const bytes = into ?? new Uint8Array(length);
   let done = 0;
   while (done < length) {
-    const { bytesRead } = await file.read(bytes, done, Math.min(length - done, 1 << 30), position + done);
+    const bytesRead = readSync(fd, bytes, done, Math.min(length - done, 1 << 30), position + done);
     if (bytesRead === 0) throw new ArrowFileProblem('truncated');
     done += bytesRead;
   }

@@ -1,4 +1,4 @@
-import { type FileHandle, open } from 'node:fs/promises';
+import { closeSync, fstatSync, openSync, read } from 'node:fs';
 import { DataType, type Field, type Int, type Schema } from 'apache-arrow';
 import { CrosstabError, ErrorCode } from '../errors.js';
 import { checksumInKernel } from '../kernel/checksum.js';
@@ -31,6 +31,8 @@ export interface LoadedDataset {
   buffer(row: number): LoadedBuffer;
   /** Checks every buffer not checked yet; returns how many buffers and bytes the dataset has. */
   verifyAll(): { buffers: number; bytes: number };
+  /** Closes the file; buffers not read yet can no longer be read. The caller releases `regions`. */
+  close(): void;
 }
 
 export interface LoadOptions {
@@ -41,21 +43,31 @@ export interface LoadOptions {
    * `false` never checks them.
    */
   verify?: boolean | 'full';
+  /**
+   * Read every buffer into kernel memory at open (`true`), or each one when a query first
+   * needs it (`false`, the default: opening takes the time of reading the metadata, and
+   * memory grows with the buffers queries use). `verify: 'full'` reads everything.
+   */
+  preload?: boolean;
 }
 
-interface BufferEntry extends LoadedBuffer, Omit<BufferRow, "kind"> {}
+interface BufferEntry extends LoadedBuffer, Omit<BufferRow, 'kind'> {
+  /** Where the stored bytes are in the file. */
+  fileOffset: number;
+}
 
 /**
- * Opens a dataset file: reads its footer and buffer table, checks them against the dataset
- * checksum, and reads each batch's buffer bytes straight into kernel memory (one read per
- * batch, no intermediate copy of the file).
+ * Opens a dataset file: reads its footer and buffer table and checks them against the
+ * dataset checksum. Buffer bytes are read straight into kernel memory (no intermediate copy
+ * of the file): each buffer when a query first needs it, or all of them at once with
+ * `preload`. The file stays open until close().
  */
 export async function loadDataset(path: string, kernel: Kernel, options: LoadOptions = {}): Promise<LoadedDataset> {
-  let file: FileHandle;
+  let fd: number;
   let size: number;
   try {
-    file = await open(path, 'r');
-    size = (await file.stat()).size;
+    fd = openSync(path, 'r');
+    size = fstatSync(fd).size;
   } catch (error) {
     throw new CrosstabError(ErrorCode.fileNotFound, `${path}: cannot read the dataset (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`, {
       file: path,
@@ -65,9 +77,13 @@ export async function loadDataset(path: string, kernel: Kernel, options: LoadOpt
   const memory = kernel.memory;
   const regions: LoadedDataset['regions'] = [];
   try {
-    const { schema, batches } = await readArrowStructure(file, size).catch((error: unknown) => {
+    let structure: ReturnType<typeof readArrowStructure>;
+    try {
+      structure = readArrowStructure(fd, size);
+    } catch (error) {
       throw error instanceof ArrowFileProblem ? structureError(path, error.message) : error;
-    });
+    }
+    const { schema, batches } = structure;
     const metaJson = checkFormat(path, schema);
     checkColumns(path, schema);
     let meta: StoredMeta;
@@ -80,14 +96,17 @@ export async function loadDataset(path: string, kernel: Kernel, options: LoadOpt
     const column = (name: string) => schema.fields.findIndex((field: Field) => field.name === name);
     const at = { data: column('data'), name: column('name'), kind: column('kind'), count: column('count'), hash: column('hash') };
     const entries: BufferEntry[] = [];
+    const batchReads: Array<{ ptr: number; fileOffset: number; bytes: number }> = [];
     for (const batch of batches) {
-      const rows = await readRows(path, file, batch, at);
+      const rows = readRows(path, fd, batch, at);
       const values = batch.fields[at.data]![2]!;
       if (values.length !== rows.end) throw corrupt(path, `has a data column of ${values.length} bytes where its offsets say ${rows.end}`);
+      // Fresh kernel memory is not touched until a buffer is read into it: it costs no RSS.
       const ptr = memory.alloc(values.length, false);
       regions.push({ ptr, bytes: values.length });
-      await readAt(file, values.offset, values.length, memory.bytes(ptr, values.length));
+      batchReads.push({ ptr, fileOffset: values.offset, bytes: values.length });
       for (const row of rows.entries) {
+        row.fileOffset = values.offset + row.ptr;
         row.ptr += ptr;
         const expected = expectedBytes(row.kind, row.count, words);
         if (expected === undefined || paddedSize(expected) !== row.stored) {
@@ -99,64 +118,114 @@ export async function loadDataset(path: string, kernel: Kernel, options: LoadOpt
     const checksum = schema.metadata.get(CHECKSUM_KEY) ?? '';
     if (datasetChecksum(metaJson, entries) !== checksum) throw corrupt(path, 'fails its checksum (the file was modified or damaged)');
     checkMeta(path, meta, entries);
-    const loaded = withVerification(path, meta, checksum, words, entries, regions, kernel, options.verify ?? true);
-    if (options.verify === 'full') loaded.verifyAll();
-    return loaded;
+    const loaded = new Uint8Array(entries.length);
+    if (options.preload === true || options.verify === 'full') {
+      await Promise.all(batchReads.map((batch) => readParallel(fd, batch.fileOffset, memory.bytes(batch.ptr, batch.bytes))));
+      loaded.fill(1);
+    }
+    const dataset = lazyDataset({ path, meta, checksum, words, entries, regions, kernel, fd, loaded, verify: options.verify ?? true });
+    if (options.verify === 'full') dataset.verifyAll();
+    return dataset;
   } catch (error) {
     for (const region of regions) memory.release(region.ptr, region.bytes);
+    closeSync(fd);
     throw error;
-  } finally {
-    await file.close().catch(() => undefined);
   }
 }
 
-function withVerification(
-  path: string, meta: StoredMeta, checksum: string, words: number, entries: BufferEntry[],
-  regions: LoadedDataset['regions'], kernel: Kernel, verify: boolean | 'full',
-): LoadedDataset {
+/** Bytes per read when a batch is read in pieces. */
+const READ_PIECE = 8 << 20;
+
+/**
+ * Reads `into.byteLength` bytes at `position` in pieces that libuv's thread pool reads at
+ * once: the page faults of fresh kernel memory and the copies from the page cache are
+ * spread over the cores instead of one thread.
+ */
+async function readParallel(fd: number, position: number, into: Uint8Array): Promise<void> {
+  const piece = (at: number, length: number, done = 0): Promise<void> =>
+    new Promise<number>((resolve, reject) =>
+      read(fd, into, at + done, length - done, position + at + done, (error, bytesRead) => (error ? reject(error) : resolve(bytesRead))),
+    ).then((bytesRead) => {
+      if (bytesRead === 0) throw new ArrowFileProblem('truncated');
+      return done + bytesRead < length ? piece(at, length, done + bytesRead) : undefined;
+    });
+  const reads: Array<Promise<void>> = [];
+  for (let at = 0; at < into.byteLength; at += READ_PIECE) reads.push(piece(at, Math.min(READ_PIECE, into.byteLength - at)));
+  await Promise.all(reads);
+}
+
+interface LazyParts {
+  path: string;
+  meta: StoredMeta;
+  checksum: string;
+  words: number;
+  entries: BufferEntry[];
+  regions: LoadedDataset['regions'];
+  kernel: Kernel;
+  fd: number;
+  /** Per buffer: 1 once its bytes are in kernel memory. */
+  loaded: Uint8Array;
+  verify: boolean | 'full';
+}
+
+function lazyDataset({ path, meta, checksum, words, entries, regions, kernel, fd, loaded, verify }: LazyParts): LoadedDataset {
   const checked = new Uint8Array(entries.length);
-  const buffer = (row: number): LoadedBuffer => {
+  let open = true;
+  const load = (row: number) => {
     const entry = entries[row]!;
-    if (checked[row] === 0 && verify !== false) checksumOf(row);
-    return entry;
-  };
-  const verifyAll = () => {
-    let bytes = 0;
-    for (let row = 0; row < entries.length; row++) {
-      if (verify === false) checksumOf(row);
-      else buffer(row);
-      bytes += entries[row]!.stored;
+    if (!open) throw new CrosstabError(ErrorCode.closed, `dataset ${path} is closed`, { hint: 'Open it again with openDataset().' });
+    try {
+      readAt(fd, entry.fileOffset, entry.stored, kernel.memory.bytes(entry.ptr, entry.stored));
+    } catch (error) {
+      throw error instanceof ArrowFileProblem ? corrupt(path, `is truncated: buffer ${row} (${entry.name}) is past its end`) : error;
     }
-    return { buffers: entries.length, bytes };
+    loaded[row] = 1;
   };
-  /** With verify false, an explicit verifyAll() still checks. */
-  const checksumOf = (row: number) => {
+  const check = (row: number) => {
     const entry = entries[row]!;
     if (checksumInKernel(kernel, entry.ptr, entry.stored) !== entry.hash) {
       throw corrupt(path, `fails the checksum of buffer ${row} (${entry.name}): its bytes were modified or damaged`);
     }
     checked[row] = 1;
   };
-  return { path, meta, checksum, words, buffers: entries, regions, buffer, verifyAll };
+  const buffer = (row: number): LoadedBuffer => {
+    if (loaded[row] === 0) load(row);
+    if (checked[row] === 0 && verify !== false) check(row);
+    return entries[row]!;
+  };
+  const verifyAll = () => {
+    let bytes = 0;
+    for (let row = 0; row < entries.length; row++) {
+      if (loaded[row] === 0) load(row);
+      if (checked[row] === 0) check(row);
+      bytes += entries[row]!.stored;
+    }
+    return { buffers: entries.length, bytes };
+  };
+  const close = () => {
+    if (open) closeSync(fd);
+    open = false;
+  };
+  return { path, meta, checksum, words, buffers: entries, regions, buffer, verifyAll, close };
 }
 
 /** The small columns of one batch (everything but the data bytes), as entries with relative pointers. */
-async function readRows(path: string, file: FileHandle, batch: BatchLocation, at: Record<'data' | 'name' | 'kind' | 'count' | 'hash', number>) {
+function readRows(path: string, fd: number, batch: BatchLocation, at: Record<'data' | 'name' | 'kind' | 'count' | 'hash', number>) {
   const n = batch.rows;
-  const region = async (field: number, buffer: number, bytes: number) => {
+  const region = (field: number, buffer: number, bytes: number) => {
     const found = batch.fields[field]![buffer]!;
     if (found.length < bytes) throw corrupt(path, `has a buffer table column shorter than its ${n} rows`);
-    return readAt(file, found.offset, bytes);
+    return readAt(fd, found.offset, bytes);
   };
   const int32 = (bytes: Uint8Array) => new Int32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4);
-  const offsets = int32(await region(at.data, 1, (n + 1) * 4));
-  const nameOffsets = int32(await region(at.name, 1, (n + 1) * 4));
-  const names = await region(at.name, 2, Math.max(0, nameOffsets[n]!));
-  const kinds = await region(at.kind, 1, n);
-  const countBytes = await region(at.count, 1, n * 4);
+  const offsets = int32(region(at.data, 1, (n + 1) * 4));
+  const nameOffsets = int32(region(at.name, 1, (n + 1) * 4));
+  const names = region(at.name, 2, Math.max(0, nameOffsets[n]!));
+  const kinds = region(at.kind, 1, n);
+  const countBytes = region(at.count, 1, n * 4);
   const counts = new Uint32Array(countBytes.buffer, countBytes.byteOffset, n);
-  const hashOffsets = int32(await region(at.hash, 1, (n + 1) * 4));
-  const hashes = await region(at.hash, 2, n * HASH_CHARS);
+  const hashOffsets = int32(region(at.hash, 1, (n + 1) * 4));
+  const hashes = region(at.hash, 2, n * HASH_CHARS);
   const text = new TextDecoder();
   const entries: BufferEntry[] = [];
   if (offsets[0] !== 0) throw corrupt(path, 'has a data column that does not start at offset 0');
@@ -167,6 +236,7 @@ async function readRows(path: string, file: FileHandle, batch: BatchLocation, at
     }
     entries.push({
       ptr: offsets[row]!,
+      fileOffset: 0,
       kind: kinds[row] as BufferKind,
       count: counts[row]!,
       name: text.decode(names.subarray(nameOffsets[row]!, nameOffsets[row + 1]!)),

@@ -37,6 +37,12 @@ export async function openDataset(path: string, options: OpenOptions = {}): Prom
   if (!['auto', 'inline', 'pool'].includes(execution)) {
     throw invalidOption('execution', 'must be "auto", "inline" or "pool"', 'Leave it out for automatic planning.');
   }
+  if (options.verify !== undefined && options.verify !== true && options.verify !== false && options.verify !== 'full') {
+    throw invalidOption('verify', 'must be true, false or "full"', 'Leave it out to check each buffer before its first use; "full" checks all at open.');
+  }
+  if (options.preload !== undefined && typeof options.preload !== 'boolean') {
+    throw invalidOption('preload', 'must be true or false', 'Pass preload: true to read every buffer at open.');
+  }
   const kernel = mainThreadKernel();
   const data = await loadDataset(path, kernel, options);
   return new Dataset(data, kernel, new Evaluator(kernel, data), execution);
@@ -171,6 +177,7 @@ export class Dataset {
     if (this.closed) return;
     this.closed = true;
     this.evaluator.dispose();
+    this.data.close();
     const memory = this.kernel.memory;
     for (const region of this.data.regions) memory.release(region.ptr, region.bytes);
   }
