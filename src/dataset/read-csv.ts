@@ -1,9 +1,9 @@
 import type { ReadStream } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
-import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
-import { CsvError, parse } from 'csv-parse';
+import { CsvError } from 'csv-parse';
+import { CsvRecords } from './csv-records.js';
 import { CrosstabError, ErrorCode } from '../errors.js';
 import { suggest } from '../query/suggest.js';
 import type { RawTable, ReadOptions } from './raw-table.js';
@@ -30,8 +30,11 @@ const decimalNumber = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
  * `invalid_option` for bad `options`, including an `exclude` name not in the header;
  * `invalid_input` for bad data, with `file`, `line` (1-based physical line, the header is
  * line 1), `field` (the column) and `hint` in `details`.
+ *
+ * `tokenizer` is for tests: `fastPath: false` parses everything with csv-parse (the
+ * reference of the fast path, see csv-records.ts), `chunkBytes` sets the read size.
  */
-export async function readCsv(path: string, options: ReadOptions): Promise<RawTable> {
+export async function readCsv(path: string, options: ReadOptions, tokenizer: { fastPath?: boolean; chunkBytes?: number } = {}): Promise<RawTable> {
   checkReadOptions(path, options);
   const handle = await open(path, 'r').catch((error: unknown) => {
     throw unreadable(path, error);
@@ -42,27 +45,14 @@ export async function readCsv(path: string, options: ReadOptions): Promise<RawTa
     const magic = Buffer.alloc(2);
     const { bytesRead } = await handle.read(magic, 0, 2, 0);
     const gzip = bytesRead === 2 && magic[0] === 0x1f && magic[1] === 0x8b;
-    const file = (source = handle.createReadStream({ start: 0, highWaterMark: readChunkBytes }));
+    const file = (source = handle.createReadStream({ start: 0, highWaterMark: tokenizer.chunkBytes ?? readChunkBytes }));
     const builder = new TableBuilder(path, options);
     const onProgress = options.onProgress;
-    const sink = new Writable({
-      objectMode: true,
-      highWaterMark: 1024,
-      write(record: string[], _encoding, done) {
-        try {
-          builder.add(record);
-          if (onProgress !== undefined && builder.rows % progressEveryRows === 0) onProgress(file.bytesRead, size);
-        } catch (error) {
-          return done(error as Error);
-        }
-        done();
-      },
-    });
-    // Any of the three line endings ends a record, so a file mixing LF and CRLF cannot
-    // leave a stray '\r' in values. Field counts are checked by TableBuilder, which knows
-    // physical line numbers (csv-parse counts a quoted CRLF as two lines).
-    const parser = parse({ bom: true, relax_column_count: true, record_delimiter: ['\r\n', '\n', '\r'] });
-    await (gzip ? pipeline(file, createGunzip(), parser, sink) : pipeline(file, parser, sink));
+    const sink = new CsvRecords((record) => {
+      builder.add(record);
+      if (onProgress !== undefined && builder.rows % progressEveryRows === 0) onProgress(file.bytesRead, size);
+    }, tokenizer.fastPath !== false);
+    await (gzip ? pipeline(file, createGunzip(), sink) : pipeline(file, sink));
     const table = builder.finish();
     onProgress?.(size, size);
     return table;
