@@ -31,7 +31,8 @@ export class CsvRecords extends Writable {
   private lines = 0;
 
   constructor(
-    private readonly onRecord: (record: string[]) => void,
+    /** `plain`: the record came from one line without quotes (it holds no line break). */
+    private readonly onRecord: (record: string[], plain: boolean) => void,
     /** false: csv-parse from the first byte (the reference the fast path is tested against). */
     private readonly fastPath = true,
   ) {
@@ -86,7 +87,7 @@ export class CsvRecords extends Writable {
         if (!this.started) return this.switchToParser(rest, () => this.endParser(done));
         const text = rest.toString('utf8');
         if (firstSpecial(text) >= 0) this.switchToParser(rest, () => undefined);
-        else this.onRecord(text.split(','));
+        else this.onRecord(text.split(','), true);
       }
       this.endParser(done);
     } catch (error) {
@@ -103,7 +104,7 @@ export class CsvRecords extends Writable {
 
   private splitLines(text: string): void {
     const lines = text.split('\n');
-    for (const line of lines) this.onRecord(line.split(','));
+    for (const line of lines) this.onRecord(line.split(','), true);
     this.lines += lines.length;
   }
 
@@ -111,7 +112,7 @@ export class CsvRecords extends Writable {
     const parser = (this.fallback = csvParser());
     parser.on('data', (record: string[]) => {
       try {
-        this.onRecord(record);
+        this.onRecord(record, false);
       } catch (error) {
         parser.destroy(error as Error);
       }

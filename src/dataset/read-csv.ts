@@ -48,8 +48,8 @@ export async function readCsv(path: string, options: ReadOptions, tokenizer: { f
     const file = (source = handle.createReadStream({ start: 0, highWaterMark: tokenizer.chunkBytes ?? readChunkBytes }));
     const builder = new TableBuilder(path, options);
     const onProgress = options.onProgress;
-    const sink = new CsvRecords((record) => {
-      builder.add(record);
+    const sink = new CsvRecords((record, plain) => {
+      builder.add(record, plain);
       if (onProgress !== undefined && builder.rows % progressEveryRows === 0) onProgress(file.bytesRead, size);
     }, tokenizer.fastPath !== false);
     await (gzip ? pipeline(file, createGunzip(), sink) : pipeline(file, sink));
@@ -99,9 +99,10 @@ class TableBuilder {
     private readonly options: ReadOptions,
   ) {}
 
-  add(record: string[]): void {
+  /** `plain`: the record is one physical line (no quoted line breaks to count). */
+  add(record: string[], plain = false): void {
     const line = this.nextLine;
-    this.nextLine += 1 + lineBreaksIn(record);
+    this.nextLine += plain ? 1 : 1 + lineBreaksIn(record);
     if (this.header === undefined) return this.setHeader(record, line);
     if (record.length !== this.header.length) throw this.raggedRow(this.header, record, line);
     if (this.rows === this.capacity) this.grow();
