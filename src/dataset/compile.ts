@@ -79,6 +79,8 @@ export function compileDataset(input: RawTable, options: CompileOptions): Compil
     const verdict = classifyColumn(column, rows);
     if (verdict.kind === 'skip') {
       skipped.push({ column: column.name, reason: verdict.reason });
+      // An id column's dictionary can be most of the input's memory (ACS SERIALNO).
+      if (options.consume === true) Object.assign(column, { ids: new Uint8Array(0), dictionary: [] });
       continue;
     }
     const { values, remap } = sortDictionary(column, verdict.kind);
