@@ -114,8 +114,9 @@ class TableBuilder {
       if (value !== column.lastValue) {
         let id = column.codes.get(value);
         if (id === undefined) {
-          id = column.dictionary.push(value);
-          column.codes.set(value, id);
+          const own = ownString(value);
+          id = column.dictionary.push(own);
+          column.codes.set(own, id);
           if (id > column.limit) {
             column.ids = widened(column.ids, id);
             column.limit = idLimit(column.ids);
@@ -220,6 +221,16 @@ class TableBuilder {
 function grown(values: Float64Array, into: Float64Array): Float64Array {
   into.set(values);
   return into;
+}
+
+/**
+ * A copy of `text` that does not keep its source alive. The fast path's fields are V8
+ * slices of a whole decoded chunk; a slice of 13 characters or more (an id such as ACS
+ * SERIALNO) kept in a dictionary would keep its 256 KB chunk, and with it the whole file,
+ * in memory. Concatenating flattens into a new string; the slice of that holds one char more.
+ */
+function ownString(text: string): string {
+  return text.length < 13 ? text : (` ${text}`).slice(1);
 }
 
 /** Line breaks inside the fields of a record (quoted multi-line values); CRLF counts once. */
