@@ -1,13 +1,13 @@
-import { closeSync, fstatSync, openSync, read } from 'node:fs';
+import { closeSync, fstatSync, openSync } from 'node:fs';
 import { DataType, type Field, type Int, type Schema } from 'apache-arrow';
 import { CrosstabError, ErrorCode } from '../errors.js';
-import { checksumInKernel } from '../kernel/checksum.js';
 import { bitsetWords } from '../kernel/exports.js';
 import type { Kernel } from '../kernel/kernel.js';
 import { ArrowFileProblem, type BatchLocation, readArrowStructure, readAt } from './arrow-file.js';
-import { type BufferRow, datasetChecksum, HASH_CHARS } from './buffer-table.js';
+import { datasetChecksum, HASH_CHARS } from './buffer-table.js';
 import { paddedSize } from './compile.js';
 import { BufferKind, CHECKSUM_KEY, FORMAT_KEY, FORMAT_VERSION, META_KEY, type StoredMeta } from './format.js';
+import { type BufferEntry, lazyDataset, readParallel } from './lazy-buffers.js';
 import { rebuildCommand } from './rebuild-command.js';
 
 /** A buffer of the dataset, now in kernel memory. */
@@ -51,10 +51,6 @@ export interface LoadOptions {
   preload?: boolean;
 }
 
-interface BufferEntry extends LoadedBuffer, Omit<BufferRow, 'kind'> {
-  /** Where the stored bytes are in the file. */
-  fileOffset: number;
-}
 
 /**
  * Opens a dataset file: reads its footer and buffer table and checks them against the
@@ -123,7 +119,7 @@ export async function loadDataset(path: string, kernel: Kernel, options: LoadOpt
       await Promise.all(batchReads.map((batch) => readParallel(fd, batch.fileOffset, memory.bytes(batch.ptr, batch.bytes))));
       loaded.fill(1);
     }
-    const dataset = lazyDataset({ path, meta, checksum, words, entries, regions, kernel, fd, loaded, verify: options.verify ?? true });
+    const dataset = lazyDataset({ path, meta, checksum, words, entries, regions, kernel, fd, loaded, verify: options.verify ?? true, corrupt });
     if (options.verify === 'full') dataset.verifyAll();
     return dataset;
   } catch (error) {
@@ -131,82 +127,6 @@ export async function loadDataset(path: string, kernel: Kernel, options: LoadOpt
     closeSync(fd);
     throw error;
   }
-}
-
-/** Bytes per read when a batch is read in pieces. */
-const READ_PIECE = 8 << 20;
-
-/**
- * Reads `into.byteLength` bytes at `position` in pieces that libuv's thread pool reads at
- * once: the page faults of fresh kernel memory and the copies from the page cache are
- * spread over the cores instead of one thread.
- */
-async function readParallel(fd: number, position: number, into: Uint8Array): Promise<void> {
-  const piece = (at: number, length: number, done = 0): Promise<void> =>
-    new Promise<number>((resolve, reject) =>
-      read(fd, into, at + done, length - done, position + at + done, (error, bytesRead) => (error ? reject(error) : resolve(bytesRead))),
-    ).then((bytesRead) => {
-      if (bytesRead === 0) throw new ArrowFileProblem('truncated');
-      return done + bytesRead < length ? piece(at, length, done + bytesRead) : undefined;
-    });
-  const reads: Array<Promise<void>> = [];
-  for (let at = 0; at < into.byteLength; at += READ_PIECE) reads.push(piece(at, Math.min(READ_PIECE, into.byteLength - at)));
-  await Promise.all(reads);
-}
-
-interface LazyParts {
-  path: string;
-  meta: StoredMeta;
-  checksum: string;
-  words: number;
-  entries: BufferEntry[];
-  regions: LoadedDataset['regions'];
-  kernel: Kernel;
-  fd: number;
-  /** Per buffer: 1 once its bytes are in kernel memory. */
-  loaded: Uint8Array;
-  verify: boolean | 'full';
-}
-
-function lazyDataset({ path, meta, checksum, words, entries, regions, kernel, fd, loaded, verify }: LazyParts): LoadedDataset {
-  const checked = new Uint8Array(entries.length);
-  let open = true;
-  const load = (row: number) => {
-    const entry = entries[row]!;
-    if (!open) throw new CrosstabError(ErrorCode.closed, `dataset ${path} is closed`, { hint: 'Open it again with openDataset().' });
-    try {
-      readAt(fd, entry.fileOffset, entry.stored, kernel.memory.bytes(entry.ptr, entry.stored));
-    } catch (error) {
-      throw error instanceof ArrowFileProblem ? corrupt(path, `is truncated: buffer ${row} (${entry.name}) is past its end`) : error;
-    }
-    loaded[row] = 1;
-  };
-  const check = (row: number) => {
-    const entry = entries[row]!;
-    if (checksumInKernel(kernel, entry.ptr, entry.stored) !== entry.hash) {
-      throw corrupt(path, `fails the checksum of buffer ${row} (${entry.name}): its bytes were modified or damaged`);
-    }
-    checked[row] = 1;
-  };
-  const buffer = (row: number): LoadedBuffer => {
-    if (loaded[row] === 0) load(row);
-    if (checked[row] === 0 && verify !== false) check(row);
-    return entries[row]!;
-  };
-  const verifyAll = () => {
-    let bytes = 0;
-    for (let row = 0; row < entries.length; row++) {
-      if (loaded[row] === 0) load(row);
-      if (checked[row] === 0) check(row);
-      bytes += entries[row]!.stored;
-    }
-    return { buffers: entries.length, bytes };
-  };
-  const close = () => {
-    if (open) closeSync(fd);
-    open = false;
-  };
-  return { path, meta, checksum, words, buffers: entries, regions, buffer, verifyAll, close };
 }
 
 /** The small columns of one batch (everything but the data bytes), as entries with relative pointers. */
@@ -318,7 +238,7 @@ function structureError(path: string, problem: string): CrosstabError {
   return corrupt(path, `is damaged: the Arrow IPC structure cannot be read (${problem})`);
 }
 
-function corrupt(path: string, what: string): CrosstabError {
+export function corrupt(path: string, what: string): CrosstabError {
   return new CrosstabError(ErrorCode.corruptDataset, `${path}: ${what}`, {
     file: path,
     hint: 'Rebuild the dataset with `crosstab build`; if it was copied, copy it again.',
