@@ -21,7 +21,7 @@
  * call this kernel with the wrong arguments.
  */
 export function kernelAbi(): i32 {
-  return 6;
+  return 7;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -649,3 +649,8 @@ export function clusterSumsAnd(a: usize, b: usize, words: i32, weights: usize, c
 @inline function addSum(at: usize, x: f64): void {
   store<f64>(at, load<f64>(at) + x);
 }
+
+// ---------------------------------------------------------------------------------------
+// Checksums of dataset buffers
+
+export { xxh64Init, xxh64Update, xxh64Digest, xxh64 } from './xxhash64';

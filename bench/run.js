@@ -10,6 +10,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs, USAGE } from './lib/args.js';
 import { measureBounds } from './lib/bounds.js';
+import { loadBench, loadTables } from './lib/load-bench.js';
 import { answerSummary, checkAgreement } from './lib/check.js';
 import { loadColumnStore } from './lib/column-store.js';
 import { dataset as datasetById } from './lib/datasets.js';
@@ -213,6 +214,16 @@ function markdown(report) {
     markdownTable(INGEST_HEADER, ingestRows(report.ingest)),
     '',
   ];
+  if (report.load) {
+    const tables = loadTables(report.load);
+    lines.push(
+      '## Load: build, open, cold query (issue 9)', '',
+      'Child processes; peak RSS is VmHWM (Node included). Build figures are the best of the runs; open and cold-query figures medians.', '',
+      markdownTable(...tables.versus), '', markdownTable(...tables.open), '',
+      `\`${report.load.coldQuery.command}\` from a cold process, end to end: median ${report.load.coldQuery.median.toFixed(0)} ms (min ${report.load.coldQuery.min.toFixed(0)} ms, ${report.load.coldQuery.reps} runs).`, '',
+      markdownTable(...tables.builds), '',
+    );
+  }
   for (const shape of report.shapes) {
     lines.push(`## ${shape.id}: ${shape.title}`, '');
     lines.push(`Base \`${shape.base}\`; ${fmtInt(shape.cellsPerRun)} cells per run. Checked: ${shape.check.agreed.join(', ')} agree on every cell; ` +
@@ -294,6 +305,13 @@ async function main() {
   }
   for (const { peer } of peers) await peer.close();
   shapes.sort((a, b) => a.id.localeCompare(b.id));
+  let load = null;
+  if (options.load) {
+    banner('load: build per input format, ACS build vs DuckDB load, open to first answer, cold crosstab query (child processes)');
+    load = await loadBench({ quick: options.quick, log });
+    const tables = loadTables(load);
+    for (const table of [tables.versus, tables.open, tables.builds]) log(`\n${textTable(...table)}`);
+  }
   if (ingest.length) {
     banner('ingest');
     log(textTable(INGEST_HEADER, ingestRows(ingest)));
@@ -314,6 +332,7 @@ async function main() {
     peers: peers.map(({ peer, info }) => ({ name: peer.name, description: peer.description, info })),
     skipped,
     ingest,
+    load,
     shapes,
     totalSeconds: seconds(started),
   };

@@ -11,10 +11,13 @@ export const USAGE = `usage: node --expose-gc bench/run.js [options]
   --ingest / --no-ingest   measure ingest (seconds, peak memory) in one child process per peer
                        (default: on, off with --quick)
   --duckdb-threads N   DuckDB threads (default: all cores)
-  --no-bounds          skip the popcount / memory bandwidth measurement`;
+  --no-bounds          skip the popcount / memory bandwidth measurement
+  --load / --no-load   measure getting data in: build per input format, ACS build vs DuckDB load,
+                       openDataset to first answer, cold \`crosstab query\` (default: on)
+  --load-only          only the load section (no shapes, no ingest)`;
 
 export function parseArgs(argv) {
-  const options = { quick: false, shapes: null, peers: null, variants: false, json: null, md: null, s5Rows: null, reps: null, ingest: null, duckdbThreads: null, bounds: true };
+  const options = { quick: false, shapes: null, peers: null, variants: false, json: null, md: null, s5Rows: null, reps: null, ingest: null, duckdbThreads: null, bounds: true, load: true, loadOnly: false };
   const list = (value) => value.split(',').map((s) => s.trim()).filter(Boolean);
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
@@ -41,6 +44,9 @@ export function parseArgs(argv) {
       case '--no-ingest': options.ingest = false; break;
       case '--duckdb-threads': options.duckdbThreads = count(); break;
       case '--no-bounds': options.bounds = false; break;
+      case '--load': options.load = true; break;
+      case '--no-load': options.load = false; break;
+      case '--load-only': options.loadOnly = true; options.load = true; options.ingest = false; options.bounds = false; options.shapes = []; break;
       case '-h': case '--help': options.help = true; break;
       default: throw new Error(`bench: unknown option '${arg}'\n${USAGE}`);
     }

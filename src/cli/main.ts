@@ -11,6 +11,7 @@ import { reportError } from './output.js';
 import { registerQueryCommand } from './query.js';
 import { registerServeCommand } from './serve.js';
 import { registerTableCommand } from './table.js';
+import { registerVerifyCommand } from './verify.js';
 
 // A reader that stops early (`crosstab info x.arrow | head -1`) is not an error: exit quietly.
 process.stdout.on('error', (error: NodeJS.ErrnoException) => {
@@ -42,6 +43,7 @@ registerBuildCommand(program);
 registerQueryCommand(program);
 registerTableCommand(program);
 registerInfoCommand(program);
+registerVerifyCommand(program);
 registerServeCommand(program);
 registerKeysCommand(program);
 registerDemoCommand(program);

@@ -12,6 +12,7 @@ import {
   type StoredVariable,
 } from './format.js';
 import type { RawColumn, RawTable } from './raw-table.js';
+import { weightOrder } from './weight-order.js';
 import type { StabilityThresholds } from '../facade/types.js';
 
 export interface CompileOptions {
@@ -20,52 +21,86 @@ export interface CompileOptions {
   units?: number;
   stability?: StabilityThresholds;
   codebook?: Codebook;
+  /**
+   * Let go of each input column once its buffers are made (the build's own table): the
+   * input's memory shrinks as the output is written. Default false (the table is kept).
+   */
+  consume?: boolean;
 }
 
-export interface CompiledBuffer {
+/** One buffer of the dataset as planned before its bytes exist. */
+export interface BufferSpec {
   name: string;
   kind: BufferKind;
   count: number;
-  data: Uint8Array;
+  /** Exact size in bytes, before padding to BUFFER_ALIGN. */
+  bytes: number;
 }
 
 export interface CompiledDataset {
   meta: StoredMeta;
-  buffers: CompiledBuffer[];
+  /** Every buffer, in file order; sizes are known before any is made. */
+  specs: BufferSpec[];
+  /**
+   * The buffers' bytes in the order of `specs`, each made when asked for: a writer that
+   * writes each before asking for the next holds one variable's buffers at a time.
+   */
+  data(): Iterable<Uint8Array>;
+  /**
+   * A variable's 1-based value ranks (0 = blank) and a weight's values, per respondent in
+   * input order: what a build-time check that does not depend on respondent order (the
+   * survey design) reads. Valid until `data()` has made that variable's buffers.
+   */
+  inputRanks(variable: string): Uint32Array;
+  inputWeights(weight: string): Float64Array;
 }
 
-/** Turns dictionary-encoded columns into variables, index columns and code containers. */
-export function compileDataset(input: RawTable, options: CompileOptions): CompiledDataset {
-  const table = sortByWeight(input);
-  const rows = table.rows;
-  const words = bitsetWords(rows);
-  const buffers: CompiledBuffer[] = [];
-  const add = (buffer: CompiledBuffer): number => buffers.push(buffer) - 1;
+interface PlannedVariable {
+  column: RawColumn;
+  remap: Uint32Array;
+  counts: number[];
+  dense: boolean[] | undefined;
+}
 
-  const weights = table.weights.map((weight) => {
-    const padded = new Float64Array(words * 64);
-    padded.set(weight.values);
-    return { name: weight.name, buffer: add({ name: `weight:${weight.name}`, kind: BufferKind.weights, count: rows, data: bytesOf(padded) }) };
-  });
+/**
+ * Plans a dataset from dictionary-encoded columns: variables, dictionaries, counts, and the
+ * kind and size of every buffer (index columns and code containers). The bytes are made
+ * later, one variable at a time, by `data()`.
+ */
+export function compileDataset(input: RawTable, options: CompileOptions): CompiledDataset {
+  const rows = input.rows;
+  const words = bitsetWords(rows);
+  const specs: BufferSpec[] = [];
+  const add = (spec: BufferSpec): number => specs.push(spec) - 1;
+
+  const weights = input.weights.map((weight) => ({
+    name: weight.name,
+    buffer: add({ name: `weight:${weight.name}`, kind: BufferKind.weights, count: rows, bytes: words * 64 * 8 }),
+  }));
 
   const variables: StoredVariable[] = [];
+  const planned: PlannedVariable[] = [];
   const skipped: StoredMeta['skipped'] = [];
-  for (const column of table.columns) {
+  for (const column of input.columns) {
     const described = options.codebook?.variables[column.name];
     const verdict = classifyColumn(column, rows);
     if (verdict.kind === 'skip') {
       skipped.push({ column: column.name, reason: verdict.reason });
+      // An id column's dictionary can be most of the input's memory (ACS SERIALNO).
+      if (options.consume === true) Object.assign(column, { ids: new Uint8Array(0), dictionary: [] });
       continue;
     }
     const { values, remap } = sortDictionary(column, verdict.kind);
     const counts = new Array<number>(values.length).fill(0);
-    const index = makeIndex(column.ids, remap, values.length, words);
     let missing = 0;
+    const ids = column.ids;
     for (let row = 0; row < rows; row++) {
-      const rank = remap[column.ids[row]!]!;
+      const rank = remap[ids[row]!]!;
       if (rank === 0) missing++;
       else counts[rank - 1]!++;
     }
+    const indexKind = values.length <= 0xff ? BufferKind.indexU8 : values.length <= 0xffff ? BufferKind.indexU16 : BufferKind.indexU32;
+    const width = indexKind === BufferKind.indexU8 ? 1 : indexKind === BufferKind.indexU16 ? 2 : 4;
     const variable: StoredVariable = {
       name: column.name,
       kind: verdict.kind,
@@ -73,18 +108,28 @@ export function compileDataset(input: RawTable, options: CompileOptions): Compil
       values,
       counts,
       missing,
-      index: add({ name: `index:${column.name}`, kind: index.kind, count: rows, data: index.data }),
+      index: add({ name: `index:${column.name}`, kind: indexKind, count: rows, bytes: words * 64 * width }),
     };
     const label = described?.label ?? column.label;
     if (label !== undefined) variable.label = label;
     const valueLabels = { ...column.valueLabels, ...described?.values };
     if (Object.keys(valueLabels).length > 0) variable.valueLabels = valueLabels;
+    let dense: boolean[] | undefined;
     if (values.length <= CODE_LIMIT) {
-      variable.codes = makeCodes(index.ranks, counts, words, rows).map((code, rank) =>
-        add({ name: `code:${column.name}=${values[rank]}`, ...code }),
+      // A dense bitset when the value is common, a sorted list of respondent numbers when
+      // the list is smaller than the bitset (as roaring does).
+      dense = counts.map((count) => count * 4 >= words * 8);
+      variable.codes = counts.map((count, rank) =>
+        add({
+          name: `code:${column.name}=${values[rank]}`,
+          kind: dense![rank] ? BufferKind.dense : BufferKind.sparse,
+          count,
+          bytes: dense![rank] ? words * 8 : count * 4,
+        }),
       );
     }
     variables.push(variable);
+    planned.push({ column, remap, counts, dense });
   }
 
   const meta: StoredMeta = {
@@ -98,33 +143,44 @@ export function compileDataset(input: RawTable, options: CompileOptions): Compil
     variables,
     codes: options.codebook?.codes ?? [],
     skipped,
-    source: table.source.split(/[\\/]/).pop() ?? table.source,
+    source: input.source.split(/[\\/]/).pop() ?? input.source,
     createdAt: new Date().toISOString(),
   };
-  return { meta, buffers };
+  const inputRanks = (name: string): Uint32Array => {
+    const found = planned.find((entry) => entry.column.name === name);
+    if (!found) throw new Error(`compile: no variable ${name}`);
+    const ranks = new Uint32Array(rows);
+    for (let row = 0; row < rows; row++) ranks[row] = found.remap[found.column.ids[row]!]!;
+    return ranks;
+  };
+  const inputWeights = (name: string): Float64Array => {
+    const found = input.weights.find((weight) => weight.name === name);
+    if (!found) throw new Error(`compile: no weight ${name}`);
+    return found.values;
+  };
+  return { meta, specs, data: () => makeBuffers(input, planned, words, options.consume === true), inputRanks, inputWeights };
 }
 
 /**
- * Stores respondents in order of their default weight (ties in input order). Nothing in a
- * crosstab depends on respondent order, and runs of equal weights let the kernel take a
- * 64-bit word's weighted sum as popcount x weight (see wordWeights in assembly/index.ts).
+ * Respondents are stored in order of their default weight (ties in input order). Nothing
+ * in a crosstab depends on respondent order, and runs of equal weights let the kernel take
+ * a 64-bit word's weighted sum as popcount x weight (see wordWeights in assembly/index.ts).
  */
-function sortByWeight(table: RawTable): RawTable {
-  const weight = table.weights[0];
-  if (!weight) return table;
-  const values = weight.values;
-  const order = new Uint32Array(table.rows);
-  for (let row = 0; row < order.length; row++) order[row] = row;
-  order.sort((a, b) => values[a]! - values[b]! || a - b);
-  const permute = <T extends Float64Array | Uint32Array>(source: T, target: T): T => {
-    for (let row = 0; row < order.length; row++) target[row] = source[order[row]!]!;
-    return target;
-  };
-  return {
-    ...table,
-    weights: table.weights.map((w) => ({ ...w, values: permute(w.values, new Float64Array(table.rows)) })),
-    columns: table.columns.map((column) => ({ ...column, ids: permute(column.ids, new Uint32Array(table.rows)) })),
-  };
+function* makeBuffers(input: RawTable, planned: PlannedVariable[], words: number, consume: boolean): Generator<Uint8Array> {
+  const rows = input.rows;
+  const order = weightOrder(input.weights[0]?.values, rows);
+  for (const weight of input.weights) {
+    const padded = new Float64Array(words * 64);
+    const values = weight.values;
+    for (let row = 0; row < rows; row++) padded[row] = values[order[row]!]!;
+    yield bytesOf(padded);
+  }
+  for (const { column, remap, counts, dense } of planned) {
+    const ranks = makeIndex(column.ids, remap, order, counts.length, words);
+    if (consume) column.ids = new Uint8Array(0);
+    yield bytesOf(ranks);
+    if (dense) yield* makeCodes(ranks, counts, dense, words, rows);
+  }
 }
 
 /**
@@ -154,38 +210,34 @@ function sortDictionary(column: RawColumn, kind: 'numeric' | 'text'): { values: 
   return { values, remap };
 }
 
-function makeIndex(ids: Uint32Array, remap: Uint32Array, distinct: number, words: number) {
+/** Per stored respondent (input row order[r]), the rank of its value: the index column. */
+function makeIndex(ids: ArrayLike<number>, remap: Uint32Array, order: Uint32Array, distinct: number, words: number) {
   const length = words * 64;
   const ranks = distinct <= 0xff ? new Uint8Array(length) : distinct <= 0xffff ? new Uint16Array(length) : new Uint32Array(length);
-  for (let row = 0; row < ids.length; row++) ranks[row] = remap[ids[row]!]!;
-  const kind = distinct <= 0xff ? BufferKind.indexU8 : distinct <= 0xffff ? BufferKind.indexU16 : BufferKind.indexU32;
-  return { ranks, kind, data: bytesOf(ranks) };
+  for (let row = 0; row < order.length; row++) ranks[row] = remap[ids[order[row]!]!]!;
+  return ranks;
 }
 
 /**
  * One container per value: a dense bitset when the value is common, a sorted list of
- * respondent numbers when the list is smaller than the bitset (as roaring does), so a
- * rare value (a PUMA, an occupation) costs 4 bytes per respondent, not N/8 bytes.
+ * respondent numbers otherwise, so a rare value (a PUMA, an occupation) costs 4 bytes
+ * per respondent, not N/8 bytes.
  */
-function makeCodes(ranks: ArrayLike<number>, counts: number[], words: number, rows: number) {
-  const denseBytes = words * 8;
-  const isDense = counts.map((count) => count * 4 >= denseBytes);
-  const bitsets = counts.map((_, rank) => (isDense[rank] ? new BigUint64Array(words) : undefined));
-  const words32 = bitsets.map((bits) => (bits ? new Uint32Array(bits.buffer) : undefined));
-  const lists = counts.map((count, rank) => (isDense[rank] ? undefined : new Uint32Array(count)));
+function* makeCodes(ranks: ArrayLike<number>, counts: number[], dense: boolean[], words: number, rows: number): Generator<Uint8Array> {
+  const bitsets = counts.map((_, rank) => (dense[rank] ? new Uint32Array(words * 2) : undefined));
+  const lists = counts.map((count, rank) => (dense[rank] ? undefined : new Uint32Array(count)));
   const filled = new Array<number>(counts.length).fill(0);
   for (let row = 0; row < rows; row++) {
     const rank = ranks[row]!;
     if (rank === 0) continue;
-    const bits = words32[rank - 1];
+    const bits = bitsets[rank - 1];
     if (bits) bits[row >>> 5]! |= 1 << (row & 31);
     else lists[rank - 1]![filled[rank - 1]!++] = row;
   }
-  return counts.map((count, rank) =>
-    isDense[rank]
-      ? { kind: BufferKind.dense, count, data: bytesOf(words32[rank]!) }
-      : { kind: BufferKind.sparse, count, data: bytesOf(lists[rank]!) },
-  );
+  for (let rank = 0; rank < counts.length; rank++) {
+    yield bytesOf(bitsets[rank] ?? lists[rank]!);
+    bitsets[rank] = lists[rank] = undefined;
+  }
 }
 
 function bytesOf(view: ArrayBufferView): Uint8Array {

@@ -1,13 +1,16 @@
 /**
  * The on-disk dataset format: one Arrow IPC file holding a table of buffers.
  *
- * Each row of the table is one buffer: `name` (for humans), `kind` (BufferKind), `count`
- * (respondents set / listed) and `data` (Binary; the bytes, zero-padded to 64 bytes so
- * that once a record batch's value buffer is copied into kernel memory at a 64-byte
- * boundary, every buffer starts on a cache line). The schema metadata carries:
+ * Each row of the table is one buffer: `data` (Binary; the bytes, zero-padded to 64 bytes
+ * so that once a record batch's value buffer is read into kernel memory at a 64-byte
+ * boundary, every buffer starts on a cache line), `name` (for humans), `kind`
+ * (BufferKind), `count` (respondents set / listed) and `hash` (XXH64 of the stored bytes,
+ * 16 hex digits). The schema metadata carries:
  * - `crosstab.format`: FORMAT_VERSION; a reader refuses any other value.
  * - `crosstab.meta`: StoredMeta as JSON (survey, variables with dictionaries, codebook...).
- * - `crosstab.checksum`: sha256 over every batch's `data` bytes, then the meta JSON.
+ * - `crosstab.checksum`: sha256 of the format, the meta JSON and every column of every row
+ *   of the buffer table but the bytes themselves, which their `hash` covers
+ *   (see buffer-table.ts). Version 1 hashed the bytes and the meta but not `kind`/`count`.
  *
  * Respondent-level layouts (see assembly/index.ts): with W = bitsetWords(respondents),
  * a dense bitset is W u64 words, a weight vector W*64 f64, an index column W*64 ranks of
@@ -16,7 +19,7 @@
 import type { CodeInfo, StabilityThresholds } from '../facade/types.js';
 import type { StoredDesign } from './design.js';
 
-export const FORMAT_VERSION = 'crosstab-engine/1';
+export const FORMAT_VERSION = 'crosstab-engine/2';
 export const META_KEY = 'crosstab.meta';
 export const FORMAT_KEY = 'crosstab.format';
 export const CHECKSUM_KEY = 'crosstab.checksum';

@@ -1,3 +1,5 @@
+import type { RowIds } from './row-ids.js';
+
 /**
  * What an input reader (CSV, later SPSS .sav / Parquet / Arrow) hands to the dataset
  * compiler: every column dictionary-encoded, weights parsed and validated.
@@ -11,8 +13,8 @@ export interface RawColumn {
    * Row id `k` (k >= 1) means `dictionary[k - 1]`; id 0 means blank (missing).
    */
   dictionary: string[];
-  /** One id per row, `ids.length === rows`. */
-  ids: Uint32Array;
+  /** One id per row, `ids.length === rows`, in the narrowest array that holds the ids. */
+  ids: RowIds;
   /** Variable label (from a labelled input such as .sav), if any. */
   label?: string;
   /** Value labels keyed by the value's text, if any. */

@@ -1,12 +1,13 @@
 import type { ReadStream } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
-import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
-import { CsvError, parse } from 'csv-parse';
+import { CsvError } from 'csv-parse';
+import { CsvRecords } from './csv-records.js';
 import { CrosstabError, ErrorCode } from '../errors.js';
 import { suggest } from '../query/suggest.js';
 import type { RawTable, ReadOptions } from './raw-table.js';
+import { grownIds, idLimit, rowIds, type RowIds, widened } from './row-ids.js';
 import { checkReadOptions, unreadable } from './table-encoder.js';
 
 const progressEveryRows = 65_536;
@@ -29,8 +30,11 @@ const decimalNumber = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
  * `invalid_option` for bad `options`, including an `exclude` name not in the header;
  * `invalid_input` for bad data, with `file`, `line` (1-based physical line, the header is
  * line 1), `field` (the column) and `hint` in `details`.
+ *
+ * `tokenizer` is for tests: `fastPath: false` parses everything with csv-parse (the
+ * reference of the fast path, see csv-records.ts), `chunkBytes` sets the read size.
  */
-export async function readCsv(path: string, options: ReadOptions): Promise<RawTable> {
+export async function readCsv(path: string, options: ReadOptions, tokenizer: { fastPath?: boolean; chunkBytes?: number } = {}): Promise<RawTable> {
   checkReadOptions(path, options);
   const handle = await open(path, 'r').catch((error: unknown) => {
     throw unreadable(path, error);
@@ -41,27 +45,14 @@ export async function readCsv(path: string, options: ReadOptions): Promise<RawTa
     const magic = Buffer.alloc(2);
     const { bytesRead } = await handle.read(magic, 0, 2, 0);
     const gzip = bytesRead === 2 && magic[0] === 0x1f && magic[1] === 0x8b;
-    const file = (source = handle.createReadStream({ start: 0, highWaterMark: readChunkBytes }));
+    const file = (source = handle.createReadStream({ start: 0, highWaterMark: tokenizer.chunkBytes ?? readChunkBytes }));
     const builder = new TableBuilder(path, options);
     const onProgress = options.onProgress;
-    const sink = new Writable({
-      objectMode: true,
-      highWaterMark: 1024,
-      write(record: string[], _encoding, done) {
-        try {
-          builder.add(record);
-          if (onProgress !== undefined && builder.rows % progressEveryRows === 0) onProgress(file.bytesRead, size);
-        } catch (error) {
-          return done(error as Error);
-        }
-        done();
-      },
-    });
-    // Any of the three line endings ends a record, so a file mixing LF and CRLF cannot
-    // leave a stray '\r' in values. Field counts are checked by TableBuilder, which knows
-    // physical line numbers (csv-parse counts a quoted CRLF as two lines).
-    const parser = parse({ bom: true, relax_column_count: true, record_delimiter: ['\r\n', '\n', '\r'] });
-    await (gzip ? pipeline(file, createGunzip(), parser, sink) : pipeline(file, parser, sink));
+    const sink = new CsvRecords((record, plain) => {
+      builder.add(record, plain);
+      if (onProgress !== undefined && builder.rows % progressEveryRows === 0) onProgress(file.bytesRead, size);
+    }, tokenizer.fastPath !== false);
+    await (gzip ? pipeline(file, createGunzip(), sink) : pipeline(file, sink));
     const table = builder.finish();
     onProgress?.(size, size);
     return table;
@@ -77,7 +68,12 @@ interface ColumnBuilder {
   position: number;
   codes: Map<string, number>;
   dictionary: string[];
-  ids: Uint32Array;
+  /** Ids of the rows from the current chunk's start on. */
+  ids: RowIds;
+  /** Full chunks before it (narrower ones from before the column widened). */
+  sealed: RowIds[];
+  /** Largest id `ids` holds before it must widen. */
+  limit: number;
   /** Survey files repeat a value row after row (sorted by state, household...): comparing
    * with the previous value skips hashing it; about 1 s of 37 on the ACS file. */
   lastValue: string;
@@ -88,7 +84,15 @@ interface WeightBuilder {
   name: string;
   position: number;
   values: Float64Array;
+  sealed: Float64Array[];
 }
+
+/**
+ * Rows per chunk of the growing columns. Columns grow by whole chunks, not by doubling and
+ * copying: no copy of the whole table is ever made, and at most one chunk per column is
+ * unused, so a 22-million-row input holds about its ids and weights, not up to twice them.
+ */
+const chunkRows = 1 << 20;
 
 /** Turns parsed records into encoded columns and weights, counting physical lines. */
 class TableBuilder {
@@ -100,19 +104,22 @@ class TableBuilder {
   private columns: ColumnBuilder[] = [];
   private weights: WeightBuilder[] = [];
   private capacity = initialRowCapacity;
+  /** Row at which the current chunk of every column starts. */
+  private chunkStart = 0;
 
   constructor(
     private readonly path: string,
     private readonly options: ReadOptions,
   ) {}
 
-  add(record: string[]): void {
+  /** `plain`: the record is one physical line (no quoted line breaks to count). */
+  add(record: string[], plain = false): void {
     const line = this.nextLine;
-    this.nextLine += 1 + lineBreaksIn(record);
+    this.nextLine += plain ? 1 : 1 + lineBreaksIn(record);
     if (this.header === undefined) return this.setHeader(record, line);
     if (record.length !== this.header.length) throw this.raggedRow(this.header, record, line);
-    if (this.rows === this.capacity) this.grow();
-    const row = this.rows;
+    if (this.rows - this.chunkStart === this.capacity) this.grow();
+    const row = this.rows - this.chunkStart;
     for (const weight of this.weights) weight.values[row] = this.parseWeight(record[weight.position]!, weight.name, line);
     for (const column of this.columns) {
       const value = record[column.position]!;
@@ -120,15 +127,20 @@ class TableBuilder {
       if (value !== column.lastValue) {
         let id = column.codes.get(value);
         if (id === undefined) {
-          id = column.dictionary.push(value);
-          column.codes.set(value, id);
+          const own = ownString(value);
+          id = column.dictionary.push(own);
+          column.codes.set(own, id);
+          if (id > column.limit) {
+            column.ids = widened(column.ids, id);
+            column.limit = idLimit(column.ids);
+          }
         }
         column.lastValue = value;
         column.lastId = id;
       }
       column.ids[row] = column.lastId;
     }
-    this.rows = row + 1;
+    this.rows++;
   }
 
   finish(): RawTable {
@@ -139,13 +151,19 @@ class TableBuilder {
       throw dataError(this.path, this.headerLine, undefined, 'the file has a header but no data rows', 'Add one row per respondent below the header.');
     }
     const rows = this.rows;
-    // Trim one column at a time and drop the oversized buffer at once, to keep the peak low.
+    const tail = rows - this.chunkStart;
+    // One column at a time: its chunks are joined and dropped before the next column's.
     const columns = this.columns.map((column) => {
-      const ids = column.ids.length === rows ? column.ids : column.ids.slice(0, rows);
-      column.ids = new Uint32Array(0);
+      const ids = joined([...column.sealed, column.ids.subarray(0, tail)], rowIds(rows, column.limit));
+      column.ids = rowIds(0);
+      column.sealed = [];
       return { name: column.name, dictionary: column.dictionary, ids };
     });
-    const weights = this.weights.map(({ name, values }) => ({ name, values: values.length === rows ? values : values.slice(0, rows) }));
+    const weights = this.weights.map((weight) => {
+      const values = joined([...weight.sealed, weight.values.subarray(0, tail)], new Float64Array(rows));
+      weight.sealed = [];
+      return { name: weight.name, values };
+    });
     return { source: this.path, rows, columns, weights };
   }
 
@@ -169,7 +187,7 @@ class TableBuilder {
     for (const name of this.options.weights) {
       const position = positions.get(name);
       if (position === undefined) throw missingColumn(path, line, name, header);
-      this.weights.push({ name, position, values: new Float64Array(this.capacity) });
+      this.weights.push({ name, position, values: new Float64Array(this.capacity), sealed: [] });
     }
     const excluded = new Set(this.options.exclude);
     for (const name of excluded) {
@@ -178,16 +196,29 @@ class TableBuilder {
     const weightNames = new Set(this.options.weights);
     header.forEach((name, position) => {
       if (weightNames.has(name) || excluded.has(name)) return;
-      this.columns.push({ name, position, codes: new Map(), dictionary: [], ids: new Uint32Array(this.capacity), lastValue: '', lastId: 0 });
+      this.columns.push({ name, position, codes: new Map(), dictionary: [], ids: rowIds(this.capacity), sealed: [], limit: 0xff, lastValue: '', lastId: 0 });
     });
     this.header = header;
     this.headerLine = line;
   }
 
+  /** The current chunk is full: double it while it is small, else start a new one. */
   private grow(): void {
-    this.capacity *= 2;
-    for (const column of this.columns) column.ids = grown(column.ids, new Uint32Array(this.capacity));
-    for (const weight of this.weights) weight.values = grown(weight.values, new Float64Array(this.capacity));
+    if (this.capacity < chunkRows) {
+      this.capacity *= 2;
+      for (const column of this.columns) column.ids = grownIds(column.ids, this.capacity);
+      for (const weight of this.weights) weight.values = grown(weight.values, new Float64Array(this.capacity));
+      return;
+    }
+    for (const column of this.columns) {
+      column.sealed.push(column.ids);
+      column.ids = rowIds(chunkRows, column.limit);
+    }
+    for (const weight of this.weights) {
+      weight.sealed.push(weight.values);
+      weight.values = new Float64Array(chunkRows);
+    }
+    this.chunkStart += this.capacity;
   }
 
   private parseWeight(text: string, name: string, line: number): number {
@@ -219,9 +250,30 @@ class TableBuilder {
   }
 }
 
-function grown<T extends Uint32Array | Float64Array>(values: T, into: T): T {
+/** `chunks` one after the other in `into` (as wide as the widest chunk). */
+function joined<T extends RowIds | Float64Array>(chunks: ArrayLike<number>[], into: T): T {
+  let at = 0;
+  for (const chunk of chunks) {
+    into.set(chunk, at);
+    at += chunk.length;
+  }
+  return into;
+}
+
+function grown(values: Float64Array, into: Float64Array): Float64Array {
   into.set(values);
   return into;
+}
+
+/**
+ * A copy of `text` that does not keep its source alive. The fast path's fields are V8
+ * slices of a whole decoded chunk; a slice of 13 characters or more (an id such as ACS
+ * SERIALNO) kept in a dictionary would keep its 256 KB chunk, and with it the whole file,
+ * in memory. A round trip through bytes gives a flat string of its own (43 bytes for a
+ * 13-character id where a slice of a copy takes 75: measured on 2 million ids).
+ */
+function ownString(text: string): string {
+  return text.length < 13 ? text : Buffer.from(text, 'utf8').toString('utf8');
 }
 
 /** Line breaks inside the fields of a record (quoted multi-line values); CRLF counts once. */

@@ -1,11 +1,14 @@
-import { createHash } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
-import { DataType, type Int, type Table, tableFromIPC } from 'apache-arrow';
+import { closeSync, fstatSync, openSync } from 'node:fs';
+import { DataType, type Field, type Int, type Schema } from 'apache-arrow';
 import { CrosstabError, ErrorCode } from '../errors.js';
 import { bitsetWords } from '../kernel/exports.js';
-import type { KernelMemory } from '../kernel/memory.js';
+import type { Kernel } from '../kernel/kernel.js';
+import { ArrowFileProblem, type BatchLocation, readArrowStructure, readAt } from './arrow-file.js';
+import { datasetChecksum, HASH_CHARS } from './buffer-table.js';
 import { paddedSize } from './compile.js';
 import { BufferKind, CHECKSUM_KEY, FORMAT_KEY, FORMAT_VERSION, META_KEY, type StoredMeta } from './format.js';
+import { type BufferEntry, lazyDataset, readParallel } from './lazy-buffers.js';
+import { rebuildCommand } from './rebuild-command.js';
 
 /** A buffer of the dataset, now in kernel memory. */
 export interface LoadedBuffer {
@@ -20,113 +23,176 @@ export interface LoadedDataset {
   checksum: string;
   /** u64 words of every bitset of this dataset. */
   words: number;
+  /** Every buffer; queries take them through buffer(), which checks each before its first use. */
   buffers: LoadedBuffer[];
   /** Kernel memory held by this dataset, released on close. */
   regions: Array<{ ptr: number; bytes: number }>;
+  /** The buffer at `row`, checked against its XXH64 the first time it is used. */
+  buffer(row: number): LoadedBuffer;
+  /** Checks every buffer not checked yet; returns how many buffers and bytes the dataset has. */
+  verifyAll(): { buffers: number; bytes: number };
+  /** Closes the file; buffers not read yet can no longer be read. The caller releases `regions`. */
+  close(): void;
 }
 
 export interface LoadOptions {
-  /** Recompute the sha256 checksum (default true). */
-  verify?: boolean;
+  /**
+   * Integrity checks. The buffer table and metadata are always checked against the dataset
+   * checksum at open. Buffer bytes: `true` (default) checks each buffer against its XXH64
+   * before a query first reads it; `'full'` checks them all before openDataset resolves;
+   * `false` never checks them.
+   */
+  verify?: boolean | 'full';
+  /**
+   * Read every buffer into kernel memory at open (`true`), or each one when a query first
+   * needs it (`false`, the default: opening takes the time of reading the metadata, and
+   * memory grows with the buffers queries use). `verify: 'full'` reads everything.
+   */
+  preload?: boolean;
 }
 
-const MAGIC = 'ARROW1';
 
 /**
- * Reads a dataset file, validates it, and copies its buffers into kernel memory: one
- * bulk copy per record batch, no per-value conversion.
+ * Opens a dataset file: reads its footer and buffer table and checks them against the
+ * dataset checksum. Buffer bytes are read straight into kernel memory (no intermediate copy
+ * of the file): each buffer when a query first needs it, or all of them at once with
+ * `preload`. The file stays open until close().
  */
-export async function loadDataset(path: string, memory: KernelMemory, options: LoadOptions = {}): Promise<LoadedDataset> {
-  let file: Buffer;
+export async function loadDataset(path: string, kernel: Kernel, options: LoadOptions = {}): Promise<LoadedDataset> {
+  let fd: number;
+  let size: number;
   try {
-    file = await readFile(path);
+    fd = openSync(path, 'r');
+    size = fstatSync(fd).size;
   } catch (error) {
     throw new CrosstabError(ErrorCode.fileNotFound, `${path}: cannot read the dataset (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`, {
       file: path,
       hint: 'Check the path, or build the dataset with `crosstab build`.',
     });
   }
-  const table = parseArrow(path, file);
-  const metadata = table.schema.metadata;
-  const format = metadata.get(FORMAT_KEY);
-  if (format === undefined) throw corrupt(path, 'is an Arrow file but not a crosstab-engine dataset (no crosstab.format metadata)');
-  if (format !== FORMAT_VERSION) {
-    throw new CrosstabError(ErrorCode.unsupportedVersion, `${path}: dataset format "${format}" is not supported; this version reads "${FORMAT_VERSION}"`, {
-      file: path,
-      hint: 'Rebuild the dataset from its source with this version of `crosstab build`.',
-    });
-  }
-  const metaJson = metadata.get(META_KEY) ?? '';
-  const checksum = metadata.get(CHECKSUM_KEY) ?? '';
-  checkColumns(path, table);
-  const batchBytes = table.batches.map((batch) => {
-    const data = batch.getChild('data')!.data[0]!;
-    return data.values.subarray(0, data.valueOffsets[batch.numRows]!) as Uint8Array;
-  });
-  if (options.verify !== false) {
-    const hash = createHash('sha256');
-    for (const bytes of batchBytes) hash.update(bytes);
-    hash.update(metaJson);
-    if (hash.digest('hex') !== checksum) throw corrupt(path, 'fails its checksum (the file was modified or damaged)');
-  }
-  let meta: StoredMeta;
-  try {
-    meta = JSON.parse(metaJson) as StoredMeta;
-  } catch {
-    throw corrupt(path, 'has unreadable metadata');
-  }
-  const words = bitsetWords(meta.respondents);
-
-  const buffers: LoadedBuffer[] = [];
+  const memory = kernel.memory;
   const regions: LoadedDataset['regions'] = [];
   try {
-    table.batches.forEach((batch, b) => {
-      const bytes = batchBytes[b]!;
-      const ptr = memory.alloc(bytes.byteLength);
-      regions.push({ ptr, bytes: bytes.byteLength });
-      memory.bytes(ptr, bytes.byteLength).set(bytes);
-      const data = batch.getChild('data')!.data[0]!;
-      const kinds = batch.getChild('kind')!.toArray() as Uint8Array;
-      const counts = batch.getChild('count')!.toArray() as Uint32Array;
-      for (let row = 0; row < batch.numRows; row++) {
-        const kind = kinds[row] as BufferKind;
-        const count = counts[row]!;
-        const stored = data.valueOffsets[row + 1]! - data.valueOffsets[row]!;
-        const expected = expectedBytes(kind, count, words);
-        if (expected === undefined || paddedSize(expected) !== stored) {
-          throw corrupt(path, `has a malformed buffer ${buffers.length} (kind ${kind}, ${stored} bytes)`);
+    let structure: ReturnType<typeof readArrowStructure>;
+    try {
+      structure = readArrowStructure(fd, size);
+    } catch (error) {
+      throw error instanceof ArrowFileProblem ? structureError(path, error.message) : error;
+    }
+    const { schema, batches } = structure;
+    const metaJson = checkFormat(path, schema);
+    checkColumns(path, schema);
+    let meta: StoredMeta;
+    try {
+      meta = JSON.parse(metaJson) as StoredMeta;
+    } catch {
+      throw corrupt(path, 'has unreadable metadata');
+    }
+    const words = bitsetWords(meta.respondents);
+    const column = (name: string) => schema.fields.findIndex((field: Field) => field.name === name);
+    const at = { data: column('data'), name: column('name'), kind: column('kind'), count: column('count'), hash: column('hash') };
+    const entries: BufferEntry[] = [];
+    const batchReads: Array<{ ptr: number; fileOffset: number; bytes: number }> = [];
+    for (const batch of batches) {
+      const rows = readRows(path, fd, batch, at);
+      const values = batch.fields[at.data]![2]!;
+      if (values.length !== rows.end) throw corrupt(path, `has a data column of ${values.length} bytes where its offsets say ${rows.end}`);
+      // Fresh kernel memory is not touched until a buffer is read into it: it costs no RSS.
+      const ptr = memory.alloc(values.length, false);
+      regions.push({ ptr, bytes: values.length });
+      batchReads.push({ ptr, fileOffset: values.offset, bytes: values.length });
+      for (const row of rows.entries) {
+        row.fileOffset = values.offset + row.ptr;
+        row.ptr += ptr;
+        const expected = expectedBytes(row.kind, row.count, words);
+        if (expected === undefined || paddedSize(expected) !== row.stored) {
+          throw corrupt(path, `has a malformed buffer ${entries.length} (${row.name}: kind ${row.kind}, ${row.stored} bytes)`);
         }
-        buffers.push({ ptr: ptr + data.valueOffsets[row]!, kind, count });
+        entries.push(row);
       }
-    });
-    checkMeta(path, meta, buffers);
+    }
+    const checksum = schema.metadata.get(CHECKSUM_KEY) ?? '';
+    if (datasetChecksum(metaJson, entries) !== checksum) throw corrupt(path, 'fails its checksum (the file was modified or damaged)');
+    checkMeta(path, meta, entries);
+    const loaded = new Uint8Array(entries.length);
+    if (options.preload === true || options.verify === 'full') {
+      await Promise.all(batchReads.map((batch) => readParallel(fd, batch.fileOffset, memory.bytes(batch.ptr, batch.bytes))));
+      loaded.fill(1);
+    }
+    const dataset = lazyDataset({ path, meta, checksum, words, entries, regions, kernel, fd, loaded, verify: options.verify ?? true, corrupt });
+    if (options.verify === 'full') dataset.verifyAll();
+    return dataset;
   } catch (error) {
     for (const region of regions) memory.release(region.ptr, region.bytes);
+    closeSync(fd);
     throw error;
   }
-  return { path, meta, checksum, words, buffers, regions };
 }
 
-function parseArrow(path: string, file: Buffer): Table {
-  if (file.byteLength < 12 || file.toString('latin1', 0, 6) !== MAGIC) {
-    throw corrupt(path, 'is not a dataset file (no Arrow IPC file signature)');
+/** The small columns of one batch (everything but the data bytes), as entries with relative pointers. */
+function readRows(path: string, fd: number, batch: BatchLocation, at: Record<'data' | 'name' | 'kind' | 'count' | 'hash', number>) {
+  const n = batch.rows;
+  const region = (field: number, buffer: number, bytes: number) => {
+    const found = batch.fields[field]![buffer]!;
+    if (found.length < bytes) throw corrupt(path, `has a buffer table column shorter than its ${n} rows`);
+    return readAt(fd, found.offset, bytes);
+  };
+  const int32 = (bytes: Uint8Array) => new Int32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4);
+  const offsets = int32(region(at.data, 1, (n + 1) * 4));
+  const nameOffsets = int32(region(at.name, 1, (n + 1) * 4));
+  const names = region(at.name, 2, Math.max(0, nameOffsets[n]!));
+  const kinds = region(at.kind, 1, n);
+  const countBytes = region(at.count, 1, n * 4);
+  const counts = new Uint32Array(countBytes.buffer, countBytes.byteOffset, n);
+  const hashOffsets = int32(region(at.hash, 1, (n + 1) * 4));
+  const hashes = region(at.hash, 2, n * HASH_CHARS);
+  const text = new TextDecoder();
+  const entries: BufferEntry[] = [];
+  if (offsets[0] !== 0) throw corrupt(path, 'has a data column that does not start at offset 0');
+  for (let row = 0; row < n; row++) {
+    const stored = offsets[row + 1]! - offsets[row]!;
+    if (stored < 0 || nameOffsets[row + 1]! < nameOffsets[row]! || hashOffsets[row + 1]! - hashOffsets[row]! !== HASH_CHARS) {
+      throw corrupt(path, `has a malformed buffer table row ${row}`);
+    }
+    entries.push({
+      ptr: offsets[row]!,
+      fileOffset: 0,
+      kind: kinds[row] as BufferKind,
+      count: counts[row]!,
+      name: text.decode(names.subarray(nameOffsets[row]!, nameOffsets[row + 1]!)),
+      stored,
+      hash: text.decode(hashes.subarray(hashOffsets[row]!, hashOffsets[row + 1]!)),
+    });
   }
-  if (file.toString('latin1', file.byteLength - 6) !== MAGIC) {
-    throw corrupt(path, 'is truncated (the Arrow IPC footer is missing)');
-  }
-  try {
-    return tableFromIPC(file);
-  } catch (error) {
-    throw corrupt(path, `is damaged: the Arrow IPC structure cannot be read (${(error as Error).message})`);
-  }
+  return { entries, end: offsets[n]! };
 }
 
-function checkColumns(path: string, table: Table): void {
-  const type = (name: string) => table.schema.fields.find((field) => field.name === name)?.type;
+/** The metadata JSON of a dataset of this format version; other versions are refused. */
+function checkFormat(path: string, schema: Schema): string {
+  const metadata = schema.metadata;
+  const format = metadata.get(FORMAT_KEY);
+  if (format === undefined) throw corrupt(path, 'is an Arrow file but not a crosstab-engine dataset (no crosstab.format metadata)');
+  const metaJson = metadata.get(META_KEY) ?? '';
+  if (format !== FORMAT_VERSION) {
+    const command = rebuildCommand(path, metaJson);
+    throw new CrosstabError(ErrorCode.unsupportedVersion, `${path}: dataset format "${format}" is not supported; this version reads "${FORMAT_VERSION}"`, {
+      file: path,
+      hint: command
+        ? `Rebuild it from its source with this version: ${command}`
+        : 'Rebuild the dataset from its source with this version of `crosstab build`.',
+    });
+  }
+  return metaJson;
+}
+
+function checkColumns(path: string, schema: Schema): void {
+  const type = (name: string) => schema.fields.find((field) => field.name === name)?.type;
   const isUint = (t: unknown, bits: number) => DataType.isInt(t) && (t as Int).bitWidth === bits && !(t as Int).isSigned;
   if (!isUint(type('kind'), 8)) throw corrupt(path, 'lacks the "kind" column of a dataset');
   if (!isUint(type('count'), 32)) throw corrupt(path, 'lacks the "count" column of a dataset');
   if (!DataType.isBinary(type('data'))) throw corrupt(path, 'lacks the "data" column of a dataset');
+  if (!DataType.isUtf8(type('name'))) throw corrupt(path, 'lacks the "name" column of a dataset');
+  if (!DataType.isUtf8(type('hash'))) throw corrupt(path, 'lacks the "hash" column of a dataset');
 }
 
 function expectedBytes(kind: BufferKind, count: number, words: number): number | undefined {
@@ -166,7 +232,13 @@ function checkMeta(path: string, meta: StoredMeta, buffers: LoadedBuffer[]): voi
   if (!ok) throw corrupt(path, 'has metadata that does not match its buffers');
 }
 
-function corrupt(path: string, what: string): CrosstabError {
+function structureError(path: string, problem: string): CrosstabError {
+  if (problem === 'signature') return corrupt(path, 'is not a dataset file (no Arrow IPC file signature)');
+  if (problem === 'truncated') return corrupt(path, 'is truncated (the Arrow IPC footer is missing)');
+  return corrupt(path, `is damaged: the Arrow IPC structure cannot be read (${problem})`);
+}
+
+export function corrupt(path: string, what: string): CrosstabError {
   return new CrosstabError(ErrorCode.corruptDataset, `${path}: ${what}`, {
     file: path,
     hint: 'Rebuild the dataset with `crosstab build`; if it was copied, copy it again.',

@@ -2,6 +2,7 @@ import type { FileHandle } from 'node:fs/promises';
 import { CrosstabError, ErrorCode } from '../errors.js';
 import { suggest } from '../query/suggest.js';
 import type { RawColumn, RawTable, RawWeight, ReadOptions } from './raw-table.js';
+import { grownIds, idLimit, rowIds, type RowIds, widened } from './row-ids.js';
 
 /**
  * A value as a typed reader (SPSS, Parquet, Arrow) hands it over. `null`, `undefined`,
@@ -25,7 +26,8 @@ const decimalNumber = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
 /** Dictionary-encodes one column: distinct values as text in first-seen order, ids per row. */
 export class ColumnEncoder {
   readonly dictionary: string[] = [];
-  ids: Uint32Array;
+  ids: RowIds;
+  private limit: number;
   private readonly codes = new Map<string | number | bigint | boolean, number>();
   /** Survey files repeat a value row after row: comparing with the last one skips a lookup. */
   private lastValue: CellValue = undefined;
@@ -35,7 +37,8 @@ export class ColumnEncoder {
     readonly source: SourceColumn,
     capacity: number,
   ) {
-    this.ids = new Uint32Array(capacity);
+    this.ids = rowIds(capacity);
+    this.limit = idLimit(this.ids);
   }
 
   set(row: number, value: CellValue): void {
@@ -47,6 +50,10 @@ export class ColumnEncoder {
       if (id === undefined) {
         id = this.dictionary.push(String(value));
         this.codes.set(value, id);
+        if (id > this.limit) {
+          this.ids = widened(this.ids, id);
+          this.limit = idLimit(this.ids);
+        }
       }
       this.lastValue = value;
       this.lastId = id;
@@ -144,7 +151,7 @@ export class TableEncoder {
   reserve(rows: number): void {
     if (rows <= this.capacity) return;
     this.capacity = Math.max(rows, this.capacity * 2);
-    for (const column of this.columns) if (column) column.ids = grown(column.ids, new Uint32Array(this.capacity));
+    for (const column of this.columns) if (column) column.ids = grownIds(column.ids, this.capacity);
     for (const weight of this.weights) weight.values = grown(weight.values, new Float64Array(this.capacity));
   }
 
@@ -154,7 +161,7 @@ export class TableEncoder {
     for (const column of this.columns) {
       if (!column) continue;
       const ids = column.ids.length === rows ? column.ids : column.ids.slice(0, rows);
-      column.ids = new Uint32Array(0);
+      column.ids = rowIds(0);
       const { name, label, valueLabels } = column.source;
       const raw: RawColumn = { name, dictionary: column.dictionary, ids };
       if (label !== undefined && label !== '') raw.label = label;
@@ -166,7 +173,7 @@ export class TableEncoder {
   }
 }
 
-function grown<T extends Uint32Array | Float64Array>(values: T, into: T): T {
+function grown(values: Float64Array, into: Float64Array): Float64Array {
   into.set(values);
   return into;
 }

@@ -1,106 +1,195 @@
-import { createHash, randomBytes } from 'node:crypto';
-import { open, rename, rm } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { type FileHandle, open, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { Binary, Field, makeData, RecordBatch, Schema, Struct, Table, tableToIPC, Uint32, Uint8, Utf8, vectorFromArray } from 'apache-arrow';
-import type { CompiledBuffer, CompiledDataset } from './compile.js';
+import { Schema } from 'apache-arrow';
+import { MetadataVersion } from 'apache-arrow/enum';
+import { FileBlock, Footer } from 'apache-arrow/ipc/metadata/file';
+import { BufferRegion, FieldNode, Message, RecordBatch } from 'apache-arrow/ipc/metadata/message';
+import { mainThreadKernel } from '../kernel/kernel.js';
+import { StreamingChecksum } from '../kernel/checksum.js';
+import { type BufferRow, bufferFields, datasetChecksum, HASH_CHARS } from './buffer-table.js';
+import type { BufferSpec, CompiledDataset } from './compile.js';
 import { paddedSize } from './compile.js';
 import { CHECKSUM_KEY, FORMAT_KEY, FORMAT_VERSION, META_KEY } from './format.js';
 
 /** Record batches are cut so that no batch's value buffer exceeds this (Binary offsets are i32). */
 const BATCH_BYTES = 256 * 1024 * 1024;
-
-export const bufferFields = [
-  new Field('name', new Utf8(), false),
-  new Field('kind', new Uint8(), false),
-  new Field('count', new Uint32(), false),
-  new Field('data', new Binary(), false),
-];
+/** Every region of a batch body starts on a 64-byte boundary, as kernel memory does. */
+const REGION_ALIGN = 64;
+const MAGIC = new TextEncoder().encode('ARROW1');
 
 /** Temp files of builds under way, removed if the process is interrupted. */
 export const pendingOutputs = new Set<string>();
 
 /**
- * Writes a compiled dataset as an Arrow IPC file: to a temporary file beside `out`,
- * flushed to disk, then renamed over `out`, so a failed or interrupted build never
- * leaves a partial dataset behind.
+ * Writes a compiled dataset as an Arrow IPC file, streaming: each buffer is hashed and
+ * written as soon as it is made, so the writer holds one buffer, not the dataset. The file
+ * goes to a temporary name beside `out`, is flushed to disk, then renamed over `out`: a
+ * failed or interrupted build never leaves a partial dataset behind.
  */
 export async function writeDataset(dataset: CompiledDataset, out: string): Promise<{ bytes: number; checksum: string }> {
-  const batches = cutBatches(dataset.buffers);
-  const metaJson = JSON.stringify(dataset.meta);
-  const hash = createHash('sha256');
-  for (const batch of batches) hash.update(batch.bytes);
-  hash.update(metaJson);
-  const checksum = hash.digest('hex');
-
-  const schema = new Schema(
-    bufferFields,
-    new Map([
-      [FORMAT_KEY, FORMAT_VERSION],
-      [META_KEY, metaJson],
-      [CHECKSUM_KEY, checksum],
-    ]),
-  );
-  const table = new Table(schema, batches.map((batch) => toRecordBatch(schema, batch)));
-  const bytes = tableToIPC(table, 'file');
-
   const temp = join(dirname(out), `.${basename(out)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
   pendingOutputs.add(temp);
+  const checksums = new StreamingChecksum(mainThreadKernel());
   try {
     const file = await open(temp, 'wx');
+    let written: { bytes: number; checksum: string };
     try {
-      await file.writeFile(bytes);
+      written = await writeFile(new Output(file), dataset, checksums);
       await file.sync();
     } finally {
       await file.close();
     }
     await rename(temp, out);
+    return written;
   } catch (error) {
     await rm(temp, { force: true });
     throw error;
   } finally {
+    checksums.dispose();
     pendingOutputs.delete(temp);
   }
-  return { bytes: bytes.byteLength, checksum };
 }
 
-interface BatchParts {
-  buffers: CompiledBuffer[];
-  offsets: Int32Array;
-  bytes: Uint8Array;
-}
+async function writeFile(output: Output, dataset: CompiledDataset, checksums: StreamingChecksum) {
+  const metaJson = JSON.stringify(dataset.meta);
+  await output.write(MAGIC);
+  await output.pad(8);
+  const rows: BufferRow[] = [];
+  const blocks: FileBlock[] = [];
+  const source = dataset.data()[Symbol.iterator]();
+  for (const batch of cutBatches(dataset.specs)) {
+    const layout = batchLayout(batch);
+    const message = Message.encode(
+      Message.from(new RecordBatch(batch.length, layout.nodes, layout.regions, null), layout.bodyBytes) as Message,
+    );
+    const metaBytes = (message.byteLength + 8 + 7) & ~7;
+    blocks.push(new FileBlock(metaBytes, layout.bodyBytes, output.position));
+    await output.write(new Uint8Array(Int32Array.of(-1, metaBytes - 8).buffer));
+    await output.write(message);
+    await output.pad(8);
+    const bodyStart = output.position;
 
-function cutBatches(buffers: CompiledBuffer[]): BatchParts[] {
-  const batches: BatchParts[] = [];
-  let start = 0;
-  while (start < buffers.length) {
-    let end = start;
-    let size = 0;
-    while (end < buffers.length && (end === start || size + paddedSize(buffers[end]!.data.byteLength) <= BATCH_BYTES)) {
-      size += paddedSize(buffers[end]!.data.byteLength);
-      end++;
+    await output.write(new Uint8Array(layout.dataOffsets.buffer));
+    await output.padTo(bodyStart + layout.valuesAt);
+    for (const spec of batch) {
+      const next = source.next();
+      if (next.done || next.value.byteLength !== spec.bytes) {
+        throw new Error(`dataset writer: buffer ${spec.name} has ${next.done ? 'no' : next.value.byteLength} bytes, ${spec.bytes} were planned`);
+      }
+      const padding = paddedSize(spec.bytes) - spec.bytes;
+      const padded = padding === 0 ? next.value : withPadding(next.value, padding);
+      rows.push({ name: spec.name, kind: spec.kind, count: spec.count, stored: padded.byteLength, hash: checksums.of(padded) });
+      await output.write(padded);
     }
-    const slice = buffers.slice(start, end);
-    const offsets = new Int32Array(slice.length + 1);
-    const bytes = new Uint8Array(size);
-    let at = 0;
-    slice.forEach((buffer, i) => {
-      bytes.set(buffer.data, at);
-      at += paddedSize(buffer.data.byteLength);
-      offsets[i + 1] = at;
-    });
-    batches.push({ buffers: slice, offsets, bytes });
-    start = end;
+    const tail = batchTail(rows.slice(rows.length - batch.length));
+    for (const [region, bytes] of tail) {
+      await output.padTo(bodyStart + layout.regions[region]!.offset);
+      await output.write(bytes);
+    }
+    await output.padTo(bodyStart + layout.bodyBytes);
   }
+  if (!source.next().done) throw new Error('dataset writer: more buffers were made than planned');
+
+  const checksum = datasetChecksum(metaJson, rows);
+  const schema = new Schema(bufferFields, new Map([[FORMAT_KEY, FORMAT_VERSION], [META_KEY, metaJson], [CHECKSUM_KEY, checksum]]));
+  const footer = Footer.encode(new Footer(schema, MetadataVersion.V5, blocks, []));
+  await output.write(new Uint8Array(Int32Array.of(-1, 0).buffer));
+  await output.write(footer);
+  await output.write(new Uint8Array(Int32Array.of(footer.byteLength).buffer));
+  await output.write(MAGIC);
+  return { bytes: output.position, checksum };
+}
+
+/** Buffer regions of one batch, in the order of bufferFields (validity, offsets, values...). */
+function batchLayout(batch: BufferSpec[]) {
+  const n = batch.length;
+  const dataOffsets = new Int32Array(n + 1);
+  batch.forEach((spec, i) => (dataOffsets[i + 1] = dataOffsets[i]! + paddedSize(spec.bytes)));
+  const names = batch.map((spec) => Buffer.byteLength(spec.name));
+  const sizes = [
+    0, (n + 1) * 4, dataOffsets[n]!, // data: validity, offsets, values
+    0, (n + 1) * 4, names.reduce((a, b) => a + b, 0), // name
+    0, n, // kind
+    0, n * 4, // count
+    0, (n + 1) * 4, n * HASH_CHARS, // hash
+  ];
+  let at = 0;
+  const regions = sizes.map((size) => {
+    const region = new BufferRegion(at, size);
+    at += Math.ceil(size / REGION_ALIGN) * REGION_ALIGN;
+    return region;
+  });
+  const nodes = bufferFields.map(() => new FieldNode(n, 0));
+  return { nodes, regions, bodyBytes: at, dataOffsets, valuesAt: regions[2]!.offset };
+}
+
+/** The regions written after the data values, now that every hash is known: [region, bytes]. */
+function batchTail(rows: BufferRow[]): Array<[number, Uint8Array]> {
+  const utf8 = (texts: string[]): [Uint8Array, Uint8Array] => {
+    const encoded = texts.map((text) => Buffer.from(text));
+    const offsets = new Int32Array(texts.length + 1);
+    encoded.forEach((bytes, i) => (offsets[i + 1] = offsets[i]! + bytes.byteLength));
+    return [new Uint8Array(offsets.buffer), Buffer.concat(encoded)];
+  };
+  const [nameOffsets, nameBytes] = utf8(rows.map((row) => row.name));
+  const [hashOffsets, hashBytes] = utf8(rows.map((row) => row.hash));
+  return [
+    [4, nameOffsets],
+    [5, nameBytes],
+    [7, Uint8Array.from(rows, (row) => row.kind)],
+    [9, new Uint8Array(Uint32Array.from(rows, (row) => row.count).buffer)],
+    [11, hashOffsets],
+    [12, hashBytes],
+  ];
+}
+
+function cutBatches(specs: BufferSpec[]): BufferSpec[][] {
+  const batches: BufferSpec[][] = [];
+  let batch: BufferSpec[] = [];
+  let size = 0;
+  for (const spec of specs) {
+    const bytes = paddedSize(spec.bytes);
+    if (batch.length > 0 && size + bytes > BATCH_BYTES) {
+      batches.push(batch);
+      batch = [];
+      size = 0;
+    }
+    batch.push(spec);
+    size += bytes;
+  }
+  if (batch.length > 0 || batches.length === 0) batches.push(batch);
   return batches;
 }
 
-function toRecordBatch(schema: Schema, batch: BatchParts): RecordBatch {
-  const length = batch.buffers.length;
-  const children = [
-    vectorFromArray(batch.buffers.map((buffer) => buffer.name), new Utf8()).data[0]!,
-    makeData({ type: new Uint8(), length, nullCount: 0, data: Uint8Array.from(batch.buffers, (buffer) => buffer.kind) }),
-    makeData({ type: new Uint32(), length, nullCount: 0, data: Uint32Array.from(batch.buffers, (buffer) => buffer.count) }),
-    makeData({ type: new Binary(), length, nullCount: 0, valueOffsets: batch.offsets, data: batch.bytes }),
-  ];
-  return new RecordBatch(schema, makeData({ type: new Struct(schema.fields), length, nullCount: 0, children }));
+function withPadding(bytes: Uint8Array, padding: number): Uint8Array {
+  const padded = new Uint8Array(bytes.byteLength + padding);
+  padded.set(bytes);
+  return padded;
+}
+
+/** Sequential writes to a file, tracking the position. */
+class Output {
+  position = 0;
+  private static readonly zeros = new Uint8Array(REGION_ALIGN);
+
+  constructor(private readonly file: FileHandle) {}
+
+  async write(bytes: Uint8Array): Promise<void> {
+    let done = 0;
+    while (done < bytes.byteLength) {
+      const { bytesWritten } = await this.file.write(bytes, done, bytes.byteLength - done, this.position + done);
+      done += bytesWritten;
+    }
+    this.position += bytes.byteLength;
+  }
+
+  /** Zero bytes up to the next multiple of `align`. */
+  pad(align: number): Promise<void> {
+    return this.padTo(Math.ceil(this.position / align) * align);
+  }
+
+  async padTo(position: number): Promise<void> {
+    while (this.position < position) await this.write(Output.zeros.subarray(0, Math.min(REGION_ALIGN, position - this.position)));
+  }
 }

@@ -80,13 +80,10 @@ export async function buildDataset(input: string, options: BuildOptions): Promis
     units: checked.units ?? 1,
     ...(checked.stability ? { stability: checked.stability } : {}),
     ...(codebook ? { codebook } : {}),
+    consume: true,
   });
   if (checked.design) {
-    const weightValues = (name: string): Float64Array => {
-      const buffer = compiled.buffers[compiled.meta.weights.find((weight) => weight.name === name)!.buffer]!;
-      return new Float64Array(buffer.data.slice().buffer, 0, compiled.meta.respondents);
-    };
-    const design = declareDesign(compiled.meta, checked.design, (variable) => compiledRanks(compiled, variable), weightValues);
+    const design = declareDesign(compiled.meta, checked.design, (variable) => compiled.inputRanks(variable.name), compiled.inputWeights);
     if (design) compiled.meta.design = design;
   }
   // Every named code must parse and bind now, not at the first query.
@@ -108,21 +105,11 @@ export async function buildDataset(input: string, options: BuildOptions): Promis
     out: checked.out,
     respondents: compiled.meta.respondents,
     variables: compiled.meta.variables.length,
-    codes: compiled.buffers.filter((buffer) => buffer.name.startsWith('code:')).length,
+    codes: compiled.specs.filter((spec) => spec.name.startsWith('code:')).length,
     bytes: written.bytes,
     skipped: compiled.meta.skipped,
     checksum: written.checksum,
   };
-}
-
-/** The 1-based value ranks of a compiled variable's index column (0 = blank). */
-function compiledRanks(compiled: CompiledDataset, variable: StoredVariable): ArrayLike<number> {
-  const buffer = compiled.buffers[variable.index]!;
-  const bytes = buffer.data.slice(); // aligned copy
-  const n = compiled.meta.respondents;
-  if (buffer.kind === BufferKind.indexU8) return bytes.subarray(0, n);
-  if (buffer.kind === BufferKind.indexU16) return new Uint16Array(bytes.buffer, 0, n);
-  return new Uint32Array(bytes.buffer, 0, n);
 }
 
 function validateBuildOptions(options: BuildOptions): BuildOptions {

@@ -37,8 +37,14 @@ export async function openDataset(path: string, options: OpenOptions = {}): Prom
   if (!['auto', 'inline', 'pool'].includes(execution)) {
     throw invalidOption('execution', 'must be "auto", "inline" or "pool"', 'Leave it out for automatic planning.');
   }
+  if (options.verify !== undefined && options.verify !== true && options.verify !== false && options.verify !== 'full') {
+    throw invalidOption('verify', 'must be true, false or "full"', 'Leave it out to check each buffer before its first use; "full" checks all at open.');
+  }
+  if (options.preload !== undefined && typeof options.preload !== 'boolean') {
+    throw invalidOption('preload', 'must be true or false', 'Pass preload: true to read every buffer at open.');
+  }
   const kernel = mainThreadKernel();
-  const data = await loadDataset(path, kernel.memory, options);
+  const data = await loadDataset(path, kernel, options);
   return new Dataset(data, kernel, new Evaluator(kernel, data), execution);
 }
 
@@ -159,12 +165,23 @@ export class Dataset {
     return [...this.resolver.resolve(requireString(expression, 'expression')).groups.keys()].sort();
   }
 
+  /**
+   * Checks every buffer of the dataset against its checksum now (openDataset checks each
+   * one before a query first reads it). Throws `corrupt_dataset` naming the first damaged
+   * buffer; returns how many buffers and bytes the dataset holds.
+   */
+  verify(): { buffers: number; bytes: number } {
+    this.checkOpen();
+    return this.data.verifyAll();
+  }
+
   /** Releases the dataset's kernel memory. Queries after close() reject with `dataset_closed`. */
   close(): void {
     if (this.closed) return;
     this.closed = true;
     this.design.dispose();
     this.evaluator.dispose();
+    this.data.close();
     const memory = this.kernel.memory;
     for (const region of this.data.regions) memory.release(region.ptr, region.bytes);
   }

@@ -81,7 +81,7 @@ export class DatasetDesign {
     const memory = this.kernel.memory;
     const n = this.data.meta.respondents;
     const ranks = (variable: StoredVariable): ArrayLike<number> => {
-      const buffer = this.data.buffers[variable.index]!;
+      const buffer = this.data.buffer(variable.index);
       const bytes = memory.memory.buffer;
       if (buffer.kind === BufferKind.indexU8) return new Uint8Array(bytes, buffer.ptr, n);
       if (buffer.kind === BufferKind.indexU16) return new Uint16Array(bytes, buffer.ptr, n);

@@ -4,7 +4,7 @@
  * See assembly/index.ts for the memory layout each function expects.
  */
 /** Must equal kernelAbi() of the compiled kernel (assembly/index.ts). */
-export const KERNEL_ABI = 6;
+export const KERNEL_ABI = 7;
 
 export interface KernelExports {
   kernelAbi(): number;
@@ -41,6 +41,11 @@ export interface KernelExports {
     nRows: number, nColumns: number, weights: number, grid: number,
     rowStart: number, bucketColumns: number, bucketWeights: number,
   ): number;
+  /** XXH64 (see assembly/xxhash64.ts); `state` is 48 bytes of scratch. */
+  xxh64Init(state: number, seed: bigint): void;
+  xxh64Update(state: number, ptr: number, len: number): void;
+  xxh64Digest(state: number, ptr: number, len: number): bigint;
+  xxh64(state: number, ptr: number, len: number): bigint;
   groupByMulti(
     base: number, fromWord: number, toWord: number,
     rowVars: number, nRowVars: number, colVars: number, nColVars: number,

@@ -26,6 +26,8 @@ export class Kernel {
   readonly memory: KernelMemory;
   /** 32 bytes where cell functions store their f64 sums (and count). */
   readonly out: number;
+  /** 64 bytes of hash state for the checksum functions (src/kernel/checksum.ts). */
+  readonly scratchState: number;
   private readonly sums: Float64Array;
 
   constructor(memory: KernelMemory, out?: number) {
@@ -39,6 +41,7 @@ export class Kernel {
       });
     }
     this.out = out ?? memory.alloc(32);
+    this.scratchState = memory.alloc(64);
     this.sums = new Float64Array(memory.memory.buffer, this.out, 2);
   }
 

@@ -45,7 +45,7 @@ export class Evaluator {
     let ptr: number;
     if (name !== null) {
       const weight = this.data.meta.weights.find((candidate) => candidate.name === name)!;
-      ptr = this.data.buffers[weight.buffer]!.ptr;
+      ptr = this.data.buffer(weight.buffer).ptr;
     } else {
       const length = this.words * 64;
       ptr = this.kernel.memory.alloc(length * 8);
@@ -120,7 +120,7 @@ export class Evaluator {
 
   /** The index column of a variable: pointer and bytes per rank. */
   indexColumn(variable: number): { ptr: number; width: 1 | 2 | 4 } {
-    const index = this.data.buffers[this.data.meta.variables[variable]!.index]!;
+    const index = this.data.buffer(this.data.meta.variables[variable]!.index);
     const width = index.kind === BufferKind.indexU8 ? 1 : index.kind === BufferKind.indexU16 ? 2 : 4;
     return { ptr: index.ptr, width };
   }
@@ -188,7 +188,7 @@ export class Evaluator {
     if (codes && valued.length <= MAX_CODES_TO_OR) {
       k.bitsClear(dst, this.words);
       for (const rank of valued) {
-        const code = this.data.buffers[codes[rank - 1]!]!;
+        const code = this.data.buffer(codes[rank - 1]!);
         if (code.kind === BufferKind.dense) k.bitsOr(dst, dst, code.ptr, this.words);
         else k.bitsOrList(dst, code.ptr, code.count);
       }
@@ -217,7 +217,7 @@ export class Evaluator {
 
   /** dst = respondents whose rank of `variable` is in [lo, hi] (0 = blank). */
   private scan(variable: number, lo: number, hi: number, dst: number): void {
-    const index = this.data.buffers[this.data.meta.variables[variable]!.index]!;
+    const index = this.data.buffer(this.data.meta.variables[variable]!.index);
     const k = this.kernel.exports;
     const n = this.data.meta.respondents;
     if (index.kind === BufferKind.indexU8) k.bitsFromRangeU8(dst, index.ptr, this.words, n, lo, hi);
@@ -233,7 +233,7 @@ export class Evaluator {
   private singleCode(node: Bound) {
     if (node.op !== 'ranks' || node.ranks.length !== 1 || node.ranks[0] === 0) return undefined;
     const codes = this.codesOf(node.variable);
-    return codes ? this.data.buffers[codes[node.ranks[0]! - 1]!] : undefined;
+    return codes ? this.data.buffer(codes[node.ranks[0]! - 1]!) : undefined;
   }
 
   private allocate(): number {

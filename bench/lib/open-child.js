@@ -1,0 +1,18 @@
+// One cold open: node bench/lib/open-child.js DATASET BASE TARGET [preload]
+// Prints one JSON line: ms to import the package, to openDataset, and to the first crosstab
+// answer; RSS after open and after the first query; the answer (checked by the caller).
+const [path, base, target, preload] = process.argv.slice(2);
+const t0 = performance.now();
+const { openDataset } = await import(new URL('../../dist/index.js', import.meta.url).href);
+const t1 = performance.now();
+const ds = await openDataset(path, { preload: preload === 'preload' });
+const t2 = performance.now();
+const rssAfterOpenBytes = process.memoryUsage().rss;
+const result = await ds.crosstab({ base, targets: [target] });
+const t3 = performance.now();
+console.log(JSON.stringify({
+  importMs: t1 - t0, openMs: t2 - t1, firstQueryMs: t3 - t2, openToAnswerMs: t3 - t1,
+  rssAfterOpenBytes, rssAfterQueryBytes: process.memoryUsage().rss,
+  answer: { weighted: result.targets[0].weighted, respondents: result.targets[0].respondents },
+}));
+ds.close();

@@ -1,0 +1,93 @@
+import { closeSync, read } from 'node:fs';
+import { CrosstabError, ErrorCode } from '../errors.js';
+import { checksumInKernel } from '../kernel/checksum.js';
+import type { Kernel } from '../kernel/kernel.js';
+import { ArrowFileProblem, readAt } from './arrow-file.js';
+import type { BufferRow } from './buffer-table.js';
+import type { StoredMeta } from './format.js';
+import type { LoadedBuffer, LoadedDataset } from './reader.js';
+
+/** A buffer of an open dataset: where it goes in kernel memory, where it is in the file, its hash. */
+export interface BufferEntry extends LoadedBuffer, Omit<BufferRow, 'kind'> {
+  /** Where the stored bytes are in the file. */
+  fileOffset: number;
+}
+
+/** Bytes per read when a batch is read in pieces. */
+const READ_PIECE = 8 << 20;
+
+/**
+ * Reads `into.byteLength` bytes at `position` in pieces that libuv's thread pool reads at
+ * once: the page faults of fresh kernel memory and the copies from the page cache are
+ * spread over the cores instead of one thread.
+ */
+export async function readParallel(fd: number, position: number, into: Uint8Array): Promise<void> {
+  const piece = (at: number, length: number, done = 0): Promise<void> =>
+    new Promise<number>((resolve, reject) =>
+      read(fd, into, at + done, length - done, position + at + done, (error, bytesRead) => (error ? reject(error) : resolve(bytesRead))),
+    ).then((bytesRead) => {
+      if (bytesRead === 0) throw new ArrowFileProblem('truncated');
+      return done + bytesRead < length ? piece(at, length, done + bytesRead) : undefined;
+    });
+  const reads: Array<Promise<void>> = [];
+  for (let at = 0; at < into.byteLength; at += READ_PIECE) reads.push(piece(at, Math.min(READ_PIECE, into.byteLength - at)));
+  await Promise.all(reads);
+}
+
+interface LazyParts {
+  path: string;
+  meta: StoredMeta;
+  checksum: string;
+  words: number;
+  entries: BufferEntry[];
+  regions: LoadedDataset['regions'];
+  kernel: Kernel;
+  fd: number;
+  /** Per buffer: 1 once its bytes are in kernel memory. */
+  loaded: Uint8Array;
+  verify: boolean | 'full';
+  /** The reader's `corrupt_dataset` error for this file. */
+  corrupt: (path: string, what: string) => CrosstabError;
+}
+
+export function lazyDataset({ path, meta, checksum, words, entries, regions, kernel, fd, loaded, verify, corrupt }: LazyParts): LoadedDataset {
+  const checked = new Uint8Array(entries.length);
+  let open = true;
+  const load = (row: number) => {
+    const entry = entries[row]!;
+    if (!open) throw new CrosstabError(ErrorCode.closed, `dataset ${path} is closed`, { hint: 'Open it again with openDataset().' });
+    try {
+      readAt(fd, entry.fileOffset, entry.stored, kernel.memory.bytes(entry.ptr, entry.stored));
+    } catch (error) {
+      throw error instanceof ArrowFileProblem ? corrupt(path, `is truncated: buffer ${row} (${entry.name}) is past its end`) : error;
+    }
+    loaded[row] = 1;
+  };
+  const check = (row: number) => {
+    const entry = entries[row]!;
+    if (checksumInKernel(kernel, entry.ptr, entry.stored) !== entry.hash) {
+      throw corrupt(path, `fails the checksum of buffer ${row} (${entry.name}): its bytes were modified or damaged`);
+    }
+    checked[row] = 1;
+  };
+  const buffer = (row: number): LoadedBuffer => {
+    if (loaded[row] === 0) load(row);
+    if (checked[row] === 0 && verify !== false) check(row);
+    return entries[row]!;
+  };
+  const verifyAll = () => {
+    let bytes = 0;
+    for (let row = 0; row < entries.length; row++) {
+      if (loaded[row] === 0) load(row);
+      if (checked[row] === 0) check(row);
+      bytes += entries[row]!.stored;
+    }
+    return { buffers: entries.length, bytes };
+  };
+  const close = () => {
+    if (open) closeSync(fd);
+    open = false;
+  };
+  return { path, meta, checksum, words, buffers: entries, regions, buffer, verifyAll, close };
+}
+

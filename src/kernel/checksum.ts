@@ -1,0 +1,49 @@
+import type { Kernel } from './kernel.js';
+
+/** Bytes copied into kernel memory per step when hashing a buffer that lives outside it. */
+const CHUNK = 1 << 20;
+
+/** XXH64 as 16 lowercase hex digits. */
+function hex(hash: bigint): string {
+  return BigInt.asUintN(64, hash).toString(16).padStart(16, '0');
+}
+
+/** XXH64 of bytes already in kernel memory. */
+export function checksumInKernel(kernel: Kernel, ptr: number, length: number): string {
+  return hex(kernel.exports.xxh64(kernel.scratchState, ptr, length));
+}
+
+/**
+ * Hashes buffers that live in JavaScript memory (the dataset writer) by streaming them
+ * through one reused 1 MiB window of kernel memory: the build never grows kernel memory by
+ * the size of its largest buffer.
+ */
+export class StreamingChecksum {
+  private window = 0;
+
+  constructor(private readonly kernel: Kernel) {}
+
+  /** XXH64 of `bytes` (seed 0). */
+  of(bytes: Uint8Array): string {
+    const { kernel } = this;
+    this.window ||= kernel.memory.alloc(CHUNK, false);
+    const state = kernel.scratchState;
+    kernel.exports.xxh64Init(state, 0n);
+    let at = 0;
+    // Every chunk but the last is a multiple of 32 bytes, as xxh64Update requires.
+    while (bytes.byteLength - at > CHUNK) {
+      kernel.memory.bytes(this.window, CHUNK).set(bytes.subarray(at, at + CHUNK));
+      kernel.exports.xxh64Update(state, this.window, CHUNK);
+      at += CHUNK;
+    }
+    const rest = bytes.byteLength - at;
+    kernel.memory.bytes(this.window, rest).set(bytes.subarray(at));
+    return hex(kernel.exports.xxh64Digest(state, this.window, rest));
+  }
+
+  /** Gives the window back to the kernel allocator. */
+  dispose(): void {
+    if (this.window) this.kernel.memory.release(this.window, CHUNK);
+    this.window = 0;
+  }
+}

@@ -1,0 +1,79 @@
+// The CSV fast path (native split of lines without quotes or '\r') against csv-parse alone
+// on random CSVs: quotes, embedded newlines, CR/CRLF/LF endings, a BOM, blank lines, UTF-8,
+// ragged rows, missing final newline, read in random chunk sizes. The tables, or the errors,
+// must be identical.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { readCsv } from '../src/dataset/read-csv.js';
+import { CrosstabError } from '../src/index.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'crosstab-csv-fast-'));
+let serial = 0;
+
+const plainField = fc.oneof(
+  fc.constantFrom('', '1', '2', '06', '3.5', 'NA', 'x y', 'é', '日本', '-1', ' 7 '),
+  fc.string({ unit: fc.constantFrom('a', 'b', '1', '0', ' ', '.', 'ü') , maxLength: 4 }),
+);
+const quotedField = fc.string({ unit: fc.constantFrom('a', ',', '"', '\n', '\r', '1', ' '), maxLength: 5 }).map((text) => `"${text.replace(/"/g, '""')}"`);
+const weight = fc.oneof(fc.constantFrom('1', '2.5', '0', '3e2', ''), fc.integer({ min: 0, max: 999 }).map(String));
+
+/** A CSV: header w,a,b,c, rows of random fields; sometimes quoted, broken or ragged. */
+const csvText = fc
+  .record({
+    rows: fc.array(
+      fc.record({
+        fields: fc.array(fc.oneof({ weight: 6, arbitrary: plainField }, { weight: 1, arbitrary: quotedField }), { minLength: 2, maxLength: 4 }),
+        weight,
+      }),
+      { minLength: 0, maxLength: 25 },
+    ),
+    ending: fc.constantFrom('\n', '\n', '\n', '\r\n', '\r'),
+    bom: fc.boolean(),
+    finalNewline: fc.boolean(),
+    blankLine: fc.nat({ max: 30 }),
+    strayQuote: fc.nat({ max: 60 }),
+  })
+  .map(({ rows, ending, bom, finalNewline, blankLine, strayQuote }) => {
+    const lines = ['w,a,b,c', ...rows.map((row) => [row.weight, ...row.fields.slice(0, 3)].join(','))];
+    if (blankLine < lines.length && blankLine > 0) lines.splice(blankLine, 0, '');
+    let text = (bom ? '\ufeff' : '') + lines.join(ending) + (finalNewline ? ending : '');
+    if (strayQuote < text.length && strayQuote % 7 === 0) text = `${text.slice(0, strayQuote)}"${text.slice(strayQuote)}`;
+    return text;
+  });
+
+async function outcome(path: string, fastPath: boolean, chunkBytes: number): Promise<unknown> {
+  try {
+    const table = await readCsv(path, { weights: ['w'] }, { fastPath, chunkBytes });
+    return { ...table, columns: table.columns.map((column) => ({ ...column, ids: [...column.ids] })), weights: table.weights.map((w) => ({ name: w.name, values: [...w.values] })) };
+  } catch (error) {
+    if (!(error instanceof CrosstabError)) throw error;
+    return { code: error.code, message: error.message, details: error.details };
+  }
+}
+
+describe('CSV fast path = csv-parse', () => {
+  it('gives the same table or the same error on random CSVs, in any chunk size', async () => {
+    await fc.assert(
+      fc.asyncProperty(csvText, fc.integer({ min: 1, max: 64 }), async (text, chunkBytes) => {
+        const path = join(dir, `random-${serial++}.csv`);
+        writeFileSync(path, text);
+        const reference = await outcome(path, false, 1 << 16);
+        expect(await outcome(path, true, chunkBytes)).toEqual(reference);
+        expect(await outcome(path, true, 1 << 16)).toEqual(reference);
+      }),
+      { numRuns: 400 },
+    );
+  });
+
+  it('switches to csv-parse mid-file with the right line numbers in its errors', async () => {
+    const lines = ['w,a', ...Array.from({ length: 2000 }, (_, i) => `1,${i}`), '1,"open', '1,2'];
+    const path = join(dir, 'late-quote.csv');
+    writeFileSync(path, `${lines.join('\n')}\n`);
+    const fast = (await outcome(path, true, 4096)) as { message: string; details: { line: number } };
+    expect(fast).toEqual(await outcome(path, false, 4096));
+    expect(fast.details.line).toBeGreaterThanOrEqual(2002);
+  });
+});
