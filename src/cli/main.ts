@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { Command } from 'commander';
+import { registerAccountsCommand } from './accounts.js';
 import { registerBuildCommand } from './build.js';
 import { registerDemoCommand } from './demo.js';
 import { registerInfoCommand } from './info.js';
@@ -8,6 +9,7 @@ import { reportError } from './output.js';
 import { registerQueryCommand } from './query.js';
 import { registerServeCommand } from './serve.js';
 import { registerTableCommand } from './table.js';
+import { registerUsageCommand, registerUsersCommand } from './users.js';
 
 const program = new Command('crosstab')
   .description('exact, fast crosstabs over weighted survey data')
@@ -18,6 +20,9 @@ registerTableCommand(program);
 registerInfoCommand(program);
 registerServeCommand(program);
 registerKeysCommand(program);
+registerAccountsCommand(program);
+registerUsersCommand(program);
+registerUsageCommand(program);
 registerDemoCommand(program);
 
 program.parseAsync(process.argv).catch((error: unknown) => {

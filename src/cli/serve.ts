@@ -1,8 +1,10 @@
 import type { Command } from 'commander';
 import { join, resolve } from 'node:path';
 import { CrosstabError, ErrorCode, openDataset, type Dataset } from '../index.js';
-import { addApiKey, createCrosstabHandler, listen, writeKeyFile, KEY_FILE_FORMAT, type AccessLogEntry } from '../http/index.js';
+import { createCrosstabHandler, listen, type AccessLogEntry } from '../http/index.js';
 import { bundledDatasets } from './bundled.js';
+import { databaseOption } from './database-option.js';
+import { openAccessStore, type AccessStore } from './serve-access.js';
 
 interface ServeOptions {
   dataset?: string[];
@@ -15,6 +17,7 @@ interface ServeOptions {
   maxBodyBytes: string;
   publicUrl?: string;
   accessLog?: boolean;
+  database?: string;
 }
 
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
@@ -28,19 +31,6 @@ function integerOption(value: string, option: string, min: number, max: number):
   return number;
 }
 
-/** A fresh key file holding one development key (every survey and group, valid for 24 hours). */
-async function createDevelopmentKey(): Promise<{ path: string; apiKey: string }> {
-  const path = join(DEV_FOLDER, 'dev-keys.json');
-  await writeKeyFile(path, { format: KEY_FILE_FORMAT, keys: [] });
-  const { apiKey } = await addApiKey(path, {
-    surveys: ['_ALL_'],
-    groups: ['_ALL_'],
-    name: 'development',
-    expiresAt: new Date(Date.now() + 24 * 3600 * 1000),
-  });
-  return { path, apiKey };
-}
-
 function exampleTargets(dataset: Dataset): string[] {
   const code = dataset.info.codes[0];
   if (code) return [code.name];
@@ -50,16 +40,15 @@ function exampleTargets(dataset: Dataset): string[] {
 
 /** `crosstab serve`: the REST API over node:http, with graceful shutdown on SIGTERM/SIGINT. */
 export function registerServeCommand(program: Command): void {
-  program
-    .command('serve')
+  databaseOption(program.command('serve'))
     .description('serve the REST API: GET <base>/docs, POST <base>/crosstab, OPTIONS <base>/crosstab')
     .option('--dataset <file>', 'compiled dataset to serve, repeatable (default: the bundled datasets/build/*.arrow)', collect)
-    .option('--keys <file>', 'API key file from `crosstab keys add` (default: a new development key in .crosstab/dev-keys.json, printed once)')
+    .option('--keys <file>', 'API key file from `crosstab keys add --keys` (file mode; default: the accounts and keys of --database)')
     .option('--port <n>', 'TCP port (0 = any free port)', '8080')
     .option('--host <host>', 'interface to listen on', '127.0.0.1')
     .option('--base-path <path>', 'mount path, with a v1 segment', '/v1')
     .option('--cors-origin <origin>', 'allowed browser origin, repeatable (default: any origin)', collect)
-    .option('--ledger <file>', 'usage ledger (NDJSON, one fsync\'d line per billed request)', join(DEV_FOLDER, 'usage.ndjson'))
+    .option('--ledger <file>', 'file mode: usage ledger (NDJSON, one fsync\'d line per billed request)', join(DEV_FOLDER, 'usage.ndjson'))
     .option('--max-body-bytes <n>', 'largest accepted request body', '16384')
     .option('--public-url <url>', 'server URL advertised in GET /docs (default: the base path)')
     .option('--access-log', 'print one JSON line per request to stderr (never API keys)')
@@ -73,17 +62,18 @@ export function registerServeCommand(program: Command): void {
         });
       }
       const datasets: Dataset[] = [];
+      let access: AccessStore | undefined;
       try {
         for (const path of paths) datasets.push(await openDataset(path));
-        const development = options.keys === undefined ? await createDevelopmentKey() : undefined;
-        const keysPath = options.keys ?? (development as { path: string }).path;
+        access = options.keys === undefined ? await openAccessStore(options.database, datasets.map((dataset) => dataset.info.survey)) : undefined;
+        const development = access?.development;
         const log = (entry: AccessLogEntry | { event: string }): void => {
           if (options.accessLog || 'event' in entry || entry.status >= 500) process.stderr.write(`${JSON.stringify(entry)}\n`);
         };
         const handler = await createCrosstabHandler({
           datasets,
-          keys: keysPath,
-          usage: options.ledger,
+          keys: access?.keys ?? (options.keys as string),
+          usage: access?.usage ?? options.ledger,
           basePath: options.basePath,
           corsOrigins: options.corsOrigin ?? '*',
           maxBodyBytes,
@@ -104,11 +94,14 @@ export function registerServeCommand(program: Command): void {
         const surveys = datasets.map((dataset) => dataset.info.survey).join(', ');
         const out = process.stdout;
         out.write(`crosstab serve: ${surveys} listening on ${server.url}\n`);
-        out.write(`  docs:   ${server.url}/docs\n  keys:   ${resolve(keysPath)}\n  ledger: ${resolve(options.ledger)}\n`);
+        out.write(`  docs:   ${server.url}/docs\n`);
+        if (access) out.write(`  access: ${access.db.kind} database ${access.db.kind === 'embedded' ? resolve(access.db.location) : access.db.location}\n`);
+        else out.write(`  keys:   ${resolve(options.keys as string)}\n  ledger: ${resolve(options.ledger)}\n`);
         if (development) {
           const first = datasets[0] as Dataset;
           const body = JSON.stringify({ SurveyCode: first.info.survey, PopulationBaseCode: '*', TargetCodes: exampleTargets(first) });
-          out.write(`\nDevelopment API key (valid 24 h, shown once, new on every start):\n  ${development.apiKey}\n`);
+          out.write(`\nNew database: created the account "development" (every served survey and group) and its portal user\n  ${development.email}  one-time password: ${development.oneTimePassword}\n`);
+          out.write(`\nDevelopment API key (valid 24 h, shown once):\n  ${development.apiKey}\n`);
           out.write(`\nTry:\n  curl -s ${server.url}/crosstab -H 'Content-Type: application/json' -H 'Service-Engine-Authorizer: ${development.apiKey}' -d '${body}'\n`);
         }
 
@@ -125,6 +118,7 @@ export function registerServeCommand(program: Command): void {
         });
         process.stderr.write('crosstab serve: stopped\n');
       } finally {
+        await access?.db.close();
         for (const dataset of datasets) dataset.close();
       }
     });

@@ -53,12 +53,13 @@ export async function authenticate(
  * the engine may use (`undefined` = no restriction).
  */
 export function authorize(key: ApiKeyRecord, info: DatasetInfo, requestedGroup: string | undefined): { allowedGroups: string[] | undefined } | ServiceError {
-  const everyGroup = key.groups.includes(ALL);
-  const entitledGroups = everyGroup ? info.groups : info.groups.filter((group) => key.groups.includes(group));
+  const groups = key.groupsBySurvey?.[info.survey] ?? key.groups;
+  const everyGroup = groups.includes(ALL);
+  const entitledGroups = everyGroup ? info.groups : info.groups.filter((group) => groups.includes(group));
   if (requestedGroup === undefined || requestedGroup === ALL) {
     return { allowedGroups: everyGroup ? undefined : entitledGroups };
   }
-  if (!everyGroup && !key.groups.includes(requestedGroup)) {
+  if (!everyGroup && !groups.includes(requestedGroup)) {
     return serviceError(
       'forbidden_survey',
       `This API key is not entitled to authorization group ${quote(requestedGroup)} of survey ${info.survey}.`,

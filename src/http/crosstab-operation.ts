@@ -70,7 +70,14 @@ export function createCrosstabOperation(context: {
     }
     const response = JSON.stringify(toServiceResponse(result));
     try {
-      await usage.record({ time: new Date().toISOString(), requestId, keyId: key.id, survey: body.SurveyCode, targets: body.TargetCodes.length });
+      await usage.record({
+        time: new Date().toISOString(),
+        requestId,
+        keyId: key.id,
+        survey: body.SurveyCode,
+        targets: body.TargetCodes.length,
+        ...(key.accountId === undefined ? {} : { accountId: key.accountId }),
+      });
     } catch (error) {
       entry.error = (error as Error).stack ?? String(error);
       return serviceError('unavailable', 'The usage of this request could not be recorded; it was not billed.', 'Retry later; if it persists, report the X-Request-Id response header to the provider.');

@@ -1,0 +1,113 @@
+import { hashApiKey, type ApiKeyRecord, type KeyStore } from '../http/index.js';
+import type { Queryable } from './database.js';
+import { iso } from './accounts.js';
+
+/** The rights of a key as the database holds them, fetched at most every `ttlMs`. */
+interface CachedKey {
+  fetchedAt: number;
+  /** undefined: no key has this hash. */
+  row: KeyRightsRow | undefined;
+}
+
+interface KeyRightsRow {
+  id: string;
+  name: string;
+  account_id: string;
+  created_at: Date | string;
+  expires_at: Date | string | null;
+  revoked_at: Date | string | null;
+  account_disabled: boolean;
+  permissions: { survey: string; group: string }[] | string | null;
+}
+
+/** Key, account and permissions in one round trip. */
+const LOOKUP_SQL = `
+  SELECT k.id, k.name, k.account_id, k.created_at, k.expires_at, k.revoked_at, a.disabled AS account_disabled,
+         (SELECT json_agg(json_build_object('survey', p.survey, 'group', p.authorization_group))
+            FROM survey_permissions p WHERE p.account_id = k.account_id) AS permissions
+    FROM api_keys k JOIN accounts a ON a.id = k.account_id
+   WHERE k.hash = $1`;
+
+export interface DbKeyStoreOptions {
+  /**
+   * How long a looked-up key's rights are reused, in ms (default 500): the bound on how
+   * late a revocation or licence change made by another replica takes effect.
+   */
+  ttlMs?: number;
+  /** Most keys (known or unknown) kept in memory (default 10,000). */
+  maxEntries?: number;
+}
+
+/** Builds the record the handler checks, as of `now` (a grace-period revocation can pass). */
+export function keyRecordOf(row: KeyRightsRow, hash: string, now = Date.now()): ApiKeyRecord {
+  const permissions = typeof row.permissions === 'string' ? (JSON.parse(row.permissions) as { survey: string; group: string }[]) : (row.permissions ?? []);
+  const groupsBySurvey: Record<string, string[]> = {};
+  for (const { survey, group } of permissions) (groupsBySurvey[survey] ??= []).push(group);
+  const revokedAt = iso(row.revoked_at);
+  const revoked = row.account_disabled || (revokedAt !== null && Date.parse(revokedAt) <= now);
+  return {
+    id: row.id,
+    name: row.name,
+    hash,
+    surveys: Object.keys(groupsBySurvey),
+    groups: [],
+    groupsBySurvey,
+    accountId: row.account_id,
+    createdAt: iso(row.created_at) as string,
+    expiresAt: iso(row.expires_at),
+    revoked,
+    ...(revokedAt === null ? {} : { revokedAt }),
+  };
+}
+
+/**
+ * API keys from the access database. A key's rights are read with its account's current
+ * licences and permissions, and reused for at most `ttlMs`, so every replica sees a
+ * revocation, a disabled account or a withdrawn licence within that time.
+ */
+export class DbKeyStore implements KeyStore {
+  private readonly cache = new Map<string, CachedKey>();
+  private readonly inFlight = new Map<string, Promise<CachedKey>>();
+  private readonly ttlMs: number;
+  private readonly maxEntries: number;
+
+  constructor(private readonly db: Queryable, options: DbKeyStoreOptions = {}) {
+    this.ttlMs = options.ttlMs ?? 500;
+    this.maxEntries = options.maxEntries ?? 10_000;
+  }
+
+  private fetch(hash: string): Promise<CachedKey> {
+    let pending = this.inFlight.get(hash);
+    if (pending === undefined) {
+      const fetchedAt = Date.now();
+      pending = this.db
+        .query<KeyRightsRow>(LOOKUP_SQL, [hash])
+        .then(({ rows }) => {
+          const entry = { fetchedAt, row: rows[0] };
+          if (this.cache.size >= this.maxEntries) this.cache.clear();
+          this.cache.set(hash, entry);
+          return entry;
+        })
+        .finally(() => this.inFlight.delete(hash));
+      this.inFlight.set(hash, pending);
+    }
+    return pending;
+  }
+
+  async lookup(apiKey: string): Promise<ApiKeyRecord | undefined> {
+    const hash = hashApiKey(apiKey);
+    const now = Date.now();
+    let entry = this.cache.get(hash);
+    if (entry === undefined || now - entry.fetchedAt >= this.ttlMs) entry = await this.fetch(hash);
+    return entry.row === undefined ? undefined : keyRecordOf(entry.row, hash, now);
+  }
+
+  /** Forgets every cached key: changes made by this process apply on the next request. */
+  invalidate(): void {
+    this.cache.clear();
+  }
+
+  async close(): Promise<void> {
+    await Promise.allSettled([...this.inFlight.values()]);
+  }
+}
