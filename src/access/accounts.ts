@@ -98,7 +98,7 @@ export interface AccountLimits {
 
 /** Creates an account with its licences, in one transaction. */
 export async function addAccount(db: Database, name: string, licences: Licences, limits: AccountLimits = {}): Promise<Account> {
-  checkName(name, '--name', 'account name');
+  checkName(name, '--name', 'an account name');
   const id = `acc_${randomBytes(8).toString('hex')}`;
   return db.transaction(async (tx) => {
     const existing = await tx.query('SELECT 1 FROM accounts WHERE name = $1', [name]);

@@ -52,7 +52,7 @@ async function insertKey(tx: Queryable, accountId: string, name: string, expires
 
 /** Creates a key of an account for one environment; the key is returned once, only its hash is kept. */
 export async function addKey(db: Database, options: { account: string; name: string | undefined; expiresAt?: Date | null; userId?: string }): Promise<{ apiKey: string; key: KeyInfo }> {
-  const name = checkName(options.name, '--name', 'key name (the environment, e.g. production or staging)');
+  const name = checkName(options.name, '--name', 'a key name (the environment, e.g. production or staging)');
   return db.transaction(async (tx) => {
     const account = await findAccount(tx, options.account);
     return insertKey(tx, account.id, name, options.expiresAt ?? null, options.userId ?? null);

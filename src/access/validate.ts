@@ -12,7 +12,7 @@ const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}\.[^\s@]{1,63}$/;
 
 export function checkName(value: string | undefined, field: string, what: string): string {
   if (value === undefined || !NAME.test(value)) {
-    throw badInput(field, `must be a ${what}: 1 to 63 letters, digits, "_", "." or "-", starting with a letter or digit; got ${JSON.stringify(value ?? '')}.`);
+    throw badInput(field, `must be ${what}: 1 to 63 letters, digits, "_", "." or "-", starting with a letter or digit; got ${JSON.stringify(value ?? '')}.`);
   }
   return value;
 }
