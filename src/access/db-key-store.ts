@@ -1,4 +1,5 @@
-import { hashApiKey, type ApiKeyRecord, type KeyStore } from '../http/index.js';
+import { hashApiKey, type AdmissionRefusal, type ApiKeyRecord, type KeyStore } from '../http/index.js';
+import { AccountLimiter, type Limits } from './account-limits.js';
 import type { Queryable } from './database.js';
 import { iso } from './accounts.js';
 
@@ -17,12 +18,14 @@ interface KeyRightsRow {
   expires_at: Date | string | null;
   revoked_at: Date | string | null;
   account_disabled: boolean;
+  rate_limit_per_minute: number | null;
+  monthly_quota: number | null;
   permissions: { survey: string; group: string }[] | string | null;
 }
 
 /** Key, account and permissions in one round trip. */
 const LOOKUP_SQL = `
-  SELECT k.id, k.name, k.account_id, k.created_at, k.expires_at, k.revoked_at, a.disabled AS account_disabled,
+  SELECT k.id, k.name, k.account_id, k.created_at, k.expires_at, k.revoked_at, a.disabled AS account_disabled, a.rate_limit_per_minute, a.monthly_quota,
          (SELECT json_agg(json_build_object('survey', p.survey, 'group', p.authorization_group))
             FROM survey_permissions p WHERE p.account_id = k.account_id) AS permissions
     FROM api_keys k JOIN accounts a ON a.id = k.account_id
@@ -70,10 +73,14 @@ export class DbKeyStore implements KeyStore {
   private readonly inFlight = new Map<string, Promise<CachedKey>>();
   private readonly ttlMs: number;
   private readonly maxEntries: number;
+  /** Limits per account, as of the latest lookup of one of its keys. */
+  private readonly limits = new Map<string, Limits>();
+  private readonly limiter: AccountLimiter;
 
   constructor(private readonly db: Queryable, options: DbKeyStoreOptions = {}) {
     this.ttlMs = options.ttlMs ?? 500;
     this.maxEntries = options.maxEntries ?? 10_000;
+    this.limiter = new AccountLimiter(db);
   }
 
   private fetch(hash: string): Promise<CachedKey> {
@@ -86,6 +93,8 @@ export class DbKeyStore implements KeyStore {
           const entry = { fetchedAt, row: rows[0] };
           if (this.cache.size >= this.maxEntries) this.cache.clear();
           this.cache.set(hash, entry);
+          const row = entry.row;
+          if (row !== undefined) this.limits.set(row.account_id, { ratePerMinute: row.rate_limit_per_minute, monthlyQuota: row.monthly_quota });
           return entry;
         })
         .finally(() => this.inFlight.delete(hash));
@@ -100,6 +109,13 @@ export class DbKeyStore implements KeyStore {
     let entry = this.cache.get(hash);
     if (entry === undefined || now - entry.fetchedAt >= this.ttlMs) entry = await this.fetch(hash);
     return entry.row === undefined ? undefined : keyRecordOf(entry.row, hash, now);
+  }
+
+  /** Counts the call against its account's rate limit and monthly quota, if it has any. */
+  admit(key: ApiKeyRecord): Promise<AdmissionRefusal | undefined> {
+    const limits = key.accountId === undefined ? undefined : this.limits.get(key.accountId);
+    if (limits === undefined || (limits.ratePerMinute === null && limits.monthlyQuota === null)) return Promise.resolve(undefined);
+    return this.limiter.admit(key.accountId as string, limits);
   }
 
   /** Forgets every cached key: changes made by this process apply on the next request. */

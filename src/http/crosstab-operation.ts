@@ -30,6 +30,11 @@ export function createCrosstabOperation(context: {
     );
     if (isServiceError(key)) return key;
     entry.keyId = key.id;
+    const refusal = keys.admit === undefined ? undefined : await keys.admit(key);
+    if (refusal !== undefined) {
+      const hint = refusal.code === 'rate_limited' ? 'Slow down: retry after the Retry-After header\'s seconds; ask the provider for a higher contracted rate.' : 'Retry after the Retry-After header\'s seconds (the next month), or ask the provider to raise the quota.';
+      return { ...serviceError(refusal.code, refusal.message, hint), retryAfterSeconds: refusal.retryAfterSeconds };
+    }
 
     if (!isJsonContentType(headerOf(request.headers, 'content-type'))) {
       return serviceError('unsupported_media_type', 'Content-Type must be application/json.', 'Send the body as JSON with the header `Content-Type: application/json`.');

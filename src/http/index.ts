@@ -32,7 +32,7 @@ export type { RunningServer } from './server.js';
 export { NdjsonLedger } from './usage-ledger.js';
 export type { UsageRecord, UsageSink } from './usage-ledger.js';
 export { FileKeyStore } from './key-store.js';
-export type { FileKeyStoreOptions, KeyStore } from './key-store.js';
+export type { AdmissionRefusal, FileKeyStoreOptions, KeyStore } from './key-store.js';
 export {
   API_KEY_PATTERN,
   KEY_FILE_FORMAT,

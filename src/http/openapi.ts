@@ -16,6 +16,7 @@ export const errorSchemaNames: Record<number, string> = {
   408: 'RequestTimeoutError',
   413: 'PayloadTooLargeError',
   415: 'UnsupportedMediaTypeError',
+  429: 'TooManyRequestsError',
   431: 'RequestHeaderFieldsTooLargeError',
   500: 'InternalServerError',
   503: 'ServiceUnavailableError',
@@ -30,6 +31,7 @@ const statusDescriptions: Record<number, string> = {
   408: 'The whole request did not arrive in time.',
   413: 'The request body is larger than the limit.',
   415: 'Content-Type is not application/json with UTF-8.',
+  429: "The account's rate limit or monthly quota is used up; retry after the Retry-After header's seconds. Not billed.",
   431: 'The request headers are too large.',
   500: 'Internal error (a bug); report the X-Request-Id header.',
   503: 'The service is shutting down or cannot record usage; retry later.',
@@ -72,7 +74,7 @@ const corsHeaders = {
 function errorResponse(status: number): object {
   return {
     description: statusDescriptions[status],
-    headers: corsHeaders,
+    headers: status === 429 ? { ...corsHeaders, 'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer', minimum: 1 } } } : corsHeaders,
     content: { 'application/json': { schema: { $ref: `#/components/schemas/${errorSchemaNames[status]}` } } },
   };
 }
@@ -131,7 +133,7 @@ export function buildOpenApiDocument(options: { serverUrl: string; maxBodyBytes:
               headers: corsHeaders,
               content: { 'application/json': { schema: { $ref: '#/components/schemas/CrosstabResponse' } } },
             },
-            ...Object.fromEntries([400, 401, 403, 413, 415, 500, 503].map((status) => [status, errorResponse(status)])),
+            ...Object.fromEntries([400, 401, 403, 413, 415, 429, 500, 503].map((status) => [status, errorResponse(status)])),
           },
         },
         options: {

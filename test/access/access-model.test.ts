@@ -48,9 +48,11 @@ describe.each(stores)('access model on %s', (_name, location) => {
   let server: RunningServer;
   let keys: DbKeyStore;
   let okCalls = 0;
+  let url: string;
 
   beforeAll(async () => {
-    db = await openDatabase(await location());
+    url = await location();
+    db = await openDatabase(url);
     keys = new DbKeyStore(db);
     const handler = await createCrosstabHandler({ datasets, keys, usage: new DbUsageSink(db) });
     server = await listen(handler, { port: 0 });
@@ -169,13 +171,66 @@ describe.each(stores)('access model on %s', (_name, location) => {
     expect((await db.query("SELECT 1 FROM accounts WHERE name = 'half'")).rows).toEqual([]);
   });
 
+  async function rawCall(origin: string, apiKey: string): Promise<{ status: number; retryAfter: string | null; body: { ResultCode?: number; error?: { code: string } } }> {
+    const response = await fetch(`${origin}/crosstab`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'service-engine-authorizer': apiKey },
+      body: JSON.stringify({ SurveyCode: 'GSS', PopulationBaseCode: '*', TargetCodes: ['sex=1'] }),
+    });
+    return { status: response.status, retryAfter: response.headers.get('retry-after'), body: (await response.json()) as never };
+  }
+
+  it('rate limit: 429 with Retry-After and the error body, never billed, counted across two replicas', async () => {
+    await addAccount(db, 'limited', parseLicences(['GSS'], ['GSS:_ALL_']), { rateLimitPerMinute: 4 });
+    const { apiKey } = await addKey(db, { account: 'limited', name: 'production' });
+    // A second replica: its own key store, sink and server; on PostgreSQL its own connection pool.
+    const db2 = url.startsWith('postgres://') ? await openDatabase(url) : db;
+    const server2 = await listen(await createCrosstabHandler({ datasets, keys: new DbKeyStore(db2), usage: new DbUsageSink(db2) }), { port: 0 });
+    try {
+      const minuteBefore = Math.floor(Date.now() / 60_000);
+      const answers = [];
+      for (let i = 0; i < 10; i++) answers.push(await rawCall(i % 2 === 0 ? server.url : server2.url, apiKey));
+      const sameMinute = Math.floor(Date.now() / 60_000) === minuteBefore;
+      const ok = answers.filter((answer) => answer.status === 200).length;
+      // Fixed one-minute windows: within one window exactly the limit passes; across a window boundary at most twice.
+      if (sameMinute) expect(ok).toBe(4);
+      else expect(ok).toBeLessThanOrEqual(8);
+      const refused = answers.filter((answer) => answer.status !== 200);
+      expect(refused.length).toBeGreaterThan(0);
+      for (const answer of refused) {
+        expect(answer.status).toBe(429);
+        expect(answer.body).toMatchObject({ ResultCode: 429, error: { code: 'rate_limited' } });
+        expect(Number(answer.retryAfter)).toBeGreaterThanOrEqual(1);
+        expect(Number(answer.retryAfter)).toBeLessThanOrEqual(60);
+      }
+      const billed = await usageReport(db, { account: 'limited' });
+      expect(billed.calls).toBe(ok);
+    } finally {
+      await server2.close();
+      if (db2 !== db) await db2.close();
+    }
+  });
+
+  it('monthly quota: billed calls up to the quota, then 429 quota_exceeded until next month', async () => {
+    await addAccount(db, 'quota', parseLicences(['GSS'], ['GSS:_ALL_']), { monthlyQuota: 2 });
+    const { apiKey } = await addKey(db, { account: 'quota', name: 'production' });
+    const statuses = [];
+    for (let i = 0; i < 4; i++) statuses.push(await rawCall(server.url, apiKey));
+    expect(statuses.map((answer) => answer.status)).toEqual([200, 200, 429, 429]);
+    expect(statuses[2]?.body.error?.code).toBe('quota_exceeded');
+    const now = new Date();
+    const nextMonth = Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1);
+    expect(Math.abs(Number(statuses[2]?.retryAfter) - (nextMonth - Date.now()) / 1000)).toBeLessThan(5);
+    expect((await usageReport(db, { account: 'quota' })).calls).toBe(2);
+  });
+
   it('bills exactly the 200s, per key, day and survey', async () => {
     const report = await usageReport(db, { account: 'acme', by: 'survey' });
     expect(report.rows).toEqual([
       { survey: 'GSS', calls: 1 },
       { survey: 'NHANES', calls: 2 },
     ]);
-    const all = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM usage');
+    const all = await db.query<{ n: number }>("SELECT count(*)::int AS n FROM usage u JOIN accounts a ON a.id = u.account_id WHERE a.name NOT IN ('limited', 'quota')");
     expect(all.rows[0]?.n).toBe(okCalls);
     const byKey = await usageReport(db, { account: 'acme', by: 'key' });
     expect(byKey.rows).toEqual([expect.objectContaining({ name: 'production', calls: 3 })]);
