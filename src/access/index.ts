@@ -12,7 +12,7 @@ export { addUser, listUsers } from './users.js';
 export type { User } from './users.js';
 export { addKey, listKeys, revokeKey, rotateKey, accountOfKey, MAX_GRACE_SECONDS } from './api-keys.js';
 export type { KeyInfo } from './api-keys.js';
-export { usageReport, parseRangeBound } from './usage-report.js';
+export { usageReport, usageDetail, parseRangeBound } from './usage-report.js';
 export type { UsageGrouping, UsageReport } from './usage-report.js';
 export { DbKeyStore } from './db-key-store.js';
 export type { DbKeyStoreOptions } from './db-key-store.js';

@@ -56,3 +56,17 @@ export async function usageReport(db: Queryable, options: { account: string; fro
   }
   return { account: account.name, from: from?.toISOString() ?? null, to: to?.toISOString() ?? null, by, calls: total.rows[0]?.calls ?? 0, rows };
 }
+
+/** Billed calls per day, key and survey: the rows of the portal's CSV download. */
+export async function usageDetail(db: Queryable, accountName: string, from: Date | null, to: Date | null): Promise<UsageReport> {
+  const account = await findAccount(db, accountName);
+  const { rows } = await db.query<{ day: string; key: string; name: string | null; survey: string; calls: number }>(
+    `SELECT to_char(u.time AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, u.key_id AS key, k.name, u.survey, count(*)::int AS calls
+       FROM usage u LEFT JOIN api_keys k ON k.id = u.key_id
+      WHERE u.account_id = $1 AND ($2::timestamptz IS NULL OR u.time >= $2) AND ($3::timestamptz IS NULL OR u.time < $3)
+      GROUP BY day, u.key_id, k.name, u.survey ORDER BY day, u.key_id, u.survey`,
+    [account.id, from, to],
+  );
+  const calls = rows.reduce((sum, row) => sum + row.calls, 0);
+  return { account: account.name, from: from?.toISOString() ?? null, to: to?.toISOString() ?? null, by: 'day', calls, rows: rows.map((row) => ({ ...row, name: row.name ?? '' })) as never };
+}

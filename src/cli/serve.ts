@@ -5,6 +5,7 @@ import { createCrosstabHandler, listen, type AccessLogEntry } from '../http/inde
 import { bundledDatasets } from './bundled.js';
 import { databaseOption } from './database-option.js';
 import { openAccessStore, type AccessStore } from './serve-access.js';
+import { createPortal, mountPortal } from '../portal/index.js';
 
 interface ServeOptions {
   dataset?: string[];
@@ -80,7 +81,11 @@ export function registerServeCommand(program: Command): void {
           ...(options.publicUrl === undefined ? {} : { serverUrl: options.publicUrl }),
           log,
         });
-        const server = await listen(handler, { port, host: options.host }).catch(async (error: NodeJS.ErrnoException) => {
+        const first = datasets[0] as Dataset;
+        const exampleBody = JSON.stringify({ SurveyCode: first.info.survey, PopulationBaseCode: '*', TargetCodes: exampleTargets(first) });
+        let apiUrl = options.publicUrl ?? '';
+        const served = access ? mountPortal(handler, createPortal({ db: access.db, keys: access.keys, apiUrl: () => apiUrl, exampleBody, ...(options.publicUrl?.startsWith('https:') ? { secureCookies: true } : {}) })) : handler;
+        const server = await listen(served, { port, host: options.host }).catch(async (error: NodeJS.ErrnoException) => {
           await handler.close();
           if (error.code === 'EADDRINUSE' || error.code === 'EACCES') {
             throw new CrosstabError(ErrorCode.invalidOption, `Cannot listen on ${options.host}:${port} (${error.code}).`, {
@@ -91,15 +96,16 @@ export function registerServeCommand(program: Command): void {
           throw error;
         });
 
+        if (apiUrl === '') apiUrl = server.url;
         const surveys = datasets.map((dataset) => dataset.info.survey).join(', ');
         const out = process.stdout;
         out.write(`crosstab serve: ${surveys} listening on ${server.url}\n`);
         out.write(`  docs:   ${server.url}/docs\n`);
+        if (access) out.write(`  portal: ${server.url.slice(0, server.url.length - handler.basePath.length)}/portal\n`);
         if (access) out.write(`  access: ${access.db.kind} database ${access.db.kind === 'embedded' ? resolve(access.db.location) : access.db.location}\n`);
         else out.write(`  keys:   ${resolve(options.keys as string)}\n  ledger: ${resolve(options.ledger)}\n`);
         if (development) {
-          const first = datasets[0] as Dataset;
-          const body = JSON.stringify({ SurveyCode: first.info.survey, PopulationBaseCode: '*', TargetCodes: exampleTargets(first) });
+          const body = exampleBody;
           out.write(`\nNew database: created the account "development" (every served survey and group) and its portal user\n  ${development.email}  one-time password: ${development.oneTimePassword}\n`);
           out.write(`\nDevelopment API key (valid 24 h, shown once):\n  ${development.apiKey}\n`);
           out.write(`\nTry:\n  curl -s ${server.url}/crosstab -H 'Content-Type: application/json' -H 'Service-Engine-Authorizer: ${development.apiKey}' -d '${body}'\n`);
