@@ -1,5 +1,6 @@
 import { hashApiKey, type AdmissionRefusal, type ApiKeyRecord, type KeyStore } from '../http/index.js';
 import { AccountLimiter, type Limits } from './account-limits.js';
+import { accountOfToken, OidcVerifier, type OidcOptions } from './oidc.js';
 import type { Queryable } from './database.js';
 import { iso } from './accounts.js';
 
@@ -39,7 +40,16 @@ export interface DbKeyStoreOptions {
   ttlMs?: number;
   /** Most keys (known or unknown) kept in memory (default 10,000). */
   maxEntries?: number;
+  /** Single sign-on: the OpenID Connect issuers whose access tokens are accepted. */
+  oidc?: OidcOptions;
 }
+
+/** An account's rights without a key (single sign-on). */
+const ACCOUNT_RIGHTS_SQL = `
+  SELECT a.id AS account_id, a.disabled AS account_disabled, a.rate_limit_per_minute, a.monthly_quota,
+         (SELECT json_agg(json_build_object('survey', p.survey, 'group', p.authorization_group))
+            FROM survey_permissions p WHERE p.account_id = a.id) AS permissions
+    FROM accounts a WHERE a.id = $1`;
 
 /** Builds the record the handler checks, as of `now` (a grace-period revocation can pass). */
 export function keyRecordOf(row: KeyRightsRow, hash: string, now = Date.now()): ApiKeyRecord {
@@ -76,11 +86,13 @@ export class DbKeyStore implements KeyStore {
   /** Limits per account, as of the latest lookup of one of its keys. */
   private readonly limits = new Map<string, Limits>();
   private readonly limiter: AccountLimiter;
+  private readonly oidc: OidcVerifier | undefined;
 
   constructor(private readonly db: Queryable, options: DbKeyStoreOptions = {}) {
     this.ttlMs = options.ttlMs ?? 500;
     this.maxEntries = options.maxEntries ?? 10_000;
     this.limiter = new AccountLimiter(db);
+    this.oidc = options.oidc && options.oidc.issuers.length > 0 ? new OidcVerifier(options.oidc) : undefined;
   }
 
   private fetch(hash: string): Promise<CachedKey> {
@@ -109,6 +121,27 @@ export class DbKeyStore implements KeyStore {
     let entry = this.cache.get(hash);
     if (entry === undefined || now - entry.fetchedAt >= this.ttlMs) entry = await this.fetch(hash);
     return entry.row === undefined ? undefined : keyRecordOf(entry.row, hash, now);
+  }
+
+  /**
+   * The caller of a verified access token: the account linked to its issuer and claims, with
+   * that account's rights read now (no cache: SSO calls see every change at once).
+   */
+  async lookupBearer(token: string): Promise<ApiKeyRecord | { problem: string }> {
+    if (this.oidc === undefined) return { problem: 'Single sign-on is not enabled on this service: send an API key in the Service-Engine-Authorizer header.' };
+    const check = await this.oidc.verify(token);
+    if (!check.ok) return { problem: check.message };
+    const subject = String(check.claims.sub ?? '');
+    const id = `sso:${subject.slice(0, 80)}`;
+    const expiresAt = typeof check.claims.exp === 'number' ? new Date(check.claims.exp * 1000).toISOString() : null;
+    const linked = await accountOfToken(this.db, check.issuer, check.claims);
+    if (linked === undefined) return { id, name: `SSO ${subject}`, hash: '', surveys: [], groups: [], createdAt: new Date().toISOString(), expiresAt, revoked: false };
+    const { rows } = await this.db.query<Omit<KeyRightsRow, 'id' | 'name' | 'created_at' | 'expires_at' | 'revoked_at'>>(ACCOUNT_RIGHTS_SQL, [linked.accountId]);
+    const row = rows[0];
+    if (row === undefined) return { problem: 'The account linked to this token no longer exists.' };
+    if (row.account_disabled) return { problem: 'The account linked to this token is disabled.' };
+    this.limits.set(row.account_id, { ratePerMinute: row.rate_limit_per_minute, monthlyQuota: row.monthly_quota });
+    return keyRecordOf({ ...row, id, name: `SSO ${linked.link}`, created_at: new Date(), expires_at: expiresAt, revoked_at: null }, '');
   }
 
   /** Counts the call against its account's rate limit and monthly quota, if it has any. */

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { addAccount, badInput, findAccount, listAccounts, listKeys, listUsers, parseLicences, parseLimit, updateAccount, type Account, type Licences } from '../access/index.js';
+import { addAccount, badInput, findAccount, linkIssuer, listAccounts, listKeys, listUsers, parseLicences, parseLimit, updateAccount, type Account, type Licences } from '../access/index.js';
 import { databaseOption, print, withDatabase } from './database-option.js';
 import { formatTable } from './output.js';
 
@@ -93,6 +93,17 @@ export function registerAccountsCommand(program: Command): void {
         updateAccount(db, name ?? options.account ?? '', { ...limitsOf(options), ...(licences === undefined ? {} : { licences }), ...(options.enable ? { disabled: false } : {}) }),
       );
       print(options.json, account, () => `updated account ${describe(account)}`);
+    });
+
+  databaseOption(accounts.command('link').description('single sign-on: let access tokens of an OpenID Connect issuer act for the account'))
+    .requiredOption('--account <name>', 'account name')
+    .requiredOption('--issuer <url>', 'issuer URL (the "iss" of its access tokens); `crosstab serve --oidc-issuer` must trust it too')
+    .option('--subject <sub>', 'tokens with this "sub" (e.g. the client id of a client-credentials client)')
+    .option('--claim <name=value>', 'tokens whose claim has this value (or an array holding it), e.g. org=acme')
+    .option('--json', 'print the link as JSON')
+    .action(async (options: { account: string; issuer: string; subject?: string; claim?: string; json?: boolean; database?: string }) => {
+      const link = await withDatabase(options.database, (db) => linkIssuer(db, options));
+      print(options.json, { account: options.account, ...link }, () => `linked ${link.claim}=${link.value} of ${link.issuer} to account ${options.account}`);
     });
 
   databaseOption(accounts.command('disable').description('disable an account: its keys and users stop working on their next call'))

@@ -1,4 +1,4 @@
-import { databaseLocation, DbKeyStore, DbUsageSink, openDatabase, seedDevelopmentAccount, type Database } from '../access/index.js';
+import { databaseLocation, type OidcOptions, DbKeyStore, DbUsageSink, openDatabase, seedDevelopmentAccount, type Database } from '../access/index.js';
 import type { KeyStore, UsageSink } from '../http/index.js';
 
 /** What `crosstab serve` needs of the access database. */
@@ -11,11 +11,11 @@ export interface AccessStore {
 }
 
 /** Opens (migrating) the database of `--database`, seeding a development account when it is empty. */
-export async function openAccessStore(flag: string | undefined, surveys: readonly string[]): Promise<AccessStore> {
+export async function openAccessStore(flag: string | undefined, surveys: readonly string[], oidc?: OidcOptions): Promise<AccessStore> {
   const db = await openDatabase(databaseLocation(flag));
   try {
     const development = await seedDevelopmentAccount(db, surveys);
-    return { db, keys: new DbKeyStore(db), usage: new DbUsageSink(db), ...(development === undefined ? {} : { development }) };
+    return { db, keys: new DbKeyStore(db, oidc ? { oidc } : {}), usage: new DbUsageSink(db), ...(development === undefined ? {} : { development }) };
   } catch (error) {
     await db.close();
     throw error;

@@ -19,6 +19,8 @@ interface ServeOptions {
   publicUrl?: string;
   accessLog?: boolean;
   database?: string;
+  oidcIssuer?: string[];
+  oidcAudience?: string;
 }
 
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
@@ -30,6 +32,18 @@ function integerOption(value: string, option: string, min: number, max: number):
     throw new CrosstabError(ErrorCode.invalidOption, `${option} must be an integer from ${min} to ${max}; got ${JSON.stringify(value)}.`, { field: option });
   }
   return number;
+}
+
+function oidcOptions(options: ServeOptions): { issuers: { issuer: string; audience: string }[] } | undefined {
+  if (options.oidcIssuer === undefined && options.oidcAudience === undefined) return undefined;
+  if (options.oidcIssuer === undefined || options.oidcAudience === undefined) {
+    throw new CrosstabError(ErrorCode.invalidOption, '--oidc-issuer and --oidc-audience go together.', { field: options.oidcIssuer === undefined ? '--oidc-issuer' : '--oidc-audience', hint: 'Give the issuer URL(s) to trust and the audience its tokens carry for this API.' });
+  }
+  if (options.keys !== undefined) throw new CrosstabError(ErrorCode.invalidOption, '--oidc-issuer needs the accounts database: it cannot be combined with --keys.', { field: '--oidc-issuer' });
+  for (const issuer of options.oidcIssuer) {
+    if (!URL.canParse(issuer)) throw new CrosstabError(ErrorCode.invalidOption, `--oidc-issuer must be a URL; got ${JSON.stringify(issuer)}.`, { field: '--oidc-issuer' });
+  }
+  return { issuers: options.oidcIssuer.map((issuer) => ({ issuer, audience: options.oidcAudience as string })) };
 }
 
 function exampleTargets(dataset: Dataset): string[] {
@@ -52,10 +66,13 @@ export function registerServeCommand(program: Command): void {
     .option('--ledger <file>', 'file mode: usage ledger (NDJSON, one fsync\'d line per billed request)', join(DEV_FOLDER, 'usage.ndjson'))
     .option('--max-body-bytes <n>', 'largest accepted request body', '16384')
     .option('--public-url <url>', 'server URL advertised in GET /docs (default: the base path)')
+    .option('--oidc-issuer <url>', 'single sign-on: trust JWT access tokens of this OpenID Connect issuer, repeatable (needs --oidc-audience)', collect)
+    .option('--oidc-audience <aud>', 'single sign-on: the "aud" the access tokens must carry (this API\'s identifier)')
     .option('--access-log', 'print one JSON line per request to stderr (never API keys)')
     .action(async (options: ServeOptions) => {
       const port = integerOption(options.port, '--port', 0, 65535);
       const maxBodyBytes = integerOption(options.maxBodyBytes, '--max-body-bytes', 256, 16 * 1024 * 1024);
+      const oidc = oidcOptions(options);
       const paths = options.dataset ?? bundledDatasets();
       if (paths.length === 0) {
         throw new CrosstabError(ErrorCode.fileNotFound, 'No dataset to serve: datasets/build/ has no .arrow files.', {
@@ -66,7 +83,7 @@ export function registerServeCommand(program: Command): void {
       let access: AccessStore | undefined;
       try {
         for (const path of paths) datasets.push(await openDataset(path));
-        access = options.keys === undefined ? await openAccessStore(options.database, datasets.map((dataset) => dataset.info.survey)) : undefined;
+        access = options.keys === undefined ? await openAccessStore(options.database, datasets.map((dataset) => dataset.info.survey), oidc) : undefined;
         const development = access?.development;
         const log = (entry: AccessLogEntry | { event: string }): void => {
           if (options.accessLog || 'event' in entry || entry.status >= 500) process.stderr.write(`${JSON.stringify(entry)}\n`);

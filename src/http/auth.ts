@@ -48,6 +48,15 @@ export async function authenticate(
   return record;
 }
 
+/** Establishes the caller from `Authorization: Bearer <access token>` (single sign-on). */
+export async function authenticateBearer(headerValue: string, lookup: (token: string) => Promise<ApiKeyRecord | { problem: string }>): Promise<ApiKeyRecord | ServiceError> {
+  const hint = 'Request a new access token from your identity provider (e.g. the client credentials grant) for this API\'s audience, and send it as `Authorization: Bearer <token>`.';
+  const match = /^Bearer +([A-Za-z0-9_.~+/=-]+)$/i.exec(headerValue.trim());
+  if (match === null) return unauthorized('The Authorization header must be `Bearer <access token>`.', hint);
+  const caller = await lookup(match[1] as string);
+  return 'problem' in caller ? unauthorized(caller.problem, hint) : caller;
+}
+
 /**
  * Checks that the key may query `info.survey` with `requestedGroup`, and returns the groups
  * the engine may use (`undefined` = no restriction).

@@ -1,5 +1,5 @@
 import { isCrosstabError, toServiceResponse, type CrosstabResult } from '../index.js';
-import { AUTH_HEADER, authenticate, authorize, entitledToSurvey } from './auth.js';
+import { AUTH_HEADER, authenticate, authenticateBearer, authorize, entitledToSurvey } from './auth.js';
 import { parseJsonBody, validateCrosstabRequest } from './crosstab-request.js';
 import type { AccessLogEntry, CrosstabDataset, HandlerRequest } from './handler.js';
 import { headerOf, isJsonContentType } from './headers.js';
@@ -23,11 +23,15 @@ export function createCrosstabOperation(context: {
 }): CrosstabOperation {
   const { surveys, keys, usage, maxBodyBytes } = context;
   return async (request, requestId, entry) => {
-    const key = await authenticate(
-      headerOf(request.headers, AUTH_HEADER),
-      { cookie: headerOf(request.headers, 'cookie') !== undefined, authorization: headerOf(request.headers, 'authorization') !== undefined },
-      keys,
-    );
+    const authorization = headerOf(request.headers, 'authorization');
+    const key =
+      authorization !== undefined && keys.lookupBearer !== undefined && headerOf(request.headers, AUTH_HEADER) === undefined
+        ? await authenticateBearer(authorization, (token) => (keys.lookupBearer as NonNullable<KeyStore['lookupBearer']>).call(keys, token))
+        : await authenticate(
+            headerOf(request.headers, AUTH_HEADER),
+            { cookie: headerOf(request.headers, 'cookie') !== undefined, authorization: authorization !== undefined },
+            keys,
+          );
     if (isServiceError(key)) return key;
     entry.keyId = key.id;
     const refusal = keys.admit === undefined ? undefined : await keys.admit(key);

@@ -15,6 +15,11 @@ export interface KeyStore {
   lookup(apiKey: string): Promise<ApiKeyRecord | undefined>;
   /** Optional per-account limits, counted for every authenticated call; a refusal becomes a 429. */
   admit?(key: ApiKeyRecord): Promise<AdmissionRefusal | undefined>;
+  /**
+   * Optional single sign-on: the caller of an `Authorization: Bearer` access token, or why the
+   * token is refused (401). A valid token of no account gets a record with no surveys (403).
+   */
+  lookupBearer?(token: string): Promise<ApiKeyRecord | { problem: string }>;
   close(): Promise<void>;
 }
 

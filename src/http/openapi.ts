@@ -24,7 +24,7 @@ export const errorSchemaNames: Record<number, string> = {
 
 const statusDescriptions: Record<number, string> = {
   400: 'Malformed JSON, a missing or invalid field, an invalid expression or an unknown survey, group, variable, value or code.',
-  401: 'The Service-Engine-Authorizer key is missing, malformed, unknown, expired or revoked (a session cookie alone is never accepted). Do not retry with the same value.',
+  401: 'The Service-Engine-Authorizer key (or the Bearer access token) is missing, malformed, unknown, expired or revoked (a session cookie alone is never accepted). Do not retry with the same value.',
   403: 'The key is valid but not entitled to the survey, the authorization group, or a variable or code used in an expression.',
   404: 'No operation at this path.',
   405: 'The path does not accept this method (see the Allow header).',
@@ -121,7 +121,7 @@ export function buildOpenApiDocument(options: { serverUrl: string; maxBodyBytes:
           operationId: 'crosstab',
           summary: 'Weighted audience, respondents and stability of 1 to 2 target codes within a population base.',
           tags: ['crosstab'],
-          security: [{ ServiceEngineAuthorizer: [] }],
+          security: [{ ServiceEngineAuthorizer: [] }, { OidcBearer: [] }],
           requestBody: {
             required: true,
             description: `At most ${options.maxBodyBytes} bytes.`,
@@ -162,6 +162,13 @@ export function buildOpenApiDocument(options: { serverUrl: string; maxBodyBytes:
           in: 'header',
           name: AUTH_HEADER,
           description: 'API key from the developer portal (ctk_ + 43 base64url characters). Keep it server-side; a portal session cookie is never accepted.',
+        },
+        OidcBearer: {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'JWT',
+          description:
+            'Single sign-on, where the provider enabled it: `Authorization: Bearer <access token>`, a JWT access token from an OpenID Connect issuer the service trusts (signature, issuer, audience and expiry are checked), e.g. from the client credentials grant. The token acts for the account linked to its subject or to another claim; entitlements, limits and billing are those of the account. SAML 2.0 identity providers are federated through the OpenID Provider. Used only when Service-Engine-Authorizer is absent.',
         },
       },
       schemas: {

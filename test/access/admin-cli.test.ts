@@ -56,6 +56,12 @@ describe('crosstab accounts, users, keys, usage on the embedded database', () =>
     expect(JSON.parse(ok(['accounts', 'update', 'acme', '--enable', '--json'])).disabled).toBe(false);
   });
 
+  it('links an OpenID Connect issuer\'s tokens to the account', () => {
+    expect(JSON.parse(ok(['accounts', 'link', '--account', 'acme', '--issuer', 'https://idp.example/realms/partners', '--claim', 'org=acme', '--json']))).toMatchObject({
+      account: 'acme', issuer: 'https://idp.example/realms/partners', claim: 'org', value: 'acme',
+    });
+  });
+
   it('reports usage as {account, calls, rows}', () => {
     const report = JSON.parse(ok(['usage', '--account', 'acme', '--from', '2026-01-01', '--to', '2099-12-31', '--by', 'key', '--json']));
     expect(report).toEqual({ account: 'acme', from: '2026-01-01T00:00:00.000Z', to: '2100-01-01T00:00:00.000Z', by: 'key', calls: 0, rows: [] });
@@ -82,5 +88,10 @@ describe('crosstab accounts, users, keys, usage on the embedded database', () =>
     fails(['usage', '--account', 'acme', '--from', '2026-02-01', '--to', '2026-01-01'], /--to .* must be after --from/);
     fails(['accounts', 'list', '--database', 'postgres://nobody@127.0.0.1:1/none'], /Cannot connect to the database/);
     expect(JSON.parse(ok(['keys', 'list', '--account', 'acme', '--json']))).toHaveLength(1);
+    fails(['accounts', 'link', '--account', 'acme', '--issuer', 'not a url', '--subject', 'x'], /--issuer must be the issuer URL/);
+    fails(['accounts', 'link', '--account', 'acme', '--issuer', 'http://idp.example', '--subject', 'x'], /--issuer must be an https:\/\/ URL/);
+    fails(['accounts', 'link', '--account', 'acme', '--issuer', 'https://idp.example', '--subject', 'x', '--claim', 'org=acme'], /--subject or --claim is required, not both/);
+    fails(['accounts', 'link', '--account', 'acme', '--issuer', 'https://idp.example', '--claim', 'org'], /--claim must be NAME=VALUE/);
+    fails(['serve', '--port', '0', '--oidc-issuer', 'https://idp.example'], /--oidc-issuer and --oidc-audience go together/);
   });
 });
