@@ -18,7 +18,8 @@ beforeAll(() => {
   expect(existsSync(CLI), `${CLI} is missing: run \`npm run build\` first`).toBe(true);
 });
 
-describe('crosstab accounts, users, keys, usage on the embedded database', () => {
+// Every command opens the embedded database (PGlite, ~1-3 s in a child process on a busy machine).
+describe('crosstab accounts, users, keys, usage on the embedded database', { timeout: 300_000 }, () => {
   const dir = tempDir();
   const ok = (args: string[]): string => {
     const result = crosstab(args, dir);
@@ -74,6 +75,9 @@ describe('crosstab accounts, users, keys, usage on the embedded database', () =>
     fails(['accounts', 'add', '--name', 'beta', '--surveys', 'GSS', '--rate-limit', '-5'], /--rate-limit must be a positive integer/);
     fails(['accounts', 'add', '--name', 'acme', '--surveys', 'GSS'], /already taken/);
     expect(JSON.parse(ok(['accounts', 'list', '--json'])).map((a: { name: string }) => a.name)).toEqual(['acme']);
+  });
+
+  it('refuses bad input to the commands that read the database, and writes nothing', () => {
     fails(['accounts', 'show', 'nobody'], /no account "nobody"[\s\S]*accounts list/);
     fails(['accounts', 'update', 'acme', '--groups', 'GSS:_ALL_'], /--groups needs --surveys/);
     fails(['users', 'add', '--account', 'acme', '--email', 'not-an-address'], /--email must be an e-mail address/);
