@@ -11,25 +11,30 @@ interface Pending {
 const MAX_BATCH = 5000;
 
 /**
- * Usage rows in the access database. Group commit: records arriving while an INSERT is in
+ * Usage rows in the access database. Group commit: records arriving while INSERTs are in
  * flight go into the next one, and each caller's promise resolves only after the commit
- * that holds its row (PostgreSQL's synchronous_commit makes that durable).
+ * that holds its row (PostgreSQL's synchronous_commit makes that durable). On a server,
+ * up to `concurrency` INSERTs run at once on separate connections, so PostgreSQL can share
+ * one WAL flush between them; the embedded database runs one at a time anyway.
  */
 export class DbUsageSink implements UsageSink {
   private pending: Pending[] = [];
-  private flushing: Promise<void> | undefined;
+  private readonly flushing = new Set<Promise<void>>();
   private closed = false;
   /** Rows committed so far, and the commits that did it. */
   readonly stats = { records: 0, commits: 0 };
 
-  constructor(private readonly db: Queryable) {}
+  constructor(private readonly db: Queryable, private readonly concurrency = 1) {}
 
   record(usage: UsageRecord): Promise<void> {
     if (this.closed) return Promise.reject(new Error('The usage sink is closed.'));
     if (usage.accountId === undefined) return Promise.reject(new Error(`Usage of key ${usage.keyId} has no account; it cannot be billed.`));
     return new Promise<void>((resolve, reject) => {
       this.pending.push({ usage, resolve, reject });
-      this.flushing ??= this.flush();
+      if (this.flushing.size < this.concurrency) {
+        const flush: Promise<void> = this.flush().finally(() => this.flushing.delete(flush));
+        this.flushing.add(flush);
+      }
     });
   }
 
@@ -51,11 +56,10 @@ export class DbUsageSink implements UsageSink {
         for (const entry of batch) entry.reject(error);
       }
     }
-    this.flushing = undefined;
   }
 
   async close(): Promise<void> {
     this.closed = true;
-    await this.flushing;
+    while (this.flushing.size > 0) await Promise.allSettled([...this.flushing]);
   }
 }

@@ -15,7 +15,7 @@ export async function openAccessStore(flag: string | undefined, surveys: readonl
   const db = await openDatabase(databaseLocation(flag));
   try {
     const development = await seedDevelopmentAccount(db, surveys);
-    return { db, keys: new DbKeyStore(db, oidc ? { oidc } : {}), usage: new DbUsageSink(db), ...(development === undefined ? {} : { development }) };
+    return { db, keys: new DbKeyStore(db, oidc ? { oidc } : {}), usage: new DbUsageSink(db, db.kind === 'postgres' ? 4 : 1), ...(development === undefined ? {} : { development }) };
   } catch (error) {
     await db.close();
     throw error;
