@@ -11,7 +11,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { openDataset, type Dataset } from '../../src/index.js';
 import { createCrosstabHandler, listen, type RunningServer } from '../../src/http/index.js';
-import { addAccount, addUser, DbKeyStore, DbUsageSink, openDatabase, parseLicences, usageReport, type Database } from '../../src/access/index.js';
+import { addAccount, addUser, DbKeyStore, findAccount, listKeys, DbUsageSink, openDatabase, parseLicences, usageReport, type Database } from '../../src/access/index.js';
 import { createPortal, mountPortal, MAX_FAILED_SIGN_INS } from '../../src/portal/index.js';
 import { CHROMIUM, launchChromium } from '../support/chromium.js';
 import { tempDir } from '../http/support.js';
@@ -161,6 +161,15 @@ describe('developer portal in headless Chromium', () => {
       (await fetch(`${origin}/portal/keys`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: await sessionCookie() }, body })).status;
     expect(await post('name=sneaky')).toBe(403);
     expect(await post('name=sneaky&csrf=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA')).toBe(403);
+    // With the token, bad input gets the form back with a clear message and creates nothing.
+    await page.goto(`${origin}/portal/keys`);
+    const csrf = await page.locator('input[name="csrf"]').first().inputValue();
+    const bad = await fetch(`${origin}/portal/keys`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: await sessionCookie() }, body: new URLSearchParams({ csrf, name: 'my key!' }) });
+    expect(bad.status).toBe(400);
+    expect(await bad.text()).toMatch(/role="alert">Environment must be a key name \(the environment, e\.g\. production or staging\)/);
+    const past = await fetch(`${origin}/portal/keys`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: await sessionCookie() }, body: new URLSearchParams({ csrf, name: 'staging', expires: '2001-01-01' }) });
+    expect(await past.text()).toMatch(/Expires is in the past/);
+    expect(JSON.stringify(await listKeys(db, (await findAccount(db, 'acme')).id))).not.toContain('staging');
     // The page's own scripts may not fetch at all (Content-Security-Policy connect-src 'none').
     const fromPage = await page.evaluate(async (url) => fetch(url, { method: 'POST', body: 'name=sneaky' }).then((r) => r.status, () => 'blocked'), `${origin}/portal/keys`);
     expect(fromPage).toBe('blocked');
