@@ -3,7 +3,10 @@
 // server answering the same JSON body, in the same run, with autocannon on loopback.
 //
 //   node bench/http-bench.js [--duration 5] [--rounds 3] [--connections 10] [--dataset datasets/build/gss.arrow]
-//                            [--cli dist/cli/main.js] [--json]
+//                            [--cli dist/cli/main.js] [--postgres postgres://...] [--json]
+//
+// Key stores compared: the key file + NDJSON ledger, the access database embedded (PGlite)
+// and, with --postgres, a PostgreSQL server (the database's tables are created on start).
 //
 // Each server runs in its own child process; the client runs here. Runs alternate between
 // the servers for --rounds rounds and the medians are reported.
@@ -43,6 +46,7 @@ async function main() {
       dataset: { type: 'string', default: join(root, 'datasets', 'build', 'gss.arrow') },
       cli: { type: 'string', default: join(root, 'dist', 'cli', 'main.js') },
       json: { type: 'boolean', default: false },
+      postgres: { type: 'string' },
     },
   });
   const duration = Number(options.duration);
@@ -62,6 +66,15 @@ async function main() {
       headers: { 'content-type': 'application/json', 'service-engine-authorizer': apiKey },
       body: JSON.stringify({ SurveyCode: 'GSS', PopulationBaseCode: QUERY.base, TargetCodes: QUERY.targets }),
     };
+    // The access database: an account licensing GSS and a key of it, in each database.
+    const databases = [{ label: 'embedded PGlite', location: join(work, 'db') }, ...(options.postgres ? [{ label: 'PostgreSQL server', location: options.postgres }] : [])];
+    for (const database of databases) {
+      const account = `bench-${basename(work).slice(-6).toLowerCase()}`;
+      crosstab('accounts', 'add', '--name', account, '--surveys', 'GSS', '--groups', 'GSS:_ALL_', '--database', database.location);
+      database.account = account;
+      database.apiKey = JSON.parse(crosstab('keys', 'add', '--account', account, '--name', 'bench', '--json', '--database', database.location)).apiKey;
+      database.billed = 0;
+    }
     const log = (line) => !options.json && process.stderr.write(`${line}\n`);
     const rows = [];
     let billedResponses = 0;
@@ -84,6 +97,12 @@ async function main() {
             },
           ]
         : []),
+      ...databases.map((database) => ({
+        name: `crosstab serve, POST /v1/crosstab, database store (${database.label})`,
+        args: [options.cli, 'serve', '--dataset', options.dataset, '--database', database.location, '--port', '0'],
+        requests: [{ ...request, headers: { ...request.headers, 'service-engine-authorizer': database.apiKey } }],
+        database,
+      })),
       {
         name: 'crosstab serve, GET /v1/docs (no auth, engine or ledger)',
         args: [options.cli, 'serve', '--dataset', options.dataset, '--keys', keys, '--ledger', join(work, 'docs.ndjson'), '--port', '0'],
@@ -98,21 +117,24 @@ async function main() {
         const { child, origin } = await start(target.args);
         running.push({ ...target, child, origin, runs: [] });
         if (target.requests[0].method === 'POST') {
-          const reply = await fetch(`${origin}${request.path}`, { method: 'POST', headers: request.headers, body: request.body });
+          const reply = await fetch(`${origin}${request.path}`, { method: 'POST', headers: target.requests[0].headers, body: request.body });
           const text = await reply.text();
           if (reply.status !== 200 || JSON.stringify(JSON.parse(text)) !== JSON.stringify(JSON.parse(expected))) {
             throw new Error(`something is off: ${target.name} answered ${reply.status} ${text}, \`crosstab query\` says ${expected}`);
           }
           if (target.billed) billedResponses++;
+          if (target.database) target.database.billed++;
         }
         const warm = await autocannon({ url: origin, connections, duration: 1, requests: target.requests });
         if (target.billed) billedResponses += warm['2xx'];
+        if (target.database) target.database.billed += warm['2xx'];
       }
       for (let round = 1; round <= rounds; round++) {
         for (const target of running) {
           log(`round ${round}/${rounds}: ${target.name}, ${duration} s with ${connections} connections`);
           const result = await autocannon({ url: target.origin, connections, duration, requests: target.requests });
           if (target.billed) billedResponses += result['2xx'];
+          if (target.database) target.database.billed += result['2xx'];
           target.runs.push(result);
         }
       }
@@ -140,6 +162,12 @@ async function main() {
     if (records < billedResponses || records > billedResponses + (rounds + 1) * connections) {
       throw new Error(`something is off: the ledger holds ${records} records for ${billedResponses} 200s`);
     }
+    for (const database of databases) {
+      database.rows = JSON.parse(crosstab('usage', '--account', database.account, '--json', '--database', database.location)).calls;
+      if (database.rows < database.billed || database.rows > database.billed + (rounds + 1) * connections) {
+        throw new Error(`something is off: the ${database.label} database holds ${database.rows} usage rows for ${database.billed} 200s`);
+      }
+    }
 
     const report = {
       date: new Date().toISOString(),
@@ -150,6 +178,7 @@ async function main() {
       rounds,
       connections,
       ledger: { records, okResponses: billedResponses },
+      databases: databases.map(({ label, rows: usageRows, billed }) => ({ label, usageRows, okResponses: billed })),
       rows,
     };
     if (options.json) {
@@ -164,6 +193,7 @@ async function main() {
     process.stdout.write(`${report.date}  node ${report.node}  ${report.cpu}  load ${loadavg()[0].toFixed(1)}  ${rounds} rounds of ${duration} s x ${connections} connections (medians)\n`);
     process.stdout.write(`${[line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...table.map(line)].join('\n')}\n`);
     process.stdout.write(`ledger: ${records} records for ${billedResponses} 200s received (in-flight requests abandoned at the end are billed too)\n`);
+    for (const database of databases) process.stdout.write(`${database.label}: ${database.rows} usage rows for ${database.billed} 200s received\n`);
   } finally {
     rmSync(work, { recursive: true, force: true });
     rmSync(join('/dev/shm', `${basename(work)}.ndjson`), { force: true });

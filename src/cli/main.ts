@@ -3,6 +3,7 @@ import { Command } from 'commander';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { packageRoot } from './bundled.js';
+import { registerAccountsCommand } from './accounts.js';
 import { registerBuildCommand } from './build.js';
 import { registerDemoCommand } from './demo.js';
 import { registerInfoCommand } from './info.js';
@@ -20,6 +21,7 @@ process.stdout.on('error', (error: NodeJS.ErrnoException) => {
 });
 
 const { version } = JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')) as { version: string };
+import { registerUsageCommand, registerUsersCommand } from './users.js';
 
 const program = new Command('crosstab')
   .description('exact, fast crosstabs over weighted survey data')
@@ -46,6 +48,9 @@ registerInfoCommand(program);
 registerVerifyCommand(program);
 registerServeCommand(program);
 registerKeysCommand(program);
+registerAccountsCommand(program);
+registerUsersCommand(program);
+registerUsageCommand(program);
 registerDemoCommand(program);
 
 program.parseAsync(process.argv).catch((error: unknown) => {

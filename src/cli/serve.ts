@@ -1,8 +1,11 @@
 import type { Command } from 'commander';
 import { join, resolve } from 'node:path';
 import { CrosstabError, ErrorCode, openDataset, type Dataset } from '../index.js';
-import { addApiKey, createCrosstabHandler, listen, writeKeyFile, FileKeyStore, KEY_FILE_FORMAT, NdjsonLedger, type AccessLogEntry, type KeyStore } from '../http/index.js';
+import { createCrosstabHandler, listen, NdjsonLedger, type AccessLogEntry } from '../http/index.js';
 import { bundledDatasets, bundledDatasetsHint } from './bundled.js';
+import { databaseOption } from './database-option.js';
+import { openAccessStore, type AccessStore } from './serve-access.js';
+import { createPortal, mountPortal } from '../portal/index.js';
 
 interface ServeOptions {
   dataset?: string[];
@@ -18,6 +21,9 @@ interface ServeOptions {
   maxConnections?: string;
   maxConnectionsPerAddress?: string;
   idleTimeout: string;
+  database?: string;
+  oidcIssuer?: string[];
+  oidcAudience?: string;
 }
 
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
@@ -31,36 +37,16 @@ function integerOption(value: string, option: string, min: number, max: number):
   return number;
 }
 
-const DEV_KEYS = join(DEV_FOLDER, 'dev-keys.json');
-
-/**
- * The development key store: knows no key until the server listens, then the fresh key file.
- * So a second `crosstab serve` that cannot get the port leaves the first one's key file alone.
- */
-class DevelopmentKeyStore implements KeyStore {
-  private store: KeyStore | undefined;
-  use(store: KeyStore): void {
-    this.store = store;
+function oidcOptions(options: ServeOptions): { issuers: { issuer: string; audience: string }[] } | undefined {
+  if (options.oidcIssuer === undefined && options.oidcAudience === undefined) return undefined;
+  if (options.oidcIssuer === undefined || options.oidcAudience === undefined) {
+    throw new CrosstabError(ErrorCode.invalidOption, '--oidc-issuer and --oidc-audience go together.', { field: options.oidcIssuer === undefined ? '--oidc-issuer' : '--oidc-audience', hint: 'Give the issuer URL(s) to trust and the audience its tokens carry for this API.' });
   }
-  lookup(apiKey: string): ReturnType<KeyStore['lookup']> {
-    return this.store?.lookup(apiKey) ?? Promise.resolve(undefined);
+  if (options.keys !== undefined) throw new CrosstabError(ErrorCode.invalidOption, '--oidc-issuer needs the accounts database: it cannot be combined with --keys.', { field: '--oidc-issuer' });
+  for (const issuer of options.oidcIssuer) {
+    if (!URL.canParse(issuer)) throw new CrosstabError(ErrorCode.invalidOption, `--oidc-issuer must be a URL; got ${JSON.stringify(issuer)}.`, { field: '--oidc-issuer' });
   }
-  close(): Promise<void> {
-    return this.store?.close() ?? Promise.resolve();
-  }
-}
-
-/** A fresh key file holding one development key (every survey and group, valid for 24 hours). */
-async function createDevelopmentKey(): Promise<{ path: string; apiKey: string }> {
-  const path = DEV_KEYS;
-  await writeKeyFile(path, { format: KEY_FILE_FORMAT, keys: [] });
-  const { apiKey } = await addApiKey(path, {
-    surveys: ['_ALL_'],
-    groups: ['_ALL_'],
-    name: 'development',
-    expiresAt: new Date(Date.now() + 24 * 3600 * 1000),
-  });
-  return { path, apiKey };
+  return { issuers: options.oidcIssuer.map((issuer) => ({ issuer, audience: options.oidcAudience as string })) };
 }
 
 function exampleTargets(dataset: Dataset): string[] {
@@ -72,18 +58,19 @@ function exampleTargets(dataset: Dataset): string[] {
 
 /** `crosstab serve`: the REST API over node:http, with graceful shutdown on SIGTERM/SIGINT. */
 export function registerServeCommand(program: Command): void {
-  program
-    .command('serve')
+  databaseOption(program.command('serve'))
     .description('serve the REST API: GET <base>/docs, POST <base>/crosstab, OPTIONS <base>/crosstab')
     .option('--dataset <file>', 'compiled dataset to serve, repeatable (default: the bundled datasets/build/*.arrow)', collect)
-    .option('--keys <file>', 'API key file from `crosstab keys add` (default: a new development key in .crosstab/dev-keys.json, printed once)')
+    .option('--keys <file>', 'API key file from `crosstab keys add --keys` (file mode; default: the accounts and keys of --database)')
     .option('--port <n>', 'TCP port (0 = any free port)', '8080')
     .option('--host <host>', 'interface to listen on', '127.0.0.1')
     .option('--base-path <path>', 'mount path, with a v1 segment', '/v1')
     .option('--cors-origin <origin>', 'allowed browser origin, repeatable (default: any origin)', collect)
-    .option('--ledger <file>', 'usage ledger (NDJSON, one fsync\'d line per billed request)', join(DEV_FOLDER, 'usage.ndjson'))
+    .option('--ledger <file>', 'file mode: usage ledger (NDJSON, one fsync\'d line per billed request)', join(DEV_FOLDER, 'usage.ndjson'))
     .option('--max-body-bytes <n>', 'largest accepted request body', '16384')
     .option('--public-url <url>', 'server URL advertised in GET /docs (default: the base path)')
+    .option('--oidc-issuer <url>', 'single sign-on: trust JWT access tokens of this OpenID Connect issuer, repeatable (needs --oidc-audience)', collect)
+    .option('--oidc-audience <aud>', 'single sign-on: the "aud" the access tokens must carry (this API\'s identifier)')
     .option('--access-log', 'print one JSON line per request to stderr (never API keys)')
     .option('--max-connections <n>', 'most open connections; more are closed on arrival (default: ulimit -n minus 64, at most 4096)')
     .option('--max-connections-per-address <n>', 'most open connections from one IP address (default 64)')
@@ -98,6 +85,7 @@ export function registerServeCommand(program: Command): void {
           : { maxConnectionsPerAddress: integerOption(options.maxConnectionsPerAddress, '--max-connections-per-address', 1, 1_000_000) }),
         idleTimeoutMs: integerOption(options.idleTimeout, '--idle-timeout', 1, 86_400) * 1000,
       };
+      const oidc = oidcOptions(options);
       const paths = options.dataset ?? bundledDatasets();
       if (paths.length === 0) {
         throw new CrosstabError(ErrorCode.fileNotFound, 'No dataset to serve: datasets/build/ has no .arrow files.', {
@@ -105,27 +93,32 @@ export function registerServeCommand(program: Command): void {
         });
       }
       const datasets: Dataset[] = [];
+      let access: AccessStore | undefined;
       try {
         for (const path of paths) datasets.push(await openDataset(path));
-        const developmentKeys = options.keys === undefined ? new DevelopmentKeyStore() : undefined;
-        const keysPath = options.keys ?? DEV_KEYS;
-        const log = (entry: AccessLogEntry | { event: string; message: string }): void => {
+        access = options.keys === undefined ? await openAccessStore(options.database, datasets.map((dataset) => dataset.info.survey), oidc) : undefined;
+        const development = access?.development;
+        const log = (entry: AccessLogEntry | { event: string; message?: string }): void => {
           const line = 'event' in entry && !('time' in entry) ? { time: new Date().toISOString(), ...entry } : entry;
           if (options.accessLog || 'event' in entry || entry.status >= 500) process.stderr.write(`${JSON.stringify(line)}\n`);
         };
-        // Opened here so that SIGHUP (after rotating the file) can reopen it.
-        const ledger = await NdjsonLedger.open(options.ledger, { onEvent: (event, message) => log({ event, message }) });
+        // File mode: the ledger is opened here so that SIGHUP (after rotating the file) can reopen it.
+        const ledger = access ? undefined : await NdjsonLedger.open(options.ledger, { onEvent: (event, message) => log({ event, message }) });
         const handler = await createCrosstabHandler({
           datasets,
-          keys: developmentKeys ?? keysPath,
-          usage: ledger,
+          keys: access?.keys ?? (options.keys as string),
+          usage: access?.usage ?? (ledger as NdjsonLedger),
           basePath: options.basePath,
           corsOrigins: options.corsOrigin ?? '*',
           maxBodyBytes,
           ...(options.publicUrl === undefined ? {} : { serverUrl: options.publicUrl }),
           log,
         });
-        const server = await listen(handler, { port, host: options.host, ...limits }).catch(async (error: NodeJS.ErrnoException) => {
+        const first = datasets[0] as Dataset;
+        const exampleBody = JSON.stringify({ SurveyCode: first.info.survey, PopulationBaseCode: '*', TargetCodes: exampleTargets(first) });
+        let apiUrl = options.publicUrl ?? '';
+        const served = access ? mountPortal(handler, createPortal({ db: access.db, keys: access.keys, apiUrl: () => apiUrl, exampleBody, ...(options.publicUrl?.startsWith('https:') ? { secureCookies: true } : {}) })) : handler;
+        const server = await listen(served, { port, host: options.host, ...limits }).catch(async (error: NodeJS.ErrnoException) => {
           await handler.close();
           if (error.code === 'EADDRINUSE' || error.code === 'EACCES') {
             throw new CrosstabError(ErrorCode.invalidOption, `Cannot listen on ${options.host}:${port} (${error.code}).`, {
@@ -135,26 +128,24 @@ export function registerServeCommand(program: Command): void {
           }
           throw error;
         });
-        // Written only now that the port is ours (a failed second start must not replace it).
-        const development = developmentKeys === undefined ? undefined : await createDevelopmentKey();
-        if (developmentKeys) {
-          const onReloadError = (error: unknown): void => log({ event: 'key_file_error', message: `${(error as Error).message}; the previous keys stay in force` });
-          developmentKeys.use(await FileKeyStore.open(keysPath, { onReloadError }));
-        }
 
+        if (apiUrl === '') apiUrl = server.url;
         const surveys = datasets.map((dataset) => dataset.info.survey).join(', ');
         const out = process.stdout;
         out.write(`crosstab serve: ${surveys} listening on ${server.url}\n`);
-        out.write(`  docs:   ${server.url}/docs\n  keys:   ${resolve(keysPath)}\n  ledger: ${resolve(options.ledger)}\n`);
+        out.write(`  docs:   ${server.url}/docs\n`);
+        if (access) out.write(`  portal: ${server.url.slice(0, server.url.length - handler.basePath.length)}/portal\n`);
+        if (access) out.write(`  access: ${access.db.kind} database ${access.db.kind === 'embedded' ? resolve(access.db.location) : access.db.location}\n`);
+        else out.write(`  keys:   ${resolve(options.keys as string)}\n  ledger: ${resolve(options.ledger)}\n`);
         if (development) {
-          const first = datasets[0] as Dataset;
-          const body = JSON.stringify({ SurveyCode: first.info.survey, PopulationBaseCode: '*', TargetCodes: exampleTargets(first) });
-          out.write(`\nDevelopment API key (valid 24 h, shown once, new on every start):\n  ${development.apiKey}\n`);
+          const body = exampleBody;
+          out.write(`\nNew database: created the account "development" (every served survey and group) and its portal user\n  ${development.email}  one-time password: ${development.oneTimePassword}\n`);
+          out.write(`\nDevelopment API key (valid 24 h, shown once):\n  ${development.apiKey}\n`);
           out.write(`\nTry:\n  curl -s ${server.url}/crosstab -H 'Content-Type: application/json' -H 'Service-Engine-Authorizer: ${development.apiKey}' -d '${body}'\n`);
         }
 
         await new Promise<void>((resolveStop) => {
-          const reopen = (): void => ledger.reopen();
+          const reopen = (): void => ledger?.reopen();
           const stop = (signal: NodeJS.Signals): void => {
             process.off('SIGTERM', stop);
             process.off('SIGINT', stop);
@@ -169,6 +160,7 @@ export function registerServeCommand(program: Command): void {
         });
         process.stderr.write('crosstab serve: stopped\n');
       } finally {
+        await access?.db.close();
         for (const dataset of datasets) dataset.close();
       }
     });

@@ -48,13 +48,23 @@ export async function authenticate(
   return record;
 }
 
+/** Establishes the caller from `Authorization: Bearer <access token>` (single sign-on). */
+export async function authenticateBearer(headerValue: string, lookup: (token: string) => Promise<ApiKeyRecord | { problem: string }>): Promise<ApiKeyRecord | ServiceError> {
+  const hint = 'Request a new access token from your identity provider (e.g. the client credentials grant) for this API\'s audience, and send it as `Authorization: Bearer <token>`.';
+  const match = /^Bearer +([A-Za-z0-9_.~+/=-]+)$/i.exec(headerValue.trim());
+  if (match === null) return unauthorized('The Authorization header must be `Bearer <access token>`.', hint);
+  const caller = await lookup(match[1] as string);
+  return 'problem' in caller ? unauthorized(caller.problem, hint) : caller;
+}
+
 /**
  * Checks that the key may query `info.survey` with `requestedGroup`, and returns the groups
  * the engine may use (`undefined` = no restriction).
  */
 export function authorize(key: ApiKeyRecord, info: DatasetInfo, requestedGroup: string | undefined): { allowedGroups: string[] | undefined } | ServiceError {
-  const everyGroup = key.groups.includes(ALL);
-  const entitledGroups = everyGroup ? info.groups : info.groups.filter((group) => key.groups.includes(group));
+  const groups = key.groupsBySurvey?.[info.survey] ?? key.groups;
+  const everyGroup = groups.includes(ALL);
+  const entitledGroups = everyGroup ? info.groups : info.groups.filter((group) => groups.includes(group));
   if (entitledGroups.length === 0) {
     // A key whose groups do not exist in this survey may use nothing of it, not even "*".
     return serviceError(
@@ -67,7 +77,7 @@ export function authorize(key: ApiKeyRecord, info: DatasetInfo, requestedGroup: 
   if (requestedGroup === undefined || requestedGroup === ALL) {
     return { allowedGroups: everyGroup ? undefined : entitledGroups };
   }
-  if (!everyGroup && !key.groups.includes(requestedGroup)) {
+  if (!everyGroup && !groups.includes(requestedGroup)) {
     return serviceError(
       'forbidden_survey',
       `This API key is not entitled to authorization group ${quote(requestedGroup)} of survey ${info.survey}.`,

@@ -1,5 +1,5 @@
 import { isCrosstabError, toServiceResponse, type CrosstabResult } from '../index.js';
-import { AUTH_HEADER, authenticate, authorize, entitledToSurvey } from './auth.js';
+import { AUTH_HEADER, authenticate, authenticateBearer, authorize, entitledToSurvey } from './auth.js';
 import { parseJsonBody, validateCrosstabRequest } from './crosstab-request.js';
 import type { AccessLogEntry, CrosstabDataset, HandlerRequest } from './handler.js';
 import { headerOf, isJsonContentType } from './headers.js';
@@ -23,13 +23,22 @@ export function createCrosstabOperation(context: {
 }): CrosstabOperation {
   const { surveys, keys, usage, maxBodyBytes } = context;
   return async (request, requestId, entry) => {
-    const key = await authenticate(
-      headerOf(request.headers, AUTH_HEADER),
-      { cookie: headerOf(request.headers, 'cookie') !== undefined, authorization: headerOf(request.headers, 'authorization') !== undefined },
-      keys,
-    );
+    const authorization = headerOf(request.headers, 'authorization');
+    const key =
+      authorization !== undefined && keys.lookupBearer !== undefined && headerOf(request.headers, AUTH_HEADER) === undefined
+        ? await authenticateBearer(authorization, (token) => (keys.lookupBearer as NonNullable<KeyStore['lookupBearer']>).call(keys, token))
+        : await authenticate(
+            headerOf(request.headers, AUTH_HEADER),
+            { cookie: headerOf(request.headers, 'cookie') !== undefined, authorization: authorization !== undefined },
+            keys,
+          );
     if (isServiceError(key)) return key;
     entry.keyId = key.id;
+    const refusal = keys.admit === undefined ? undefined : await keys.admit(key);
+    if (refusal !== undefined) {
+      const hint = refusal.code === 'rate_limited' ? 'Slow down: retry after the Retry-After header\'s seconds; ask the provider for a higher contracted rate.' : 'Retry after the Retry-After header\'s seconds (the next month), or ask the provider to raise the quota.';
+      return { ...serviceError(refusal.code, refusal.message, hint), retryAfterSeconds: refusal.retryAfterSeconds };
+    }
 
     if (!isJsonContentType(headerOf(request.headers, 'content-type'))) {
       return serviceError('unsupported_media_type', 'Content-Type must be application/json.', 'Send the body as JSON with the header `Content-Type: application/json`.');
@@ -70,7 +79,14 @@ export function createCrosstabOperation(context: {
     }
     const response = JSON.stringify(toServiceResponse(result));
     try {
-      await usage.record({ time: new Date().toISOString(), requestId, keyId: key.id, survey: body.SurveyCode, targets: body.TargetCodes.length });
+      await usage.record({
+        time: new Date().toISOString(),
+        requestId,
+        keyId: key.id,
+        survey: body.SurveyCode,
+        targets: body.TargetCodes.length,
+        ...(key.accountId === undefined ? {} : { accountId: key.accountId }),
+      });
     } catch (error) {
       entry.error = (error as Error).stack ?? String(error);
       return serviceError('unavailable', 'The usage of this request could not be recorded; it was not billed.', 'Retry later; if it persists, report the X-Request-Id response header to the provider.');

@@ -176,6 +176,7 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
         entry.code = outcome.code;
         body = JSON.stringify(errorBody(outcome));
         if (outcome.code === 'payload_too_large') headers['connection'] = 'close';
+        if (outcome.retryAfterSeconds !== undefined) headers['retry-after'] = String(outcome.retryAfterSeconds);
       }
     } catch (error) {
       status = 500;

@@ -30,6 +30,10 @@ export interface ApiKeyRecord {
   expiresAt?: string | null;
   revoked: boolean;
   revokedAt?: string;
+  /** Database keys: the account whose rights the key carries (billed to it). */
+  accountId?: string;
+  /** Database keys: authorization groups per licensed survey; replaces `groups` when present. */
+  groupsBySurvey?: Record<string, string[]>;
 }
 
 export interface KeyFile {

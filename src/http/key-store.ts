@@ -2,10 +2,24 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import { readKeyFile, type ApiKeyRecord, type KeyFile } from './key-file.js';
 
+/** Why a call of an authenticated caller is refused before it runs (HTTP 429, never billed). */
+export interface AdmissionRefusal {
+  code: 'rate_limited' | 'quota_exceeded';
+  message: string;
+  retryAfterSeconds: number;
+}
+
 /** Where the handler looks API keys up. Pluggable: a database-backed store fits too. */
 export interface KeyStore {
   /** The record whose hash matches `apiKey` (revoked and expired ones included), if any. */
   lookup(apiKey: string): Promise<ApiKeyRecord | undefined>;
+  /** Optional per-account limits, counted for every authenticated call; a refusal becomes a 429. */
+  admit?(key: ApiKeyRecord): Promise<AdmissionRefusal | undefined>;
+  /**
+   * Optional single sign-on: the caller of an `Authorization: Bearer` access token, or why the
+   * token is refused (401). A valid token of no account gets a record with no surveys (403).
+   */
+  lookupBearer?(token: string): Promise<ApiKeyRecord | { problem: string }>;
   close(): Promise<void>;
 }
 

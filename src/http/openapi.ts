@@ -16,6 +16,7 @@ export const errorSchemaNames: Record<number, string> = {
   408: 'RequestTimeoutError',
   413: 'PayloadTooLargeError',
   415: 'UnsupportedMediaTypeError',
+  429: 'TooManyRequestsError',
   431: 'RequestHeaderFieldsTooLargeError',
   500: 'InternalServerError',
   503: 'ServiceUnavailableError',
@@ -23,13 +24,14 @@ export const errorSchemaNames: Record<number, string> = {
 
 const statusDescriptions: Record<number, string> = {
   400: 'Malformed JSON, a missing or invalid field, an invalid expression or an unknown survey, group, variable, value or code.',
-  401: 'The Service-Engine-Authorizer key is missing, malformed, unknown, expired or revoked (a session cookie alone is never accepted). Do not retry with the same value.',
+  401: 'The Service-Engine-Authorizer key (or the Bearer access token) is missing, malformed, unknown, expired or revoked (a session cookie alone is never accepted). Do not retry with the same value.',
   403: 'The key is valid but not entitled to the survey, the authorization group, or a variable or code used in an expression.',
   404: 'No operation at this path.',
   405: 'The path does not accept this method (see the Allow header).',
   408: 'The whole request did not arrive in time.',
   413: 'The request body is larger than the limit.',
   415: 'Content-Type is not application/json with UTF-8.',
+  429: "The account's rate limit or monthly quota is used up; retry after the Retry-After header's seconds. Not billed.",
   431: 'The request headers are too large.',
   500: 'Internal error (a bug); report the X-Request-Id header.',
   503: 'The service is shutting down or cannot record usage; retry later.',
@@ -72,7 +74,7 @@ const corsHeaders = {
 function errorResponse(status: number): object {
   return {
     description: statusDescriptions[status],
-    headers: corsHeaders,
+    headers: status === 429 ? { ...corsHeaders, 'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer', minimum: 1 } } } : corsHeaders,
     content: { 'application/json': { schema: { $ref: `#/components/schemas/${errorSchemaNames[status]}` } } },
   };
 }
@@ -119,7 +121,7 @@ export function buildOpenApiDocument(options: { serverUrl: string; maxBodyBytes:
           operationId: 'crosstab',
           summary: 'Weighted audience, respondents and stability of 1 to 2 target codes within a population base.',
           tags: ['crosstab'],
-          security: [{ ServiceEngineAuthorizer: [] }],
+          security: [{ ServiceEngineAuthorizer: [] }, { OidcBearer: [] }],
           requestBody: {
             required: true,
             description: `At most ${options.maxBodyBytes} bytes.`,
@@ -131,7 +133,7 @@ export function buildOpenApiDocument(options: { serverUrl: string; maxBodyBytes:
               headers: corsHeaders,
               content: { 'application/json': { schema: { $ref: '#/components/schemas/CrosstabResponse' } } },
             },
-            ...Object.fromEntries([400, 401, 403, 413, 415, 500, 503].map((status) => [status, errorResponse(status)])),
+            ...Object.fromEntries([400, 401, 403, 413, 415, 429, 500, 503].map((status) => [status, errorResponse(status)])),
           },
         },
         options: {
@@ -160,6 +162,13 @@ export function buildOpenApiDocument(options: { serverUrl: string; maxBodyBytes:
           in: 'header',
           name: AUTH_HEADER,
           description: 'API key from the developer portal (ctk_ + 43 base64url characters). Keep it server-side; a portal session cookie is never accepted.',
+        },
+        OidcBearer: {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'JWT',
+          description:
+            'Single sign-on, where the provider enabled it: `Authorization: Bearer <access token>`, a JWT access token from an OpenID Connect issuer the service trusts (signature, issuer, audience and expiry are checked), e.g. from the client credentials grant. The token acts for the account linked to its subject or to another claim; entitlements, limits and billing are those of the account. SAML 2.0 identity providers are federated through the OpenID Provider. Used only when Service-Engine-Authorizer is absent.',
         },
       },
       schemas: {

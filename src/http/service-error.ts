@@ -37,6 +37,10 @@ export const serviceErrorStatus = {
   payload_too_large: 413,
   /** The request headers are larger than the server accepts (node:http servers of `listen`). */
   request_header_too_large: 431,
+  /** The account's request rate limit is used up for now (see Retry-After); not billed. */
+  rate_limited: 429,
+  /** The account's monthly quota of billed calls is used up (see Retry-After); not billed. */
+  quota_exceeded: 429,
   /** Content-Type is not application/json (UTF-8). */
   unsupported_media_type: 415,
   /** A bug in the service; the request id is in the X-Request-Id header. */
@@ -62,6 +66,8 @@ export interface ServiceError {
   message: string;
   field?: RequestField;
   hint: string;
+  /** Seconds for the Retry-After header (429, 503). */
+  retryAfterSeconds?: number;
 }
 
 /** The error body of spec section 7: ResultCode = HTTP status, ResultDescription = message. */

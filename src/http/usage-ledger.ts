@@ -12,6 +12,8 @@ export interface UsageRecord {
   survey: string;
   /** Number of target codes in the request (1 or 2). */
   targets: number;
+  /** The account billed, when the key belongs to one (database keys, single sign-on). */
+  accountId?: string;
 }
 
 /**

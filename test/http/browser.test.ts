@@ -1,62 +1,24 @@
 // A real browser: headless Chromium on one loopback origin calls the service on another.
 // The allowed origin succeeds after a real CORS preflight; a disallowed origin is blocked.
 // Chromium is required (CI installs it: apt-get install -y chromium); without it this FAILS.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { openDataset, toServiceResponse, type Dataset } from '../../src/index.js';
 import { createCrosstabHandler, createNodeListener, type CrosstabHandler } from '../../src/http/index.js';
 import { makeKeyFile, readLedger, tempDir, type TestKeys } from './support.js';
-import { chromiumMissing, findChromium } from '../support/chromium.js';
+import { chromiumMissing, findChromium, launchChromium } from '../support/chromium.js';
 
-const CHROMIUM = findChromium() ?? 'chromium';
 const REQUEST = { SurveyCode: 'GSS', PopulationBaseCode: 'year=2024', TargetCodes: ['sex=2', 'degree=3..4'] };
 
 async function listenOnLoopback(listener: (req: IncomingMessage, res: ServerResponse) => void): Promise<{ server: Server; origin: string }> {
   const server = createServer(listener);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return { server, origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
-}
-
-/** Launches Chromium with exactly the flags CI uses and attaches over the DevTools protocol. */
-async function launchChromium(userDataDir: string): Promise<{ browser: Browser; process: ChildProcess }> {
-  const child = spawn(
-    CHROMIUM,
-    [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      `--user-data-dir=${userDataDir}`,
-      '--remote-debugging-port=0',
-      'about:blank',
-    ],
-    { stdio: ['ignore', 'ignore', 'pipe'] },
-  );
-  const endpoint = await new Promise<string>((resolve, reject) => {
-    let stderr = '';
-    const timer = setTimeout(() => reject(new Error(`Chromium did not start within 30 s:\n${stderr}`)), 30_000);
-    child.once('error', (error) => reject(new Error(`Cannot run ${CHROMIUM}: ${error.message}`)));
-    child.once('exit', (code) => reject(new Error(`Chromium exited with ${code}:\n${stderr}`)));
-    child.stderr?.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString();
-      const match = /DevTools listening on (ws:\/\/\S+)/.exec(stderr);
-      if (match) {
-        clearTimeout(timer);
-        resolve(match[1] as string);
-      }
-    });
-  });
-  child.removeAllListeners('exit');
-  return { browser: await chromium.connectOverCDP(endpoint), process: child };
 }
 
 describe('CORS in a real browser (headless Chromium)', () => {

@@ -4,7 +4,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { cliPath } from '../support/paths.js';
-import { readLedger, tempDir } from './support.js';
+import { tempDir } from './support.js';
 
 const CLI = process.env['CROSSTAB_CLI'] ?? cliPath;
 const paths = inject('testDatasets');
@@ -61,7 +61,7 @@ describe('crosstab keys', () => {
 });
 
 describe('crosstab serve', () => {
-  it('without --keys prints a development key and a curl that works, and stops on SIGTERM', async () => {
+  it('without --keys seeds the embedded database with a development account, prints its key and a curl that works, and stops on SIGTERM', async () => {
     const dir = tempDir();
     const child = spawn(process.execPath, [CLI, 'serve', '--dataset', paths.gss, '--dataset', paths.nhanes, '--port', '0'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
     const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
@@ -75,10 +75,16 @@ describe('crosstab serve', () => {
     const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'service-engine-authorizer': apiKey }, body });
     expect(response.status).toBe(200);
     expect(((await response.json()) as { Results: unknown[] }).Results).toHaveLength(1);
-    expect(readFileSync(join(dir, '.crosstab', 'dev-keys.json'), 'utf8')).not.toContain(apiKey);
+    expect(stdout).toMatch(/developer@localhost\.localdomain {2}one-time password: \S{16}/);
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
-    expect(readLedger(join(dir, '.crosstab', 'usage.ndjson'))).toHaveLength(1);
+    // The same embedded database, now free, holds the account, the key (as a hash) and the billed call.
+    const usage = crosstab(['usage', '--account', 'development', '--json'], dir);
+    expect(usage.status, usage.stderr).toBe(0);
+    expect(JSON.parse(usage.stdout)).toMatchObject({ account: 'development', calls: 1 });
+    const shown = crosstab(['accounts', 'show', 'development'], dir);
+    expect(shown.stdout).toMatch(/GSS \[_ALL_\]; NHANES \[_ALL_\]/);
+    expect(shown.stdout).not.toContain(apiKey);
   });
 
   it('with no --dataset serves the bundled datasets (what `npm start` runs)', async () => {

@@ -1,8 +1,10 @@
 // Finds the Chromium (or Chrome) the browser tests drive. The browser tests FAIL, never skip,
 // when none is found: the message below says how to install one.
+import { spawn, type ChildProcess } from 'node:child_process';
 import { accessSync, constants, readdirSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
+import { chromium, type Browser } from 'playwright-core';
 
 /** Executable names tried on PATH, in order (Debian, Ubuntu, Google Chrome). */
 export const CHROMIUM_NAMES = ['chromium', 'chromium-browser', 'google-chrome-stable', 'google-chrome'];
@@ -52,3 +54,44 @@ export function chromiumMissing(env: NodeJS.ProcessEnv = process.env): string {
   const where = env['CHROMIUM_PATH'] ? `CHROMIUM_PATH=${env['CHROMIUM_PATH']} is not an executable` : `none of ${CHROMIUM_NAMES.join(', ')} is on PATH and there is no Playwright download`;
   return `The browser tests need Chromium, and ${where}. Install it: \`sudo apt-get install -y chromium\` (Debian; Ubuntu: chromium-browser), or \`npx playwright install chromium\`, or set CHROMIUM_PATH to a Chromium or Chrome binary. See "Prerequisites" in README.md.`;
 }
+
+/** The browser the tests launch (Debian's path when none is found, so a launch fails loudly). */
+export const CHROMIUM = findChromium() ?? '/usr/bin/chromium';
+
+/** Launches Chromium with exactly the flags CI uses and attaches over the DevTools protocol. */
+export async function launchChromium(userDataDir: string): Promise<{ browser: Browser; process: ChildProcess }> {
+  const child = spawn(
+    CHROMIUM,
+    [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      `--user-data-dir=${userDataDir}`,
+      '--remote-debugging-port=0',
+      'about:blank',
+    ],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  const endpoint = await new Promise<string>((resolve, reject) => {
+    let stderr = '';
+    const timer = setTimeout(() => reject(new Error(`Chromium did not start within 30 s:\n${stderr}`)), 30_000);
+    child.once('error', (error) => reject(new Error(`Cannot run ${CHROMIUM}: ${error.message}`)));
+    child.once('exit', (code) => reject(new Error(`Chromium exited with ${code}:\n${stderr}`)));
+    child.stderr?.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+      const match = /DevTools listening on (ws:\/\/\S+)/.exec(stderr);
+      if (match) {
+        clearTimeout(timer);
+        resolve(match[1] as string);
+      }
+    });
+  });
+  child.removeAllListeners('exit');
+  return { browser: await chromium.connectOverCDP(endpoint), process: child };
+}
+

@@ -1,0 +1,66 @@
+import type { AdmissionRefusal } from '../http/index.js';
+import type { Queryable } from './database.js';
+
+/** Limits of one account as the key lookup last read them. */
+export interface Limits {
+  ratePerMinute: number | null;
+  monthlyQuota: number | null;
+}
+
+/** Counts this minute's calls of an account and returns the count and the seconds left in the minute. */
+const COUNT_CALL_SQL = `
+  INSERT INTO rate_windows AS w (account_id, window_start, calls) VALUES ($1, date_trunc('minute', now()), 1)
+  ON CONFLICT (account_id, window_start) DO UPDATE SET calls = w.calls + 1
+  RETURNING w.calls, extract(epoch FROM date_trunc('minute', now()) + interval '1 minute' - now())::float8 AS seconds_left`;
+
+const MONTH_CALLS_SQL = `
+  SELECT count(*)::int AS calls,
+         extract(epoch FROM date_trunc('month', now() AT TIME ZONE 'UTC') + interval '1 month' - (now() AT TIME ZONE 'UTC'))::float8 AS seconds_left
+    FROM usage WHERE account_id = $1 AND time >= date_trunc('month', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'`;
+
+/**
+ * Per-account request rate (fixed one-minute windows counted in the database, so every
+ * replica shares them) and monthly quota of billed calls (read from the usage rows, reused
+ * for at most `quotaTtlMs`: replicas together may exceed a quota by the calls of that time).
+ * Accounts without limits cost nothing: no query is made for them.
+ */
+export class AccountLimiter {
+  private readonly monthCalls = new Map<string, { fetchedAt: number; calls: number; secondsLeft: number }>();
+  private sweptAt = 0;
+
+  constructor(private readonly db: Queryable, private readonly quotaTtlMs = 1000) {}
+
+  async admit(accountId: string, limits: Limits): Promise<AdmissionRefusal | undefined> {
+    if (limits.ratePerMinute !== null) {
+      const { rows } = await this.db.query<{ calls: number; seconds_left: number }>(COUNT_CALL_SQL, [accountId]);
+      const row = rows[0] as { calls: number; seconds_left: number };
+      this.sweep();
+      if (row.calls > limits.ratePerMinute) {
+        return { code: 'rate_limited', message: `The account's rate limit of ${limits.ratePerMinute} calls per minute is used up.`, retryAfterSeconds: Math.max(1, Math.ceil(row.seconds_left)) };
+      }
+    }
+    if (limits.monthlyQuota !== null) {
+      const now = Date.now();
+      let month = this.monthCalls.get(accountId);
+      if (month === undefined || now - month.fetchedAt >= this.quotaTtlMs) {
+        const { rows } = await this.db.query<{ calls: number; seconds_left: number }>(MONTH_CALLS_SQL, [accountId]);
+        month = { fetchedAt: now, calls: rows[0]?.calls ?? 0, secondsLeft: rows[0]?.seconds_left ?? 0 };
+        this.monthCalls.set(accountId, month);
+      }
+      if (month.calls >= limits.monthlyQuota) {
+        return { code: 'quota_exceeded', message: `The account's monthly quota of ${limits.monthlyQuota} billed calls is used up.`, retryAfterSeconds: Math.max(1, Math.ceil(month.secondsLeft)) };
+      }
+      // Counts this process's admitted calls until the next read (a refused call is not billed).
+      month.calls++;
+    }
+    return undefined;
+  }
+
+  /** Drops windows older than an hour, at most once a minute per process. */
+  private sweep(): void {
+    const now = Date.now();
+    if (now - this.sweptAt < 60_000) return;
+    this.sweptAt = now;
+    void this.db.query("DELETE FROM rate_windows WHERE window_start < now() - interval '1 hour'").catch(() => {});
+  }
+}

@@ -1,0 +1,162 @@
+import { hashApiKey, type AdmissionRefusal, type ApiKeyRecord, type KeyStore } from '../http/index.js';
+import { AccountLimiter, type Limits } from './account-limits.js';
+import { accountOfToken, OidcVerifier, type OidcOptions } from './oidc.js';
+import type { Queryable } from './database.js';
+import { iso } from './accounts.js';
+
+/** The rights of a key as the database holds them, fetched at most every `ttlMs`. */
+interface CachedKey {
+  fetchedAt: number;
+  /** undefined: no key has this hash. */
+  row: KeyRightsRow | undefined;
+}
+
+interface KeyRightsRow {
+  id: string;
+  name: string;
+  account_id: string;
+  created_at: Date | string;
+  expires_at: Date | string | null;
+  revoked_at: Date | string | null;
+  account_disabled: boolean;
+  rate_limit_per_minute: number | null;
+  monthly_quota: number | null;
+  permissions: { survey: string; group: string }[] | string | null;
+}
+
+/** Key, account and permissions in one round trip. */
+const LOOKUP_SQL = `
+  SELECT k.id, k.name, k.account_id, k.created_at, k.expires_at, k.revoked_at, a.disabled AS account_disabled, a.rate_limit_per_minute, a.monthly_quota,
+         (SELECT json_agg(json_build_object('survey', p.survey, 'group', p.authorization_group))
+            FROM survey_permissions p WHERE p.account_id = k.account_id) AS permissions
+    FROM api_keys k JOIN accounts a ON a.id = k.account_id
+   WHERE k.hash = $1`;
+
+export interface DbKeyStoreOptions {
+  /**
+   * How long a looked-up key's rights are reused, in ms (default 500): the bound on how
+   * late a revocation or licence change made by another replica takes effect.
+   */
+  ttlMs?: number;
+  /** Most keys (known or unknown) kept in memory (default 10,000). */
+  maxEntries?: number;
+  /** Single sign-on: the OpenID Connect issuers whose access tokens are accepted. */
+  oidc?: OidcOptions;
+}
+
+/** An account's rights without a key (single sign-on). */
+const ACCOUNT_RIGHTS_SQL = `
+  SELECT a.id AS account_id, a.disabled AS account_disabled, a.rate_limit_per_minute, a.monthly_quota,
+         (SELECT json_agg(json_build_object('survey', p.survey, 'group', p.authorization_group))
+            FROM survey_permissions p WHERE p.account_id = a.id) AS permissions
+    FROM accounts a WHERE a.id = $1`;
+
+/** Builds the record the handler checks, as of `now` (a grace-period revocation can pass). */
+export function keyRecordOf(row: KeyRightsRow, hash: string, now = Date.now()): ApiKeyRecord {
+  const permissions = typeof row.permissions === 'string' ? (JSON.parse(row.permissions) as { survey: string; group: string }[]) : (row.permissions ?? []);
+  const groupsBySurvey: Record<string, string[]> = {};
+  for (const { survey, group } of permissions) (groupsBySurvey[survey] ??= []).push(group);
+  const revokedAt = iso(row.revoked_at);
+  const revoked = row.account_disabled || (revokedAt !== null && Date.parse(revokedAt) <= now);
+  return {
+    id: row.id,
+    name: row.name,
+    hash,
+    surveys: Object.keys(groupsBySurvey),
+    groups: [],
+    groupsBySurvey,
+    accountId: row.account_id,
+    createdAt: iso(row.created_at) as string,
+    expiresAt: iso(row.expires_at),
+    revoked,
+    ...(revokedAt === null ? {} : { revokedAt }),
+  };
+}
+
+/**
+ * API keys from the access database. A key's rights are read with its account's current
+ * licences and permissions, and reused for at most `ttlMs`, so every replica sees a
+ * revocation, a disabled account or a withdrawn licence within that time.
+ */
+export class DbKeyStore implements KeyStore {
+  private readonly cache = new Map<string, CachedKey>();
+  private readonly inFlight = new Map<string, Promise<CachedKey>>();
+  private readonly ttlMs: number;
+  private readonly maxEntries: number;
+  /** Limits per account, as of the latest lookup of one of its keys. */
+  private readonly limits = new Map<string, Limits>();
+  private readonly limiter: AccountLimiter;
+  private readonly oidc: OidcVerifier | undefined;
+
+  constructor(private readonly db: Queryable, options: DbKeyStoreOptions = {}) {
+    this.ttlMs = options.ttlMs ?? 500;
+    this.maxEntries = options.maxEntries ?? 10_000;
+    this.limiter = new AccountLimiter(db);
+    this.oidc = options.oidc && options.oidc.issuers.length > 0 ? new OidcVerifier(options.oidc) : undefined;
+  }
+
+  private fetch(hash: string): Promise<CachedKey> {
+    let pending = this.inFlight.get(hash);
+    if (pending === undefined) {
+      const fetchedAt = Date.now();
+      pending = this.db
+        .query<KeyRightsRow>(LOOKUP_SQL, [hash])
+        .then(({ rows }) => {
+          const entry = { fetchedAt, row: rows[0] };
+          if (this.cache.size >= this.maxEntries) this.cache.clear();
+          this.cache.set(hash, entry);
+          const row = entry.row;
+          if (row !== undefined) this.limits.set(row.account_id, { ratePerMinute: row.rate_limit_per_minute, monthlyQuota: row.monthly_quota });
+          return entry;
+        })
+        .finally(() => this.inFlight.delete(hash));
+      this.inFlight.set(hash, pending);
+    }
+    return pending;
+  }
+
+  async lookup(apiKey: string): Promise<ApiKeyRecord | undefined> {
+    const hash = hashApiKey(apiKey);
+    const now = Date.now();
+    let entry = this.cache.get(hash);
+    if (entry === undefined || now - entry.fetchedAt >= this.ttlMs) entry = await this.fetch(hash);
+    return entry.row === undefined ? undefined : keyRecordOf(entry.row, hash, now);
+  }
+
+  /**
+   * The caller of a verified access token: the account linked to its issuer and claims, with
+   * that account's rights read now (no cache: SSO calls see every change at once).
+   */
+  async lookupBearer(token: string): Promise<ApiKeyRecord | { problem: string }> {
+    if (this.oidc === undefined) return { problem: 'Single sign-on is not enabled on this service: send an API key in the Service-Engine-Authorizer header.' };
+    const check = await this.oidc.verify(token);
+    if (!check.ok) return { problem: check.message };
+    const subject = String(check.claims.sub ?? '');
+    const id = `sso:${subject.slice(0, 80)}`;
+    const expiresAt = typeof check.claims.exp === 'number' ? new Date(check.claims.exp * 1000).toISOString() : null;
+    const linked = await accountOfToken(this.db, check.issuer, check.claims);
+    if (linked === undefined) return { id, name: `SSO ${subject}`, hash: '', surveys: [], groups: [], createdAt: new Date().toISOString(), expiresAt, revoked: false };
+    const { rows } = await this.db.query<Omit<KeyRightsRow, 'id' | 'name' | 'created_at' | 'expires_at' | 'revoked_at'>>(ACCOUNT_RIGHTS_SQL, [linked.accountId]);
+    const row = rows[0];
+    if (row === undefined) return { problem: 'The account linked to this token no longer exists.' };
+    if (row.account_disabled) return { problem: 'The account linked to this token is disabled.' };
+    this.limits.set(row.account_id, { ratePerMinute: row.rate_limit_per_minute, monthlyQuota: row.monthly_quota });
+    return keyRecordOf({ ...row, id, name: `SSO ${linked.link}`, created_at: new Date(), expires_at: expiresAt, revoked_at: null }, '');
+  }
+
+  /** Counts the call against its account's rate limit and monthly quota, if it has any. */
+  admit(key: ApiKeyRecord): Promise<AdmissionRefusal | undefined> {
+    const limits = key.accountId === undefined ? undefined : this.limits.get(key.accountId);
+    if (limits === undefined || (limits.ratePerMinute === null && limits.monthlyQuota === null)) return Promise.resolve(undefined);
+    return this.limiter.admit(key.accountId as string, limits);
+  }
+
+  /** Forgets every cached key: changes made by this process apply on the next request. */
+  invalidate(): void {
+    this.cache.clear();
+  }
+
+  async close(): Promise<void> {
+    await Promise.allSettled([...this.inFlight.values()]);
+  }
+}

@@ -1,0 +1,25 @@
+/**
+ * The access half of the service: accounts, licences, users, API keys and usage in one
+ * PostgreSQL schema (embedded PGlite or a server). Imports only the REST adapter's
+ * interfaces; `crosstab serve`, the admin commands and the portal build on it.
+ */
+export { DEFAULT_DATABASE, databaseLocation, openDatabase } from './database.js';
+export type { Database, Queryable } from './database.js';
+export { MIGRATIONS, migrate } from './migrations.js';
+export { addAccount, findAccount, listAccounts, updateAccount, accountById } from './accounts.js';
+export type { Account, AccountChange, AccountLimits } from './accounts.js';
+export { addUser, listUsers } from './users.js';
+export type { User } from './users.js';
+export { addKey, listKeys, revokeKey, rotateKey, accountOfKey, MAX_GRACE_SECONDS } from './api-keys.js';
+export type { KeyInfo } from './api-keys.js';
+export { usageReport, usageDetail, parseRangeBound } from './usage-report.js';
+export type { UsageGrouping, UsageReport } from './usage-report.js';
+export { DbKeyStore } from './db-key-store.js';
+export type { DbKeyStoreOptions } from './db-key-store.js';
+export { DbUsageSink } from './db-usage-sink.js';
+export { hashPassword, verifyPassword, oneTimePassword, passwordProblem } from './passwords.js';
+export { parseLicences, parseLimit, parseExpiry, splitList, badInput } from './validate.js';
+export type { Licences } from './validate.js';
+export { seedDevelopmentAccount, DEVELOPMENT_ACCOUNT, DEVELOPMENT_USER } from './development.js';
+export { OidcVerifier, linkIssuer, accountOfToken } from './oidc.js';
+export type { OidcLink, OidcOptions, TrustedIssuer, TokenCheck } from './oidc.js';

@@ -1,0 +1,113 @@
+import type { Database } from './database.js';
+
+/**
+ * The schema, as an append-only list of migrations: never edit one that shipped, add the
+ * next. Each runs in its own transaction; `schema_migrations` records the versions applied.
+ */
+export const MIGRATIONS: readonly { version: number; name: string; sql: string }[] = [
+  {
+    version: 1,
+    name: 'accounts, licences, permissions, users, keys, usage',
+    sql: `
+      CREATE TABLE accounts (
+        id text PRIMARY KEY,
+        name text NOT NULL UNIQUE,
+        disabled boolean NOT NULL DEFAULT false,
+        rate_limit_per_minute integer CHECK (rate_limit_per_minute > 0),
+        monthly_quota integer CHECK (monthly_quota > 0),
+        created_at timestamptz NOT NULL DEFAULT now(),
+        updated_at timestamptz NOT NULL DEFAULT now()
+      );
+      -- Licensed surveys, and per survey the authorization groups the account may use.
+      CREATE TABLE licensed_surveys (
+        account_id text NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
+        survey text NOT NULL,
+        PRIMARY KEY (account_id, survey)
+      );
+      CREATE TABLE survey_permissions (
+        account_id text NOT NULL,
+        survey text NOT NULL,
+        authorization_group text NOT NULL,
+        PRIMARY KEY (account_id, survey, authorization_group),
+        FOREIGN KEY (account_id, survey) REFERENCES licensed_surveys (account_id, survey) ON DELETE CASCADE
+      );
+      CREATE TABLE users (
+        id text PRIMARY KEY,
+        account_id text NOT NULL REFERENCES accounts (id),
+        email text NOT NULL UNIQUE,
+        password_hash text NOT NULL,
+        must_change_password boolean NOT NULL DEFAULT true,
+        failed_sign_ins integer NOT NULL DEFAULT 0,
+        locked_until timestamptz,
+        disabled boolean NOT NULL DEFAULT false,
+        created_at timestamptz NOT NULL DEFAULT now()
+      );
+      -- Only a sha256 of each key. revoked_at in the future = revoked after a grace period.
+      CREATE TABLE api_keys (
+        id text PRIMARY KEY,
+        account_id text NOT NULL REFERENCES accounts (id),
+        user_id text REFERENCES users (id),
+        name text NOT NULL,
+        hash text NOT NULL UNIQUE,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        expires_at timestamptz,
+        revoked_at timestamptz
+      );
+      CREATE INDEX api_keys_account ON api_keys (account_id);
+      -- One row per billed call (a 200 of POST /crosstab).
+      CREATE TABLE usage (
+        request_id text PRIMARY KEY,
+        time timestamptz NOT NULL,
+        account_id text NOT NULL,
+        key_id text NOT NULL,
+        survey text NOT NULL,
+        targets smallint NOT NULL
+      );
+      CREATE INDEX usage_account_time ON usage (account_id, time);
+      -- Single sign-on: tokens of an issuer whose claim has this value act for the account.
+      CREATE TABLE oidc_links (
+        issuer text NOT NULL,
+        claim text NOT NULL,
+        value text NOT NULL,
+        account_id text NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (issuer, claim, value)
+      );
+      -- Fixed one-minute windows of the per-account rate limit, shared by every replica.
+      CREATE TABLE rate_windows (
+        account_id text NOT NULL,
+        window_start timestamptz NOT NULL,
+        calls integer NOT NULL,
+        PRIMARY KEY (account_id, window_start)
+      );
+      -- Portal sign-in sessions: the cookie holds a random id, the table its sha256.
+      CREATE TABLE portal_sessions (
+        id_hash text PRIMARY KEY,
+        user_id text NOT NULL REFERENCES users (id),
+        csrf_token text NOT NULL,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        expires_at timestamptz NOT NULL,
+        revoked_at timestamptz
+      );
+    `,
+  },
+];
+
+/** Any fixed number: replicas starting at once take turns applying migrations. */
+const MIGRATION_LOCK = 7_311_042;
+
+/** Applies the migrations this database has not seen yet, each in its own transaction. */
+export async function migrate(database: Database): Promise<void> {
+  for (const migration of MIGRATIONS) {
+    await database.transaction(async (tx) => {
+      await tx.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
+      await tx.query('CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())');
+      const done = await tx.query('SELECT 1 FROM schema_migrations WHERE version = $1', [migration.version]);
+      if (done.rows.length > 0) return;
+      for (const statement of migration.sql.split(/;\s*\n/).map((part) => part.trim()).filter((part) => part !== '')) {
+        await tx.query(statement);
+      }
+      await tx.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [migration.version, migration.name]);
+    });
+  }
+}

@@ -1,0 +1,192 @@
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { accountById, addKey, listKeys, parseExpiry, revokeKey, rotateKey, usageDetail, usageReport, parseRangeBound, type Database, type DbKeyStore } from '../access/index.js';
+import type { HandlerRequest, HandlerResponse } from '../http/index.js';
+import { headerOf } from '../http/index.js';
+import { PORTAL_CSS, PORTAL_JS } from './assets.js';
+import type { PageContext } from './html.js';
+import { keysPage, newKeyPage, passwordPage, signInPage, usageCsv, usagePage } from './pages.js';
+import { changePassword, SESSION_SECONDS, sessionOf, signIn, signOut, type Session } from './sessions.js';
+
+export interface PortalOptions {
+  db: Database;
+  /** The API's key store: told to forget cached keys when the portal revokes one. */
+  keys: DbKeyStore;
+  /** Mount path (default `/portal`). */
+  basePath?: string;
+  /** Public URL of the API base (e.g. `http://127.0.0.1:8080/v1`), for the curl example and the docs link. */
+  apiUrl: string | (() => string);
+  /** Example request body of the curl shown with a new key. */
+  exampleBody: string;
+  /** Set the Secure cookie attribute (the portal is served over https). Default: when X-Forwarded-Proto is https. */
+  secureCookies?: boolean;
+}
+
+/** The developer portal: a framework-neutral handler of HandlerRequests under basePath. */
+export interface Portal {
+  readonly basePath: string;
+  owns(path: string): boolean;
+  handle(request: HandlerRequest): Promise<HandlerResponse>;
+}
+
+const SESSION_COOKIE = 'crosstab_portal';
+const SIGN_IN_COOKIE = 'crosstab_portal_signin';
+const SECURITY_HEADERS = {
+  'content-security-policy': "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  'x-frame-options': 'DENY',
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+  'cache-control': 'no-store',
+};
+
+function cookies(request: HandlerRequest): Map<string, string> {
+  const map = new Map<string, string>();
+  for (const part of (headerOf(request.headers, 'cookie') ?? '').split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0) map.set(part.slice(0, eq).trim(), part.slice(eq + 1).trim());
+  }
+  return map;
+}
+
+function sameToken(a: string | undefined, b: string | undefined): boolean {
+  if (!a || !b || a.length !== b.length) return false;
+  return timingSafeEqual(Buffer.from(a), Buffer.from(b));
+}
+
+function formOf(request: HandlerRequest): URLSearchParams {
+  const body = request.body === undefined ? '' : typeof request.body === 'string' ? request.body : Buffer.from(request.body).toString('utf8');
+  return new URLSearchParams(body);
+}
+
+/** Creates the portal handler; pages are rendered on the server, with one small script for copy buttons. */
+export function createPortal(options: PortalOptions): Portal {
+  const base = (options.basePath ?? '/portal').replace(/\/+$/, '');
+  const { db } = options;
+  const apiUrl = (): string => (typeof options.apiUrl === 'function' ? options.apiUrl() : options.apiUrl);
+
+  const secure = (request: HandlerRequest): boolean => options.secureCookies ?? headerOf(request.headers, 'x-forwarded-proto') === 'https';
+  const cookie = (request: HandlerRequest, name: string, value: string, maxAge: number): string =>
+    `${name}=${value}; Path=${base}; HttpOnly; SameSite=Strict; Max-Age=${maxAge}${secure(request) ? '; Secure' : ''}`;
+  const page = (status: number, body: string, extra: Record<string, string> = {}): HandlerResponse => ({
+    status,
+    headers: { ...SECURITY_HEADERS, 'content-type': 'text/html; charset=utf-8', ...extra },
+    body,
+  });
+  const redirect = (location: string, extra: Record<string, string> = {}): HandlerResponse => ({ status: 303, headers: { ...SECURITY_HEADERS, location, ...extra }, body: '' });
+  const context = (title: string, session?: Session): PageContext => ({ base, title, apiDocs: `${apiUrl()}/docs`, ...(session ? { user: { email: session.email, account: session.accountName, csrf: session.csrfToken } } : {}) });
+  const csrfRefused = (): HandlerResponse =>
+    page(403, `<!doctype html><html lang="en"><title>Refused</title><main><h1>Form refused</h1><p>The form's security token is missing or out of date. <a href="${base}">Go back to the portal</a>, reload the page and try again.</p></main></html>`);
+
+  async function signInForm(request: HandlerRequest, error?: string, email?: string, status = 200, info?: string): Promise<HandlerResponse> {
+    const token = randomBytes(24).toString('base64url');
+    return page(status, signInPage(context('Sign in'), token, error, email, info), { 'set-cookie': cookie(request, SIGN_IN_COOKIE, token, 600) });
+  }
+
+  async function keysView(session: Session, message?: { kind: 'error' | 'success'; text: string }, status = 200): Promise<HandlerResponse> {
+    const account = await accountById(db, session.accountId);
+    return page(status, keysPage(context('Access & keys', session), session.csrfToken, account, await listKeys(db, session.accountId), message));
+  }
+
+  function curlFor(apiKey: string): string {
+    return `curl -s ${apiUrl()}/crosstab \\\n  -H 'Content-Type: application/json' \\\n  -H 'Service-Engine-Authorizer: ${apiKey}' \\\n  -d '${options.exampleBody}'`;
+  }
+
+  async function route(request: HandlerRequest, method: string, path: string, query: URLSearchParams): Promise<HandlerResponse> {
+    if (method === 'GET' && path === '/assets/portal.css') return { status: 200, headers: { 'content-type': 'text/css; charset=utf-8', 'cache-control': 'public, max-age=3600', 'x-content-type-options': 'nosniff' }, body: PORTAL_CSS };
+    if (method === 'GET' && path === '/assets/portal.js') return { status: 200, headers: { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'public, max-age=3600', 'x-content-type-options': 'nosniff' }, body: PORTAL_JS };
+
+    const jar = cookies(request);
+    const session = await sessionOf(db, jar.get(SESSION_COOKIE));
+    if (path === '/sign-in') {
+      if (method === 'GET') return session ? redirect(`${base}/keys`) : signInForm(request);
+      if (method !== 'POST') return page(405, 'Method not allowed', { allow: 'GET, POST' });
+      const form = formOf(request);
+      if (!sameToken(form.get('csrf') ?? undefined, jar.get(SIGN_IN_COOKIE))) return csrfRefused();
+      const email = form.get('email') ?? '';
+      const result = await signIn(db, email, form.get('password') ?? '');
+      if (!result.ok) return signInForm(request, result.message, email, 401);
+      return redirect(`${base}/keys`, { 'set-cookie': cookie(request, SESSION_COOKIE, result.sessionId, SESSION_SECONDS) });
+    }
+    if (session === undefined) return path === '' || path === '/' ? redirect(`${base}/sign-in`) : method === 'GET' ? signInForm(request, undefined, undefined, 401, 'Sign in to continue.') : csrfRefused();
+
+    const form = method === 'POST' ? formOf(request) : undefined;
+    if (form && !sameToken(form.get('csrf') ?? undefined, session.csrfToken)) return csrfRefused();
+    if (path === '/sign-out' && method === 'POST') {
+      await signOut(db, session);
+      return redirect(`${base}/sign-in`, { 'set-cookie': cookie(request, SESSION_COOKIE, '', 0) });
+    }
+    if (path === '/password') {
+      if (form === undefined) return page(200, passwordPage(context('Password', session), session.csrfToken, session.mustChangePassword));
+      const problem = await changePassword(db, session, form.get('current') ?? '', form.get('next') ?? '', form.get('repeat') ?? '');
+      if (problem) return page(400, passwordPage(context('Password', session), session.csrfToken, session.mustChangePassword, problem));
+      return redirect(`${base}/keys`);
+    }
+    // A one-time password must be replaced before anything else.
+    if (session.mustChangePassword) return redirect(`${base}/password`);
+
+    if (path === '' || path === '/') return redirect(`${base}/keys`);
+    if (path === '/keys' && form === undefined) return keysView(session);
+    if (path === '/keys' && form) {
+      try {
+        const expires = form.get('expires') || undefined;
+        const { apiKey, key } = await addKey(db, { account: session.accountName, name: form.get('name') ?? '', expiresAt: parseExpiry(expires === undefined ? undefined : `${expires}T23:59:59Z`, 'Expires'), userId: session.userId });
+        return page(200, newKeyPage(context('New key', session), apiKey, key, curlFor(apiKey)));
+      } catch (error) {
+        return keysView(session, { kind: 'error', text: (error as Error).message.replace(/^--name/, 'Environment') }, 400);
+      }
+    }
+    const action = /^\/keys\/(key_[0-9a-f]{16})\/(rotate|revoke)$/.exec(path);
+    if (action && form) {
+      const [, keyId, verb] = action as unknown as [string, string, string];
+      try {
+        if (verb === 'revoke') {
+          const key = await revokeKey(db, session.accountId, keyId);
+          options.keys.invalidate();
+          return keysView(session, { kind: 'success', text: `Key ${key.name} (${key.id}) is revoked: calls with it now get 401.` });
+        }
+        const rotated = await rotateKey(db, session.accountId, keyId, { graceSeconds: Number(form.get('grace') ?? '0'), userId: session.userId });
+        options.keys.invalidate();
+        return page(200, newKeyPage(context('Rotated key', session), rotated.apiKey, rotated.key, curlFor(rotated.apiKey), rotated.old));
+      } catch (error) {
+        return keysView(session, { kind: 'error', text: (error as Error).message }, 400);
+      }
+    }
+    if ((path === '/usage' || path === '/usage.csv') && method === 'GET') {
+      const today = new Date().toISOString().slice(0, 10);
+      const monthStart = `${today.slice(0, 8)}01`;
+      const range = { from: query.get('from') || monthStart, to: query.get('to') || today };
+      try {
+        if (path === '/usage.csv') {
+          const detail = await usageDetail(db, session.accountName, parseRangeBound(range.from, '--from'), parseRangeBound(range.to, '--to'));
+          return { status: 200, headers: { ...SECURITY_HEADERS, 'content-type': 'text/csv; charset=utf-8', 'content-disposition': `attachment; filename="usage-${session.accountName}-${range.from}-${range.to}.csv"` }, body: usageCsv(detail) };
+        }
+        const byDay = await usageReport(db, { account: session.accountName, ...range, by: 'day' });
+        const byKey = await usageReport(db, { account: session.accountName, ...range, by: 'key' });
+        return page(200, usagePage(context('Usage', session), byDay, byKey, range));
+      } catch (error) {
+        const fallback = { from: monthStart, to: today };
+        const byDay = await usageReport(db, { account: session.accountName, ...fallback, by: 'day' });
+        const byKey = await usageReport(db, { account: session.accountName, ...fallback, by: 'key' });
+        return page(400, usagePage(context('Usage', session), byDay, byKey, fallback, (error as Error).message.replace(/^--(from|to)/, (m) => (m === '--from' ? 'From' : 'To'))));
+      }
+    }
+    return page(404, `<!doctype html><html lang="en"><title>Not found</title><main><h1>Page not found</h1><p><a href="${base}">Back to the portal</a></p></main></html>`);
+  }
+
+  return {
+    basePath: base,
+    owns: (path) => {
+      const pathname = path.split('?', 1)[0] ?? '';
+      return pathname === base || pathname.startsWith(`${base}/`);
+    },
+    async handle(request) {
+      const [pathname = '', search = ''] = request.path.split('?', 2);
+      const method = request.method.toUpperCase();
+      try {
+        return await route(request, method, pathname.slice(base.length), new URLSearchParams(search));
+      } catch (error) {
+        process.stderr.write(`crosstab portal: ${(error as Error).stack ?? String(error)}\n`);
+        return page(500, `<!doctype html><html lang="en"><title>Error</title><main><h1>Something went wrong</h1><p>Please try again. <a href="${base}">Back to the portal</a></p></main></html>`);
+      }
+    },
+  };
+}

@@ -1,0 +1,243 @@
+// The access model over real HTTP, on the embedded database (PGlite) and on a real
+// PostgreSQL server: licences, permissions per survey, users, keys (expiry, revocation,
+// rotation with a grace period), disabled accounts, and billing of exactly the 200s.
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { join } from 'node:path';
+import { openDataset, type Dataset } from '../../src/index.js';
+import { createCrosstabHandler, listen, type RunningServer } from '../../src/http/index.js';
+import {
+  addAccount,
+  addKey,
+  addUser,
+  DbKeyStore,
+  DbUsageSink,
+  findAccount,
+  listKeys,
+  openDatabase,
+  parseLicences,
+  revokeKey,
+  rotateKey,
+  updateAccount,
+  usageReport,
+  verifyPassword,
+  type Database,
+} from '../../src/access/index.js';
+import { tempDir } from '../http/support.js';
+import { startPostgres, type PostgresServer } from './postgres-server.js';
+
+const paths = inject('testDatasets');
+let postgres: PostgresServer;
+const datasets: Dataset[] = [];
+
+beforeAll(async () => {
+  postgres = await startPostgres();
+  datasets.push(await openDataset(paths.gss), await openDataset(paths.nhanes));
+});
+afterAll(() => {
+  for (const dataset of datasets) dataset.close();
+  postgres?.stop();
+});
+
+const stores: Array<[string, () => Promise<string>]> = [
+  ['embedded PGlite', async () => join(tempDir('crosstab-access-'), 'db')],
+  ['PostgreSQL server', async () => postgres.createDatabase(`model_${Date.now()}`)],
+];
+
+describe.each(stores)('access model on %s', (_name, location) => {
+  let db: Database;
+  let server: RunningServer;
+  let keys: DbKeyStore;
+  let okCalls = 0;
+  let url: string;
+
+  beforeAll(async () => {
+    url = await location();
+    db = await openDatabase(url);
+    keys = new DbKeyStore(db);
+    const handler = await createCrosstabHandler({ datasets, keys, usage: new DbUsageSink(db) });
+    server = await listen(handler, { port: 0 });
+  });
+  afterAll(async () => {
+    await server?.close();
+    await db?.close();
+  });
+
+  async function call(apiKey: string, body: Record<string, unknown>): Promise<{ status: number; code?: string }> {
+    const response = await fetch(`${server.url}/crosstab`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'service-engine-authorizer': apiKey },
+      body: JSON.stringify({ PopulationBaseCode: '*', TargetCodes: ['sex=1'], ...body }),
+    });
+    const json = (await response.json()) as { error?: { code: string } };
+    if (response.status === 200) okCalls++;
+    return { status: response.status, ...(json.error ? { code: json.error.code } : {}) };
+  }
+
+  /** Polls until `check` holds; revocations must reach the API within one second. */
+  async function within(ms: number, check: () => Promise<boolean>): Promise<number> {
+    const started = Date.now();
+    while (!(await check())) {
+      if (Date.now() - started > ms) throw new Error(`not within ${ms} ms`);
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    return Date.now() - started;
+  }
+
+  it('runs the migrations once: opening again changes nothing', async () => {
+    const { rows } = await db.query<{ version: number }>('SELECT version FROM schema_migrations');
+    expect(rows.map((row) => row.version)).toEqual([1]);
+  });
+
+  it('a key carries its account\'s licences and permissions per survey', async () => {
+    await addAccount(db, 'acme', parseLicences(['GSS,NHANES'], ['GSS:_ALL_', 'NHANES:demographics']));
+    const { apiKey } = await addKey(db, { account: 'acme', name: 'production' });
+    expect(await call(apiKey, { SurveyCode: 'GSS' })).toEqual({ status: 200 });
+    const nhanes = { SurveyCode: 'NHANES', TargetCodes: ['RIAGENDR=2'] };
+    expect(await call(apiKey, { ...nhanes, AuthorizationGroup: 'demographics' })).toEqual({ status: 200 });
+    expect(await call(apiKey, nhanes)).toEqual({ status: 200 });
+    // The account may use the demographics group of NHANES only, not its health group.
+    expect(await call(apiKey, { ...nhanes, AuthorizationGroup: 'health' })).toEqual({ status: 403, code: 'forbidden_survey' });
+    expect((await call(apiKey, { ...nhanes, TargetCodes: ['HI_CHOL=1'] })).status).toBe(403);
+    expect(await call(apiKey, { SurveyCode: 'ACS' })).toEqual({ status: 403, code: 'forbidden_survey' });
+    const { rows } = await db.query<{ hash: string }>('SELECT hash FROM api_keys');
+    expect(JSON.stringify(rows)).not.toContain(apiKey);
+  });
+
+  it('a licence without permissions does not allow queries; withdrawing a licence applies within one second', async () => {
+    await addAccount(db, 'beta', parseLicences(['GSS'], []));
+    const { apiKey } = await addKey(db, { account: 'beta', name: 'staging' });
+    expect(await call(apiKey, { SurveyCode: 'GSS' })).toEqual({ status: 403, code: 'forbidden_survey' });
+    await updateAccount(db, 'beta', { licences: parseLicences(['GSS'], ['GSS:_ALL_']) });
+    await within(1000, async () => (await call(apiKey, { SurveyCode: 'GSS' })).status === 200);
+    await updateAccount(db, 'beta', { licences: parseLicences(['NHANES'], ['NHANES:_ALL_']) });
+    await within(1000, async () => (await call(apiKey, { SurveyCode: 'GSS' })).status === 403);
+  });
+
+  it('revoked, expired and disabled-account keys are refused with 401 within one second', async () => {
+    await addAccount(db, 'gamma', parseLicences(['GSS'], ['GSS:_ALL_']));
+    const account = await findAccount(db, 'gamma');
+    const first = await addKey(db, { account: 'gamma', name: 'production' });
+    const second = await addKey(db, { account: 'gamma', name: 'staging', expiresAt: new Date(Date.now() + 1500) });
+    expect((await call(first.apiKey, { SurveyCode: 'GSS' })).status).toBe(200);
+    expect((await call(second.apiKey, { SurveyCode: 'GSS' })).status).toBe(200);
+    await revokeKey(db, account.id, first.key.id);
+    await within(1000, async () => (await call(first.apiKey, { SurveyCode: 'GSS' })).status === 401);
+    await within(3000, async () => (await call(second.apiKey, { SurveyCode: 'GSS' })).status === 401);
+    const third = await addKey(db, { account: 'gamma', name: 'production' });
+    expect((await call(third.apiKey, { SurveyCode: 'GSS' })).status).toBe(200);
+    await updateAccount(db, 'gamma', { disabled: true });
+    await within(1000, async () => (await call(third.apiKey, { SurveyCode: 'GSS' })).status === 401);
+    expect((await listKeys(db, account.id)).map((key) => key.status).sort()).toEqual(['active', 'expired', 'revoked']);
+  });
+
+  it('rotation: the new key works at once, the old one until its grace period ends', async () => {
+    await addAccount(db, 'delta', parseLicences(['GSS'], ['GSS:_ALL_']));
+    const account = await findAccount(db, 'delta');
+    const old = await addKey(db, { account: 'delta', name: 'production' });
+    const rotated = await rotateKey(db, account.id, old.key.id, { graceSeconds: 2 });
+    expect(rotated.key.name).toBe('production');
+    expect(rotated.old.status).toBe('revoking');
+    expect((await call(rotated.apiKey, { SurveyCode: 'GSS' })).status).toBe(200);
+    expect((await call(old.apiKey, { SurveyCode: 'GSS' })).status).toBe(200);
+    await within(4000, async () => (await call(old.apiKey, { SurveyCode: 'GSS' })).status === 401);
+    await expect(rotateKey(db, account.id, old.key.id)).rejects.toThrow(/revoked/);
+  });
+
+  it('users get a one-time password stored only as a scrypt hash; a second user with the same e-mail is refused', async () => {
+    const { user, oneTimePassword } = await addUser(db, 'acme', 'Analyst@Acme.example');
+    expect(user.email).toBe('analyst@acme.example');
+    expect(user.mustChangePassword).toBe(true);
+    const { rows } = await db.query<{ password_hash: string }>('SELECT password_hash FROM users WHERE id = $1', [user.id]);
+    expect(rows[0]?.password_hash).toMatch(/^scrypt\$/);
+    expect(await verifyPassword(oneTimePassword, rows[0]?.password_hash as string)).toBe(true);
+    expect(await verifyPassword(`${oneTimePassword}x`, rows[0]?.password_hash as string)).toBe(false);
+    await expect(addUser(db, 'acme', 'analyst@acme.example')).rejects.toThrow(/already has a user/);
+    await expect(addUser(db, 'nobody', 'x@acme.example')).rejects.toThrow(/no account "nobody"/);
+  });
+
+  it('bad input leaves nothing half-written', async () => {
+    await expect(addAccount(db, 'acme', parseLicences(['GSS'], ['GSS:_ALL_']))).rejects.toThrow(/already taken/);
+    expect(() => parseLicences(['GSS'], ['NHANES:demographics'])).toThrow(/not in --surveys/);
+    expect(() => parseLicences([], [])).toThrow(/--surveys/);
+    expect(() => parseLicences(['GSS'], ['GSS'])).toThrow(/SURVEY:GROUP/);
+    // A licence insert that fails half-way (a permission of a survey the account does not
+    // license violates the foreign key) rolls the whole account back.
+    await expect(
+      db.transaction(async (tx) => {
+        await tx.query("INSERT INTO accounts (id, name) VALUES ('acc_half', 'half')");
+        await tx.query("INSERT INTO survey_permissions (account_id, survey, authorization_group) VALUES ('acc_half', 'GSS', '_ALL_')");
+      }),
+    ).rejects.toThrow();
+    expect((await db.query("SELECT 1 FROM accounts WHERE name = 'half'")).rows).toEqual([]);
+  });
+
+  async function rawCall(origin: string, apiKey: string): Promise<{ status: number; retryAfter: string | null; body: { ResultCode?: number; error?: { code: string } } }> {
+    const response = await fetch(`${origin}/crosstab`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'service-engine-authorizer': apiKey },
+      body: JSON.stringify({ SurveyCode: 'GSS', PopulationBaseCode: '*', TargetCodes: ['sex=1'] }),
+    });
+    return { status: response.status, retryAfter: response.headers.get('retry-after'), body: (await response.json()) as never };
+  }
+
+  it('rate limit: 429 with Retry-After and the error body, never billed, counted across two replicas', async () => {
+    await addAccount(db, 'limited', parseLicences(['GSS'], ['GSS:_ALL_']), { rateLimitPerMinute: 4 });
+    const { apiKey } = await addKey(db, { account: 'limited', name: 'production' });
+    // A second replica: its own key store, sink and server; on PostgreSQL its own connection pool.
+    const db2 = url.startsWith('postgres://') ? await openDatabase(url) : db;
+    const server2 = await listen(await createCrosstabHandler({ datasets, keys: new DbKeyStore(db2), usage: new DbUsageSink(db2) }), { port: 0 });
+    try {
+      const minuteBefore = Math.floor(Date.now() / 60_000);
+      const answers = [];
+      for (let i = 0; i < 10; i++) answers.push(await rawCall(i % 2 === 0 ? server.url : server2.url, apiKey));
+      const sameMinute = Math.floor(Date.now() / 60_000) === minuteBefore;
+      const ok = answers.filter((answer) => answer.status === 200).length;
+      // Fixed one-minute windows: within one window exactly the limit passes; across a window boundary at most twice.
+      if (sameMinute) expect(ok).toBe(4);
+      else expect(ok).toBeLessThanOrEqual(8);
+      const refused = answers.filter((answer) => answer.status !== 200);
+      expect(refused.length).toBeGreaterThan(0);
+      for (const answer of refused) {
+        expect(answer.status).toBe(429);
+        expect(answer.body).toMatchObject({ ResultCode: 429, error: { code: 'rate_limited' } });
+        expect(Number(answer.retryAfter)).toBeGreaterThanOrEqual(1);
+        expect(Number(answer.retryAfter)).toBeLessThanOrEqual(60);
+      }
+      const billed = await usageReport(db, { account: 'limited' });
+      expect(billed.calls).toBe(ok);
+    } finally {
+      await server2.close();
+      if (db2 !== db) await db2.close();
+    }
+  });
+
+  it('monthly quota: billed calls up to the quota, then 429 quota_exceeded until next month', async () => {
+    await addAccount(db, 'quota', parseLicences(['GSS'], ['GSS:_ALL_']), { monthlyQuota: 2 });
+    const { apiKey } = await addKey(db, { account: 'quota', name: 'production' });
+    const statuses = [];
+    for (let i = 0; i < 4; i++) statuses.push(await rawCall(server.url, apiKey));
+    expect(statuses.map((answer) => answer.status)).toEqual([200, 200, 429, 429]);
+    expect(statuses[2]?.body.error?.code).toBe('quota_exceeded');
+    const now = new Date();
+    const nextMonth = Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1);
+    expect(Math.abs(Number(statuses[2]?.retryAfter) - (nextMonth - Date.now()) / 1000)).toBeLessThan(5);
+    expect((await usageReport(db, { account: 'quota' })).calls).toBe(2);
+  });
+
+  it('bills exactly the 200s, per key, day and survey', async () => {
+    const report = await usageReport(db, { account: 'acme', by: 'survey' });
+    expect(report.rows).toEqual([
+      { survey: 'GSS', calls: 1 },
+      { survey: 'NHANES', calls: 2 },
+    ]);
+    const all = await db.query<{ n: number }>("SELECT count(*)::int AS n FROM usage u JOIN accounts a ON a.id = u.account_id WHERE a.name NOT IN ('limited', 'quota')");
+    expect(all.rows[0]?.n).toBe(okCalls);
+    const byKey = await usageReport(db, { account: 'acme', by: 'key' });
+    expect(byKey.rows).toEqual([expect.objectContaining({ name: 'production', calls: 3 })]);
+    const today = new Date().toISOString().slice(0, 10);
+    expect((await usageReport(db, { account: 'acme', by: 'day', from: today, to: today })).rows).toEqual([{ day: today, calls: 3 }]);
+    expect((await usageReport(db, { account: 'acme', from: '2000-01-01', to: '2000-01-31' })).calls).toBe(0);
+    await expect(usageReport(db, { account: 'acme', by: 'week' })).rejects.toThrow(/key, day or survey/);
+    await expect(usageReport(db, { account: 'acme', from: 'yesterday' })).rejects.toThrow(/--from/);
+  });
+});

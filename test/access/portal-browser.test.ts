@@ -1,0 +1,212 @@
+// The developer portal in a real browser (Debian's Chromium, playwright-core), served with
+// the API by one node:http server on the embedded database: sign in with the one-time
+// password, choose a password, create a key, call the API with it, see the call in the
+// usage page and its CSV, revoke the key, rotate one, sign out; wrong passwords, lockout,
+// CSRF and the API's refusal of the session cookie. Screenshots of each page are written to
+// $PORTAL_SCREENSHOTS (default: a temporary folder).
+import type { ChildProcess } from 'node:child_process';
+import { mkdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { openDataset, type Dataset } from '../../src/index.js';
+import { createCrosstabHandler, listen, type RunningServer } from '../../src/http/index.js';
+import { addAccount, addUser, DbKeyStore, findAccount, listKeys, DbUsageSink, openDatabase, parseLicences, usageReport, type Database } from '../../src/access/index.js';
+import { createPortal, mountPortal, MAX_FAILED_SIGN_INS } from '../../src/portal/index.js';
+import { chromiumMissing, findChromium, launchChromium } from '../support/chromium.js';
+import { tempDir } from '../http/support.js';
+
+const paths = inject('testDatasets');
+const BODY = { SurveyCode: 'GSS', PopulationBaseCode: 'year=2024', TargetCodes: ['sex=2'] };
+const NEW_PASSWORD = 'correct horse battery staple 42';
+
+describe('developer portal in headless Chromium', () => {
+  let db: Database;
+  let dataset: Dataset;
+  let server: RunningServer;
+  let origin: string;
+  let browser: Browser | undefined;
+  let chromiumProcess: ChildProcess | undefined;
+  let page: Page;
+  let oneTimePassword: string;
+  let otherUserPassword: string;
+  const shots = process.env['PORTAL_SCREENSHOTS'] ?? tempDir('crosstab-portal-shots-');
+  const userDataDir = tempDir('crosstab-chromium-');
+
+  beforeAll(async () => {
+    expect(findChromium(), chromiumMissing()).toBeDefined();
+    mkdirSync(shots, { recursive: true });
+    db = await openDatabase(join(tempDir('crosstab-portal-'), 'db'));
+    await addAccount(db, 'acme', parseLicences(['GSS', 'NHANES'], ['GSS:_ALL_', 'NHANES:demographics']), { rateLimitPerMinute: 600 });
+    ({ oneTimePassword } = await addUser(db, 'acme', 'analyst@acme.example'));
+    ({ oneTimePassword: otherUserPassword } = await addUser(db, 'acme', 'intern@acme.example'));
+    dataset = await openDataset(paths.gss);
+    const keys = new DbKeyStore(db);
+    const api = await createCrosstabHandler({ datasets: [dataset], keys, usage: new DbUsageSink(db) });
+    let apiUrl = '';
+    server = await listen(mountPortal(api, createPortal({ db, keys, apiUrl: () => apiUrl, exampleBody: JSON.stringify(BODY) })), { port: 0 });
+    apiUrl = server.url;
+    origin = server.url.replace(/\/v1$/, '');
+    ({ browser, process: chromiumProcess } = await launchChromium(userDataDir));
+    page = await browser.contexts()[0]!.newPage();
+    await page.setViewportSize({ width: 1180, height: 860 });
+    page.on('dialog', (dialog) => void dialog.accept());
+  });
+
+  afterAll(async () => {
+    await browser?.close().catch(() => {});
+    chromiumProcess?.kill('SIGKILL');
+    await server?.close();
+    await db?.close();
+    dataset?.close();
+    rmSync(userDataDir, { recursive: true, force: true });
+  });
+
+  const shot = (name: string) => page.screenshot({ path: join(shots, `${name}.png`), fullPage: true });
+  const callApi = async (apiKey: string, extra: Record<string, string> = {}) =>
+    (await fetch(`${origin}/v1/crosstab`, { method: 'POST', headers: { 'content-type': 'application/json', 'service-engine-authorizer': apiKey, ...extra }, body: JSON.stringify(BODY) })).status;
+
+  async function sessionCookie(): Promise<string> {
+    const cookie = (await page.context().cookies(`${origin}/portal/keys`)).find((item) => item.name === 'crosstab_portal');
+    return `crosstab_portal=${cookie?.value}`;
+  }
+
+  async function signIn(email: string, password: string): Promise<void> {
+    await page.goto(`${origin}/portal/sign-in`);
+    await page.getByLabel('E-mail address').fill(email);
+    await page.getByLabel('Password', { exact: true }).fill(password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForLoadState();
+  }
+
+  it('refuses a wrong password with a clear message', async () => {
+    await page.goto(`${origin}/portal`);
+    expect(page.url()).toBe(`${origin}/portal/sign-in`);
+    await shot('1-sign-in');
+    await signIn('analyst@acme.example', 'not the password');
+    await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/Wrong e-mail address or password\. 4 attempts left/);
+    await shot('2-sign-in-wrong-password');
+    await signIn('nobody@acme.example', 'whatever');
+    expect(await page.getByRole('alert').textContent()).toMatch(/^Wrong e-mail address or password\.$/);
+  });
+
+  it('the one-time password forces a new password, then shows licences and permissions', async () => {
+    await signIn('analyst@acme.example', oneTimePassword);
+    expect(page.url()).toBe(`${origin}/portal/password`);
+    await shot('3-choose-password');
+    // Other pages stay closed until the password is changed.
+    await page.goto(`${origin}/portal/keys`);
+    expect(page.url()).toBe(`${origin}/portal/password`);
+    await page.getByLabel('One-time password').fill(oneTimePassword);
+    await page.getByLabel(/^New password/).fill('short');
+    await page.getByLabel('Repeat the new password').fill('short');
+    // Past the browser's own minlength check, to see the server's message.
+    await page.evaluate("document.querySelectorAll('input').forEach((input) => input.removeAttribute('minlength'))");
+    await page.getByRole('button', { name: 'Save password' }).click();
+    expect(await page.getByRole('alert').textContent()).toMatch(/at least 12 characters/);
+    await page.getByLabel('One-time password').fill(oneTimePassword);
+    await page.getByLabel(/^New password/).fill(NEW_PASSWORD);
+    await page.getByLabel('Repeat the new password').fill(NEW_PASSWORD);
+    await page.getByRole('button', { name: 'Save password' }).click();
+    await page.waitForURL(`${origin}/portal/keys`);
+    const licences = await page.getByRole('region', { name: 'Licensed surveys and permissions' }).textContent();
+    expect(licences).toMatch(/GSS\s*every group \(_ALL_\)/);
+    expect(licences).toMatch(/NHANES\s*demographics/);
+    expect(await page.textContent('main')).toMatch(/Rate limit: 600 calls per minute/);
+    await shot('4-keys-empty');
+  });
+
+  let apiKey = '';
+  it('creates a key shown once with a copy button and a curl that works; the cookie alone gets 401', async () => {
+    await page.getByLabel('Environment').fill('production');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    await page.waitForLoadState();
+    apiKey = await page.getByLabel('API key').inputValue();
+    expect(apiKey).toMatch(/^ctk_[A-Za-z0-9_-]{43}$/);
+    const curl = (await page.locator('#curl').textContent()) as string;
+    expect(curl).toContain(`Service-Engine-Authorizer: ${apiKey}`);
+    expect(curl).toContain(`${origin}/v1/crosstab`);
+    await page.getByRole('button', { name: 'Copy', exact: true }).click();
+    await expect.poll(() => page.locator('#copy-status').textContent()).toMatch(/Copied|copy it/);
+    await shot('5-new-key');
+    expect(await callApi(apiKey)).toBe(200);
+    const cookies = await page.context().cookies(`${origin}/portal/keys`);
+    const session = cookies.find((cookie) => cookie.name === 'crosstab_portal');
+    expect(session).toMatchObject({ httpOnly: true, sameSite: 'Strict', path: '/portal' });
+    const cookieOnly = await fetch(`${origin}/v1/crosstab`, { method: 'POST', headers: { 'content-type': 'application/json', cookie: `crosstab_portal=${session?.value}` }, body: JSON.stringify(BODY) });
+    expect(cookieOnly.status).toBe(401);
+    // Back on the keys page the key is listed, never shown again.
+    await page.goto(`${origin}/portal/keys`);
+    expect(await page.content()).not.toContain(apiKey);
+    expect(await page.getByRole('region', { name: 'Your keys' }).textContent()).toMatch(/production.*active/s);
+  });
+
+  it('shows the call in the usage page (chart, tables) and its CSV', async () => {
+    await page.getByRole('link', { name: 'Usage' }).click();
+    await page.waitForURL(/\/portal\/usage/);
+    const today = new Date().toISOString().slice(0, 10);
+    expect(await page.textContent('main')).toMatch(/acme.*: 1 from/s);
+    expect(await page.getByRole('region', { name: 'Calls per day' }).textContent()).toMatch(new RegExp(`${today}\\s*1`));
+    expect(await page.getByRole('region', { name: 'Calls per key' }).textContent()).toMatch(/production.*1/s);
+    expect(await page.getByRole('img', { name: /Billed calls per day/ }).count()).toBe(1);
+    await shot('6-usage');
+    // The pages' Content-Security-Policy forbids scripts to fetch, so the download is fetched here with the session cookie.
+    const csv = await (await fetch(`${origin}/portal/usage.csv?from=${today}&to=${today}`, { headers: { cookie: await sessionCookie() } })).text();
+    expect(csv).toMatch(new RegExp(`^day,key,name,survey,calls\\r\\n${today},key_[0-9a-f]{16},production,GSS,1\\r\\n$`));
+    expect((await usageReport(db, { account: 'acme' })).calls).toBe(1);
+  });
+
+  it('refuses a form without its CSRF token', async () => {
+    const post = async (body: string) =>
+      (await fetch(`${origin}/portal/keys`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: await sessionCookie() }, body })).status;
+    expect(await post('name=sneaky')).toBe(403);
+    expect(await post('name=sneaky&csrf=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA')).toBe(403);
+    // With the token, bad input gets the form back with a clear message and creates nothing.
+    await page.goto(`${origin}/portal/keys`);
+    const csrf = await page.locator('input[name="csrf"]').first().inputValue();
+    const bad = await fetch(`${origin}/portal/keys`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: await sessionCookie() }, body: new URLSearchParams({ csrf, name: 'my key!' }) });
+    expect(bad.status).toBe(400);
+    expect(await bad.text()).toMatch(/role="alert">Environment must be a key name \(the environment, e\.g\. production or staging\)/);
+    const past = await fetch(`${origin}/portal/keys`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: await sessionCookie() }, body: new URLSearchParams({ csrf, name: 'staging', expires: '2001-01-01' }) });
+    expect(await past.text()).toMatch(/Expires is in the past/);
+    expect(JSON.stringify(await listKeys(db, (await findAccount(db, 'acme')).id))).not.toContain('staging');
+    // The page's own scripts may not fetch at all (Content-Security-Policy connect-src 'none').
+    const fromPage = await page.evaluate(async (url) => fetch(url, { method: 'POST', body: 'name=sneaky' }).then((r) => r.status, () => 'blocked'), `${origin}/portal/keys`);
+    expect(fromPage).toBe('blocked');
+    await page.goto(`${origin}/portal/keys`);
+    expect(await page.content()).not.toContain('sneaky');
+  });
+
+  it('rotates a key (the old one stops now) and revokes a key: the next call is 401', async () => {
+    await page.getByRole('button', { name: 'Rotate' }).click();
+    await page.waitForLoadState();
+    const rotated = await page.getByLabel('API key').inputValue();
+    expect(await page.getByRole('status').first().textContent()).toMatch(/rotated/);
+    expect(await callApi(apiKey)).toBe(401);
+    expect(await callApi(rotated)).toBe(200);
+    await page.goto(`${origin}/portal/keys`);
+    await shot('7-keys-after-rotation');
+    await page.getByRole('button', { name: /^Revoke key production/ }).click();
+    await page.waitForLoadState();
+    expect(await page.getByRole('status').first().textContent()).toMatch(/is revoked/);
+    await shot('8-keys-revoked');
+    expect(await callApi(rotated)).toBe(401);
+  });
+
+  it('signs out: the session is revoked on the server', async () => {
+    const before = await sessionCookie();
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.waitForURL(`${origin}/portal/sign-in`);
+    const reused = await fetch(`${origin}/portal/keys`, { headers: { cookie: before }, redirect: 'manual' });
+    expect(reused.status).toBe(401);
+    expect(await reused.text()).toMatch(/Sign in to continue/);
+  });
+
+  it(`locks a user out after ${MAX_FAILED_SIGN_INS} failed sign-ins, even with the right password`, async () => {
+    for (let i = 0; i < MAX_FAILED_SIGN_INS; i++) await signIn('intern@acme.example', `wrong ${i}`);
+    expect(await page.getByRole('alert').textContent()).toMatch(/Too many failed sign-ins: this user is locked for 15 minutes/);
+    await signIn('intern@acme.example', otherUserPassword);
+    expect(await page.getByRole('alert').textContent()).toMatch(/locked for 15 more minutes/);
+    await shot('9-locked-out');
+  });
+});
