@@ -6,18 +6,19 @@ export interface AccessStore {
   db: Database;
   keys: DbKeyStore & KeyStore;
   usage: DbUsageSink & UsageSink;
-  /** Set on the first start of an empty database: shown once. */
-  development?: { email: string; oneTimePassword: string; apiKey: string };
 }
 
-/** Opens (migrating) the database of `--database`, seeding a development account when it is empty. */
-export async function openAccessStore(flag: string | undefined, surveys: readonly string[], oidc?: OidcOptions): Promise<AccessStore> {
+/**
+ * Seeds the development account and user of an empty database (undefined otherwise): called
+ * only once the server listens, so a start that cannot get its port leaves the database
+ * empty and the next start still shows the credentials.
+ */
+export function seedDevelopment(access: AccessStore, surveys: readonly string[]): Promise<{ email: string; oneTimePassword: string; apiKey: string } | undefined> {
+  return seedDevelopmentAccount(access.db, surveys);
+}
+
+/** Opens (migrating) the database of `--database`. */
+export async function openAccessStore(flag: string | undefined, oidc?: OidcOptions): Promise<AccessStore> {
   const db = await openDatabase(databaseLocation(flag));
-  try {
-    const development = await seedDevelopmentAccount(db, surveys);
-    return { db, keys: new DbKeyStore(db, oidc ? { oidc } : {}), usage: new DbUsageSink(db, db.kind === 'postgres' ? 4 : 1), ...(development === undefined ? {} : { development }) };
-  } catch (error) {
-    await db.close();
-    throw error;
-  }
+  return { db, keys: new DbKeyStore(db, oidc ? { oidc } : {}), usage: new DbUsageSink(db, db.kind === 'postgres' ? 4 : 1) };
 }

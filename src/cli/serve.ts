@@ -4,7 +4,7 @@ import { CrosstabError, ErrorCode, openDataset, type Dataset } from '../index.js
 import { createCrosstabHandler, listen, NdjsonLedger, type AccessLogEntry } from '../http/index.js';
 import { bundledDatasets, bundledDatasetsHint } from './bundled.js';
 import { databaseOption } from './database-option.js';
-import { openAccessStore, type AccessStore } from './serve-access.js';
+import { openAccessStore, seedDevelopment, type AccessStore } from './serve-access.js';
 import { createPortal, mountPortal } from '../portal/index.js';
 
 interface ServeOptions {
@@ -96,8 +96,7 @@ export function registerServeCommand(program: Command): void {
       let access: AccessStore | undefined;
       try {
         for (const path of paths) datasets.push(await openDataset(path));
-        access = options.keys === undefined ? await openAccessStore(options.database, datasets.map((dataset) => dataset.info.survey), oidc) : undefined;
-        const development = access?.development;
+        access = options.keys === undefined ? await openAccessStore(options.database, oidc) : undefined;
         const log = (entry: AccessLogEntry | { event: string; message?: string }): void => {
           const line = 'event' in entry && !('time' in entry) ? { time: new Date().toISOString(), ...entry } : entry;
           if (options.accessLog || 'event' in entry || entry.status >= 500) process.stderr.write(`${JSON.stringify(line)}\n`);
@@ -129,6 +128,8 @@ export function registerServeCommand(program: Command): void {
           throw error;
         });
 
+        // Seeded only now that the port is ours: a failed start leaves an empty database.
+        const development = access ? await seedDevelopment(access, datasets.map((dataset) => dataset.info.survey)) : undefined;
         if (apiUrl === '') apiUrl = server.url;
         const surveys = datasets.map((dataset) => dataset.info.survey).join(', ');
         const out = process.stdout;
