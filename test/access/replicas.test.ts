@@ -3,13 +3,14 @@
 // a replica in the middle of load loses no billing (every 200 a client got has a usage row).
 // The same crash test runs on the embedded database (one process).
 import autocannon from 'autocannon';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { openDatabase } from '../../src/access/index.js';
 import { cliPath } from '../support/paths.js';
 import { tempDir } from '../http/support.js';
+import { startServe, type ServeChild } from '../http/serve-child.js';
 import { startPostgres, type PostgresServer } from './postgres-server.js';
 
 const CLI = process.env['CROSSTAB_CLI'] ?? cliPath;
@@ -28,31 +29,10 @@ function crosstab(args: string[], cwd: string): { status: number | null; stdout:
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
-interface Replica {
-  child: ChildProcess;
-  origin: string;
-  exited: Promise<number | null>;
-}
+type Replica = ServeChild;
 
-async function startServe(database: string, cwd: string): Promise<Replica> {
-  const child = spawn(process.execPath, [CLI, 'serve', '--dataset', paths.gss, '--port', '0', '--database', database], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  let output = '';
-  const origin = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`crosstab serve did not start:\n${output}`)), 60_000);
-    const onData = (chunk: Buffer): void => {
-      output += chunk.toString();
-      const match = /listening on (http:\/\/[^/\s]+)/.exec(output);
-      if (match) {
-        clearTimeout(timer);
-        resolve(match[1] as string);
-      }
-    };
-    child.stdout?.on('data', onData);
-    child.stderr?.on('data', onData);
-    void exited.then((code) => reject(new Error(`crosstab serve exited with ${code}:\n${output}`)));
-  });
-  return { child, origin, exited };
+function startReplica(database: string, cwd: string): Promise<Replica> {
+  return startServe(['--dataset', paths.gss, '--port', '0', '--database', database], { cwd, timeoutMs: 60_000 });
 }
 
 async function post(origin: string, apiKey: string): Promise<number> {
@@ -116,7 +96,7 @@ describe('two `crosstab serve` replicas on one PostgreSQL database', () => {
     const added = crosstab(['accounts', 'add', '--name', 'acme', '--surveys', 'GSS', '--groups', 'GSS:_ALL_', '--database', database], cwd);
     expect(added.status, added.stderr).toBe(0);
     // Started together: the migrations run once (an advisory lock makes them take turns).
-    replicas = await Promise.all([startServe(database, cwd), startServe(database, cwd)]);
+    replicas = await Promise.all([startReplica(database, cwd), startReplica(database, cwd)]);
   });
   afterAll(() => {
     for (const replica of replicas) replica.child.kill('SIGKILL');
@@ -159,7 +139,7 @@ describe('SIGKILL of `crosstab serve` on the embedded database', () => {
     const database = join(cwd, 'db');
     expect(crosstab(['accounts', 'add', '--name', 'acme', '--surveys', 'GSS', '--groups', 'GSS:_ALL_', '--database', database], cwd).status).toBe(0);
     const { apiKey } = newKey(database, cwd, 'acme');
-    const replica = await startServe(database, cwd);
+    const replica = await startReplica(database, cwd);
     const { okIds, served } = await loadAndKill([replica], apiKey, replica);
     expect(served).toBeGreaterThan(20);
     // The killed process left its lock file; the next process takes over (the pid is gone).

@@ -19,7 +19,7 @@ export interface ServeChild {
  * Starts `crosstab serve ARGS` and resolves once it prints its URL. With `limits`, runs it as
  * `bash -c '<limits>; exec node ...'`, so the limits apply to the server process itself.
  */
-export async function startServe(args: string[], options: { limits?: string; cwd?: string } = {}): Promise<ServeChild> {
+export async function startServe(args: string[], options: { limits?: string; cwd?: string; timeoutMs?: number } = {}): Promise<ServeChild> {
   const node = [process.execPath, CLI, 'serve', ...args];
   const child =
     options.limits === undefined
@@ -30,7 +30,7 @@ export async function startServe(args: string[], options: { limits?: string; cwd
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const origin = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`crosstab serve did not start:\n${output}`)), 30_000);
+    const timer = setTimeout(() => reject(new Error(`crosstab serve did not start:\n${output}`)), options.timeoutMs ?? 30_000);
     const onData = (): void => {
       const match = /listening on (http:\/\/[^/\s]+)/.exec(output);
       if (match) {
