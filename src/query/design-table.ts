@@ -10,12 +10,12 @@
  * `clusterSumsAnd` pass per cell on the calling thread.
  */
 import { CrosstabError, ErrorCode } from '../errors.js';
-import type { CellSums, Kernel, WeightVector } from '../kernel/kernel.js';
+import type { Kernel, WeightVector } from '../kernel/kernel.js';
 import type { PsuSums } from '../stats/table-design.js';
 import type { DenseView, Evaluator } from './evaluate.js';
 import { NS_PER_RESPONDENT } from './executor.js';
 import type { Bound } from './resolve.js';
-import { checkAborted, computeTable, scratchMemory, sumParts, type TableCells, type TableRun, valueAxis } from './table.js';
+import { cellsFromTriples, checkAborted, computeTable, scratchMemory, sumParts, type TableCells, type TableRun, valueAxis } from './table.js';
 
 type ValueNode = Extract<Bound, { op: 'ranks' }>;
 
@@ -114,23 +114,11 @@ async function groupByDesign(
     );
     const totals = sumParts(memory, tasks.map((task) => task.acc), (cells + nRows + nColumns) * 3);
     const clusterSums = sumParts(memory, tasks.map((task) => task.psuAcc), psus.clusters * slots);
-    const sums = new Float64Array(cells);
-    const sumsSq = new Float64Array(cells);
-    const counts = new Float64Array(cells);
-    for (let i = 0; i < cells; i++) {
-      sums[i] = totals[i * 3]!;
-      sumsSq[i] = totals[i * 3 + 1]!;
-      counts[i] = totals[i * 3 + 2]!;
-    }
-    const margin = (slot: number): CellSums => ({ weighted: totals[slot * 3]!, sumSqWeights: totals[slot * 3 + 1]!, respondents: totals[slot * 3 + 2]! });
     run.onProgress?.(cells, cells);
     return {
-      sums,
-      sumsSq,
-      counts,
+      ...cellsFromTriples(totals, nRows, nColumns),
       plan: 'scatter',
       execution,
-      margins: { rows: rows.map((_, r) => margin(cells + r)), columns: columns.map((_, c) => margin(cells + nRows + c)) },
       clusterSums: { clusters: psus.clusters, slots, sums: clusterSums },
     };
   } finally {

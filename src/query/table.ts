@@ -111,6 +111,26 @@ export function scratchMemory(memory: KernelMemory) {
   };
 }
 
+/**
+ * The cells and margins of a group-by accumulator: (Σw, Σw², n) triples for nRows x
+ * nColumns cells, then the row margins, then the column margins.
+ */
+export function cellsFromTriples(totals: Float64Array, nRows: number, nColumns: number): Pick<TableCells, 'sums' | 'sumsSq' | 'counts' | 'margins'> {
+  const cells = nRows * nColumns;
+  const sums = new Float64Array(cells);
+  const sumsSq = new Float64Array(cells);
+  const counts = new Float64Array(cells);
+  for (let i = 0; i < cells; i++) {
+    sums[i] = totals[i * 3]!;
+    sumsSq[i] = totals[i * 3 + 1]!;
+    counts[i] = totals[i * 3 + 2]!;
+  }
+  const margin = (slot: number): CellSums => ({ weighted: totals[slot * 3]!, sumSqWeights: totals[slot * 3 + 1]!, respondents: totals[slot * 3 + 2]! });
+  const rows = Array.from({ length: nRows }, (_, r) => margin(cells + r));
+  const columns = Array.from({ length: nColumns }, (_, c) => margin(cells + nRows + c));
+  return { sums, sumsSq, counts, margins: { rows, columns } };
+}
+
 /** Adds the accumulators of a group-by split across tasks into one array of `length` f64. */
 export function sumParts(memory: KernelMemory, parts: number[], length: number): Float64Array {
   const total = memory.f64(parts[0]!, length).slice();
@@ -186,25 +206,8 @@ async function scatterMulti(kernel: Kernel, evaluator: Evaluator, base: DenseVie
         return executor.run({ fn: 'groupByMulti', args }, run.signal);
       }),
     );
-    const totals = sumParts(memory, accs, slots * 3);
-    const sums = new Float64Array(cells);
-    const sumsSq = new Float64Array(cells);
-    const counts = new Float64Array(cells);
-    for (let i = 0; i < cells; i++) {
-      sums[i] = totals[i * 3]!;
-      sumsSq[i] = totals[i * 3 + 1]!;
-      counts[i] = totals[i * 3 + 2]!;
-    }
-    const margin = (slot: number): CellSums => ({ weighted: totals[slot * 3]!, sumSqWeights: totals[slot * 3 + 1]!, respondents: totals[slot * 3 + 2]! });
     run.onProgress?.(cells, cells);
-    return {
-      sums,
-      sumsSq,
-      counts,
-      plan: 'scatter',
-      execution,
-      margins: { rows: rows.map((_, r) => margin(cells + r)), columns: columns.map((_, c) => margin(cells + nRows + c)) },
-    };
+    return { ...cellsFromTriples(sumParts(memory, accs, slots * 3), nRows, nColumns), plan: 'scatter', execution };
   } finally {
     scratch.releaseAll();
   }
