@@ -50,6 +50,9 @@ export interface StoredDesign {
   psu?: string;
   nest?: boolean;
   fpc?: string;
+  /** Strata and PSUs in the sample (Taylor designs), counted at build so that open need not. */
+  strataCount?: number;
+  psuCount?: number;
   replicates?: { weights: string[]; type: ReplicateType; scale: number; rscales: number[]; mse: boolean; rho?: number; degf: number };
 }
 
@@ -87,7 +90,9 @@ export function declareDesign(meta: StoredMeta, options: DesignOptions, ranks: R
     if (options.strata !== undefined) design.strata = options.strata;
     if (options.nest === true) design.nest = true;
     if (options.fpc !== undefined) design.fpc = options.fpc;
-    clusterStructure(meta, design, ranks); // validates
+    const structure = clusterStructure(meta, design, ranks); // validates
+    design.strataCount = structure.strata.length;
+    design.psuCount = structure.clusters;
   }
   const replicates = replicateDesign(meta, options, weightValues);
   if (replicates) {

@@ -11,8 +11,8 @@ import type { DesignInfo } from './types.js';
 
 /**
  * The survey design of an open dataset: for a Taylor design, each respondent's PSU number
- * in kernel memory (computed once from the strata and PSU index columns); for a replicate
- * design, the replicate weight vectors. Produces the per-PSU sums or replicate estimates
+ * in kernel memory (computed once, by the first table, from the strata and PSU index
+ * columns); for a replicate design, the replicate weight vectors. Produces the per-PSU sums or replicate estimates
  * that `tableStatistics` turns into variances.
  */
 export class DatasetDesign {
@@ -29,8 +29,8 @@ export class DatasetDesign {
     const kind = design?.replicates ? 'replicate' : design?.psu ? 'taylor' : 'simple';
     this.info = { kind, description: describeDesign(design) };
     if (design?.psu) {
-      const structure = this.psus();
-      Object.assign(this.info, { psu: design.psu, strataCount: structure.strata.length, psuCount: structure.clusters });
+      // Counted at build; the PSU structure itself is made by the first design table.
+      Object.assign(this.info, { psu: design.psu, strataCount: design.strataCount, psuCount: design.psuCount });
       if (design.strata) this.info.strata = design.strata;
       if (design.nest) this.info.nest = true;
       if (design.fpc) this.info.fpc = design.fpc;
