@@ -10,8 +10,13 @@ import { fileURLToPath } from 'node:url';
 
 export const nginxTemplate = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', 'deploy', 'nginx.conf');
 
-/** The nginx binary: on PATH, else Debian's /usr/sbin/nginx; undefined when neither exists. */
+/**
+ * The nginx binary: $CROSSTAB_NGINX when set, else on PATH, else Debian's /usr/sbin/nginx;
+ * undefined when there is none.
+ */
 export function findNginx() {
+  const chosen = process.env.CROSSTAB_NGINX;
+  if (chosen !== undefined && chosen !== '') return existsSync(chosen) ? chosen : undefined;
   const dirs = [...(process.env.PATH ?? '').split(delimiter).filter(Boolean), '/usr/sbin', '/usr/local/sbin'];
   return dirs.map((dir) => join(dir, 'nginx')).find((path) => existsSync(path));
 }
