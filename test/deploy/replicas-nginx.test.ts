@@ -77,11 +77,11 @@ function newOutcome(): Outcome {
   return { okIds: [], failures: [], connectionErrors: [], lastAnswer: 0 };
 }
 
-/** A fixed number of requests: autocannon waits for every answer, so none is abandoned unbilled-or-not at the end. */
+/** A fixed number of requests: autocannon waits for every answer, so no request is left in flight at the end. */
 async function load(url: string, apiKey: string, amount: number, outcome: Outcome): Promise<{ requestsPerSecond: number; ok: number }> {
+  const started = performance.now();
   const run = autocannon({ url, connections: CONNECTIONS, amount, timeout: 30, requests: [crosstabRequest(apiKey, outcome)] });
   run.on('reqError', (error: Error) => outcome.connectionErrors.push({ message: error.message, at: Date.now() }));
-  const started = performance.now();
   const result = await run;
   // autocannon's rates and its end are in whole seconds (it checks once a second), too coarse
   // for a 2 s run: answers / time to the last answer.
