@@ -1,6 +1,6 @@
 // The part of autocannon's API the load tests use (the package ships no types).
 declare module 'autocannon' {
-  interface AutocannonRequest {
+  export interface AutocannonRequest {
     method?: string;
     path?: string;
     headers?: Record<string, string>;
@@ -43,6 +43,10 @@ declare module 'autocannon' {
     headers?: Record<string, string>;
     body?: string;
   }
-  function autocannon(options: AutocannonOptions): Promise<AutocannonResult>;
+  /** A running load: awaitable, and an event emitter ('reqError': a connection error or timeout). */
+  interface AutocannonInstance extends Promise<AutocannonResult> {
+    on(event: 'reqError', listener: (error: Error) => void): this;
+  }
+  function autocannon(options: AutocannonOptions): AutocannonInstance;
   export default autocannon;
 }
