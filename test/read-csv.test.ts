@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { readCsv } from '../src/dataset/read-csv.js';
 import type { RawTable, ReadOptions } from '../src/dataset/raw-table.js';
 import { CrosstabError, ErrorCode } from '../src/errors.js';
-import { suggest } from '../src/query/suggest.js';
+import { suggest } from '../src/text/suggest.js';
 import { acsCsv, hasAcs, sharedDatasets } from './support/paths.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'read-csv-test-'));

@@ -11,7 +11,7 @@ import { tableToCSV } from '../report/table-csv.js';
 import { tableToHTML } from '../report/table-html.js';
 import { tableToJSON } from '../report/table-json.js';
 import { tableToText } from '../report/table-text.js';
-import { suggest } from '../query/suggest.js';
+import { suggest } from '../text/suggest.js';
 
 const FORMATS = ['text', 'csv', 'json', 'arrow', 'html'] as const;
 type Format = (typeof FORMATS)[number];

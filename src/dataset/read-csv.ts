@@ -5,7 +5,7 @@ import { createGunzip } from 'node:zlib';
 import { CsvError } from 'csv-parse';
 import { CsvRecords } from './csv-records.js';
 import { CrosstabError, ErrorCode } from '../errors.js';
-import { suggest } from '../query/suggest.js';
+import { suggest } from '../text/suggest.js';
 import type { RawTable, ReadOptions } from './raw-table.js';
 import { grownIds, idLimit, rowIds, type RowIds, widened } from './row-ids.js';
 import { checkReadOptions, unreadable } from './table-encoder.js';

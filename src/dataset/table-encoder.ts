@@ -1,6 +1,6 @@
 import type { FileHandle } from 'node:fs/promises';
 import { CrosstabError, ErrorCode } from '../errors.js';
-import { suggest } from '../query/suggest.js';
+import { suggest } from '../text/suggest.js';
 import type { RawColumn, RawTable, RawWeight, ReadOptions } from './raw-table.js';
 import { grownIds, idLimit, rowIds, type RowIds, widened } from './row-ids.js';
 

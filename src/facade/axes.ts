@@ -1,5 +1,5 @@
 import { CrosstabError, ErrorCode } from '../errors.js';
-import { suggest } from '../query/suggest.js';
+import { suggest } from '../text/suggest.js';
 import { invalidOption } from './options.js';
 import type { AxisEntry, AxisItem, DatasetInfo } from './types.js';
 

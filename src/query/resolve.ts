@@ -1,9 +1,8 @@
 import { CrosstabError, ErrorCode } from '../errors.js';
-import type { StoredMeta, StoredVariable } from '../dataset/format.js';
-import type { CodeInfo } from '../facade/types.js';
+import type { CodeInfo, StoredMeta, StoredVariable } from '../dataset/format.js';
 import type { Expr } from './ast.js';
 import { parseExpression } from './parse.js';
-import { suggest } from './suggest.js';
+import { suggest } from '../text/suggest.js';
 
 /** An expression bound to a dataset: variables by position, values by rank (0 = blank). */
 export type Bound =
