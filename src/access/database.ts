@@ -109,7 +109,7 @@ async function takeLock(lockPath: string, folder: string): Promise<void> {
         }
       }
       if (alive) {
-        throw new CrosstabError(ErrorCode.invalidOption, `The embedded database ${folder} is in use by process ${pid} (${lockPath}).`, {
+        throw new CrosstabError(ErrorCode.locked, `The embedded database ${folder} is in use by process ${pid} (${lockPath}).`, {
           field: '--database',
           hint: 'An embedded database serves one process at a time: stop that process (e.g. `crosstab serve`) first, or run every process on a PostgreSQL server with --database postgres://...',
         });
@@ -117,7 +117,10 @@ async function takeLock(lockPath: string, folder: string): Promise<void> {
       await rm(lockPath, { force: true });
     }
   }
-  throw new CrosstabError(ErrorCode.invalidOption, `Cannot lock the embedded database ${folder} (${lockPath}).`, { field: '--database' });
+  throw new CrosstabError(ErrorCode.locked, `Cannot lock the embedded database ${folder} (${lockPath}).`, {
+    field: '--database',
+    hint: 'Another process keeps taking the lock: stop it, or run every process on a PostgreSQL server with --database postgres://...',
+  });
 }
 
 async function openEmbedded(folder: string): Promise<Database> {

@@ -167,7 +167,7 @@ async function runTable(ds: Dataset, flags: TableFlags): Promise<TableResult> {
     const entry = match ? (match[1] === 'rows' ? flags.rows : flags.columns)[Number(match[2])] : undefined;
     const flag = entry ? `${entry.flag} ${JSON.stringify(entry.value)}` : field === 'base' ? `--base ${JSON.stringify(flags.base)}` : field === 'weight' ? `--weight ${JSON.stringify(flags.weight)}` : undefined;
     if (flag === undefined) throw error;
-    const message = error.message.startsWith(`${field} `) || error.message.startsWith(`${field}: `) ? error.message.slice(field.length).replace(/^:? /, '') : error.message;
+    const message = error.details.problem ?? error.message;
     throw new CrosstabError(error.code, `${flag}: ${message}`, { ...error.details, field: flag.split(' ')[0] });
   }
 }
