@@ -25,8 +25,12 @@ export const ErrorCode = {
   unknownCode: 'unknown_code',
   /** An expression touches an authorization group the caller may not use. */
   forbiddenGroup: 'forbidden_group',
-  /** The query was cancelled through its AbortSignal. */
+  /** The query or build was cancelled through its AbortSignal. */
   cancelled: 'cancelled',
+  /** Kernel memory (4 GiB per process) cannot hold what the operation needs. */
+  outOfMemory: 'out_of_memory',
+  /** A file or database is held by another process (a lock file that is not stale). */
+  locked: 'locked',
   /** A worker thread failed while running a query. */
   workerFailed: 'worker_failed',
   /** The dataset was closed. */
@@ -50,6 +54,11 @@ export interface ErrorDetails {
   hint?: string;
   /** 0-based character offset in an expression. */
   position?: number;
+  /**
+   * The message without the `field` it starts with (`must be a non-empty string`), for
+   * callers that name the field their own way (the REST adapter, the CLI's flags).
+   */
+  problem?: string;
   [key: string]: unknown;
 }
 
@@ -76,4 +85,23 @@ export class CrosstabError extends Error {
 
 export function isCrosstabError(value: unknown): value is CrosstabError {
   return value instanceof CrosstabError;
+}
+
+/**
+ * An error about `field` whose message starts with it: `${field}${separator}${problem}`,
+ * with `details.field` and `details.problem` set, so a caller can re-label the field
+ * without matching the message text.
+ */
+export function fieldError(code: ErrorCode, field: string, problem: string, details: ErrorDetails = {}, separator = ' '): CrosstabError {
+  return new CrosstabError(code, `${field}${separator}${problem}`, { ...details, field, problem });
+}
+
+/** `cancelled`: `what` (`the query`, `the build`) was stopped through its AbortSignal. */
+export function cancelledError(what: string, hint = 'Run it again without aborting its signal.'): CrosstabError {
+  return new CrosstabError(ErrorCode.cancelled, `${what} was cancelled`, { hint });
+}
+
+/** Rejects with {@link cancelledError} once `signal` is aborted. */
+export function throwIfCancelled(signal: AbortSignal | undefined, what: string, hint?: string): void {
+  if (signal?.aborted) throw cancelledError(what, hint);
 }

@@ -7,6 +7,9 @@ import { tableFromIPC, tableToIPC } from 'apache-arrow';
 import { gzipSync } from 'node:zlib';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { buildDataset, CrosstabError, ErrorCode, openDataset, type Dataset } from '../src/index.js';
+import { compileDataset } from '../src/dataset/compile.js';
+import { readInput } from '../src/dataset/read-input.js';
+import { writeDataset } from '../src/dataset/writer.js';
 import { cliPath } from './support/paths.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'crosstab-bad-'));
@@ -133,6 +136,24 @@ describe('expressions and query options', () => {
     expect(error.details.field).toBe(field);
   });
 
+  it('an already-aborted signal rejects with cancelled, as an abort mid-query does, not with a DOMException', async () => {
+    const error = await rejection(ds.crosstab({ base: '*', targets: ['sex=2'], signal: AbortSignal.abort() }));
+    expect(error.code).toBe(ErrorCode.cancelled);
+    expect(error.message).toBe('the query was cancelled');
+    const table = await rejection(ds.table({ base: '*', rows: [{ variable: 'sex' }], columns: ['*'], signal: AbortSignal.abort() }));
+    expect(table.code).toBe(ErrorCode.cancelled);
+    const notASignal = await rejection(ds.crosstab({ base: '*', targets: ['sex=2'], signal: 'stop' as never }));
+    expect(notASignal.details.field).toBe('signal');
+  });
+
+  it('an error whose message starts with its field carries the rest as details.problem', async () => {
+    const error = await rejection(ds.crosstab({ base: '*', targets: ['relig=4'], allowedGroups: ['demographics'] }));
+    expect(error.details.field).toBe('targets[0]');
+    expect(error.message).toBe(`targets[0] ${error.details.problem}`);
+    const option = await rejection(ds.crosstab({ base: '*', targets: ['*'], weight: 'nope' }));
+    expect(option.details.problem).toMatch(/^must be one of "wtssps"/);
+  });
+
   it('an expression touching a group outside allowedGroups is forbidden_group', async () => {
     const error = await rejection(ds.crosstab({ base: '*', targets: ['relig=4'], allowedGroups: ['demographics'] }));
     expect(error.code).toBe(ErrorCode.forbiddenGroup);
@@ -162,6 +183,54 @@ describe('builds', () => {
     expect(error.code).toBe(ErrorCode.invalidInput);
     expect(error.message).toMatch(message);
     expect(leftovers(folder)).toEqual([]);
+  });
+
+  describe('a cancelled build rejects with cancelled and leaves nothing behind', () => {
+    const gssCsv = 'datasets/gss_1972_2024_sub.csv.gz';
+    const options = (folder: string, signal: AbortSignal) => ({ weights: ['wtssps'], survey: 'GSS', out: join(folder, 'out.arrow'), signal });
+
+    it('with a signal aborted before it starts', async () => {
+      const folder = mkdtempSync(join(dir, 'cancel-'));
+      const error = await rejection(buildDataset(gssCsv, options(folder, AbortSignal.abort())));
+      expect(error.code).toBe(ErrorCode.cancelled);
+      expect(error.message).toBe('the build was cancelled');
+      expect(readdirSync(folder)).toEqual([]);
+    });
+
+    it('aborted while it reads the input', async () => {
+      const folder = mkdtempSync(join(dir, 'cancel-'));
+      const controller = new AbortController();
+      let progress = 0;
+      const build = buildDataset(gssCsv, { ...options(folder, controller.signal), onProgress: () => progress++ === 0 && controller.abort() });
+      const error = await rejection(build);
+      expect(error.code).toBe(ErrorCode.cancelled);
+      expect(progress).toBe(1); // the read stopped at the next progress step
+      expect(readdirSync(folder)).toEqual([]);
+    });
+
+    it('aborted while it writes the dataset: the partial file is removed and an older dataset kept', async () => {
+      const folder = mkdtempSync(join(dir, 'cancel-'));
+      const out = join(folder, 'out.arrow');
+      copyFileSync(inject('testDatasets').nhanes, out);
+      const before = readFileSync(out);
+      const controller = new AbortController();
+      const compiled = compileDataset(await readInput(gssCsv, { weights: ['wtssps'] }), { survey: 'GSS' });
+      // Aborts once the writer has taken its first buffer, so the temporary file exists then.
+      const aborting = {
+        meta: compiled.meta,
+        specs: compiled.specs,
+        *data() {
+          for (const buffer of compiled.data()) {
+            yield buffer;
+            controller.abort();
+          }
+        },
+      } as unknown as typeof compiled;
+      const error = await rejection(writeDataset(aborting, out, controller.signal));
+      expect(error.code).toBe(ErrorCode.cancelled);
+      expect(readdirSync(folder)).toEqual(['out.arrow']);
+      expect(readFileSync(out).equals(before)).toBe(true);
+    });
   });
 
   it('a failed rebuild keeps the previous dataset intact', async () => {

@@ -132,7 +132,7 @@ describe('crosstab table bad flags', () => {
     ['unknown --rows variable', () => [...base(), '--rows', 'degre', '--columns', 'sex'], /--rows "degre": unknown variable "degre"; did you mean "degree"/],
     ['unknown --column value', () => [...base(), '--rows', 'degree', '--column', 'sex=7'], /--column "sex=7": .*7/],
     ['bad --base', () => [gss(), '--base', 'year=', '--rows', 'degree', '--columns', 'sex'], /--base "year=": /],
-    ['unknown --weight', () => [...base(), '--rows', 'degree', '--columns', 'sex', '--weight', 'wtss'], /weight/],
+    ['unknown --weight', () => [...base(), '--rows', 'degree', '--columns', 'sex', '--weight', 'wtss'], /--weight "wtss": must be one of "wtssps"/],
     ['unwritable --out', () => [...base(), '--rows', 'degree', '--columns', 'sex', '--out', '/nonexistent-dir/t.txt'], /--out \/nonexistent-dir\/t.txt: cannot write/],
   ];
   it.each(cases)('%s', async (_name, args, message) => {

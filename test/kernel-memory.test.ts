@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { CrosstabError, ErrorCode } from '../src/errors.js';
 import { KernelMemory } from '../src/kernel/memory.js';
 
 describe('kernel memory allocator', () => {
@@ -29,6 +30,21 @@ describe('kernel memory allocator', () => {
     memory.release(blocks[2]!, 64);
     expect(memory.allocatedBytes).toBe(128);
     expect(memory.alloc(128)).toBe(blocks[1]); // the two merged blocks fit a 128-byte request
+  });
+
+  it('a block beyond the 4 GiB of kernel memory is out_of_memory, not invalid input', () => {
+    const memory = new KernelMemory();
+    const error = (() => {
+      try {
+        memory.alloc(5 * 1024 ** 3);
+      } catch (thrown) {
+        return thrown;
+      }
+    })();
+    expect(error).toBeInstanceOf(CrosstabError);
+    expect((error as CrosstabError).code).toBe(ErrorCode.outOfMemory);
+    expect((error as CrosstabError).message).toMatch(/out of kernel memory/);
+    expect((error as CrosstabError).details.hint).toBeTruthy();
   });
 
   it('grows the shared memory for large blocks', () => {

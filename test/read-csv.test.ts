@@ -6,7 +6,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { readCsv } from '../src/dataset/read-csv.js';
 import type { RawTable, ReadOptions } from '../src/dataset/raw-table.js';
 import { CrosstabError, ErrorCode } from '../src/errors.js';
-import { suggest } from '../src/query/suggest.js';
+import { suggest } from '../src/text/suggest.js';
+import { TableEncoder } from '../src/dataset/table-encoder.js';
 import { acsCsv, hasAcs, sharedDatasets } from './support/paths.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'read-csv-test-'));
@@ -215,6 +216,35 @@ describe('readCsv: errors', () => {
       await failure(ragged, { weights: ['x'] });
     }
     expect(openFiles()).toBeLessThanOrEqual(before);
+  });
+});
+
+describe('the table encoder every reader shares', () => {
+  it('keeps every row across several 1,048,576-row chunks: skipped (blank) rows stay blank, ids widen past 255 values', () => {
+    const rows = 2_500_000;
+    const encoder = new TableEncoder('big.csv', 'header', [{ name: 'w' }, { name: 'code' }, { name: 'late' }], { weights: ['w'] });
+    const [, code, late] = encoder.columns;
+    const weight = encoder.weightAt[0]!;
+    for (let row = 0; row < rows; row++) {
+      weight.set(row, row % 7);
+      // Every 10th row blank; 300 distinct values, so the ids widen to two bytes mid-way.
+      code!.set(row, row % 10 === 0 ? '' : row < 1_500_000 ? String(row % 200) : String(row % 300));
+      // A column written only in its last rows: the chunks before are never touched.
+      if (row >= rows - 3) late!.set(row, 'x');
+    }
+    const table = encoder.finish(rows, '');
+    const ids = table.columns[0]!.ids;
+    const dictionary = table.columns[0]!.dictionary;
+    expect(ids.length).toBe(rows);
+    expect(ids.BYTES_PER_ELEMENT).toBe(2);
+    for (const row of [0, 1, 9, 10, 1_048_575, 1_048_576, 1_048_577, 1_499_999, 1_500_001, 2_097_152, 2_499_999]) {
+      const expected = row % 10 === 0 ? undefined : row < 1_500_000 ? String(row % 200) : String(row % 300);
+      expect(ids[row] === 0 ? undefined : dictionary[ids[row]! - 1], `row ${row}`).toBe(expected);
+    }
+    expect(table.weights[0]!.values[2_100_003]).toBe(2_100_003 % 7);
+    const lateIds = table.columns[1]!.ids;
+    expect(lateIds.length).toBe(rows);
+    expect([lateIds[rows - 4], lateIds[rows - 3], lateIds[rows - 1]]).toEqual([0, 1, 1]);
   });
 });
 

@@ -2,24 +2,9 @@ import { mkdir, open, readFile, rm } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { CrosstabError, ErrorCode } from '../errors.js';
 import { migrate } from './migrations.js';
+import type { Database } from './queryable.js';
 
-/** Something SQL can be sent to: the database, or one transaction of it. */
-export interface Queryable {
-  query<Row = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<{ rows: Row[] }>;
-}
-
-/**
- * The access store's database: PostgreSQL, either embedded (PGlite, one process, a folder)
- * or a server reached through `pg` (any number of processes). Both speak the same SQL.
- */
-export interface Database extends Queryable {
-  readonly kind: 'embedded' | 'postgres';
-  /** The folder or the URL without its password. */
-  readonly location: string;
-  /** Runs `work` in one transaction: committed when it resolves, rolled back when it rejects. */
-  transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T>;
-  close(): Promise<void>;
-}
+export type { Database, Queryable } from './queryable.js';
 
 /** The embedded database of the working directory, shared by `crosstab serve` and the admin commands. */
 export const DEFAULT_DATABASE = '.crosstab/db';
@@ -124,7 +109,7 @@ async function takeLock(lockPath: string, folder: string): Promise<void> {
         }
       }
       if (alive) {
-        throw new CrosstabError(ErrorCode.invalidOption, `The embedded database ${folder} is in use by process ${pid} (${lockPath}).`, {
+        throw new CrosstabError(ErrorCode.locked, `The embedded database ${folder} is in use by process ${pid} (${lockPath}).`, {
           field: '--database',
           hint: 'An embedded database serves one process at a time: stop that process (e.g. `crosstab serve`) first, or run every process on a PostgreSQL server with --database postgres://...',
         });
@@ -132,7 +117,10 @@ async function takeLock(lockPath: string, folder: string): Promise<void> {
       await rm(lockPath, { force: true });
     }
   }
-  throw new CrosstabError(ErrorCode.invalidOption, `Cannot lock the embedded database ${folder} (${lockPath}).`, { field: '--database' });
+  throw new CrosstabError(ErrorCode.locked, `Cannot lock the embedded database ${folder} (${lockPath}).`, {
+    field: '--database',
+    hint: 'Another process keeps taking the lock: stop it, or run every process on a PostgreSQL server with --database postgres://...',
+  });
 }
 
 async function openEmbedded(folder: string): Promise<Database> {

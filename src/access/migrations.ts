@@ -1,4 +1,4 @@
-import type { Database } from './database.js';
+import type { Database } from './queryable.js';
 
 /**
  * The schema, as an append-only list of migrations: never edit one that shipped, add the

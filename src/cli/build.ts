@@ -1,10 +1,9 @@
 import { type Command, InvalidArgumentError } from 'commander';
 import type { DesignOptions } from '../dataset/design.js';
-import { rmSync } from 'node:fs';
 import { SingleBar } from 'cli-progress';
 import { buildDataset } from '../facade/build.js';
-import { pendingOutputs } from '../dataset/writer.js';
-import { formatNumber } from './output.js';
+import { ErrorCode, isCrosstabError } from '../errors.js';
+import { formatNumber, reportError } from './output.js';
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
@@ -77,12 +76,11 @@ Examples:
       const showBar = process.stderr.isTTY && !flags.quiet;
       const bar = new SingleBar({ format: 'reading {bar} {percentage}% | {mb} of {totalMb} MB | {eta}s left', stream: process.stderr, clearOnComplete: true });
       let barStarted = false;
-      const removePending = () => {
-        for (const temp of pendingOutputs) rmSync(temp, { force: true });
-        process.exit(130);
-      };
-      process.once('SIGINT', removePending);
-      process.once('SIGTERM', removePending);
+      // Ctrl-C (or a SIGTERM) cancels the build, which removes its partial output; a second Ctrl-C kills at once.
+      const interrupt = new AbortController();
+      const cancel = () => interrupt.abort();
+      process.once('SIGINT', cancel);
+      process.once('SIGTERM', cancel);
       try {
         const report = await buildDataset(input, {
           weights: flags.weight,
@@ -94,6 +92,7 @@ Examples:
           exclude: flags.exclude,
           design: designOptions(flags),
           stability: { cautionMax: flags.unstableMax, veryUnstableMax: flags.veryUnstableMax },
+          signal: interrupt.signal,
           onProgress: showBar
             ? (done, total) => {
                 const mb = (bytes: number) => (bytes / 1e6).toFixed(1);
@@ -111,10 +110,15 @@ Examples:
             `built ${report.out}: ${formatNumber(report.respondents, 0)} respondents, ${report.variables} variables, ${report.codes} value codes, ${formatNumber(report.bytes / 1e6)} MB in ${seconds} s\n`,
           );
         }
+      } catch (error) {
+        if (barStarted) bar.stop();
+        if (!(isCrosstabError(error) && error.code === ErrorCode.cancelled && interrupt.signal.aborted)) throw error;
+        reportError(error);
+        process.exit(130);
       } finally {
         if (barStarted) bar.stop();
-        process.removeListener('SIGINT', removePending);
-        process.removeListener('SIGTERM', removePending);
+        process.removeListener('SIGINT', cancel);
+        process.removeListener('SIGTERM', cancel);
       }
     });
 }

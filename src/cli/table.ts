@@ -5,13 +5,13 @@ import type { Dataset } from '../facade/dataset.js';
 import { openCompiled } from './open-compiled.js';
 import type { AxisItem, TableResult } from '../facade/types.js';
 import { LONELY_PSU, type LonelyPsu } from '../stats/design-variance.js';
-import { STAT_NAMES, tableStatistics, type StatName, type TableStatistics } from '../report/table-statistics.js';
+import { normalizeStats, STAT_NAMES, type StatName } from '../report/statistics.js';
+import { tableStatistics, type TableStatistics } from '../report/table-statistics.js';
 import { tableToArrowIPC } from '../report/table-arrow.js';
 import { tableToCSV } from '../report/table-csv.js';
 import { tableToHTML } from '../report/table-html.js';
 import { tableToJSON } from '../report/table-json.js';
 import { tableToText } from '../report/table-text.js';
-import { suggest } from '../query/suggest.js';
 
 const FORMATS = ['text', 'csv', 'json', 'arrow', 'html'] as const;
 type Format = (typeof FORMATS)[number];
@@ -126,17 +126,10 @@ function readFlags(flags: Record<string, unknown>): TableFlags {
   return { base: String(flags['base']), rows, columns, stats, se, correction, alpha, domain, lonelyPsu, execution, weight, format, out };
 }
 
+/** `--stats all` or a comma list, read by the registry's normalizeStats (names, order, near matches). */
 function readStats(text: string): StatName[] {
-  if (text.trim() === 'all') return [...STAT_NAMES];
-  const names = text.split(',').map((name) => name.trim());
-  for (const name of names) {
-    if (!(STAT_NAMES as readonly string[]).includes(name)) {
-      const near = suggest(name, STAT_NAMES);
-      const didYouMean = near.length > 0 ? `; did you mean "${near[0]}"?` : `; use all or a comma list of ${STAT_NAMES.join(', ')}`;
-      throw flagError('--stats', `--stats: unknown statistic "${name}"${didYouMean}`, `e.g. --stats vpct,index,sig (all: ${STAT_NAMES.join(', ')})`);
-    }
-  }
-  return STAT_NAMES.filter((name) => names.includes(name));
+  const names = text.trim() === 'all' ? 'all' : (text.split(',').map((name) => name.trim()) as StatName[]);
+  return normalizeStats(names, '--stats', `e.g. --stats vpct,index,sig (all: ${STAT_NAMES.join(', ')})`);
 }
 
 function oneOf<T extends string>(flag: string, value: unknown, allowed: readonly T[]): T {
@@ -167,7 +160,7 @@ async function runTable(ds: Dataset, flags: TableFlags): Promise<TableResult> {
     const entry = match ? (match[1] === 'rows' ? flags.rows : flags.columns)[Number(match[2])] : undefined;
     const flag = entry ? `${entry.flag} ${JSON.stringify(entry.value)}` : field === 'base' ? `--base ${JSON.stringify(flags.base)}` : field === 'weight' ? `--weight ${JSON.stringify(flags.weight)}` : undefined;
     if (flag === undefined) throw error;
-    const message = error.message.startsWith(`${field} `) || error.message.startsWith(`${field}: `) ? error.message.slice(field.length).replace(/^:? /, '') : error.message;
+    const message = error.details.problem ?? error.message;
     throw new CrosstabError(error.code, `${flag}: ${message}`, { ...error.details, field: flag.split(' ')[0] });
   }
 }

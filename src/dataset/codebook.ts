@@ -1,7 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { CrosstabError, ErrorCode } from '../errors.js';
-import type { CodeInfo } from '../facade/types.js';
-import { DEFAULT_GROUP } from './format.js';
+import { DEFAULT_GROUP, type CodeInfo } from './format.js';
 
 export interface VariableDescription {
   label?: string;

@@ -8,12 +8,12 @@ import {
   DEFAULT_GROUP,
   DEFAULT_STABILITY,
   FORMAT_VERSION,
+  type StabilityThresholds,
   type StoredMeta,
   type StoredVariable,
 } from './format.js';
 import type { RawColumn, RawTable } from './raw-table.js';
 import { weightOrder } from './weight-order.js';
-import type { StabilityThresholds } from '../facade/types.js';
 
 export interface CompileOptions {
   survey: string;

@@ -11,10 +11,11 @@
  * to run queries. Replicate weights are extra weight vectors.
  */
 import { CrosstabError, ErrorCode } from '../errors.js';
-import type { StoredMeta, StoredVariable } from './format.js';
+import { REPLICATE_TYPES, type ReplicateType, type StoredDesign, type StoredMeta, type StoredVariable } from './format.js';
 
-export const REPLICATE_TYPES = ['JK1', 'JKn', 'BRR', 'Fay', 'bootstrap', 'SDR'] as const;
-export type ReplicateType = (typeof REPLICATE_TYPES)[number];
+export { REPLICATE_TYPES };
+export type { ReplicateType, StoredDesign };
+
 
 /** Design options of `buildDataset` / `crosstab build`. */
 export interface DesignOptions {
@@ -42,18 +43,6 @@ export interface DesignOptions {
    * default replicates − 1, R's `degf()` when the replicate weights are linearly independent.
    */
   degf?: number;
-}
-
-/** The design as stored in the dataset metadata. */
-export interface StoredDesign {
-  strata?: string;
-  psu?: string;
-  nest?: boolean;
-  fpc?: string;
-  /** Strata and PSUs in the sample (Taylor designs), counted at build so that open need not. */
-  strataCount?: number;
-  psuCount?: number;
-  replicates?: { weights: string[]; type: ReplicateType; scale: number; rscales: number[]; mse: boolean; rho?: number; degf: number };
 }
 
 /** Which PSU each respondent is in and how PSUs make up strata. */

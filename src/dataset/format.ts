@@ -16,8 +16,23 @@
  * a dense bitset is W u64 words, a weight vector W*64 f64, an index column W*64 ranks of
  * 1, 2 or 4 bytes, a sparse code a sorted u32 list of `count` respondent numbers.
  */
-import type { CodeInfo, StabilityThresholds } from '../facade/types.js';
-import type { StoredDesign } from './design.js';
+/** Low-base thresholds stored with a dataset. */
+export interface StabilityThresholds {
+  /** A cell with this many respondents or fewer is `caution` (default 60). */
+  cautionMax: number;
+  /** A cell with this many respondents or fewer is `very-unstable` (default 30). */
+  veryUnstableMax: number;
+}
+
+/** A named expression from the codebook (`F18-34`). */
+export interface CodeInfo {
+  /** Name used in expressions (`F18-34`). */
+  name: string;
+  expr: string;
+  label?: string;
+  group: string;
+}
+
 
 export const FORMAT_VERSION = 'crosstab-engine/2';
 export const META_KEY = 'crosstab.meta';
@@ -57,6 +72,22 @@ export interface StoredVariable {
   index: number;
   /** Buffer row of each value's code container, when the variable has at most CODE_LIMIT values. */
   codes?: number[];
+}
+
+/** Replicate-weight methods (R's `svrepdesign(type = ...)`). */
+export const REPLICATE_TYPES = ['JK1', 'JKn', 'BRR', 'Fay', 'bootstrap', 'SDR'] as const;
+export type ReplicateType = (typeof REPLICATE_TYPES)[number];
+
+/** The design as stored in the dataset metadata. */
+export interface StoredDesign {
+  strata?: string;
+  psu?: string;
+  nest?: boolean;
+  fpc?: string;
+  /** Strata and PSUs in the sample (Taylor designs), counted at build so that open need not. */
+  strataCount?: number;
+  psuCount?: number;
+  replicates?: { weights: string[]; type: ReplicateType; scale: number; rscales: number[]; mse: boolean; rho?: number; degf: number };
 }
 
 export interface StoredMeta {

@@ -5,7 +5,7 @@ import type { Kernel } from '../kernel/kernel.js';
 import { ArrowFileProblem, readAt } from './arrow-file.js';
 import type { BufferRow } from './buffer-table.js';
 import type { StoredMeta } from './format.js';
-import type { LoadedBuffer, LoadedDataset } from './reader.js';
+import type { LoadedBuffer, LoadedDataset } from './loaded-dataset.js';
 
 /** A buffer of an open dataset: where it goes in kernel memory, where it is in the file, its hash. */
 export interface BufferEntry extends LoadedBuffer, Omit<BufferRow, 'kind'> {

@@ -1,7 +1,8 @@
-import { type FileHandle, open } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
 import { type DataType, DataType as Types, type Field, RecordBatchReader, type Vector } from 'apache-arrow';
 import type { RawTable, ReadOptions } from './raw-table.js';
-import { type CellValue, checkReadOptions, checkTrailer, inputError, readFailure, TableEncoder, unreadable } from './table-encoder.js';
+import { checkTrailer, readTypedFile } from './input-file.js';
+import { type CellValue, inputError, TableEncoder } from './table-encoder.js';
 
 /**
  * Reads an Arrow IPC file (`ARROW1`, "Feather v2") or an Arrow IPC stream into
@@ -18,12 +19,7 @@ import { type CellValue, checkReadOptions, checkTrailer, inputError, readFailure
  * truncated or corrupt file; bad weights carry `row` (1-based) and `field` in `details`.
  */
 export async function readArrow(path: string, options: ReadOptions): Promise<RawTable> {
-  checkReadOptions(path, options);
-  const handle = await open(path, 'r').catch((error: unknown) => {
-    throw unreadable(path, error);
-  });
-  try {
-    const { size } = await handle.stat();
+  return readTypedFile(path, options, 'Arrow IPC', async (handle, size) => {
     const head = new Uint8Array(6);
     await handle.read(head, 0, 6, 0);
     if (String.fromCharCode(...head) === 'ARROW1') await checkTrailer(handle, size, path, 'Arrow IPC', 'ARROW1');
@@ -38,7 +34,6 @@ export async function readArrow(path: string, options: ReadOptions): Promise<Raw
     let rows = 0;
     let batchIndex = 0;
     for await (const batch of reader) {
-      encoder.reserve(rows + batch.numRows);
       for (const i of wanted) {
         const target = encoder.columns[i] ?? encoder.weightAt[i]!;
         const vector = batch.getChildAt(i)!;
@@ -55,11 +50,7 @@ export async function readArrow(path: string, options: ReadOptions): Promise<Raw
     }
     options.onProgress?.(size, size);
     return encoder.finish(rows, 'An Arrow file needs at least one row.');
-  } catch (error) {
-    throw readFailure(path, 'Arrow IPC', error);
-  } finally {
-    await handle.close().catch(() => undefined);
-  }
+  });
 }
 
 /**

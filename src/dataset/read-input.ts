@@ -5,7 +5,8 @@ import { readArrow } from './read-arrow.js';
 import { readCsv } from './read-csv.js';
 import { readParquet } from './read-parquet.js';
 import { readSav } from './read-sav.js';
-import { inputError, unreadable } from './table-encoder.js';
+import { unreadable } from './input-file.js';
+import { inputError } from './table-encoder.js';
 
 export type InputFormat = 'sav' | 'parquet' | 'arrow' | 'csv';
 

@@ -1,8 +1,9 @@
-import { type FileHandle, open } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
 import { type AsyncBuffer, type ColumnData, type ParquetParsers, parquetMetadataAsync, parquetRead, parquetSchema } from 'hyparquet';
 import { compressors } from 'hyparquet-compressors';
 import type { RawTable, ReadOptions } from './raw-table.js';
-import { type CellValue, checkReadOptions, checkTrailer, inputError, readFailure, TableEncoder, unreadable } from './table-encoder.js';
+import { checkTrailer, readTypedFile } from './input-file.js';
+import { type CellValue, inputError, TableEncoder } from './table-encoder.js';
 
 /** Dates and timestamps become ISO 8601 text, as a CSV export writes them. */
 const parsers: Partial<ParquetParsers> = {
@@ -26,18 +27,13 @@ const parsers: Partial<ParquetParsers> = {
  * truncated or corrupt file; bad weights carry `row` (1-based) and `field` in `details`.
  */
 export async function readParquet(path: string, options: ReadOptions): Promise<RawTable> {
-  checkReadOptions(path, options);
-  const handle = await open(path, 'r').catch((error: unknown) => {
-    throw unreadable(path, error);
-  });
-  try {
-    const { size } = await handle.stat();
+  return readTypedFile(path, options, 'Parquet', async (handle, size) => {
     await checkTrailer(handle, size, path, 'Parquet', 'PAR1');
     const file = fileBuffer(handle, size);
     const metadata = await parquetMetadataAsync(file);
     const fields = parquetSchema(metadata).children;
     const rows = Number(metadata.num_rows);
-    const encoder = new TableEncoder(path, 'Parquet schema', fields.map((field) => ({ name: field.element.name })), options, rows);
+    const encoder = new TableEncoder(path, 'Parquet schema', fields.map((field) => ({ name: field.element.name })), options, { expectedRows: rows });
     const wanted = fields.flatMap((field, i) => (encoder.columns[i] !== undefined || encoder.weightAt[i] !== undefined ? [i] : []));
     for (const i of wanted) {
       const field = fields[i]!;
@@ -66,11 +62,7 @@ export async function readParquet(path: string, options: ReadOptions): Promise<R
       options.onProgress?.(Math.round((size * groupStart) / Math.max(rows, 1)), size);
     }
     return encoder.finish(rows, 'A Parquet file needs at least one row.');
-  } catch (error) {
-    throw readFailure(path, 'Parquet', error);
-  } finally {
-    await handle.close().catch(() => undefined);
-  }
+  });
 }
 
 function storeChunk(encoder: TableEncoder, position: number, chunk: ColumnData, from: number, to: number): void {

@@ -1,10 +1,10 @@
-import { open } from 'node:fs/promises';
 import { TextDecoder } from 'node:util';
 import { ByteCursor } from './byte-cursor.js';
 import type { RawTable, ReadOptions } from './raw-table.js';
 import { readSavCases } from './sav-data.js';
 import { readSavDictionary, trimEnd, type SavDictionary, type SavVariable } from './sav-dictionary.js';
-import { type CellValue, checkReadOptions, readFailure, type SourceColumn, TableEncoder, unreadable } from './table-encoder.js';
+import { readTypedFile } from './input-file.js';
+import { type CellValue, type SourceColumn, TableEncoder } from './table-encoder.js';
 
 /** Seconds from the SPSS epoch (14 Oct 1582) to the Unix epoch. */
 const spssEpochSeconds = 12_219_379_200;
@@ -28,16 +28,11 @@ const dateTimeFormats = new Set([22, 41]);
  * (with near matches) or a bad weight (with the `row` and `field` in `details`).
  */
 export async function readSav(path: string, options: ReadOptions): Promise<RawTable> {
-  checkReadOptions(path, options);
-  const handle = await open(path, 'r').catch((error: unknown) => {
-    throw unreadable(path, error);
-  });
-  try {
-    const { size } = await handle.stat();
+  return readTypedFile(path, options, 'SPSS system file', async (handle, size) => {
     const cursor = new ByteCursor(handle, size, path, 'SPSS file');
     const dictionary = await readSavDictionary(cursor);
     const { variables } = dictionary;
-    const encoder = new TableEncoder(path, 'SPSS file', variables.map(sourceColumn), options, dictionary.cases > 0 ? dictionary.cases : undefined);
+    const encoder = new TableEncoder(path, 'SPSS file', variables.map(sourceColumn), options, dictionary.cases > 0 ? { expectedRows: dictionary.cases } : {});
     const readers = variables.map((variable) => valueReader(variable, dictionary, cursor.littleEndian));
     const wanted = variables.map((_, i) => i).filter((i) => encoder.columns[i] !== undefined || encoder.weightAt[i] !== undefined);
     let row = 0;
@@ -46,7 +41,6 @@ export async function readSav(path: string, options: ReadOptions): Promise<RawTa
       cursor,
       dictionary,
       (bytes, view) => {
-        encoder.reserve(row + 1);
         for (const i of wanted) {
           const value = readers[i]!(bytes, view);
           const column = encoder.columns[i];
@@ -59,11 +53,7 @@ export async function readSav(path: string, options: ReadOptions): Promise<RawTa
     );
     onProgress?.(size, size);
     return encoder.finish(row, 'An SPSS file needs at least one case.');
-  } catch (error) {
-    throw readFailure(path, 'SPSS system file', error);
-  } finally {
-    await handle.close().catch(() => undefined);
-  }
+  });
 }
 
 function sourceColumn(variable: SavVariable): SourceColumn {

@@ -5,6 +5,7 @@ import { Schema } from 'apache-arrow';
 import { MetadataVersion } from 'apache-arrow/enum';
 import { FileBlock, Footer } from 'apache-arrow/ipc/metadata/file';
 import { BufferRegion, FieldNode, Message, RecordBatch } from 'apache-arrow/ipc/metadata/message';
+import { throwIfCancelled } from '../errors.js';
 import { mainThreadKernel } from '../kernel/kernel.js';
 import { StreamingChecksum } from '../kernel/checksum.js';
 import { type BufferRow, bufferFields, datasetChecksum, HASH_CHARS } from './buffer-table.js';
@@ -18,28 +19,30 @@ const BATCH_BYTES = 256 * 1024 * 1024;
 const REGION_ALIGN = 64;
 const MAGIC = new TextEncoder().encode('ARROW1');
 
-/** Temp files of builds under way, removed if the process is interrupted. */
-export const pendingOutputs = new Set<string>();
+/** The hint of a cancelled build. */
+export const BUILD_CANCELLED_HINT = 'Nothing was written (the partial output was removed); run the build again to make the dataset.';
 
 /**
  * Writes a compiled dataset as an Arrow IPC file, streaming: each buffer is hashed and
  * written as soon as it is made, so the writer holds one buffer, not the dataset. The file
  * goes to a temporary name beside `out`, is flushed to disk, then renamed over `out`: a
- * failed or interrupted build never leaves a partial dataset behind.
+ * failed or cancelled build never leaves a partial dataset behind. Aborting `signal` stops
+ * the writer at its next buffer: it removes the temporary file and rejects with `cancelled`.
  */
-export async function writeDataset(dataset: CompiledDataset, out: string): Promise<{ bytes: number; checksum: string }> {
+export async function writeDataset(dataset: CompiledDataset, out: string, signal?: AbortSignal): Promise<{ bytes: number; checksum: string }> {
+  throwIfCancelled(signal, 'the build', BUILD_CANCELLED_HINT);
   const temp = join(dirname(out), `.${basename(out)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
-  pendingOutputs.add(temp);
   const checksums = new StreamingChecksum(mainThreadKernel());
   try {
     const file = await open(temp, 'wx');
     let written: { bytes: number; checksum: string };
     try {
-      written = await writeFile(new Output(file), dataset, checksums);
+      written = await writeFile(new Output(file), dataset, checksums, signal);
       await file.sync();
     } finally {
       await file.close();
     }
+    throwIfCancelled(signal, 'the build', BUILD_CANCELLED_HINT);
     await rename(temp, out);
     return written;
   } catch (error) {
@@ -47,11 +50,10 @@ export async function writeDataset(dataset: CompiledDataset, out: string): Promi
     throw error;
   } finally {
     checksums.dispose();
-    pendingOutputs.delete(temp);
   }
 }
 
-async function writeFile(output: Output, dataset: CompiledDataset, checksums: StreamingChecksum) {
+async function writeFile(output: Output, dataset: CompiledDataset, checksums: StreamingChecksum, signal: AbortSignal | undefined) {
   const metaJson = JSON.stringify(dataset.meta);
   await output.write(MAGIC);
   await output.pad(8);
@@ -73,6 +75,7 @@ async function writeFile(output: Output, dataset: CompiledDataset, checksums: St
     await output.write(new Uint8Array(layout.dataOffsets.buffer));
     await output.padTo(bodyStart + layout.valuesAt);
     for (const spec of batch) {
+      throwIfCancelled(signal, 'the build', BUILD_CANCELLED_HINT);
       const next = source.next();
       if (next.done || next.value.byteLength !== spec.bytes) {
         throw new Error(`dataset writer: buffer ${spec.name} has ${next.done ? 'no' : next.value.byteLength} bytes, ${spec.bytes} were planned`);

@@ -1,5 +1,5 @@
-import { CrosstabError, ErrorCode } from '../errors.js';
-import { suggest } from '../query/suggest.js';
+import { ErrorCode, fieldError } from '../errors.js';
+import { suggest } from '../text/suggest.js';
 import { invalidOption } from './options.js';
 import type { AxisEntry, AxisItem, DatasetInfo } from './types.js';
 
@@ -26,11 +26,8 @@ export function expandAxis(items: unknown, option: 'rows' | 'columns', info: Dat
       const variable = info.variables.find((candidate) => candidate.name === item.variable);
       if (!variable) {
         const suggestions = suggest(item.variable, info.variables.map((v) => v.name));
-        throw new CrosstabError(ErrorCode.unknownVariable, `${where}: unknown variable "${item.variable}"${suggestions.length ? `; did you mean ${suggestions.map((s) => `"${s}"`).join(', ')}?` : ''}`, {
-          field: where,
-          suggestions,
-          hint: 'Use a variable of the dataset (`crosstab info DATASET` lists them).',
-        });
+        const problem = `unknown variable "${item.variable}"${suggestions.length ? `; did you mean ${suggestions.map((s) => `"${s}"`).join(', ')}?` : ''}`;
+        throw fieldError(ErrorCode.unknownVariable, where, problem, { suggestions, hint: 'Use a variable of the dataset (`crosstab info DATASET` lists them).' }, ': ');
       }
       if (!variable.values) {
         throw invalidOption(where, `expands variable ${variable.name}, which has ${variable.distinct} values`, `Use ranges such as "${variable.name}=lo..hi" instead.`);

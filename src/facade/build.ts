@@ -1,14 +1,14 @@
 import { stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { CrosstabError, ErrorCode } from '../errors.js';
+import { CrosstabError, ErrorCode, throwIfCancelled } from '../errors.js';
 import { readCodebook } from '../dataset/codebook.js';
 import { compileDataset, type CompiledDataset } from '../dataset/compile.js';
 import { declareDesign, type DesignOptions } from '../dataset/design.js';
 import { BufferKind, type StoredVariable } from '../dataset/format.js';
 import { readInput } from '../dataset/read-input.js';
-import { writeDataset } from '../dataset/writer.js';
+import { BUILD_CANCELLED_HINT, writeDataset } from '../dataset/writer.js';
 import { Resolver } from '../query/resolve.js';
-import { invalidOption } from './options.js';
+import { invalidOption, requireSignal } from './options.js';
 import type { StabilityThresholds } from './types.js';
 
 export interface BuildOptions {
@@ -32,6 +32,11 @@ export interface BuildOptions {
   design?: DesignOptions;
   /** Progress of reading the input: bytes done of total. */
   onProgress?: (doneBytes: number, totalBytes: number) => void;
+  /**
+   * Cancels the build: it stops at its next check (each progress step of the read, after
+   * compiling, each buffer written), removes the partial output and rejects with `cancelled`.
+   */
+  signal?: AbortSignal;
 }
 
 export interface BuildReport {
@@ -47,10 +52,13 @@ export interface BuildReport {
 /**
  * Compiles a file of respondents (CSV or gzip'd CSV, SPSS .sav/.zsav, Parquet, Arrow IPC;
  * told apart by their first bytes) into a dataset file. Writes to a temporary
- * file and renames, so a failed build leaves nothing behind.
+ * file and renames, so a failed or cancelled build leaves nothing behind.
  */
 export async function buildDataset(input: string, options: BuildOptions): Promise<BuildReport> {
   const checked = validateBuildOptions(options);
+  const { signal } = checked;
+  const cancelled = () => throwIfCancelled(signal, 'the build', BUILD_CANCELLED_HINT);
+  cancelled();
   await stat(dirname(checked.out)).catch(() => {
     throw invalidOption('out', `"${checked.out}": the folder ${dirname(checked.out)} does not exist`, 'Create the folder or choose another path.');
   });
@@ -59,8 +67,16 @@ export async function buildDataset(input: string, options: BuildOptions): Promis
   const replicateWeights = checked.design?.replicateWeights ?? [];
   const readOptions: Parameters<typeof readInput>[1] = { weights: [...checked.weights, ...replicateWeights.filter((w) => !checked.weights.includes(w))] };
   if (checked.exclude) readOptions.exclude = checked.exclude;
-  if (checked.onProgress) readOptions.onProgress = checked.onProgress;
+  const { onProgress } = checked;
+  // Readers report progress now and then: that is where a cancelled read stops.
+  if (signal !== undefined) {
+    readOptions.onProgress = (done, total) => {
+      cancelled();
+      onProgress?.(done, total);
+    };
+  } else if (onProgress) readOptions.onProgress = onProgress;
   const table = await readInput(input, readOptions);
+  cancelled();
 
   if (codebook) {
     const columns = new Set(table.columns.map((column) => column.name));
@@ -100,7 +116,8 @@ export async function buildDataset(input: string, options: BuildOptions): Promis
       });
     }
   }
-  const written = await writeDataset(compiled, checked.out);
+  cancelled();
+  const written = await writeDataset(compiled, checked.out, signal);
   return {
     out: checked.out,
     respondents: compiled.meta.respondents,
@@ -135,6 +152,10 @@ function validateBuildOptions(options: BuildOptions): BuildOptions {
   if (exclude !== undefined && (!Array.isArray(exclude) || !exclude.every((c) => typeof c === 'string'))) {
     throw invalidOption('exclude', 'must be a list of column names', 'Pass --exclude COL1,COL2.');
   }
+  if (options.onProgress !== undefined && typeof options.onProgress !== 'function') {
+    throw invalidOption('onProgress', 'must be a function', 'Pass (doneBytes, totalBytes) => { ... }.');
+  }
+  requireSignal(options.signal, 'signal');
   if (options.design !== undefined && (typeof options.design !== 'object' || options.design === null)) {
     throw invalidOption('design', 'must be an object', 'Pass {strata, psu, nest} or {replicateWeights, replicateType}.');
   }

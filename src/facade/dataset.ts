@@ -1,10 +1,10 @@
-import { CrosstabError, ErrorCode } from '../errors.js';
+import { CrosstabError, ErrorCode, throwIfCancelled } from '../errors.js';
 import { loadDataset, type LoadedDataset, type LoadOptions } from '../dataset/reader.js';
 import { type Kernel, mainThreadKernel } from '../kernel/kernel.js';
 import { Evaluator } from '../query/evaluate.js';
 import { type Resolved, Resolver } from '../query/resolve.js';
 import { describeDataset, stabilityOf } from './dataset-info.js';
-import { invalidOption, requireGroups, requireObject, requireString, requireStringArray, resolveWeight } from './options.js';
+import { invalidOption, requireGroups, requireObject, requireSignal, requireString, requireStringArray, resolveWeight } from './options.js';
 import { availableParallelism } from 'node:os';
 import { sharedPool } from '../pool/pool.js';
 import { type Executor, inlineExecutor, POOL_THRESHOLD_MS } from '../query/executor.js';
@@ -79,8 +79,8 @@ export class Dataset {
     const targets = requireStringArray(options.targets, 'targets', MAX_TARGETS);
     const weight = resolveWeight(options.weight, this.info);
     const allowed = requireGroups(options.allowedGroups, 'allowedGroups');
-    const signal = options.signal as AbortSignal | undefined;
-    signal?.throwIfAborted?.();
+    // An already-aborted signal rejects like one aborted mid-query: `cancelled`, not the signal's DOMException.
+    throwIfCancelled(requireSignal(options.signal, 'signal'), 'the query');
 
     const resolvedBase = this.bind(base, 'base', allowed);
     const resolvedTargets = targets.map((target, i) => this.bind(target, `targets[${i}]`, allowed));
@@ -107,7 +107,7 @@ export class Dataset {
     const columns = expandAxis(options.columns, 'columns', this.info);
     const weight = resolveWeight(options.weight, this.info);
     const allowed = requireGroups(options.allowedGroups, 'allowedGroups');
-    const signal = options.signal as AbortSignal | undefined;
+    const signal = requireSignal(options.signal, 'signal');
     const onProgress = options.onProgress as TableQuery['onProgress'];
     if (onProgress !== undefined && typeof onProgress !== 'function') throw invalidOption('onProgress', 'must be a function', 'Pass (done, total) => void.');
 

@@ -1,9 +1,9 @@
-import { CrosstabError, ErrorCode } from '../errors.js';
+import { type CrosstabError, ErrorCode, fieldError } from '../errors.js';
 import type { DatasetInfo } from './types.js';
 
 /** Validation of options at the edge, with messages that name the option. */
 export function invalidOption(option: string, message: string, hint: string): CrosstabError {
-  return new CrosstabError(ErrorCode.invalidOption, `${option} ${message}`, { field: option, hint });
+  return fieldError(ErrorCode.invalidOption, option, message, { hint });
 }
 
 export function requireObject(value: unknown, option: string): Record<string, unknown> {
@@ -29,6 +29,11 @@ export function requireStringArray(value: unknown, option: string, max: number):
 }
 
 /** The weight column to use: the default (first) one, another by name, or null for unweighted. */
+export function requireSignal(value: unknown, option: string): AbortSignal | undefined {
+  if (value === undefined || value instanceof AbortSignal) return value;
+  throw invalidOption(option, 'must be an AbortSignal', 'Pass the signal of an AbortController, or leave it out.');
+}
+
 export function resolveWeight(value: unknown, info: DatasetInfo, option = 'weight'): string | null {
   if (value === undefined) return info.weights[0]!;
   if (value === null) return null;

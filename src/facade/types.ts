@@ -1,5 +1,8 @@
 /** Public types of the crosstab() facade. */
+import type { CodeInfo, StabilityThresholds } from '../dataset/format.js';
 import type { TableDesign } from '../stats/table-design.js';
+
+export type { CodeInfo, StabilityThresholds } from '../dataset/format.js';
 
 /**
  * Low-base stability of a cell, from its respondent count and the dataset's thresholds
@@ -47,13 +50,6 @@ export interface CrosstabResult {
   units: number;
 }
 
-export interface StabilityThresholds {
-  /** A cell with this many respondents or fewer is `caution` (default 60). */
-  cautionMax: number;
-  /** A cell with this many respondents or fewer is `very-unstable` (default 30). */
-  veryUnstableMax: number;
-}
-
 export interface ValueInfo {
   /** The value as it appears in expressions (`2`, `06`). */
   value: string;
@@ -78,14 +74,6 @@ export interface VariableInfo {
   max?: number;
   /** Values with their counts, when the variable has at most 5,000 distinct values. */
   values?: ValueInfo[];
-}
-
-export interface CodeInfo {
-  /** Name used in expressions (`F18-34`). */
-  name: string;
-  expr: string;
-  label?: string;
-  group: string;
 }
 
 export interface DatasetInfo {

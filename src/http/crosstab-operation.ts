@@ -1,7 +1,7 @@
 import { isCrosstabError, toServiceResponse, type CrosstabResult } from '../index.js';
 import { AUTH_HEADER, authenticate, authenticateBearer, authorize, entitledToSurvey } from './auth.js';
 import { parseJsonBody, validateCrosstabRequest } from './crosstab-request.js';
-import type { AccessLogEntry, CrosstabDataset, HandlerRequest } from './handler.js';
+import type { AccessLogEntry, CrosstabDataset, HandlerRequest } from './handler-types.js';
 import { headerOf, isJsonContentType } from './headers.js';
 import type { KeyStore } from './key-store.js';
 import { fromEngineError, isServiceError, quote, serviceError, type ServiceError } from './service-error.js';

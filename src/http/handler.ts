@@ -1,53 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import { CrosstabError, ErrorCode, type CrosstabQuery, type CrosstabResult, type DatasetInfo } from '../index.js';
+import { CrosstabError, ErrorCode } from '../index.js';
 import { createCorsPolicy, type CorsPolicy } from './cors.js';
 import { createCrosstabOperation } from './crosstab-operation.js';
-import { headerOf, type HandlerHeaders } from './headers.js';
+import type { AccessLogEntry, CrosstabDataset, HandlerRequest, HandlerResponse } from './handler-types.js';
+import { headerOf } from './headers.js';
 import { FileKeyStore, type KeyStore } from './key-store.js';
 import { buildOpenApiDocument } from './openapi.js';
 import { errorBody, quote, serviceError, statusOf, type ServiceError } from './service-error.js';
 import { NdjsonLedger, type UsageSink } from './usage-ledger.js';
 
 export type { HandlerHeaders } from './headers.js';
-
-/** What the handler needs of a dataset: `Dataset` from openDataset() fits. */
-export interface CrosstabDataset {
-  readonly info: DatasetInfo;
-  crosstab(query: CrosstabQuery): Promise<CrosstabResult>;
-}
-
-/** A framework-neutral HTTP request. */
-export interface HandlerRequest {
-  method: string;
-  /** Path with optional query string, e.g. `/v1/crosstab`. */
-  path: string;
-  headers: HandlerHeaders;
-  /** The raw body (a shim reads at most `maxBodyBytes + 1` bytes of it). */
-  body?: Uint8Array | string;
-}
-
-/** A framework-neutral HTTP response. */
-export interface HandlerResponse {
-  status: number;
-  /** Lower-case header names. */
-  headers: Record<string, string>;
-  body: string;
-}
-
-/** One line of the access log. Never holds an API key. */
-export interface AccessLogEntry {
-  time: string;
-  requestId: string;
-  method: string;
-  path: string;
-  status: number;
-  ms: number;
-  keyId?: string;
-  survey?: string;
-  code?: string;
-  /** Stack of an internal error. */
-  error?: string;
-}
+export type { AccessLogEntry, CrosstabDataset, HandlerRequest, HandlerResponse } from './handler-types.js';
 
 export interface CrosstabHandlerOptions {
   /** Open datasets, one per SurveyCode (the caller opens and closes them). */

@@ -154,7 +154,7 @@ export async function updateKeyFile<T>(path: string, change: (file: KeyFile) => 
       if (age > LOCK_STALE_MS) {
         await rm(lockPath, { force: true });
       } else if (Date.now() - started > LOCK_WAIT_MS) {
-        throw new CrosstabError(ErrorCode.invalidOption, `Key file ${path} is locked by another process (${lockPath}).`, {
+        throw new CrosstabError(ErrorCode.locked, `Key file ${path} is locked by another process (${lockPath}).`, {
           file: lockPath,
           hint: 'Wait for the other `crosstab keys` command to finish, or delete the lock file if none is running.',
         });

@@ -118,8 +118,7 @@ function requestFieldOf(engineField: unknown): { field: RequestField; label: str
  */
 export function fromEngineError(error: CrosstabError): ServiceError {
   const where = requestFieldOf(error.details.field);
-  const engineField = String(error.details.field);
-  const ownMessage = error.message.startsWith(`${engineField} `) ? error.message.slice(engineField.length + 1) : error.message;
+  const ownMessage = error.details.problem ?? error.message;
   const message = where ? `${where.label}: ${ownMessage}` : error.message;
   const hint = error.details.hint;
   const suggestions = error.details.suggestions?.slice(0, 5) ?? [];
@@ -144,6 +143,9 @@ export function fromEngineError(error: CrosstabError): ServiceError {
     case 'cancelled':
     case 'dataset_closed':
       return serviceError('unavailable', 'The service is shutting down.', 'Retry the request in a few seconds.');
+    case 'out_of_memory':
+      // The server's memory, not the request, is at fault: a request of 1 or 2 targets is small.
+      return serviceError('unavailable', 'The service is out of query memory right now.', 'Retry the request later; if it persists, tell the provider (the server holds too many or too large datasets).');
     default:
       return serviceError('internal', 'Internal error.', 'Retry later; if it persists, report the X-Request-Id response header to the provider.');
   }

@@ -93,7 +93,7 @@ export class KernelMemory {
     if (end <= have) return;
     const pages = Math.ceil((end - have) / PAGE);
     if (have / PAGE + pages > MAX_PAGES) {
-      throw new CrosstabError(ErrorCode.invalidInput, `out of kernel memory: ${end} bytes needed, 4 GiB is the limit of one process`, {
+      throw new CrosstabError(ErrorCode.outOfMemory, `out of kernel memory: ${end} bytes needed, 4 GiB is the limit of one process`, {
         hint: 'Close datasets you no longer need, or exclude columns (--exclude) when building large datasets.',
       });
     }

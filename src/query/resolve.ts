@@ -1,9 +1,8 @@
-import { CrosstabError, ErrorCode } from '../errors.js';
-import type { StoredMeta, StoredVariable } from '../dataset/format.js';
-import type { CodeInfo } from '../facade/types.js';
+import { CrosstabError, ErrorCode, fieldError } from '../errors.js';
+import type { CodeInfo, StoredMeta, StoredVariable } from '../dataset/format.js';
 import type { Expr } from './ast.js';
 import { parseExpression } from './parse.js';
-import { suggest } from './suggest.js';
+import { suggest } from '../text/suggest.js';
 
 /** An expression bound to a dataset: variables by position, values by rank (0 = blank). */
 export type Bound =
@@ -206,8 +205,7 @@ interface Scope {
 /** Records that the expression needs `group`; refuses at once when the caller may not use it. */
 function claimGroup(scope: Scope, group: string, culprit: string): void {
   if (scope.allowed !== undefined && !scope.allowed.includes(group)) {
-    throw new CrosstabError(ErrorCode.forbiddenGroup, `${scope.field} uses ${culprit} of authorization group "${group}", which is not allowed`, {
-      field: scope.field,
+    throw fieldError(ErrorCode.forbiddenGroup, scope.field, `uses ${culprit} of authorization group "${group}", which is not allowed`, {
       group,
       hint: `Ask for access to group "${group}", or leave ${culprit} out.`,
     });

@@ -1,6 +1,8 @@
 import type { StabilityLevel, StabilityThresholds, TableResult } from '../facade/types.js';
 import type { ColumnGroup } from './column-groups.js';
-import type { StatName, TableStatistics } from './table-statistics.js';
+import { presentFigures } from './cell-figures.js';
+import type { Figure, FigureDisplay, FigureStat } from './statistics.js';
+import type { TableStatistics } from './table-statistics.js';
 
 /** Options shared by the human-readable formats (text, HTML). */
 export interface DisplayOptions {
@@ -55,28 +57,22 @@ export function raoScottLines(statistics: TableStatistics): string[] {
 
 /** How a statistic is labelled and printed in the human formats. */
 export interface DisplayedStat {
-  stat: Exclude<StatName, 'sig' | 'chisq'>;
+  figure: Figure;
+  stat: FigureStat;
   label: string;
   format: (value: number) => string;
   values: Float64Array;
 }
 
-/** The requested numeric statistics with labels and formatting (percentages as %). */
+/** A figure's printed form (see {@link FigureDisplay}): `7.5%`, `±1.25%`, `1,234.5`, `–` when undefined. */
+export function figureFormat(shown: FigureDisplay): (value: number) => string {
+  const plain = shown.percent ? (v: number) => formatPercent(v, shown.digits) : (v: number) => formatCount(v, shown.digits);
+  return shown.plusMinus ? (v) => (Number.isFinite(v) ? `±${plain(v)}` : '–') : plain;
+}
+
+/** The requested numeric statistics with labels and formatting (percentages as %), in {@link FIGURES} order. */
 export function displayedStats(statistics: TableStatistics | undefined): DisplayedStat[] {
-  if (statistics === undefined) return [];
-  const shown: Array<Omit<DisplayedStat, 'values'> & { values: Float64Array | undefined }> = [
-    { stat: 'vpct', label: 'vertical %', format: (v) => formatPercent(v), values: statistics.columnPct },
-    { stat: 'hpct', label: 'horizontal %', format: (v) => formatPercent(v), values: statistics.rowPct },
-    { stat: 'tpct', label: 'table %', format: (v) => formatPercent(v), values: statistics.tablePct },
-    { stat: 'index', label: 'index', format: (v) => formatCount(v, 0), values: statistics.index },
-    { stat: 'ebase', label: 'effective base', format: (v) => formatCount(v, 1), values: statistics.effectiveBase },
-    { stat: 'deff', label: 'design effect', format: (v) => formatCount(v, 2), values: statistics.designEffect },
-    { stat: 'se', label: 'SE', format: (v) => formatPercent(v, 2), values: statistics.columnPctSE },
-    { stat: 'moe', label: '95% MoE', format: (v) => (Number.isFinite(v) ? `±${formatPercent(v, 2)}` : '–'), values: statistics.columnPctMoE },
-    { stat: 'se', label: 'SE weighted', format: (v) => formatCount(v, 1), values: statistics.weightedSE },
-    { stat: 'moe', label: '95% MoE weighted', format: (v) => (Number.isFinite(v) ? `±${formatCount(v, 1)}` : '–'), values: statistics.weightedMoE },
-  ];
-  return shown.filter((entry): entry is DisplayedStat => entry.values !== undefined);
+  return presentFigures(statistics).map(({ values, ...figure }) => ({ figure, stat: figure.stat, label: figure.label, format: figureFormat(figure.shown), values }));
 }
 
 /** A run of adjacent columns under one banner: a compared group, or one stand-alone column. */

@@ -1,5 +1,6 @@
 /** Derived statistics of a table and its output formats (JSON, CSV, Arrow, text, HTML). See docs/tables.md. */
-export { STAT_NAMES, normalizeStats, tableStatistics } from './table-statistics.js';
+export { STAT_NAMES, normalizeStats } from './statistics.js';
+export { tableStatistics } from './table-statistics.js';
 export type { ColumnComparison, StatName, TableStatistics, TableStatisticsOptions } from './table-statistics.js';
 export { columnGroups } from './column-groups.js';
 export type { ColumnGroup } from './column-groups.js';

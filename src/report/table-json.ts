@@ -1,7 +1,8 @@
 import type { Cell, StabilityLevel, StabilityThresholds, TableResult } from '../facade/types.js';
 import { finiteOrNull, presentFigures } from './cell-figures.js';
 import type { RaoScottTest } from './rao-scott-tests.js';
-import type { StatName, TableStatistics } from './table-statistics.js';
+import type { FigureField, StatName } from './statistics.js';
+import type { TableStatistics } from './table-statistics.js';
 
 /** An axis entry as JSON; columns also carry their comparison group and key letter. */
 export interface TableJsonAxisEntry {
@@ -15,24 +16,15 @@ export interface TableJsonAxisEntry {
   letter?: string;
 }
 
+/** The requested per-cell figures of {@link FIGURES} (`columnPct` ... `weightedMoE`), null where undefined. */
+export type TableJsonFigures = { [Field in FigureField]?: number | null };
+
 /** One cell as JSON: sums, stability and the requested statistics (proportions 0–1; null = undefined). */
-export interface TableJsonCell {
+export interface TableJsonCell extends TableJsonFigures {
   weighted: number;
   respondents: number;
   sumSqWeights: number;
   stability: StabilityLevel;
-  columnPct?: number | null;
-  rowPct?: number | null;
-  tablePct?: number | null;
-  index?: number | null;
-  effectiveBase?: number | null;
-  designEffect?: number | null;
-  columnPctSE?: number | null;
-  columnPctMoE?: number | null;
-  /** SE of `weighted` under the design (with `se`). */
-  weightedSE?: number | null;
-  /** 95% margin of error of `weighted` (with `moe`). */
-  weightedMoE?: number | null;
   /** Letters of the columns of its group this cell is significantly greater than. */
   letters?: string;
 }

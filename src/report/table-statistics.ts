@@ -16,18 +16,12 @@ import { LONELY_PSU, type LonelyPsu } from '../stats/design-variance.js';
 import { columnGroups, type ColumnGroup } from './column-groups.js';
 import { raoScottTests, type RaoScottTest } from './rao-scott-tests.js';
 import { designFigures, type DesignFigures, type VarianceKind } from './design-figures.js';
+import { FIGURES, normalizeStats, type FigureField, type StatName } from './statistics.js';
 
-/** Every derived statistic, in the order reports list them. */
-export const STAT_NAMES = ['vpct', 'hpct', 'tpct', 'index', 'ebase', 'deff', 'se', 'moe', 'sig', 'chisq'] as const;
+/** One Float64Array per figure of a requested statistic. */
+type FigureArrays = { [Field in FigureField]?: Float64Array };
 
-/**
- * A derived statistic: `vpct` vertical (column) proportion, `hpct` horizontal (row)
- * proportion, `tpct` table proportion, `index`, `ebase` Kish effective base of the
- * column, `deff` design effect, `se` standard error of the column proportion, `moe`
- * its 95% margin of error (with `se`/`moe` also those of the cell's weighted total), `sig`
- * column-comparison letters, `chisq` Rao–Scott tests of independence. See docs/tables.md.
- */
-export type StatName = (typeof STAT_NAMES)[number];
+export { STAT_NAMES, normalizeStats, type StatName } from './statistics.js';
 
 export interface TableStatisticsOptions {
   /** Statistics to compute; default `'all'`. */
@@ -83,8 +77,9 @@ export interface ColumnComparison {
  * Derived figures of a table. Per-cell arrays are row-major like `TableResult.weighted`
  * (index `row * columns.length + column`) and present only when requested.
  * Percentages are proportions (0–1); undefined figures (a zero denominator) are NaN.
+ * The per-cell figures (`columnPct`, `rowPct`, ... `weightedMoE`) are those of {@link FIGURES}.
  */
-export interface TableStatistics {
+export interface TableStatistics extends FigureArrays {
   /** The statistics computed, in {@link STAT_NAMES} order. */
   stats: StatName[];
   se: StandardErrorMethod;
@@ -98,26 +93,6 @@ export interface TableStatistics {
   variance: VarianceKind;
   /** Simple design: N in the linearization N/(N−1) factor (the file's or the base's respondents); NaN for other designs. */
   designRespondents: number;
-  /** `vpct`: Σw(cell) / Σw(column). */
-  columnPct?: Float64Array;
-  /** `hpct`: Σw(cell) / Σw(row total). */
-  rowPct?: Float64Array;
-  /** `tpct`: Σw(cell) / Σw(base). */
-  tablePct?: Float64Array;
-  /** `index`: 100 · columnPct / (Σw(row total) / Σw(base)); 100 = average. */
-  index?: Float64Array;
-  /** `ebase`: Kish effective base of the cell's column, (Σw)² / Σw². */
-  effectiveBase?: Float64Array;
-  /** `deff`: design effect of the column proportion (see `deff` option). */
-  designEffect?: Float64Array;
-  /** `se`: standard error of columnPct by the `se` method. */
-  columnPctSE?: Float64Array;
-  /** `moe`: qnorm(0.975) · SE. */
-  columnPctMoE?: Float64Array;
-  /** `se`: standard error of the cell's Σw (the projected audience, before units) under the design. */
-  weightedSE?: Float64Array;
-  /** `moe`: qnorm(0.975) · weightedSE. */
-  weightedMoE?: Float64Array;
   /** Column groups that are compared (always filled, for labelling). */
   groups: ColumnGroup[];
   /** Per column, its key letter within its group; `null` when the column is in no group. */
@@ -150,17 +125,7 @@ export function tableStatistics(result: TableResult, options: TableStatisticsOpt
   for (const group of groups) group.columns.forEach((column, position) => (columnLetters[column] = group.letters[position]!));
 
   const out: TableStatistics = { ...settings, variance: figures.variance, designRespondents, groups, columnLetters };
-  const array = (name: StatName) => (wants.has(name) ? new Float64Array(size) : undefined);
-  out.columnPct = array('vpct');
-  out.rowPct = array('hpct');
-  out.tablePct = array('tpct');
-  out.index = array('index');
-  out.effectiveBase = array('ebase');
-  out.designEffect = array('deff');
-  out.columnPctSE = array('se');
-  out.columnPctMoE = array('moe');
-  out.weightedSE = array('se');
-  out.weightedMoE = array('moe');
+  for (const figure of FIGURES) if (wants.has(figure.stat)) out[figure.field] = new Float64Array(size);
   const total = result.total;
 
   for (let r = 0; r < rowCount; r++) {
@@ -255,20 +220,6 @@ function sumsAt(result: TableResult, at: number): CellSums {
 
 function ratio(part: number, whole: number): number {
   return whole === 0 ? Number.NaN : part / whole;
-}
-
-/** Reads `stats` given as a list or `'all'`; the result is in {@link STAT_NAMES} order without repeats. */
-export function normalizeStats(stats: readonly StatName[] | 'all' | undefined, field = 'options.stats'): StatName[] {
-  if (stats === undefined || stats === 'all') return [...STAT_NAMES];
-  if (!Array.isArray(stats)) {
-    throw invalidOption(field, `${field} must be 'all' or an array of ${STAT_NAMES.join(', ')}`);
-  }
-  for (const name of stats) {
-    if (!(STAT_NAMES as readonly string[]).includes(name)) {
-      throw invalidOption(field, `${field}: unknown statistic "${String(name)}"; use ${STAT_NAMES.join(', ')} or all`);
-    }
-  }
-  return STAT_NAMES.filter((name) => stats.includes(name));
 }
 
 function readOptions(options: TableStatisticsOptions) {

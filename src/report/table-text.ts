@@ -4,11 +4,11 @@ import {
   banners,
   displayedStats,
   formatCount,
-  formatPercent,
   lettersLegend,
   markerLegend,
   stabilityMarker,
   type DisplayOptions, raoScottLines, varianceLegend } from './display.js';
+import { rowTotalFigure } from './statistics.js';
 import type { TableStatistics } from './table-statistics.js';
 import { displayWidth, padEndDisplay, padStartDisplay, truncateDisplay } from './display-width.js';
 
@@ -27,7 +27,6 @@ export function tableToText(result: TableResult, statistics?: TableStatistics, o
   const groups = statistics?.groups ?? columnGroups(result.columns);
   const stats = displayedStats(statistics);
   const letters = statistics?.letters;
-  const rowShare = (row: Cell) => (result.total.weighted === 0 ? Number.NaN : row.weighted / result.total.weighted);
 
   // Each body line: [row label, stat label, Total figure, ...column figures].
   const body: string[][] = [];
@@ -59,11 +58,8 @@ export function tableToText(result: TableResult, statistics?: TableStatistics, o
       rowTotal,
       (stat, c) => stat.values[r * width + c]!,
       (stat) => {
-        const marker = markerPad(stabilityMarker(rowTotal.stability));
-        if (stat.stat === 'vpct' || stat.stat === 'tpct') return formatPercent(rowShare(rowTotal)) + marker;
-        if (stat.stat === 'hpct') return formatPercent(rowTotal.weighted === 0 ? Number.NaN : 1) + marker;
-        if (stat.stat === 'index') return (rowTotal.weighted === 0 ? '–' : '100') + marker;
-        return '';
+        const figure = rowTotalFigure(stat.figure, rowTotal, result.total);
+        return figure === undefined ? '' : stat.format(figure) + markerPad(stabilityMarker(rowTotal.stability));
       },
       letters ? (c) => letters[r * width + c]! : undefined,
     );

@@ -5,7 +5,9 @@ import { createServer, METHODS, request as httpRequest, type Server } from 'node
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { openDataset, type Dataset } from '../../src/index.js';
+import { CrosstabError, ErrorCode, openDataset, type Dataset } from '../../src/index.js';
+import { fieldError } from '../../src/errors.js';
+import { fromEngineError, statusOf } from '../../src/http/service-error.js';
 import { createCrosstabHandler, createNodeListener, type CrosstabHandler, type HandlerRequest, type HandlerResponse } from '../../src/http/index.js';
 import { ContractJudge, makeKeyFile, readLedger, tempDir, type TestKeys } from './support.js';
 
@@ -239,5 +241,23 @@ describe('bad-input battery', () => {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
     }
+  });
+});
+
+describe('engine errors the adapter maps', () => {
+  it('out of kernel memory is 503 unavailable saying so, never a 500', () => {
+    const error = fromEngineError(new CrosstabError(ErrorCode.outOfMemory, 'out of kernel memory: 5368709120 bytes needed, 4 GiB is the limit of one process'));
+    expect(statusOf(error)).toBe(503);
+    expect(error.code).toBe('unavailable');
+    expect(error.message).toMatch(/out of query memory/);
+  });
+
+  it('re-labels the field from details.problem, not by matching the message text', () => {
+    const forbidden = fromEngineError(fieldError(ErrorCode.forbiddenGroup, 'targets[1]', 'uses variable relig of authorization group "attitudes", which is not allowed'));
+    expect(forbidden.field).toBe('TargetCodes');
+    expect(forbidden.message).toBe('TargetCodes[1]: uses variable relig of authorization group "attitudes", which is not allowed');
+    // A message that does not start with its field is kept whole.
+    const unknown = fromEngineError(new CrosstabError(ErrorCode.unknownVariable, 'unknown variable "Sex"; did you mean "sex"?', { field: 'base' }));
+    expect(unknown.message).toBe('PopulationBaseCode: unknown variable "Sex"; did you mean "sex"?');
   });
 });

@@ -4,10 +4,10 @@ import express from 'express';
 import Fastify from 'fastify';
 import { Hono } from 'hono';
 import { connect } from 'node:net';
-import { appendFileSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { buildDataset, CrosstabError, openDataset, toServiceResponse, type Dataset } from '../../src/index.js';
+import { buildDataset, CrosstabError, ErrorCode, openDataset, toServiceResponse, type Dataset } from '../../src/index.js';
 import { sharedDatasets } from '../support/paths.js';
 import {
   addApiKey,
@@ -220,6 +220,21 @@ describe('key file and key store', () => {
     expect(record.hash).toBe(hashApiKey(apiKey));
     expect(statSync(path).mode & 0o777).toBe(0o600);
   });
+
+  it('a key file locked by another command is `locked`, naming the lock file, not an invalid option', async () => {
+    const path = join(dir, 'locked.json');
+    await addApiKey(path, { surveys: ['GSS'], groups: ['_ALL_'] });
+    writeFileSync(`${path}.lock`, ''); // fresh, so not stale: the command waits its 5 s, then gives up
+    try {
+      const error = await addApiKey(path, { surveys: ['GSS'], groups: ['_ALL_'] }).then(() => undefined, (e: unknown) => e);
+      expect(error).toBeInstanceOf(CrosstabError);
+      expect((error as CrosstabError).code).toBe(ErrorCode.locked);
+      expect((error as CrosstabError).details.file).toBe(`${path}.lock`);
+      expect((error as CrosstabError).details.hint).toMatch(/delete the lock file/);
+    } finally {
+      rmSync(`${path}.lock`, { force: true });
+    }
+  }, 20_000);
 
   it('loses no key when commands add keys concurrently', async () => {
     const path = join(dir, 'concurrent.json');

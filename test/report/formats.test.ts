@@ -133,3 +133,11 @@ describe('table output formats', () => {
     expect(text).toContain('holm');
   });
 });
+
+describe('the statistics registry', () => {
+  it('lists every per-cell figure once, in output order, and every statistic but sig and chisq has one', async () => {
+    const { FIGURES, STAT_NAMES } = await import('../../src/report/statistics.js');
+    expect(FIGURES.map((figure) => figure.field)).toEqual([...FIELDS]);
+    expect(STAT_NAMES.filter((name) => !FIGURES.some((figure) => figure.stat === name))).toEqual(['sig', 'chisq']);
+  });
+});
