@@ -1,5 +1,8 @@
+import { existsSync } from 'node:fs';
 import { mkdir, open, readFile, rm } from 'node:fs/promises';
-import { dirname, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
 import { CrosstabError, ErrorCode } from '../errors.js';
 import { migrate } from './migrations.js';
 import type { Database } from './queryable.js';
@@ -123,15 +126,100 @@ async function takeLock(lockPath: string, folder: string): Promise<void> {
   });
 }
 
+/** Where the embedded database's thread lives: beside this module in src/, in dist/access/ of the bundle (whichever dist/ file holds this code). */
+function locateDatabaseThread(): string {
+  const here = dirname(fileURLToPath(import.meta.url));
+  for (const candidate of [join(here, 'pglite-worker.js'), join(here, 'access', 'pglite-worker.js'), join(here, '..', 'access', 'pglite-worker.js')]) {
+    if (existsSync(candidate)) return candidate;
+  }
+  throw new CrosstabError(ErrorCode.internal, `The embedded database's thread (pglite-worker.js) was not found next to ${here}.`, { hint: 'Reinstall crosstab-engine.' });
+}
+
+interface Reply {
+  id?: number;
+  rows?: unknown[];
+  error?: { message: string; code?: string; detail?: string };
+  ready?: true;
+  fatal?: string;
+}
+
+/**
+ * PGlite on its own thread (src/access/pglite-worker.js), so that Postgres's work for every
+ * billed call does not run on the event loop that serves the HTTP requests. Statements go
+ * in order, one at a time; a failed statement rejects with the database's message and its
+ * SQLSTATE as `code`, like PGlite's own errors.
+ */
+class DatabaseThread {
+  private readonly waiting = new Map<number, { resolve: (rows: unknown[]) => void; reject: (error: Error) => void }>();
+  private nextId = 1;
+  private failure: Error | undefined;
+
+  private constructor(private readonly worker: Worker) {
+    worker.on('message', (reply: Reply) => {
+      if (reply.id === undefined) return;
+      const waiter = this.waiting.get(reply.id);
+      if (waiter === undefined) return;
+      this.waiting.delete(reply.id);
+      if (reply.error !== undefined) waiter.reject(Object.assign(new Error(reply.error.message), { code: reply.error.code, detail: reply.error.detail }));
+      else waiter.resolve(reply.rows ?? []);
+    });
+    const fail = (error: Error): void => {
+      this.failure = error;
+      for (const waiter of this.waiting.values()) waiter.reject(error);
+      this.waiting.clear();
+    };
+    worker.on('error', (error) => fail(new Error(`The embedded database's thread failed: ${error.message}`)));
+    worker.on('exit', (code) => fail(new Error(`The embedded database's thread has stopped (exit code ${code}).`)));
+  }
+
+  static async start(path: string): Promise<DatabaseThread> {
+    const worker = new Worker(locateDatabaseThread(), { workerData: { path } });
+    let onMessage!: (reply: Reply) => void;
+    let onError!: (error: Error) => void;
+    let onExit!: (code: number) => void;
+    const first = await new Promise<Reply>((resolve, reject) => {
+      onMessage = resolve;
+      onError = reject;
+      onExit = (code) => reject(new Error(`the database thread stopped while opening (exit code ${code})`));
+      worker.once('message', onMessage).once('error', onError).once('exit', onExit);
+    }).finally(() => worker.off('message', onMessage).off('error', onError).off('exit', onExit));
+    if (first.fatal !== undefined) {
+      await worker.terminate();
+      throw new Error(first.fatal);
+    }
+    return new DatabaseThread(worker);
+  }
+
+  query(sql: string, params: readonly unknown[] = []): Promise<{ rows: never[] }> {
+    if (this.failure !== undefined) return Promise.reject(this.failure);
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.waiting.set(id, { resolve: (rows) => resolve({ rows: rows as never[] }), reject });
+      this.worker.postMessage({ id, sql, params });
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.failure === undefined) {
+      const id = this.nextId++;
+      await new Promise<void>((resolve) => {
+        this.waiting.set(id, { resolve: () => resolve(), reject: () => resolve() });
+        this.worker.postMessage({ id, close: true });
+      });
+    }
+    this.failure ??= new Error('The embedded database is closed.');
+    await this.worker.terminate();
+  }
+}
+
 async function openEmbedded(folder: string): Promise<Database> {
   const path = resolve(folder);
   const lockPath = `${path}.lock`;
   await mkdir(dirname(path), { recursive: true });
   await takeLock(lockPath, folder);
-  let db: import('@electric-sql/pglite').PGlite;
+  let db: DatabaseThread;
   try {
-    const { PGlite } = await import('@electric-sql/pglite');
-    db = await PGlite.create(path);
+    db = await DatabaseThread.start(path);
   } catch (error) {
     await rm(lockPath, { force: true });
     throw new CrosstabError(ErrorCode.invalidOption, `Cannot open the embedded database ${folder}: ${(error as Error).message}.`, {
@@ -150,8 +238,19 @@ async function openEmbedded(folder: string): Promise<Database> {
   return {
     kind: 'embedded',
     location: folder,
-    query: (sql, params) => serial(() => db.query(sql, params as unknown[])) as never,
-    transaction: (work) => serial(() => db.transaction((tx) => work({ query: (sql, params) => tx.query(sql, params as unknown[]) as never }))),
+    query: (sql, params) => serial(() => db.query(sql, params)) as never,
+    transaction: (work) =>
+      serial(async () => {
+        await db.query('BEGIN');
+        try {
+          const result = await work({ query: (sql, params) => db.query(sql, params) as never });
+          await db.query('COMMIT');
+          return result;
+        } catch (error) {
+          await db.query('ROLLBACK').catch(() => {});
+          throw error;
+        }
+      }),
     async close() {
       await serial(() => db.close());
       await rm(lockPath, { force: true });

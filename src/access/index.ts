@@ -8,7 +8,7 @@ export type { Database, Queryable } from './database.js';
 export { MIGRATIONS, migrate } from './migrations.js';
 export { addAccount, findAccount, listAccounts, updateAccount, accountById } from './accounts.js';
 export type { Account, AccountChange, AccountLimits } from './accounts.js';
-export { addUser, listUsers } from './users.js';
+export { addUser, listUsers, resetUserPassword, setUserDisabled } from './users.js';
 export type { User } from './users.js';
 export { addKey, listKeys, revokeKey, rotateKey, accountOfKey, MAX_GRACE_SECONDS } from './api-keys.js';
 export type { KeyInfo } from './api-keys.js';

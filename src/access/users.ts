@@ -54,3 +54,45 @@ export async function listUsers(db: Queryable, accountId: string): Promise<User[
   const { rows } = await db.query<UserRow>(`SELECT ${USER_COLUMNS} FROM users WHERE account_id = $1 ORDER BY email`, [accountId]);
   return rows.map(toUser);
 }
+
+async function userByEmail(tx: Queryable, emailInput: string | undefined): Promise<UserRow> {
+  const email = checkEmail(emailInput);
+  const { rows } = await tx.query<UserRow>(`SELECT ${USER_COLUMNS} FROM users WHERE email = $1`, [email]);
+  const row = rows[0];
+  if (row === undefined) throw badInput('--email', `no user has the e-mail address ${email}.`, 'List the users of an account with `crosstab users list --account NAME`.');
+  return row;
+}
+
+/**
+ * Gives a user a new one-time password (the next sign-in must replace it), lifts a lockout
+ * and ends the user's portal sessions, in one transaction. For a forgotten password or a
+ * locked-out user: the provider's contact hands the new password over.
+ */
+export async function resetUserPassword(db: Database, emailInput: string | undefined): Promise<{ user: User; oneTimePassword: string }> {
+  const email = checkEmail(emailInput);
+  const password = oneTimePassword();
+  const passwordHash = await hashPassword(password);
+  return db.transaction(async (tx) => {
+    const found = await userByEmail(tx, email);
+    const { rows } = await tx.query<UserRow>(
+      `UPDATE users SET password_hash = $2, must_change_password = true, failed_sign_ins = 0, locked_until = NULL WHERE id = $1 RETURNING ${USER_COLUMNS}`,
+      [found.id, passwordHash],
+    );
+    await tx.query('UPDATE portal_sessions SET revoked_at = now() WHERE user_id = $1 AND revoked_at IS NULL', [found.id]);
+    return { user: toUser(rows[0] as UserRow), oneTimePassword: password };
+  });
+}
+
+/**
+ * Disables or enables a user. A disabled user cannot sign in and its sessions end at once
+ * (every session lookup checks the flag); the account's API keys are not touched: they
+ * belong to the account.
+ */
+export async function setUserDisabled(db: Database, emailInput: string | undefined, disabled: boolean): Promise<User> {
+  return db.transaction(async (tx) => {
+    const found = await userByEmail(tx, emailInput);
+    const { rows } = await tx.query<UserRow>(`UPDATE users SET disabled = $2 WHERE id = $1 RETURNING ${USER_COLUMNS}`, [found.id, disabled]);
+    if (disabled) await tx.query('UPDATE portal_sessions SET revoked_at = now() WHERE user_id = $1 AND revoked_at IS NULL', [found.id]);
+    return toUser(rows[0] as UserRow);
+  });
+}

@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
-import { addUser, findAccount, listUsers, usageReport } from '../access/index.js';
+import { addUser, findAccount, listUsers, resetUserPassword, setUserDisabled, usageReport } from '../access/index.js';
 import { databaseOption, print, withDatabase } from './database-option.js';
 import { formatTable } from './output.js';
 
-/** `crosstab users add|list`: the people of an account who sign in to the developer portal. */
+/** `crosstab users add|list|reset-password|disable|enable`: the people of an account who sign in to the developer portal. */
 export function registerUsersCommand(program: Command): void {
   const users = program.command('users').description('manage the portal users of an account');
   databaseOption(users.command('add').description('add a user and print a one-time password (the first sign-in replaces it)'))
@@ -21,8 +21,30 @@ export function registerUsersCommand(program: Command): void {
     .option('--json', 'print JSON')
     .action(async (options: { account: string; json?: boolean; database?: string }) => {
       const list = await withDatabase(options.database, async (db) => listUsers(db, (await findAccount(db, options.account)).id));
-      print(options.json, list, () => formatTable(['email', 'id', 'password', 'created'], list.map((u) => [u.email, u.id, u.mustChangePassword ? 'one-time' : 'set', u.createdAt])));
+      print(options.json, list, () =>
+        formatTable(['email', 'id', 'password', 'status', 'created'], list.map((u) => [u.email, u.id, u.mustChangePassword ? 'one-time' : 'set', u.disabled ? 'disabled' : 'active', u.createdAt])),
+      );
     });
+  databaseOption(users.command('reset-password').description('give a user a new one-time password, lift a lockout and end the user\'s portal sessions'))
+    .requiredOption('--email <address>', 'the user\'s e-mail address')
+    .option('--json', 'print {email, oneTimePassword, ...} as JSON')
+    .action(async (options: { email: string; json?: boolean; database?: string }) => {
+      const { user, oneTimePassword } = await withDatabase(options.database, (db) => resetUserPassword(db, options.email));
+      print(options.json, { ...user, oneTimePassword }, () =>
+        `reset the password of ${user.email}; its portal sessions are ended\nOne-time password (shown once; the next portal sign-in must change it):\n\n${oneTimePassword}\n`,
+      );
+    });
+  for (const [name, disabled] of [['disable', true], ['enable', false]] as const) {
+    databaseOption(
+      users.command(name).description(disabled ? 'stop a user from signing in to the portal and end its sessions now (the account\'s keys keep working)' : 'let a disabled user sign in again'),
+    )
+      .requiredOption('--email <address>', 'the user\'s e-mail address')
+      .option('--json', 'print the user as JSON')
+      .action(async (options: { email: string; json?: boolean; database?: string }) => {
+        const user = await withDatabase(options.database, (db) => setUserDisabled(db, options.email, disabled));
+        print(options.json, user, () => `${disabled ? 'disabled' : 'enabled'} user ${user.email}\n`);
+      });
+  }
 }
 
 /** `crosstab usage`: billed calls of an account. */

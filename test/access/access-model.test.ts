@@ -16,12 +16,16 @@ import {
   openDatabase,
   parseLicences,
   revokeKey,
+  resetUserPassword,
   rotateKey,
+  setUserDisabled,
   updateAccount,
   usageReport,
   verifyPassword,
   type Database,
 } from '../../src/access/index.js';
+import { MAX_FAILED_SIGN_INS } from '../../src/portal/index.js';
+import { sessionOf, signIn } from '../../src/portal/sessions.js';
 import { tempDir } from '../http/support.js';
 import { startPostgres, type PostgresServer } from './postgres-server.js';
 
@@ -153,6 +157,33 @@ describe.each(stores)('access model on %s', (_name, location) => {
     expect(await verifyPassword(`${oneTimePassword}x`, rows[0]?.password_hash as string)).toBe(false);
     await expect(addUser(db, 'acme', 'analyst@acme.example')).rejects.toThrow(/already has a user/);
     await expect(addUser(db, 'nobody', 'x@acme.example')).rejects.toThrow(/no account "nobody"/);
+  });
+
+  it('a password reset lifts a lockout, ends the sessions and forces a new password; a disabled user cannot sign in', async () => {
+    const { user, oneTimePassword } = await addUser(db, 'acme', 'locked@acme.example');
+    const first = await signIn(db, user.email, oneTimePassword);
+    expect(first.ok).toBe(true);
+    const sessionId = (first as { sessionId: string }).sessionId;
+    expect(await sessionOf(db, sessionId)).toBeDefined();
+    for (let attempt = 0; attempt < MAX_FAILED_SIGN_INS; attempt++) await signIn(db, user.email, 'wrong password');
+    expect(await signIn(db, user.email, oneTimePassword)).toMatchObject({ ok: false, message: expect.stringMatching(/locked/) });
+
+    const reset = await resetUserPassword(db, 'Locked@Acme.example');
+    expect(reset.user).toMatchObject({ email: user.email, mustChangePassword: true, disabled: false });
+    expect(reset.oneTimePassword).not.toBe(oneTimePassword);
+    expect(await sessionOf(db, sessionId)).toBeUndefined();
+    expect((await signIn(db, user.email, oneTimePassword)).ok).toBe(false);
+    const again = await signIn(db, user.email, reset.oneTimePassword);
+    expect(again.ok).toBe(true);
+
+    expect((await setUserDisabled(db, user.email, true)).disabled).toBe(true);
+    expect(await sessionOf(db, (again as { sessionId: string }).sessionId)).toBeUndefined();
+    expect(await signIn(db, user.email, reset.oneTimePassword)).toMatchObject({ ok: false, message: expect.stringMatching(/disabled/) });
+    expect((await setUserDisabled(db, user.email, false)).disabled).toBe(false);
+    expect((await signIn(db, user.email, reset.oneTimePassword)).ok).toBe(true);
+
+    await expect(resetUserPassword(db, 'nobody@acme.example')).rejects.toThrow(/no user has the e-mail address nobody@acme\.example/);
+    await expect(setUserDisabled(db, 'not an e-mail', true)).rejects.toThrow(/must be an e-mail address/);
   });
 
   it('bad input leaves nothing half-written', async () => {

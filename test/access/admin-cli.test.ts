@@ -57,6 +57,17 @@ describe('crosstab accounts, users, keys, usage on the embedded database', { tim
     expect(JSON.parse(ok(['accounts', 'update', 'acme', '--enable', '--json'])).disabled).toBe(false);
   });
 
+  it('resets a user\'s password, disables and enables a user', () => {
+    const reset = JSON.parse(ok(['users', 'reset-password', '--email', 'analyst@acme.example', '--json']));
+    expect(reset).toMatchObject({ email: 'analyst@acme.example', mustChangePassword: true });
+    expect(reset.oneTimePassword).toMatch(/^\S{16}$/);
+    expect(JSON.parse(ok(['users', 'disable', '--email', 'analyst@acme.example', '--json'])).disabled).toBe(true);
+    expect(ok(['users', 'list', '--account', 'acme'])).toMatch(/analyst@acme\.example .*disabled/);
+    expect(ok(['users', 'enable', '--email', 'analyst@acme.example'])).toMatch(/enabled user analyst@acme\.example/);
+    fails(['users', 'reset-password', '--email', 'nobody@acme.example'], /--email.*no user has the e-mail address nobody@acme\.example[\s\S]*users list/);
+    fails(['users', 'disable'], /--email/);
+  });
+
   it('links an OpenID Connect issuer\'s tokens to the account', () => {
     expect(JSON.parse(ok(['accounts', 'link', '--account', 'acme', '--issuer', 'https://idp.example/realms/partners', '--claim', 'org=acme', '--json']))).toMatchObject({
       account: 'acme', issuer: 'https://idp.example/realms/partners', claim: 'org', value: 'acme',
