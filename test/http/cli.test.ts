@@ -90,13 +90,16 @@ describe('crosstab serve', () => {
   it('with no --dataset serves the bundled datasets (what `npm start` runs)', async () => {
     const dir = tempDir();
     const child = spawn(process.execPath, [CLI, 'serve', '--port', '0'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
-    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    // The exit code, or the signal that ended the process (with its stderr, to tell why).
+    const exited = new Promise<string>((resolve) => child.once('exit', (code, signal) => resolve(code !== null ? `exit ${code}` : `signal ${signal}`)));
     let stdout = '';
+    let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     await expect.poll(() => stdout, { timeout: 30_000 }).toMatch(/listening on/);
     expect(stdout).toMatch(/GSS, NHANES listening on http:\/\/127\.0\.0\.1:\d+\/v1/);
     child.kill('SIGTERM');
-    expect(await exited).toBe(0);
+    expect(`${await exited}\n${stderr}`).toMatch(/^exit 0\n/);
   });
 
   it('refuses an invalid --cors-origin and a missing key file with exit code 1', () => {
