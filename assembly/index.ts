@@ -246,7 +246,8 @@ export function weightRuns(weights: usize, words: i32, n: i32, out: usize): i32 
  * the weight (respondents are stored sorted by weight, so a word where the weight changes
  * splits into a few contiguous segments). Weight NaN: a word of too many weights, whose
  * set bits are walked. Built by weightRuns above, once per weight vector (src/kernel/
- * kernel.ts calls it). ACS: ACS_RUNS runs over 42,764 words.
+ * kernel.ts calls it). ACS: 2,173 runs over 42,764 words, 1,580 of them word segments and
+ * 23 walked words (`npm run bench:kernel`).
  */
 @inline function runStart(runs: usize, k: i32): i32 { return <i32>load<u32>(runs + <usize>k * WEIGHT_RUN_BYTES); }
 @inline function runEnd(runs: usize, k: i32): i32 { return <i32>load<u32>(runs + <usize>k * WEIGHT_RUN_BYTES, 4); }
