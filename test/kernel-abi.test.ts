@@ -1,4 +1,6 @@
-// The pool worker checks the kernel it was given, as the main thread's Kernel does.
+// The kernel boundary: the shipped module exports what src/kernel/ describes (layout
+// globals included) and nothing bench-only; pool workers check the kernel's ABI as the
+// main thread's Kernel does.
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import { describe, expect, it } from 'vitest';
@@ -20,6 +22,28 @@ async function runOnWorker(abi: number): Promise<unknown> {
     await pool.destroy();
   }
 }
+
+describe('the shipped kernel', () => {
+  it('exports its record layout, read by the main thread at instantiation', () => {
+    expect(mainThreadKernel().layout).toEqual({
+      weightRunBytes: 24,
+      maxSegments: 8,
+      cellBytes: 24,
+      columnEntryBytes: 12,
+      axisVariableBytes: 12,
+      pointerBytes: 4,
+      cellOutBytes: 24,
+      xxh64StateBytes: 48,
+    });
+  });
+
+  it('has no measurement-only kernels (they are in the bench build, assembly/bench.ts)', () => {
+    const names = WebAssembly.Module.exports(kernelModule()).map((entry) => entry.name);
+    expect(names).toContain('cellDense');
+    expect(names).not.toContain('cellWalk');
+    expect(names).not.toContain('cellBitSliced');
+  });
+});
 
 describe('pool worker', () => {
   it('runs tasks on a kernel of the expected ABI', async () => {
