@@ -21,8 +21,31 @@
  * call this kernel with the wrong arguments.
  */
 export function kernelAbi(): i32 {
-  return 7;
+  return 8;
 }
+
+// ---------------------------------------------------------------------------------------
+// Layout of the records the exports read and write. Exported as globals: src/kernel/
+// reads them when it instantiates the kernel, so strides and limits are written here only.
+
+/** Weight run: u32 first word, u32 end word, f64 weight, u64 mask (see weightRuns). */
+export const WEIGHT_RUN_BYTES: usize = 24;
+/** Most segments a word of mixed weights is split into; beyond, its set bits are walked. A
+ * weight-run buffer has room for words * MAX_SEGMENTS runs. */
+export const MAX_SEGMENTS: i32 = 8;
+/** Accumulated cell: f64 sum of weights, f64 sum of squared weights, f64 count. */
+export const CELL_BYTES: usize = 24;
+/** Column entry of cellsRow: u32 pointer, u32 kind (0 = dense bitset, 1 = sparse list), u32 count. */
+export const COLUMN_ENTRY_BYTES: usize = 12;
+/** Axis variable of groupByMulti / groupByDesign: u32 index column, u32 bytes per rank,
+ * u32 pointer to the i32 map from rank to row / column number (-1: not on the axis). */
+export const AXIS_VARIABLE_BYTES: usize = 12;
+/** Entry of the pointer arrays of cellsTile (rows, columns): a u32 pointer. */
+export const POINTER_BYTES: usize = 4;
+/** The `out` buffer of cellDense / cellSparse / cellsRow: up to three f64. */
+export const CELL_OUT_BYTES: usize = 24;
+/** Hash state of the xxh64 functions (assembly/xxhash64.ts). */
+export const XXH64_STATE_BYTES: usize = 48;
 
 // ---------------------------------------------------------------------------------------
 // Bitset algebra (SIMD, 2 words per step)
@@ -166,11 +189,8 @@ export function andPopcount(a: usize, b: usize, words: i32): i32 {
   return <i32>andPopcountRange(a, b, 0, words);
 }
 
-/** Most segments a word of mixed weights is split into; beyond, its set bits are walked. */
-const MAX_SEGMENTS = 8;
-
 @inline function emitRun(out: usize, k: i32, start: i32, end: i32, weight: f64, mask: u64): void {
-  const entry = out + <usize>k * 24;
+  const entry = out + <usize>k * WEIGHT_RUN_BYTES;
   store<u32>(entry, start);
   store<u32>(entry, end, 4);
   store<f64>(entry, weight, 8);
@@ -196,8 +216,9 @@ export function weightRuns(weights: usize, words: i32, n: i32, out: usize): i32 
     }
     if (segments == 1) {
       const last = k - 1;
-      if (k > 0 && load<u64>(out + <usize>last * 24, 16) == 0 && load<f64>(out + <usize>last * 24, 8) == first && <i32>load<u32>(out + <usize>last * 24, 4) == i) {
-        store<u32>(out + <usize>last * 24, i + 1, 4);
+      const previous = out + <usize>last * WEIGHT_RUN_BYTES;
+      if (k > 0 && load<u64>(previous, 16) == 0 && load<f64>(previous, 8) == first && <i32>load<u32>(previous, 4) == i) {
+        store<u32>(previous, i + 1, 4);
       } else {
         emitRun(out, k++, i, i + 1, first, 0);
       }
@@ -219,18 +240,19 @@ export function weightRuns(weights: usize, words: i32, n: i32, out: usize): i32 
 }
 
 /**
- * Weight runs, 24 bytes each, covering every word in order: u32 first word, u32 end word,
- * f64 weight, u64 mask. With mask 0, a run of whole words whose respondents share one
- * weight. With a mask, one segment of one word: the respondents under the mask share the
- * weight (respondents are stored sorted by weight, so a word where the weight changes
+ * Weight runs, WEIGHT_RUN_BYTES each, covering every word in order: u32 first word, u32
+ * end word, f64 weight, u64 mask. With mask 0, a run of whole words whose respondents share
+ * one weight. With a mask, one segment of one word: the respondents under the mask share
+ * the weight (respondents are stored sorted by weight, so a word where the weight changes
  * splits into a few contiguous segments). Weight NaN: a word of too many weights, whose
- * set bits are walked. Built on the TypeScript side (src/query/evaluate.ts). ACS: 1,310
- * runs over 42,764 words.
+ * set bits are walked. Built by weightRuns above, once per weight vector (src/kernel/
+ * kernel.ts calls it). ACS: 2,173 runs over 42,764 words, 1,580 of them word segments and
+ * 23 walked words (`npm run bench:kernel`).
  */
-@inline function runStart(runs: usize, k: i32): i32 { return <i32>load<u32>(runs + <usize>k * 24); }
-@inline function runEnd(runs: usize, k: i32): i32 { return <i32>load<u32>(runs + <usize>k * 24, 4); }
-@inline function runWeight(runs: usize, k: i32): f64 { return load<f64>(runs + <usize>k * 24, 8); }
-@inline function runMask(runs: usize, k: i32): u64 { return load<u64>(runs + <usize>k * 24, 16); }
+@inline function runStart(runs: usize, k: i32): i32 { return <i32>load<u32>(runs + <usize>k * WEIGHT_RUN_BYTES); }
+@inline function runEnd(runs: usize, k: i32): i32 { return <i32>load<u32>(runs + <usize>k * WEIGHT_RUN_BYTES, 4); }
+@inline function runWeight(runs: usize, k: i32): f64 { return load<f64>(runs + <usize>k * WEIGHT_RUN_BYTES, 8); }
+@inline function runMask(runs: usize, k: i32): u64 { return load<u64>(runs + <usize>k * WEIGHT_RUN_BYTES, 16); }
 
 /**
  * Sum over words [from, to) of popcount(a AND b), four words per step into independent
@@ -334,8 +356,9 @@ export function cellSparse(a: usize, list: usize, count: i32, weights: usize, ou
 // Tables.
 
 /**
- * One row of a table: the cells of `row` AND each column. Columns are described by u32
- * triples (pointer, kind 0 = dense bitset / 1 = sparse list, count); results go to three
+ * One row of a table: the cells of `row` AND each column. Columns are described by
+ * COLUMN_ENTRY_BYTES entries (u32 pointer, u32 kind 0 = dense bitset / 1 = sparse list,
+ * u32 count); results go to three
  * f64 arrays indexed by column. One call per row keeps the JS/wasm boundary out of the
  * inner loop, and the row bitset stays in cache while the columns stream past it.
  */
@@ -344,7 +367,7 @@ export function cellsRow(
   sums: usize, sumsSq: usize, counts: usize, out: usize,
 ): void {
   for (let c = 0; c < nColumns; c++) {
-    const entry = columns + (<usize>c * 12);
+    const entry = columns + <usize>c * COLUMN_ENTRY_BYTES;
     const ptr = <usize>load<u32>(entry);
     const count: i32 = load<u32>(entry, 4) == 1
       ? cellSparse(row, ptr, <i32>load<u32>(entry, 8), weights, out)
@@ -375,8 +398,8 @@ const CHUNK: i32 = 2048;
  * A tile of a table, cache-blocked: for each chunk of respondents, each dense column's
  * chunk is read once and ANDed with every row of the tile while both are in cache, so
  * memory traffic per cell falls by the tile height. `rows` and `columns` are u32 pointer
- * arrays of dense bitsets (rows already ANDed with the base); acc gets (sum, sum of
- * squares, count) per cell, row-major, accumulated.
+ * arrays of dense bitsets (rows already ANDed with the base); acc gets one CELL_BYTES
+ * triple (sum, sum of squares, count) per cell, row-major, accumulated.
  */
 export function cellsTile(
   rows: usize, nRows: i32, columns: usize, nColumns: i32,
@@ -389,65 +412,19 @@ export function cellsTile(
     let k1 = k0;
     while (k1 < nRuns && runStart(runs, k1) < to) k1++;
     for (let c = 0; c < nColumns; c++) {
-      const column = <usize>load<u32>(columns + (<usize>c << 2));
+      const column = <usize>load<u32>(columns + <usize>c * POINTER_BYTES);
       for (let r = 0; r < nRows; r++) {
-        const row = <usize>load<u32>(rows + (<usize>r << 2));
-        addRuns(row, column, weights, runs, k0, k1, from, to, acc + <usize>(r * nColumns + c) * 24);
+        const row = <usize>load<u32>(rows + <usize>r * POINTER_BYTES);
+        addRuns(row, column, weights, runs, k0, k1, from, to, acc + <usize>(r * nColumns + c) * CELL_BYTES);
       }
     }
   }
 }
 
 // ---------------------------------------------------------------------------------------
-// Alternatives kept for measurement (bench/kernel-variants.js), not used by the planner.
-
-/**
- * Bit-sliced weighted cell: integer weights stored as `nPlanes` bitsets, plane k holding
- * bit k of every respondent's weight; sum = sum over k of 2^k popcount(a AND b AND plane_k).
- * Exact for integer weights; reads nPlanes + 2 bitsets per cell. Returns the count; the
- * weighted sum goes to out[0].
- */
-export function cellBitSliced(a: usize, b: usize, planes: usize, nPlanes: i32, words: i32, out: usize): i32 {
-  let count: i64 = 0;
-  let sum: f64 = 0;
-  const planeBytes = <usize>words << 3;
-  for (let k = 0; k < nPlanes; k++) {
-    const plane = planes + <usize>k * planeBytes;
-    let c: i64 = 0;
-    for (let i = 0; i < words; i++) {
-      const p = <usize>i << 3;
-      c += popcnt(load<u64>(a + p) & load<u64>(b + p) & load<u64>(plane + p));
-    }
-    sum += <f64>c * <f64>(<i64>1 << <i64>k);
-  }
-  for (let i = 0; i < words; i++) {
-    const p = <usize>i << 3;
-    count += popcnt(load<u64>(a + p) & load<u64>(b + p));
-  }
-  store<f64>(out, sum);
-  return <i32>count;
-}
-
-/** Weighted cell by walking every set bit (no runs): the baseline the runs replace. */
-export function cellWalk(a: usize, b: usize, weights: usize, words: i32, out: usize): i32 {
-  let count: i64 = 0;
-  let sum: f64 = 0;
-  let sumSq: f64 = 0;
-  for (let i = 0; i < words; i++) {
-    let w = load<u64>(a + (<usize>i << 3)) & load<u64>(b + (<usize>i << 3));
-    const base = weights + (<usize>i << 9);
-    count += popcnt(w);
-    while (w != 0) {
-      const y = load<f64>(base + (<usize>ctz(w) << 3));
-      sum += y;
-      sumSq += y * y;
-      w &= w - 1;
-    }
-  }
-  store<f64>(out, sum);
-  store<f64>(out, sumSq, 8);
-  return <i32>count;
-}
+// Group-by plans: one pass over the respondents of the base, used by the planner when both
+// axes are single values of single-coded variables (src/query/plans/). The measurement-only
+// alternatives to the cell kernels live in assembly/bench.ts, outside the shipped module.
 
 /**
  * Partitioned group-by over the respondents of `base` in words [fromWord, toWord): the
@@ -507,10 +484,10 @@ export function groupBy(
   let from: u32 = 0;
   for (let row = 0; row <= nRows; row++) {
     const to = load<u32>(rowStart + (<usize>row << 2));
-    const cells = grid + <usize>(row * width) * 24;
+    const cells = grid + <usize>(row * width) * CELL_BYTES;
     for (let at = from; at < to; at++) {
       const x = load<f64>(bucketWeights + (<usize>at << 3));
-      addTriple(cells + <usize>load<u32>(bucketColumns + (<usize>at << 2)) * 24, x, x * x);
+      addTriple(cells + <usize>load<u32>(bucketColumns + (<usize>at << 2)) * CELL_BYTES, x, x * x);
     }
     from = to;
   }
@@ -521,50 +498,17 @@ export function groupBy(
  * Group-by with several single-coded variables per axis (a square of every value of
  * several variables, S4-style): each respondent of the base adds its weight to the cell of
  * every (row value, column value) pair it has: at most rowVars x colVars cells, not one
- * pass per cell. `rowVars` / `colVars` hold 12-byte entries (u32 index column, u32 bytes
- * per rank, u32 map from rank to row / column number or -1). acc: nRows x nColumns cell
- * triples, then nRows row margins, then nColumns column margins. `scratch` has room for
- * rowVars + colVars i32.
+ * pass per cell. `rowVars` / `colVars` hold AXIS_VARIABLE_BYTES entries (u32 index column,
+ * u32 bytes per rank, u32 map from rank to row / column number or -1). acc: nRows x
+ * nColumns cell triples, then nRows row margins, then nColumns column margins. `scratch`
+ * has room for rowVars + colVars i32.
  */
 export function groupByMulti(
   base: usize, fromWord: i32, toWord: i32,
   rowVars: usize, nRowVars: i32, colVars: usize, nColVars: i32,
   nRows: i32, nColumns: i32, weights: usize, acc: usize, scratch: usize,
 ): void {
-  const rowMargins = acc + <usize>(nRows * nColumns) * 24;
-  const columnMargins = rowMargins + <usize>nRows * 24;
-  const hitColumns = scratch + (<usize>nRowVars << 2);
-  for (let i = fromWord; i < toWord; i++) {
-    let w = load<u64>(base + (<usize>i << 3));
-    while (w != 0) {
-      const r = (<u32>i << 6) | <u32>ctz(w);
-      w &= w - 1;
-      const x = load<f64>(weights + (<usize>r << 3));
-      const xx = x * x;
-      let nr = 0;
-      for (let v = 0; v < nRowVars; v++) {
-        const entry = rowVars + <usize>v * 12;
-        const row = load<i32>(<usize>load<u32>(entry, 8) + (<usize>rankAt(<usize>load<u32>(entry), <i32>load<u32>(entry, 4), r) << 2));
-        if (row < 0) continue;
-        store<i32>(scratch + (<usize>nr << 2), row);
-        nr++;
-        addTriple(rowMargins + <usize>row * 24, x, xx);
-      }
-      let nc = 0;
-      for (let v = 0; v < nColVars; v++) {
-        const entry = colVars + <usize>v * 12;
-        const col = load<i32>(<usize>load<u32>(entry, 8) + (<usize>rankAt(<usize>load<u32>(entry), <i32>load<u32>(entry, 4), r) << 2));
-        if (col < 0) continue;
-        store<i32>(hitColumns + (<usize>nc << 2), col);
-        nc++;
-        addTriple(columnMargins + <usize>col * 24, x, xx);
-      }
-      for (let a = 0; a < nr; a++) {
-        const cells = acc + <usize>(load<i32>(scratch + (<usize>a << 2)) * nColumns) * 24;
-        for (let b = 0; b < nc; b++) addTriple(cells + <usize>load<i32>(hitColumns + (<usize>b << 2)) * 24, x, xx);
-      }
-    }
-  }
+  groupByPass(base, fromWord, toWord, rowVars, nRowVars, colVars, nColVars, nRows, nColumns, weights, acc, scratch, 0, 0, false);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -584,10 +528,30 @@ export function groupByDesign(
   nRows: i32, nColumns: i32, weights: usize, acc: usize, scratch: usize,
   clusters: usize, clusterAcc: usize,
 ): void {
+  groupByPass(base, fromWord, toWord, rowVars, nRowVars, colVars, nColVars, nRows, nColumns, weights, acc, scratch, clusters, clusterAcc, true);
+}
+
+/** Row / column number of respondent r on axis variable v (-1: its value is not on the axis). */
+@inline function axisPosition(vars: usize, v: i32, r: u32): i32 {
+  const entry = vars + <usize>v * AXIS_VARIABLE_BYTES;
+  return load<i32>(<usize>load<u32>(entry, 8) + (<usize>rankAt(<usize>load<u32>(entry), <i32>load<u32>(entry, 4), r) << 2));
+}
+
+/**
+ * The one loop of groupByMulti and groupByDesign. Inlined into both with `design` a
+ * constant, so the optimizer drops the per-PSU sums from groupByMulti's copy: one source,
+ * no branch in the plain pass.
+ */
+@inline function groupByPass(
+  base: usize, fromWord: i32, toWord: i32,
+  rowVars: usize, nRowVars: i32, colVars: usize, nColVars: i32,
+  nRows: i32, nColumns: i32, weights: usize, acc: usize, scratch: usize,
+  clusters: usize, clusterAcc: usize, design: bool,
+): void {
   const cells = nRows * nColumns;
   const slots = <usize>(cells + nRows + nColumns + 1);
-  const rowMargins = acc + <usize>cells * 24;
-  const columnMargins = rowMargins + <usize>nRows * 24;
+  const rowMargins = acc + <usize>cells * CELL_BYTES;
+  const columnMargins = rowMargins + <usize>nRows * CELL_BYTES;
   const hitColumns = scratch + (<usize>nRowVars << 2);
   for (let i = fromWord; i < toWord; i++) {
     let w = load<u64>(base + (<usize>i << 3));
@@ -596,35 +560,36 @@ export function groupByDesign(
       w &= w - 1;
       const x = load<f64>(weights + (<usize>r << 3));
       const xx = x * x;
-      const psu = clusterAcc + <usize>load<u32>(clusters + (<usize>r << 2)) * slots * 8;
-      addSum(psu + ((slots - 1) << 3), x);
+      let psu: usize = 0;
+      if (design) {
+        psu = clusterAcc + <usize>load<u32>(clusters + (<usize>r << 2)) * slots * 8;
+        addSum(psu + ((slots - 1) << 3), x);
+      }
       let nr = 0;
       for (let v = 0; v < nRowVars; v++) {
-        const entry = rowVars + <usize>v * 12;
-        const row = load<i32>(<usize>load<u32>(entry, 8) + (<usize>rankAt(<usize>load<u32>(entry), <i32>load<u32>(entry, 4), r) << 2));
+        const row = axisPosition(rowVars, v, r);
         if (row < 0) continue;
         store<i32>(scratch + (<usize>nr << 2), row);
         nr++;
-        addTriple(rowMargins + <usize>row * 24, x, xx);
-        addSum(psu + (<usize>(cells + row) << 3), x);
+        addTriple(rowMargins + <usize>row * CELL_BYTES, x, xx);
+        if (design) addSum(psu + (<usize>(cells + row) << 3), x);
       }
       let nc = 0;
       for (let v = 0; v < nColVars; v++) {
-        const entry = colVars + <usize>v * 12;
-        const col = load<i32>(<usize>load<u32>(entry, 8) + (<usize>rankAt(<usize>load<u32>(entry), <i32>load<u32>(entry, 4), r) << 2));
+        const col = axisPosition(colVars, v, r);
         if (col < 0) continue;
         store<i32>(hitColumns + (<usize>nc << 2), col);
         nc++;
-        addTriple(columnMargins + <usize>col * 24, x, xx);
-        addSum(psu + (<usize>(cells + nRows + col) << 3), x);
+        addTriple(columnMargins + <usize>col * CELL_BYTES, x, xx);
+        if (design) addSum(psu + (<usize>(cells + nRows + col) << 3), x);
       }
       for (let a = 0; a < nr; a++) {
         const row = load<i32>(scratch + (<usize>a << 2)) * nColumns;
-        const rowCells = acc + <usize>row * 24;
+        const rowCells = acc + <usize>row * CELL_BYTES;
         for (let b = 0; b < nc; b++) {
           const col = load<i32>(hitColumns + (<usize>b << 2));
-          addTriple(rowCells + <usize>col * 24, x, xx);
-          addSum(psu + (<usize>(row + col) << 3), x);
+          addTriple(rowCells + <usize>col * CELL_BYTES, x, xx);
+          if (design) addSum(psu + (<usize>(row + col) << 3), x);
         }
       }
     }

@@ -3,12 +3,22 @@
 // (ctz), weight runs (what the engine uses), bit-sliced integer weights (12 planes), and a
 // plain AND + popcount as the floor. Answers are checked equal before timing.
 //
-//   node bench/kernel-variants.js --dataset /path/acs.arrow [--json out.json]
-import { readFileSync } from 'node:fs';
+// The alternatives are not in the shipped kernel: this loads build/kernel-bench.wasm
+// (assembly/bench.ts: the shipped kernel plus cellWalk and cellBitSliced), which
+// `npm run bench:kernel` builds first (`npm run build:wasm:bench`).
+//
+//   npm run bench:kernel -- --dataset /path/acs.arrow [--json out.json]
+import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { tableFromIPC } from 'apache-arrow';
 
-const wasmPath = fileURLToPath(new URL('../build/kernel.wasm', import.meta.url));
+const wasmPath = fileURLToPath(new URL('../build/kernel-bench.wasm', import.meta.url));
+
+/** The bench kernel's exports over `memory`. */
+function benchKernel(memory) {
+  if (!existsSync(wasmPath)) throw new Error(`${wasmPath} not found: run \`npm run build:wasm:bench\` (npm run bench:kernel does)`);
+  return new WebAssembly.Instance(new WebAssembly.Module(readFileSync(wasmPath)), { env: { memory, abort() { throw new Error('abort'); } } }).exports;
+}
 
 /** Loads the default weight vector of a dataset file (buffer `weight:*`). */
 function datasetWeights(path) {
@@ -39,7 +49,8 @@ export async function measureWeightedSums(datasetPath, { reps = 30 } = {}) {
   const { weights, respondents } = datasetWeights(datasetPath);
   const words = weights.length / 64;
   const memory = new WebAssembly.Memory({ initial: 16, maximum: 65536, shared: true });
-  const k = new WebAssembly.Instance(new WebAssembly.Module(readFileSync(wasmPath)), { env: { memory, abort() { throw new Error('abort'); } } }).exports;
+  const k = benchKernel(memory);
+  const runBytes = k.WEIGHT_RUN_BYTES.value;
   let top = 65536;
   const alloc = (bytes) => {
     const ptr = top;
@@ -50,14 +61,14 @@ export async function measureWeightedSums(datasetPath, { reps = 30 } = {}) {
   const wPtr = alloc(weights.byteLength);
   new Float64Array(memory.buffer, wPtr, weights.length).set(weights);
   // Weight runs, built by the kernel as the engine does.
-  const runs = alloc(words * 8 * 24);
+  const runs = alloc(words * k.MAX_SEGMENTS.value * runBytes);
   const nRuns = k.weightRuns(wPtr, words, respondents, runs);
-  const runView = new DataView(memory.buffer, runs, nRuns * 24);
+  const runView = new DataView(memory.buffer, runs, nRuns * runBytes);
   let segments = 0;
   let walked = 0;
   for (let i = 0; i < nRuns; i++) {
-    if (runView.getBigUint64(i * 24 + 16, true) !== 0n) segments++;
-    else if (Number.isNaN(runView.getFloat64(i * 24 + 8, true))) walked++;
+    if (runView.getBigUint64(i * runBytes + 16, true) !== 0n) segments++;
+    else if (Number.isNaN(runView.getFloat64(i * runBytes + 8, true))) walked++;
   }
   // 12 bit planes of the integer weights.
   const nPlanes = Math.ceil(Math.log2(weights.reduce((a, b) => Math.max(a, b), 0) + 1));

@@ -42,7 +42,7 @@ describe.each(paths)('%s: table plans agree with crosstab()', (execution) => {
 
   it('single-coded x single-coded runs as one group-by pass and matches per-cell crosstabs', async () => {
     const result = await ds.table({ base: 'year=2000..', rows: [{ variable: 'degree' }], columns: [{ variable: 'relig' }] });
-    expect(result.plan).toBe('scatter');
+    expect(result.plan).toBe('groupBy');
     expect(result.execution).toBe(execution);
     for (let r = 0; r < result.rows.length; r++) {
       const single = await ds.crosstab({ base: `year=2000.. AND ${result.rows[r]!.expr}`, targets: result.columns.map((c) => c.expr) });
@@ -56,7 +56,7 @@ describe.each(paths)('%s: table plans agree with crosstab()', (execution) => {
   it('values of several variables on both axes run as one multi-variable group-by pass', async () => {
     const axis = [{ variable: 'degree' }, { variable: 'sex' }, { variable: 'race' }, 'relig=4'];
     const result = await ds.table({ base: 'year=2000..', rows: axis, columns: axis });
-    expect(result.plan).toBe('scatter');
+    expect(result.plan).toBe('groupBy');
     for (let r = 0; r < result.rows.length; r++) {
       const check = await ds.crosstab({ base: `year=2000.. AND ${result.rows[r]!.expr}`, targets: result.columns.map((c) => c.expr) });
       check.targets.forEach((cell, c) => {
@@ -111,13 +111,13 @@ describe.each(paths)('%s: table plans agree with crosstab()', (execution) => {
 
 describe('the worker pool', () => {
   it('a worker that dies mid-task fails that query clearly, is replaced, and the next query succeeds', async () => {
+    const { useFaultPool, failNextPoolTask, closeFaultPool } = await import('./support/pool-faults.js');
+    await useFaultPool();
     const ds = await openDataset(inject('testDatasets').gss, { execution: 'pool' });
     try {
       const query = { base: '*', rows: ['sex=1', 'sex=2'], columns: ['degree=3..4', 'race=2 OR race=3'] };
       const expected = await ds.table(query);
-      const { sharedPool } = await import('../src/pool/pool.js');
-      const { mainThreadKernel } = await import('../src/kernel/kernel.js');
-      sharedPool(mainThreadKernel()).failNextTask();
+      failNextPoolTask();
       const error = await ds.table(query).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(CrosstabError);
       expect((error as CrosstabError).code).toBe(ErrorCode.workerFailed);
@@ -126,6 +126,7 @@ describe('the worker pool', () => {
       expect(Array.from(again.weighted)).toEqual(Array.from(expected.weighted));
     } finally {
       ds.close();
+      await closeFaultPool();
     }
   });
 

@@ -1,3 +1,4 @@
+import { AXIS_LIMIT } from './format.js';
 import type { RawColumn } from './raw-table.js';
 
 /**
@@ -30,7 +31,7 @@ export function classifyColumn(column: RawColumn, rows: number): ColumnClass {
     }
     return { kind: 'numeric' };
   }
-  if (distinct > Math.max(5000, rows / 10)) {
+  if (distinct > Math.max(AXIS_LIMIT, rows / 10)) {
     return { kind: 'skip', reason: `id-like: ${distinct} distinct text values in ${rows} rows` };
   }
   return { kind: 'text' };

@@ -4,7 +4,7 @@ import type { Codebook } from './codebook.js';
 import {
   BUFFER_ALIGN,
   BufferKind,
-  CODE_LIMIT,
+  AXIS_LIMIT,
   DEFAULT_GROUP,
   DEFAULT_STABILITY,
   FORMAT_VERSION,
@@ -115,7 +115,7 @@ export function compileDataset(input: RawTable, options: CompileOptions): Compil
     const valueLabels = { ...column.valueLabels, ...described?.values };
     if (Object.keys(valueLabels).length > 0) variable.valueLabels = valueLabels;
     let dense: boolean[] | undefined;
-    if (values.length <= CODE_LIMIT) {
+    if (values.length <= AXIS_LIMIT) {
       // A dense bitset when the value is common, a sorted list of respondent numbers when
       // the list is smaller than the bitset (as roaring does).
       dense = counts.map((count) => count * 4 >= words * 8);
@@ -164,7 +164,7 @@ export function compileDataset(input: RawTable, options: CompileOptions): Compil
 /**
  * Respondents are stored in order of their default weight (ties in input order). Nothing
  * in a crosstab depends on respondent order, and runs of equal weights let the kernel take
- * a 64-bit word's weighted sum as popcount x weight (see wordWeights in assembly/index.ts).
+ * a 64-bit word's weighted sum as popcount x weight (see weightRuns in assembly/index.ts).
  */
 function* makeBuffers(input: RawTable, planned: PlannedVariable[], words: number, consume: boolean): Generator<Uint8Array> {
   const rows = input.rows;

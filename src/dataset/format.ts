@@ -40,8 +40,14 @@ export const FORMAT_KEY = 'crosstab.format';
 export const CHECKSUM_KEY = 'crosstab.checksum';
 /** Buffers are padded to this many bytes inside the Arrow value buffer. */
 export const BUFFER_ALIGN = 64;
-/** A variable with at most this many distinct values gets one code container per value. */
-export const CODE_LIMIT = 5000;
+/**
+ * Most values of one variable the engine handles value by value, and so most entries of one
+ * table axis or one crosstab's targets (MAX_AXIS, MAX_TARGETS): a variable with at most this
+ * many distinct values gets one code container per value, lists its values in `info`, and
+ * expands into one axis entry per value; a text column with more (and more than a tenth of
+ * its rows) is skipped as id-like. The one place the number is written.
+ */
+export const AXIS_LIMIT = 5000;
 /** Default stability thresholds: MRI-Simmons low-base convention. */
 export const DEFAULT_STABILITY: StabilityThresholds = { cautionMax: 60, veryUnstableMax: 30 };
 export const DEFAULT_GROUP = 'default';
@@ -70,7 +76,7 @@ export interface StoredVariable {
   valueLabels?: Record<string, string>;
   /** Buffer row of the index column. */
   index: number;
-  /** Buffer row of each value's code container, when the variable has at most CODE_LIMIT values. */
+  /** Buffer row of each value's code container, when the variable has at most AXIS_LIMIT values. */
   codes?: number[];
 }
 

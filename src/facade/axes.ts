@@ -1,10 +1,11 @@
+import { AXIS_LIMIT } from '../dataset/format.js';
 import { ErrorCode, fieldError } from '../errors.js';
 import { suggest } from '../text/suggest.js';
 import { invalidOption } from './options.js';
 import type { AxisEntry, AxisItem, DatasetInfo } from './types.js';
 
-/** Most entries one table axis takes. */
-export const MAX_AXIS = 5000;
+/** Most entries one table axis takes (AXIS_LIMIT, src/dataset/format.ts). */
+export const MAX_AXIS = AXIS_LIMIT;
 
 /** Writes `VAR=value`, quoting values the grammar would otherwise read differently. */
 export function valueExpression(variable: string, value: string): string {

@@ -1,8 +1,7 @@
+import { AXIS_LIMIT } from '../dataset/format.js';
 import type { LoadedDataset } from '../dataset/reader.js';
 import type { DatasetInfo, StabilityLevel, StabilityThresholds, VariableInfo } from './types.js';
 
-/** Variables with more distinct values than this list no values in `info`. */
-const LISTED_VALUES = 5000;
 
 /** The dataset's description, without its design (added by the Dataset, which computes the PSUs). */
 export function describeDataset(data: LoadedDataset): Omit<DatasetInfo, 'design'> {
@@ -20,7 +19,7 @@ export function describeDataset(data: LoadedDataset): Omit<DatasetInfo, 'design'
       variable.min = Number(stored.values[0]);
       variable.max = Number(stored.values[stored.values.length - 1]);
     }
-    if (stored.values.length <= LISTED_VALUES) {
+    if (stored.values.length <= AXIS_LIMIT) {
       variable.values = stored.values.map((value, i) => {
         const label = stored.valueLabels?.[value];
         return label === undefined ? { value, respondents: stored.counts[i]! } : { value, label, respondents: stored.counts[i]! };

@@ -1,4 +1,5 @@
 import { CrosstabError, ErrorCode, throwIfCancelled } from '../errors.js';
+import { AXIS_LIMIT } from '../dataset/format.js';
 import { loadDataset, type LoadedDataset, type LoadOptions } from '../dataset/reader.js';
 import { type Kernel, mainThreadKernel } from '../kernel/kernel.js';
 import { Evaluator } from '../query/evaluate.js';
@@ -12,8 +13,8 @@ import { DatasetDesign } from './table-design.js';
 import { expandAxis } from './axes.js';
 import type { Cell, CrosstabQuery, CrosstabResult, DatasetInfo, TableQuery, TableResult } from './types.js';
 
-/** Most targets one crosstab() call takes (the REST contract allows 2; tables go further). */
-export const MAX_TARGETS = 5000;
+/** Most targets one crosstab() call takes (the REST contract allows 2): as many as one table axis. */
+export const MAX_TARGETS = AXIS_LIMIT;
 
 export interface OpenOptions extends LoadOptions {
   /**
@@ -97,7 +98,7 @@ export class Dataset {
 
   /**
    * A table of base AND row AND column cells, with margins. Rows and columns are
-   * expressions, `{expr, label}` or `{variable}` (one entry per value); up to 5,000 each.
+   * expressions, `{expr, label}` or `{variable}` (one entry per value); up to MAX_AXIS (5,000) each.
    */
   async table(query: TableQuery): Promise<TableResult> {
     this.checkOpen();

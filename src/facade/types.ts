@@ -1,5 +1,6 @@
 /** Public types of the crosstab() facade. */
 import type { CodeInfo, StabilityThresholds } from '../dataset/format.js';
+import type { PlanName } from '../query/table.js';
 import type { TableDesign } from '../stats/table-design.js';
 
 export type { CodeInfo, StabilityThresholds } from '../dataset/format.js';
@@ -161,7 +162,7 @@ export interface TableResult {
   units: number;
   stability: StabilityThresholds;
   /** How the cells were computed: one group-by pass, or bitset rows x columns. */
-  plan: 'scatter' | 'bitsets';
+  plan: PlanName;
   /** Where the cells were computed: the calling thread or the worker pool. */
   execution: 'inline' | 'pool';
   /** One cell as an object. */

@@ -4,7 +4,7 @@
  * See assembly/index.ts for the memory layout each function expects.
  */
 /** Must equal kernelAbi() of the compiled kernel (assembly/index.ts). */
-export const KERNEL_ABI = 7;
+export const KERNEL_ABI = 8;
 
 export interface KernelExports {
   kernelAbi(): number;
@@ -31,9 +31,6 @@ export interface KernelExports {
     rows: number, nRows: number, columns: number, nColumns: number,
     weights: number, runs: number, nRuns: number, words: number, acc: number,
   ): void;
-  /** Measurement alternatives (bench/kernel-variants.js). */
-  cellBitSliced(a: number, b: number, planes: number, nPlanes: number, words: number, out: number): number;
-  cellWalk(a: number, b: number, weights: number, words: number, out: number): number;
   groupBy(
     base: number, fromWord: number, toWord: number,
     a: number, aWidth: number, mapA: number,
@@ -59,6 +56,60 @@ export interface KernelExports {
   ): void;
   clusterSumsAnd(a: number, b: number, words: number, weights: number, clusters: number, out: number): void;
 }
+
+/**
+ * Strides and limits of the records the exports read and write. The kernel exports them as
+ * globals (assembly/index.ts, "Layout"); readLayout() reads them at instantiation, so no
+ * size is written twice.
+ */
+export interface KernelLayout {
+  /** One weight run (u32 first word, u32 end word, f64 weight, u64 mask). */
+  weightRunBytes: number;
+  /** Most runs one word of a weight vector becomes: a run buffer has room for words * this. */
+  maxSegments: number;
+  /** One accumulated cell: f64 sum, f64 sum of squares, f64 count. */
+  cellBytes: number;
+  /** One column entry of cellsRow (u32 pointer, u32 kind, u32 count). */
+  columnEntryBytes: number;
+  /** One axis variable of groupByMulti / groupByDesign (u32 index column, u32 bytes per rank, u32 map). */
+  axisVariableBytes: number;
+  /** One entry of cellsTile's pointer arrays. */
+  pointerBytes: number;
+  /** The `out` buffer of the cell functions. */
+  cellOutBytes: number;
+  /** The xxh64 hash state. */
+  xxh64StateBytes: number;
+}
+
+const LAYOUT_GLOBALS: Record<keyof KernelLayout, string> = {
+  weightRunBytes: 'WEIGHT_RUN_BYTES',
+  maxSegments: 'MAX_SEGMENTS',
+  cellBytes: 'CELL_BYTES',
+  columnEntryBytes: 'COLUMN_ENTRY_BYTES',
+  axisVariableBytes: 'AXIS_VARIABLE_BYTES',
+  pointerBytes: 'POINTER_BYTES',
+  cellOutBytes: 'CELL_OUT_BYTES',
+  xxh64StateBytes: 'XXH64_STATE_BYTES',
+};
+
+/** The layout globals of an instantiated kernel; undefined when one is missing. */
+export function readLayout(instanceExports: Record<string, unknown>): KernelLayout | undefined {
+  const layout: Partial<Record<keyof KernelLayout, number>> = {};
+  for (const [key, name] of Object.entries(LAYOUT_GLOBALS) as Array<[keyof KernelLayout, string]>) {
+    const global = instanceExports[name] as { value?: unknown } | undefined;
+    if (typeof global?.value !== 'number') return undefined;
+    layout[key] = global.value;
+  }
+  return layout as KernelLayout;
+}
+
+/**
+ * Kernel functions an executor runs as tasks (inline, or on a pool worker), with their
+ * arguments typed by the export they call.
+ */
+export const TASK_FUNCTIONS = ['cellsTile', 'groupBy', 'groupByMulti', 'groupByDesign'] as const;
+export type TaskFunction = (typeof TASK_FUNCTIONS)[number];
+export type KernelTask = { [F in TaskFunction]: { fn: F; args: Parameters<KernelExports[F]> } }[TaskFunction];
 
 /** Number of u64 words of a bitset over `respondents`, rounded up to an even count. */
 export function bitsetWords(respondents: number): number {

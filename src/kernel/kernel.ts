@@ -1,5 +1,5 @@
 import { CrosstabError, ErrorCode } from '../errors.js';
-import { KERNEL_ABI, type KernelExports } from './exports.js';
+import { KERNEL_ABI, type KernelExports, type KernelLayout, type KernelTask, readLayout } from './exports.js';
 import { KernelMemory } from './memory.js';
 import { kernelModule } from './wasm-module.js';
 
@@ -23,26 +23,52 @@ export interface CellSums {
  */
 export class Kernel {
   readonly exports: KernelExports;
+  /** Strides and limits of the kernel's records, as the kernel exports them. */
+  readonly layout: KernelLayout;
   readonly memory: KernelMemory;
-  /** 32 bytes where cell functions store their f64 sums (and count). */
+  /** Where cell functions store their f64 sums (and count). */
   readonly out: number;
-  /** 64 bytes of hash state for the checksum functions (src/kernel/checksum.ts). */
+  /** Hash state for the checksum functions (src/kernel/checksum.ts). */
   readonly scratchState: number;
   private readonly sums: Float64Array;
 
-  constructor(memory: KernelMemory, out?: number) {
+  constructor(memory: KernelMemory) {
     this.memory = memory;
     const instance = new WebAssembly.Instance(kernelModule(), { env: { memory: memory.memory, abort } });
     this.exports = instance.exports as unknown as KernelExports;
     const abi = typeof this.exports.kernelAbi === 'function' ? this.exports.kernelAbi() : 0;
-    if (abi !== KERNEL_ABI) {
+    const layout = abi === KERNEL_ABI ? readLayout(instance.exports) : undefined;
+    if (!layout) {
       throw new CrosstabError(ErrorCode.internal, `build/kernel.wasm has kernel ABI ${abi}, this code expects ${KERNEL_ABI}`, {
         hint: 'The bundle and the kernel come from different builds: run `npm run build`.',
       });
     }
-    this.out = out ?? memory.alloc(32);
-    this.scratchState = memory.alloc(64);
+    this.layout = layout;
+    this.out = memory.alloc(layout.cellOutBytes);
+    this.scratchState = memory.alloc(layout.xxh64StateBytes);
     this.sums = new Float64Array(memory.memory.buffer, this.out, 2);
+  }
+
+  /**
+   * Builds the weight runs of the weight vector at `weights` (see weightRuns in
+   * assembly/index.ts) in a block of their own; give it back with memory.release(runs, bytes).
+   */
+  weightRuns(weights: number, words: number, respondents: number): { runs: number; nRuns: number; bytes: number } {
+    const { memory, layout } = this;
+    const room = words * layout.maxSegments * layout.weightRunBytes;
+    const scratch = memory.alloc(room);
+    const nRuns = this.exports.weightRuns(weights, words, respondents, scratch);
+    const bytes = nRuns * layout.weightRunBytes;
+    const runs = memory.alloc(bytes);
+    memory.bytes(runs, bytes).set(memory.bytes(scratch, bytes));
+    memory.release(scratch, room);
+    return { runs, nRuns, bytes };
+  }
+
+  /** Runs a task on this thread (the inline executor; pool workers run the same calls). */
+  runTask(task: KernelTask): number {
+    const fn = this.exports[task.fn] as (...args: number[]) => number | void;
+    return fn(...task.args) ?? 0;
   }
 
   /** Weighted cell of dense bitsets a AND b; `weights` is a WeightVector. */

@@ -13,6 +13,7 @@ declare namespace WebAssembly {
   }
   class Module {
     constructor(bytes: ArrayBufferView | ArrayBuffer);
+    static exports(module: Module): Array<{ name: string; kind: string }>;
   }
   class Instance {
     constructor(module: Module, imports?: Record<string, Record<string, unknown>>);

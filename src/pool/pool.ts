@@ -4,9 +4,27 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import { CrosstabError, ErrorCode } from '../errors.js';
+import { KERNEL_ABI, type KernelTask, TASK_FUNCTIONS } from '../kernel/exports.js';
 import type { Kernel } from '../kernel/kernel.js';
 import { kernelModule } from '../kernel/wasm-module.js';
-import type { Executor, KernelTask } from '../query/executor.js';
+import type { Executor } from '../query/executor.js';
+
+/** What a pool worker (src/pool/worker.js) gets: the kernel, its memory, and what to check and warm. */
+export interface PoolWorkerData {
+  module: WebAssembly.Module;
+  memory: WebAssembly.Memory;
+  /** The ABI this code expects: a worker refuses a kernel of another (see kernelAbi()). */
+  abi: number;
+  /** The task functions, each run once on an empty range at start-up. */
+  warmUp: readonly string[];
+}
+
+export interface KernelPoolOptions {
+  /** Worker threads; default: the machine's available parallelism. */
+  threads?: number;
+  /** The worker module; default: worker.js next to this file. Tests wrap it (test/support/). */
+  worker?: string;
+}
 
 /**
  * Worker threads over the process's shared kernel memory (piscina): sized to the
@@ -15,25 +33,24 @@ import type { Executor, KernelTask } from '../query/executor.js';
 export class KernelPool {
   readonly threads: number;
   private readonly piscina: Piscina;
-  private injectFault = false;
 
-  constructor(kernel: Kernel, threads = availableParallelism()) {
+  constructor(kernel: Kernel, options: KernelPoolOptions = {}) {
+    const threads = options.threads ?? availableParallelism();
     this.threads = threads;
+    const workerData: PoolWorkerData = { module: kernelModule(), memory: kernel.memory.memory, abi: KERNEL_ABI, warmUp: TASK_FUNCTIONS };
     this.piscina = new Piscina({
-      filename: locateWorker(),
+      filename: options.worker ?? locateWorker(),
       minThreads: threads,
       maxThreads: threads,
       idleTimeout: Number.POSITIVE_INFINITY,
-      workerData: { module: kernelModule(), memory: kernel.memory.memory },
+      workerData,
     });
   }
 
   /** Runs a kernel call on a worker. A dead worker fails the task with `worker_failed` and is replaced. */
   async run(task: KernelTask, signal?: AbortSignal): Promise<number> {
-    const fault = this.injectFault;
-    this.injectFault = false;
     try {
-      return (await this.piscina.run(fault ? { fn: '__exit', args: [] } : task, signal ? { signal } : {})) as number;
+      return (await this.piscina.run(task, signal ? { signal } : {})) as number;
     } catch (error) {
       if (signal?.aborted) {
         throw new CrosstabError(ErrorCode.cancelled, 'the query was cancelled', { hint: 'Run it again without aborting its signal.' });
@@ -47,11 +64,6 @@ export class KernelPool {
   /** This pool as an executor of table tasks. */
   executor(): Executor {
     return { parallelism: this.threads, run: (task, signal) => this.run(task, signal) };
-  }
-
-  /** Test hook: the next task's worker exits as it starts. */
-  failNextTask(): void {
-    this.injectFault = true;
   }
 
   async destroy(): Promise<void> {
@@ -69,9 +81,12 @@ function locateWorker(): string {
 
 let shared: KernelPool | undefined;
 
-/** The process-wide pool over the main thread's kernel memory, created on first use. */
-export function sharedPool(kernel: Kernel): KernelPool {
-  shared ??= new KernelPool(kernel);
+/**
+ * The process-wide pool over the main thread's kernel memory, created on first use;
+ * `options` apply to the call that creates it (after closePool(), the next call).
+ */
+export function sharedPool(kernel: Kernel, options?: KernelPoolOptions): KernelPool {
+  shared ??= new KernelPool(kernel, options);
   return shared;
 }
 

@@ -1,10 +1,12 @@
 // A pool worker: the same kernel module, instantiated over the process's shared
 // WebAssembly.Memory. Tasks carry offsets into that memory, never data, and results are
 // written there too; the reply only says the task is done. Plain JavaScript so that the
-// same file runs under the test runner (from src/) and from the bundle (dist/).
+// same file runs under the test runner (from src/) and from the bundle (dist/). What it
+// checks and warms comes from the pool (PoolWorkerData in pool.ts), so no kernel name,
+// argument count or ABI number is written here.
 import { workerData } from 'node:worker_threads';
 
-const { module, memory } = workerData;
+const { module, memory, abi, warmUp } = workerData;
 const kernel = new WebAssembly.Instance(module, {
   env: {
     memory,
@@ -14,16 +16,20 @@ const kernel = new WebAssembly.Instance(module, {
   },
 }).exports;
 
-// Warm-up: run each hot function once on an empty range so the first real task does not
-// pay for tier-up.
-kernel.cellsTile(0, 0, 0, 0, 0, 0, 0, 0, 0);
-kernel.groupBy(0, 0, 0, 0, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0);
-kernel.groupByMulti(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
-kernel.groupByDesign(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+// A kernel of another ABI would be called with the wrong arguments: refuse every task.
+const found = typeof kernel.kernelAbi === 'function' ? kernel.kernelAbi() : 0;
+const refused =
+  found === abi
+    ? undefined
+    : new Error(`pool worker: the kernel module has kernel ABI ${found}, this code expects ${abi}; the bundle and build/kernel.wasm come from different builds: run \`npm run build\``);
+
+// Warm-up: run each task function once on an empty range (all arguments 0) so the first
+// real task does not pay for tier-up.
+if (!refused) for (const name of warmUp) kernel[name](...new Array(kernel[name].length).fill(0));
 
 /** Runs one kernel task: `{ fn, args }`, where fn is a kernel export name. */
 export default function run(task) {
-  if (task.fn === '__exit') process.exit(1); // fault injection for the test suite
+  if (refused) throw refused;
   const fn = kernel[task.fn];
   if (typeof fn !== 'function') throw new Error(`unknown kernel task ${task.fn}`);
   return fn(...task.args) ?? 0;

@@ -1,11 +1,9 @@
 import { BufferKind } from '../dataset/format.js';
 import type { LoadedDataset } from '../dataset/reader.js';
 import type { CellSums, Kernel, WeightVector } from '../kernel/kernel.js';
+import { NS_PER_LISTED_RESPONDENT, NS_PER_WORD_CELL } from './costs.js';
 import type { Bound } from './resolve.js';
 
-/** Estimated cost of a sparse-list cell per listed respondent, and of a dense cell per word. */
-const SPARSE_NS = 10;
-const DENSE_NS = 0.5;
 /** Up to this many values are ORed from their code containers; more are one index scan. */
 const MAX_CODES_TO_OR = 8;
 
@@ -52,23 +50,11 @@ export class Evaluator {
       this.owned.push({ ptr, bytes: length * 8 });
       this.kernel.memory.f64(ptr, length).fill(1, 0, this.data.meta.respondents);
     }
-    vector = { ptr, ...this.weightRuns(ptr) };
+    const { runs, nRuns, bytes } = this.kernel.weightRuns(ptr, this.words, this.data.meta.respondents);
+    this.owned.push({ ptr: runs, bytes });
+    vector = { ptr, runs, nRuns };
     this.weightVectors.set(key, vector);
     return vector;
-  }
-
-  /** The weight runs of a weight vector (see weightRuns in assembly/index.ts), 24 bytes each. */
-  private weightRuns(weights: number): { runs: number; nRuns: number } {
-    const memory = this.kernel.memory;
-    const room = this.words * 8 * 24;
-    const scratch = memory.alloc(room);
-    const nRuns = this.kernel.exports.weightRuns(weights, this.words, this.data.meta.respondents, scratch);
-    const bytes = nRuns * 24;
-    const runs = memory.alloc(bytes);
-    this.owned.push({ ptr: runs, bytes });
-    memory.bytes(runs, bytes).set(memory.bytes(scratch, bytes));
-    memory.release(scratch, room);
-    return { runs, nRuns };
   }
 
   /** Evaluates `base` once; the returned view is given back with release(). */
@@ -100,9 +86,9 @@ export class Evaluator {
    */
   operand(node: Bound): { ptr: number; sparse: boolean; count: number; view?: DenseView } {
     const single = this.singleCode(node);
-    // A list walk costs a random weight read per respondent (~3 ns), a dense pass ~0.5 ns
-    // per word: keep the list only where it is the cheaper of the two for every row.
-    if (single && single.kind === BufferKind.sparse && single.count * SPARSE_NS < this.words * DENSE_NS) {
+    // A list walk costs a random weight read per listed respondent, a dense pass a fixed
+    // cost per word (costs.ts): keep the list only where it is the cheaper of the two.
+    if (single && single.kind === BufferKind.sparse && single.count * NS_PER_LISTED_RESPONDENT < this.words * NS_PER_WORD_CELL) {
       return { ptr: single.ptr, sparse: true, count: single.count };
     }
     const view = this.dense(node);

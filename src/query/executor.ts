@@ -1,16 +1,8 @@
-import type { KernelExports } from '../kernel/exports.js';
+import type { KernelTask } from '../kernel/exports.js';
 import type { Kernel } from '../kernel/kernel.js';
 
-/** A kernel call that can run on any thread: an export name and its integer arguments. */
-export interface KernelTask {
-  fn: keyof KernelExports;
-  args: number[];
-}
+export type { KernelTask } from '../kernel/exports.js';
 
-/** Estimated nanoseconds per 64-bit word per cell on the bitset path (AND + popcount + runs). */
-export const NS_PER_WORD_CELL = 0.5;
-/** Estimated nanoseconds per respondent of the base on the group-by path. */
-export const NS_PER_RESPONDENT = 5;
 /** Work estimated above this runs on the pool (when there is one with more than one thread). */
 export const POOL_THRESHOLD_MS = 1;
 /** Pool tasks are cut to about this long: long enough to amortise a message, short enough to balance. */
@@ -24,10 +16,9 @@ export interface Executor {
 }
 
 export function inlineExecutor(kernel: Kernel): Executor {
-  const exports = kernel.exports as unknown as Record<string, (...args: number[]) => number | undefined>;
   return {
     parallelism: 1,
-    run: async (task) => exports[task.fn]!(...task.args) ?? 0,
+    run: async (task) => kernel.runTask(task),
   };
 }
 

@@ -1,0 +1,53 @@
+// Bench-only kernel (build/kernel-bench.wasm, `npm run build:wasm:bench`): the shipped
+// kernel plus alternatives to its weighted cell that bench/kernel-variants.js measures
+// against the weight runs the engine uses. Nothing in src/ loads this module.
+
+export * from './index';
+
+/**
+ * Bit-sliced weighted cell: integer weights stored as `nPlanes` bitsets, plane k holding
+ * bit k of every respondent's weight; sum = sum over k of 2^k popcount(a AND b AND plane_k).
+ * Exact for integer weights; reads nPlanes + 2 bitsets per cell. Returns the count; the
+ * weighted sum goes to out[0].
+ */
+export function cellBitSliced(a: usize, b: usize, planes: usize, nPlanes: i32, words: i32, out: usize): i32 {
+  let count: i64 = 0;
+  let sum: f64 = 0;
+  const planeBytes = <usize>words << 3;
+  for (let k = 0; k < nPlanes; k++) {
+    const plane = planes + <usize>k * planeBytes;
+    let c: i64 = 0;
+    for (let i = 0; i < words; i++) {
+      const p = <usize>i << 3;
+      c += popcnt(load<u64>(a + p) & load<u64>(b + p) & load<u64>(plane + p));
+    }
+    sum += <f64>c * <f64>(<i64>1 << <i64>k);
+  }
+  for (let i = 0; i < words; i++) {
+    const p = <usize>i << 3;
+    count += popcnt(load<u64>(a + p) & load<u64>(b + p));
+  }
+  store<f64>(out, sum);
+  return <i32>count;
+}
+
+/** Weighted cell by walking every set bit (no runs): the baseline the runs replace. */
+export function cellWalk(a: usize, b: usize, weights: usize, words: i32, out: usize): i32 {
+  let count: i64 = 0;
+  let sum: f64 = 0;
+  let sumSq: f64 = 0;
+  for (let i = 0; i < words; i++) {
+    let w = load<u64>(a + (<usize>i << 3)) & load<u64>(b + (<usize>i << 3));
+    const base = weights + (<usize>i << 9);
+    count += popcnt(w);
+    while (w != 0) {
+      const y = load<f64>(base + (<usize>ctz(w) << 3));
+      sum += y;
+      sumSq += y * y;
+      w &= w - 1;
+    }
+  }
+  store<f64>(out, sum);
+  store<f64>(out, sumSq, 8);
+  return <i32>count;
+}

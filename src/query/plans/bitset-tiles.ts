@@ -1,0 +1,152 @@
+/**
+ * Bitset plan, for axes of arbitrary expressions (overlapping codes, nets, ranges): rows
+ * ANDed with the base, in tiles of TILE_ROWS, against blocks of columns (kernel
+ * `cellsTile`, cache-blocked); margins come out of the same kernels.
+ */
+import type { CellSums, Kernel, WeightVector } from '../../kernel/kernel.js';
+import { NS_PER_WORD_CELL } from '../costs.js';
+import type { DenseView, Evaluator } from '../evaluate.js';
+import { runLimited, TASK_MS } from '../executor.js';
+import type { Bound } from '../resolve.js';
+import { checkAborted, type TableCells, type TableRun } from './plan.js';
+
+/** Materialised column bitsets of one block stay under this many bytes. */
+const COLUMN_BLOCK_BYTES = 256 * 1024 * 1024;
+/** Work yields to the event loop this often, so AbortSignals and progress get through. */
+const YIELD_MS = 20;
+/** Rows per tile: 16 row bitset chunks of 16 KiB stay in L2 beside one column chunk. */
+const TILE_ROWS = 16;
+
+export async function bitsetTable(kernel: Kernel, evaluator: Evaluator, base: DenseView, rows: Bound[], columns: Bound[], weights: WeightVector, run: TableRun): Promise<TableCells> {
+  // Margins come out of the same kernels: an extra row of everyone (base AND column) and an
+  // extra column of everyone (base AND row), with the operands already prepared.
+  const all: Bound = { op: 'all' };
+  const cells = rows.length * columns.length;
+  const padded = (rows.length + 1) * (columns.length + 1);
+  const report = run.onProgress;
+  const full = await bitsetRows(kernel, evaluator, base, [...rows, all], [...columns, all], weights, {
+    ...run,
+    onProgress: report && ((done) => report(Math.min(cells, Math.round((done * cells) / padded)), cells)),
+  });
+  const width = columns.length + 1;
+  const pick = (r: number, c: number): CellSums => {
+    const at = r * width + c;
+    return { weighted: full.sums[at]!, sumSqWeights: full.sumsSq[at]!, respondents: full.counts[at]! };
+  };
+  const sums = new Float64Array(cells);
+  const sumsSq = new Float64Array(cells);
+  const counts = new Float64Array(cells);
+  for (let r = 0; r < rows.length; r++) {
+    sums.set(full.sums.subarray(r * width, r * width + columns.length), r * columns.length);
+    sumsSq.set(full.sumsSq.subarray(r * width, r * width + columns.length), r * columns.length);
+    counts.set(full.counts.subarray(r * width, r * width + columns.length), r * columns.length);
+  }
+  return {
+    sums,
+    sumsSq,
+    counts,
+    plan: 'bitsets',
+    execution: full.execution,
+    margins: { rows: rows.map((_, r) => pick(r, columns.length)), columns: columns.map((_, c) => pick(rows.length, c)) },
+  };
+}
+
+/**
+ * Overlapping codes: rows ANDed with the base, in tiles of TILE_ROWS, against column
+ * blocks that fit COLUMN_BLOCK_BYTES. Dense columns go to the cache-blocked cellsTile
+ * kernel in tasks of about TASK_MS (on the pool when the table is big enough); rare values
+ * stored as sparse lists go through cellsRow on the calling thread meanwhile.
+ */
+async function bitsetRows(kernel: Kernel, evaluator: Evaluator, base: DenseView, rows: Bound[], columns: Bound[], weights: WeightVector, run: TableRun): Promise<Omit<TableCells, 'margins'>> {
+  const memory = kernel.memory;
+  const { pointerBytes, columnEntryBytes, cellBytes, cellOutBytes } = kernel.layout;
+  const words = evaluator.words;
+  const nColumns = columns.length;
+  const total = rows.length * nColumns;
+  const sums = new Float64Array(total);
+  const sumsSq = new Float64Array(total);
+  const counts = new Float64Array(total);
+  const { executor, execution } = run.choose((total * words * NS_PER_WORD_CELL) / 1e6);
+  const columnsPerTask = Math.max(1, Math.floor((TASK_MS * 1e6) / (TILE_ROWS * words * NS_PER_WORD_CELL)));
+  const blockSize = Math.max(1, Math.floor(COLUMN_BLOCK_BYTES / (words * 8)));
+  const store = (at: number, triples: Float64Array, from: number) => {
+    sums[at] = triples[from]!;
+    sumsSq[at] = triples[from + 1]!;
+    counts[at] = triples[from + 2]!;
+  };
+  let done = 0;
+  let lastYield = performance.now();
+
+  for (let start = 0; start < nColumns; start += blockSize) {
+    const operands = columns.slice(start, start + blockSize).map((node) => evaluator.operand(node));
+    const dense = operands.flatMap((operand, i) => (operand.sparse ? [] : [i]));
+    const sparse = operands.flatMap((operand, i) => (operand.sparse ? [i] : []));
+    // cellsRow's three f64 result arrays, then its `out` buffer.
+    const sparseOutBytes = sparse.length * 24 + cellOutBytes;
+    const densePtrs = memory.alloc(dense.length * pointerBytes);
+    const sparseEntries = memory.alloc(sparse.length * columnEntryBytes);
+    try {
+      new Uint32Array(memory.memory.buffer, densePtrs, dense.length).set(dense.map((i) => operands[i]!.ptr));
+      const entries = new Uint32Array(memory.memory.buffer, sparseEntries, (sparse.length * columnEntryBytes) / 4);
+      sparse.forEach((i, j) => entries.set([operands[i]!.ptr, 1, operands[i]!.count], (j * columnEntryBytes) / 4));
+      const tiles = Math.ceil(rows.length / TILE_ROWS);
+      await runLimited(tiles, executor.parallelism, async (t) => {
+        checkAborted(run.signal);
+        const first = t * TILE_ROWS;
+        const tile = rows.slice(first, first + TILE_ROWS).map((row) => evaluator.intersect(base, row));
+        const tileRows = memory.alloc(tile.length * pointerBytes);
+        const slices = Math.ceil(dense.length / columnsPerTask);
+        const accs = Array.from({ length: slices }, (_, s) => memory.alloc(tile.length * Math.min(columnsPerTask, dense.length - s * columnsPerTask) * cellBytes));
+        const sparseOut = memory.alloc(sparseOutBytes);
+        try {
+          new Uint32Array(memory.memory.buffer, tileRows, tile.length).set(tile.map((view) => view.ptr));
+          const tasks = accs.map((acc, s) => {
+            const width = Math.min(columnsPerTask, dense.length - s * columnsPerTask);
+            return executor.run(
+              { fn: 'cellsTile', args: [tileRows, tile.length, densePtrs + s * columnsPerTask * pointerBytes, width, weights.ptr, weights.runs, weights.nRuns, words, acc] },
+              run.signal,
+            );
+          });
+          // Rare values meanwhile, on this thread.
+          const n = sparse.length;
+          tile.forEach((row, r) => {
+            if (n === 0) return;
+            kernel.exports.cellsRow(row.ptr, sparseEntries, n, weights.ptr, weights.runs, weights.nRuns, words, sparseOut, sparseOut + n * 8, sparseOut + n * 16, sparseOut + n * 24);
+            const out = memory.f64(sparseOut, n * 3);
+            sparse.forEach((column, j) => {
+              const at = (first + r) * nColumns + start + column;
+              sums[at] = out[j]!;
+              sumsSq[at] = out[n + j]!;
+              counts[at] = out[2 * n + j]!;
+            });
+          });
+          await Promise.all(tasks);
+          accs.forEach((acc, s) => {
+            const width = Math.min(columnsPerTask, dense.length - s * columnsPerTask);
+            const triples = memory.f64(acc, tile.length * width * 3);
+            for (let r = 0; r < tile.length; r++) {
+              for (let j = 0; j < width; j++) store((first + r) * nColumns + start + dense[s * columnsPerTask + j]!, triples, (r * width + j) * 3);
+            }
+          });
+        } finally {
+          for (const view of tile) evaluator.release(view);
+          memory.release(tileRows, tile.length * pointerBytes);
+          accs.forEach((acc, s) => memory.release(acc, tile.length * Math.min(columnsPerTask, dense.length - s * columnsPerTask) * cellBytes));
+          memory.release(sparseOut, sparseOutBytes);
+        }
+        done += tile.length * operands.length;
+        if (performance.now() - lastYield > YIELD_MS) {
+          run.onProgress?.(done, total);
+          await new Promise((resolve) => setImmediate(resolve));
+          lastYield = performance.now();
+        }
+      });
+    } finally {
+      for (const operand of operands) if (operand.view) evaluator.release(operand.view);
+      memory.release(densePtrs, dense.length * pointerBytes);
+      memory.release(sparseEntries, sparse.length * columnEntryBytes);
+    }
+  }
+  run.onProgress?.(total, total);
+  return { sums, sumsSq, counts, plan: 'bitsets', execution };
+}

@@ -1,0 +1,54 @@
+/**
+ * Group-by plan for axes made of values of several single-coded variables (kernel
+ * `groupByMulti`): each respondent of the base adds to the (row value, column value) cells
+ * it has, margins in the same pass; split by word range across the pool when it is worth it.
+ */
+import type { KernelExports } from '../../kernel/exports.js';
+import type { Kernel, WeightVector } from '../../kernel/kernel.js';
+import { NS_PER_RESPONDENT } from '../costs.js';
+import type { DenseView, Evaluator } from '../evaluate.js';
+import { axisVariables, cellsFromTriples, type ScratchMemory, scratchMemory, splitWords, sumParts, type WordRange } from './group-by-parts.js';
+import type { TableCells, TableRun, ValueNode } from './plan.js';
+
+/** The axis variables of both axes, the pass's cost estimate and its split into word ranges. */
+export function multiPass(
+  kernel: Kernel,
+  evaluator: Evaluator,
+  base: DenseView,
+  rows: ValueNode[],
+  columns: ValueNode[],
+  weights: WeightVector,
+  run: TableRun,
+  scratch: ScratchMemory,
+  extraSlots: number,
+) {
+  const words = evaluator.words;
+  const rowVars = axisVariables(kernel, evaluator, scratch, rows);
+  const colVars = axisVariables(kernel, evaluator, scratch, columns);
+  const respondents = kernel.exports.popcount(base.ptr, words);
+  const pairs = rowVars.count * colVars.count + rowVars.count + colVars.count + extraSlots;
+  const split = splitWords(run, (respondents * NS_PER_RESPONDENT * pairs) / 1e6, words);
+  /** Arguments of groupByMulti for one word range, with its accumulator. */
+  const args = ({ from, to }: WordRange, acc: number): Parameters<KernelExports['groupByMulti']> => {
+    const hits = scratch.alloc((rowVars.count + colVars.count) * 4 + 8);
+    return [base.ptr, from, to, rowVars.entries, rowVars.count, colVars.entries, colVars.count, rows.length, columns.length, weights.ptr, acc, hits];
+  };
+  return { ...split, args };
+}
+
+export async function groupByMultiTable(kernel: Kernel, evaluator: Evaluator, base: DenseView, rows: ValueNode[], columns: ValueNode[], weights: WeightVector, run: TableRun): Promise<TableCells> {
+  const nRows = rows.length;
+  const nColumns = columns.length;
+  const cells = nRows * nColumns;
+  const slots = cells + nRows + nColumns;
+  const scratch = scratchMemory(kernel.memory);
+  try {
+    const pass = multiPass(kernel, evaluator, base, rows, columns, weights, run, scratch, 0);
+    const accs = pass.ranges.map(() => scratch.alloc(slots * kernel.layout.cellBytes));
+    await Promise.all(pass.ranges.map((range, part) => pass.executor.run({ fn: 'groupByMulti', args: pass.args(range, accs[part]!) }, run.signal)));
+    run.onProgress?.(cells, cells);
+    return { ...cellsFromTriples(sumParts(kernel.memory, accs, slots * 3), nRows, nColumns), plan: 'groupBy', execution: pass.execution };
+  } finally {
+    scratch.releaseAll();
+  }
+}

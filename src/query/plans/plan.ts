@@ -1,0 +1,57 @@
+/** What every table plan takes and gives back. */
+import { CrosstabError, ErrorCode } from '../../errors.js';
+import type { CellSums } from '../../kernel/kernel.js';
+import type { Executor } from '../executor.js';
+import type { Bound } from '../resolve.js';
+
+/**
+ * The plan that computed a table: `groupBy`, one pass over the base's respondents adding
+ * each into the cells of its values (group-by.ts, group-by-multi.ts, group-by-design.ts);
+ * `bitsets`, row and column bitsets ANDed tile by tile (bitset-tiles.ts).
+ */
+export type PlanName = 'groupBy' | 'bitsets';
+
+export interface TableCells {
+  sums: Float64Array;
+  sumsSq: Float64Array;
+  counts: Float64Array;
+  plan: PlanName;
+  /** Where the cells were computed. */
+  execution: 'inline' | 'pool';
+  /** base AND row, base AND column. */
+  margins: { rows: CellSums[]; columns: CellSums[] };
+}
+
+export interface TableRun {
+  signal?: AbortSignal | undefined;
+  onProgress?: ((doneCells: number, totalCells: number) => void) | undefined;
+  /** Picks inline or pool execution for work estimated at `estimatedMs`. */
+  choose: (estimatedMs: number) => { executor: Executor; execution: 'inline' | 'pool' };
+}
+
+/** An axis entry that is one value of one variable. */
+export type ValueNode = Extract<Bound, { op: 'ranks' }>;
+
+/** True when every entry is one value of some variable, each (variable, value) once. */
+export function valueAxis(axis: Bound[]): axis is ValueNode[] {
+  const seen = new Set<string>();
+  return axis.every((node) => {
+    if (node.op !== 'ranks' || node.ranks.length !== 1 || node.ranks[0] === 0) return false;
+    const key = `${node.variable}:${node.ranks[0]}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
+/** True when every entry is one value of one and the same variable, each value once. */
+export function singleVariableAxis(axis: Bound[]): axis is ValueNode[] {
+  const first = axis[0];
+  return first !== undefined && first.op === 'ranks' && valueAxis(axis) && axis.every((node) => (node as ValueNode).variable === first.variable);
+}
+
+export function checkAborted(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) {
+    throw new CrosstabError(ErrorCode.cancelled, 'the query was cancelled', { hint: 'Run it again without aborting its signal.' });
+  }
+}
