@@ -3,7 +3,7 @@ import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
-import { CrosstabError, ErrorCode } from '../errors.js';
+import { cancelledError, CrosstabError, ErrorCode } from '../errors.js';
 import { KERNEL_ABI, type KernelTask, TASK_FUNCTIONS } from '../kernel/exports.js';
 import type { Kernel } from '../kernel/kernel.js';
 import { kernelModule } from '../kernel/wasm-module.js';
@@ -53,7 +53,7 @@ export class KernelPool {
       return (await this.piscina.run(task, signal ? { signal } : {})) as number;
     } catch (error) {
       if (signal?.aborted) {
-        throw new CrosstabError(ErrorCode.cancelled, 'the query was cancelled', { hint: 'Run it again without aborting its signal.' });
+        throw cancelledError('the query');
       }
       throw new CrosstabError(ErrorCode.workerFailed, `a worker thread failed while running ${task.fn}: ${(error as Error).message}`, {
         hint: 'The worker has been replaced; run the query again. If it keeps failing, report it with the query.',

@@ -1,5 +1,5 @@
 /** What every table plan takes and gives back. */
-import { CrosstabError, ErrorCode } from '../../errors.js';
+import { CrosstabError, ErrorCode, throwIfCancelled } from '../../errors.js';
 import type { CellSums } from '../../kernel/kernel.js';
 import type { Executor } from '../executor.js';
 import type { Bound } from '../resolve.js';
@@ -51,7 +51,5 @@ export function singleVariableAxis(axis: Bound[]): axis is ValueNode[] {
 }
 
 export function checkAborted(signal: AbortSignal | undefined): void {
-  if (signal?.aborted) {
-    throw new CrosstabError(ErrorCode.cancelled, 'the query was cancelled', { hint: 'Run it again without aborting its signal.' });
-  }
+  throwIfCancelled(signal, 'the query');
 }
