@@ -1,5 +1,5 @@
 /** What every table plan takes and gives back. */
-import { CrosstabError, ErrorCode, throwIfCancelled } from '../../errors.js';
+import { throwIfCancelled } from '../../errors.js';
 import type { CellSums } from '../../kernel/kernel.js';
 import type { Executor } from '../executor.js';
 import type { Bound } from '../resolve.js';
