@@ -12,7 +12,7 @@ import { repeatCsv } from './support/repeat-csv.js';
 
 const COPIES = 8;
 
-const skipAcs = skipWithoutAcs(`The ${COPIES}x ACS build test`);
+const skipAcs = skipWithoutAcs(`test/acs-scale.test.ts (the ${COPIES}x ACS build)`);
 
 interface ChildBuild {
   maxRssKiB: number;

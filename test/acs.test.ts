@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildDataset, CrosstabError, ErrorCode, openDataset, type BuildReport, type Dataset } from '../src/index.js';
 import { acsCsv, skipWithoutAcs } from './support/paths.js';
 
-const skipAcs = skipWithoutAcs('The ACS scale tests');
+const skipAcs = skipWithoutAcs('test/acs.test.ts (ACS at full scale)');
 
 describe.skipIf(skipAcs)('ACS PUMS 2024 at full scale', () => {
   const dir = mkdtempSync(join(tmpdir(), 'crosstab-acs-'));

@@ -251,7 +251,7 @@ describe('readCsv: GSS 1972-2024 subset', () => {
   });
 });
 
-const skipAcs = skipWithoutAcs('readCsv on the ACS PUMS file');
+const skipAcs = skipWithoutAcs('test/read-csv.test.ts (readCsv on the ACS PUMS file)');
 
 describe.skipIf(skipAcs)('readCsv: ACS PUMS 2024 person file', () => {
   it('reads 2,736,891 rows; PWGTP sums to the Census state populations', { timeout: 300_000 }, async () => {
