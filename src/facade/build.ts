@@ -5,8 +5,7 @@ import { readCodebook } from '../dataset/codebook.js';
 import { compileDataset, type CompiledDataset } from '../dataset/compile.js';
 import { declareDesign, type DesignOptions } from '../dataset/design.js';
 import { BufferKind, type StoredVariable } from '../dataset/format.js';
-import { readInput } from '../dataset/read-input.js';
-import { writeDataset } from '../dataset/writer.js';
+import type { readInput } from '../dataset/read-input.js';
 import { Resolver } from '../query/resolve.js';
 import { invalidOption } from './options.js';
 import type { StabilityThresholds } from './types.js';
@@ -60,7 +59,10 @@ export async function buildDataset(input: string, options: BuildOptions): Promis
   const readOptions: Parameters<typeof readInput>[1] = { weights: [...checked.weights, ...replicateWeights.filter((w) => !checked.weights.includes(w))] };
   if (checked.exclude) readOptions.exclude = checked.exclude;
   if (checked.onProgress) readOptions.onProgress = checked.onProgress;
-  const table = await readInput(input, readOptions);
+  // The input readers and the writer (csv-parse, hyparquet, apache-arrow) load on first
+  // build, not with the package: opening a built dataset and querying it never needs them.
+  const { readInput: read } = await import('../dataset/read-input.js');
+  const table = await read(input, readOptions);
 
   if (codebook) {
     const columns = new Set(table.columns.map((column) => column.name));
@@ -100,6 +102,7 @@ export async function buildDataset(input: string, options: BuildOptions): Promis
       });
     }
   }
+  const { writeDataset } = await import('../dataset/writer.js');
   const written = await writeDataset(compiled, checked.out);
   return {
     out: checked.out,

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Piscina } from 'piscina';
+import type { Piscina } from 'piscina';
 import { CrosstabError, ErrorCode } from '../errors.js';
 import type { Kernel } from '../kernel/kernel.js';
 import { kernelModule } from '../kernel/wasm-module.js';
@@ -11,21 +11,21 @@ import type { Executor, KernelTask } from '../query/executor.js';
 /**
  * Worker threads over the process's shared kernel memory (piscina): sized to the
  * machine, kept warm (no idle teardown), each with the kernel compiled once and warmed.
+ * piscina is imported when the first task comes, so a process that never pools (a CLI
+ * query) does not load it.
  */
 export class KernelPool {
   readonly threads: number;
-  private readonly piscina: Piscina;
+  private readonly piscina: Promise<Piscina>;
   private injectFault = false;
 
   constructor(kernel: Kernel, threads = availableParallelism()) {
     this.threads = threads;
-    this.piscina = new Piscina({
-      filename: locateWorker(),
-      minThreads: threads,
-      maxThreads: threads,
-      idleTimeout: Number.POSITIVE_INFINITY,
-      workerData: { module: kernelModule(), memory: kernel.memory.memory },
-    });
+    const filename = locateWorker();
+    const workerData = { module: kernelModule(), memory: kernel.memory.memory };
+    this.piscina = import('piscina').then(
+      ({ Piscina }) => new Piscina({ filename, minThreads: threads, maxThreads: threads, idleTimeout: Number.POSITIVE_INFINITY, workerData }),
+    );
   }
 
   /** Runs a kernel call on a worker. A dead worker fails the task with `worker_failed` and is replaced. */
@@ -33,7 +33,8 @@ export class KernelPool {
     const fault = this.injectFault;
     this.injectFault = false;
     try {
-      return (await this.piscina.run(fault ? { fn: '__exit', args: [] } : task, signal ? { signal } : {})) as number;
+      const piscina = await this.piscina;
+      return (await piscina.run(fault ? { fn: '__exit', args: [] } : task, signal ? { signal } : {})) as number;
     } catch (error) {
       if (signal?.aborted) {
         throw new CrosstabError(ErrorCode.cancelled, 'the query was cancelled', { hint: 'Run it again without aborting its signal.' });
@@ -55,7 +56,7 @@ export class KernelPool {
   }
 
   async destroy(): Promise<void> {
-    await this.piscina.destroy();
+    await (await this.piscina).destroy();
   }
 }
 
