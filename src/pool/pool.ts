@@ -23,9 +23,12 @@ export class KernelPool {
     this.threads = threads;
     const filename = locateWorker();
     const workerData = { module: kernelModule(), memory: kernel.memory.memory };
-    this.piscina = import('piscina').then(
-      ({ Piscina }) => new Piscina({ filename, minThreads: threads, maxThreads: threads, idleTimeout: Number.POSITIVE_INFINITY, workerData }),
-    );
+    this.piscina = import('piscina').then((module) => {
+      // The CommonJS build turns this import() into require() wrapped for interop, which keeps
+      // piscina's module.exports (a class whose Piscina property is not enumerable) as default.
+      const Piscina = module.Piscina ?? (module as unknown as { default: typeof module }).default.Piscina;
+      return new Piscina({ filename, minThreads: threads, maxThreads: threads, idleTimeout: Number.POSITIVE_INFINITY, workerData });
+    });
   }
 
   /** Runs a kernel call on a worker. A dead worker fails the task with `worker_failed` and is replaced. */
