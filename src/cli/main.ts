@@ -54,9 +54,11 @@ const commands: Array<[string, () => Promise<Register>]> = [
 ];
 
 async function run(): Promise<void> {
-  // The command named first on the line, or every command (for help, --version, a typo).
-  const named = commands.find(([name]) => name === process.argv[2]);
-  for (const [, load] of named ? [named] : commands) (await load())(program);
+  // The command named first on the line; none for --version; every command for help or a typo.
+  const first = process.argv[2];
+  const named = commands.find(([name]) => name === first);
+  const needed = named ? [named] : first === '-V' || first === '--version' ? [] : commands;
+  for (const [, load] of needed) (await load())(program);
   await program.parseAsync(process.argv);
 }
 
