@@ -7,14 +7,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDataset, type Dataset } from '../src/index.js';
-import { acsCsv, hasAcs, repoRoot } from './support/paths.js';
+import { acsCsv, repoRoot, skipWithoutAcs } from './support/paths.js';
 import { repeatCsv } from './support/repeat-csv.js';
 
 const COPIES = 8;
 
-if (!hasAcs) {
-  console.warn(`\n*** SKIPPED: the 8x ACS build test needs ${acsCsv}, which is not here. CI has it; this test is NOT optional. ***\n`);
-}
+const skipAcs = skipWithoutAcs(`test/acs-scale.test.ts (the ${COPIES}x ACS build)`);
 
 interface ChildBuild {
   maxRssKiB: number;
@@ -32,7 +30,7 @@ function buildInChild(input: string, out: string): ChildBuild {
   return JSON.parse(stdout) as ChildBuild;
 }
 
-describe.skipIf(!hasAcs)(`ACS PUMS x${COPIES}: streaming build within twice its output`, () => {
+describe.skipIf(skipAcs)(`ACS PUMS x${COPIES}: streaming build within twice its output`, () => {
   const dir = mkdtempSync(join(tmpdir(), 'crosstab-acs8-'));
   const big = join(dir, `acs-x${COPIES}.csv`);
   let one: ChildBuild;

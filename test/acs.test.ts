@@ -7,13 +7,11 @@ import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildDataset, CrosstabError, ErrorCode, openDataset, type BuildReport, type Dataset } from '../src/index.js';
-import { acsCsv, hasAcs } from './support/paths.js';
+import { acsCsv, skipWithoutAcs } from './support/paths.js';
 
-if (!hasAcs) {
-  console.warn(`\n*** SKIPPED: the ACS scale tests need ${acsCsv}, which is not here. CI has it; these tests are NOT optional. ***\n`);
-}
+const skipAcs = skipWithoutAcs('test/acs.test.ts (ACS at full scale)');
 
-describe.skipIf(!hasAcs)('ACS PUMS 2024 at full scale', () => {
+describe.skipIf(skipAcs)('ACS PUMS 2024 at full scale', () => {
   const dir = mkdtempSync(join(tmpdir(), 'crosstab-acs-'));
   const out = join(dir, 'acs.arrow');
   let report: BuildReport;

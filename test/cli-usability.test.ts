@@ -5,7 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
-import { cliPath, repoRoot, sharedDatasets } from './support/paths.js';
+import { cliPath, gssCsv, repoRoot } from './support/paths.js';
 
 const paths = inject('testDatasets');
 
@@ -40,7 +40,7 @@ describe('crosstab CLI usability', () => {
   });
 
   it('a survey file given to query says to build it first', () => {
-    const result = crosstab(['query', join(sharedDatasets, 'gss_1972_2024_sub.csv.gz'), '--target', 'sex=2']);
+    const result = crosstab(['query', gssCsv, '--target', 'sex=2']);
     expect(result.status).toBe(1);
     expect(result.stderr).toMatch(/is a survey file, not a compiled dataset/);
     expect(result.stderr).toMatch(/crosstab build .*gss_1972_2024_sub\.csv\.gz --weight <column> --survey <code> --out gss_1972_2024_sub\.arrow/);

@@ -1,41 +1,21 @@
-// The engine on a synthetic dataset big enough to use every storage path: u8 and u16 index
-// columns, a variable with more values than get code containers, dense and sparse codes.
+// The engine on the generated 300,001-respondent dataset (test/support/large-dataset.ts), big
+// enough to use every storage path (u8 and u16 index columns, a variable with more values than
+// get code containers, dense and sparse codes) and to span several kernel chunks, against the
+// plain-JS reference engine.
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { compileDataset } from '../src/dataset/compile.js';
 import { writeDataset } from '../src/dataset/writer.js';
 import { openDataset, type Dataset } from '../src/facade/dataset.js';
 import { parseExpression } from '../src/query/parse.js';
-import { makeDataset, rawTable } from './support/make-dataset.js';
-import { referenceCell, type ReferenceTable } from './support/reference-engine.js';
+import { largeData, largeReference, LARGE_ROWS } from './support/large-dataset.js';
+import { rawTable } from './support/make-dataset.js';
+import { referenceCell } from './support/reference-engine.js';
 
-const ROWS = 70_001;
-// A seeded generator (mulberry32) so the data is the same on every run.
-function random(seed: number) {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-const next = random(42);
-const columns: Record<string, string[]> = { big: [], mid: [], cat: [], rare: [], zip: [] };
-const weights: number[] = [];
-const weights2: number[] = [];
-for (let row = 0; row < ROWS; row++) {
-  columns.big!.push(next() < 0.05 ? '' : String(Math.floor(next() * 7000)));
-  columns.mid!.push(String(Math.floor(next() * 300)));
-  columns.cat!.push('ABCDE'[Math.floor(next() * 5)]!);
-  columns.rare!.push(next() < 0.002 ? String(1 + Math.floor(next() * 3)) : '');
-  columns.zip!.push(String(Math.floor(next() * 40)).padStart(5, '0'));
-  weights.push(Math.round(next() * 2300));
-  weights2.push(next() * 3);
-}
-const table: ReferenceTable = { columns, weights, numeric: new Set(['big', 'mid', 'rare']) };
+const { columns, weights, weights2 } = largeData();
+const table = largeReference('w');
 
 const QUERIES: Array<[string, string]> = [
   ['*', '*'],
@@ -50,11 +30,18 @@ const QUERIES: Array<[string, string]> = [
   ['big=-1000..-1', '*'],
 ];
 
-describe('a 70,001-respondent synthetic dataset', () => {
+// crosstab() always runs on the calling thread; table.test.ts runs the same dataset's tables
+// inline and pooled.
+describe('crosstab() on the 300,001-respondent generated dataset', () => {
   let ds: Dataset;
   beforeAll(async () => {
-    ds = await makeDataset(columns, weights);
+    ds = await openDataset(inject('testDatasets').large);
     return () => ds.close();
+  });
+
+  it('has more respondents than two kernel chunks of 2,048 words', () => {
+    expect(ds.info.respondents).toBe(LARGE_ROWS);
+    expect(LARGE_ROWS).toBeGreaterThan(2 * 2048 * 64);
   });
 
   it('stores each variable as expected', () => {
@@ -91,6 +78,15 @@ describe('a 70,001-respondent synthetic dataset', () => {
     expect(result.weight).toBeNull();
     expect(result.targets[0]!.weighted).toBe(result.targets[0]!.respondents);
     expect(result.targets[0]!.sumSqWeights).toBe(result.targets[0]!.respondents);
+  });
+
+  it.each(QUERIES.slice(0, 5))('fractional weight w2: base %s, target %s equals plain f64 sums to 1e-9', async (base, target) => {
+    const result = await ds.crosstab({ base, targets: [target], weight: 'w2' });
+    const expected = referenceCell(largeReference('w2'), parseExpression(base), parseExpression(target));
+    const cell = result.targets[0]!;
+    expect(cell.respondents).toBe(expected.respondents);
+    expect(Math.abs(cell.weighted - expected.weighted)).toBeLessThanOrEqual(1e-9 * Math.max(1, expected.weighted));
+    expect(Math.abs(cell.sumSqWeights - expected.sumSqWeights)).toBeLessThanOrEqual(1e-9 * Math.max(1, expected.sumSqWeights));
   });
 });
 

@@ -80,6 +80,32 @@ describe('crosstab-engine installed from its tarball into another project', () =
     expect(cjs[1]).toContain('createCrosstabHandler');
   });
 
+  it('require() and import() each build, open and answer a pooled table (readers, writer and pool load on first use)', () => {
+    const csv = join(project, 'node_modules', 'crosstab-engine', 'datasets', 'nhanes_2009_2010_survey.csv.gz');
+    const script = `
+      const { join } = require('node:path');
+      async function use(engine, name) {
+        const out = join(process.cwd(), name + '.arrow');
+        const report = await engine.buildDataset(${JSON.stringify(csv)}, { weights: ['WTMEC2YR'], survey: 'N', out });
+        const ds = await engine.openDataset(out, { execution: 'pool' });
+        const table = await ds.table({ base: '*', rows: ['RIAGENDR=1', 'RIAGENDR=2'], columns: ['*'] });
+        ds.close();
+        await engine.closePool();
+        return [report.respondents, table.execution, table.cell(0, 0).respondents + table.cell(1, 0).respondents];
+      }
+      (async () => {
+        const cjs = await use(require('crosstab-engine'), 'cjs');
+        const esm = await use(await import('crosstab-engine'), 'esm');
+        process.stdout.write(JSON.stringify({ cjs, esm }));
+      })();`;
+    const result = run(process.execPath, ['-e', script]);
+    expect(result.stderr).toBe('');
+    const { cjs, esm } = JSON.parse(result.stdout) as { cjs: unknown[]; esm: unknown[] };
+    expect(cjs[1]).toBe('pool');
+    expect(cjs[2]).toBe(cjs[0]);
+    expect(esm).toEqual(cjs);
+  });
+
   it('type-checks CommonJS (.cts) and ESM (.mts) consumers under module node16', () => {
     writeFileSync(
       join(project, 'check.cts'),

@@ -8,7 +8,7 @@ import type { RawTable, ReadOptions } from '../src/dataset/raw-table.js';
 import { CrosstabError, ErrorCode } from '../src/errors.js';
 import { suggest } from '../src/text/suggest.js';
 import { TableEncoder } from '../src/dataset/table-encoder.js';
-import { acsCsv, hasAcs, sharedDatasets } from './support/paths.js';
+import { acsCsv, gssCsv, skipWithoutAcs } from './support/paths.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'read-csv-test-'));
 let fileCount = 0;
@@ -259,7 +259,7 @@ describe('suggest', () => {
 });
 
 describe('readCsv: GSS 1972-2024 subset', () => {
-  const gss = join(sharedDatasets, 'gss_1972_2024_sub.csv.gz');
+  const gss = gssCsv;
 
   it('reads 75,699 rows and matches the published 131 blanks of sex', async () => {
     const table = await readCsv(gss, { weights: ['wtssps'] });
@@ -281,9 +281,9 @@ describe('readCsv: GSS 1972-2024 subset', () => {
   });
 });
 
-if (!hasAcs) console.warn(`SKIPPED: ACS PUMS test, ${acsCsv} not found`);
+const skipAcs = skipWithoutAcs('test/read-csv.test.ts (readCsv on the ACS PUMS file)');
 
-describe.skipIf(!hasAcs)('readCsv: ACS PUMS 2024 person file', () => {
+describe.skipIf(skipAcs)('readCsv: ACS PUMS 2024 person file', () => {
   it('reads 2,736,891 rows; PWGTP sums to the Census state populations', { timeout: 300_000 }, async () => {
     const started = performance.now();
     let peakRss = process.memoryUsage.rss();

@@ -28,7 +28,7 @@ import type { RawTable, ReadOptions } from '../src/dataset/raw-table.js';
 import { readCsv } from '../src/dataset/read-csv.js';
 import { readInput, sniffFormat } from '../src/dataset/read-input.js';
 import { buildDataset, CrosstabError, ErrorCode, openDataset, type Dataset } from '../src/index.js';
-import { repoRoot, sharedDatasets } from './support/paths.js';
+import { gssCsv, nhanesCsv, repoRoot } from './support/paths.js';
 import { referenceQueries } from './support/reference-queries.js';
 
 
@@ -37,8 +37,6 @@ type Survey = 'gss' | 'nhanes' | 'gss2022' | 'edge';
 
 const fixtures = join(repoRoot, 'test', 'fixtures', 'formats');
 const dir = mkdtempSync(join(tmpdir(), 'read-formats-test-'));
-const gssCsv = join(sharedDatasets, 'gss_1972_2024_sub.csv.gz');
-const nhanesCsv = join(sharedDatasets, 'nhanes_2009_2010_survey.csv.gz');
 const edgeCsv = join(fixtures, 'edge.csv');
 const gssCodebook = JSON.parse(readFileSync(join(repoRoot, 'datasets', 'gss.codebook.json'), 'utf8')) as {
   variables: Record<string, { label?: string; values?: Record<string, string> }>;

@@ -1,4 +1,4 @@
-// Every query of the R reference files (../shared/datasets/*.reference.json, computed with
+// Every query of the R reference files (test/fixtures/r/, copied from ../shared/datasets, computed with
 // R's survey package outside this project) through the library and through the CLI.
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';

@@ -1,7 +1,10 @@
 // ds.table(): every plan against the reference engine and against R's per-cell figures.
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { CrosstabError, ErrorCode, openDataset, type Dataset } from '../src/index.js';
+import type { Expr } from '../src/query/ast.js';
 import { datasetKey, fixture, relativeError } from './report/support.js';
+import { largeData, largeReference } from './support/large-dataset.js';
+import { referenceTable, type ReferenceTriple } from './support/reference-engine.js';
 
 const paths = ['inline', 'pool'] as const;
 const cases = paths.flatMap((execution) => fixture.tables.map((t) => [execution, t.id, t] as const));
@@ -106,6 +109,83 @@ describe.each(paths)('%s: table plans agree with crosstab()', (execution) => {
     expect((bad as CrosstabError).details.field).toBe('rows[0]');
     const empty = await ds.table({ base: '*', rows: [], columns: ['*'] }).catch((e: unknown) => e);
     expect((empty as CrosstabError).details.field).toBe('rows');
+  });
+});
+
+// The generated 300,001-respondent dataset (test/support/large-dataset.ts) spans three chunks of
+// the kernel's tile loop: every plan, on both paths, against one pass of plain f64 sums in JS.
+describe.each(paths)('%s: tables of the 300,001-respondent generated dataset vs plain-JS sums', (execution) => {
+  let ds: Dataset;
+  beforeAll(async () => {
+    ds = await openDataset(inject('testDatasets').large, { execution });
+    return () => ds.close();
+  });
+
+  /** An axis entry as a reference-engine expression, read from the data's own values, not the engine's text. */
+  function entryExpr(entry: { variable?: string; value?: string }, given: Expr | undefined): Expr {
+    if (given) return given;
+    return { var: entry.variable!, in: [entry.value!] };
+  }
+
+  function expectTable(result: Awaited<ReturnType<Dataset['table']>>, weight: 'w' | 'w2', base: Expr, rows: Array<Expr | undefined>, columns: Array<Expr | undefined>) {
+    const expected = referenceTable(largeReference(weight), base, result.rows.map((row, r) => entryExpr(row, rows[r])), result.columns.map((column, c) => entryExpr(column, columns[c])));
+    const close = (actual: { respondents: number; weighted: number; sumSqWeights: number }, want: ReferenceTriple) => {
+      expect(actual.respondents).toBe(want.respondents);
+      expect(Math.abs(actual.weighted - want.weighted)).toBeLessThanOrEqual(1e-9 * Math.max(1, want.weighted));
+      expect(Math.abs(actual.sumSqWeights - want.sumSqWeights)).toBeLessThanOrEqual(1e-9 * Math.max(1, want.sumSqWeights));
+    };
+    expect(result.execution).toBe(execution);
+    for (let r = 0; r < result.rows.length; r++) {
+      close(result.rowTotals[r]!, expected.rowTotals[r]!);
+      for (let c = 0; c < result.columns.length; c++) close(result.cell(r, c), expected.cells[r * result.columns.length + c]!);
+    }
+    result.columnTotals.forEach((total, c) => close(total, expected.columnTotals[c]!));
+    close(result.total, expected.total);
+  }
+
+  function distinct(values: string[]): string[] {
+    return [...new Set(values.filter((v) => v !== ''))].sort();
+  }
+
+  it('one variable by another (group-by plan), both weights', async () => {
+    for (const weight of ['w', 'w2'] as const) {
+      const result = await ds.table({ base: 'big=..5000', rows: [{ variable: 'cat' }], columns: [{ variable: 'zip' }], weight });
+      expect(result.plan).toBe('scatter');
+      expect(result.rows.map((row) => row.value).sort()).toEqual(distinct(largeData().columns.cat));
+      expect(result.columns).toHaveLength(distinct(largeData().columns.zip).length);
+      expectTable(result, weight, { var: 'big', max: '5000' }, [], []);
+    }
+  });
+
+  it('values of several variables on both axes (multi-variable group-by plan)', async () => {
+    const result = await ds.table({ base: '*', rows: [{ variable: 'cat' }, { variable: 'rare' }], columns: [{ variable: 'rare' }, { variable: 'cat' }], weight: 'w2' });
+    expect(result.plan).toBe('scatter');
+    expectTable(result, 'w2', { all: true }, [], []);
+  });
+
+  it('overlapping expressions (bitset tiles over several chunks), more rows than one tile', async () => {
+    const rowTexts: string[] = [];
+    const rowExprs: Expr[] = [];
+    for (let i = 0; i < 20; i++) {
+      rowTexts.push(`mid=${i * 15}..${i * 15 + 40}`);
+      rowExprs.push({ var: 'mid', min: String(i * 15), max: String(i * 15 + 40) });
+    }
+    rowTexts.push('big=NA OR rare=1,3');
+    rowExprs.push({ or: [{ var: 'big', missing: true }, { var: 'rare', in: ['1', '3'] }] });
+    const columnTexts = ['cat=A,B', 'cat=B,C', 'NOT zip=00001', '*', 'big=6000..', 'rare=2'];
+    const columnExprs: Expr[] = [
+      { var: 'cat', in: ['A', 'B'] },
+      { var: 'cat', in: ['B', 'C'] },
+      { not: { var: 'zip', in: ['00001'] } },
+      { all: true },
+      { var: 'big', min: '6000' },
+      { var: 'rare', in: ['2'] },
+    ];
+    for (const weight of ['w', 'w2'] as const) {
+      const result = await ds.table({ base: 'NOT cat=E', rows: rowTexts, columns: columnTexts, weight });
+      expect(result.plan).toBe('bitsets');
+      expectTable(result, weight, { not: { var: 'cat', in: ['E'] } }, rowExprs, columnExprs);
+    }
   });
 });
 

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { addAccount, badInput, findAccount, linkIssuer, listAccounts, listKeys, listUsers, parseLicences, parseLimit, updateAccount, type Account, type Licences } from '../access/index.js';
 import { databaseOption, print, withDatabase } from './database-option.js';
-import { formatTable } from './output.js';
+import { formatTable } from './format-table.js';
 
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
 

@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { CrosstabError, ErrorCode } from '../errors.js';
 import { openDataset } from '../facade/dataset.js';
 import { bundledDatasetsHint, packageRoot } from './bundled.js';
-import { formatNumber, formatTable } from './output.js';
+import { formatTable } from './format-table.js';
+import { formatNumber } from './output.js';
 
 const DEMO = { base: 'year=2024', targets: ['sex=2', 'degree=3..4', 'sex=2 AND degree=3..4', 'relig=4', 'polviews=1..3'] };
 

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { VariableInfo } from '../facade/types.js';
 import { openCompiled } from './open-compiled.js';
-import { formatTable } from './output.js';
+import { formatTable } from './format-table.js';
 
 /** The range of a numeric variable, or its first values; with their codebook labels (1=Male). */
 function valuesText(variable: VariableInfo): string {

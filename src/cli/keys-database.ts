@@ -1,6 +1,6 @@
 import { accountOfKey, addKey, badInput, findAccount, listKeys, parseExpiry, revokeKey, rotateKey, type KeyInfo } from '../access/index.js';
 import { print, withDatabase } from './database-option.js';
-import { formatTable } from './output.js';
+import { formatTable } from './format-table.js';
 
 /** A flag that one mode of a command needs. */
 export function requireFlag<T>(value: T | undefined, flag: string, when: string): T {

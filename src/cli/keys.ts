@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { addApiKey, keyStatus, readKeyFile, revokeApiKey, rotateApiKey, type ApiKeyRecord } from '../http/index.js';
-import { formatTable } from './output.js';
+import { formatTable } from './format-table.js';
 import { badInput } from '../access/index.js';
 import { databaseKeyCommands, requireFlag } from './keys-database.js';
 import { databaseOption } from './database-option.js';

@@ -3,16 +3,7 @@ import { Command } from 'commander';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { packageRoot } from './bundled.js';
-import { registerAccountsCommand } from './accounts.js';
-import { registerBuildCommand } from './build.js';
-import { registerDemoCommand } from './demo.js';
-import { registerInfoCommand } from './info.js';
-import { registerKeysCommand } from './keys.js';
 import { reportError } from './output.js';
-import { registerQueryCommand } from './query.js';
-import { registerServeCommand } from './serve.js';
-import { registerTableCommand } from './table.js';
-import { registerVerifyCommand } from './verify.js';
 
 // A reader that stops early (`crosstab info x.arrow | head -1`) is not an error: exit quietly.
 process.stdout.on('error', (error: NodeJS.ErrnoException) => {
@@ -21,7 +12,6 @@ process.stdout.on('error', (error: NodeJS.ErrnoException) => {
 });
 
 const { version } = JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')) as { version: string };
-import { registerUsageCommand, registerUsersCommand } from './users.js';
 
 const program = new Command('crosstab')
   .description('exact, fast crosstabs over weighted survey data')
@@ -41,18 +31,37 @@ Examples:
 
 Run \`crosstab <command> --help\` for a command's options.`,
   );
-registerBuildCommand(program);
-registerQueryCommand(program);
-registerTableCommand(program);
-registerInfoCommand(program);
-registerVerifyCommand(program);
-registerServeCommand(program);
-registerKeysCommand(program);
-registerAccountsCommand(program);
-registerUsersCommand(program);
-registerUsageCommand(program);
-registerDemoCommand(program);
+type Register = (program: Command) => void;
 
-program.parseAsync(process.argv).catch((error: unknown) => {
+/**
+ * Each command's module, loaded on demand: a command's dependencies (the input readers for
+ * build, the HTTP server and database for serve, the report formats for table) are loaded
+ * only when that command runs, so that a cold `crosstab query` loads what a query needs and
+ * nothing else (issue 9). In help order.
+ */
+const commands: Array<[string, () => Promise<Register>]> = [
+  ['build', async () => (await import('./build.js')).registerBuildCommand],
+  ['query', async () => (await import('./query.js')).registerQueryCommand],
+  ['table', async () => (await import('./table.js')).registerTableCommand],
+  ['info', async () => (await import('./info.js')).registerInfoCommand],
+  ['verify', async () => (await import('./verify.js')).registerVerifyCommand],
+  ['serve', async () => (await import('./serve.js')).registerServeCommand],
+  ['keys', async () => (await import('./keys.js')).registerKeysCommand],
+  ['accounts', async () => (await import('./accounts.js')).registerAccountsCommand],
+  ['users', async () => (await import('./users.js')).registerUsersCommand],
+  ['usage', async () => (await import('./users.js')).registerUsageCommand],
+  ['demo', async () => (await import('./demo.js')).registerDemoCommand],
+];
+
+async function run(): Promise<void> {
+  // The command named first on the line; none for --version; every command for help or a typo.
+  const first = process.argv[2];
+  const named = commands.find(([name]) => name === first);
+  const needed = named ? [named] : first === '-V' || first === '--version' ? [] : commands;
+  for (const [, load] of needed) (await load())(program);
+  await program.parseAsync(process.argv);
+}
+
+run().catch((error: unknown) => {
   process.exitCode = reportError(error);
 });

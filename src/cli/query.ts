@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { openCompiled } from './open-compiled.js';
 import { toServiceResponse } from '../facade/service-shape.js';
-import { formatNumber, formatTable } from './output.js';
+import { formatNumber } from './output.js';
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
@@ -34,6 +34,7 @@ Examples:
           process.stdout.write(`${JSON.stringify(toServiceResponse(result))}\n`);
           return;
         }
+        const { formatTable } = await import('./format-table.js');
         const share = (weighted: number) => (result.base.weighted > 0 ? `${formatNumber((100 * weighted) / result.base.weighted)}%` : '-');
         const rows = [
           ['(base) ' + flags.base, formatNumber(result.base.weighted / result.units), String(result.base.respondents), '100.0%', result.base.stability],

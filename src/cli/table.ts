@@ -7,7 +7,6 @@ import type { AxisItem, TableResult } from '../facade/types.js';
 import { LONELY_PSU, type LonelyPsu } from '../stats/design-variance.js';
 import { normalizeStats, STAT_NAMES, type StatName } from '../report/statistics.js';
 import { tableStatistics, type TableStatistics } from '../report/table-statistics.js';
-import { tableToArrowIPC } from '../report/table-arrow.js';
 import { tableToCSV } from '../report/table-csv.js';
 import { tableToHTML } from '../report/table-html.js';
 import { tableToJSON } from '../report/table-json.js';
@@ -72,7 +71,7 @@ Examples:
           domain: settings.domain,
           lonelyPsu: settings.lonelyPsu,
         });
-        await emit(render(ds, result, statistics, settings.format), settings.out, settings.format);
+        await emit(await render(ds, result, statistics, settings.format), settings.out, settings.format);
       } finally {
         ds.close();
       }
@@ -165,7 +164,7 @@ async function runTable(ds: Dataset, flags: TableFlags): Promise<TableResult> {
   }
 }
 
-function render(ds: Dataset, result: TableResult, statistics: TableStatistics, format: Format): string | Uint8Array {
+async function render(ds: Dataset, result: TableResult, statistics: TableStatistics, format: Format): Promise<string | Uint8Array> {
   const display = {
     title: ds.info.name === ds.info.survey ? ds.info.name : `${ds.info.name} (${ds.info.survey})`,
     variableLabels: Object.fromEntries(ds.info.variables.flatMap((variable) => (variable.label ? [[variable.name, variable.label]] : []))),
@@ -176,7 +175,8 @@ function render(ds: Dataset, result: TableResult, statistics: TableStatistics, f
     case 'csv':
       return tableToCSV(result, statistics);
     case 'arrow':
-      return tableToArrowIPC(result, statistics);
+      // apache-arrow loads only for this format.
+      return (await import('../report/table-arrow.js')).tableToArrowIPC(result, statistics);
     case 'html':
       return tableToHTML(result, statistics, display);
     case 'text':

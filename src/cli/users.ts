@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { addUser, findAccount, listUsers, resetUserPassword, setUserDisabled, usageReport } from '../access/index.js';
 import { databaseOption, print, withDatabase } from './database-option.js';
-import { formatTable } from './output.js';
+import { formatTable } from './format-table.js';
 
 /** `crosstab users add|list|reset-password|disable|enable`: the people of an account who sign in to the developer portal. */
 export function registerUsersCommand(program: Command): void {

@@ -1,6 +1,4 @@
-import { createHash } from 'node:crypto';
 import { Binary, Field, Uint32, Uint8, Utf8 } from 'apache-arrow';
-import { FORMAT_VERSION } from './format.js';
 
 /**
  * The columns of the buffer table, in file order. `data` comes first so that a writer can
@@ -14,31 +12,3 @@ export const bufferFields = [
   new Field('count', new Uint32(), false),
   new Field('hash', new Utf8(), false),
 ];
-
-/** Characters of a buffer hash: XXH64 as lowercase hex. */
-export const HASH_CHARS = 16;
-
-/** One row of the buffer table, as hashed into the dataset checksum. */
-export interface BufferRow {
-  name: string;
-  kind: number;
-  count: number;
-  /** Bytes stored, padding included. */
-  stored: number;
-  /** XXH64 of the stored bytes (padding included). */
-  hash: string;
-}
-
-/**
- * The dataset checksum (`crosstab.checksum`): sha256 of the format, the metadata JSON and,
- * per buffer, every column of its row: name, kind, count, stored length and the XXH64 of
- * its bytes. Every byte that can change an answer is covered, either here (checked at
- * every open) or by its buffer's hash (checked before a query first reads the buffer, or
- * at open with `verify: 'full'`).
- */
-export function datasetChecksum(metaJson: string, rows: Iterable<BufferRow>): string {
-  const hash = createHash('sha256');
-  hash.update(`${FORMAT_VERSION}\0${metaJson}\0`);
-  for (const row of rows) hash.update(`${row.name}\0${row.kind}\0${row.count}\0${row.stored}\0${row.hash}\n`);
-  return hash.digest('hex');
-}

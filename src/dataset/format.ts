@@ -112,3 +112,6 @@ export interface StoredMeta {
   /** Complex survey design (strata, PSUs, fpc or replicate weights); absent for a simple design. */
   design?: StoredDesign;
 }
+
+/** The hint of a cancelled build's error: what was left behind (nothing) and what to do. */
+export const BUILD_CANCELLED_HINT = 'Nothing was written (the partial output was removed); run the build again to make the dataset.';

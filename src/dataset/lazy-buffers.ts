@@ -3,7 +3,7 @@ import { CrosstabError, ErrorCode } from '../errors.js';
 import { checksumInKernel } from '../kernel/checksum.js';
 import type { Kernel } from '../kernel/kernel.js';
 import { ArrowFileProblem, readAt } from './arrow-file.js';
-import type { BufferRow } from './buffer-table.js';
+import type { BufferRow } from './dataset-checksum.js';
 import type { StoredMeta } from './format.js';
 import type { LoadedBuffer, LoadedDataset } from './loaded-dataset.js';
 

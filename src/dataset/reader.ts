@@ -1,10 +1,9 @@
 import { closeSync, fstatSync, openSync } from 'node:fs';
-import { DataType, type Field, type Int, type Schema } from 'apache-arrow';
 import { CrosstabError, ErrorCode } from '../errors.js';
 import { bitsetWords } from '../kernel/exports.js';
 import type { Kernel } from '../kernel/kernel.js';
-import { ArrowFileProblem, type BatchLocation, readArrowStructure, readAt } from './arrow-file.js';
-import { datasetChecksum, HASH_CHARS } from './buffer-table.js';
+import { type ArrowSchema, ArrowFileProblem, type BatchLocation, readArrowStructure, readAt } from './arrow-file.js';
+import { datasetChecksum, HASH_CHARS } from './dataset-checksum.js';
 import { paddedSize } from './compile.js';
 import { BufferKind, CHECKSUM_KEY, FORMAT_KEY, FORMAT_VERSION, META_KEY, type StoredMeta } from './format.js';
 import { type BufferEntry, lazyDataset, readParallel } from './lazy-buffers.js';
@@ -67,7 +66,7 @@ export async function loadDataset(path: string, kernel: Kernel, options: LoadOpt
       throw corrupt(path, 'has unreadable metadata');
     }
     const words = bitsetWords(meta.respondents);
-    const column = (name: string) => schema.fields.findIndex((field: Field) => field.name === name);
+    const column = (name: string) => schema.fields.findIndex((field) => field.name === name);
     const at = { data: column('data'), name: column('name'), kind: column('kind'), count: column('count'), hash: column('hash') };
     const entries: BufferEntry[] = [];
     const batchReads: Array<{ ptr: number; fileOffset: number; bytes: number }> = [];
@@ -146,7 +145,7 @@ function readRows(path: string, fd: number, batch: BatchLocation, at: Record<'da
 }
 
 /** The metadata JSON of a dataset of this format version; other versions are refused. */
-function checkFormat(path: string, schema: Schema): string {
+function checkFormat(path: string, schema: ArrowSchema): string {
   const metadata = schema.metadata;
   const format = metadata.get(FORMAT_KEY);
   if (format === undefined) throw corrupt(path, 'is an Arrow file but not a crosstab-engine dataset (no crosstab.format metadata)');
@@ -163,14 +162,20 @@ function checkFormat(path: string, schema: Schema): string {
   return metaJson;
 }
 
-function checkColumns(path: string, schema: Schema): void {
-  const type = (name: string) => schema.fields.find((field) => field.name === name)?.type;
-  const isUint = (t: unknown, bits: number) => DataType.isInt(t) && (t as Int).bitWidth === bits && !(t as Int).isSigned;
-  if (!isUint(type('kind'), 8)) throw corrupt(path, 'lacks the "kind" column of a dataset');
-  if (!isUint(type('count'), 32)) throw corrupt(path, 'lacks the "count" column of a dataset');
-  if (!DataType.isBinary(type('data'))) throw corrupt(path, 'lacks the "data" column of a dataset');
-  if (!DataType.isUtf8(type('name'))) throw corrupt(path, 'lacks the "name" column of a dataset');
-  if (!DataType.isUtf8(type('hash'))) throw corrupt(path, 'lacks the "hash" column of a dataset');
+/** Type ids of the Arrow format (Schema.fbs). */
+const ArrowType = { int: 2, binary: 4, utf8: 5 } as const;
+
+function checkColumns(path: string, schema: ArrowSchema): void {
+  const field = (name: string) => schema.fields.find((candidate) => candidate.name === name);
+  const isUint = (name: string, bits: number) => {
+    const found = field(name);
+    return found?.typeId === ArrowType.int && found.bitWidth === bits && !found.isSigned;
+  };
+  if (!isUint('kind', 8)) throw corrupt(path, 'lacks the "kind" column of a dataset');
+  if (!isUint('count', 32)) throw corrupt(path, 'lacks the "count" column of a dataset');
+  if (field('data')?.typeId !== ArrowType.binary) throw corrupt(path, 'lacks the "data" column of a dataset');
+  if (field('name')?.typeId !== ArrowType.utf8) throw corrupt(path, 'lacks the "name" column of a dataset');
+  if (field('hash')?.typeId !== ArrowType.utf8) throw corrupt(path, 'lacks the "hash" column of a dataset');
 }
 
 function expectedBytes(kind: BufferKind, count: number, words: number): number | undefined {

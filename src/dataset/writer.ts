@@ -8,10 +8,11 @@ import { BufferRegion, FieldNode, Message, RecordBatch } from 'apache-arrow/ipc/
 import { throwIfCancelled } from '../errors.js';
 import { mainThreadKernel } from '../kernel/kernel.js';
 import { StreamingChecksum } from '../kernel/checksum.js';
-import { type BufferRow, bufferFields, datasetChecksum, HASH_CHARS } from './buffer-table.js';
+import { bufferFields } from './buffer-table.js';
+import { type BufferRow, datasetChecksum, HASH_CHARS } from './dataset-checksum.js';
 import type { BufferSpec, CompiledDataset } from './compile.js';
 import { paddedSize } from './compile.js';
-import { CHECKSUM_KEY, FORMAT_KEY, FORMAT_VERSION, META_KEY } from './format.js';
+import { BUILD_CANCELLED_HINT, CHECKSUM_KEY, FORMAT_KEY, FORMAT_VERSION, META_KEY } from './format.js';
 
 /** Record batches are cut so that no batch's value buffer exceeds this (Binary offsets are i32). */
 const BATCH_BYTES = 256 * 1024 * 1024;
@@ -20,7 +21,6 @@ const REGION_ALIGN = 64;
 const MAGIC = new TextEncoder().encode('ARROW1');
 
 /** The hint of a cancelled build. */
-export const BUILD_CANCELLED_HINT = 'Nothing was written (the partial output was removed); run the build again to make the dataset.';
 
 /**
  * Writes a compiled dataset as an Arrow IPC file, streaming: each buffer is hashed and

@@ -4,9 +4,8 @@ import { CrosstabError, ErrorCode, throwIfCancelled } from '../errors.js';
 import { readCodebook } from '../dataset/codebook.js';
 import { compileDataset, type CompiledDataset } from '../dataset/compile.js';
 import { declareDesign, type DesignOptions } from '../dataset/design.js';
-import { BufferKind, type StoredVariable } from '../dataset/format.js';
-import { readInput } from '../dataset/read-input.js';
-import { BUILD_CANCELLED_HINT, writeDataset } from '../dataset/writer.js';
+import { BUILD_CANCELLED_HINT, BufferKind, type StoredVariable } from '../dataset/format.js';
+import type { readInput } from '../dataset/read-input.js';
 import { Resolver } from '../query/resolve.js';
 import { invalidOption, requireSignal } from './options.js';
 import type { StabilityThresholds } from './types.js';
@@ -75,7 +74,10 @@ export async function buildDataset(input: string, options: BuildOptions): Promis
       onProgress?.(done, total);
     };
   } else if (onProgress) readOptions.onProgress = onProgress;
-  const table = await readInput(input, readOptions);
+  // The input readers and the writer (csv-parse, hyparquet, apache-arrow) load on first
+  // build, not with the package: opening a built dataset and querying it never needs them.
+  const { readInput: read } = await import('../dataset/read-input.js');
+  const table = await read(input, readOptions);
   cancelled();
 
   if (codebook) {
@@ -117,6 +119,7 @@ export async function buildDataset(input: string, options: BuildOptions): Promis
     }
   }
   cancelled();
+  const { writeDataset } = await import('../dataset/writer.js');
   const written = await writeDataset(compiled, checked.out, signal);
   return {
     out: checked.out,

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Piscina } from 'piscina';
+import type { Piscina } from 'piscina';
 import { cancelledError, CrosstabError, ErrorCode } from '../errors.js';
 import { KERNEL_ABI, type KernelTask, TASK_FUNCTIONS } from '../kernel/exports.js';
 import type { Kernel } from '../kernel/kernel.js';
@@ -29,28 +29,31 @@ export interface KernelPoolOptions {
 /**
  * Worker threads over the process's shared kernel memory (piscina): sized to the
  * machine, kept warm (no idle teardown), each with the kernel compiled once and warmed.
+ * piscina is imported when the first task comes, so a process that never pools (a CLI
+ * query) does not load it.
  */
 export class KernelPool {
   readonly threads: number;
-  private readonly piscina: Piscina;
+  private readonly piscina: Promise<Piscina>;
 
   constructor(kernel: Kernel, options: KernelPoolOptions = {}) {
     const threads = options.threads ?? availableParallelism();
     this.threads = threads;
+    const filename = options.worker ?? locateWorker();
     const workerData: PoolWorkerData = { module: kernelModule(), memory: kernel.memory.memory, abi: KERNEL_ABI, warmUp: TASK_FUNCTIONS };
-    this.piscina = new Piscina({
-      filename: options.worker ?? locateWorker(),
-      minThreads: threads,
-      maxThreads: threads,
-      idleTimeout: Number.POSITIVE_INFINITY,
-      workerData,
+    this.piscina = import('piscina').then((module) => {
+      // The CommonJS build turns this import() into require() wrapped for interop, which keeps
+      // piscina's module.exports (a class whose Piscina property is not enumerable) as default.
+      const Piscina = module.Piscina ?? (module as unknown as { default: typeof module }).default.Piscina;
+      return new Piscina({ filename, minThreads: threads, maxThreads: threads, idleTimeout: Number.POSITIVE_INFINITY, workerData });
     });
   }
 
   /** Runs a kernel call on a worker. A dead worker fails the task with `worker_failed` and is replaced. */
   async run(task: KernelTask, signal?: AbortSignal): Promise<number> {
     try {
-      return (await this.piscina.run(task, signal ? { signal } : {})) as number;
+      const piscina = await this.piscina;
+      return (await piscina.run(task, signal ? { signal } : {})) as number;
     } catch (error) {
       if (signal?.aborted) {
         throw cancelledError('the query');
@@ -67,7 +70,7 @@ export class KernelPool {
   }
 
   async destroy(): Promise<void> {
-    await this.piscina.destroy();
+    await (await this.piscina).destroy();
   }
 }
 

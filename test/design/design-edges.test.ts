@@ -5,11 +5,11 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildDataset, CrosstabError, ErrorCode, openDataset, type BuildOptions, type Dataset, type TableResult } from '../../src/index.js';
 import { tableStatistics } from '../../src/report/index.js';
-import { sharedDatasets } from '../support/paths.js';
+import { gssCsv } from '../support/paths.js';
 import { datasetOf, designFixture, inputOf } from './support.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'crosstab-design-edges-'));
-const gss = join(sharedDatasets, 'gss_1972_2024_sub.csv.gz');
+const gss = gssCsv;
 
 async function buildError(input: string, options: Omit<BuildOptions, 'out'>): Promise<CrosstabError> {
   const out = join(dir, `${Math.random().toString(36).slice(2)}.arrow`);

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import { buildDataset, type BuildOptions } from '../../src/facade/build.js';
-import { repoRoot, sharedDatasets } from '../support/paths.js';
+import { nhanesCsv, repoRoot } from '../support/paths.js';
 import { ErrorLedger } from '../report/support.js';
 
 export interface DesignCell {
@@ -68,7 +68,7 @@ export const designFixture = JSON.parse(readFileSync(join(repoRoot, 'test', 'fix
 };
 
 export function inputOf(file: DesignTable['file']): string {
-  return file === 'nhanes' ? join(sharedDatasets, 'nhanes_2009_2010_survey.csv.gz') : join(repoRoot, 'test', 'fixtures', 'r', `${file}.csv.gz`);
+  return file === 'nhanes' ? nhanesCsv : join(repoRoot, 'test', 'fixtures', 'r', `${file}.csv.gz`);
 }
 
 /** The build options of a fixture table (R's design as `crosstab build` flags). */

@@ -8,7 +8,7 @@ import { appendFileSync, readFileSync, rmSync, statSync, writeFileSync } from 'n
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { buildDataset, CrosstabError, ErrorCode, openDataset, toServiceResponse, type Dataset } from '../../src/index.js';
-import { sharedDatasets } from '../support/paths.js';
+import { nhanesCsv } from '../support/paths.js';
 import {
   addApiKey,
   createCrosstabHandler,
@@ -53,7 +53,7 @@ function crosstabRequest(key: string, origin?: string): HandlerRequest {
 describe('AudienceReportUnits', () => {
   it('reports WgtAud in the units of the dataset', async () => {
     const out = join(dir, 'nhanes-thousands.arrow');
-    await buildDataset(join(sharedDatasets, 'nhanes_2009_2010_survey.csv.gz'), { weights: ['WTMEC2YR'], survey: 'NHANES', units: 1000, out });
+    await buildDataset(nhanesCsv, { weights: ['WTMEC2YR'], survey: 'NHANES', units: 1000, out });
     const thousands = await openDataset(out);
     const handler = await createCrosstabHandler({ datasets: [thousands], keys: keys.path, usage: join(dir, 'units.ndjson') });
     try {

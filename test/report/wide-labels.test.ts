@@ -3,7 +3,7 @@
 import stringWidth from 'string-width';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { openDataset, tableToText, type Dataset } from '../../src/index.js';
-import { formatTable } from '../../src/cli/output.js';
+import { formatTable } from '../../src/cli/format-table.js';
 
 const paths = inject('testDatasets');
 let gss: Dataset;

@@ -7,7 +7,7 @@ import { writeDataset } from '../../src/dataset/writer.js';
 import { openDataset, type Dataset, type OpenOptions } from '../../src/facade/dataset.js';
 import type { Codebook } from '../../src/dataset/codebook.js';
 
-const folder = mkdtempSync(join(tmpdir(), 'crosstab-made-'));
+let folder: string | undefined;
 let serial = 0;
 
 /** Dictionary-encodes text columns the way an input reader does. */
@@ -37,6 +37,7 @@ export function rawTable(columns: Record<string, string[]>, weights: number[]): 
 /** Compiles, writes and opens a dataset made of the given columns. */
 export async function makeDataset(columns: Record<string, string[]>, weights: number[], codebook?: Codebook, open: OpenOptions = {}): Promise<Dataset> {
   const compiled = compileDataset(rawTable(columns, weights), { survey: 'TEST', ...(codebook ? { codebook } : {}) });
+  folder ??= mkdtempSync(join(tmpdir(), 'crosstab-made-'));
   const out = join(folder, `made-${serial++}.arrow`);
   await writeDataset(compiled, out);
   return openDataset(out, open);

@@ -55,3 +55,91 @@ export function normaliseTree(tree: unknown): unknown {
   }
   return out;
 }
+
+const numberColumns = new WeakMap<string[], Float64Array>();
+
+/** Text values as numbers (blank = NaN), once per column. */
+function numbers(values: string[]): Float64Array {
+  let column = numberColumns.get(values);
+  if (!column) {
+    column = Float64Array.from(values, (text) => (text === '' ? NaN : Number(text)));
+    numberColumns.set(values, column);
+  }
+  return column;
+}
+
+/** `matches` as a closure over the row number, for whole passes over large tables (same semantics). */
+export function predicate(table: ReferenceTable, expr: Expr): (row: number) => boolean {
+  if ('all' in expr) return () => true;
+  if ('and' in expr) {
+    const items = expr.and.map((item) => predicate(table, item));
+    return (row) => items.every((item) => item(row));
+  }
+  if ('or' in expr) {
+    const items = expr.or.map((item) => predicate(table, item));
+    return (row) => items.some((item) => item(row));
+  }
+  if ('not' in expr) {
+    const inner = predicate(table, expr.not);
+    return (row) => !inner(row);
+  }
+  if ('code' in expr) return predicate(table, table.codes![expr.code]!);
+  const texts = table.columns[expr.var]!;
+  if ('missing' in expr) return (row) => texts[row] === '';
+  const numeric = table.numeric.has(expr.var);
+  if ('in' in expr) {
+    if (!numeric) {
+      const wanted = new Set(expr.in.map(String));
+      return (row) => texts[row] !== '' && wanted.has(texts[row]!);
+    }
+    const wanted = new Set(expr.in.map(Number));
+    const values = numbers(texts);
+    return (row) => wanted.has(values[row]!); // NaN (blank) is never in the set: Set uses SameValueZero, and no wanted value is NaN
+  }
+  const values = numbers(texts);
+  const min = expr.min === undefined ? -Infinity : Number(expr.min);
+  const max = expr.max === undefined ? Infinity : Number(expr.max);
+  return (row) => values[row]! >= min && values[row]! <= max; // NaN compares false
+}
+
+export interface ReferenceTriple {
+  respondents: number;
+  weighted: number;
+  sumSqWeights: number;
+}
+
+/**
+ * A whole table in one pass over the rows, in plain f64 sums: cells (row-major), base AND
+ * row totals, base AND column totals and the base.
+ */
+export function referenceTable(table: ReferenceTable, base: Expr, rows: Expr[], columns: Expr[]) {
+  const triple = (): ReferenceTriple => ({ respondents: 0, weighted: 0, sumSqWeights: 0 });
+  const add = (into: ReferenceTriple, w: number) => {
+    into.respondents++;
+    into.weighted += w;
+    into.sumSqWeights += w * w;
+  };
+  const cells = Array.from({ length: rows.length * columns.length }, triple);
+  const rowTotals = rows.map(triple);
+  const columnTotals = columns.map(triple);
+  const total = triple();
+  const inColumn = new Array<boolean>(columns.length);
+  const inBase = predicate(table, base);
+  const inRows = rows.map((row) => predicate(table, row));
+  const inColumns = columns.map((column) => predicate(table, column));
+  for (let row = 0; row < table.weights.length; row++) {
+    if (!inBase(row)) continue;
+    const w = table.weights[row]!;
+    add(total, w);
+    inColumns.forEach((matchesColumn, c) => {
+      inColumn[c] = matchesColumn(row);
+      if (inColumn[c]) add(columnTotals[c]!, w);
+    });
+    inRows.forEach((matchesRow, r) => {
+      if (!matchesRow(row)) return;
+      add(rowTotals[r]!, w);
+      for (let c = 0; c < columns.length; c++) if (inColumn[c]) add(cells[r * columns.length + c]!, w);
+    });
+  }
+  return { cells, rowTotals, columnTotals, total };
+}
