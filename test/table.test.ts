@@ -150,7 +150,7 @@ describe.each(paths)('%s: tables of the 300,001-respondent generated dataset vs 
   it('one variable by another (group-by plan), both weights', async () => {
     for (const weight of ['w', 'w2'] as const) {
       const result = await ds.table({ base: 'big=..5000', rows: [{ variable: 'cat' }], columns: [{ variable: 'zip' }], weight });
-      expect(result.plan).toBe('scatter');
+      expect(result.plan).toBe('groupBy');
       expect(result.rows.map((row) => row.value).sort()).toEqual(distinct(largeData().columns.cat));
       expect(result.columns).toHaveLength(distinct(largeData().columns.zip).length);
       expectTable(result, weight, { var: 'big', max: '5000' }, [], []);
@@ -159,7 +159,7 @@ describe.each(paths)('%s: tables of the 300,001-respondent generated dataset vs 
 
   it('values of several variables on both axes (multi-variable group-by plan)', async () => {
     const result = await ds.table({ base: '*', rows: [{ variable: 'cat' }, { variable: 'rare' }], columns: [{ variable: 'rare' }, { variable: 'cat' }], weight: 'w2' });
-    expect(result.plan).toBe('scatter');
+    expect(result.plan).toBe('groupBy');
     expectTable(result, 'w2', { all: true }, [], []);
   });
 
