@@ -9,6 +9,7 @@ import { registerDemoCommand } from './demo.js';
 import { registerInfoCommand } from './info.js';
 import { registerKeysCommand } from './keys.js';
 import { reportError } from './output.js';
+import { registerPushCommand } from './push.js';
 import { registerQueryCommand } from './query.js';
 import { registerServeCommand } from './serve.js';
 import { registerTableCommand } from './table.js';
@@ -38,6 +39,7 @@ Examples:
   $ crosstab table gss.arrow --rows sex --columns degree --stats vpct,sig
   $ crosstab keys add --keys keys.json --surveys GSS --groups _ALL_
   $ crosstab serve --dataset gss.arrow --keys keys.json
+  $ crosstab push gss.arrow --clickhouse clickhouse://127.0.0.1:8123/surveys
 
 Run \`crosstab <command> --help\` for a command's options.`,
   );
@@ -47,6 +49,7 @@ registerTableCommand(program);
 registerInfoCommand(program);
 registerVerifyCommand(program);
 registerServeCommand(program);
+registerPushCommand(program);
 registerKeysCommand(program);
 registerAccountsCommand(program);
 registerUsersCommand(program);

@@ -144,6 +144,8 @@ export function fromEngineError(error: CrosstabError): ServiceError {
     case 'cancelled':
     case 'dataset_closed':
       return serviceError('unavailable', 'The service is shutting down.', 'Retry the request in a few seconds.');
+    case 'backend_unavailable':
+      return serviceError('unavailable', 'The data backend of this survey is unavailable.', 'Retry the request in a few seconds.');
     default:
       return serviceError('internal', 'Internal error.', 'Retry later; if it persists, report the X-Request-Id response header to the provider.');
   }
