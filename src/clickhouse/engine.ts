@@ -95,7 +95,7 @@ export class ClickHouseEngine implements DatasetEngine {
     const w = this.weight(weight);
     const sums = w ? `, sum(${w}) AS s, sum(${w} * ${w}) AS q` : '';
     const sql =
-      `SELECT arrayJoin(${axisMembership(rows)}) AS r, arrayJoin(${axisMembership(columns)}) AS c, count() AS n${sums} ` +
+      `SELECT arrayJoin(${axisMembership(rows, 'rows')}) AS r, arrayJoin(${axisMembership(columns, 'columns')}) AS c, count() AS n${sums} ` +
       `FROM ${this.respondents} WHERE ${toSql(base)} GROUP BY r, c ${QUERY_SETTINGS}`;
     const result = await this.connection.rows<{ r: number | string; c: number | string; n: string; s?: number; q?: number }>(sql, run.signal);
     const width = columns.length;

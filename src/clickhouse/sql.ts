@@ -12,6 +12,39 @@ export const weightColumn = (position: number): string => `w${position}`;
  * the engine's missing-value rule; NOT is the complement within all respondents, as in the kernel.
  */
 export function toSql(node: Bound): string {
+  return write(simplify(node));
+}
+
+/**
+ * Folds constants, double negations and nested AND/OR. ClickHouse 18.16 rewrites such forms
+ * differently on the shards than on the server that merges their blocks, and then fails with
+ * "Not found column countIf(not(not(...)))": what reaches it must already be in normal form.
+ */
+export function simplify(node: Bound): Bound {
+  if (node.op === 'not') {
+    const item = simplify(node.item);
+    if (item.op === 'all') return { op: 'none' };
+    if (item.op === 'none') return { op: 'all' };
+    if (item.op === 'not') return item.item;
+    return { op: 'not', item };
+  }
+  if (node.op === 'and' || node.op === 'or') {
+    const absorbing = node.op === 'and' ? 'none' : 'all';
+    const neutral = node.op === 'and' ? 'all' : 'none';
+    const items: Bound[] = [];
+    for (const item of node.items.map(simplify)) {
+      if (item.op === absorbing) return item;
+      if (item.op === neutral) continue;
+      if (item.op === node.op) items.push(...item.items);
+      else items.push(item);
+    }
+    if (items.length === 0) return { op: neutral };
+    return items.length === 1 ? items[0]! : { op: node.op, items };
+  }
+  return node;
+}
+
+function write(node: Bound): string {
   switch (node.op) {
     case 'all':
       return '1';
@@ -22,10 +55,10 @@ export function toSql(node: Bound): string {
     case 'range':
       return node.lo === node.hi ? `${variableColumn(node.variable)} = ${node.lo}` : `${variableColumn(node.variable)} BETWEEN ${node.lo} AND ${node.hi}`;
     case 'not':
-      return `NOT (${toSql(node.item)})`;
+      return `NOT (${write(node.item)})`;
     case 'and':
     case 'or':
-      return `(${node.items.map(toSql).join(node.op === 'and' ? ' AND ' : ' OR ')})`;
+      return `(${node.items.map(write).join(node.op === 'and' ? ' AND ' : ' OR ')})`;
   }
 }
 
@@ -41,15 +74,24 @@ export function cellAggregates(condition: string, weight: string | null, alias: 
  * variable's values (single ranks of one variable, all distinct) become one indexOf() lookup;
  * free expressions one if() each.
  */
-export function axisMembership(entries: readonly Bound[]): string {
+export function axisMembership(entries: readonly Bound[], axis: 'rows' | 'columns'): string {
+  // Two arrayJoin() of the same text are one array join, not a cross product (rows equal to
+  // columns would give only the diagonal): the lambda's name makes the two texts differ.
+  const x = axis === 'rows' ? 'r_' : 'c_';
   const first = entries[0];
   const single = (node: Bound): node is Extract<Bound, { op: 'ranks' }> => node.op === 'ranks' && node.ranks.length === 1;
   if (first && single(first) && entries.every((node) => single(node) && node.variable === first.variable)) {
     const ranks = entries.map((node) => (node as Extract<Bound, { op: 'ranks' }>).ranks[0]!);
     if (new Set(ranks).size === ranks.length) {
       const lookup = `indexOf([${ranks.join(', ')}], ${variableColumn(first.variable)})`;
-      return `if(${lookup} > 0, [0, ${lookup}], [0])`;
+      return `arrayFilter(${x} -> ${x} >= 0, if(${lookup} > 0, [0, ${lookup}], [0]))`;
     }
   }
-  return `arrayFilter(x -> x >= 0, [0, ${entries.map((node, i) => `if(${toSql(node)}, ${i + 1}, -1)`).join(', ')}])`;
+  // An entry nobody matches is left out, one everybody matches is its bare index: no if() on a constant.
+  const members = entries.flatMap((node, i) => {
+    const simple = simplify(node);
+    if (simple.op === 'none') return [];
+    return simple.op === 'all' ? [`${i + 1}`] : [`if(${write(simple)}, ${i + 1}, -1)`];
+  });
+  return `arrayFilter(${x} -> ${x} >= 0, [0${members.map((member) => `, ${member}`).join('')}])`;
 }
