@@ -9,6 +9,12 @@ import { datasetTables, qualified, type MetaRow } from './schema.js';
 import { axisMembership, toSql, weightColumn } from './sql.js';
 import { parseClickHouseUrl } from './url.js';
 
+/**
+ * Tables of at most this many cells are one countIf/sumIf per cell and margin; bigger ones
+ * one GROUP BY over arrayJoin()ed row and column indexes. Tests set it to 0 to cover both plans.
+ */
+export const tablePlans = { cellAggregatesMax: 256 };
+
 /** Big tables write long SQL (one if() per free axis entry): raise 18.16's 256 KiB and AST limits. */
 const QUERY_SETTINGS = 'SETTINGS max_query_size = 67108864, max_ast_elements = 10000000, max_expanded_ast_elements = 10000000';
 
@@ -88,16 +94,12 @@ export class ClickHouseEngine implements DatasetEngine {
   }
 
   /**
-   * One pass: every respondent of the base is counted in its (row, column) cells, with row 0
-   * and column 0 standing for "any", so the margins and the base come from the same GROUP BY.
+   * One scan of the base. Small tables: countIf/sumIf per distinct cell or margin condition.
+   * Bigger ones: every respondent is counted in its (row, column) cells, row 0 and column 0
+   * standing for "any", so the margins and the base come from the same GROUP BY.
    */
   async table(base: Bound, rows: readonly Bound[], columns: readonly Bound[], weight: string | null, run: EngineRun): Promise<EngineTable> {
     const w = this.weight(weight);
-    const sums = w ? `, sum(${w}) AS s, sum(${w} * ${w}) AS q` : '';
-    const sql =
-      `SELECT arrayJoin(${axisMembership(rows, 'rows')}) AS r, arrayJoin(${axisMembership(columns, 'columns')}) AS c, count() AS n${sums} ` +
-      `FROM ${this.respondents} WHERE ${toSql(base)} GROUP BY r, c ${QUERY_SETTINGS}`;
-    const result = await this.connection.rows<{ r: number | string; c: number | string; n: string; s?: number; q?: number }>(sql, run.signal);
     const width = columns.length;
     const size = rows.length * width;
     const table: EngineTable = {
@@ -110,11 +112,8 @@ export class ClickHouseEngine implements DatasetEngine {
       execution: 'clickhouse',
       design: { kind: 'simple', fileRespondents: this.meta.respondents },
     };
-    for (const entry of result) {
-      const r = Number(entry.r);
-      const c = Number(entry.c);
-      const respondents = Number(entry.n);
-      const cell: CellSums = w ? { respondents, weighted: Number(entry.s), sumSqWeights: Number(entry.q) } : { respondents, weighted: respondents, sumSqWeights: respondents };
+    // Row r and column c are 1-based; 0 stands for "any" (margins and the base).
+    const place = (r: number, c: number, cell: CellSums): void => {
       if (r === 0 && c === 0) table.total = cell;
       else if (c === 0) table.margins.rows[r - 1] = cell;
       else if (r === 0) table.margins.columns[c - 1] = cell;
@@ -124,6 +123,33 @@ export class ClickHouseEngine implements DatasetEngine {
         table.sums[at] = cell.weighted;
         table.sumsSq[at] = cell.sumSqWeights;
       }
+    };
+    const sumsOf = (row: Record<string, unknown>, suffix: string): CellSums => {
+      const respondents = Number(row[`n${suffix}`]);
+      return w ? { respondents, weighted: Number(row[`s${suffix}`]), sumSqWeights: Number(row[`q${suffix}`]) } : { respondents, weighted: respondents, sumSqWeights: respondents };
+    };
+    const where = `FROM ${this.respondents} WHERE ${toSql(base)}`;
+    if (size <= tablePlans.cellAggregatesMax) {
+      // Small tables: countIf/sumIf per cell and margin in one scan, no arrayJoin per respondent.
+      const slots: Array<[number, number, number]> = [];
+      const conditions = new Map<string, number>();
+      for (let r = 0; r <= rows.length; r++) {
+        for (let c = 0; c <= width; c++) {
+          const parts = [...(r > 0 ? [rows[r - 1]!] : []), ...(c > 0 ? [columns[c - 1]!] : [])];
+          const condition = toSql({ op: 'and', items: parts });
+          if (!conditions.has(condition)) conditions.set(condition, conditions.size);
+          slots.push([r, c, conditions.get(condition)!]);
+        }
+      }
+      const aggregates = [...conditions.keys()].flatMap((condition, i) =>
+        w ? [`countIf(${condition}) AS n${i}`, `sumIf(${w}, ${condition}) AS s${i}`, `sumIf(${w} * ${w}, ${condition}) AS q${i}`] : [`countIf(${condition}) AS n${i}`],
+      );
+      const [row] = await this.connection.rows<Record<string, unknown>>(`SELECT ${aggregates.join(', ')} ${where} ${QUERY_SETTINGS}`, run.signal);
+      for (const [r, c, i] of slots) place(r, c, sumsOf(row!, String(i)));
+    } else {
+      const sums = w ? `, sum(${w}) AS s, sum(${w} * ${w}) AS q` : '';
+      const sql = `SELECT arrayJoin(${axisMembership(rows, 'rows')}) AS r, arrayJoin(${axisMembership(columns, 'columns')}) AS c, count() AS n${sums} ${where} GROUP BY r, c ${QUERY_SETTINGS}`;
+      for (const entry of await this.connection.rows<Record<string, unknown>>(sql, run.signal)) place(Number(entry.r), Number(entry.c), sumsOf(entry, ''));
     }
     run.onProgress?.(size, size);
     return table;

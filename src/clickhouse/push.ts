@@ -5,7 +5,7 @@ import { loadDataset, type LoadedDataset } from '../dataset/reader.js';
 import { mainThreadKernel } from '../kernel/kernel.js';
 import { ClickHouseConnection } from './connection.js';
 import { datasetTables, META_COLUMNS, qualified, respondentColumns, type MetaRow } from './schema.js';
-import { parseClickHouseUrl, quoteName, type ClickHouseLocation } from './url.js';
+import { checkIdentifier, parseClickHouseUrl, quoteName, type ClickHouseLocation } from './url.js';
 
 export interface PushOptions {
   /** The server queries go to: `clickhouse://host:port/db[?table=NAME]` (HTTP port). */
@@ -54,7 +54,10 @@ export async function pushDataset(path: string, options: PushOptions): Promise<P
     const meta = data.meta;
     const defaultTable = meta.survey.toLowerCase().replace(/[^a-z0-9_]/g, '_').replace(/^(?=\d)/, 't');
     const location = parseClickHouseUrl(options.clickhouse, '--clickhouse', defaultTable);
-    if (options.table !== undefined) location.table = parseClickHouseUrl(`clickhouse://x/?table=${encodeURIComponent(options.table)}`, '--table').table;
+    if (options.table !== undefined) {
+      location.table = checkIdentifier(options.table, '--table');
+      location.display = location.display.replace(/\?table=.*$/, `?table=${location.table}`);
+    }
     const entry = await ClickHouseConnection.connect(location);
     const shardConnections: ClickHouseConnection[] = [];
     try {
@@ -141,7 +144,7 @@ async function shardsOf(entry: ClickHouseConnection, location: ClickHouseLocatio
     }
     return [];
   }
-  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(cluster)) throw new CrosstabError(ErrorCode.invalidOption, `--cluster ${JSON.stringify(cluster)} must be letters, digits and _`, { field: '--cluster' });
+  checkIdentifier(cluster, '--cluster');
   const rows = await entry.rows<{ shard_num: number }>(`SELECT DISTINCT shard_num FROM system.clusters WHERE cluster = '${cluster}' ORDER BY shard_num`);
   if (rows.length === 0) {
     const names = await entry.rows<{ cluster: string }>('SELECT DISTINCT cluster FROM system.clusters ORDER BY cluster');

@@ -62,6 +62,14 @@ export function parseClickHouseUrl(source: string, option: string, defaultTable?
   return location;
 }
 
+/** `name` when it is a plain identifier (letters, digits, _), else an invalid_option naming `option`. */
+export function checkIdentifier(name: string, option: string): string {
+  if (!IDENTIFIER.test(name)) {
+    throw new CrosstabError(ErrorCode.invalidOption, `${option} ${JSON.stringify(name)} must be letters, digits and _ (not starting with a digit)`, { field: option });
+  }
+  return name;
+}
+
 /** A ClickHouse identifier quoted with backticks (names here are checked against IDENTIFIER first). */
 export function quoteName(name: string): string {
   return `\`${name.replace(/[`\\]/g, '\\$&')}\``;

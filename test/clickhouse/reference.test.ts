@@ -1,6 +1,7 @@
 // The GSS and NHANES datasets pushed to two ClickHouse shards on loopback: every R reference
 // query, tables, groups and errors give the WASM engine's answers (weights to 1e-9, counts exactly).
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { tablePlans } from '../../src/clickhouse/engine.js';
 import { openDataset, type Dataset } from '../../src/index.js';
 import { referenceFiles, referenceQueries } from '../support/reference-queries.js';
 import { skipClickHouse, startCluster, type ClickHouseCluster } from '../support/clickhouse-server.js';
@@ -72,9 +73,18 @@ describe.skipIf(skipClickHouse)('ClickHouse backend, two shards: the same answer
       { base: 'age=18..', rows: ['degree=3..4', 'degree=4', 'degree=0 OR degree=4'], columns: [{ variable: 'polviews' }], weight: null },
       { base: 'sex=2', rows: [{ variable: 'year' }], columns: [{ variable: 'relig' }] },
     ];
-    for (const query of queries) expectSameTable(await remote.gss.table(query), await local.gss.table(query));
-    const nhanes = { base: '*', rows: [{ variable: nameOf(local.nhanes, 0) }], columns: [{ variable: nameOf(local.nhanes, 1) }, '*'] };
-    expectSameTable(await remote.nhanes.table(nhanes), await local.nhanes.table(nhanes));
+    const defaultLimit = tablePlans.cellAggregatesMax;
+    try {
+      // 0: every table through the arrayJoin GROUP BY plan; then the default (countIf per cell for small tables).
+      for (const limit of [0, defaultLimit]) {
+        tablePlans.cellAggregatesMax = limit;
+        for (const query of queries) expectSameTable(await remote.gss.table(query), await local.gss.table(query));
+        const nhanes = { base: '*', rows: [{ variable: nameOf(local.nhanes, 0) }], columns: [{ variable: nameOf(local.nhanes, 1) }, '*'] };
+        expectSameTable(await remote.nhanes.table(nhanes), await local.nhanes.table(nhanes));
+      }
+    } finally {
+      tablePlans.cellAggregatesMax = defaultLimit;
+    }
   });
 
   it('groups and entitlements: the same refusals, the same answers within the allowed groups', async () => {
@@ -126,6 +136,15 @@ describe.skipIf(skipClickHouse)('ClickHouse backend, two shards: the same answer
     } finally {
       reopened.close();
     }
+    const single = `clickhouse://127.0.0.1:${cluster.shards[1]!.http}/one_server`;
+    await pushDataset(paths.gss, { clickhouse: single, table: 'gss_single' });
+    const oneServer = await openDataset(`${single}?table=gss_single`);
+    try {
+      expectSameCrosstab(await oneServer.crosstab({ base: 'year=2024', targets: ['F18-34'] }), await local.gss.crosstab({ base: 'year=2024', targets: ['F18-34'] }));
+    } finally {
+      oneServer.close();
+    }
+    expect((await rejection(pushDataset(paths.gss, { clickhouse: single, table: 'bad-name' }))).details.field).toBe('--table');
     expect((await rejection(pushDataset(paths.gss, { clickhouse: 'ftp://x/db' }))).code).toBe('invalid_option');
     expect((await rejection(pushDataset(paths.gss, { clickhouse: urls.gss, cluster: 'nope', shardUrls: [] }))).details.hint).toMatch(/crosstab_test/);
     expect((await rejection(pushDataset(paths.gss, { clickhouse: urls.gss, cluster: cluster.cluster, shards: 3, shardUrls: [] }))).details.field).toBe('--shards');
