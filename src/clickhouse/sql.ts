@@ -69,29 +69,45 @@ export function cellAggregates(condition: string, weight: string | null, alias: 
 }
 
 /**
- * The axis an entry of a table falls on, as an array expression for arrayJoin: 0 (the margin)
- * for every respondent, then the 1-based index of each entry the respondent matches. A whole
- * variable's values (single ranks of one variable, all distinct) become one indexOf() lookup;
- * free expressions one if() each.
+ * The axis entries a respondent falls in, as an array expression for arrayJoin: 0 (the margin)
+ * for every respondent, then the 1-based index of each entry the respondent matches. Runs of
+ * single values of one variable (a whole variable on the axis) become one indexOf() lookup
+ * each; free expressions one if() each.
  */
 export function axisMembership(entries: readonly Bound[], axis: 'rows' | 'columns'): string {
   // Two arrayJoin() of the same text are one array join, not a cross product (rows equal to
   // columns would give only the diagonal): the lambda's name makes the two texts differ.
   const x = axis === 'rows' ? 'r_' : 'c_';
-  const first = entries[0];
-  const single = (node: Bound): node is Extract<Bound, { op: 'ranks' }> => node.op === 'ranks' && node.ranks.length === 1;
-  if (first && single(first) && entries.every((node) => single(node) && node.variable === first.variable)) {
-    const ranks = entries.map((node) => (node as Extract<Bound, { op: 'ranks' }>).ranks[0]!);
-    if (new Set(ranks).size === ranks.length) {
-      const lookup = `indexOf([${ranks.join(', ')}], ${variableColumn(first.variable)})`;
-      return `arrayFilter(${x} -> ${x} >= 0, if(${lookup} > 0, [0, ${lookup}], [0]))`;
+  const members: string[] = [];
+  for (let i = 0; i < entries.length; ) {
+    // A run of distinct single values of one variable (a whole variable, or several) is one indexOf() lookup.
+    const run = valueRun(entries, i);
+    if (run.length > 1) {
+      const lookup = `indexOf([${run.ranks.join(', ')}], ${variableColumn(run.variable)})`;
+      members.push(`if(${lookup} > 0, toInt64(${i} + ${lookup}), -1)`);
+      i += run.length;
+      continue;
     }
+    // An entry nobody matches is left out, one everybody matches is its bare index: no if() on a constant.
+    const simple = simplify(entries[i]!);
+    if (simple.op === 'all') members.push(`${i + 1}`);
+    else if (simple.op !== 'none') members.push(`if(${write(simple)}, ${i + 1}, -1)`);
+    i++;
   }
-  // An entry nobody matches is left out, one everybody matches is its bare index: no if() on a constant.
-  const members = entries.flatMap((node, i) => {
-    const simple = simplify(node);
-    if (simple.op === 'none') return [];
-    return simple.op === 'all' ? [`${i + 1}`] : [`if(${write(simple)}, ${i + 1}, -1)`];
-  });
   return `arrayFilter(${x} -> ${x} >= 0, [0${members.map((member) => `, ${member}`).join('')}])`;
+}
+
+/** The longest run from `start` of entries that are each one value of the same variable, no value twice. */
+function valueRun(entries: readonly Bound[], start: number): { variable: number; ranks: number[]; length: number } {
+  const first = entries[start]!;
+  if (first.op !== 'ranks' || first.ranks.length !== 1) return { variable: -1, ranks: [], length: 1 };
+  const ranks = [first.ranks[0]!];
+  const seen = new Set(ranks);
+  for (let i = start + 1; i < entries.length; i++) {
+    const node = entries[i]!;
+    if (node.op !== 'ranks' || node.ranks.length !== 1 || node.variable !== first.variable || seen.has(node.ranks[0]!)) break;
+    ranks.push(node.ranks[0]!);
+    seen.add(node.ranks[0]!);
+  }
+  return { variable: first.variable, ranks, length: ranks.length };
 }
