@@ -35,6 +35,8 @@ export const ErrorCode = {
   workerFailed: 'worker_failed',
   /** The dataset was closed. */
   closed: 'dataset_closed',
+  /** A remote backend (ClickHouse) is unreachable or failed a query. */
+  backendUnavailable: 'backend_unavailable',
   /** A bug: an invariant of the engine did not hold. */
   internal: 'internal',
 } as const;

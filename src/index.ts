@@ -10,6 +10,8 @@
 export { openDataset, Dataset, MAX_TARGETS } from './facade/dataset.js';
 export type { OpenOptions } from './facade/dataset.js';
 export { buildDataset } from './facade/build.js';
+export { pushDataset } from './clickhouse/push.js';
+export type { PushOptions, PushReport } from './clickhouse/push.js';
 export { closePool } from './pool/pool.js';
 export type { BuildOptions, BuildReport } from './facade/build.js';
 export { toServiceResponse, stabilityFlag, ConditionalResult } from './facade/service-shape.js';

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildDataset, CrosstabError, ErrorCode, openDataset, type BuildReport, type Dataset } from '../src/index.js';
+import { ACS_DUCKDB_CELLS, ACS_DUCKDB_GROUP_BY, ACS_NETS } from './support/acs-duckdb-checks.js';
 import { acsCsv, skipWithoutAcs } from './support/paths.js';
 
 const skipAcs = skipWithoutAcs('test/acs.test.ts (ACS at full scale)');
@@ -70,14 +71,7 @@ describe.skipIf(skipAcs)('ACS PUMS 2024 at full scale', () => {
     expect((one as CrosstabError).details.suggestions).toContain('01');
   });
 
-  it.each([
-    ['AGEP=18..', 'SEX=2', 'AGEP >= 18 AND SEX = 2'],
-    ['AGEP=18..', 'SCHL=21..24', 'AGEP >= 18 AND SCHL BETWEEN 21 AND 24'],
-    ['ESR=1,2', 'PINCP=50000..', 'ESR IN (1, 2) AND PINCP >= 50000'],
-    ['*', 'JWMNP=..15 AND NOT JWTRNS=1', 'JWMNP <= 15 AND (JWTRNS IS NULL OR JWTRNS <> 1)'],
-    ['STATE=36', 'PUMA=00100,00300 OR MIL=NA', "STATE = '36' AND (PUMA IN ('00100', '00300') OR MIL IS NULL)"],
-    ['HISP=2..24', 'NOT ENG=1 AND LANX=1', 'HISP BETWEEN 2 AND 24 AND (ENG IS NULL OR ENG <> 1) AND LANX = 1'],
-  ])('base %s, target %s equals DuckDB', async (base, target, where) => {
+  it.each(ACS_DUCKDB_CELLS)('base %s, target %s equals DuckDB', async (base, target, where) => {
     const expected = await duckCell(where);
     const result = await inline.crosstab({ base, targets: [target] });
     expect(result.targets[0]!.respondents).toBe(expected.respondents);
@@ -89,7 +83,7 @@ describe.skipIf(skipAcs)('ACS PUMS 2024 at full scale', () => {
     const byGroup = await ds.table({ base: 'ESR=1,2', rows: [{ variable: 'OCCP' }], columns: [{ variable: 'SEX' }] });
     expect(byGroup.plan).toBe('groupBy');
     expect(byGroup.execution).toBe(execution);
-    const reader = await duck.runAndReadAll('SELECT OCCP, SEX, SUM(PWGTP)::DOUBLE, COUNT(*)::DOUBLE FROM acs WHERE ESR IN (1, 2) AND OCCP IS NOT NULL GROUP BY ALL');
+    const reader = await duck.runAndReadAll(ACS_DUCKDB_GROUP_BY);
     const rows = new Map(byGroup.rows.map((row, r) => [Number(row.value), r]));
     const rowsDuck = reader.getRows() as Array<[number, number, number, number]>;
     expect(rowsDuck.length).toBeGreaterThan(500);
@@ -97,16 +91,12 @@ describe.skipIf(skipAcs)('ACS PUMS 2024 at full scale', () => {
       const cell = byGroup.cell(rows.get(Number(occp))!, Number(sex) - 1);
       expect([cell.weighted, cell.respondents]).toEqual([w, n]);
     }
-    const nets = await ds.table({
-      base: 'AGEP=16..',
-      rows: ['AGEP=18..34', 'AGEP=35..64', 'PINCP=50000..', 'SCHL=21..24 OR FOD1P=NA'],
-      columns: ['SEX=2', 'HICOV=1', 'RAC1P=2 OR HISP=2..24', 'DIS=1', 'PUMA=00100'],
-    });
+    const nets = await ds.table({ base: ACS_NETS.base, rows: ACS_NETS.rows, columns: ACS_NETS.columns });
     expect(nets.plan).toBe('bitsets');
-    const check = await duckCell("AGEP >= 16 AND PINCP >= 50000 AND (RAC1P = 2 OR HISP BETWEEN 2 AND 24)");
-    expect([nets.cell(2, 2).weighted, nets.cell(2, 2).respondents]).toEqual([check.weighted, check.respondents]);
-    const rare = await duckCell("AGEP >= 16 AND (SCHL BETWEEN 21 AND 24 OR FOD1P IS NULL) AND PUMA = '00100'");
-    expect([nets.cell(3, 4).weighted, nets.cell(3, 4).respondents]).toEqual([rare.weighted, rare.respondents]);
+    for (const [r, c, where] of ACS_NETS.cells) {
+      const expected = await duckCell(where);
+      expect([nets.cell(r, c).weighted, nets.cell(r, c).respondents]).toEqual([expected.weighted, expected.respondents]);
+    }
   });
 
   it('query latency and memory (reported, not asserted)', async () => {

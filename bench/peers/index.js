@@ -19,4 +19,5 @@ export const PEERS = [
   { name: 'roaring', load: () => import('./roaring.js') },
   { name: 'duckdb', load: () => import('./duckdb.js') },
   { name: 'engine', load: () => import('./engine.js') },
+  { name: 'clickhouse', load: () => import('./clickhouse.js') },
 ];

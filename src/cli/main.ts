@@ -28,6 +28,7 @@ Examples:
   $ crosstab table gss.arrow --rows sex --columns degree --stats vpct,sig
   $ crosstab keys add --keys keys.json --surveys GSS --groups _ALL_
   $ crosstab serve --dataset gss.arrow --keys keys.json
+  $ crosstab push gss.arrow --clickhouse clickhouse://127.0.0.1:8123/surveys
 
 Run \`crosstab <command> --help\` for a command's options.`,
   );
@@ -46,6 +47,7 @@ const commands: Array<[string, () => Promise<Register>]> = [
   ['info', async () => (await import('./info.js')).registerInfoCommand],
   ['verify', async () => (await import('./verify.js')).registerVerifyCommand],
   ['serve', async () => (await import('./serve.js')).registerServeCommand],
+  ['push', async () => (await import('./push.js')).registerPushCommand],
   ['keys', async () => (await import('./keys.js')).registerKeysCommand],
   ['accounts', async () => (await import('./accounts.js')).registerAccountsCommand],
   ['users', async () => (await import('./users.js')).registerUsersCommand],

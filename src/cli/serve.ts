@@ -60,7 +60,7 @@ function exampleTargets(dataset: Dataset): string[] {
 export function registerServeCommand(program: Command): void {
   databaseOption(program.command('serve'))
     .description('serve the REST API: GET <base>/docs, POST <base>/crosstab, OPTIONS <base>/crosstab')
-    .option('--dataset <file>', 'compiled dataset to serve, repeatable (default: the bundled datasets/build/*.arrow)', collect)
+    .option('--dataset <file>', 'compiled dataset (or clickhouse://host:port/db?table=NAME from `crosstab push`) to serve, repeatable (default: the bundled datasets/build/*.arrow)', collect)
     .option('--keys <file>', 'API key file from `crosstab keys add --keys` (file mode; default: the accounts and keys of --database)')
     .option('--port <n>', 'TCP port (0 = any free port)', '8080')
     .option('--host <host>', 'interface to listen on', '127.0.0.1')

@@ -4,7 +4,7 @@ import type { DatasetInfo, StabilityLevel, StabilityThresholds, VariableInfo } f
 
 
 /** The dataset's description, without its design (added by the Dataset, which computes the PSUs). */
-export function describeDataset(data: LoadedDataset): Omit<DatasetInfo, 'design'> {
+export function describeDataset(data: Pick<LoadedDataset, 'meta' | 'checksum'>): Omit<DatasetInfo, 'design'> {
   const { meta } = data;
   const variables = meta.variables.map((stored): VariableInfo => {
     const variable: VariableInfo = {

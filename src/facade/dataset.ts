@@ -1,19 +1,18 @@
 import { CrosstabError, ErrorCode, throwIfCancelled } from '../errors.js';
-import { AXIS_LIMIT } from '../dataset/format.js';
-import { loadDataset, type LoadedDataset, type LoadOptions } from '../dataset/reader.js';
-import { type Kernel, mainThreadKernel } from '../kernel/kernel.js';
+import { AXIS_LIMIT, type StoredMeta } from '../dataset/format.js';
+import { loadDataset, type LoadOptions } from '../dataset/reader.js';
+import { mainThreadKernel } from '../kernel/kernel.js';
 import { Evaluator } from '../query/evaluate.js';
 import { type Resolved, Resolver } from '../query/resolve.js';
+import { isClickHouseUrl } from '../clickhouse/url.js';
 import { describeDataset, stabilityOf } from './dataset-info.js';
+import type { DatasetEngine } from './engine.js';
+import { LocalEngine } from './local-engine.js';
 import { invalidOption, requireGroups, requireObject, requireSignal, requireString, requireStringArray, resolveWeight } from './options.js';
-import { availableParallelism } from 'node:os';
-import { sharedPool } from '../pool/pool.js';
-import { type Executor, inlineExecutor, POOL_THRESHOLD_MS } from '../query/executor.js';
-import { DatasetDesign } from './table-design.js';
 import { expandAxis } from './axes.js';
 import type { Cell, CrosstabQuery, CrosstabResult, DatasetInfo, TableQuery, TableResult } from './types.js';
 
-/** Most targets one crosstab() call takes (the REST contract allows 2): as many as one table axis. */
+/** Most targets one crosstab() call takes (the REST contract allows 2; tables go further). */
 export const MAX_TARGETS = AXIS_LIMIT;
 
 export interface OpenOptions extends LoadOptions {
@@ -29,6 +28,10 @@ export interface OpenOptions extends LoadOptions {
  * Opens a compiled dataset (see `crosstab build`): validates the file and loads its
  * buffers into kernel memory. Rejects with CrosstabError (`file_not_found`,
  * `corrupt_dataset`, `unsupported_version`).
+ *
+ * A `clickhouse://host:port/database?table=NAME` address opens a dataset pushed to
+ * ClickHouse with `crosstab push` instead: the same queries, compiled to SQL
+ * (docs/clickhouse.md); an unreachable server rejects with `backend_unavailable`.
  */
 export async function openDataset(path: string, options: OpenOptions = {}): Promise<Dataset> {
   if (typeof path !== 'string' || path === '') {
@@ -44,9 +47,14 @@ export async function openDataset(path: string, options: OpenOptions = {}): Prom
   if (options.preload !== undefined && typeof options.preload !== 'boolean') {
     throw invalidOption('preload', 'must be true or false', 'Pass preload: true to read every buffer at open.');
   }
+  if (isClickHouseUrl(path)) {
+    const { openClickHouseEngine } = await import('../clickhouse/engine.js');
+    const { engine, meta, checksum } = await openClickHouseEngine(path);
+    return new Dataset(engine, meta, checksum);
+  }
   const kernel = mainThreadKernel();
   const data = await loadDataset(path, kernel, options);
-  return new Dataset(data, kernel, new Evaluator(kernel, data), execution);
+  return new Dataset(new LocalEngine(data, kernel, new Evaluator(kernel, data), execution), data.meta, data.checksum);
 }
 
 /** A survey dataset, open for queries. */
@@ -54,19 +62,16 @@ export class Dataset {
   /** What the dataset holds: survey code, variables, codes, weights, thresholds. */
   readonly info: DatasetInfo;
   private readonly resolver: Resolver;
-  private readonly design: DatasetDesign;
   private closed = false;
 
   /** @internal Use openDataset(). */
   constructor(
-    private readonly data: LoadedDataset,
-    private readonly kernel: Kernel,
-    private readonly evaluator: Evaluator,
-    private readonly execution: 'auto' | 'inline' | 'pool' = 'auto',
+    private readonly engine: DatasetEngine,
+    meta: StoredMeta,
+    checksum: string,
   ) {
-    this.design = new DatasetDesign(data, kernel, evaluator);
-    this.info = { ...describeDataset(data), design: this.design.info };
-    this.resolver = new Resolver(data.meta);
+    this.info = { ...describeDataset({ meta, checksum }), design: engine.design };
+    this.resolver = new Resolver(meta);
   }
 
   /**
@@ -81,19 +86,13 @@ export class Dataset {
     const weight = resolveWeight(options.weight, this.info);
     const allowed = requireGroups(options.allowedGroups, 'allowedGroups');
     // An already-aborted signal rejects like one aborted mid-query: `cancelled`, not the signal's DOMException.
-    throwIfCancelled(requireSignal(options.signal, 'signal'), 'the query');
+    const signal = requireSignal(options.signal, 'signal');
+    throwIfCancelled(signal, 'the query');
 
     const resolvedBase = this.bind(base, 'base', allowed);
     const resolvedTargets = targets.map((target, i) => this.bind(target, `targets[${i}]`, allowed));
-    const weights = this.evaluator.weights(weight);
-    const baseView = this.evaluator.materialize(resolvedBase.bound);
-    try {
-      const baseCell = this.toCell(this.evaluator.cell(baseView, { op: 'all' }, weights));
-      const cells = resolvedTargets.map((target) => this.toCell(this.evaluator.cell(baseView, target.bound, weights)));
-      return { base: baseCell, targets: cells, weight, units: this.info.units };
-    } finally {
-      this.evaluator.release(baseView);
-    }
+    const [baseCell, ...cells] = await this.engine.cells(resolvedBase.bound, resolvedTargets.map((target) => target.bound), weight, { signal });
+    return { base: this.toCell(baseCell!), targets: cells.map((cell) => this.toCell(cell)), weight, units: this.info.units };
   }
 
   /**
@@ -115,49 +114,31 @@ export class Dataset {
     const boundBase = this.bind(base, 'base', allowed).bound;
     const boundRows = rows.map((row, i) => this.bind(row.expr, `rows[${i}]`, allowed).bound);
     const boundColumns = columns.map((column, i) => this.bind(column.expr, `columns[${i}]`, allowed).bound);
-    const weights = this.evaluator.weights(weight);
-    const baseView = this.evaluator.materialize(boundBase);
-    try {
-      const { cells, design } = await this.design.table(baseView, boundRows, boundColumns, weight, weights, {
-        signal,
-        onProgress,
-        choose: (estimatedMs) => this.chooseExecutor(estimatedMs),
-      });
-      const thresholds = this.info.stability;
-      const width = columns.length;
-      return {
-        base,
-        rows,
-        columns,
-        weighted: cells.sums,
-        respondents: cells.counts,
-        sumSqWeights: cells.sumsSq,
-        rowTotals: cells.margins.rows.map((sums) => this.toCell(sums)),
-        columnTotals: cells.margins.columns.map((sums) => this.toCell(sums)),
-        total: this.toCell(this.evaluator.cell(baseView, { op: 'all' }, weights)),
-        weight,
-        units: this.info.units,
-        stability: { ...thresholds },
-        plan: cells.plan,
-        execution: cells.execution,
-        design,
-        cell(row: number, column: number): Cell {
-          const at = row * width + column;
-          const respondents = cells.counts[at]!;
-          return { weighted: cells.sums[at]!, respondents, sumSqWeights: cells.sumsSq[at]!, stability: stabilityOf(respondents, thresholds) };
-        },
-      };
-    } finally {
-      this.evaluator.release(baseView);
-    }
-  }
-
-  private chooseExecutor(estimatedMs: number): { executor: Executor; execution: 'inline' | 'pool' } {
-    const small = estimatedMs < POOL_THRESHOLD_MS || availableParallelism() < 2;
-    if (this.execution === 'inline' || (this.execution === 'auto' && small)) {
-      return { executor: inlineExecutor(this.kernel), execution: 'inline' };
-    }
-    return { executor: sharedPool(this.kernel).executor(), execution: 'pool' };
+    const cells = await this.engine.table(boundBase, boundRows, boundColumns, weight, { signal, onProgress });
+    const thresholds = this.info.stability;
+    const width = columns.length;
+    return {
+      base,
+      rows,
+      columns,
+      weighted: cells.sums,
+      respondents: cells.counts,
+      sumSqWeights: cells.sumsSq,
+      rowTotals: cells.margins.rows.map((sums) => this.toCell(sums)),
+      columnTotals: cells.margins.columns.map((sums) => this.toCell(sums)),
+      total: this.toCell(cells.total),
+      weight,
+      units: this.info.units,
+      stability: { ...thresholds },
+      plan: cells.plan,
+      execution: cells.execution,
+      design: cells.design,
+      cell(row: number, column: number): Cell {
+        const at = row * width + column;
+        const respondents = cells.counts[at]!;
+        return { weighted: cells.sums[at]!, respondents, sumSqWeights: cells.sumsSq[at]!, stability: stabilityOf(respondents, thresholds) };
+      },
+    };
   }
 
   /** Authorization groups an expression touches (for entitlement checks). Throws on a bad expression. */
@@ -169,22 +150,19 @@ export class Dataset {
   /**
    * Checks every buffer of the dataset against its checksum now (openDataset checks each
    * one before a query first reads it). Throws `corrupt_dataset` naming the first damaged
-   * buffer; returns how many buffers and bytes the dataset holds.
+   * buffer; returns how many buffers and bytes the dataset holds. A ClickHouse dataset has
+   * no local buffers: it throws `invalid_option`.
    */
   verify(): { buffers: number; bytes: number } {
     this.checkOpen();
-    return this.data.verifyAll();
+    return this.engine.verify();
   }
 
-  /** Releases the dataset's kernel memory. Queries after close() reject with `dataset_closed`. */
+  /** Releases the dataset's kernel memory (or its ClickHouse connection). Queries after close() reject with `dataset_closed`. */
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    this.design.dispose();
-    this.evaluator.dispose();
-    this.data.close();
-    const memory = this.kernel.memory;
-    for (const region of this.data.regions) memory.release(region.ptr, region.bytes);
+    this.engine.close();
   }
 
   /** Binds an expression; a variable or code outside `allowed` is refused before its values are read. */
@@ -198,7 +176,7 @@ export class Dataset {
 
   private checkOpen(): void {
     if (this.closed) {
-      throw new CrosstabError(ErrorCode.closed, `dataset ${this.data.path} is closed`, { hint: 'Open it again with openDataset().' });
+      throw new CrosstabError(ErrorCode.closed, `dataset ${this.engine.location} is closed`, { hint: 'Open it again with openDataset().' });
     }
   }
 }

@@ -161,10 +161,10 @@ export interface TableResult {
   weight: string | null;
   units: number;
   stability: StabilityThresholds;
-  /** How the cells were computed: one group-by pass, or bitset rows x columns. */
-  plan: PlanName;
-  /** Where the cells were computed: the calling thread or the worker pool. */
-  execution: 'inline' | 'pool';
+  /** How the cells were computed: one group-by pass, or bitset rows x columns; `sql` on ClickHouse. */
+  plan: PlanName | 'sql';
+  /** Where the cells were computed: the calling thread, the worker pool, or ClickHouse. */
+  execution: 'inline' | 'pool' | 'clickhouse';
   /** One cell as an object. */
   cell(row: number, column: number): Cell;
   /**

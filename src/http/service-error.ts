@@ -146,6 +146,8 @@ export function fromEngineError(error: CrosstabError): ServiceError {
     case 'out_of_memory':
       // The server's memory, not the request, is at fault: a request of 1 or 2 targets is small.
       return serviceError('unavailable', 'The service is out of query memory right now.', 'Retry the request later; if it persists, tell the provider (the server holds too many or too large datasets).');
+    case 'backend_unavailable':
+      return serviceError('unavailable', 'The data backend of this survey is unavailable.', 'Retry the request in a few seconds.');
     default:
       return serviceError('internal', 'Internal error.', 'Retry later; if it persists, report the X-Request-Id response header to the provider.');
   }

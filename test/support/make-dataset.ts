@@ -34,11 +34,16 @@ export function rawTable(columns: Record<string, string[]>, weights: number[]): 
   };
 }
 
-/** Compiles, writes and opens a dataset made of the given columns. */
-export async function makeDataset(columns: Record<string, string[]>, weights: number[], codebook?: Codebook, open: OpenOptions = {}): Promise<Dataset> {
+/** Compiles and writes a dataset made of the given columns; its path. */
+export async function writeMadeDataset(columns: Record<string, string[]>, weights: number[], codebook?: Codebook): Promise<string> {
   const compiled = compileDataset(rawTable(columns, weights), { survey: 'TEST', ...(codebook ? { codebook } : {}) });
   folder ??= mkdtempSync(join(tmpdir(), 'crosstab-made-'));
   const out = join(folder, `made-${serial++}.arrow`);
   await writeDataset(compiled, out);
-  return openDataset(out, open);
+  return out;
+}
+
+/** Compiles, writes and opens a dataset made of the given columns. */
+export async function makeDataset(columns: Record<string, string[]>, weights: number[], codebook?: Codebook, open: OpenOptions = {}): Promise<Dataset> {
+  return openDataset(await writeMadeDataset(columns, weights, codebook), open);
 }

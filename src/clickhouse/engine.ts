@@ -1,0 +1,177 @@
+import { CrosstabError, ErrorCode } from '../errors.js';
+import type { StoredMeta } from '../dataset/format.js';
+import type { DatasetEngine, EngineRun, EngineTable } from '../facade/engine.js';
+import type { DesignInfo } from '../facade/types.js';
+import type { CellSums } from '../kernel/kernel.js';
+import type { Bound } from '../query/resolve.js';
+import { ClickHouseConnection, UNKNOWN_TABLE } from './connection.js';
+import { datasetTables, qualified, type MetaRow } from './schema.js';
+import { axisMembership, toSql, weightColumn } from './sql.js';
+import { parseClickHouseUrl } from './url.js';
+
+/**
+ * Tables of at most this many cells are one countIf/sumIf per cell and margin; bigger ones
+ * one GROUP BY over arrayJoin()ed row and column indexes. Tests set it to 0 to cover both plans.
+ */
+export const tablePlans = { cellAggregatesMax: 256 };
+
+/** Big tables write long SQL (one if() per free axis entry): raise 18.16's 256 KiB and AST limits. */
+const QUERY_SETTINGS = 'SETTINGS max_query_size = 67108864, max_ast_elements = 10000000, max_expanded_ast_elements = 10000000';
+
+/**
+ * Opens a dataset pushed with `crosstab push`: reads its metadata row (the same StoredMeta a
+ * compiled file carries, so binding, groups and errors are the local engine's) and returns
+ * an engine that sums weights with SQL on the server.
+ */
+export async function openClickHouseEngine(url: string): Promise<{ engine: ClickHouseEngine; meta: StoredMeta; checksum: string }> {
+  const location = parseClickHouseUrl(url, 'path');
+  const tables = datasetTables(location.database, location.table);
+  const connection = await ClickHouseConnection.connect(location);
+  try {
+    let rows: MetaRow[];
+    try {
+      rows = await connection.rows<MetaRow>(`SELECT meta, checksum, shards, cluster, pushed_at FROM ${qualified(tables.database, tables.meta)} LIMIT 1`);
+    } catch (error) {
+      if (error instanceof CrosstabError && error.details.clickhouseCode === UNKNOWN_TABLE) {
+        throw new CrosstabError(ErrorCode.fileNotFound, `${location.display}: no dataset here (table ${tables.database}.${tables.meta} does not exist)`, {
+          file: location.display,
+          hint: 'Push one first: `crosstab push DATASET.arrow --clickhouse URL` (docs/clickhouse.md).',
+        });
+      }
+      throw error;
+    }
+    const row = rows[0];
+    if (!row) {
+      throw new CrosstabError(ErrorCode.corruptDataset, `${location.display}: the metadata table ${tables.meta} is empty (an interrupted push?)`, {
+        file: location.display,
+        hint: 'Push the dataset again with `crosstab push ... --replace`.',
+      });
+    }
+    const meta = JSON.parse(row.meta) as StoredMeta;
+    const engine = new ClickHouseEngine(connection, location.display, qualified(tables.database, tables.respondents), meta, Number(row.shards));
+    return { engine, meta, checksum: row.checksum };
+  } catch (error) {
+    await connection.close();
+    throw error;
+  }
+}
+
+/** Counts with SQL on ClickHouse: countIf/sumIf per target, one GROUP BY for a table. */
+export class ClickHouseEngine implements DatasetEngine {
+  readonly design: DesignInfo;
+
+  constructor(
+    private readonly connection: ClickHouseConnection,
+    readonly location: string,
+    private readonly respondents: string,
+    private readonly meta: StoredMeta,
+    readonly shards: number,
+  ) {
+    const source = meta.design;
+    this.design = {
+      kind: 'simple',
+      description: source
+        ? 'simple (independent respondents): the source dataset\'s design (strata, PSUs or replicate weights) is not pushed to ClickHouse'
+        : 'simple (independent respondents, weights only)',
+    };
+  }
+
+  async cells(base: Bound, targets: readonly Bound[], weight: string | null, run: EngineRun): Promise<CellSums[]> {
+    const w = this.weight(weight);
+    const aggregates = [`count() AS n`, ...(w ? [`sum(${w}) AS s`, `sum(${w} * ${w}) AS q`] : [])];
+    targets.forEach((target, i) => {
+      const condition = toSql(target);
+      aggregates.push(`countIf(${condition}) AS n${i}`);
+      if (w) aggregates.push(`sumIf(${w}, ${condition}) AS s${i}`, `sumIf(${w} * ${w}, ${condition}) AS q${i}`);
+    });
+    const sql = `SELECT ${aggregates.join(', ')} FROM ${this.respondents} WHERE ${toSql(base)} ${QUERY_SETTINGS}`;
+    const [row] = await this.connection.rows<Record<string, string | number>>(sql, run.signal);
+    const cell = (suffix: string): CellSums => {
+      const respondents = Number(row![`n${suffix}`]);
+      return w ? { respondents, weighted: Number(row![`s${suffix}`]), sumSqWeights: Number(row![`q${suffix}`]) } : { respondents, weighted: respondents, sumSqWeights: respondents };
+    };
+    return [cell(''), ...targets.map((_, i) => cell(String(i)))];
+  }
+
+  /**
+   * One scan of the base. Small tables: countIf/sumIf per distinct cell or margin condition.
+   * Bigger ones: every respondent is counted in its (row, column) cells, row 0 and column 0
+   * standing for "any", so the margins and the base come from the same GROUP BY.
+   */
+  async table(base: Bound, rows: readonly Bound[], columns: readonly Bound[], weight: string | null, run: EngineRun): Promise<EngineTable> {
+    const w = this.weight(weight);
+    const width = columns.length;
+    const size = rows.length * width;
+    const table: EngineTable = {
+      sums: new Float64Array(size),
+      sumsSq: new Float64Array(size),
+      counts: new Float64Array(size),
+      margins: { rows: rows.map(empty), columns: columns.map(empty) },
+      total: empty(),
+      plan: 'sql',
+      execution: 'clickhouse',
+      design: { kind: 'simple', fileRespondents: this.meta.respondents },
+    };
+    // Row r and column c are 1-based; 0 stands for "any" (margins and the base).
+    const place = (r: number, c: number, cell: CellSums): void => {
+      if (r === 0 && c === 0) table.total = cell;
+      else if (c === 0) table.margins.rows[r - 1] = cell;
+      else if (r === 0) table.margins.columns[c - 1] = cell;
+      else {
+        const at = (r - 1) * width + (c - 1);
+        table.counts[at] = cell.respondents;
+        table.sums[at] = cell.weighted;
+        table.sumsSq[at] = cell.sumSqWeights;
+      }
+    };
+    const sumsOf = (row: Record<string, unknown>, suffix: string): CellSums => {
+      const respondents = Number(row[`n${suffix}`]);
+      return w ? { respondents, weighted: Number(row[`s${suffix}`]), sumSqWeights: Number(row[`q${suffix}`]) } : { respondents, weighted: respondents, sumSqWeights: respondents };
+    };
+    const where = `FROM ${this.respondents} WHERE ${toSql(base)}`;
+    if (size <= tablePlans.cellAggregatesMax) {
+      // Small tables: countIf/sumIf per cell and margin in one scan, no arrayJoin per respondent.
+      const slots: Array<[number, number, number]> = [];
+      const conditions = new Map<string, number>();
+      for (let r = 0; r <= rows.length; r++) {
+        for (let c = 0; c <= width; c++) {
+          const parts = [...(r > 0 ? [rows[r - 1]!] : []), ...(c > 0 ? [columns[c - 1]!] : [])];
+          const condition = toSql({ op: 'and', items: parts });
+          if (!conditions.has(condition)) conditions.set(condition, conditions.size);
+          slots.push([r, c, conditions.get(condition)!]);
+        }
+      }
+      const aggregates = [...conditions.keys()].flatMap((condition, i) =>
+        w ? [`countIf(${condition}) AS n${i}`, `sumIf(${w}, ${condition}) AS s${i}`, `sumIf(${w} * ${w}, ${condition}) AS q${i}`] : [`countIf(${condition}) AS n${i}`],
+      );
+      const [row] = await this.connection.rows<Record<string, unknown>>(`SELECT ${aggregates.join(', ')} ${where} ${QUERY_SETTINGS}`, run.signal);
+      for (const [r, c, i] of slots) place(r, c, sumsOf(row!, String(i)));
+    } else {
+      const sums = w ? `, sum(${w}) AS s, sum(${w} * ${w}) AS q` : '';
+      const sql = `SELECT arrayJoin(${axisMembership(rows, 'rows')}) AS r, arrayJoin(${axisMembership(columns, 'columns')}) AS c, count() AS n${sums} ${where} GROUP BY r, c ${QUERY_SETTINGS}`;
+      for (const entry of await this.connection.rows<Record<string, unknown>>(sql, run.signal)) place(Number(entry.r), Number(entry.c), sumsOf(entry, ''));
+    }
+    run.onProgress?.(size, size);
+    return table;
+  }
+
+  verify(): never {
+    throw new CrosstabError(ErrorCode.invalidOption, `${this.location} is a ClickHouse dataset: it has no local buffers to verify`, {
+      hint: 'ClickHouse checks the checksums of its own parts; `CHECK TABLE` on each shard checks them on demand.',
+    });
+  }
+
+  close(): void {
+    void this.connection.close();
+  }
+
+  /** The SQL column of a weight (already checked by the Dataset), or null when unweighted. */
+  private weight(name: string | null): string | null {
+    if (name === null) return null;
+    return weightColumn(this.meta.weights.findIndex((candidate) => candidate.name === name));
+  }
+}
+
+function empty(): CellSums {
+  return { respondents: 0, weighted: 0, sumSqWeights: 0 };
+}
