@@ -173,14 +173,19 @@ describe.skipIf(missing.length > 0 && !ci)('3 `crosstab serve` replicas behind n
     const statuses = outcome.failures.map((failure) => failure.status);
     console.log(
       `replicas behind nginx, SIGKILL mid-load: ${amount} requests, ${ok} x 200, ${statuses.length} x ${[...new Set(statuses)].join('/') || '-'}, ` +
-        `${outcome.connectionErrors.length} connection errors, ${rows.size} usage rows; replica down for ${restartedAt - killedAt} ms; ` +
+        `${amount - ok - statuses.length} unanswered, ${outcome.connectionErrors.length} connection errors, ${rows.size} usage rows; replica down for ${restartedAt - killedAt} ms; ` +
         `errors at ${outcome.failures.map((failure) => failure.at - killedAt).join(', ') || '-'} ms after the kill; ` +
         `${nginx!.errorLog().match(/Connection refused/g)?.length ?? 0} connects refused and passed on; ${Math.round(loaded.requestsPerSecond)} req/s`,
     );
-    expect(ok + outcome.failures.length).toBe(amount);
+    // autocannon ends a fixed-count run on its once-a-second check; when the kill made some
+    // answers slow, it can stop with the last request of each connection unanswered (seen:
+    // 12 of 15,098 with 12 connections). Those were sent, so they may be billed too.
+    const unanswered = amount - ok - outcome.failures.length;
+    expect(unanswered).toBeGreaterThanOrEqual(0);
+    expect(unanswered).toBeLessThanOrEqual(CONNECTIONS);
     expect(outcome.okIds.filter((requestId) => !rows.has(requestId))).toEqual([]);
     expect(rows.size).toBeGreaterThanOrEqual(ok);
-    expect(rows.size - ok).toBeLessThanOrEqual(outcome.failures.length);
+    expect(rows.size - ok).toBeLessThanOrEqual(outcome.failures.length + unanswered);
     expect(outcome.connectionErrors).toEqual([]);
     for (const failure of outcome.failures) {
       expect(failure.status).toBe(502);
