@@ -146,10 +146,13 @@ describe.skipIf(missing.length > 0 && !ci)('3 `crosstab serve` replicas behind n
   });
 
   it('SIGKILL of a replica mid-load and its restart: no 200 unbilled, errors only 502s of the kill window', async () => {
-    // About 10 s of load at the rate this machine gives now (the 2 cores are shared).
-    const warm = await load(nginx!.origin, newKey().apiKey, 300, newOutcome());
+    // About 20 s of load at the rate this machine gives now (the 2 cores are shared). The
+    // load must outlast the kill (1.5 s), the replica's downtime (3.5 s) and nginx's
+    // fail_timeout (2 s) with room to spare: a short warm-up underestimates a quiet machine's
+    // rate (seen: 2.3x), and a load that ended 4 s in never made nginx try the dead replica.
+    const warm = await load(nginx!.origin, newKey().apiKey, 1000, newOutcome());
     const { apiKey, id } = newKey();
-    const amount = Math.max(1000, Math.round(warm.requestsPerSecond * 10));
+    const amount = Math.max(3000, Math.round(warm.requestsPerSecond * 20));
     const outcome = newOutcome();
     const victim = replicas[0]!;
     let killedAt = Number.POSITIVE_INFINITY;
@@ -177,12 +180,13 @@ describe.skipIf(missing.length > 0 && !ci)('3 `crosstab serve` replicas behind n
         `errors at ${outcome.failures.map((failure) => failure.at - killedAt).join(', ') || '-'} ms after the kill; ` +
         `${nginx!.errorLog().match(/Connection refused/g)?.length ?? 0} connects refused and passed on; ${Math.round(loaded.requestsPerSecond)} req/s`,
     );
-    // autocannon ends a fixed-count run on its once-a-second check; when the kill made some
-    // answers slow, it can stop with the last request of each connection unanswered (seen:
-    // 12 of 15,098 with 12 connections). Those were sent, so they may be billed too.
+    // autocannon's fixed-count run can end with requests it counted but never reported an
+    // answer for (no timeout, no connection error: seen 12 and 24 with 12 connections, in
+    // runs with a kill; none in runs without). Those may have reached a replica, so they may
+    // be billed; they are never a 200 the client holds.
     const unanswered = amount - ok - outcome.failures.length;
     expect(unanswered).toBeGreaterThanOrEqual(0);
-    expect(unanswered).toBeLessThanOrEqual(CONNECTIONS);
+    expect(unanswered).toBeLessThanOrEqual(4 * CONNECTIONS);
     expect(outcome.okIds.filter((requestId) => !rows.has(requestId))).toEqual([]);
     expect(rows.size).toBeGreaterThanOrEqual(ok);
     expect(rows.size - ok).toBeLessThanOrEqual(outcome.failures.length + unanswered);
@@ -197,7 +201,7 @@ describe.skipIf(missing.length > 0 && !ci)('3 `crosstab serve` replicas behind n
     // nginx did send requests to the dead replica: refused, they went on to another one
     // (never sent, never billed), which is why the clients saw only the in-flight 502s.
     expect(nginx!.errorLog()).toMatch(/connect\(\) failed \(111: Connection refused\) while connecting to upstream/);
-  });
+  }, 240_000);
 
   it("nginx's own refusals carry the API's error body and an X-Request-Id", async () => {
     const { apiKey } = newKey();
