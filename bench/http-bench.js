@@ -79,11 +79,14 @@ async function main() {
     const rows = [];
     let billedResponses = 0;
 
+    // Every autocannon connection comes from 127.0.0.1: lift serve's per-address limit (64
+    // by default) above the connections of the run, or the rest are refused with 503.
+    const perAddress = ['--max-connections-per-address', String(Math.max(64, connections + 16))];
     const targets = [
       { name: 'bare node:http, fixed JSON', args: [fileURLToPath(import.meta.url), '--bare-server', expected], requests: [request] },
       {
         name: 'crosstab serve, POST /v1/crosstab (GSS, 2 targets, fsync\'d ledger)',
-        args: [options.cli, 'serve', '--dataset', options.dataset, '--keys', keys, '--ledger', ledger, '--port', '0'],
+        args: [options.cli, 'serve', '--dataset', options.dataset, '--keys', keys, '--ledger', ledger, '--port', '0', ...perAddress],
         requests: [request],
         billed: true,
       },
@@ -92,20 +95,20 @@ async function main() {
         ? [
             {
               name: 'crosstab serve, POST /v1/crosstab, ledger on tmpfs (no disk flush)',
-              args: [options.cli, 'serve', '--dataset', options.dataset, '--keys', keys, '--ledger', shmLedger, '--port', '0'],
+              args: [options.cli, 'serve', '--dataset', options.dataset, '--keys', keys, '--ledger', shmLedger, '--port', '0', ...perAddress],
               requests: [request],
             },
           ]
         : []),
       ...databases.map((database) => ({
         name: `crosstab serve, POST /v1/crosstab, database store (${database.label})`,
-        args: [options.cli, 'serve', '--dataset', options.dataset, '--database', database.location, '--port', '0'],
+        args: [options.cli, 'serve', '--dataset', options.dataset, '--database', database.location, '--port', '0', ...perAddress],
         requests: [{ ...request, headers: { ...request.headers, 'service-engine-authorizer': database.apiKey } }],
         database,
       })),
       {
         name: 'crosstab serve, GET /v1/docs (no auth, engine or ledger)',
-        args: [options.cli, 'serve', '--dataset', options.dataset, '--keys', keys, '--ledger', join(work, 'docs.ndjson'), '--port', '0'],
+        args: [options.cli, 'serve', '--dataset', options.dataset, '--keys', keys, '--ledger', join(work, 'docs.ndjson'), '--port', '0', ...perAddress],
         requests: [{ method: 'GET', path: '/v1/docs' }],
       },
     ];
