@@ -4,7 +4,7 @@
  *
  *   cli
  *   http, access, portal      (the account store and the web portal serve beside the REST adapter)
- *   facade (with src/index.ts), report
+ *   facade (with src/index.ts), report, clickhouse (the ClickHouse engine behind the same Dataset)
  *   query, pool
  *   dataset
  *   kernel, stats
@@ -16,7 +16,7 @@
 const LAYERS = [
   ['cli'],
   ['http', 'access', 'portal'],
-  ['facade', 'index\\.ts', 'report'],
+  ['facade', 'index\\.ts', 'report', 'clickhouse'],
   ['query', 'pool'],
   ['dataset'],
   ['kernel', 'stats'],
