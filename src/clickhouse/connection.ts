@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import type { ClickHouseClient } from '@clickhouse/client';
-import { CrosstabError, ErrorCode } from '../errors.js';
+import { cancelledError, CrosstabError, ErrorCode } from '../errors.js';
 import type { ClickHouseLocation } from './url.js';
 
 /** ClickHouse's error code for "table already exists" and "table doesn't exist". */
@@ -48,29 +48,24 @@ export class ClickHouseConnection {
       const result = await this.client.query({ query: sql, format: 'JSONEachRow', ...(signal ? { abort_signal: signal } : {}) });
       return await result.json<T>();
     } catch (error) {
-      if (signal?.aborted) throw new CrosstabError(ErrorCode.cancelled, 'the query was cancelled', { hint: 'The AbortSignal of the query fired.' });
+      if (signal?.aborted) throw cancelledError('the query', 'The AbortSignal of the query fired.');
       throw this.failure(error, sql);
     }
   }
 
   /** Streams `body` (RowBinary rows) into `table`. */
-  async insertRowBinary(table: string, body: Readable): Promise<void> {
-    const sql = `INSERT INTO ${table} FORMAT RowBinary`;
-    try {
-      const result = await this.client.exec({ query: sql, values: body });
-      result.stream.resume();
-      await new Promise<void>((resolve, reject) => {
-        result.stream.on('end', resolve).on('error', reject);
-      });
-    } catch (error) {
-      throw this.failure(error, sql);
-    }
+  insertRowBinary(table: string, body: Readable): Promise<void> {
+    return this.insert(`INSERT INTO ${table} FORMAT RowBinary`, body);
   }
 
   /** Inserts rows given as objects (JSONEachRow: strings keep every byte). */
-  async insertJson(table: string, rows: readonly object[]): Promise<void> {
+  insertJson(table: string, rows: readonly object[]): Promise<void> {
     const body = Readable.from([rows.map((row) => JSON.stringify(row)).join('\n') + '\n'], { objectMode: false });
-    const sql = `INSERT INTO ${table} FORMAT JSONEachRow`;
+    return this.insert(`INSERT INTO ${table} FORMAT JSONEachRow`, body);
+  }
+
+  /** Sends an INSERT with its data as the request body and waits for the server's answer. */
+  private async insert(sql: string, body: Readable): Promise<void> {
     try {
       const result = await this.client.exec({ query: sql, values: body });
       result.stream.resume();
