@@ -55,6 +55,11 @@ export async function listUsers(db: Queryable, accountId: string): Promise<User[
   return rows.map(toUser);
 }
 
+/** Ends every open portal session of a user (the next page asks to sign in again). */
+async function endSessions(tx: Queryable, userId: string): Promise<void> {
+  await tx.query('UPDATE portal_sessions SET revoked_at = now() WHERE user_id = $1 AND revoked_at IS NULL', [userId]);
+}
+
 async function userByEmail(tx: Queryable, emailInput: string | undefined): Promise<UserRow> {
   const email = checkEmail(emailInput);
   const { rows } = await tx.query<UserRow>(`SELECT ${USER_COLUMNS} FROM users WHERE email = $1`, [email]);
@@ -78,7 +83,7 @@ export async function resetUserPassword(db: Database, emailInput: string | undef
       `UPDATE users SET password_hash = $2, must_change_password = true, failed_sign_ins = 0, locked_until = NULL WHERE id = $1 RETURNING ${USER_COLUMNS}`,
       [found.id, passwordHash],
     );
-    await tx.query('UPDATE portal_sessions SET revoked_at = now() WHERE user_id = $1 AND revoked_at IS NULL', [found.id]);
+    await endSessions(tx, found.id);
     return { user: toUser(rows[0] as UserRow), oneTimePassword: password };
   });
 }
@@ -92,7 +97,7 @@ export async function setUserDisabled(db: Database, emailInput: string | undefin
   return db.transaction(async (tx) => {
     const found = await userByEmail(tx, emailInput);
     const { rows } = await tx.query<UserRow>(`UPDATE users SET disabled = $2 WHERE id = $1 RETURNING ${USER_COLUMNS}`, [found.id, disabled]);
-    if (disabled) await tx.query('UPDATE portal_sessions SET revoked_at = now() WHERE user_id = $1 AND revoked_at IS NULL', [found.id]);
+    if (disabled) await endSessions(tx, found.id);
     return toUser(rows[0] as UserRow);
   });
 }
