@@ -4,9 +4,9 @@
 // one shard. Used by the ClickHouse tests (test/support/clickhouse-server.ts) and the bench.
 import { spawn, execFileSync } from 'node:child_process';
 import { chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from '../bench/lib/free-port.js';
 
 /** Where Debian installs the server (clickhouse-server 18.16 ships /usr/sbin/clickhouse-server). */
 export const CLICKHOUSE_CANDIDATES = ['/usr/sbin/clickhouse-server', '/usr/bin/clickhouse-server', '/usr/bin/clickhouse'];
@@ -16,16 +16,6 @@ export function clickhouseBinary() {
   return CLICKHOUSE_CANDIDATES.find((path) => existsSync(path));
 }
 
-async function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 const xml = (text) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;');
 

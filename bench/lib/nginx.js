@@ -4,9 +4,12 @@
 // test/deploy/replicas-nginx.test.ts and bench/replicas-bench.js.
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { connect, createServer } from 'node:net';
+import { connect } from 'node:net';
 import { delimiter, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { freePort } from './free-port.js';
+
+export { freePort };
 
 export const nginxTemplate = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', 'deploy', 'nginx.conf');
 
@@ -21,17 +24,6 @@ export function findNginx() {
   return dirs.map((dir) => join(dir, 'nginx')).find((path) => existsSync(path));
 }
 
-/** A free TCP port on 127.0.0.1 (free when asked; a replica restarted later reuses it). */
-export function freePort() {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolvePort(port));
-    });
-  });
-}
 
 function replaceOnce(text, pattern, replacement, what) {
   if (!pattern.test(text)) throw new Error(`deploy/nginx.conf has no ${what} line (${pattern}); update bench/lib/nginx.js with the template`);

@@ -5,7 +5,7 @@ import { execFileSync } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from './nginx.js';
+import { freePort } from './free-port.js';
 
 function binaries() {
   const root = '/usr/lib/postgresql';

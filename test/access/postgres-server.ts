@@ -3,9 +3,9 @@
 // loopback port. Missing binaries fail the test: `.ci/run` installs the package.
 import { execFileSync } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from '../../bench/lib/free-port.js';
 
 export interface PostgresServer {
   /** postgres://postgres@127.0.0.1:<port>/postgres */
@@ -22,16 +22,6 @@ function binaries(): string {
   return join(root, versions[0], 'bin');
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 function asPostgres(command: string, args: string[]): string {
   const runAs = process.getuid?.() === 0 ? ['runuser', ['-u', 'postgres', '--', command, ...args]] : [command, args];
