@@ -1,7 +1,8 @@
-// The CSV fast path (native split of lines without quotes or '\r') against csv-parse alone
-// on random CSVs: quotes, embedded newlines, CR/CRLF/LF endings, a BOM, blank lines, UTF-8,
-// ragged rows, missing final newline, read in random chunk sizes. The tables, or the errors,
-// must be identical.
+// The CSV fast paths (native split of lines without quotes or '\r'; the WebAssembly encoder
+// in worker threads, src/dataset/csv-chunks.ts) against csv-parse alone on random CSVs:
+// quotes, embedded newlines, CR/CRLF/LF endings, a BOM, blank lines, UTF-8, ragged rows,
+// weights of every form (and bad ones), missing final newline, read in random chunk sizes.
+// The tables, or the errors, must be identical.
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,7 +19,19 @@ const plainField = fc.oneof(
   fc.string({ unit: fc.constantFrom('a', 'b', '1', '0', ' ', '.', 'ü') , maxLength: 4 }),
 );
 const quotedField = fc.string({ unit: fc.constantFrom('a', ',', '"', '\n', '\r', '1', ' '), maxLength: 5 }).map((text) => `"${text.replace(/"/g, '""')}"`);
-const weight = fc.oneof(fc.constantFrom('1', '2.5', '0', '3e2', ''), fc.integer({ min: 0, max: 999 }).map(String));
+/** Weights as survey files write them, and the forms the encoder must read exactly as Number() does (or refuse). */
+const weight = fc.oneof(
+  { weight: 4, arbitrary: fc.constantFrom('1', '2.5', '0', '3e2', '', '-0', '+5', '.5', '5.', '007', '1E-3', '0.1', '1e22', '1e23', '123456789012345678901') },
+  { weight: 3, arbitrary: fc.integer({ min: 0, max: 999 }).map(String) },
+  { weight: 3, arbitrary: fc.double({ min: 0, max: 1e12, noNaN: true }).map(String) },
+  {
+    weight: 3,
+    arbitrary: fc
+      .tuple(fc.stringMatching(/^\d{1,20}$/), fc.stringMatching(/^\d{0,20}$/), fc.integer({ min: -30, max: 30 }), fc.boolean())
+      .map(([whole, fraction, exponent, withExponent]) => `${whole}${fraction ? `.${fraction}` : ''}${withExponent ? `e${exponent}` : ''}`),
+  },
+  { weight: 1, arbitrary: fc.constantFrom('-1', 'abc', '1e', '.', '1,5', ' 1', 'Infinity', '0x10', '1e400') },
+);
 
 /** A CSV: header w,a,b,c, rows of random fields; sometimes quoted, broken or ragged. */
 const csvText = fc
@@ -44,9 +57,11 @@ const csvText = fc
     return text;
   });
 
-async function outcome(path: string, fastPath: boolean, chunkBytes: number): Promise<unknown> {
+type Tokenizer = Parameters<typeof readCsv>[2];
+
+async function outcome(path: string, fastPath: boolean, chunkBytes: number, tokenizer: Tokenizer = {}): Promise<unknown> {
   try {
-    const table = await readCsv(path, { weights: ['w'] }, { fastPath, chunkBytes });
+    const table = await readCsv(path, { weights: ['w'] }, { fastPath, chunkBytes, threads: 0, ...tokenizer });
     return { ...table, columns: table.columns.map((column) => ({ ...column, ids: [...column.ids] })), weights: table.weights.map((w) => ({ name: w.name, values: [...w.values] })) };
   } catch (error) {
     if (!(error instanceof CrosstabError)) throw error;
@@ -65,6 +80,18 @@ describe('CSV fast path = csv-parse', () => {
         expect(await outcome(path, true, 1 << 16)).toEqual(reference);
       }),
       { numRuns: 400 },
+    );
+  });
+
+  it('the WebAssembly encoder in worker threads gives the same table or error, in any chunk sizes and thread counts', async () => {
+    await fc.assert(
+      fc.asyncProperty(csvText, fc.integer({ min: 1, max: 64 }), fc.integer({ min: 1, max: 200 }), fc.integer({ min: 1, max: 3 }), async (text, chunkBytes, encoderChunkBytes, threads) => {
+        const path = join(dir, `random-${serial++}.csv`);
+        writeFileSync(path, text);
+        const reference = await outcome(path, false, 1 << 16);
+        expect(await outcome(path, true, chunkBytes, { threads, encoderChunkBytes })).toEqual(reference);
+      }),
+      { numRuns: 150 },
     );
   });
 

@@ -39,6 +39,21 @@ export class CsvRecords extends Writable {
     super({ highWaterMark: 1 << 18 });
   }
 
+  /** True once csv-parse reads the rest of the input (a quote or '\r' was seen). */
+  get diverted(): boolean {
+    return this.fallback !== undefined;
+  }
+
+  /** True once the header line (the first record) has been handed over. */
+  get pastFirstLine(): boolean {
+    return this.lines > 0;
+  }
+
+  /** Counts `lines` plain lines another reader consumed, so csv-parse's line numbers stay right. */
+  skipLines(lines: number): void {
+    this.lines += lines;
+  }
+
   override _write(chunk: Buffer, _encoding: BufferEncoding, done: (error?: Error | null) => void): void {
     if (this.fallback) return void this.fallback.write(chunk, done);
     try {

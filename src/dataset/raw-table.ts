@@ -42,6 +42,8 @@ export interface ReadOptions {
   weights: string[];
   /** Columns to leave out entirely. Unknown names are an error (naming them). */
   exclude?: string[];
+  /** CSV: worker threads that encode the input (0: none); default by file size (see readCsv). */
+  threads?: number;
   /** Called now and then with bytes of the input consumed so far and the input size. */
   onProgress?: (doneBytes: number, totalBytes: number) => void;
 }

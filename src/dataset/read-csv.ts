@@ -3,6 +3,7 @@ import { type FileHandle, open } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import { CsvError } from 'csv-parse';
+import { CsvChunks, defaultEncoderThreads, type EncodedRowsTarget } from './csv-chunks.js';
 import { CsvRecords } from './csv-records.js';
 import { CrosstabError, ErrorCode } from '../errors.js';
 import { checkReadOptions, unreadable } from './input-file.js';
@@ -11,6 +12,13 @@ import { type ColumnEncoder, placedError, TableEncoder, type WeightEncoder } fro
 
 const progressEveryRows = 65_536;
 const readChunkBytes = 256 * 1024;
+/** Bytes of whole lines per chunk a build worker encodes. */
+const encoderChunkBytes = 1024 * 1024;
+/**
+ * Files smaller than this (gzip'd: a quarter of it) are read on the calling thread:
+ * starting workers (~30 ms) costs more than it saves on them.
+ */
+const encoderMinFileBytes = 4 * 1024 * 1024;
 /**
  * Output size of each gunzip step. zlib runs on the libuv thread pool and hands every chunk
  * back to the main thread: with its default 16 KiB that is ~17,000 hand-offs for the ACS
@@ -33,10 +41,21 @@ const gunzipChunkBytes = 1024 * 1024;
  * `invalid_input` for bad data, with `file`, `line` (1-based physical line, the header is
  * line 1), `field` (the column) and `hint` in `details`.
  *
- * `tokenizer` is for tests: `fastPath: false` parses everything with csv-parse (the
- * reference of the fast path, see csv-records.ts), `chunkBytes` sets the read size.
+ * Files of 4 MiB or more (gzip'd: 1 MiB) are encoded by worker threads running the WebAssembly encoder
+ * (csv-chunks.ts); lines it cannot take (quotes, '\r', problems) are read as below, with
+ * identical results.
+ *
+ * `tokenizer` is for tests and the CLI: `fastPath: false` parses everything with csv-parse
+ * (the reference of the fast paths, see csv-records.ts), `chunkBytes` sets the read size,
+ * `threads` the encoder workers (0: none, every line on this thread; default: one per core
+ * for files of 4 MiB or more, gzip'd files of 1 MiB or more), `encoderChunkBytes` the bytes
+ * per worker chunk; `report.encodedRows` is set to the rows the workers encoded.
  */
-export async function readCsv(path: string, options: ReadOptions, tokenizer: { fastPath?: boolean; chunkBytes?: number } = {}): Promise<RawTable> {
+export async function readCsv(
+  path: string,
+  options: ReadOptions,
+  tokenizer: { fastPath?: boolean; chunkBytes?: number; threads?: number; encoderChunkBytes?: number; report?: { encodedRows: number } } = {},
+): Promise<RawTable> {
   checkReadOptions(path, options);
   const handle = await open(path, 'r').catch((error: unknown) => {
     throw unreadable(path, error);
@@ -50,10 +69,16 @@ export async function readCsv(path: string, options: ReadOptions, tokenizer: { f
     const file = (source = handle.createReadStream({ start: 0, highWaterMark: tokenizer.chunkBytes ?? readChunkBytes }));
     const builder = new TableBuilder(path, options);
     const onProgress = options.onProgress;
-    const sink = new CsvRecords((record, plain) => {
+    const progress = () => onProgress?.(file.bytesRead, size);
+    const records = new CsvRecords((record, plain) => {
       builder.add(record, plain);
-      if (onProgress !== undefined && builder.rows % progressEveryRows === 0) onProgress(file.bytesRead, size);
+      if (onProgress !== undefined && builder.rows % progressEveryRows === 0) progress();
     }, tokenizer.fastPath !== false);
+    const threads = tokenizer.threads ?? options.threads ?? (size * (gzip ? 4 : 1) >= encoderMinFileBytes ? defaultEncoderThreads() : 0);
+    const sink =
+      threads > 0 && tokenizer.fastPath !== false
+        ? new CsvChunks(records, builder, { threads, chunkBytes: tokenizer.encoderChunkBytes ?? encoderChunkBytes, report: tokenizer.report }, progress)
+        : records;
     await (gzip ? pipeline(file, createGunzip({ chunkSize: gunzipChunkBytes }), sink) : pipeline(file, sink));
     const table = builder.finish();
     onProgress?.(size, size);
@@ -66,7 +91,7 @@ export async function readCsv(path: string, options: ReadOptions, tokenizer: { f
 }
 
 /** Turns parsed records into a table through the {@link TableEncoder}, counting physical lines. */
-class TableBuilder {
+class TableBuilder implements EncodedRowsTarget {
   rows = 0;
   /** Physical line on which the next record starts. */
   private nextLine = 1;
@@ -94,6 +119,16 @@ class TableBuilder {
     for (const weight of this.weights) weight.encoder.set(row, record[weight.position]!);
     for (const column of this.columns) column.encoder.set(row, record[column.position]!);
     this.rows++;
+  }
+
+  layout(): ReturnType<EncodedRowsTarget['layout']> {
+    if (this.header === undefined) return undefined;
+    return { width: this.header.length, columns: this.columns, weights: this.weights };
+  }
+
+  addEncodedRows(rows: number): void {
+    this.rows += rows;
+    this.nextLine += rows;
   }
 
   finish(): RawTable {

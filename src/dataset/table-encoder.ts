@@ -105,6 +105,8 @@ export class ColumnEncoder extends ChunkedRows<RowIds> {
    * with the previous value skips hashing it; about 1 s of 37 on the ACS CSV. */
   private lastValue: CellValue = undefined;
   private lastId = 0;
+  /** Dictionary entries that are in `codes` (append() leaves the rest for mapAppended). */
+  private mapped = 0;
 
   constructor(
     readonly source: SourceColumn,
@@ -119,10 +121,13 @@ export class ColumnEncoder extends ChunkedRows<RowIds> {
     // Parquet and Arrow INT64 arrive as bigint; as Map keys numbers hash much faster.
     if (typeof value === 'bigint' && value <= maxSafe && value >= -maxSafe) value = Number(value);
     if (value !== this.lastValue) {
+      // Values a build worker appended are looked up from here on (append() skips the map).
+      if (this.mapped !== this.dictionary.length) this.mapAppended();
       let id = this.codes.get(value);
       if (id === undefined) {
         const text = typeof value === 'string' ? ownString(value) : String(value);
         id = this.dictionary.push(text);
+        this.mapped = id;
         this.codes.set(typeof value === 'string' ? text : value, id);
         if (id > this.limit) {
           this.current = widened(this.current, id);
@@ -137,6 +142,34 @@ export class ColumnEncoder extends ChunkedRows<RowIds> {
     // (The index is found before `current` is read: slot() may replace it.)
     if ((at >>> 0) >= this.current.length) at = this.slot(row);
     this.current[at] = this.lastId;
+  }
+
+  /**
+   * Appends values found new by a CSV build worker, which owns this column's numbering
+   * (src/dataset/csv-chunks.ts): the worker's ids are this column's ids.
+   */
+  append(values: string[]): void {
+    for (const value of values) this.dictionary.push(value);
+    if (this.dictionary.length > this.limit) {
+      this.current = widened(this.current, this.dictionary.length);
+      this.limit = idLimit(this.current);
+    }
+  }
+
+  /** Rows `start .. start + ids.length - 1` at once, ids from a build worker (see append). */
+  setIds(start: number, ids: Uint32Array): void {
+    let done = 0;
+    while (done < ids.length) {
+      const at = this.slot(start + done);
+      const take = Math.min(ids.length - done, this.current.length - at);
+      this.current.set(take === ids.length ? ids : ids.subarray(done, done + take), at);
+      done += take;
+    }
+  }
+
+  private mapAppended(): void {
+    for (let id = this.mapped + 1; id <= this.dictionary.length; id++) this.codes.set(this.dictionary[id - 1]!, id);
+    this.mapped = this.dictionary.length;
   }
 
   /** The ids of rows `0 .. rows - 1`; the encoder is empty afterwards. */
@@ -173,6 +206,17 @@ export class WeightEncoder extends ChunkedRows<Float64Array> {
     let at = row - this.start;
     if ((at >>> 0) >= this.current.length) at = this.slot(row);
     this.current[at] = number;
+  }
+
+  /** Rows `start .. start + values.length - 1` at once; the values are valid weights (>= 0, finite). */
+  setAll(start: number, values: Float64Array): void {
+    let done = 0;
+    while (done < values.length) {
+      const at = this.slot(start + done);
+      const take = Math.min(values.length - done, this.current.length - at);
+      this.current.set(take === values.length - done && done === 0 ? values : values.subarray(done, done + take), at);
+      done += take;
+    }
   }
 
   /** The weights of rows `0 .. rows - 1`; the encoder is empty afterwards. */

@@ -29,6 +29,11 @@ export interface BuildOptions {
   stability?: StabilityThresholds;
   /** Complex survey design: strata, PSUs, fpc, or replicate weights (see docs/statistics.md). */
   design?: DesignOptions;
+  /**
+   * Worker threads that encode a CSV input (0: read on the calling thread). Default: one
+   * per core (at most 4) for CSV files of 4 MiB or more, none for smaller ones.
+   */
+  threads?: number;
   /** Progress of reading the input: bytes done of total. */
   onProgress?: (doneBytes: number, totalBytes: number) => void;
   /**
@@ -66,6 +71,7 @@ export async function buildDataset(input: string, options: BuildOptions): Promis
   const replicateWeights = checked.design?.replicateWeights ?? [];
   const readOptions: Parameters<typeof readInput>[1] = { weights: [...checked.weights, ...replicateWeights.filter((w) => !checked.weights.includes(w))] };
   if (checked.exclude) readOptions.exclude = checked.exclude;
+  if (checked.threads !== undefined) readOptions.threads = checked.threads;
   const { onProgress } = checked;
   // Readers report progress now and then: that is where a cancelled read stops.
   if (signal !== undefined) {
@@ -154,6 +160,9 @@ function validateBuildOptions(options: BuildOptions): BuildOptions {
   }
   if (exclude !== undefined && (!Array.isArray(exclude) || !exclude.every((c) => typeof c === 'string'))) {
     throw invalidOption('exclude', 'must be a list of column names', 'Pass --exclude COL1,COL2.');
+  }
+  if (options.threads !== undefined && !(Number.isInteger(options.threads) && options.threads >= 0 && options.threads <= 64)) {
+    throw invalidOption('threads', `must be a whole number from 0 to 64, not ${String(options.threads)}`, 'Pass --threads 0 to read on one thread, or leave it out for one worker per core.');
   }
   if (options.onProgress !== undefined && typeof options.onProgress !== 'function') {
     throw invalidOption('onProgress', 'must be a function', 'Pass (doneBytes, totalBytes) => { ... }.');

@@ -3,23 +3,36 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CrosstabError, ErrorCode } from '../errors.js';
 
-let compiled: WebAssembly.Module | undefined;
+const compiled = new Map<string, WebAssembly.Module>();
 
-/** Finds build/kernel.wasm from wherever this code runs (src/ under tests, dist/ when built). */
-function locateKernel(): string {
+/** Finds build/<file> from wherever this code runs (src/ under tests, dist/ when built). */
+function locate(file: string): string {
   let dir = dirname(fileURLToPath(import.meta.url));
   for (let depth = 0; depth < 5; depth++) {
-    const candidate = join(dir, 'build', 'kernel.wasm');
+    const candidate = join(dir, 'build', file);
     if (existsSync(candidate)) return candidate;
     dir = dirname(dir);
   }
-  throw new CrosstabError(ErrorCode.internal, 'build/kernel.wasm not found next to crosstab-engine', {
-    hint: 'Run `npm run build:wasm` (npm install does it) to compile the AssemblyScript kernel.',
+  throw new CrosstabError(ErrorCode.internal, `build/${file} not found next to crosstab-engine`, {
+    hint: 'Run `npm run build:wasm` (npm install does it) to compile the AssemblyScript modules.',
   });
 }
 
-/** The compiled kernel module, compiled once per thread. */
-export function kernelModule(): WebAssembly.Module {
-  compiled ??= new WebAssembly.Module(readFileSync(locateKernel()));
-  return compiled;
+function module(file: string): WebAssembly.Module {
+  let found = compiled.get(file);
+  if (!found) compiled.set(file, (found = new WebAssembly.Module(readFileSync(locate(file)))));
+  return found;
 }
+
+/** The compiled query kernel (assembly/index.ts), compiled once per thread. */
+export function kernelModule(): WebAssembly.Module {
+  return module('kernel.wasm');
+}
+
+/** The compiled CSV encoder of the build (assembly/csv.ts), compiled once per thread. */
+export function csvEncoderModule(): WebAssembly.Module {
+  return module('csv.wasm');
+}
+
+/** Version of the CSV encoder's exports this code calls (csvAbi() in assembly/csv.ts). */
+export const CSV_ENCODER_ABI = 1;

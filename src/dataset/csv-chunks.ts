@@ -1,0 +1,300 @@
+import { existsSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { dirname, join } from 'node:path';
+import { Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { CrosstabError, ErrorCode } from '../errors.js';
+import { CSV_ENCODER_ABI, csvEncoderModule } from '../kernel/wasm-module.js';
+import type { CsvRecords } from './csv-records.js';
+import type { ColumnEncoder, WeightEncoder } from './table-encoder.js';
+
+/** What the CSV reader's table builder offers once it knows the header. */
+export interface EncodedRowsTarget {
+  /** Header width and the encoders by header position; undefined until the header is read. */
+  layout(): { width: number; columns: Array<{ position: number; encoder: ColumnEncoder }>; weights: Array<{ position: number; encoder: WeightEncoder }> } | undefined;
+  /** Rows so far (the next row's number). */
+  readonly rows: number;
+  /** Counts `rows` rows encoded here, one physical line each. */
+  addEncodedRows(rows: number): void;
+}
+
+/** Chunks sent to the workers and not yet merged, at most. */
+const chunksInFlight = 4;
+
+export interface CsvChunksOptions {
+  /** Worker threads encoding chunks (>= 1). */
+  threads: number;
+  /** Bytes of whole lines per chunk handed to a worker. */
+  chunkBytes: number;
+  /** Filled in as rows are merged: how many the workers encoded (for tests and benchmarks). */
+  report?: { encodedRows: number } | undefined;
+}
+
+/** Default worker threads: one per core, at most 4 (the main thread merges, zlib's thread inflates). */
+export function defaultEncoderThreads(): number {
+  return Math.max(1, Math.min(4, availableParallelism()));
+}
+
+interface ChunkResult {
+  seq: number;
+  error?: string;
+  /** Every line of the chunk was encoded (else the chunk is read here, as text). */
+  complete: boolean;
+  rows: number;
+  /** Per dictionary column of the worker: the rows' ids, which are the column's ids. */
+  ids: Uint32Array[];
+  weights: Float64Array[];
+  /** Per dictionary column of the worker: its values first seen in this chunk, in id order. */
+  fresh: string[][];
+}
+
+/** A worker's share of the columns: by its dictionary and weight numbers, the table's encoders. */
+interface Share {
+  worker: Worker;
+  columns: ColumnEncoder[];
+  weights: WeightEncoder[];
+}
+
+/**
+ * The CSV reader's parallel path (issue 9): the lines after the header go in chunks of
+ * whole lines to worker threads running the WebAssembly encoder (assembly/csv.ts via
+ * csv-worker.js), which tokenize, dictionary-encode and parse weights over bytes. Every
+ * worker reads every chunk and encodes its share of the columns, so each column's
+ * dictionary lives in one worker and its ids need no mapping; this thread copies the
+ * results into the table's encoders in file order. From the first chunk a worker cannot
+ * take whole (a quote or '\r', a field count or weight to complain about, bytes that are
+ * not UTF-8) to the end of the file, `records` reads the lines (the string path and
+ * csv-parse), so the table or the error is the same as that path alone gives.
+ */
+export class CsvChunks extends Writable {
+  private mode: 'header' | 'chunks' | 'records' = 'header';
+  private leftover: Buffer | undefined;
+  private pending: Buffer[] = [];
+  private pendingBytes = 0;
+  private shares: Share[] = [];
+  private seq = 0;
+  private nextToMerge = 0;
+  /** Chunks sent and not yet merged: their bytes, and the workers' results so far. */
+  private readonly inFlight = new Map<number, { bytes: Buffer; results: ChunkResult[]; arrived: number }>();
+  /** Workers started. */
+  private threads = 0;
+  private merging: Promise<void> = Promise.resolve();
+  private failure: Error | undefined;
+  private wake: (() => void) | undefined;
+
+  constructor(
+    private readonly records: CsvRecords,
+    private readonly target: EncodedRowsTarget,
+    private readonly options: CsvChunksOptions,
+    private readonly onRows: () => void,
+  ) {
+    super({ highWaterMark: 1 << 20 });
+    records.on('error', (error: Error) => this.fail(error));
+  }
+
+  override _write(chunk: Buffer, _encoding: BufferEncoding, done: (error?: Error | null) => void): void {
+    this.take(chunk).then(() => done(), (error: Error) => done(error));
+  }
+
+  override _final(done: (error?: Error | null) => void): void {
+    this.finish().then(() => done(), (error: Error) => done(error));
+  }
+
+  override _destroy(error: Error | null, done: (error?: Error | null) => void): void {
+    this.stopWorkers();
+    if (!this.records.destroyed) this.records.destroy();
+    done(error);
+  }
+
+  private async take(chunk: Buffer): Promise<void> {
+    if (this.failure) throw this.failure;
+    if (this.mode === 'header') {
+      // The header line goes to `records` (BOM, names, checks); every line after it to the workers.
+      const data = this.leftover ? Buffer.concat([this.leftover, chunk]) : chunk;
+      this.leftover = undefined;
+      const end = data.indexOf(0x0a);
+      if (end < 0) {
+        this.leftover = Buffer.from(data);
+        return;
+      }
+      await this.toRecords(data.subarray(0, end + 1));
+      if (this.records.diverted || !this.records.pastFirstLine || this.target.layout() === undefined) {
+        this.mode = 'records';
+        return this.toRecords(data.subarray(end + 1));
+      }
+      this.startChunks();
+      chunk = data.subarray(end + 1);
+    }
+    if (this.mode === 'records') {
+      // A worker met a quote or '\r': what is still with the workers or waiting goes to
+      // csv-parse first, in file order.
+      await this.drain();
+      const rest = this.leftover;
+      this.leftover = undefined;
+      if (rest !== undefined && rest.length > 0) await this.toRecords(rest);
+      return this.toRecords(chunk);
+    }
+    const data = this.leftover ? Buffer.concat([this.leftover, chunk]) : chunk;
+    this.leftover = undefined;
+    const end = data.lastIndexOf(0x0a);
+    if (end < 0) {
+      this.leftover = Buffer.from(data);
+      return;
+    }
+    this.pending.push(data.subarray(0, end + 1));
+    this.pendingBytes += end + 1;
+    if (end + 1 < data.length) this.leftover = Buffer.from(data.subarray(end + 1));
+    if (this.pendingBytes >= this.options.chunkBytes) this.dispatch();
+    // A few chunks in flight: memory stays bounded however fast the input comes.
+    while (this.seq - this.nextToMerge >= chunksInFlight && !this.failure) {
+      await new Promise<void>((resolve) => (this.wake = resolve));
+    }
+    if (this.failure) throw this.failure;
+  }
+
+  private async finish(): Promise<void> {
+    await this.drain();
+    this.stopWorkers();
+    const rest = this.leftover;
+    this.leftover = undefined;
+    if (rest !== undefined && rest.length > 0) await this.toRecords(rest);
+    await new Promise<void>((resolve, reject) => {
+      this.records.once('error', reject);
+      this.records.end(() => resolve());
+    });
+    if (this.failure) throw this.failure;
+  }
+
+  /** Sends what waits for a full chunk, then waits until every chunk sent is merged. */
+  private async drain(): Promise<void> {
+    this.dispatch();
+    while (this.nextToMerge < this.seq && !this.failure) await new Promise<void>((resolve) => (this.wake = resolve));
+    await this.merging;
+    if (this.failure) throw this.failure;
+  }
+
+  private startChunks(): void {
+    const layout = this.target.layout()!;
+    const owned = [...layout.weights.map((weight) => ({ ...weight, kind: 2 })), ...layout.columns.map((column) => ({ ...column, kind: 1 }))];
+    owned.sort((a, b) => a.position - b.position);
+    const threads = (this.threads = Math.min(this.options.threads, owned.length));
+    const path = locateWorker();
+    for (let i = 0; i < threads; i++) {
+      // Columns dealt out in turn: neighbours in a survey file tend to be alike in cost.
+      const mine = owned.filter((_, k) => k % threads === i);
+      const kinds = new Uint8Array(layout.width);
+      const slots = new Uint32Array(layout.width);
+      const share: Omit<Share, 'worker'> = { columns: [], weights: [] };
+      for (const column of mine) {
+        kinds[column.position] = column.kind;
+        if (column.kind === 1) slots[column.position] = share.columns.push(column.encoder as ColumnEncoder) - 1;
+        else slots[column.position] = share.weights.push(column.encoder as WeightEncoder) - 1;
+      }
+      const workerData = { module: csvEncoderModule(), abi: CSV_ENCODER_ABI, kinds, slots, dictionaries: share.columns.length, weights: share.weights.length };
+      const worker = new Worker(path, { workerData });
+      worker.on('message', (result: ChunkResult) => this.arrived(i, result));
+      worker.on('error', (error) => this.fail(encoderFailed(error.message)));
+      worker.on('exit', (code) => {
+        if (code !== 0 && this.shares.some((s) => s.worker === worker)) this.fail(encoderFailed(`exit code ${code}`));
+      });
+      this.shares.push({ worker, ...share });
+    }
+    this.mode = 'chunks';
+  }
+
+  private dispatch(): void {
+    if (this.pendingBytes === 0 || this.shares.length === 0) return;
+    // One copy every worker reads.
+    const chunk = new Uint8Array(new SharedArrayBuffer(this.pendingBytes));
+    let at = 0;
+    for (const part of this.pending) {
+      chunk.set(part, at);
+      at += part.length;
+    }
+    this.pending = [];
+    this.pendingBytes = 0;
+    const seq = this.seq++;
+    this.inFlight.set(seq, { bytes: Buffer.from(chunk.buffer, 0, chunk.length), results: [], arrived: 0 });
+    for (const { worker } of this.shares) worker.postMessage({ seq, chunk, length: chunk.length });
+  }
+
+  private arrived(worker: number, result: ChunkResult): void {
+    const chunk = this.inFlight.get(result.seq);
+    if (chunk === undefined) return;
+    chunk.results[worker] = result;
+    chunk.arrived++;
+    this.merging = this.merging
+      .then(async () => {
+        for (let next = this.inFlight.get(this.nextToMerge); next !== undefined && next.arrived === this.threads; next = this.inFlight.get(this.nextToMerge)) {
+          this.inFlight.delete(this.nextToMerge);
+          if (!this.failure) await this.merge(next.bytes, next.results);
+          this.nextToMerge++;
+          this.wake?.();
+        }
+      })
+      .catch((error: Error) => this.fail(error));
+  }
+
+  /** Adds the workers' rows to the table, or hands the chunk to `records` if one could not take it all. */
+  private async merge(bytes: Buffer, results: ChunkResult[]): Promise<void> {
+    const failed = results.find((result) => result.error !== undefined);
+    if (failed) throw encoderFailed(failed.error!);
+    if (this.mode === 'chunks' && results.every((result) => result.complete)) {
+      const start = this.target.rows;
+      const rows = results[0]!.rows;
+      results.forEach((result, i) => {
+        const share = this.shares[i]!;
+        if (result.rows !== rows) throw encoderFailed(`workers encoded ${result.rows} and ${rows} rows of one chunk`);
+        share.weights.forEach((encoder, slot) => encoder.setAll(start, result.weights[slot]!));
+        share.columns.forEach((encoder, slot) => {
+          encoder.append(result.fresh[slot]!);
+          encoder.setIds(start, result.ids[slot]!);
+        });
+      });
+      this.target.addEncodedRows(rows);
+      this.records.skipLines(rows);
+      if (this.options.report) this.options.report.encodedRows += rows;
+      if (Math.floor(start / 65_536) !== Math.floor(this.target.rows / 65_536)) this.onRows();
+      return;
+    }
+    // From here to the end, lines are read as text (the workers' dictionaries no longer see them all).
+    this.mode = 'records';
+    await this.toRecords(bytes);
+  }
+
+  private toRecords(bytes: Buffer): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      // A problem `records` found (a malformed line...) is the error, not a later write to it.
+      const failed = () => this.failure ?? this.records.errored ?? new Error('the CSV reader stopped');
+      if (this.failure !== undefined || this.records.destroyed) return reject(failed());
+      this.records.write(bytes, (error) => (error ? reject(this.failure ?? this.records.errored ?? error) : resolve()));
+    });
+  }
+
+  private fail(error: Error): void {
+    this.failure ??= error;
+    this.stopWorkers();
+    this.wake?.();
+  }
+
+  private stopWorkers(): void {
+    const shares = this.shares;
+    this.shares = [];
+    for (const { worker } of shares) void worker.terminate();
+  }
+}
+
+function encoderFailed(message: string): CrosstabError {
+  return new CrosstabError(ErrorCode.internal, `a CSV build worker failed: ${message}`, {
+    hint: 'Run the build again; if it keeps failing, report it with the input file (crosstab build --threads 0 reads it on one thread).',
+  });
+}
+
+function locateWorker(): string {
+  const here = dirname(fileURLToPath(import.meta.url));
+  for (const candidate of [join(here, 'csv-worker.js'), join(here, 'dataset', 'csv-worker.js')]) {
+    if (existsSync(candidate)) return candidate;
+  }
+  throw new CrosstabError(ErrorCode.internal, `the CSV build worker (csv-worker.js) was not found next to ${here}`, { hint: 'Reinstall crosstab-engine.' });
+}

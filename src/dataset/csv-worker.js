@@ -1,0 +1,127 @@
+// A CSV build worker: encodes its share of the columns of every chunk with the WebAssembly
+// encoder (assembly/csv.ts, build/csv.wasm) in a memory of its own. Every worker reads
+// every line; each owns some columns (src/dataset/csv-chunks.ts deals them out), so a
+// column's dictionary lives in one worker for the whole build and the ids it hands out are
+// the table's ids: the main thread copies them, and gets each new value once, as text.
+// Plain JavaScript so that the same file runs under the test runner (from src/) and from
+// the bundle (dist/).
+//
+// workerData: { module, abi, kinds: Uint8Array (a byte per column: 0 not mine, 1 dictionary,
+//   2 weight), slots: Uint32Array (my dictionary or weight number per column), dictionaries,
+//   weights }
+// In:  { seq, chunk: Uint8Array over a SharedArrayBuffer, length }
+// Out: { seq, complete, rows, ids: Uint32Array[], weights: Float64Array[], fresh: string[][] }
+//   (complete: every line was encoded; otherwise the main thread reads the chunk itself)
+//   or { seq, error }
+import { parentPort, workerData } from 'node:worker_threads';
+
+const { module, abi, kinds, slots, dictionaries, weights: weightCount } = workerData;
+const port = parentPort;
+if (port === null) throw new Error('csv-worker runs as a worker thread of the CSV reader.');
+
+const csv = new WebAssembly.Instance(module, {
+  env: {
+    abort() {
+      throw new Error('CSV encoder aborted');
+    },
+  },
+}).exports;
+const found = typeof csv.csvAbi === 'function' ? csv.csvAbi() : 0;
+const refused =
+  found === abi
+    ? undefined
+    : `build/csv.wasm has CSV encoder ABI ${found}, this code expects ${abi}; the bundle and build/csv.wasm come from different builds: run \`npm run build\``;
+
+/** Weights as the JavaScript reader accepts them (WeightEncoder in table-encoder.ts). */
+const decimalNumber = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
+
+const columns = kinds.length;
+const listedBytes = csv.LISTED_WEIGHT_BYTES.value;
+const dictBytes = csv.DICT_BYTES.value;
+const stopEnd = csv.STOP_END.value;
+const kindsPtr = refused ? 0 : csv.allocate(columns);
+const slotsPtr = refused ? 0 : csv.allocate(columns * 4);
+const status = refused ? 0 : csv.allocate(csv.STATUS_BYTES.value);
+const dicts = refused ? 0 : csv.newDictionaries(dictionaries);
+/** Ids each dictionary had handed out before the current chunk. */
+const known = new Uint32Array(dictionaries);
+if (!refused) {
+  new Uint8Array(csv.memory.buffer, kindsPtr, columns).set(kinds);
+  new Uint32Array(csv.memory.buffer, slotsPtr, columns).set(slots);
+}
+
+// Buffers reused from chunk to chunk, reallocated (the old ones abandoned) when a chunk is larger.
+let source = 0;
+let sourceBytes = 0;
+let ids = 0;
+let weightsPtr = 0;
+let listed = 0;
+let rowCap = 0;
+
+port.on('message', ({ seq, chunk, length }) => {
+  if (refused) return port.postMessage({ seq, error: refused });
+  try {
+    const result = encode(seq, chunk, length);
+    port.postMessage(result, [...result.ids.map((column) => column.buffer), ...result.weights.map((column) => column.buffer)]);
+  } catch (error) {
+    port.postMessage({ seq, error: error instanceof Error ? error.message : String(error) });
+  }
+});
+
+function encode(seq, chunk, length) {
+  const padded = Math.ceil(length / 64) * 64 + 64;
+  if (padded > sourceBytes) {
+    sourceBytes = padded * 2;
+    source = csv.allocate(sourceBytes);
+  }
+  // A line holds at least `columns` bytes (its commas and '\n').
+  const rowsAtMost = Math.floor(length / columns) + 1;
+  if (rowsAtMost > rowCap) {
+    rowCap = rowsAtMost * 2;
+    ids = csv.allocate(Math.max(1, dictionaries) * rowCap * 4);
+    weightsPtr = csv.allocate(Math.max(1, weightCount) * rowCap * 8);
+    listed = csv.allocate(Math.max(1, weightCount) * rowCap * listedBytes);
+  }
+  const input = new Uint8Array(csv.memory.buffer, source, padded);
+  input.set(chunk.subarray(0, length));
+  input.fill(0, length);
+  const rows = csv.encodeChunk(source, length, columns, kindsPtr, slotsPtr, dicts, ids, weightsPtr, rowCap, listed, status);
+  // encodeChunk may have grown the memory: views are taken afterwards.
+  const memory = csv.memory.buffer;
+  const [, reason, , listedCount] = new Uint32Array(memory, status, 4);
+  let complete = reason === stopEnd;
+  const bytes = Buffer.from(memory);
+  // Weights the encoder could not convert exactly: as the JavaScript reader converts them.
+  const entries = new Uint32Array(memory, listed, (listedCount * listedBytes) / 4);
+  const weights = new Float64Array(memory, weightsPtr, Math.max(1, weightCount) * rowCap);
+  for (let i = 0; complete && i < listedCount; i++) {
+    const [row, slot, , start, end] = entries.subarray((i * listedBytes) / 4, ((i + 1) * listedBytes) / 4);
+    const text = bytes.toString('utf8', source + start, source + end);
+    const value = decimalNumber.test(text) ? Number(text) : Number.NaN;
+    // Not a weight: the main thread reads the chunk and names the problem.
+    if (!(value >= 0 && value < Infinity)) complete = false;
+    else weights[slot * rowCap + row] = value;
+  }
+  const fresh = [];
+  for (let d = 0; complete && d < dictionaries; d++) {
+    const dict = dicts + d * dictBytes;
+    const count = csv.dictionaryCount(dict);
+    const values = [];
+    for (let id = known[d] + 1; id <= count; id++) {
+      const at = csv.dictionaryValue(dict, id);
+      const text = bytes.toString('utf8', at, at + csv.dictionaryValueLength(dict, id));
+      // Bytes that are not UTF-8: two such values may read as the same text, which must be
+      // one value. The main thread reads the chunk (and the rest of the file) as text.
+      if (text.includes('\ufffd')) complete = false;
+      values.push(text);
+    }
+    known[d] = count;
+    fresh.push(values);
+  }
+  if (!complete) return { seq, complete, rows: 0, ids: [], weights: [], fresh: [] };
+  const idColumns = [];
+  for (let d = 0; d < dictionaries; d++) idColumns.push(new Uint32Array(memory, ids + d * rowCap * 4, rows).slice());
+  const weightColumns = [];
+  for (let w = 0; w < weightCount; w++) weightColumns.push(weights.slice(w * rowCap, w * rowCap + rows));
+  return { seq, complete, rows, ids: idColumns, weights: weightColumns, fresh };
+}

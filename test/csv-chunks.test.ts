@@ -1,0 +1,116 @@
+// The CSV reader's worker path (WebAssembly encoder, src/dataset/csv-chunks.ts) against the
+// same reader on one thread, on the real survey files and on large generated files whose
+// problems come late: the same table (ids, dictionaries in first-seen order, weights to the
+// bit) or the same error at the same line. test/csv-records.test.ts runs random CSVs.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { afterAll, describe, expect, it } from 'vitest';
+import { readCsv } from '../src/dataset/read-csv.js';
+import type { RawTable } from '../src/dataset/raw-table.js';
+import { CrosstabError } from '../src/errors.js';
+import { gssCsv, nhanesCsv } from './support/paths.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'csv-chunks-test-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+type Tokenizer = NonNullable<Parameters<typeof readCsv>[2]>;
+
+async function read(path: string, weights: string[], tokenizer: Tokenizer): Promise<RawTable | { code: string; message: string; details: unknown }> {
+  try {
+    return await readCsv(path, { weights }, tokenizer);
+  } catch (error) {
+    if (!(error instanceof CrosstabError)) throw error;
+    return { code: error.code, message: error.message, details: error.details };
+  }
+}
+
+/**
+ * One thread, then 1, 2 and 3 workers with small chunks: all equal. Returns the outcome and
+ * the rows the workers encoded (each run the same).
+ */
+async function expectSameEverywhere(path: string, weights: string[]): Promise<{ outcome: RawTable | { message: string }; encodedRows: number }> {
+  const reference = await read(path, weights, { threads: 0 });
+  const encoded: number[] = [];
+  for (const threads of [1, 2, 3]) {
+    const report = { encodedRows: 0 };
+    expect(await read(path, weights, { threads, encoderChunkBytes: 64 * 1024, report })).toEqual(reference);
+    encoded.push(report.encodedRows);
+  }
+  expect(new Set(encoded).size).toBe(1);
+  return { outcome: reference as RawTable | { message: string }, encodedRows: encoded[0]! };
+}
+
+describe('CSV worker path = one thread', () => {
+  it('GSS: the same table', async () => {
+    const { outcome, encodedRows } = await expectSameEverywhere(gssCsv, ['wtssps']);
+    expect((outcome as RawTable).rows).toBeGreaterThan(70_000);
+    expect(encodedRows).toBe((outcome as RawTable).rows);
+  });
+
+  it('NHANES: the same table', async () => {
+    const { outcome, encodedRows } = await expectSameEverywhere(nhanesCsv, ['WTMEC2YR']);
+    expect((outcome as RawTable).rows).toBeGreaterThan(1000);
+    expect(encodedRows).toBe((outcome as RawTable).rows);
+  });
+
+  const rows = 40_000;
+  const lines = (row: (i: number) => string) => ['id,w,state,x', ...Array.from({ length: rows }, (_, i) => row(i))].join('\n');
+  const plain = (i: number) => `${i},${(i % 97) / 8},${String(i % 53).padStart(2, '0')},${i % 7 === 0 ? '' : `v${i % 1000}`}`;
+
+  it('a gzip file: the same table, every row encoded by the workers', async () => {
+    const path = join(dir, 'large.csv.gz');
+    writeFileSync(path, gzipSync(`${lines(plain)}\n`));
+    const { outcome, encodedRows } = await expectSameEverywhere(path, ['w']);
+    expect((outcome as RawTable).rows).toBe(rows);
+    expect(encodedRows).toBe(rows);
+  });
+
+  it('takes the worker path by default for a file of 4 MiB (gzip: 1 MiB) or more', async () => {
+    const report = { encodedRows: 0 };
+    const table = (await read(gssCsv, ['wtssps'], { report })) as RawTable;
+    expect(report.encodedRows).toBe(table.rows);
+    const small = { encodedRows: 0 };
+    await read(nhanesCsv, ['WTMEC2YR'], { report: small });
+    expect(small.encodedRows).toBe(0);
+  });
+
+  it('a quote, CRLF, a bad weight or a ragged row late in the file: the same table or error, same line', async () => {
+    const late = 31_234;
+    const cases: Array<[string, (i: number) => string]> = [
+      ['quote', (i) => (i === late ? `${i},1,"0,6",x` : plain(i))],
+      ['crlf', (i) => (i >= late ? `${plain(i)}\r` : plain(i))],
+      ['weight', (i) => (i === late ? `${i},-3,06,x` : plain(i))],
+      ['blank weight', (i) => (i === late ? `${i},,06,x` : plain(i))],
+      ['ragged', (i) => (i === late ? `${i},1,06` : plain(i))],
+    ];
+    for (const [name, row] of cases) {
+      const path = join(dir, `late-${name}.csv`);
+      writeFileSync(path, `${lines(row)}\n`);
+      const { outcome, encodedRows } = await expectSameEverywhere(path, ['w']);
+      if ('message' in outcome) expect(outcome.message).toContain(`:${late + 2}:`);
+      // The lines before the problem's chunk were encoded by the workers.
+      expect(encodedRows).toBeGreaterThan(late - 8000);
+      expect(encodedRows).toBeLessThanOrEqual(late);
+    }
+  });
+
+  it('weights the encoder does not convert itself (many digits, large exponents) stay on the worker path, converted as Number() does', async () => {
+    const path = join(dir, 'long-weights.csv');
+    const weights = ['0.12345678901234567890123', '1e23', '123456789012345678901', '4.9e-324', '1.7976931348623157e308', '0.1e-30'];
+    writeFileSync(path, `${lines((i) => (i % 1000 === 0 ? `${i},${weights[(i / 1000) % weights.length]},06,x` : plain(i)))}\n`);
+    const { outcome, encodedRows } = await expectSameEverywhere(path, ['w']);
+    expect(encodedRows).toBe(rows);
+    expect((outcome as RawTable).weights[0]!.values[1000]).toBe(Number(weights[1]));
+  });
+
+  it('bytes that are not UTF-8: one value per text, as on one thread', async () => {
+    const header = Buffer.from('w,a\n');
+    const body = Array.from({ length: 5000 }, (_, i) => Buffer.concat([Buffer.from('1,'), Buffer.from(i % 2 === 0 ? [0xff] : [0xfe]), Buffer.from('\n')]));
+    const path = join(dir, 'latin.csv');
+    writeFileSync(path, Buffer.concat([header, ...body]));
+    const { outcome } = await expectSameEverywhere(path, ['w']);
+    expect((outcome as RawTable).columns[0]!.dictionary).toEqual(['\ufffd']);
+  });
+});
