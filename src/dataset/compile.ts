@@ -93,11 +93,21 @@ export function compileDataset(input: RawTable, options: CompileOptions): Compil
     const { values, remap } = sortDictionary(column, verdict.kind);
     const counts = new Array<number>(values.length).fill(0);
     let missing = 0;
-    const ids = column.ids;
-    for (let row = 0; row < rows; row++) {
-      const rank = remap[ids[row]!]!;
-      if (rank === 0) missing++;
-      else counts[rank - 1]!++;
+    const counted = column.counts;
+    if (counted !== undefined && counted.length === column.dictionary.length + 1) {
+      // Counted by the reader: by rank, and the rest of the rows are blank.
+      missing = rows;
+      for (let id = 1; id < counted.length; id++) {
+        counts[remap[id]! - 1]! += counted[id]!;
+        missing -= counted[id]!;
+      }
+    } else {
+      const ids = column.ids;
+      for (let row = 0; row < rows; row++) {
+        const rank = remap[ids[row]!]!;
+        if (rank === 0) missing++;
+        else counts[rank - 1]!++;
+      }
     }
     const indexKind = values.length <= 0xff ? BufferKind.indexU8 : values.length <= 0xffff ? BufferKind.indexU16 : BufferKind.indexU32;
     const width = indexKind === BufferKind.indexU8 ? 1 : indexKind === BufferKind.indexU16 ? 2 : 4;

@@ -13,6 +13,11 @@ export interface RawColumn {
    * Row id `k` (k >= 1) means `dictionary[k - 1]`; id 0 means blank (missing).
    */
   dictionary: string[];
+  /**
+   * Rows per id (`counts[k]` rows have id k; index 0 unused), when the reader counted them
+   * as it read: the compiler then need not pass over the ids to count.
+   */
+  counts?: Uint32Array;
   /** One id per row, `ids.length === rows`, in the narrowest array that holds the ids. */
   ids: RowIds;
   /** Variable label (from a labelled input such as .sav), if any. */

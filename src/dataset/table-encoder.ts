@@ -107,6 +107,8 @@ export class ColumnEncoder extends ChunkedRows<RowIds> {
   private lastId = 0;
   /** Dictionary entries that are in `codes` (append() leaves the rest for mapAppended). */
   private mapped = 0;
+  /** Rows per id so far (index 0 unused: blanks are not counted), so the compiler need not count. */
+  private counted: Uint32Array = new Uint32Array(256);
 
   constructor(
     readonly source: SourceColumn,
@@ -128,6 +130,7 @@ export class ColumnEncoder extends ChunkedRows<RowIds> {
         const text = typeof value === 'string' ? ownString(value) : String(value);
         id = this.dictionary.push(text);
         this.mapped = id;
+        if (id >= this.counted.length) this.counted = grownCounts(this.counted, id);
         this.codes.set(typeof value === 'string' ? text : value, id);
         if (id > this.limit) {
           this.current = widened(this.current, id);
@@ -142,6 +145,7 @@ export class ColumnEncoder extends ChunkedRows<RowIds> {
     // (The index is found before `current` is read: slot() may replace it.)
     if ((at >>> 0) >= this.current.length) at = this.slot(row);
     this.current[at] = this.lastId;
+    this.counted[this.lastId]!++;
   }
 
   /**
@@ -150,6 +154,7 @@ export class ColumnEncoder extends ChunkedRows<RowIds> {
    */
   append(values: string[]): void {
     for (const value of values) this.dictionary.push(value);
+    if (this.dictionary.length >= this.counted.length) this.counted = grownCounts(this.counted, this.dictionary.length);
     if (this.dictionary.length > this.limit) {
       this.current = widened(this.current, this.dictionary.length);
       this.limit = idLimit(this.current);
@@ -158,6 +163,8 @@ export class ColumnEncoder extends ChunkedRows<RowIds> {
 
   /** Rows `start .. start + ids.length - 1` at once, ids from a build worker (see append). */
   setIds(start: number, ids: Uint32Array): void {
+    const counted = this.counted;
+    for (let i = 0; i < ids.length; i++) counted[ids[i]!]!++;
     let done = 0;
     while (done < ids.length) {
       const at = this.slot(start + done);
@@ -170,6 +177,13 @@ export class ColumnEncoder extends ChunkedRows<RowIds> {
   private mapAppended(): void {
     for (let id = this.mapped + 1; id <= this.dictionary.length; id++) this.codes.set(this.dictionary[id - 1]!, id);
     this.mapped = this.dictionary.length;
+  }
+
+  /** Rows per id (index 0 unused), for rows `0 .. rows - 1` once all are set. */
+  counts(): Uint32Array {
+    const counts = this.counted.slice(0, this.dictionary.length + 1);
+    counts[0] = 0;
+    return counts;
   }
 
   /** The ids of rows `0 .. rows - 1`; the encoder is empty afterwards. */
@@ -300,7 +314,7 @@ export class TableEncoder {
     for (const column of this.columns) {
       if (!column) continue;
       const { name, label, valueLabels } = column.source;
-      const raw: RawColumn = { name, dictionary: column.dictionary, ids: column.take(rows) };
+      const raw: RawColumn = { name, dictionary: column.dictionary, counts: column.counts(), ids: column.take(rows) };
       if (label !== undefined && label !== '') raw.label = label;
       if (valueLabels !== undefined && Object.keys(valueLabels).length > 0) raw.valueLabels = valueLabels;
       columns.push(raw);
@@ -308,6 +322,12 @@ export class TableEncoder {
     const weights: RawWeight[] = this.weights.map((weight) => ({ name: weight.name, values: weight.take(rows) }));
     return { source: this.file, rows, columns, weights };
   }
+}
+
+function grownCounts(counts: Uint32Array, id: number): Uint32Array {
+  const grown = new Uint32Array(Math.max(counts.length * 2, id + 1));
+  grown.set(counts);
+  return grown;
 }
 
 /** An `invalid_input` error about `file`: "file: what. hint". */
