@@ -220,7 +220,7 @@ describe('builds', () => {
         meta: compiled.meta,
         specs: compiled.specs,
         *data() {
-          for (const buffer of compiled.data()) {
+          for (const buffer of compiled.data() as Iterable<Uint8Array>) {
             yield buffer;
             controller.abort();
           }

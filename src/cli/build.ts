@@ -63,7 +63,7 @@ export function registerBuildCommand(program: Command): void {
     .option('--rscales <values...>', 'design: per-replicate multipliers (required for JKn); commas or spaces', collectNumbers)
     .option('--mse', 'design: centre replicate deviations on the full-sample estimate (R mse = TRUE)')
     .option('--degf <n>', 'design: degrees of freedom of the replicate design (default: replicates - 1)', parseNumber('--degf'))
-    .option('--threads <n>', 'worker threads encoding a CSV input (0: read on one thread; default: one per core for files of 4 MiB or more)', parseNumber('--threads'))
+    .option('--threads <n>', 'worker threads of the build (0: build on one thread; default: one per core, at most 4, for large inputs)', parseNumber('--threads'))
     .option('--quiet', 'print nothing but errors')
     .addHelpText(
       'after',

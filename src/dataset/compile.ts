@@ -12,6 +12,8 @@ import {
   type StoredMeta,
   type StoredVariable,
 } from './format.js';
+import { columnBuffers } from './column-buffers.js';
+import { ColumnPool } from './column-pool.js';
 import type { RawColumn, RawTable } from './raw-table.js';
 import { weightOrder } from './weight-order.js';
 
@@ -26,6 +28,11 @@ export interface CompileOptions {
    * input's memory shrinks as the output is written. Default false (the table is kept).
    */
   consume?: boolean;
+  /**
+   * Worker threads making the variables' buffers a few variables ahead of the writer (then
+   * `data()` is async). Default 0: all on the calling thread.
+   */
+  threads?: number;
 }
 
 /** One buffer of the dataset as planned before its bytes exist. */
@@ -43,9 +50,10 @@ export interface CompiledDataset {
   specs: BufferSpec[];
   /**
    * The buffers' bytes in the order of `specs`, each made when asked for: a writer that
-   * writes each before asking for the next holds one variable's buffers at a time.
+   * writes each before asking for the next holds one variable's buffers at a time (with
+   * `threads`, those of a few variables: it is then an async iterable).
    */
-  data(): Iterable<Uint8Array>;
+  data(): Iterable<Uint8Array> | AsyncIterable<Uint8Array>;
   /**
    * A variable's 1-based value ranks (0 = blank) and a weight's values, per respondent in
    * input order: what a build-time check that does not depend on respondent order (the
@@ -168,7 +176,10 @@ export function compileDataset(input: RawTable, options: CompileOptions): Compil
     if (!found) throw new Error(`compile: no weight ${name}`);
     return found.values;
   };
-  return { meta, specs, data: () => makeBuffers(input, planned, words, options.consume === true), inputRanks, inputWeights };
+  const consume = options.consume === true;
+  const threads = options.threads ?? 0;
+  const data = () => (threads > 0 ? makeBuffersInWorkers(input, planned, words, consume, threads) : makeBuffers(input, planned, words, consume));
+  return { meta, specs, data, inputRanks, inputWeights };
 }
 
 /**
@@ -177,20 +188,59 @@ export function compileDataset(input: RawTable, options: CompileOptions): Compil
  * a 64-bit word's weighted sum as popcount x weight (see weightRuns in assembly/index.ts).
  */
 function* makeBuffers(input: RawTable, planned: PlannedVariable[], words: number, consume: boolean): Generator<Uint8Array> {
+  const order = weightOrder(input.weights[0]?.values, input.rows);
+  yield* weightBuffers(input, order, words);
+  for (const variable of planned) {
+    const task = columnTask(variable, order, words, input.rows);
+    if (consume) variable.column.ids = new Uint8Array(0);
+    yield* columnBuffers(task);
+  }
+}
+
+/**
+ * makeBuffers with the variables' buffers made by `threads` workers, `threads` variables
+ * ahead of the one being written (so memory holds a few variables' buffers, not all).
+ */
+async function* makeBuffersInWorkers(input: RawTable, planned: PlannedVariable[], words: number, consume: boolean, threads: number): AsyncGenerator<Uint8Array> {
   const rows = input.rows;
-  const order = weightOrder(input.weights[0]?.values, rows);
+  // Shared with the workers, not copied to each.
+  const order = new Uint32Array(new SharedArrayBuffer(Math.max(1, rows) * 4), 0, rows);
+  order.set(weightOrder(input.weights[0]?.values, rows));
+  yield* weightBuffers(input, order, words);
+  const pool = new ColumnPool(threads);
+  const ahead: Array<Promise<Uint8Array[]>> = [];
+  let next = 0;
+  const launch = () => {
+    const variable = planned[next++]!;
+    const made = pool.run(columnTask(variable, order, words, rows), consume);
+    // A rejection is handled when its turn comes; until then it must not count as unhandled.
+    made.catch(() => undefined);
+    ahead.push(made);
+    if (consume) variable.column.ids = new Uint8Array(0);
+  };
+  try {
+    while (next < planned.length && ahead.length < threads + 1) launch();
+    while (ahead.length > 0) {
+      const buffers = await ahead.shift()!;
+      if (next < planned.length) launch();
+      yield* buffers;
+    }
+  } finally {
+    await pool.close();
+  }
+}
+
+function* weightBuffers(input: RawTable, order: Uint32Array, words: number): Generator<Uint8Array> {
   for (const weight of input.weights) {
     const padded = new Float64Array(words * 64);
     const values = weight.values;
-    for (let row = 0; row < rows; row++) padded[row] = values[order[row]!]!;
+    for (let row = 0; row < input.rows; row++) padded[row] = values[order[row]!]!;
     yield bytesOf(padded);
   }
-  for (const { column, remap, counts, dense } of planned) {
-    const ranks = makeIndex(column.ids, remap, order, counts.length, words);
-    if (consume) column.ids = new Uint8Array(0);
-    yield bytesOf(ranks);
-    if (dense) yield* makeCodes(ranks, counts, dense, words, rows);
-  }
+}
+
+function columnTask({ column, remap, counts, dense }: PlannedVariable, order: Uint32Array, words: number, rows: number) {
+  return { ids: column.ids, remap, order, distinct: counts.length, counts, dense, words, rows };
 }
 
 /**
@@ -218,36 +268,6 @@ function sortDictionary(column: RawColumn, kind: 'numeric' | 'text'): { values: 
     remap[id + 1] = values.length;
   }
   return { values, remap };
-}
-
-/** Per stored respondent (input row order[r]), the rank of its value: the index column. */
-function makeIndex(ids: ArrayLike<number>, remap: Uint32Array, order: Uint32Array, distinct: number, words: number) {
-  const length = words * 64;
-  const ranks = distinct <= 0xff ? new Uint8Array(length) : distinct <= 0xffff ? new Uint16Array(length) : new Uint32Array(length);
-  for (let row = 0; row < order.length; row++) ranks[row] = remap[ids[order[row]!]!]!;
-  return ranks;
-}
-
-/**
- * One container per value: a dense bitset when the value is common, a sorted list of
- * respondent numbers otherwise, so a rare value (a PUMA, an occupation) costs 4 bytes
- * per respondent, not N/8 bytes.
- */
-function* makeCodes(ranks: ArrayLike<number>, counts: number[], dense: boolean[], words: number, rows: number): Generator<Uint8Array> {
-  const bitsets = counts.map((_, rank) => (dense[rank] ? new Uint32Array(words * 2) : undefined));
-  const lists = counts.map((count, rank) => (dense[rank] ? undefined : new Uint32Array(count)));
-  const filled = new Array<number>(counts.length).fill(0);
-  for (let row = 0; row < rows; row++) {
-    const rank = ranks[row]!;
-    if (rank === 0) continue;
-    const bits = bitsets[rank - 1];
-    if (bits) bits[row >>> 5]! |= 1 << (row & 31);
-    else lists[rank - 1]![filled[rank - 1]!++] = row;
-  }
-  for (let rank = 0; rank < counts.length; rank++) {
-    yield bytesOf(bitsets[rank] ?? lists[rank]!);
-    bitsets[rank] = lists[rank] = undefined;
-  }
 }
 
 function bytesOf(view: ArrayBufferView): Uint8Array {

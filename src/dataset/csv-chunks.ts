@@ -1,5 +1,4 @@
 import { existsSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
@@ -29,11 +28,6 @@ export interface CsvChunksOptions {
   chunkBytes: number;
   /** Filled in as rows are merged: how many the workers encoded (for tests and benchmarks). */
   report?: { encodedRows: number } | undefined;
-}
-
-/** Default worker threads: one per core, at most 4 (the main thread merges, zlib's thread inflates). */
-export function defaultEncoderThreads(): number {
-  return Math.max(1, Math.min(4, availableParallelism()));
 }
 
 interface ChunkResult {

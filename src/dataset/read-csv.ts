@@ -3,7 +3,8 @@ import { type FileHandle, open } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import { CsvError } from 'csv-parse';
-import { CsvChunks, defaultEncoderThreads, type EncodedRowsTarget } from './csv-chunks.js';
+import { defaultBuildThreads } from './build-threads.js';
+import { CsvChunks, type EncodedRowsTarget } from './csv-chunks.js';
 import { CsvRecords } from './csv-records.js';
 import { CrosstabError, ErrorCode } from '../errors.js';
 import { checkReadOptions, unreadable } from './input-file.js';
@@ -74,7 +75,7 @@ export async function readCsv(
       builder.add(record, plain);
       if (onProgress !== undefined && builder.rows % progressEveryRows === 0) progress();
     }, tokenizer.fastPath !== false);
-    const threads = tokenizer.threads ?? options.threads ?? (size * (gzip ? 4 : 1) >= encoderMinFileBytes ? defaultEncoderThreads() : 0);
+    const threads = tokenizer.threads ?? options.threads ?? (size * (gzip ? 4 : 1) >= encoderMinFileBytes ? defaultBuildThreads() : 0);
     const sink =
       threads > 0 && tokenizer.fastPath !== false
         ? new CsvChunks(records, builder, { threads, chunkBytes: tokenizer.encoderChunkBytes ?? encoderChunkBytes, report: tokenizer.report }, progress)

@@ -57,9 +57,26 @@ async function writeFile(output: Output, dataset: CompiledDataset, checksums: St
   const metaJson = JSON.stringify(dataset.meta);
   await output.write(MAGIC);
   await output.pad(8);
+  const data = dataset.data();
+  const source: Iterator<Uint8Array> | AsyncIterator<Uint8Array> = Symbol.asyncIterator in data ? data[Symbol.asyncIterator]() : data[Symbol.iterator]();
+  try {
+    return await writeBatches(output, dataset, source, metaJson, checksums, signal);
+  } finally {
+    // Stops buffers still being made (build workers) when the write fails.
+    await source.return?.();
+  }
+}
+
+async function writeBatches(
+  output: Output,
+  dataset: CompiledDataset,
+  source: Iterator<Uint8Array> | AsyncIterator<Uint8Array>,
+  metaJson: string,
+  checksums: StreamingChecksum,
+  signal: AbortSignal | undefined,
+) {
   const rows: BufferRow[] = [];
   const blocks: FileBlock[] = [];
-  const source = dataset.data()[Symbol.iterator]();
   for (const batch of cutBatches(dataset.specs)) {
     const layout = batchLayout(batch);
     const message = Message.encode(
@@ -76,7 +93,7 @@ async function writeFile(output: Output, dataset: CompiledDataset, checksums: St
     await output.padTo(bodyStart + layout.valuesAt);
     for (const spec of batch) {
       throwIfCancelled(signal, 'the build', BUILD_CANCELLED_HINT);
-      const next = source.next();
+      const next = await source.next();
       if (next.done || next.value.byteLength !== spec.bytes) {
         throw new Error(`dataset writer: buffer ${spec.name} has ${next.done ? 'no' : next.value.byteLength} bytes, ${spec.bytes} were planned`);
       }
@@ -92,7 +109,7 @@ async function writeFile(output: Output, dataset: CompiledDataset, checksums: St
     }
     await output.padTo(bodyStart + layout.bodyBytes);
   }
-  if (!source.next().done) throw new Error('dataset writer: more buffers were made than planned');
+  if (!(await source.next()).done) throw new Error('dataset writer: more buffers were made than planned');
 
   const checksum = datasetChecksum(metaJson, rows);
   const schema = new Schema(bufferFields, new Map([[FORMAT_KEY, FORMAT_VERSION], [META_KEY, metaJson], [CHECKSUM_KEY, checksum]]));

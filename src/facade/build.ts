@@ -1,6 +1,7 @@
 import { stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { CrosstabError, ErrorCode, throwIfCancelled } from '../errors.js';
+import { defaultBuildThreads, PARALLEL_BUILD_MIN_ROWS } from '../dataset/build-threads.js';
 import { readCodebook } from '../dataset/codebook.js';
 import { compileDataset, type CompiledDataset } from '../dataset/compile.js';
 import { declareDesign, type DesignOptions } from '../dataset/design.js';
@@ -30,8 +31,9 @@ export interface BuildOptions {
   /** Complex survey design: strata, PSUs, fpc, or replicate weights (see docs/statistics.md). */
   design?: DesignOptions;
   /**
-   * Worker threads that encode a CSV input (0: read on the calling thread). Default: one
-   * per core (at most 4) for CSV files of 4 MiB or more, none for smaller ones.
+   * Worker threads of the build (0: all on the calling thread): they encode a CSV input
+   * (default for CSV files of 4 MiB or more, gzip'd 1 MiB) and make the variables' buffers
+   * (default for 100,000 respondents or more). Default: one per core, at most 4.
    */
   threads?: number;
   /** Progress of reading the input: bytes done of total. */
@@ -105,6 +107,7 @@ export async function buildDataset(input: string, options: BuildOptions): Promis
     ...(checked.stability ? { stability: checked.stability } : {}),
     ...(codebook ? { codebook } : {}),
     consume: true,
+    threads: checked.threads ?? (table.rows >= PARALLEL_BUILD_MIN_ROWS ? defaultBuildThreads() : 0),
   });
   if (checked.design) {
     const design = declareDesign(compiled.meta, checked.design, (variable) => compiled.inputRanks(variable.name), compiled.inputWeights);
