@@ -71,6 +71,8 @@ export class CsvChunks extends Writable {
   private nextToMerge = 0;
   /** Chunks sent and not yet merged: their bytes, and the workers' results so far. */
   private readonly inFlight = new Map<number, { bytes: Buffer; results: ChunkResult[]; arrived: number }>();
+  /** Chunk buffers no longer in use, for the next chunks. */
+  private readonly spare: SharedArrayBuffer[] = [];
   /** Workers started. */
   private threads = 0;
   private merging: Promise<void> = Promise.resolve();
@@ -199,8 +201,10 @@ export class CsvChunks extends Writable {
 
   private dispatch(): void {
     if (this.pendingBytes === 0 || this.shares.length === 0) return;
-    // One copy every worker reads.
-    const chunk = new Uint8Array(new SharedArrayBuffer(this.pendingBytes));
+    // One copy every worker reads, in a buffer of an earlier chunk when one is free and large enough.
+    const free = this.spare.findIndex((buffer) => buffer.byteLength >= this.pendingBytes);
+    const memory = free >= 0 ? this.spare.splice(free, 1)[0]! : new SharedArrayBuffer(Math.max(this.pendingBytes, this.options.chunkBytes * 2));
+    const chunk = new Uint8Array(memory, 0, this.pendingBytes);
     let at = 0;
     for (const part of this.pending) {
       chunk.set(part, at);
@@ -223,6 +227,8 @@ export class CsvChunks extends Writable {
         for (let next = this.inFlight.get(this.nextToMerge); next !== undefined && next.arrived === this.threads; next = this.inFlight.get(this.nextToMerge)) {
           this.inFlight.delete(this.nextToMerge);
           if (!this.failure) await this.merge(next.bytes, next.results);
+          // Every worker has copied it and the merge is done with it (text readers may keep parts: not theirs).
+          if (this.mode === 'chunks') this.spare.push(next.bytes.buffer as SharedArrayBuffer);
           this.nextToMerge++;
           this.wake?.();
         }
