@@ -25,7 +25,7 @@
 // Column ids are written column-major: ids + (slot * rowCap + row) * 4, weights likewise.
 
 export function csvAbi(): i32 {
-  return 1;
+  return 2;
 }
 
 /** Bytes of one dictionary's header (see above). */
@@ -207,6 +207,23 @@ export function dictionaryValue(dict: usize, id: u32): usize {
 
 export function dictionaryValueLength(dict: usize, id: u32): u32 {
   return load<u32>(<usize>load<u32>(dict, 12) + <usize>(id - 1) * ENTRY_BYTES, 4);
+}
+
+/**
+ * Where the bytes of values `from` .. (the last id) start: a dictionary's values lie back to
+ * back in id order, so the values new in a chunk are one run of bytes, from here to
+ * dictionaryBytesEnd. Their lengths go to `lengths` (u32 each).
+ */
+export function dictionaryNewValues(dict: usize, from: u32, lengths: usize): usize {
+  const count = load<u32>(dict, 8);
+  const entries = <usize>load<u32>(dict, 12);
+  for (let id = from; id <= count; id++) store<u32>(lengths + (<usize>(id - from) << 2), load<u32>(entries + <usize>(id - 1) * ENTRY_BYTES, 4));
+  return from > count ? dictionaryBytesEnd(dict) : dictionaryValue(dict, from);
+}
+
+/** The end of a dictionary's value bytes. */
+export function dictionaryBytesEnd(dict: usize): usize {
+  return <usize>load<u32>(dict, 20) + <usize>load<u32>(dict, 24);
 }
 
 /** Set by parseWeight when the field is not a weight it converts exactly. */

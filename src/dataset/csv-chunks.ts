@@ -39,8 +39,8 @@ interface ChunkResult {
   /** Per dictionary column of the worker: the rows' ids, which are the column's ids. */
   ids: Uint32Array[];
   weights: Float64Array[];
-  /** Per dictionary column of the worker: its values first seen in this chunk, in id order. */
-  fresh: string[][];
+  /** Per dictionary column of the worker: its values first seen in this chunk, in id order (UTF-8, back to back). */
+  fresh: Array<{ bytes: Uint8Array; lengths: Uint32Array }>;
 }
 
 /** A worker's share of the columns: by its dictionary and weight numbers, the table's encoders. */
@@ -240,7 +240,8 @@ export class CsvChunks extends Writable {
   private async merge(bytes: Buffer, results: ChunkResult[]): Promise<void> {
     const failed = results.find((result) => result.error !== undefined);
     if (failed) throw encoderFailed(failed.error!);
-    if (this.mode === 'chunks' && results.every((result) => result.complete)) {
+    const fresh = this.mode === 'chunks' && results.every((result) => result.complete) ? results.map(freshValues) : [];
+    if (fresh.length > 0 && fresh.every((values) => values !== undefined)) {
       const start = this.target.rows;
       const rows = results[0]!.rows;
       results.forEach((result, i) => {
@@ -248,7 +249,7 @@ export class CsvChunks extends Writable {
         if (result.rows !== rows) throw encoderFailed(`workers encoded ${result.rows} and ${rows} rows of one chunk`);
         share.weights.forEach((encoder, slot) => encoder.setAll(start, result.weights[slot]!));
         share.columns.forEach((encoder, slot) => {
-          encoder.append(result.fresh[slot]!);
+          encoder.append(fresh[i]![slot]!);
           encoder.setIds(start, result.ids[slot]!);
         });
       });
@@ -283,6 +284,26 @@ export class CsvChunks extends Writable {
     this.shares = [];
     for (const { worker } of shares) void worker.terminate();
   }
+}
+
+/**
+ * A worker's new values as text, or undefined if some bytes are not UTF-8: two such values
+ * may read as the same text, which must be one value, so the chunk is read as text instead.
+ */
+function freshValues(result: ChunkResult): string[][] | undefined {
+  const columns: string[][] = [];
+  for (const { bytes, lengths } of result.fresh) {
+    const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    const values = new Array<string>(lengths.length);
+    let at = 0;
+    for (let i = 0; i < lengths.length; i++) {
+      const text = buffer.toString('utf8', at, (at += lengths[i]!));
+      if (text.includes('\ufffd')) return undefined;
+      values[i] = text;
+    }
+    columns.push(values);
+  }
+  return columns;
 }
 
 function encoderFailed(message: string): CrosstabError {

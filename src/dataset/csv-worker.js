@@ -2,7 +2,7 @@
 // encoder (assembly/csv.ts, build/csv.wasm) in a memory of its own. Every worker reads
 // every line; each owns some columns (src/dataset/csv-chunks.ts deals them out), so a
 // column's dictionary lives in one worker for the whole build and the ids it hands out are
-// the table's ids: the main thread copies them, and gets each new value once, as text.
+// the table's ids: the main thread copies them, and gets each new value once, as bytes.
 // Plain JavaScript so that the same file runs under the test runner (from src/) and from
 // the bundle (dist/).
 //
@@ -10,7 +10,8 @@
 //   2 weight), slots: Uint32Array (my dictionary or weight number per column), dictionaries,
 //   weights }
 // In:  { seq, chunk: Uint8Array over a SharedArrayBuffer, length }
-// Out: { seq, complete, rows, ids: Uint32Array[], weights: Float64Array[], fresh: string[][] }
+// Out: { seq, complete, rows, ids: Uint32Array[], weights: Float64Array[],
+//   fresh: { bytes: Uint8Array, lengths: Uint32Array }[] }
 //   (complete: every line was encoded; otherwise the main thread reads the chunk itself)
 //   or { seq, error }
 import { parentPort, workerData } from 'node:worker_threads';
@@ -57,12 +58,15 @@ let ids = 0;
 let weightsPtr = 0;
 let listed = 0;
 let rowCap = 0;
+let freshLengths = 0;
+let freshLengthsRoom = 0;
 
 port.on('message', ({ seq, chunk, length }) => {
   if (refused) return port.postMessage({ seq, error: refused });
   try {
     const result = encode(seq, chunk, length);
-    port.postMessage(result, [...result.ids.map((column) => column.buffer), ...result.weights.map((column) => column.buffer)]);
+    const transfer = [...result.ids, ...result.weights, ...result.fresh.flatMap(({ bytes, lengths }) => [bytes, lengths])].map((array) => array.buffer);
+    port.postMessage(result, transfer);
   } catch (error) {
     port.postMessage({ seq, error: error instanceof Error ? error.message : String(error) });
   }
@@ -102,21 +106,21 @@ function encode(seq, chunk, length) {
     if (!(value >= 0 && value < Infinity)) complete = false;
     else weights[slot * rowCap + row] = value;
   }
+  // Values new in this chunk, per dictionary: their bytes (one run) and lengths; the main
+  // thread makes the strings (it waits for the workers anyway).
   const fresh = [];
   for (let d = 0; complete && d < dictionaries; d++) {
     const dict = dicts + d * dictBytes;
     const count = csv.dictionaryCount(dict);
-    const values = [];
-    for (let id = known[d] + 1; id <= count; id++) {
-      const at = csv.dictionaryValue(dict, id);
-      const text = bytes.toString('utf8', at, at + csv.dictionaryValueLength(dict, id));
-      // Bytes that are not UTF-8: two such values may read as the same text, which must be
-      // one value. The main thread reads the chunk (and the rest of the file) as text.
-      if (text.includes('\ufffd')) complete = false;
-      values.push(text);
+    const lengths = new Uint32Array(count - known[d]);
+    if (lengths.length > freshLengthsRoom) {
+      freshLengthsRoom = lengths.length * 2;
+      freshLengths = csv.allocate(freshLengthsRoom * 4);
     }
+    const start = csv.dictionaryNewValues(dict, known[d] + 1, freshLengths);
+    lengths.set(new Uint32Array(csv.memory.buffer, freshLengths, lengths.length));
+    fresh.push({ bytes: new Uint8Array(csv.memory.buffer.slice(start, csv.dictionaryBytesEnd(dict))), lengths });
     known[d] = count;
-    fresh.push(values);
   }
   if (!complete) return { seq, complete, rows: 0, ids: [], weights: [], fresh: [] };
   const idColumns = [];

@@ -35,4 +35,4 @@ export function csvEncoderModule(): WebAssembly.Module {
 }
 
 /** Version of the CSV encoder's exports this code calls (csvAbi() in assembly/csv.ts). */
-export const CSV_ENCODER_ABI = 1;
+export const CSV_ENCODER_ABI = 2;
