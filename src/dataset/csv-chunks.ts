@@ -6,6 +6,7 @@ import { Worker } from 'node:worker_threads';
 import { CrosstabError, ErrorCode } from '../errors.js';
 import { CSV_ENCODER_ABI, csvEncoderModule } from '../kernel/wasm-module.js';
 import type { CsvRecords } from './csv-records.js';
+import type { RowIds } from './row-ids.js';
 import type { ColumnEncoder, WeightEncoder } from './table-encoder.js';
 
 /** What the CSV reader's table builder offers once it knows the header. */
@@ -37,7 +38,7 @@ interface ChunkResult {
   complete: boolean;
   rows: number;
   /** Per dictionary column of the worker: the rows' ids, which are the column's ids. */
-  ids: Uint32Array[];
+  ids: RowIds[];
   weights: Float64Array[];
   /** Per dictionary column of the worker: its values first seen in this chunk, in id order (UTF-8, back to back). */
   fresh: Array<{ bytes: Uint8Array; lengths: Uint32Array }>;

@@ -10,7 +10,7 @@
 //   2 weight), slots: Uint32Array (my dictionary or weight number per column), dictionaries,
 //   weights }
 // In:  { seq, chunk: Uint8Array over a SharedArrayBuffer, length }
-// Out: { seq, complete, rows, ids: Uint32Array[], weights: Float64Array[],
+// Out: { seq, complete, rows, ids: (Uint8Array | Uint16Array | Uint32Array)[], weights: Float64Array[],
 //   fresh: { bytes: Uint8Array, lengths: Uint32Array }[] }
 //   (complete: every line was encoded; otherwise the main thread reads the chunk itself)
 //   or { seq, error }
@@ -124,7 +124,13 @@ function encode(seq, chunk, length) {
   }
   if (!complete) return { seq, complete, rows: 0, ids: [], weights: [], fresh: [] };
   const idColumns = [];
-  for (let d = 0; d < dictionaries; d++) idColumns.push(new Uint32Array(memory, ids + d * rowCap * 4, rows).slice());
+  for (let d = 0; d < dictionaries; d++) {
+    // In the narrowest array that holds the column's ids so far: most columns cross as one byte per row.
+    const count = csv.dictionaryCount(dicts + d * dictBytes);
+    const column = new (count <= 0xff ? Uint8Array : count <= 0xffff ? Uint16Array : Uint32Array)(rows);
+    column.set(new Uint32Array(memory, ids + d * rowCap * 4, rows));
+    idColumns.push(column);
+  }
   const weightColumns = [];
   for (let w = 0; w < weightCount; w++) weightColumns.push(weights.slice(w * rowCap, w * rowCap + rows));
   return { seq, complete, rows, ids: idColumns, weights: weightColumns, fresh };

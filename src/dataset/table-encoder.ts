@@ -162,7 +162,7 @@ export class ColumnEncoder extends ChunkedRows<RowIds> {
   }
 
   /** Rows `start .. start + ids.length - 1` at once, ids from a build worker (see append). */
-  setIds(start: number, ids: Uint32Array): void {
+  setIds(start: number, ids: RowIds): void {
     const counted = this.counted;
     for (let i = 0; i < ids.length; i++) counted[ids[i]!]!++;
     let done = 0;
