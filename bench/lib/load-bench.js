@@ -44,11 +44,18 @@ export async function loadBench({ quick, log }) {
   const reps = quick ? 1 : 3;
   const record = { builds: [], duckdbLoad: null, open: [], coldQuery: null };
   try {
+    // DuckDB's load of the ACS CSV.gz and our build of it take turns (best of `reps` each), so
+    // both see the same machine; the other ACS inputs are built once.
+    const duckRuns = [];
     for (const id of ['gss', 'acs']) {
       const dataset = datasetById(id);
       for (const input of await inputsOf(dataset, dir)) {
         const runs = [];
-        for (let rep = 0; rep < (id === 'acs' ? 1 : reps); rep++) runs.push(buildOnce(input.path, join(dir, `${id}.arrow`), dataset.weight));
+        const headline = id === 'acs' && input.format === 'CSV.gz';
+        for (let rep = 0; rep < (id === 'acs' && !headline ? 1 : reps); rep++) {
+          if (headline) duckRuns.push(lastJson(node(['--expose-gc', join(here, 'ingest-child.js'), 'duckdb', 'acs'])));
+          runs.push(buildOnce(input.path, join(dir, `${id}.arrow`), dataset.weight));
+        }
         const best = runs.sort((a, b) => a.seconds - b.seconds)[0];
         if (best.respondents !== dataset.rows) throw new Error(`load bench: ${input.format} of ${id} built ${best.respondents} respondents, not ${dataset.rows}: something is off`);
         const inputBytes = statSync(input.path).size;
@@ -57,8 +64,8 @@ export async function loadBench({ quick, log }) {
         log(`  build ${id} from ${input.format.padEnd(7)}: ${best.seconds.toFixed(1)} s, ${(row.rowsPerSec / 1e3).toFixed(0)}k rows/s, ${row.mbPerSec.toFixed(1)} MB/s, peak RSS ${(best.peakRssBytes / 1e6).toFixed(0)} MB, output ${(best.bytes / 1e6).toFixed(1)} MB`);
       }
     }
-    const duck = lastJson(node(['--expose-gc', join(here, 'ingest-child.js'), 'duckdb', 'acs']));
-    record.duckdbLoad = duck;
+    const duck = duckRuns.sort((a, b) => a.seconds - b.seconds)[0];
+    record.duckdbLoad = { ...duck, runs: duckRuns.length };
     log(`  duckdb read_csv load of ACS CSV.gz: ${duck.seconds.toFixed(1)} s, peak RSS ${(duck.peakRssBytes / 1e6).toFixed(0)} MB`);
 
     // The last build above is ACS from Parquet; rebuild from the CSV.gz for the open figures.
