@@ -14,7 +14,8 @@ if (port === null) throw new Error('compile-worker runs as a worker thread of th
 port.on('message', ({ id, task }) => {
   try {
     const buffers = columnBuffers(task);
-    port.postMessage({ id, buffers }, buffers.map((buffer) => buffer.buffer));
+    // Containers share the memory of their kind (one array of bitsets, one of lists).
+    port.postMessage({ id, buffers }, [...new Set(buffers.map((buffer) => buffer.buffer))]);
   } catch (error) {
     port.postMessage({ id, error: error instanceof Error ? error.message : String(error) });
   }
