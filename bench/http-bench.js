@@ -3,10 +3,14 @@
 // server answering the same JSON body, in the same run, with autocannon on loopback.
 //
 //   node bench/http-bench.js [--duration 5] [--rounds 3] [--connections 10] [--dataset datasets/build/gss.arrow]
-//                            [--cli dist/cli/main.js] [--postgres postgres://...] [--json]
+//                            [--cli dist/cli/main.js] [--postgres postgres://...] [--before-cli PATH] [--json]
 //
 // Key stores compared: the key file + NDJSON ledger, the access database embedded (PGlite)
 // and, with --postgres, a PostgreSQL server (the database's tables are created on start).
+//
+// --before-cli adds the same POST servers of another build (e.g. main's dist/ copied aside
+// inside this checkout, so it finds node_modules), labelled "(before)": a change measured
+// against what it changes in one run, under the same load.
 //
 // Each server runs in its own child process; the client runs here. Runs alternate between
 // the servers for --rounds rounds and the medians are reported.
@@ -47,6 +51,7 @@ async function main() {
       cli: { type: 'string', default: join(root, 'dist', 'cli', 'main.js') },
       json: { type: 'boolean', default: false },
       postgres: { type: 'string' },
+      'before-cli': { type: 'string' },
     },
   });
   const duration = Number(options.duration);
@@ -57,6 +62,8 @@ async function main() {
   try {
     const keys = join(work, 'keys.json');
     const ledger = join(work, 'usage.ndjson');
+    /** Every fsync'd ledger of the run, with the 200s billed to it. */
+    const ledgers = [{ path: ledger, billed: 0 }];
     const shmLedger = join('/dev/shm', `${basename(work)}.ndjson`);
     const { apiKey } = JSON.parse(crosstab('keys', 'add', '--keys', keys, '--surveys', '_ALL_', '--groups', '_ALL_', '--name', 'bench', '--json'));
     const expected = crosstab('query', options.dataset, '--base', QUERY.base, ...QUERY.targets.flatMap((t) => ['--target', t]), '--json').trim();
@@ -68,6 +75,8 @@ async function main() {
     };
     // The access database: an account licensing GSS and a key of it, in each database.
     const databases = [{ label: 'embedded PGlite', location: join(work, 'db') }, ...(options.postgres ? [{ label: 'PostgreSQL server', location: options.postgres }] : [])];
+    // The build before: its own PGlite folder (one process per folder); the PostgreSQL server is shared.
+    if (options['before-cli']) databases.push({ label: 'embedded PGlite (before)', location: join(work, 'db-before') });
     for (const database of databases) {
       const account = `bench-${basename(work).slice(-6).toLowerCase()}`;
       crosstab('accounts', 'add', '--name', account, '--surveys', 'GSS', '--groups', 'GSS:_ALL_', '--database', database.location);
@@ -77,18 +86,28 @@ async function main() {
     }
     const log = (line) => !options.json && process.stderr.write(`${line}\n`);
     const rows = [];
-    let billedResponses = 0;
 
     // Every autocannon connection comes from 127.0.0.1: lift serve's per-address limit (64
     // by default) above the connections of the run, or the rest are refused with 503.
     const perAddress = ['--max-connections-per-address', String(Math.max(64, connections + 16))];
+    /** The key-file servers of the build before (its own ledgers; the same key file). */
+    const beforeTargets = (cli) => {
+      const before = { path: join(work, 'usage-before.ndjson'), billed: 0 };
+      ledgers.push(before);
+      return [
+        { name: 'crosstab serve (before), fsync\'d ledger', args: [cli, 'serve', '--dataset', options.dataset, '--keys', keys, '--ledger', before.path, '--port', '0', ...perAddress], requests: [request], ledger: before },
+        ...(existsSync('/dev/shm')
+          ? [{ name: 'crosstab serve (before), ledger on tmpfs', args: [cli, 'serve', '--dataset', options.dataset, '--keys', keys, '--ledger', `${shmLedger}.before`, '--port', '0', ...perAddress], requests: [request] }]
+          : []),
+      ];
+    };
     const targets = [
       { name: 'bare node:http, fixed JSON', args: [fileURLToPath(import.meta.url), '--bare-server', expected], requests: [request] },
       {
         name: 'crosstab serve, POST /v1/crosstab (GSS, 2 targets, fsync\'d ledger)',
         args: [options.cli, 'serve', '--dataset', options.dataset, '--keys', keys, '--ledger', ledger, '--port', '0', ...perAddress],
         requests: [request],
-        billed: true,
+        ledger: ledgers[0],
       },
       // The same with the ledger in memory (tmpfs: fdatasync costs nothing), to show what durability costs.
       ...(existsSync('/dev/shm')
@@ -102,10 +121,14 @@ async function main() {
         : []),
       ...databases.map((database) => ({
         name: `crosstab serve, POST /v1/crosstab, database store (${database.label})`,
-        args: [options.cli, 'serve', '--dataset', options.dataset, '--database', database.location, '--port', '0', ...perAddress],
+        args: [database.label.endsWith('(before)') ? options['before-cli'] : options.cli, 'serve', '--dataset', options.dataset, '--database', database.location, '--port', '0', ...perAddress],
         requests: [{ ...request, headers: { ...request.headers, 'service-engine-authorizer': database.apiKey } }],
         database,
       })),
+      ...(options['before-cli'] ? beforeTargets(options['before-cli']) : []),
+      ...(options['before-cli'] && options.postgres
+        ? [{ name: 'crosstab serve (before), database store (PostgreSQL server)', args: [options['before-cli'], 'serve', '--dataset', options.dataset, '--database', options.postgres, '--port', '0', ...perAddress], requests: [{ ...request, headers: { ...request.headers, 'service-engine-authorizer': databases[1].apiKey } }], database: databases[1] }]
+        : []),
       {
         name: 'crosstab serve, GET /v1/docs (no auth, engine or ledger)',
         args: [options.cli, 'serve', '--dataset', options.dataset, '--keys', keys, '--ledger', join(work, 'docs.ndjson'), '--port', '0', ...perAddress],
@@ -125,18 +148,18 @@ async function main() {
           if (reply.status !== 200 || JSON.stringify(JSON.parse(text)) !== JSON.stringify(JSON.parse(expected))) {
             throw new Error(`something is off: ${target.name} answered ${reply.status} ${text}, \`crosstab query\` says ${expected}`);
           }
-          if (target.billed) billedResponses++;
+          if (target.ledger) target.ledger.billed++;
           if (target.database) target.database.billed++;
         }
         const warm = await autocannon({ url: origin, connections, duration: 1, requests: target.requests });
-        if (target.billed) billedResponses += warm['2xx'];
+        if (target.ledger) target.ledger.billed += warm['2xx'];
         if (target.database) target.database.billed += warm['2xx'];
       }
       for (let round = 1; round <= rounds; round++) {
         for (const target of running) {
           log(`round ${round}/${rounds}: ${target.name}, ${duration} s with ${connections} connections`);
           const result = await autocannon({ url: target.origin, connections, duration, requests: target.requests });
-          if (target.billed) billedResponses += result['2xx'];
+          if (target.ledger) target.ledger.billed += result['2xx'];
           if (target.database) target.database.billed += result['2xx'];
           target.runs.push(result);
         }
@@ -159,15 +182,20 @@ async function main() {
         failed: target.runs.reduce((sum, run) => sum + run.non2xx + run.errors + run.timeouts, 0),
       });
     }
-    const records = readFileSync(ledger, 'utf8').split('\n').filter(Boolean).length;
     // Autocannon abandons the requests in flight when its time is up; the server still
-    // answers and bills them, so the ledger may exceed the 200s received by up to that many.
-    if (records < billedResponses || records > billedResponses + (rounds + 1) * connections) {
-      throw new Error(`something is off: the ledger holds ${records} records for ${billedResponses} 200s`);
+    // answers and bills them, so a ledger may exceed the 200s received by up to that many.
+    for (const entry of ledgers) {
+      entry.records = readFileSync(entry.path, 'utf8').split('\n').filter(Boolean).length;
+      if (entry.records < entry.billed || entry.records > entry.billed + (rounds + 1) * connections) {
+        throw new Error(`something is off: the ledger ${entry.path} holds ${entry.records} records for ${entry.billed} 200s`);
+      }
     }
+    const records = ledgers[0].records;
+    const billedResponses = ledgers[0].billed;
     for (const database of databases) {
       database.rows = JSON.parse(crosstab('usage', '--account', database.account, '--json', '--database', database.location)).calls;
-      if (database.rows < database.billed || database.rows > database.billed + (rounds + 1) * connections) {
+      const servers = running.filter((target) => target.database === database).length;
+      if (database.rows < database.billed || database.rows > database.billed + (rounds + 1) * connections * servers) {
         throw new Error(`something is off: the ${database.label} database holds ${database.rows} usage rows for ${database.billed} 200s`);
       }
     }
@@ -181,6 +209,7 @@ async function main() {
       rounds,
       connections,
       ledger: { records, okResponses: billedResponses },
+      ledgers: ledgers.map(({ path, records: lines, billed }) => ({ file: basename(path), records: lines, okResponses: billed })),
       databases: databases.map(({ label, rows: usageRows, billed }) => ({ label, usageRows, okResponses: billed })),
       rows,
     };
@@ -195,11 +224,12 @@ async function main() {
     const line = (cells) => cells.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]) : cell.padStart(widths[i]))).join('  ');
     process.stdout.write(`${report.date}  node ${report.node}  ${report.cpu}  load ${loadavg()[0].toFixed(1)}  ${rounds} rounds of ${duration} s x ${connections} connections (medians)\n`);
     process.stdout.write(`${[line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...table.map(line)].join('\n')}\n`);
-    process.stdout.write(`ledger: ${records} records for ${billedResponses} 200s received (in-flight requests abandoned at the end are billed too)\n`);
+    for (const entry of ledgers) process.stdout.write(`ledger ${basename(entry.path)}: ${entry.records} records for ${entry.billed} 200s received (in-flight requests abandoned at the end are billed too)\n`);
     for (const database of databases) process.stdout.write(`${database.label}: ${database.rows} usage rows for ${database.billed} 200s received\n`);
   } finally {
     rmSync(work, { recursive: true, force: true });
     rmSync(join('/dev/shm', `${basename(work)}.ndjson`), { force: true });
+    rmSync(join('/dev/shm', `${basename(work)}.ndjson.before`), { force: true });
   }
 }
 

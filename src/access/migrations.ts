@@ -91,6 +91,18 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       );
     `,
   },
+  {
+    version: 2,
+    name: 'portal sign-in throttling per network address',
+    sql: `
+      -- Failed portal sign-ins per client address in a fixed window, shared by every replica.
+      CREATE TABLE sign_in_failures (
+        address text PRIMARY KEY,
+        window_start timestamptz NOT NULL,
+        failures integer NOT NULL
+      );
+    `,
+  },
 ];
 
 /** Any fixed number: replicas starting at once take turns applying migrations. */

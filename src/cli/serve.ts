@@ -24,6 +24,7 @@ interface ServeOptions {
   database?: string;
   oidcIssuer?: string[];
   oidcAudience?: string;
+  trustProxy?: boolean;
 }
 
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
@@ -75,6 +76,7 @@ export function registerServeCommand(program: Command): void {
     .option('--max-connections <n>', 'most open connections; more are closed on arrival (default: ulimit -n minus 64, at most 4096)')
     .option('--max-connections-per-address <n>', 'most open connections from one IP address (default 64)')
     .option('--idle-timeout <seconds>', 'close a connection idle this long', '30')
+    .option('--trust-proxy', 'the portal is reached through a proxy that appends X-Forwarded-For: throttle sign-ins by the client address it gives')
     .action(async (options: ServeOptions) => {
       const port = integerOption(options.port, '--port', 0, 65535);
       const maxBodyBytes = integerOption(options.maxBodyBytes, '--max-body-bytes', 256, 16 * 1024 * 1024);
@@ -116,7 +118,7 @@ export function registerServeCommand(program: Command): void {
         const first = datasets[0] as Dataset;
         const exampleBody = JSON.stringify({ SurveyCode: first.info.survey, PopulationBaseCode: '*', TargetCodes: exampleTargets(first) });
         let apiUrl = options.publicUrl ?? '';
-        const served = access ? mountPortal(handler, createPortal({ db: access.db, keys: access.keys, apiUrl: () => apiUrl, exampleBody, ...(options.publicUrl?.startsWith('https:') ? { secureCookies: true } : {}) })) : handler;
+        const served = access ? mountPortal(handler, createPortal({ db: access.db, keys: access.keys, apiUrl: () => apiUrl, exampleBody, trustProxy: options.trustProxy === true, ...(options.publicUrl?.startsWith('https:') ? { secureCookies: true } : {}) })) : handler;
         const server = await listen(served, { port, host: options.host, ...limits }).catch(async (error: NodeJS.ErrnoException) => {
           await handler.close();
           if (error.code === 'EADDRINUSE' || error.code === 'EACCES') {

@@ -171,7 +171,7 @@ export class Dataset {
   }
 
   private toCell(sums: { respondents: number; weighted: number; sumSqWeights: number }): Cell {
-    return { ...sums, stability: stabilityOf(sums.respondents, this.info.stability) };
+    return { respondents: sums.respondents, weighted: sums.weighted, sumSqWeights: sums.sumSqWeights, stability: stabilityOf(sums.respondents, this.info.stability) };
   }
 
   private checkOpen(): void {

@@ -26,8 +26,10 @@ export function createCorsPolicy(origins: '*' | readonly string[] = '*'): CorsPo
     const match = origin !== undefined && allowed.includes(origin) ? origin : (allowed[0] as string);
     return { 'access-control-allow-origin': match, vary: 'Origin' };
   };
+  // With any origin allowed, the response headers never change: built once (callers copy them).
+  const anyOrigin = allowed === undefined ? Object.freeze({ ...allowOrigin(undefined), 'access-control-expose-headers': 'X-Request-Id' }) : undefined;
   return {
-    responseHeaders: (origin) => ({ ...allowOrigin(origin), 'access-control-expose-headers': 'X-Request-Id' }),
+    responseHeaders: (origin) => anyOrigin ?? { ...allowOrigin(origin), 'access-control-expose-headers': 'X-Request-Id' },
     preflightHeaders: (origin) => ({
       ...allowOrigin(origin),
       'access-control-allow-methods': 'POST, OPTIONS',

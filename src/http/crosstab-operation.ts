@@ -54,14 +54,15 @@ export function createCrosstabOperation(context: {
     if (isServiceError(body)) return body;
     entry.survey = body.SurveyCode.slice(0, 64);
 
-    const visible = [...surveys.keys()].filter((survey) => entitledToSurvey(key, survey));
+    // Named only in the two refusals below; not computed for a request that passes.
+    const visible = (): string[] => [...surveys.keys()].filter((survey) => entitledToSurvey(key, survey));
     if (!entitledToSurvey(key, body.SurveyCode)) {
       // Not entitled: 403 whether or not the survey exists, so keys cannot probe for surveys.
-      return serviceError('forbidden_survey', `This API key is not entitled to survey ${quote(body.SurveyCode)}.`, `The key is entitled to: ${visible.join(', ') || 'no survey served here'}. Ask the provider to license the survey for your key.`, 'SurveyCode');
+      return serviceError('forbidden_survey', `This API key is not entitled to survey ${quote(body.SurveyCode)}.`, `The key is entitled to: ${visible().join(', ') || 'no survey served here'}. Ask the provider to license the survey for your key.`, 'SurveyCode');
     }
     const dataset = surveys.get(body.SurveyCode);
     if (dataset === undefined) {
-      return serviceError('unknown_survey', `No survey ${quote(body.SurveyCode)} is served here.`, `Use one of: ${visible.join(', ')} (SurveyCodes are case-sensitive).`, 'SurveyCode');
+      return serviceError('unknown_survey', `No survey ${quote(body.SurveyCode)} is served here.`, `Use one of: ${visible().join(', ')} (SurveyCodes are case-sensitive).`, 'SurveyCode');
     }
     const access = authorize(key, dataset.info, body.AuthorizationGroup);
     if (isServiceError(access)) return access;

@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { quote, serviceError, type ServiceError } from './service-error.js';
 
 /** The body of POST /crosstab (spec section 2.1), after validation. */
@@ -20,7 +21,6 @@ export const MIN_TARGET_CODES = 1;
 export const MAX_TARGET_CODES = 2;
 
 const FIELDS = ['SurveyCode', 'AuthorizationGroup', 'PopulationBaseCode', 'TargetCodes'];
-const utf8 = new TextDecoder('utf-8', { fatal: true });
 const JSON_HINT = 'Send a JSON object such as {"SurveyCode":"GSS","PopulationBaseCode":"*","TargetCodes":["sex=2"]}.';
 
 function typeName(value: unknown): string {
@@ -35,11 +35,11 @@ export function parseJsonBody(body: Uint8Array | string | undefined): { json: un
   if (typeof body === 'string') {
     text = body;
   } else {
-    try {
-      text = utf8.decode(body ?? new Uint8Array(0));
-    } catch {
-      return serviceError('invalid_json', 'The request body is not valid UTF-8.', 'Encode the JSON body as UTF-8.');
-    }
+    const bytes = body ?? new Uint8Array(0);
+    if (!isUtf8(bytes)) return serviceError('invalid_json', 'The request body is not valid UTF-8.', 'Encode the JSON body as UTF-8.');
+    text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
+    // As the WHATWG decoder did: a leading byte order mark is not part of the text.
+    if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   }
   if (text.trim() === '') return serviceError('invalid_json', 'The request body is empty.', JSON_HINT);
   let json: unknown;
@@ -64,18 +64,25 @@ export function parseJsonBody(body: Uint8Array | string | undefined): { json: un
 function duplicateKey(text: string): string | undefined {
   const objects: Array<Set<string> | undefined> = [];
   for (let at = 0; at < text.length; at++) {
-    const char = text[at];
-    if (char === '{') objects.push(new Set());
-    else if (char === '[') objects.push(undefined);
-    else if (char === '}' || char === ']') objects.pop();
-    else if (char === '"') {
+    const char = text.charCodeAt(at);
+    if (char === 0x7b /* { */) objects.push(new Set());
+    else if (char === 0x5b /* [ */) objects.push(undefined);
+    else if (char === 0x7d /* } */ || char === 0x5d /* ] */) objects.pop();
+    else if (char === 0x22 /* " */) {
       const start = at;
-      for (at++; text[at] !== '"'; at++) if (text[at] === '\\') at++;
+      let escaped = false;
+      for (at++; text.charCodeAt(at) !== 0x22; at++) {
+        if (text.charCodeAt(at) === 0x5c /* \ */) {
+          at++;
+          escaped = true;
+        }
+      }
       let next = at + 1;
-      while (/\s/.test(text[next] ?? '')) next++;
+      // JSON whitespace: space, tab, line feed, carriage return.
+      for (let c = text.charCodeAt(next); c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d; c = text.charCodeAt(++next));
       const keys = objects.at(-1);
-      if (text[next] === ':' && keys !== undefined) {
-        const key = JSON.parse(text.slice(start, at + 1)) as string;
+      if (text.charCodeAt(next) === 0x3a /* : */ && keys !== undefined) {
+        const key = escaped ? (JSON.parse(text.slice(start, at + 1)) as string) : text.slice(start + 1, at);
         if (keys.has(key)) return key;
         keys.add(key);
       }

@@ -16,6 +16,8 @@ export interface HandlerRequest {
   headers: HandlerHeaders;
   /** The raw body (a shim reads at most `maxBodyBytes + 1` bytes of it). */
   body?: Uint8Array | string;
+  /** The peer's IP address, when the shim knows it (the portal throttles sign-ins by it). */
+  remoteAddress?: string;
 }
 
 /** A framework-neutral HTTP response. */

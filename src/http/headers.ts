@@ -19,6 +19,7 @@ export function headerOf(headers: HandlerHeaders, name: string): string | undefi
 /** `application/json`, with no charset or UTF-8. */
 export function isJsonContentType(value: string | undefined): boolean {
   if (value === undefined) return false;
+  if (value === 'application/json') return true; // what nearly every client sends
   const [type, ...params] = value.split(';').map((part) => part.trim().toLowerCase());
   if (type !== 'application/json') return false;
   return params.every((param) => !param.startsWith('charset=') || ['utf-8', 'utf8', '"utf-8"'].includes(param.slice('charset='.length)));

@@ -1,3 +1,4 @@
+import * as cryptoModule from 'node:crypto';
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
@@ -54,7 +55,23 @@ export function generateKeyId(): string {
 
 /** sha256 is enough for 256-bit random keys: there is nothing to brute-force. */
 export function hashApiKey(apiKey: string): string {
-  return `sha256:${createHash('sha256').update(apiKey, 'utf8').digest('hex')}`;
+  return `sha256:${sha256(apiKey, 'hex')}`;
+}
+
+type OneShotHash = {
+  (algorithm: 'sha256', data: string, encoding: 'hex'): string;
+  (algorithm: 'sha256', data: string, encoding: 'buffer'): Buffer;
+};
+/** crypto.hash (Node >= 20.12): one call instead of a Hash object per key; createHash before that. */
+const oneShot = (cryptoModule as unknown as { hash?: OneShotHash }).hash;
+
+/** SHA-256 of a UTF-8 string, as hex or bytes. */
+export function sha256(text: string, encoding: 'hex'): string;
+export function sha256(text: string, encoding: 'buffer'): Buffer;
+export function sha256(text: string, encoding: 'hex' | 'buffer'): string | Buffer {
+  if (oneShot !== undefined) return encoding === 'hex' ? oneShot('sha256', text, 'hex') : oneShot('sha256', text, 'buffer');
+  const hash = createHash('sha256').update(text, 'utf8');
+  return encoding === 'hex' ? hash.digest('hex') : hash.digest();
 }
 
 function invalid(path: string, message: string): CrosstabError {

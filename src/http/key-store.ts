@@ -1,6 +1,6 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 import { stat } from 'node:fs/promises';
-import { readKeyFile, type ApiKeyRecord, type KeyFile } from './key-file.js';
+import { readKeyFile, sha256, type ApiKeyRecord, type KeyFile } from './key-file.js';
 
 /** Why a call of an authenticated caller is refused before it runs (HTTP 429, never billed). */
 export interface AdmissionRefusal {
@@ -96,7 +96,7 @@ export class FileKeyStore implements KeyStore {
 
   async lookup(apiKey: string): Promise<ApiKeyRecord | undefined> {
     await this.maybeRefresh();
-    const digest = createHash('sha256').update(apiKey, 'utf8').digest();
+    const digest = sha256(apiKey, 'buffer');
     let found: ApiKeyRecord | undefined;
     // Compare against every key, constant-time, without stopping at the first match.
     for (const key of this.keys) {

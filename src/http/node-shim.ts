@@ -19,7 +19,7 @@ export function sendNodeResponse(res: ServerResponse, response: HandlerResponse)
 export function createNodeListener(handler: CrosstabHandler): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
     readNodeBody(req, handler.maxBodyBytes)
-      .then((body) => handler.handle({ method: req.method ?? '', path: req.url ?? '/', headers: req.headers, body }))
+      .then((body) => handler.handle({ method: req.method ?? '', path: req.url ?? '/', headers: req.headers, body, ...(req.socket.remoteAddress === undefined ? {} : { remoteAddress: req.socket.remoteAddress }) }))
       .then((response) => sendNodeResponse(res, response), () => res.destroy());
   };
 }

@@ -6,6 +6,8 @@ import { PORTAL_CSS, PORTAL_JS } from './assets.js';
 import type { PageContext } from './html.js';
 import { keysPage, newKeyPage, passwordPage, signInPage, usageCsv, usagePage } from './pages.js';
 import { changePassword, SESSION_SECONDS, sessionOf, signIn, signOut, type Session } from './sessions.js';
+import { clientAddress } from './client-address.js';
+import { SignInThrottle, type SignInThrottleOptions } from './sign-in-throttle.js';
 
 export interface PortalOptions {
   db: Database;
@@ -19,6 +21,13 @@ export interface PortalOptions {
   exampleBody: string;
   /** Set the Secure cookie attribute (the portal is served over https). Default: when X-Forwarded-Proto is https. */
   secureCookies?: boolean;
+  /** Failed sign-ins per client address and window before further attempts get 429 (default 20 per 15 minutes). */
+  signInThrottle?: SignInThrottleOptions;
+  /**
+   * The portal is reached through a reverse proxy or load balancer that appends the client's
+   * address to X-Forwarded-For: throttle sign-ins by that address, not the proxy's. Default false.
+   */
+  trustProxy?: boolean;
 }
 
 /** The developer portal: a framework-neutral handler of HandlerRequests under basePath. */
@@ -61,6 +70,7 @@ function formOf(request: HandlerRequest): URLSearchParams {
 export function createPortal(options: PortalOptions): Portal {
   const base = (options.basePath ?? '/portal').replace(/\/+$/, '');
   const { db } = options;
+  const throttle = new SignInThrottle(db, options.signInThrottle);
   const apiUrl = (): string => (typeof options.apiUrl === 'function' ? options.apiUrl() : options.apiUrl);
 
   const secure = (request: HandlerRequest): boolean => options.secureCookies ?? headerOf(request.headers, 'x-forwarded-proto') === 'https';
@@ -102,8 +112,19 @@ export function createPortal(options: PortalOptions): Portal {
       const form = formOf(request);
       if (!sameToken(form.get('csrf') ?? undefined, jar.get(SIGN_IN_COOKIE))) return csrfRefused();
       const email = form.get('email') ?? '';
+      const address = clientAddress(request, options.trustProxy ?? false);
+      const wait = await throttle.retryAfter(address);
+      if (wait !== undefined) {
+        const minutes = Math.ceil(wait / 60);
+        const message = `Too many failed sign-ins from your network address: try again in ${minutes} minute${minutes === 1 ? '' : 's'}. If you forgot your password, ask your provider contact for a new one.`;
+        const refused = await signInForm(request, message, email, 429);
+        return { ...refused, headers: { ...refused.headers, 'retry-after': String(wait) } };
+      }
       const result = await signIn(db, email, form.get('password') ?? '');
-      if (!result.ok) return signInForm(request, result.message, email, 401);
+      if (!result.ok) {
+        await throttle.recordFailure(address);
+        return signInForm(request, result.message, email, 401);
+      }
       return redirect(`${base}/keys`, { 'set-cookie': cookie(request, SESSION_COOKIE, result.sessionId, SESSION_SECONDS) });
     }
     if (session === undefined) return path === '' || path === '/' ? redirect(`${base}/sign-in`) : method === 'GET' ? signInForm(request, undefined, undefined, 401, 'Sign in to continue.') : csrfRefused();

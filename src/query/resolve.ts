@@ -19,6 +19,9 @@ export interface Resolved {
   groups: Map<string, string>;
 }
 
+/** Bound expressions kept per dataset (a service sees the same few bases and targets again and again). */
+const MAX_CACHED_EXPRESSIONS = 1024;
+
 /** A number as written in an expression: decimal digits, optional sign and fraction; no hex, exponent or spaces. */
 const CANONICAL_NUMBER = /^-?\d+(?:\.\d+)?$/;
 
@@ -29,6 +32,8 @@ export class Resolver {
   private readonly numbers: Array<Float64Array | undefined>;
   private readonly codes = new Map<string, CodeInfo>();
   private readonly codeCache = new Map<string, Bound>();
+  /** Expressions bound before, by source text; only successes (errors are rebuilt each time). */
+  private readonly expressionCache = new Map<string, Resolved>();
 
   constructor(meta: Pick<StoredMeta, 'variables' | 'codes'>) {
     this.variables = meta.variables;
@@ -44,9 +49,19 @@ export class Resolver {
    * allowed groups, so an error never reveals what the caller may not use.
    */
   resolve(source: string, field?: string, allowed?: readonly string[]): Resolved {
+    // The dataset does not change and a bound expression is never modified, so a source text
+    // binds to the same result every time; `allowed` only decides whether it may (a cached
+    // expression touching a group outside `allowed` is bound again below, to throw the same error).
+    const cached = this.expressionCache.get(source);
+    if (cached !== undefined && (allowed === undefined || [...cached.groups.keys()].every((group) => allowed.includes(group)))) {
+      return { bound: cached.bound, groups: new Map(cached.groups) };
+    }
     try {
       const groups = new Map<string, string>();
-      return { bound: this.bind(parseExpression(source), { groups, allowed, field: field ?? 'expression' }, []), groups };
+      const resolved = { bound: this.bind(parseExpression(source), { groups, allowed, field: field ?? 'expression' }, []), groups };
+      if (this.expressionCache.size >= MAX_CACHED_EXPRESSIONS) this.expressionCache.clear();
+      this.expressionCache.set(source, { bound: resolved.bound, groups: new Map(groups) });
+      return resolved;
     } catch (error) {
       if (error instanceof CrosstabError && field !== undefined && error.details.field === undefined) error.details.field = field;
       throw error;

@@ -24,6 +24,7 @@ import {
   verifyPassword,
   type Database,
 } from '../../src/access/index.js';
+import { MIGRATIONS } from '../../src/access/migrations.js';
 import { MAX_FAILED_SIGN_INS } from '../../src/portal/index.js';
 import { sessionOf, signIn } from '../../src/portal/sessions.js';
 import { tempDir } from '../http/support.js';
@@ -88,8 +89,9 @@ describe.each(stores)('access model on %s', (_name, location) => {
   }
 
   it('runs the migrations once: opening again changes nothing', async () => {
-    const { rows } = await db.query<{ version: number }>('SELECT version FROM schema_migrations');
-    expect(rows.map((row) => row.version)).toEqual([1]);
+    const { rows } = await db.query<{ version: number }>('SELECT version FROM schema_migrations ORDER BY version');
+    expect(rows.map((row) => row.version)).toEqual(MIGRATIONS.map((migration) => migration.version));
+    expect(rows.map((row) => row.version)).toEqual([1, 2]);
   });
 
   it('a key carries its account\'s licences and permissions per survey', async () => {

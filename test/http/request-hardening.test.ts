@@ -67,6 +67,14 @@ describe('a key limited to demographics learns nothing of other groups', () => {
     expect((await ask(['age=200'], keys.gssDemographics)).error?.message).toMatch(/did you mean/);
   });
 
+  it('an expression another key used first is refused the same way (bound expressions are cached per dataset)', async () => {
+    const fresh = await ask(['relig=1..4', 'sex=2'], keys.gssDemographics);
+    expect((await ask(['relig=1..4', 'sex=2'])).status).toBe(200);
+    const cached = await ask(['relig=1..4', 'sex=2'], keys.gssDemographics);
+    expect(cached.status).toBe(403);
+    expect(cached.error).toEqual(fresh.error);
+  });
+
   it('a key whose only group the survey does not have cannot query at all', async () => {
     const answer = await ask(['*'], noGroupKey);
     expect(answer.status).toBe(403);
@@ -82,6 +90,13 @@ describe('input that must be refused', () => {
     expect(answer.error?.message).toMatch(/"TargetCodes" twice/);
     // The same names in different objects, or a key-like string value, are fine.
     expect((await send('{"SurveyCode":"GSS","PopulationBaseCode":"*","TargetCodes":["SurveyCode:"]}')).error?.code).not.toBe('invalid_json');
+    // A name written with an escape is the same name.
+    expect((await send('{"SurveyCode":"GSS","PopulationBaseCode":"*","TargetCodes":["sex=2"],"Target\\u0043odes" :["sex=1"]}')).error?.message).toMatch(/"TargetCodes" twice/);
+  });
+
+  it('a body with a UTF-8 byte order mark is read without it', async () => {
+    const answer = await send(`\ufeff${JSON.stringify({ SurveyCode: 'GSS', PopulationBaseCode: '*', TargetCodes: ['sex=2'] })}`);
+    expect(answer.status).toBe(200);
   });
 
   it.each(['sex=0x2', 'sex=2e0', 'sex=" 2"', 'sex=+2', 'age=0x1e..40'])('a non-canonical number: %s', async (target) => {
