@@ -14,7 +14,7 @@ import { type ColumnEncoder, placedError, TableEncoder, type WeightEncoder } fro
 const progressEveryRows = 65_536;
 const readChunkBytes = 256 * 1024;
 /** Bytes of whole lines per chunk a build worker encodes. */
-const encoderChunkBytes = 1024 * 1024;
+const encoderChunkBytes = 2 * 1024 * 1024;
 /**
  * Files smaller than this (gzip'd: a quarter of it) are read on the calling thread:
  * starting workers (~30 ms) costs more than it saves on them.
