@@ -203,23 +203,24 @@ function* makeBuffers(input: RawTable, planned: PlannedVariable[], words: number
  */
 async function* makeBuffersInWorkers(input: RawTable, planned: PlannedVariable[], words: number, consume: boolean, threads: number): AsyncGenerator<Uint8Array> {
   const rows = input.rows;
-  // Shared with the workers, not copied to each.
-  const order = new Uint32Array(new SharedArrayBuffer(Math.max(1, rows) * 4), 0, rows);
-  order.set(weightOrder(input.weights[0]?.values, rows));
-  yield* weightBuffers(input, order, words);
+  // The workers start while the order is found; it is shared with them, not copied to each.
   const pool = new ColumnPool(threads);
-  const ahead: Array<Promise<Uint8Array[]>> = [];
-  let next = 0;
-  const launch = () => {
-    const variable = planned[next++]!;
-    const made = pool.run(columnTask(variable, order, words, rows), consume);
-    // A rejection is handled when its turn comes; until then it must not count as unhandled.
-    made.catch(() => undefined);
-    ahead.push(made);
-    if (consume) variable.column.ids = new Uint8Array(0);
-  };
   try {
+    const order = new Uint32Array(new SharedArrayBuffer(Math.max(1, rows) * 4), 0, rows);
+    order.set(weightOrder(input.weights[0]?.values, rows));
+    const ahead: Array<Promise<Uint8Array[]>> = [];
+    let next = 0;
+    const launch = () => {
+      const variable = planned[next++]!;
+      const made = pool.run(columnTask(variable, order, words, rows), consume);
+      // A rejection is handled when its turn comes; until then it must not count as unhandled.
+      made.catch(() => undefined);
+      ahead.push(made);
+      if (consume) variable.column.ids = new Uint8Array(0);
+    };
     while (next < planned.length && ahead.length < threads + 1) launch();
+    // The weights (first in the file) are written while the workers make the first variables.
+    yield* weightBuffers(input, order, words);
     while (ahead.length > 0) {
       const buffers = await ahead.shift()!;
       if (next < planned.length) launch();
