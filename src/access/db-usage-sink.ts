@@ -7,8 +7,11 @@ interface Pending {
   reject: (error: unknown) => void;
 }
 
-/** Rows per INSERT: 6 parameters each, under PostgreSQL's 65,535 parameters. */
+/** Rows per INSERT at most. */
 const MAX_BATCH = 5000;
+const INSERT_USAGE =
+  'INSERT INTO usage (request_id, time, account_id, key_id, survey, targets) ' +
+  'SELECT * FROM unnest($1::text[], $2::timestamptz[], $3::text[], $4::text[], $5::text[], $6::smallint[])';
 
 /**
  * Usage rows in the access database. Group commit: records arriving while INSERTs are in
@@ -41,14 +44,20 @@ export class DbUsageSink implements UsageSink {
   private async flush(): Promise<void> {
     while (this.pending.length > 0) {
       const batch = this.pending.splice(0, MAX_BATCH);
-      const values: unknown[] = [];
-      const rows = batch.map(({ usage }) => {
-        values.push(usage.requestId, usage.time, usage.accountId, usage.keyId, usage.survey, usage.targets);
-        const n = values.length;
-        return `($${n - 5}, $${n - 4}, $${n - 3}, $${n - 2}, $${n - 1}, $${n})`;
-      });
+      // One array per column: the statement's text is the same for every batch, with no
+      // VALUES list to parse that grows with the batch (PGlite alone, 100-row batches: 13.6
+      // against 20-22 µs per row).
+      const columns = [[], [], [], [], [], []] as unknown[][];
+      for (const { usage } of batch) {
+        columns[0]!.push(usage.requestId);
+        columns[1]!.push(usage.time);
+        columns[2]!.push(usage.accountId);
+        columns[3]!.push(usage.keyId);
+        columns[4]!.push(usage.survey);
+        columns[5]!.push(usage.targets);
+      }
       try {
-        await this.db.query(`INSERT INTO usage (request_id, time, account_id, key_id, survey, targets) VALUES ${rows.join(', ')}`, values);
+        await this.db.query(INSERT_USAGE, columns);
         this.stats.records += batch.length;
         this.stats.commits++;
         for (const entry of batch) entry.resolve();
