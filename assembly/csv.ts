@@ -249,10 +249,19 @@ function parseWeight(p: usize, end: usize): f64 {
   let digits = 0;
   let exponent: i32 = 0;
   let sawDigit = false;
+  let afterPoint = false;
+  // Digits, with at most one '.' among them (`5.`, `.5` and `5.5`; `.` alone has no digit).
   while (i < end) {
-    const d = <u32>load<u8>(i) - 0x30;
+    const c = load<u8>(i);
+    if (c == 0x2e && !afterPoint) {
+      afterPoint = true;
+      i++;
+      continue;
+    }
+    const d = <u32>c - 0x30;
     if (d > 9) break;
     sawDigit = true;
+    if (afterPoint) exponent--;
     if (significand != 0 || d != 0) {
       if (++digits > 17) {
         weightFailed = true;
@@ -261,23 +270,6 @@ function parseWeight(p: usize, end: usize): f64 {
       significand = significand * 10 + d;
     }
     i++;
-  }
-  if (i < end && load<u8>(i) == 0x2e) {
-    i++;
-    while (i < end) {
-      const d = <u32>load<u8>(i) - 0x30;
-      if (d > 9) break;
-      sawDigit = true;
-      exponent--;
-      if (significand != 0 || d != 0) {
-        if (++digits > 17) {
-          weightFailed = true;
-          return 0;
-        }
-        significand = significand * 10 + d;
-      }
-      i++;
-    }
   }
   if (!sawDigit) {
     weightFailed = true;

@@ -1,9 +1,7 @@
-import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { CrosstabError, ErrorCode } from '../errors.js';
 import type { ColumnBuffersTask } from './column-buffers.js';
+import { workerFile } from './worker-file.js';
 
 interface Waiting {
   resolve: (buffers: Uint8Array[]) => void;
@@ -22,7 +20,7 @@ export class ColumnPool {
   private failure: Error | undefined;
 
   constructor(threads: number) {
-    const path = locateWorker();
+    const path = workerFile('compile-worker.js', 'the dataset build worker');
     for (let i = 0; i < threads; i++) {
       const worker = new Worker(path);
       const entry = { worker, waiting: 0 };
@@ -70,12 +68,4 @@ function compileFailed(message: string): CrosstabError {
   return new CrosstabError(ErrorCode.internal, `a dataset build worker failed: ${message}`, {
     hint: 'Run the build again; if it keeps failing, report it with the input file (crosstab build --threads 0 builds on one thread).',
   });
-}
-
-function locateWorker(): string {
-  const here = dirname(fileURLToPath(import.meta.url));
-  for (const candidate of [join(here, 'compile-worker.js'), join(here, 'dataset', 'compile-worker.js')]) {
-    if (existsSync(candidate)) return candidate;
-  }
-  throw new CrosstabError(ErrorCode.internal, `the dataset build worker (compile-worker.js) was not found next to ${here}`, { hint: 'Reinstall crosstab-engine.' });
 }

@@ -1,13 +1,11 @@
-import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
 import { Writable } from 'node:stream';
-import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { CrosstabError, ErrorCode } from '../errors.js';
 import { CSV_ENCODER_ABI, csvEncoderModule } from '../kernel/wasm-module.js';
 import type { CsvRecords } from './csv-records.js';
 import type { RowIds } from './row-ids.js';
 import type { ColumnEncoder, WeightEncoder } from './table-encoder.js';
+import { workerFile } from './worker-file.js';
 
 /** What the CSV reader's table builder offers once it knows the header. */
 export interface EncodedRowsTarget {
@@ -108,8 +106,7 @@ export class CsvChunks extends Writable {
     if (this.failure) throw this.failure;
     if (this.mode === 'header') {
       // The header line goes to `records` (BOM, names, checks); every line after it to the workers.
-      const data = this.leftover ? Buffer.concat([this.leftover, chunk]) : chunk;
-      this.leftover = undefined;
+      const data = this.afterLeftover(chunk);
       const end = data.indexOf(0x0a);
       if (end < 0) {
         this.leftover = Buffer.from(data);
@@ -132,8 +129,7 @@ export class CsvChunks extends Writable {
       if (rest !== undefined && rest.length > 0) await this.toRecords(rest);
       return this.toRecords(chunk);
     }
-    const data = this.leftover ? Buffer.concat([this.leftover, chunk]) : chunk;
-    this.leftover = undefined;
+    const data = this.afterLeftover(chunk);
     const end = data.lastIndexOf(0x0a);
     if (end < 0) {
       this.leftover = Buffer.from(data);
@@ -148,6 +144,13 @@ export class CsvChunks extends Writable {
       await new Promise<void>((resolve) => (this.wake = resolve));
     }
     if (this.failure) throw this.failure;
+  }
+
+  /** `chunk` after the bytes of an unfinished line kept from before (which are let go). */
+  private afterLeftover(chunk: Buffer): Buffer {
+    const data = this.leftover ? Buffer.concat([this.leftover, chunk]) : chunk;
+    this.leftover = undefined;
+    return data;
   }
 
   private async finish(): Promise<void> {
@@ -185,7 +188,7 @@ export class CsvChunks extends Writable {
       least.columns.push(column);
       least.cost += costs[column.position]!;
     }
-    const path = locateWorker();
+    const path = workerFile('csv-worker.js', 'the CSV build worker');
     for (let i = 0; i < threads; i++) {
       const mine = shares[i]!.columns.sort((a, b) => a.position - b.position);
       const kinds = new Uint8Array(layout.width);
@@ -342,12 +345,4 @@ function encoderFailed(message: string): CrosstabError {
   return new CrosstabError(ErrorCode.internal, `a CSV build worker failed: ${message}`, {
     hint: 'Run the build again; if it keeps failing, report it with the input file (crosstab build --threads 0 reads it on one thread).',
   });
-}
-
-function locateWorker(): string {
-  const here = dirname(fileURLToPath(import.meta.url));
-  for (const candidate of [join(here, 'csv-worker.js'), join(here, 'dataset', 'csv-worker.js')]) {
-    if (existsSync(candidate)) return candidate;
-  }
-  throw new CrosstabError(ErrorCode.internal, `the CSV build worker (csv-worker.js) was not found next to ${here}`, { hint: 'Reinstall crosstab-engine.' });
 }
