@@ -1,10 +1,18 @@
 // The dataset compiler's buffers made by build workers (compile-worker.js, a few variables
 // ahead of the writer) against the same buffers made on the calling thread: byte for byte,
 // whether the workers get copies of the ids or take them over (consume).
-import { describe, expect, it } from 'vitest';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
 import { compileDataset } from '../src/dataset/compile.js';
 import { readCsv } from '../src/dataset/read-csv.js';
+import { writeDataset } from '../src/dataset/writer.js';
+import { buildDataset, CrosstabError, ErrorCode, openDataset } from '../src/index.js';
 import { gssCsv, nhanesCsv } from './support/paths.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'compile-threads-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 async function buffers(data: Iterable<Uint8Array> | AsyncIterable<Uint8Array>): Promise<Buffer[]> {
   const out: Buffer[] = [];
@@ -28,4 +36,36 @@ describe('compileDataset with worker threads = on one thread', () => {
       }
     });
   }
+
+  it('a build on worker threads answers as the one-thread build; cancelled mid-write, it rejects `cancelled` and leaves nothing behind', async () => {
+    const one = join(dir, 'one.arrow');
+    const many = join(dir, 'many.arrow');
+    await buildDataset(gssCsv, { weights: ['wtssps'], survey: 'GSS', out: one, threads: 0 });
+    await buildDataset(gssCsv, { weights: ['wtssps'], survey: 'GSS', out: many, threads: 2 });
+    const [a, b] = await Promise.all([openDataset(one), openDataset(many)]);
+    try {
+      const query = { base: 'year=2024', targets: ['sex=2', 'degree=3..4'] };
+      expect(await b.crosstab(query)).toEqual(await a.crosstab(query));
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+
+    const folder = mkdtempSync(join(dir, 'cancel-'));
+    const controller = new AbortController();
+    const compiled = compileDataset(await readCsv(gssCsv, { weights: ['wtssps'] }), { survey: 'GSS', threads: 2, consume: true });
+    const data = compiled.data() as AsyncIterable<Uint8Array>;
+    const aborting = {
+      ...compiled,
+      async *data() {
+        for await (const buffer of data) {
+          yield buffer;
+          controller.abort();
+        }
+      },
+    } as unknown as typeof compiled;
+    const error = await writeDataset(aborting, join(folder, 'out.arrow'), controller.signal).catch((thrown: unknown) => thrown);
+    expect(error).toBeInstanceOf(CrosstabError);
+    expect((error as CrosstabError).code).toBe(ErrorCode.cancelled);
+    expect(readdirSync(folder)).toEqual([]);
+  });
 });
