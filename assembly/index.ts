@@ -21,7 +21,7 @@
  * call this kernel with the wrong arguments.
  */
 export function kernelAbi(): i32 {
-  return 8;
+  return 9;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -330,6 +330,67 @@ export function cellDense(a: usize, b: usize, weights: usize, runs: usize, nRuns
   store<f64>(out, 0, 16);
   addRuns(a, b, weights, runs, 0, nRuns, 0, words, out);
   return <i32>load<f64>(out, 16);
+}
+
+/**
+ * Weighted cells of a AND each of `n` dense bitsets (u32 pointers at `bs`), in one walk of
+ * the weight runs: a crosstab's base cell and target cells, where cellDense walks the runs
+ * once per cell. Per bitset, CELL_BYTES at `acc` (f64 sum, f64 sum of squares, f64 count),
+ * zeroed first. Each cell accumulates in the same order as cellDense (run by run, bit by
+ * bit), so the sums are the same to the last bit.
+ */
+export function cellsDense(a: usize, bs: usize, n: i32, weights: usize, runs: usize, nRuns: i32, words: i32, acc: usize): void {
+  memory.fill(acc, 0, <usize>n * CELL_BYTES);
+  for (let k = 0; k < nRuns; k++) {
+    const s = max(runStart(runs, k), 0);
+    const e = min(runEnd(runs, k), words);
+    if (s >= e) continue;
+    const x = runWeight(runs, k);
+    const mask = runMask(runs, k);
+    if (mask != 0) {
+      const wa = load<u64>(a + (<usize>s << 3)) & mask;
+      if (wa == 0) continue;
+      for (let j = 0; j < n; j++) {
+        const c = popcnt(wa & load<u64>(<usize>load<u32>(bs + (<usize>j << 2)) + (<usize>s << 3)));
+        const cell = acc + <usize>j * CELL_BYTES;
+        const cx = <f64>c * x;
+        store<f64>(cell, load<f64>(cell) + cx);
+        store<f64>(cell, load<f64>(cell, 8) + cx * x, 8);
+        store<f64>(cell, load<f64>(cell, 16) + <f64>c, 16);
+      }
+    } else if (x == x) {
+      for (let j = 0; j < n; j++) {
+        const c = andPopcountRange(a, <usize>load<u32>(bs + (<usize>j << 2)), s, e);
+        const cell = acc + <usize>j * CELL_BYTES;
+        const cx = <f64>c * x;
+        store<f64>(cell, load<f64>(cell) + cx);
+        store<f64>(cell, load<f64>(cell, 8) + cx * x, 8);
+        store<f64>(cell, load<f64>(cell, 16) + <f64>c, 16);
+      }
+    } else {
+      for (let i = s; i < e; i++) {
+        const wa = load<u64>(a + (<usize>i << 3));
+        if (wa == 0) continue;
+        const base = weights + (<usize>i << 9);
+        for (let j = 0; j < n; j++) {
+          let w = wa & load<u64>(<usize>load<u32>(bs + (<usize>j << 2)) + (<usize>i << 3));
+          if (w == 0) continue;
+          const cell = acc + <usize>j * CELL_BYTES;
+          let sum = load<f64>(cell);
+          let sumSq = load<f64>(cell, 8);
+          store<f64>(cell, load<f64>(cell, 16) + <f64>popcnt(w), 16);
+          while (w != 0) {
+            const y = load<f64>(base + (<usize>ctz(w) << 3));
+            sum += y;
+            sumSq += y * y;
+            w &= w - 1;
+          }
+          store<f64>(cell, sum);
+          store<f64>(cell, sumSq, 8);
+        }
+      }
+    }
+  }
 }
 
 /** Weighted cell of a dense bitset AND a sparse code (sorted respondent list). */

@@ -31,7 +31,7 @@ export class LocalEngine implements DatasetEngine {
     const weights = this.evaluator.weights(weight);
     const baseView = this.evaluator.materialize(base);
     try {
-      return [this.evaluator.cell(baseView, { op: 'all' }, weights), ...targets.map((target) => this.evaluator.cell(baseView, target, weights))];
+      return this.evaluator.cells(baseView, [{ op: 'all' }, ...targets], weights);
     } finally {
       this.evaluator.release(baseView);
     }

@@ -4,7 +4,7 @@
  * See assembly/index.ts for the memory layout each function expects.
  */
 /** Must equal kernelAbi() of the compiled kernel (assembly/index.ts). */
-export const KERNEL_ABI = 8;
+export const KERNEL_ABI = 9;
 
 export interface KernelExports {
   kernelAbi(): number;
@@ -23,6 +23,7 @@ export interface KernelExports {
   weightRuns(weights: number, words: number, n: number, out: number): number;
   cellDense(a: number, b: number, weights: number, runs: number, nRuns: number, words: number, out: number): number;
   cellSparse(a: number, list: number, count: number, weights: number, out: number): number;
+  cellsDense(a: number, bs: number, n: number, weights: number, runs: number, nRuns: number, words: number, acc: number): void;
   cellsRow(
     row: number, columns: number, nColumns: number, weights: number, runs: number, nRuns: number, words: number,
     sums: number, sumsSq: number, counts: number, out: number,

@@ -31,6 +31,9 @@ export class Kernel {
   /** Hash state for the checksum functions (src/kernel/checksum.ts). */
   readonly scratchState: number;
   private readonly sums: Float64Array;
+  /** Pointers and cells of cellsDense, grown as needed. */
+  private cellsScratch = 0;
+  private cellsScratchBytes = 0;
 
   constructor(memory: KernelMemory) {
     this.memory = memory;
@@ -75,6 +78,27 @@ export class Kernel {
   cellDense(a: number, b: number, weights: WeightVector, words: number): CellSums {
     const respondents = this.exports.cellDense(a, b, weights.ptr, weights.runs, weights.nRuns, words, this.out);
     return { respondents, weighted: this.sums[0]!, sumSqWeights: this.sums[1]! };
+  }
+
+  /**
+   * Weighted cells of dense bitset a AND each dense bitset of `bs`, in one walk of the weight
+   * runs (the same sums as cellDense, one call).
+   */
+  cellsDense(a: number, bs: readonly number[], weights: WeightVector, words: number): CellSums[] {
+    const { memory, layout } = this;
+    const pointers = Math.ceil((bs.length * layout.pointerBytes) / 8) * 8;
+    const bytes = pointers + bs.length * layout.cellBytes;
+    if (bytes > this.cellsScratchBytes) {
+      if (this.cellsScratchBytes > 0) memory.release(this.cellsScratch, this.cellsScratchBytes);
+      this.cellsScratchBytes = Math.max(bytes, 4096);
+      this.cellsScratch = memory.alloc(this.cellsScratchBytes, false);
+    }
+    const base = this.cellsScratch;
+    new Uint32Array(memory.memory.buffer, base, bs.length).set(bs);
+    const acc = base + pointers;
+    this.exports.cellsDense(a, base, bs.length, weights.ptr, weights.runs, weights.nRuns, words, acc);
+    const sums = new Float64Array(memory.memory.buffer, acc, bs.length * 3);
+    return bs.map((_, j) => ({ respondents: sums[j * 3 + 2]!, weighted: sums[j * 3]!, sumSqWeights: sums[j * 3 + 1]! }));
   }
 
   /** Weighted cell of dense bitset a AND a sparse code. */

@@ -4,6 +4,9 @@ import type { CellSums, Kernel, WeightVector } from '../kernel/kernel.js';
 import { NS_PER_LISTED_RESPONDENT, NS_PER_WORD_CELL } from './costs.js';
 import type { Bound } from './resolve.js';
 
+/** Targets whose cells one walk of the weight runs computes (see Evaluator.cells). */
+const CELLS_PER_WALK = 16;
+
 /** Up to this many values are ORed from their code containers; more are one index scan. */
 const MAX_CODES_TO_OR = 8;
 
@@ -77,6 +80,43 @@ export class Evaluator {
       return this.kernel.cellDense(base.ptr, view.ptr, weights, this.words);
     } finally {
       this.release(view);
+    }
+  }
+
+  /**
+   * The cells of base AND each target: single rare values by their lists, the rest in one
+   * kernel walk of the weight runs per CELLS_PER_WALK targets (cellsDense) rather than one
+   * walk per target. At most that many targets' bitsets are held at once.
+   */
+  cells(base: DenseView, targets: readonly Bound[], weights: WeightVector): CellSums[] {
+    const results = new Array<CellSums>(targets.length);
+    let views: DenseView[] = [];
+    let positions: number[] = [];
+    const walk = () => {
+      try {
+        const cells = this.kernel.cellsDense(base.ptr, views.map((view) => view.ptr), weights, this.words);
+        positions.forEach((i, j) => (results[i] = cells[j]!));
+      } finally {
+        for (const view of views) this.release(view);
+        views = [];
+        positions = [];
+      }
+    };
+    try {
+      targets.forEach((target, i) => {
+        const single = this.singleCode(target);
+        if (single && single.kind === BufferKind.sparse) {
+          results[i] = this.kernel.cellSparse(base.ptr, single.ptr, single.count, weights);
+          return;
+        }
+        views.push(this.dense(target));
+        positions.push(i);
+        if (views.length === CELLS_PER_WALK) walk();
+      });
+      if (views.length > 0) walk();
+      return results;
+    } finally {
+      for (const view of views) this.release(view);
     }
   }
 
