@@ -16,7 +16,7 @@ export function columnBuffers({ ids, remap, order, distinct, counts, dense, word
   const length = words * 64;
   const ranks = distinct <= 0xff ? new Uint8Array(length) : distinct <= 0xffff ? new Uint16Array(length) : new Uint32Array(length);
   if (!dense) {
-    loop('index', [ids, ranks], ['ids', 'remap', 'order', 'ranks'], 'for (let r = 0; r < order.length; r++) ranks[r] = remap[ids[order[r]]];')(ids, remap, order, ranks);
+    gatherRanks(ids, remap, order, ranks);
     return [bytesOf(ranks)];
   }
   // Per rank (1-based): its bitset's first u32 word, or -1 and its list's next free slot.
@@ -36,7 +36,7 @@ export function columnBuffers({ ids, remap, order, distinct, counts, dense, word
   const bitsets = new Uint32Array(bitsetWords);
   const lists = new Uint32Array(listed);
   const starts = next.slice();
-  loop('index', [ids, ranks], ['ids', 'remap', 'order', 'ranks'], 'for (let r = 0; r < order.length; r++) ranks[r] = remap[ids[order[r]]];')(ids, remap, order, ranks);
+  gatherRanks(ids, remap, order, ranks);
   loop(
     'codes',
     [ranks],
@@ -55,6 +55,11 @@ export function columnBuffers({ ids, remap, order, distinct, counts, dense, word
     buffers.push(at >= 0 ? bytesOf(bitsets.subarray(at, at + words * 2)) : bytesOf(lists.subarray(starts[rank + 1], starts[rank + 1] + count)));
   });
   return buffers;
+}
+
+/** The index column: ranks[r] = remap[ids[order[r]]], the rank of stored respondent r's value. */
+function gatherRanks(ids, remap, order, ranks) {
+  loop('index', [ids, ranks], ['ids', 'remap', 'order', 'ranks'], 'for (let r = 0; r < order.length; r++) ranks[r] = remap[ids[order[r]]];')(ids, remap, order, ranks);
 }
 
 /**

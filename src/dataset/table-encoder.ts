@@ -74,6 +74,17 @@ abstract class ChunkedRows<T extends RowIds | Float64Array> {
     return row - this.start;
   }
 
+  /** Rows `start .. start + values.length - 1` at once, across chunk boundaries. */
+  protected putRows(start: number, values: T): void {
+    let done = 0;
+    while (done < values.length) {
+      const at = this.slot(start + done);
+      const take = Math.min(values.length - done, this.current.length - at);
+      this.current.set(take === values.length ? values : values.subarray(done, done + take), at);
+      done += take;
+    }
+  }
+
   /** Rows `0 .. rows - 1` in one array (into `into` unless one chunk already is exactly that), releasing the chunks. */
   protected joined(rows: number, into: (rows: number) => T): T {
     const chunks = [...this.sealed, this.current];
@@ -165,13 +176,7 @@ export class ColumnEncoder extends ChunkedRows<RowIds> {
   setIds(start: number, ids: RowIds): void {
     const counted = this.counted;
     for (let i = 0; i < ids.length; i++) counted[ids[i]!]!++;
-    let done = 0;
-    while (done < ids.length) {
-      const at = this.slot(start + done);
-      const take = Math.min(ids.length - done, this.current.length - at);
-      this.current.set(take === ids.length ? ids : ids.subarray(done, done + take), at);
-      done += take;
-    }
+    this.putRows(start, ids);
   }
 
   private mapAppended(): void {
@@ -224,13 +229,7 @@ export class WeightEncoder extends ChunkedRows<Float64Array> {
 
   /** Rows `start .. start + values.length - 1` at once; the values are valid weights (>= 0, finite). */
   setAll(start: number, values: Float64Array): void {
-    let done = 0;
-    while (done < values.length) {
-      const at = this.slot(start + done);
-      const take = Math.min(values.length - done, this.current.length - at);
-      this.current.set(take === values.length - done && done === 0 ? values : values.subarray(done, done + take), at);
-      done += take;
-    }
+    this.putRows(start, values);
   }
 
   /** The weights of rows `0 .. rows - 1`; the encoder is empty afterwards. */
