@@ -71,16 +71,7 @@ export class Evaluator {
 
   /** Count, sum of weights and sum of squared weights of base AND target. */
   cell(base: DenseView, target: Bound, weights: WeightVector): CellSums {
-    const single = this.singleCode(target);
-    if (single && single.kind === BufferKind.sparse) {
-      return this.kernel.cellSparse(base.ptr, single.ptr, single.count, weights);
-    }
-    const view = this.dense(target);
-    try {
-      return this.kernel.cellDense(base.ptr, view.ptr, weights, this.words);
-    } finally {
-      this.release(view);
-    }
+    return this.cells(base, [target], weights)[0]!;
   }
 
   /**
