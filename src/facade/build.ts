@@ -165,7 +165,7 @@ function validateBuildOptions(options: BuildOptions): BuildOptions {
     throw invalidOption('exclude', 'must be a list of column names', 'Pass --exclude COL1,COL2.');
   }
   if (options.threads !== undefined && !(Number.isInteger(options.threads) && options.threads >= 0 && options.threads <= 64)) {
-    throw invalidOption('threads', `must be a whole number from 0 to 64, not ${String(options.threads)}`, 'Pass --threads 0 to read on one thread, or leave it out for one worker per core.');
+    throw invalidOption('threads', `must be a whole number from 0 to 64, not ${String(options.threads)}`, 'Pass --threads 0 to build on one thread, or leave it out for one worker per core.');
   }
   if (options.onProgress !== undefined && typeof options.onProgress !== 'function') {
     throw invalidOption('onProgress', 'must be a function', 'Pass (doneBytes, totalBytes) => { ... }.');
