@@ -7,7 +7,7 @@
  * const r = await ds.crosstab({ base: 'year=2024', targets: ['sex=2', 'degree=3..4'] });
  * ```
  */
-export { openDataset, Dataset, MAX_TARGETS } from './facade/dataset.js';
+export { openDataset, Dataset, MAX_TARGETS, DEFAULT_CELL_CACHE } from './facade/dataset.js';
 export type { OpenOptions } from './facade/dataset.js';
 export { buildDataset } from './facade/build.js';
 export { pushDataset } from './clickhouse/push.js';

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { join, resolve } from 'node:path';
-import { CrosstabError, ErrorCode, openDataset, type Dataset } from '../index.js';
+import { CrosstabError, DEFAULT_CELL_CACHE, ErrorCode, openDataset, type Dataset } from '../index.js';
 import { createCrosstabHandler, listen, NdjsonLedger, type AccessLogEntry } from '../http/index.js';
 import { bundledDatasets, bundledDatasetsHint } from './bundled.js';
 import { databaseOption } from './database-option.js';
@@ -25,6 +25,7 @@ interface ServeOptions {
   oidcIssuer?: string[];
   oidcAudience?: string;
   trustProxy?: boolean;
+  cellCache?: string;
 }
 
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
@@ -76,6 +77,7 @@ export function registerServeCommand(program: Command): void {
     .option('--max-connections <n>', 'most open connections; more are closed on arrival (default: ulimit -n minus 64, at most 4096)')
     .option('--max-connections-per-address <n>', 'most open connections from one IP address (default 64)')
     .option('--idle-timeout <seconds>', 'close a connection idle this long', '30')
+    .option('--cell-cache <cells>', `crosstab cells per dataset kept in memory to answer repeated queries without the kernel (exact: a dataset file never changes; 0 = off; default ${DEFAULT_CELL_CACHE} for a file, 0 for ClickHouse)`)
     .option('--trust-proxy', 'the portal is reached through a proxy that appends X-Forwarded-For: throttle sign-ins by the client address it gives')
     .action(async (options: ServeOptions) => {
       const port = integerOption(options.port, '--port', 0, 65535);
@@ -87,6 +89,7 @@ export function registerServeCommand(program: Command): void {
           : { maxConnectionsPerAddress: integerOption(options.maxConnectionsPerAddress, '--max-connections-per-address', 1, 1_000_000) }),
         idleTimeoutMs: integerOption(options.idleTimeout, '--idle-timeout', 1, 86_400) * 1000,
       };
+      const cellCache = options.cellCache === undefined ? undefined : integerOption(options.cellCache, '--cell-cache', 0, 100_000_000);
       const oidc = oidcOptions(options);
       const paths = options.dataset ?? bundledDatasets();
       if (paths.length === 0) {
@@ -97,7 +100,7 @@ export function registerServeCommand(program: Command): void {
       const datasets: Dataset[] = [];
       let access: AccessStore | undefined;
       try {
-        for (const path of paths) datasets.push(await openDataset(path));
+        for (const path of paths) datasets.push(await openDataset(path, cellCache === undefined ? {} : { cellCache }));
         access = options.keys === undefined ? await openAccessStore(options.database, oidc) : undefined;
         const log = (entry: AccessLogEntry | { event: string; message?: string }): void => {
           const line = 'event' in entry && !('time' in entry) ? { time: new Date().toISOString(), ...entry } : entry;

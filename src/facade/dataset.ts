@@ -3,7 +3,8 @@ import { AXIS_LIMIT, type StoredMeta } from '../dataset/format.js';
 import { loadDataset, type LoadOptions } from '../dataset/reader.js';
 import { mainThreadKernel } from '../kernel/kernel.js';
 import { Evaluator } from '../query/evaluate.js';
-import { type Resolved, Resolver } from '../query/resolve.js';
+import { type Bound, type Resolved, Resolver } from '../query/resolve.js';
+import type { CellSums } from '../kernel/kernel.js';
 import { isClickHouseUrl } from '../clickhouse/url.js';
 import { describeDataset, stabilityOf } from './dataset-info.js';
 import type { DatasetEngine } from './engine.js';
@@ -22,7 +23,19 @@ export interface OpenOptions extends LoadOptions {
    * `pool` always does.
    */
   execution?: 'auto' | 'inline' | 'pool';
+  /**
+   * Most crosstab cells (base, or base AND target, per weight) kept in memory to answer a
+   * repeated query without the kernel: the dataset never changes, so a kept cell is exact.
+   * Default 10,000 (about 1 MB) for a dataset file, 0 (off) for a ClickHouse table, which
+   * `crosstab push --replace` can change under an open dataset. Tables are not cached.
+   */
+  cellCache?: number;
 }
+
+/** Default of OpenOptions.cellCache. */
+export const DEFAULT_CELL_CACHE = 10_000;
+/** Key of the base's own cell among a base's cached cells. */
+const BASE_CELL: Bound = { op: 'all' };
 
 /**
  * Opens a compiled dataset (see `crosstab build`): validates the file and loads its
@@ -44,17 +57,22 @@ export async function openDataset(path: string, options: OpenOptions = {}): Prom
   if (options.verify !== undefined && options.verify !== true && options.verify !== false && options.verify !== 'full') {
     throw invalidOption('verify', 'must be true, false or "full"', 'Leave it out to check each buffer before its first use; "full" checks all at open.');
   }
+  const cellCache = options.cellCache ?? DEFAULT_CELL_CACHE;
+  if (!Number.isInteger(cellCache) || cellCache < 0) {
+    throw invalidOption('cellCache', `must be a whole number of cells (0 turns the cache off); got ${JSON.stringify(options.cellCache)}`, `Leave it out for ${DEFAULT_CELL_CACHE.toLocaleString('en-US')}.`);
+  }
   if (options.preload !== undefined && typeof options.preload !== 'boolean') {
     throw invalidOption('preload', 'must be true or false', 'Pass preload: true to read every buffer at open.');
   }
   if (isClickHouseUrl(path)) {
     const { openClickHouseEngine } = await import('../clickhouse/engine.js');
     const { engine, meta, checksum } = await openClickHouseEngine(path);
-    return new Dataset(engine, meta, checksum);
+    // A pushed table can be replaced (`crosstab push --replace`) under an open dataset: no cache unless asked for.
+    return new Dataset(engine, meta, checksum, options.cellCache ?? 0);
   }
   const kernel = mainThreadKernel();
   const data = await loadDataset(path, kernel, options);
-  return new Dataset(new LocalEngine(data, kernel, new Evaluator(kernel, data), execution), data.meta, data.checksum);
+  return new Dataset(new LocalEngine(data, kernel, new Evaluator(kernel, data), execution), data.meta, data.checksum, cellCache);
 }
 
 /** A survey dataset, open for queries. */
@@ -63,12 +81,19 @@ export class Dataset {
   readonly info: DatasetInfo;
   private readonly resolver: Resolver;
   private closed = false;
+  /**
+   * Cells computed before, per weight: bound base → (bound target, or BASE_CELL) → sums.
+   * Keyed by the bound expressions, which the resolver hands out again for the same text.
+   */
+  private cells = new Map<string, WeakMap<Bound, Map<Bound, CellSums>>>();
+  private cachedCells = 0;
 
   /** @internal Use openDataset(). */
   constructor(
     private readonly engine: DatasetEngine,
     meta: StoredMeta,
     checksum: string,
+    private readonly maxCachedCells = DEFAULT_CELL_CACHE,
   ) {
     this.info = { ...describeDataset({ meta, checksum }), design: engine.design };
     this.resolver = new Resolver(meta);
@@ -89,10 +114,44 @@ export class Dataset {
     const signal = requireSignal(options.signal, 'signal');
     throwIfCancelled(signal, 'the query');
 
-    const resolvedBase = this.bind(base, 'base', allowed);
-    const resolvedTargets = targets.map((target, i) => this.bind(target, `targets[${i}]`, allowed));
-    const [baseCell, ...cells] = await this.engine.cells(resolvedBase.bound, resolvedTargets.map((target) => target.bound), weight, { signal });
+    const boundBase = this.bind(base, 'base', allowed).bound;
+    const boundTargets = targets.map((target, i) => this.bind(target, `targets[${i}]`, allowed).bound);
+    const [baseCell, ...cells] = await this.cellsOf(boundBase, boundTargets, weight, signal);
     return { base: this.toCell(baseCell!), targets: cells.map((cell) => this.toCell(cell)), weight, units: this.info.units };
+  }
+
+  /** The base's cell and each target's, from the cell cache where it has them, else from the engine. */
+  private async cellsOf(base: Bound, targets: readonly Bound[], weight: string | null, signal: AbortSignal | undefined): Promise<CellSums[]> {
+    if (this.maxCachedCells === 0) return this.engine.cells(base, targets, weight, { signal });
+    const key = weight ?? '';
+    let byBase = this.cells.get(key);
+    if (byBase === undefined) this.cells.set(key, (byBase = new WeakMap()));
+    const known = byBase.get(base);
+    const baseCell = known?.get(BASE_CELL);
+    if (known !== undefined && baseCell !== undefined) {
+      const found: CellSums[] = [baseCell];
+      for (const target of targets) {
+        const cell = known.get(target);
+        if (cell === undefined) break;
+        found.push(cell);
+      }
+      if (found.length === targets.length + 1) return found;
+    }
+    const computed = await this.engine.cells(base, targets, weight, { signal });
+    if (computed.length > this.maxCachedCells) return computed;
+    if (this.cachedCells + computed.length > this.maxCachedCells) {
+      this.cells = new Map([[key, (byBase = new WeakMap())]]);
+      this.cachedCells = 0;
+    }
+    let cells = byBase.get(base);
+    if (cells === undefined) byBase.set(base, (cells = new Map()));
+    const add = (bound: Bound, sums: CellSums): void => {
+      if (!cells.has(bound)) this.cachedCells++;
+      cells.set(bound, sums);
+    };
+    add(BASE_CELL, computed[0]!);
+    targets.forEach((target, i) => add(target, computed[i + 1]!));
+    return computed;
   }
 
   /**

@@ -14,9 +14,9 @@ export type Bound =
   | { op: 'not'; item: Bound };
 
 export interface Resolved {
-  bound: Bound;
+  readonly bound: Bound;
   /** Authorization groups the expression touches, each with the variable or code that needs it. */
-  groups: Map<string, string>;
+  readonly groups: ReadonlyMap<string, string>;
 }
 
 /** Bound expressions kept per dataset (a service sees the same few bases and targets again and again). */
@@ -24,6 +24,11 @@ const MAX_CACHED_EXPRESSIONS = 1024;
 
 /** A number as written in an expression: decimal digits, optional sign and fraction; no hex, exponent or spaces. */
 const CANONICAL_NUMBER = /^-?\d+(?:\.\d+)?$/;
+
+function everyAllowed(groups: ReadonlyMap<string, string>, allowed: readonly string[]): boolean {
+  for (const group of groups.keys()) if (!allowed.includes(group)) return false;
+  return true;
+}
 
 /** Binds expressions to one dataset's variables and codebook. */
 export class Resolver {
@@ -53,14 +58,12 @@ export class Resolver {
     // binds to the same result every time; `allowed` only decides whether it may (a cached
     // expression touching a group outside `allowed` is bound again below, to throw the same error).
     const cached = this.expressionCache.get(source);
-    if (cached !== undefined && (allowed === undefined || [...cached.groups.keys()].every((group) => allowed.includes(group)))) {
-      return { bound: cached.bound, groups: new Map(cached.groups) };
-    }
+    if (cached !== undefined && (allowed === undefined || everyAllowed(cached.groups, allowed))) return cached;
     try {
       const groups = new Map<string, string>();
       const resolved = { bound: this.bind(parseExpression(source), { groups, allowed, field: field ?? 'expression' }, []), groups };
       if (this.expressionCache.size >= MAX_CACHED_EXPRESSIONS) this.expressionCache.clear();
-      this.expressionCache.set(source, { bound: resolved.bound, groups: new Map(groups) });
+      this.expressionCache.set(source, resolved);
       return resolved;
     } catch (error) {
       if (error instanceof CrosstabError && field !== undefined && error.details.field === undefined) error.details.field = field;

@@ -110,5 +110,8 @@ describe('crosstab serve', () => {
     const keys = crosstab(['serve', '--dataset', paths.gss, '--port', '0', '--keys', join(dir, 'missing.json')], dir);
     expect(keys.status).toBe(1);
     expect(keys.stderr).toMatch(/keys add/);
+    const cache = crosstab(['serve', '--dataset', paths.gss, '--port', '0', '--cell-cache', '-5'], dir);
+    expect(cache.status).toBe(1);
+    expect(cache.stderr).toMatch(/--cell-cache must be an integer from 0 to/);
   });
 });
