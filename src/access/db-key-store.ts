@@ -9,6 +9,9 @@ interface CachedKey {
   fetchedAt: number;
   /** undefined: no key has this hash. */
   row: KeyRightsRow | undefined;
+  /** The record built from `row`; rebuilt at `revokesAt` (a revocation with a grace period). */
+  record?: ApiKeyRecord;
+  revokesAt?: number | undefined;
 }
 
 interface KeyRightsRow {
@@ -115,12 +118,24 @@ export class DbKeyStore implements KeyStore {
     return pending;
   }
 
-  async lookup(apiKey: string): Promise<ApiKeyRecord | undefined> {
+  /** Synchronous while the key's cached rights are fresh (younger than ttlMs). */
+  lookup(apiKey: string): ApiKeyRecord | undefined | Promise<ApiKeyRecord | undefined> {
     const hash = hashApiKey(apiKey);
     const now = Date.now();
-    let entry = this.cache.get(hash);
-    if (entry === undefined || now - entry.fetchedAt >= this.ttlMs) entry = await this.fetch(hash);
-    return entry.row === undefined ? undefined : keyRecordOf(entry.row, hash, now);
+    const entry = this.cache.get(hash);
+    if (entry !== undefined && now - entry.fetchedAt < this.ttlMs) return this.recordOf(entry, hash, now);
+    return this.fetch(hash).then((fetched) => this.recordOf(fetched, hash, Date.now()));
+  }
+
+  /** The record of a cached row, built once per fetch (and again only for a key revoked with a grace period). */
+  private recordOf(entry: CachedKey, hash: string, now: number): ApiKeyRecord | undefined {
+    if (entry.row === undefined) return undefined;
+    if (entry.record === undefined || (entry.revokesAt !== undefined && now >= entry.revokesAt)) {
+      entry.record = keyRecordOf(entry.row, hash, now);
+      const revokedAt = entry.row.revoked_at === null ? Number.NaN : Date.parse(iso(entry.row.revoked_at) as string);
+      entry.revokesAt = !entry.record.revoked && revokedAt > now ? revokedAt : undefined;
+    }
+    return entry.record;
   }
 
   /**
@@ -145,9 +160,9 @@ export class DbKeyStore implements KeyStore {
   }
 
   /** Counts the call against its account's rate limit and monthly quota, if it has any. */
-  admit(key: ApiKeyRecord): Promise<AdmissionRefusal | undefined> {
+  admit(key: ApiKeyRecord): AdmissionRefusal | undefined | Promise<AdmissionRefusal | undefined> {
     const limits = key.accountId === undefined ? undefined : this.limits.get(key.accountId);
-    if (limits === undefined || (limits.ratePerMinute === null && limits.monthlyQuota === null)) return Promise.resolve(undefined);
+    if (limits === undefined || (limits.ratePerMinute === null && limits.monthlyQuota === null)) return undefined;
     return this.limiter.admit(key.accountId as string, limits);
   }
 

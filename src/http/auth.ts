@@ -16,12 +16,13 @@ function unauthorized(message: string, hint = NEW_KEY_HINT): ServiceError {
 /**
  * Establishes the caller's identity from the Service-Engine-Authorizer header. Any other
  * credential (a portal session cookie, an Authorization header) is refused with 401.
+ * Synchronous when the key store answers synchronously (a cached key).
  */
-export async function authenticate(
+export function authenticate(
   headerValue: string | undefined,
   otherCredentials: { cookie: boolean; authorization: boolean },
   keys: KeyStore,
-): Promise<ApiKeyRecord | ServiceError> {
+): ApiKeyRecord | ServiceError | Promise<ApiKeyRecord | ServiceError> {
   const apiKey = headerValue?.trim();
   if (apiKey === undefined || apiKey === '') {
     if (otherCredentials.cookie) {
@@ -38,13 +39,15 @@ export async function authenticate(
   if (!API_KEY_PATTERN.test(apiKey)) {
     return unauthorized('The Service-Engine-Authorizer header is malformed: an API key is "ctk_" followed by 43 base64url characters.', 'Send the API key exactly as issued, with no prefix such as "Bearer".');
   }
-  const record = await keys.lookup(apiKey);
-  if (record === undefined || keyStatus(record) === 'revoked') {
-    return unauthorized('The API key is not valid (unknown or revoked).');
-  }
-  if (keyStatus(record) === 'expired') {
-    return unauthorized(`The API key expired at ${record.expiresAt}.`);
-  }
+  const record = keys.lookup(apiKey);
+  return record instanceof Promise ? record.then(checkKey) : checkKey(record);
+}
+
+function checkKey(record: ApiKeyRecord | undefined): ApiKeyRecord | ServiceError {
+  if (record === undefined) return unauthorized('The API key is not valid (unknown or revoked).');
+  const status = keyStatus(record);
+  if (status === 'revoked') return unauthorized('The API key is not valid (unknown or revoked).');
+  if (status === 'expired') return unauthorized(`The API key expired at ${record.expiresAt}.`);
   return record;
 }
 

@@ -92,11 +92,13 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
   const docsBody = JSON.stringify(buildOpenApiDocument({ serverUrl: options.serverUrl ?? basePath, maxBodyBytes }));
 
   const crosstab = createCrosstabOperation({ surveys, keys, usage, maxBodyBytes });
-  const inFlight = new Set<Promise<HandlerResponse>>();
+  let inFlight = 0;
+  let drained: (() => void) | undefined;
   let closing: Promise<void> | undefined;
 
   const owns = (path: string): boolean => {
-    const pathname = path.split('?', 1)[0] ?? '';
+    const query = path.indexOf('?');
+    const pathname = query === -1 ? path : path.slice(0, query);
     return pathname === basePath || pathname.startsWith(`${basePath}/`);
   };
 
@@ -106,7 +108,8 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
     const requestId = randomUUID();
     const method = typeof request.method === 'string' ? request.method.toUpperCase() : '';
     const rawPath = typeof request.path === 'string' ? request.path : '';
-    const path = (rawPath.split('?', 1)[0] ?? '').slice(0, 512);
+    const query = rawPath.indexOf('?');
+    const path = (query === -1 ? rawPath : rawPath.slice(0, query)).slice(0, 512);
     const entry: AccessLogEntry = { time: new Date().toISOString(), requestId, method: method.slice(0, 16), path, status: 0, ms: 0 };
     const origin = headerOf(request.headers, 'origin');
     const headers: Record<string, string> = { 'x-request-id': requestId, 'x-content-type-options': 'nosniff', 'cache-control': 'no-store', ...cors.responseHeaders(origin) };
@@ -161,19 +164,24 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
     return { status, headers, body };
   }
 
+  const settled = (): void => {
+    if (--inFlight === 0 && drained !== undefined) drained();
+  };
+
   return {
     basePath,
     maxBodyBytes,
     owns,
     handle(request) {
+      inFlight++;
       const pending = respond(request ?? ({} as HandlerRequest));
-      inFlight.add(pending);
-      void pending.finally(() => inFlight.delete(pending));
+      // respond() never rejects (every failure is an error response).
+      void pending.then(settled, settled);
       return pending;
     },
     close() {
       closing ??= (async () => {
-        await Promise.allSettled([...inFlight]);
+        if (inFlight > 0) await new Promise<void>((resolve) => (drained = resolve));
         await keys.close();
         await usage.close();
       })();

@@ -11,10 +11,13 @@ export interface AdmissionRefusal {
 
 /** Where the handler looks API keys up. Pluggable: a database-backed store fits too. */
 export interface KeyStore {
-  /** The record whose hash matches `apiKey` (revoked and expired ones included), if any. */
-  lookup(apiKey: string): Promise<ApiKeyRecord | undefined>;
-  /** Optional per-account limits, counted for every authenticated call; a refusal becomes a 429. */
-  admit?(key: ApiKeyRecord): Promise<AdmissionRefusal | undefined>;
+  /**
+   * The record whose hash matches `apiKey` (revoked and expired ones included), if any. May
+   * answer synchronously (a cached key): the handler then does not wait a turn for it.
+   */
+  lookup(apiKey: string): ApiKeyRecord | undefined | Promise<ApiKeyRecord | undefined>;
+  /** Optional per-account limits, counted for every authenticated call; a refusal becomes a 429. May answer synchronously. */
+  admit?(key: ApiKeyRecord): AdmissionRefusal | undefined | Promise<AdmissionRefusal | undefined>;
   /**
    * Optional single sign-on: the caller of an `Authorization: Bearer` access token, or why the
    * token is refused (401). A valid token of no account gets a record with no surveys (403).
@@ -85,17 +88,23 @@ export class FileKeyStore implements KeyStore {
     }
   }
 
-  private async maybeRefresh(): Promise<void> {
-    if (Date.now() - this.checkedAt < this.reloadIntervalMs) return;
+  /** A promise when the file is due for a check (or being checked), else undefined. */
+  private maybeRefresh(): Promise<void> | undefined {
+    if (this.checking === undefined && Date.now() - this.checkedAt < this.reloadIntervalMs) return undefined;
     this.checking ??= this.refresh().finally(() => {
       this.checkedAt = Date.now();
       this.checking = undefined;
     });
-    await this.checking;
+    return this.checking;
   }
 
-  async lookup(apiKey: string): Promise<ApiKeyRecord | undefined> {
-    await this.maybeRefresh();
+  /** Synchronous between checks of the file (every reloadIntervalMs). */
+  lookup(apiKey: string): ApiKeyRecord | undefined | Promise<ApiKeyRecord | undefined> {
+    const refreshing = this.maybeRefresh();
+    return refreshing === undefined ? this.find(apiKey) : refreshing.then(() => this.find(apiKey));
+  }
+
+  private find(apiKey: string): ApiKeyRecord | undefined {
     const digest = sha256(apiKey, 'buffer');
     let found: ApiKeyRecord | undefined;
     // Compare against every key, constant-time, without stopping at the first match.

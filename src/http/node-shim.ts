@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { CrosstabHandler, HandlerResponse } from './handler.js';
-import { readNodeBody } from './read-body.js';
+import type { HandlerRequest } from './handler-types.js';
+import { readNodeBodyThen } from './read-body.js';
 
 /**
  * Writes a handler response to a node:http response (also used by the Express shim). When
@@ -18,8 +19,19 @@ export function sendNodeResponse(res: ServerResponse, response: HandlerResponse)
  */
 export function createNodeListener(handler: CrosstabHandler): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
-    readNodeBody(req, handler.maxBodyBytes)
-      .then((body) => handler.handle({ method: req.method ?? '', path: req.url ?? '/', headers: req.headers, body, ...(req.socket.remoteAddress === undefined ? {} : { remoteAddress: req.socket.remoteAddress }) }))
-      .then((response) => sendNodeResponse(res, response), () => res.destroy());
+    const fail = (): void => {
+      res.destroy();
+    };
+    readNodeBodyThen(
+      req,
+      handler.maxBodyBytes,
+      (body) => {
+        const remoteAddress = req.socket.remoteAddress;
+        const request: HandlerRequest = { method: req.method ?? '', path: req.url ?? '/', headers: req.headers, body };
+        if (remoteAddress !== undefined) request.remoteAddress = remoteAddress;
+        handler.handle(request).then((response) => sendNodeResponse(res, response), fail);
+      },
+      fail,
+    );
   };
 }

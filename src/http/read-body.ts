@@ -12,26 +12,44 @@ function declaredTooLarge(contentLength: string | null | undefined, limit: numbe
  * carries `Connection: close` (sendNodeResponse) and the connection ends with it.
  */
 export function readNodeBody(request: IncomingMessage, limit: number): Promise<Uint8Array> {
+  return new Promise((resolve, reject) => readNodeBodyThen(request, limit, resolve, reject));
+}
+
+/** readNodeBody with callbacks: `done` is called once with the body, or `failed` with the stream's error. */
+export function readNodeBodyThen(request: IncomingMessage, limit: number, done: (body: Uint8Array) => void, failed: (error: Error) => void): void {
   // Already consumed (a body parser ran first): nothing left to read; do not wait for 'end'.
-  if (request.readableEnded) return Promise.resolve(EMPTY);
-  if (declaredTooLarge(request.headers['content-length'], limit)) return Promise.resolve(EMPTY);
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const onData = (chunk: Buffer): void => {
-      chunks.push(chunk);
-      size += chunk.length;
-      if (size > limit) {
-        request.off('data', onData);
-        request.off('end', onEnd);
-        request.pause();
-        resolve(Buffer.concat(chunks).subarray(0, limit + 1));
-      }
-    };
-    const onEnd = (): void => resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks));
-    request.on('data', onData);
-    request.on('end', onEnd);
-    request.on('error', reject);
+  if (request.readableEnded || declaredTooLarge(request.headers['content-length'], limit)) {
+    done(EMPTY);
+    return;
+  }
+  let first: Buffer | undefined;
+  let chunks: Buffer[] | undefined;
+  let size = 0;
+  let settled = false;
+  const finish = (body: Uint8Array): void => {
+    if (settled) return;
+    settled = true;
+    done(body);
+  };
+  const onData = (chunk: Buffer): void => {
+    size += chunk.length;
+    if (first === undefined) first = chunk;
+    else (chunks ??= [first]).push(chunk);
+    if (size > limit) {
+      request.off('data', onData);
+      request.off('end', onEnd);
+      request.pause();
+      finish(Buffer.concat(chunks ?? [first]).subarray(0, limit + 1));
+    }
+  };
+  const onEnd = (): void => finish(chunks !== undefined ? Buffer.concat(chunks) : (first ?? EMPTY));
+  request.on('data', onData);
+  request.on('end', onEnd);
+  // An error after the body was handed on (a client gone mid-upload of an oversized body) is not ours.
+  request.on('error', (error) => {
+    if (settled) return;
+    settled = true;
+    failed(error);
   });
 }
 
