@@ -64,6 +64,8 @@ async function main() {
     const ledger = join(work, 'usage.ndjson');
     /** Every fsync'd ledger of the run, with the 200s billed to it. */
     const ledgers = [{ path: ledger, billed: 0 }];
+    const uncachedLedger = { path: join(work, 'usage-uncached.ndjson'), billed: 0 };
+    ledgers.push(uncachedLedger);
     const shmLedger = join('/dev/shm', `${basename(work)}.ndjson`);
     const { apiKey } = JSON.parse(crosstab('keys', 'add', '--keys', keys, '--surveys', '_ALL_', '--groups', '_ALL_', '--name', 'bench', '--json'));
     const expected = crosstab('query', options.dataset, '--base', QUERY.base, ...QUERY.targets.flatMap((t) => ['--target', t]), '--json').trim();
@@ -108,6 +110,13 @@ async function main() {
         args: [options.cli, 'serve', '--dataset', options.dataset, '--keys', keys, '--ledger', ledger, '--port', '0', ...perAddress],
         requests: [request],
         ledger: ledgers[0],
+      },
+      // Every request computed by the kernel: the cell cache off (it answers the repeated query above from memory).
+      {
+        name: 'crosstab serve, POST /v1/crosstab, cell cache off (--cell-cache 0), fsync\'d ledger',
+        args: [options.cli, 'serve', '--dataset', options.dataset, '--keys', keys, '--ledger', uncachedLedger.path, '--cell-cache', '0', ...perAddress],
+        requests: [request],
+        ledger: uncachedLedger,
       },
       // The same with the ledger in memory (tmpfs: fdatasync costs nothing), to show what durability costs.
       ...(existsSync('/dev/shm')
@@ -158,7 +167,9 @@ async function main() {
       for (let round = 1; round <= rounds; round++) {
         for (const target of running) {
           log(`round ${round}/${rounds}: ${target.name}, ${duration} s with ${connections} connections`);
+          const cpuBefore = processCpuMicros(target.child.pid);
           const result = await autocannon({ url: target.origin, connections, duration, requests: target.requests });
+          result.serverCpuMicros = processCpuMicros(target.child.pid) - cpuBefore;
           if (target.ledger) target.ledger.billed += result['2xx'];
           if (target.database) target.database.billed += result['2xx'];
           target.runs.push(result);
@@ -178,6 +189,9 @@ async function main() {
         meanMs: Math.round(median(target.runs.map((run) => run.latency.mean)) * 100) / 100,
         p50Ms: median(target.runs.map((run) => run.latency.p50)),
         p99Ms: median(target.runs.map((run) => run.latency.p99)),
+        // CPU time of the server process (every thread: event loop, thread pool, database) per
+        // answered request: steadier than req/s on a shared machine.
+        serverCpuMicrosPerRequest: Math.round(median(target.runs.map((run) => run.serverCpuMicros / Math.max(1, run['2xx'] + run.non2xx)))),
         ok: target.runs.reduce((sum, run) => sum + run['2xx'], 0),
         failed: target.runs.reduce((sum, run) => sum + run.non2xx + run.errors + run.timeouts, 0),
       });
@@ -218,8 +232,9 @@ async function main() {
       return;
     }
     // autocannon records latency in whole milliseconds; the mean keeps the fraction.
-    const header = ['server', 'req/s', 'mean ms', 'p50 ms', 'p99 ms', '2xx', 'failed'];
-    const table = rows.map((row) => [row.server, String(row.requestsPerSecond), row.meanMs.toFixed(2), String(row.p50Ms), String(row.p99Ms), String(row.ok), String(row.failed)]);
+    const header = ['server', 'req/s', 'of bare', 'server CPU µs/req', 'mean ms', 'p50 ms', 'p99 ms', '2xx', 'failed'];
+    const bare = rows[0].requestsPerSecond;
+    const table = rows.map((row) => [row.server, String(row.requestsPerSecond), (row.requestsPerSecond / bare).toFixed(2), String(row.serverCpuMicrosPerRequest), row.meanMs.toFixed(2), String(row.p50Ms), String(row.p99Ms), String(row.ok), String(row.failed)]);
     const widths = header.map((cell, i) => Math.max(cell.length, ...table.map((row) => row[i].length)));
     const line = (cells) => cells.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]) : cell.padStart(widths[i]))).join('  ');
     process.stdout.write(`${report.date}  node ${report.node}  ${report.cpu}  load ${loadavg()[0].toFixed(1)}  ${rounds} rounds of ${duration} s x ${connections} connections (medians)\n`);
@@ -230,6 +245,17 @@ async function main() {
     rmSync(work, { recursive: true, force: true });
     rmSync(join('/dev/shm', `${basename(work)}.ndjson`), { force: true });
     rmSync(join('/dev/shm', `${basename(work)}.ndjson.before`), { force: true });
+  }
+}
+
+/** User + system CPU of a process (all its threads) in µs, from /proc (0 where there is no /proc). */
+function processCpuMicros(pid) {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    // utime and stime, fields 14 and 15 of stat(5), in clock ticks (USER_HZ, 100 on Linux).
+    return (Number(fields[11]) + Number(fields[12])) * 10_000;
+  } catch {
+    return 0;
   }
 }
 
