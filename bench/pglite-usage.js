@@ -7,6 +7,7 @@
  *
  *   node bench/pglite-usage.js                      # after `npm run build`
  *   node bench/pglite-usage.js --rows 20000 --prefill 200000 --json out.json
+ *   node bench/pglite-usage.js --dist /tmp/main-dist   # another build's dist/, to compare
  *
  * Scenarios (each on the same database, one after the other):
  *   batch-B   B records handed to the sink at once, then awaited, repeated (the sink's first
@@ -39,6 +40,7 @@ const { values: args } = parseArgs({
     callers: { type: 'string', default: '10,100' },
     json: { type: 'string' },
     keep: { type: 'boolean', default: false },
+    dist: { type: 'string' },
   },
 });
 const rowsPerScenario = Number(args.rows);
@@ -49,7 +51,8 @@ for (const [name, n] of [['--rows', rowsPerScenario], ['--prefill', prefill], ..
   if (!Number.isInteger(n) || n < (name === '--prefill' ? 0 : 1)) throw new Error(`${name} must be a positive integer; got ${n}.`);
 }
 
-const entry = join(root, 'dist', 'access', 'index.js');
+// --dist: another build's dist/ folder (e.g. of the main branch), to compare two builds.
+const entry = join(args.dist === undefined ? join(root, 'dist') : resolve(args.dist), 'access', 'index.js');
 if (!existsSync(entry)) throw new Error(`${entry} is missing: run \`npm run build\` first.`);
 const { openDatabase, DbUsageSink } = await import(pathToFileURL(entry).href);
 if (!existsSync('/proc/self/task')) throw new Error('This benchmark reads per-thread CPU from /proc/self/task (Linux only).');
