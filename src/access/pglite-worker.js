@@ -44,10 +44,34 @@ async function copyFrom(statement, data) {
     message.set(part, offset);
     offset += part.length;
   }
-  const { messages } = await db.execProtocol(message);
-  const done = messages.find((reply) => reply.name === 'commandComplete');
-  if (done === undefined) throw new Error(`${statement} did not complete.`);
-  return Number(done.text.split(' ')[1]);
+  // The raw reply, read here: PGlite's own protocol parser costs more than the few messages
+  // of a COPY's answer need (CommandComplete or ErrorResponse, then ReadyForQuery).
+  const chunks = [];
+  await db.execProtocolRawStream(message, { onRawData: (bytes) => chunks.push(bytes.slice()) });
+  const reply = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
+  const view = new DataView(reply.buffer, reply.byteOffset, reply.byteLength);
+  let count;
+  for (let at = 0; at + 5 <= reply.length; at += 1 + view.getInt32(at + 1)) {
+    const type = reply[at];
+    const body = reply.subarray(at + 5, at + 1 + view.getInt32(at + 1));
+    if (type === 0x45) throw databaseError(body); // 'E'
+    if (type === 0x43) count = Number(textDecoder.decode(body.subarray(0, body.length - 1)).split(' ')[1]); // 'C': "COPY n"
+  }
+  if (count === undefined) throw new Error(`${statement} did not complete.`);
+  return count;
+}
+
+const textDecoder = new TextDecoder();
+
+/** An ErrorResponse's fields (a code byte and a string each): message, SQLSTATE and detail, as PGlite's errors have them. */
+function databaseError(body) {
+  const fields = {};
+  for (let at = 0; at < body.length && body[at] !== 0; ) {
+    const end = body.indexOf(0, at + 1);
+    fields[String.fromCharCode(body[at])] = textDecoder.decode(body.subarray(at + 1, end));
+    at = end + 1;
+  }
+  return Object.assign(new Error(fields.M ?? 'The database refused the statement.'), { code: fields.C, detail: fields.D });
 }
 
 // One statement at a time, in arrival order: a transaction's BEGIN, its statements and its
