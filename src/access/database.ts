@@ -138,6 +138,8 @@ function locateDatabaseThread(): string {
 interface Reply {
   id?: number;
   rows?: unknown[];
+  /** Rows a COPY inserted. */
+  count?: number;
   error?: { message: string; code?: string; detail?: string };
   ready?: true;
   fatal?: string;
@@ -150,7 +152,7 @@ interface Reply {
  * SQLSTATE as `code`, like PGlite's own errors.
  */
 class DatabaseThread {
-  private readonly waiting = new Map<number, { resolve: (rows: unknown[]) => void; reject: (error: Error) => void }>();
+  private readonly waiting = new Map<number, { resolve: (reply: Reply) => void; reject: (error: Error) => void }>();
   private nextId = 1;
   private failure: Error | undefined;
 
@@ -161,7 +163,7 @@ class DatabaseThread {
       if (waiter === undefined) return;
       this.waiting.delete(reply.id);
       if (reply.error !== undefined) waiter.reject(Object.assign(new Error(reply.error.message), { code: reply.error.code, detail: reply.error.detail }));
-      else waiter.resolve(reply.rows ?? []);
+      else waiter.resolve(reply);
     });
     const fail = (error: Error): void => {
       this.failure = error;
@@ -191,11 +193,19 @@ class DatabaseThread {
   }
 
   query(sql: string, params: readonly unknown[] = []): Promise<{ rows: never[] }> {
+    return this.send({ sql, params }).then((reply) => ({ rows: (reply.rows ?? []) as never[] }));
+  }
+
+  copyFrom(statement: string, data: string): Promise<number> {
+    return this.send({ copy: statement, data }).then((reply) => reply.count ?? 0);
+  }
+
+  private send(message: object): Promise<Reply> {
     if (this.failure !== undefined) return Promise.reject(this.failure);
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
-      this.waiting.set(id, { resolve: (rows) => resolve({ rows: rows as never[] }), reject });
-      this.worker.postMessage({ id, sql, params });
+      this.waiting.set(id, { resolve, reject });
+      this.worker.postMessage({ id, ...message });
     });
   }
 
@@ -239,6 +249,7 @@ async function openEmbedded(folder: string): Promise<Database> {
     kind: 'embedded',
     location: folder,
     query: (sql, params) => serial(() => db.query(sql, params)) as never,
+    copyFrom: (statement, data) => serial(() => db.copyFrom(statement, data)),
     transaction: (work) =>
       serial(async () => {
         await db.query('BEGIN');

@@ -1,5 +1,5 @@
 import type { UsageRecord, UsageSink } from '../http/index.js';
-import type { Queryable } from './database.js';
+import type { Database, Queryable } from './database.js';
 
 interface Pending {
   usage: UsageRecord;
@@ -7,64 +7,104 @@ interface Pending {
   reject: (error: unknown) => void;
 }
 
-/** Rows per INSERT at most. */
+/** Rows per statement at most. */
 const MAX_BATCH = 5000;
-const INSERT_USAGE =
-  'INSERT INTO usage (request_id, time, account_id, key_id, survey, targets) ' +
-  'SELECT * FROM unnest($1::text[], $2::timestamptz[], $3::text[], $4::text[], $5::text[], $6::smallint[])';
+const COLUMNS = '(request_id, time, account_id, key_id, survey, targets)';
+const INSERT_USAGE = `INSERT INTO usage ${COLUMNS} SELECT * FROM unnest($1::text[], $2::timestamptz[], $3::text[], $4::text[], $5::text[], $6::smallint[])`;
+const COPY_USAGE = `COPY usage ${COLUMNS} FROM STDIN`;
+
+/** A field of COPY's text format: the four characters it gives a meaning escaped; \N (NULL) for a missing value. */
+function copyField(value: string | number | undefined): string {
+  if (value === undefined || value === null) return '\\N';
+  const text = String(value);
+  return /[\\\t\n\r]/.test(text) ? text.replace(/[\\\t\n\r]/g, (c) => (c === '\\' ? '\\\\' : c === '\t' ? '\\t' : c === '\n' ? '\\n' : '\\r')) : text;
+}
 
 /**
- * Usage rows in the access database. Group commit: records arriving while INSERTs are in
+ * Usage rows in the access database. Group commit: records arriving while a statement is in
  * flight go into the next one, and each caller's promise resolves only after the commit
- * that holds its row (PostgreSQL's synchronous_commit makes that durable). On a server,
- * up to `concurrency` INSERTs run at once on separate connections, so PostgreSQL can share
- * one WAL flush between them; the embedded database runs one at a time anyway.
+ * that holds its row (PostgreSQL's synchronous_commit makes that durable; PGlite writes its
+ * WAL before it answers). A batch starts on the event loop's next turn, so the records of
+ * one turn share a statement.
+ *
+ * The embedded database takes a batch as one `COPY usage FROM STDIN` (one call into PGlite,
+ * rows inserted a page at a time: bench/pglite-usage.js); a server as one
+ * `INSERT ... SELECT FROM unnest(arrays)`, up to `concurrency` at once on separate
+ * connections, so PostgreSQL can share one WAL flush between them.
  */
 export class DbUsageSink implements UsageSink {
   private pending: Pending[] = [];
   private readonly flushing = new Set<Promise<void>>();
+  /**
+   * Flushes started and not finished, counted down in the same synchronous step that finds
+   * nothing left to send: a record arriving after that step starts a new flush.
+   */
+  private active = 0;
+  /** A flush is waiting for the event loop's next turn to take the pending records. */
+  private starting = false;
   private closed = false;
   /** Rows committed so far, and the commits that did it. */
   readonly stats = { records: 0, commits: 0 };
 
-  constructor(private readonly db: Queryable, private readonly concurrency = 1) {}
+  constructor(private readonly db: Queryable & Pick<Partial<Database>, 'copyFrom'>, private readonly concurrency = 1) {}
 
   record(usage: UsageRecord): Promise<void> {
     if (this.closed) return Promise.reject(new Error('The usage sink is closed.'));
     if (usage.accountId === undefined) return Promise.reject(new Error(`Usage of key ${usage.keyId} has no account; it cannot be billed.`));
     return new Promise<void>((resolve, reject) => {
       this.pending.push({ usage, resolve, reject });
-      if (this.flushing.size < this.concurrency) {
-        const flush: Promise<void> = this.flush().finally(() => this.flushing.delete(flush));
+      if (!this.starting && this.active < this.concurrency) {
+        this.starting = true;
+        this.active++;
+        const flush: Promise<void> = new Promise<void>((next) => setImmediate(next)).then(() => {
+          this.starting = false;
+          return this.flush();
+        });
         this.flushing.add(flush);
+        void flush.finally(() => this.flushing.delete(flush));
       }
     });
   }
 
   private async flush(): Promise<void> {
-    while (this.pending.length > 0) {
-      const batch = this.pending.splice(0, MAX_BATCH);
-      // One array per column: the statement's text is the same for every batch, with no
-      // VALUES list to parse that grows with the batch (PGlite alone, 100-row batches: 13.6
-      // against 20-22 µs per row).
-      const columns = [[], [], [], [], [], []] as unknown[][];
-      for (const { usage } of batch) {
-        columns[0]!.push(usage.requestId);
-        columns[1]!.push(usage.time);
-        columns[2]!.push(usage.accountId);
-        columns[3]!.push(usage.keyId);
-        columns[4]!.push(usage.survey);
-        columns[5]!.push(usage.targets);
+    try {
+      while (this.pending.length > 0) {
+        const batch = this.pending.splice(0, MAX_BATCH);
+        try {
+          await this.insert(batch);
+          this.stats.records += batch.length;
+          this.stats.commits++;
+          for (const entry of batch) entry.resolve();
+        } catch (error) {
+          for (const entry of batch) entry.reject(error);
+        }
       }
-      try {
-        await this.db.query(INSERT_USAGE, columns);
-        this.stats.records += batch.length;
-        this.stats.commits++;
-        for (const entry of batch) entry.resolve();
-      } catch (error) {
-        for (const entry of batch) entry.reject(error);
-      }
+    } finally {
+      this.active--;
     }
+  }
+
+  private async insert(batch: Pending[]): Promise<void> {
+    if (this.db.copyFrom !== undefined) {
+      let data = '';
+      for (const { usage } of batch) {
+        data += `${copyField(usage.requestId)}\t${copyField(usage.time)}\t${copyField(usage.accountId)}\t${copyField(usage.keyId)}\t${copyField(usage.survey)}\t${copyField(usage.targets)}\n`;
+      }
+      await this.db.copyFrom(COPY_USAGE, data);
+      return;
+    }
+    // One array per column: the statement's text is the same for every batch, with no
+    // VALUES list to parse that grows with the batch.
+    const columns = [[], [], [], [], [], []] as unknown[][];
+    for (const { usage } of batch) {
+      columns[0]!.push(usage.requestId);
+      columns[1]!.push(usage.time);
+      columns[2]!.push(usage.accountId);
+      columns[3]!.push(usage.keyId);
+      columns[4]!.push(usage.survey);
+      columns[5]!.push(usage.targets);
+    }
+    await this.db.query(INSERT_USAGE, columns);
   }
 
   async close(): Promise<void> {

@@ -13,5 +13,11 @@ export interface Database extends Queryable {
   readonly location: string;
   /** Runs `work` in one transaction: committed when it resolves, rolled back when it rejects. */
   transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T>;
+  /**
+   * Embedded only: runs `statement` (`COPY table (columns) FROM STDIN`) with `data` in COPY's
+   * text format (tab-separated, one row a line, `\\` `\t` `\n` `\r` escaped) as one statement,
+   * committed on its own, and resolves to the number of rows inserted.
+   */
+  copyFrom?(statement: string, data: string): Promise<number>;
   close(): Promise<void>;
 }
