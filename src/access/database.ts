@@ -50,6 +50,9 @@ export async function openDatabase(location: string, options: { poolSize?: numbe
   return database;
 }
 
+/** Distinct statement texts prepared by name on a server; others run unnamed. */
+const MAX_PREPARED_STATEMENTS = 200;
+
 async function openServer(url: string, poolSize: number): Promise<Database> {
   const { default: pg } = await import('pg');
   const pool = new pg.Pool({ connectionString: url, max: poolSize });
@@ -66,15 +69,25 @@ async function openServer(url: string, poolSize: number): Promise<Database> {
       hint: 'Check the URL (postgres://user:password@host:port/database), that the server runs and that the user may connect.',
     });
   }
+  // Parameterized statements (our fixed texts: usage batches, key lookups, rate windows) are
+  // prepared once per connection under a name and then only bound and run: the server does
+  // not parse and plan the usage INSERT again for every batch.
+  const names = new Map<string, string>();
+  const statement = (sql: string, params: readonly unknown[] | undefined): { text: string; values?: unknown[]; name?: string } => {
+    if (params === undefined || params.length === 0) return params === undefined ? { text: sql } : { text: sql, values: [] };
+    let name = names.get(sql);
+    if (name === undefined && names.size < MAX_PREPARED_STATEMENTS) names.set(sql, (name = `crosstab_${names.size + 1}`));
+    return name === undefined ? { text: sql, values: params as unknown[] } : { name, text: sql, values: params as unknown[] };
+  };
   return {
     kind: 'postgres',
     location,
-    query: (sql, params) => pool.query(sql, params as unknown[]) as never,
+    query: (sql, params) => pool.query(statement(sql, params)) as never,
     async transaction(work) {
       const client = await pool.connect();
       try {
         await client.query('BEGIN');
-        const result = await work({ query: (sql, params) => client.query(sql, params as unknown[]) as never });
+        const result = await work({ query: (sql, params) => client.query(statement(sql, params)) as never });
         await client.query('COMMIT');
         return result;
       } catch (error) {

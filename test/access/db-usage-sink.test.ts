@@ -99,3 +99,25 @@ describe.each(stores)('DbUsageSink on %s', (_name, location, concurrency) => {
     expect(plan.rows.map((row) => row['QUERY PLAN']).join('\n')).toMatch(/usage_pkey/);
   });
 });
+
+describe('statements on a PostgreSQL server', () => {
+  it('prepares a parameterized statement once per connection and reuses it (usage batches, key lookups)', async () => {
+    const db = await openDatabase(await postgres.createDatabase(`prepared_${Date.now()}`), { poolSize: 1 });
+    try {
+      const sink = new DbUsageSink(db, 1);
+      for (let i = 0; i < 3; i++) await sink.record(usage());
+      await sink.close();
+      // One connection: the session that ran the batches answers this query too.
+      const { rows } = await db.query<{ name: string; statement: string }>('SELECT name, statement FROM pg_prepared_statements WHERE statement LIKE $1', ['INSERT INTO usage%']);
+      expect(rows).toHaveLength(1);
+      expect(rows[0]!.name).toMatch(/^crosstab_\d+$/);
+      expect((await db.query<{ n: number }>('SELECT count(*)::int AS n FROM usage')).rows[0]!.n).toBe(3);
+      // A statement without parameters (DDL, several commands) is not prepared.
+      await db.query('CREATE TABLE scratch (x int); DROP TABLE scratch;');
+      const unnamed = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_prepared_statements WHERE statement LIKE $1', ['CREATE TABLE scratch%']);
+      expect(unnamed.rows[0]!.n).toBe(0);
+    } finally {
+      await db.close();
+    }
+  });
+});
