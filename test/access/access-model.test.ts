@@ -238,6 +238,10 @@ describe.each(stores)('access model on %s', (_name, location) => {
       }
       const billed = await usageReport(db, { account: 'limited' });
       expect(billed.calls).toBe(ok);
+      // A server shares the windows as rows; an embedded database (one process) counts them in memory.
+      const windows = await db.query<{ calls: number }>("SELECT calls FROM rate_windows w JOIN accounts a ON a.id = w.account_id WHERE a.name = 'limited'");
+      if (db.kind === 'postgres') expect(windows.rows.reduce((sum, row) => sum + row.calls, 0)).toBe(10);
+      else expect(windows.rows).toEqual([]);
     } finally {
       await server2.close();
       if (db2 !== db) await db2.close();
