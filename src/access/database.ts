@@ -74,7 +74,8 @@ async function openServer(url: string, poolSize: number): Promise<Database> {
   // not parse and plan the usage INSERT again for every batch.
   const names = new Map<string, string>();
   const statement = (sql: string, params: readonly unknown[] | undefined): { text: string; values?: unknown[]; name?: string } => {
-    if (params === undefined || params.length === 0) return params === undefined ? { text: sql } : { text: sql, values: [] };
+    // Without parameters pg uses the simple protocol (several commands allowed), as before.
+    if (params === undefined || params.length === 0) return { text: sql };
     let name = names.get(sql);
     if (name === undefined && names.size < MAX_PREPARED_STATEMENTS) names.set(sql, (name = `crosstab_${names.size + 1}`));
     return name === undefined ? { text: sql, values: params as unknown[] } : { name, text: sql, values: params as unknown[] };

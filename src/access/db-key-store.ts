@@ -132,7 +132,7 @@ export class DbKeyStore implements KeyStore {
     if (entry.row === undefined) return undefined;
     if (entry.record === undefined || (entry.revokesAt !== undefined && now >= entry.revokesAt)) {
       entry.record = keyRecordOf(entry.row, hash, now);
-      const revokedAt = entry.row.revoked_at === null ? Number.NaN : Date.parse(iso(entry.row.revoked_at) as string);
+      const revokedAt = entry.record.revokedAt === undefined ? Number.NaN : Date.parse(entry.record.revokedAt);
       entry.revokesAt = !entry.record.revoked && revokedAt > now ? revokedAt : undefined;
     }
     return entry.record;

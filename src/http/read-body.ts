@@ -22,8 +22,7 @@ export function readNodeBodyThen(request: IncomingMessage, limit: number, done: 
     done(EMPTY);
     return;
   }
-  let first: Buffer | undefined;
-  let chunks: Buffer[] | undefined;
+  const chunks: Buffer[] = [];
   let size = 0;
   let settled = false;
   const finish = (body: Uint8Array): void => {
@@ -32,17 +31,16 @@ export function readNodeBodyThen(request: IncomingMessage, limit: number, done: 
     done(body);
   };
   const onData = (chunk: Buffer): void => {
+    chunks.push(chunk);
     size += chunk.length;
-    if (first === undefined) first = chunk;
-    else (chunks ??= [first]).push(chunk);
     if (size > limit) {
       request.off('data', onData);
       request.off('end', onEnd);
       request.pause();
-      finish(Buffer.concat(chunks ?? [first]).subarray(0, limit + 1));
+      finish(Buffer.concat(chunks).subarray(0, limit + 1));
     }
   };
-  const onEnd = (): void => finish(chunks !== undefined ? Buffer.concat(chunks) : (first ?? EMPTY));
+  const onEnd = (): void => finish(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks));
   request.on('data', onData);
   request.on('end', onEnd);
   // An error after the body was handed on (a client gone mid-upload of an oversized body) is not ours.
