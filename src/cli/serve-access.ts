@@ -17,8 +17,17 @@ export function seedDevelopment(access: AccessStore, surveys: readonly string[])
   return seedDevelopmentAccount(access.db, surveys);
 }
 
+/**
+ * Usage statements in flight at once on a PostgreSQL server by default. One: every record
+ * that arrives while a statement commits goes into the next, so batches grow with the load.
+ * Measured on 2 cores with the server beside us (docs/http.md): 1 in flight made 12-19% more
+ * req/s at 100 connections than 4, the same at 10, and half the server's CPU per billed call.
+ */
+export const DEFAULT_USAGE_STATEMENTS = 1;
+
 /** Opens (migrating) the database of `--database`. */
-export async function openAccessStore(flag: string | undefined, oidc?: OidcOptions): Promise<AccessStore> {
+export async function openAccessStore(flag: string | undefined, oidc?: OidcOptions, usageStatements = DEFAULT_USAGE_STATEMENTS): Promise<AccessStore> {
   const db = await openDatabase(databaseLocation(flag));
-  return { db, keys: new DbKeyStore(db, oidc ? { oidc } : {}), usage: new DbUsageSink(db, db.kind === 'postgres' ? 4 : 1) };
+  // The embedded database runs one statement at a time on its own thread anyway.
+  return { db, keys: new DbKeyStore(db, oidc ? { oidc } : {}), usage: new DbUsageSink(db, db.kind === 'postgres' ? usageStatements : 1) };
 }

@@ -4,7 +4,7 @@ import { CrosstabError, DEFAULT_CELL_CACHE, ErrorCode, openDataset, type Dataset
 import { createCrosstabHandler, listen, NdjsonLedger, type AccessLogEntry } from '../http/index.js';
 import { bundledDatasets, bundledDatasetsHint } from './bundled.js';
 import { databaseOption } from './database-option.js';
-import { openAccessStore, seedDevelopment, type AccessStore } from './serve-access.js';
+import { DEFAULT_USAGE_STATEMENTS, openAccessStore, seedDevelopment, type AccessStore } from './serve-access.js';
 import { createPortal, mountPortal } from '../portal/index.js';
 
 interface ServeOptions {
@@ -26,6 +26,7 @@ interface ServeOptions {
   oidcAudience?: string;
   trustProxy?: boolean;
   cellCache?: string;
+  usageStatements?: string;
 }
 
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
@@ -78,6 +79,7 @@ export function registerServeCommand(program: Command): void {
     .option('--max-connections-per-address <n>', 'most open connections from one IP address (default 64)')
     .option('--idle-timeout <seconds>', 'close a connection idle this long', '30')
     .option('--cell-cache <cells>', `crosstab cells per dataset kept in memory to answer repeated queries without the kernel (exact: a dataset file never changes; 0 = off; default ${DEFAULT_CELL_CACHE} for a file, 0 for ClickHouse)`)
+    .option('--usage-statements <n>', `PostgreSQL server: usage INSERT statements in flight at once (each carries every billed call that arrived while the one before committed; default ${DEFAULT_USAGE_STATEMENTS})`)
     .option('--trust-proxy', 'the portal is reached through a proxy that appends X-Forwarded-For: throttle sign-ins by the client address it gives')
     .action(async (options: ServeOptions) => {
       const port = integerOption(options.port, '--port', 0, 65535);
@@ -91,6 +93,13 @@ export function registerServeCommand(program: Command): void {
       };
       const cellCache = options.cellCache === undefined ? undefined : integerOption(options.cellCache, '--cell-cache', 0, 100_000_000);
       const oidc = oidcOptions(options);
+      const usageStatements = options.usageStatements === undefined ? undefined : integerOption(options.usageStatements, '--usage-statements', 1, 8);
+      if (usageStatements !== undefined && options.keys !== undefined) {
+        throw new CrosstabError(ErrorCode.invalidOption, '--usage-statements applies to the accounts database; it cannot be combined with --keys.', {
+          field: '--usage-statements',
+          hint: 'With --keys the usage ledger is a file (--ledger), written one batch at a time: leave --usage-statements out.',
+        });
+      }
       const paths = options.dataset ?? bundledDatasets();
       if (paths.length === 0) {
         throw new CrosstabError(ErrorCode.fileNotFound, 'No dataset to serve: datasets/build/ has no .arrow files.', {
@@ -101,7 +110,7 @@ export function registerServeCommand(program: Command): void {
       let access: AccessStore | undefined;
       try {
         for (const path of paths) datasets.push(await openDataset(path, cellCache === undefined ? {} : { cellCache }));
-        access = options.keys === undefined ? await openAccessStore(options.database, oidc) : undefined;
+        access = options.keys === undefined ? await openAccessStore(options.database, oidc, usageStatements) : undefined;
         const log = (entry: AccessLogEntry | { event: string; message?: string }): void => {
           const line = 'event' in entry && !('time' in entry) ? { time: new Date().toISOString(), ...entry } : entry;
           if (options.accessLog || 'event' in entry || entry.status >= 500) process.stderr.write(`${JSON.stringify(line)}\n`);

@@ -31,8 +31,8 @@ function crosstab(args: string[], cwd: string): { status: number | null; stdout:
 
 type Replica = ServeChild;
 
-function startReplica(database: string, cwd: string): Promise<Replica> {
-  return startServe(['--dataset', paths.gss, '--port', '0', '--database', database], { cwd, timeoutMs: 60_000 });
+function startReplica(database: string, cwd: string, extra: string[] = []): Promise<Replica> {
+  return startServe(['--dataset', paths.gss, '--port', '0', '--database', database, ...extra], { cwd, timeoutMs: 60_000 });
 }
 
 async function post(origin: string, apiKey: string): Promise<number> {
@@ -96,7 +96,9 @@ describe('two `crosstab serve` replicas on one PostgreSQL database', () => {
     const added = crosstab(['accounts', 'add', '--name', 'acme', '--surveys', 'GSS', '--groups', 'GSS:_ALL_', '--database', database], cwd);
     expect(added.status, added.stderr).toBe(0);
     // Started together: the migrations run once (an advisory lock makes them take turns).
-    replicas = await Promise.all([startReplica(database, cwd), startReplica(database, cwd)]);
+    // The second commits usage with three statements in flight (--usage-statements), the
+    // first with the default one: the billing checks below hold for both.
+    replicas = await Promise.all([startReplica(database, cwd), startReplica(database, cwd, ['--usage-statements', '3'])]);
   });
   afterAll(() => {
     for (const replica of replicas) replica.child.kill('SIGKILL');

@@ -113,5 +113,14 @@ describe('crosstab serve', () => {
     const cache = crosstab(['serve', '--dataset', paths.gss, '--port', '0', '--cell-cache', '-5'], dir);
     expect(cache.status).toBe(1);
     expect(cache.stderr).toMatch(/--cell-cache must be an integer from 0 to/);
+    const fresh = tempDir();
+    const statements = crosstab(['serve', '--dataset', paths.gss, '--port', '0', '--usage-statements', '0'], fresh);
+    expect(statements.status).toBe(1);
+    expect(statements.stderr).toMatch(/--usage-statements must be an integer from 1 to 8; got "0"/);
+    const withKeys = crosstab(['serve', '--dataset', paths.gss, '--port', '0', '--keys', join(dir, 'missing.json'), '--usage-statements', '2'], fresh);
+    expect(withKeys.status).toBe(1);
+    expect(withKeys.stderr).toMatch(/--usage-statements applies to the accounts database; it cannot be combined with --keys/);
+    // Nothing was created by the refused starts: no embedded database in the working directory.
+    expect(existsSync(join(fresh, '.crosstab'))).toBe(false);
   });
 });
