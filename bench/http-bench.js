@@ -149,8 +149,8 @@ async function main() {
     const running = [];
     try {
       for (const target of targets) {
-        const { child, origin } = await start(target.args);
-        running.push({ ...target, child, origin, runs: [] });
+        const { child, origin, stderr } = await start(target.args);
+        running.push({ ...target, child, origin, stderr, runs: [] });
         if (target.requests[0].method === 'POST') {
           const reply = await fetch(`${origin}${request.path}`, { method: 'POST', headers: target.requests[0].headers, body: request.body });
           const text = await reply.text();
@@ -178,7 +178,7 @@ async function main() {
     } finally {
       for (const { child } of running) {
         child.kill('SIGTERM');
-        await new Promise((done) => child.once('exit', done));
+        await new Promise((done) => child.once('close', done));
       }
     }
     const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
@@ -194,6 +194,7 @@ async function main() {
         serverCpuMicrosPerRequest: Math.round(median(target.runs.map((run) => run.serverCpuMicros / Math.max(1, run['2xx'] + run.non2xx)))),
         ok: target.runs.reduce((sum, run) => sum + run['2xx'], 0),
         failed: target.runs.reduce((sum, run) => sum + run.non2xx + run.errors + run.timeouts, 0),
+        ...durableWrites(target.stderr()),
       });
     }
     // Autocannon abandons the requests in flight when its time is up; the server still
@@ -241,11 +242,24 @@ async function main() {
     process.stdout.write(`${[line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...table.map(line)].join('\n')}\n`);
     for (const entry of ledgers) process.stdout.write(`ledger ${basename(entry.path)}: ${entry.records} records for ${entry.billed} 200s received (in-flight requests abandoned at the end are billed too)\n`);
     for (const database of databases) process.stdout.write(`${database.label}: ${database.rows} usage rows for ${database.billed} 200s received\n`);
+    for (const row of rows.filter((entry) => entry.recordsPerDurableWrite !== undefined)) {
+      process.stdout.write(`${row.server}: ${row.recordsPerDurableWrite} records per durable ledger write, ${row.microsPerDurableWrite} µs per write (mean wall time in flight, the whole run)\n`);
+    }
   } finally {
     rmSync(work, { recursive: true, force: true });
     rmSync(join('/dev/shm', `${basename(work)}.ndjson`), { force: true });
     rmSync(join('/dev/shm', `${basename(work)}.ndjson.before`), { force: true });
   }
+}
+
+/**
+ * The ledger's closing event (`ledger_closed`, printed by `crosstab serve` when it stops):
+ * records per durable write and the mean time a write was in flight, over the whole run.
+ */
+function durableWrites(stderr) {
+  const match = /records per write, (\d+) µs per write/.exec(stderr);
+  const per = /\(([\d.]+) records per write/.exec(stderr);
+  return match && per ? { recordsPerDurableWrite: Number(per[1]), microsPerDurableWrite: Number(match[1]) } : {};
 }
 
 /** User + system CPU of a process (all its threads) in µs, from /proc (0 where there is no /proc). */
@@ -259,16 +273,21 @@ function processCpuMicros(pid) {
   }
 }
 
-/** Starts a server child and waits for its "listening on http://host:port/..." line. */
+/**
+ * Starts a server child and waits for its "listening on http://host:port/..." line. Its
+ * stderr is kept (stderr()): the ledger's closing event says how long its durable writes took.
+ */
 function start(args) {
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  let errors = '';
+  child.stderr.on('data', (chunk) => (errors += chunk));
   return new Promise((resolveStart, reject) => {
     let output = '';
-    child.once('exit', (code) => reject(new Error(`server exited with ${code}: ${output}`)));
+    child.once('exit', (code) => reject(new Error(`server exited with ${code}: ${output}${errors}`)));
     child.stdout.on('data', (chunk) => {
       output += chunk;
       const match = /listening on (http:\/\/[^/\s]+)/.exec(output);
-      if (match) resolveStart({ child, origin: match[1] });
+      if (match) resolveStart({ child, origin: match[1], stderr: () => errors });
     });
   });
 }

@@ -30,7 +30,8 @@ function copyField(value: string | number | undefined): string {
  * The embedded database takes a batch as one `COPY usage FROM STDIN` (one call into PGlite,
  * rows inserted a page at a time: bench/pglite-usage.js); a server as one
  * `INSERT ... SELECT FROM unnest(arrays)`, up to `concurrency` at once on separate
- * connections, so PostgreSQL can share one WAL flush between them.
+ * connections (PostgreSQL can share one WAL flush between them; `crosstab serve` runs one
+ * by default, which measured faster on two shared cores: docs/http.md).
  */
 export class DbUsageSink implements UsageSink {
   private pending: Pending[] = [];

@@ -188,12 +188,19 @@ describe('listen()', () => {
 describe('NdjsonLedger', () => {
   it('groups concurrent records into few write + fdatasync batches, one line each', async () => {
     const path = join(dir, 'group-commit.ndjson');
-    const ledger = await NdjsonLedger.open(path);
+    const events: string[] = [];
+    const ledger = await NdjsonLedger.open(path, { onEvent: (event, message) => events.push(`${event}: ${message}`) });
     const records = Array.from({ length: 200 }, (_, i) => ({ time: new Date().toISOString(), requestId: `r${i}`, keyId: 'key_x', survey: 'GSS', targets: 1 }));
     await Promise.all(records.map((record) => ledger.record(record)));
     expect(ledger.stats.records).toBe(200);
     expect(ledger.stats.flushes).toBeLessThan(200);
+    expect(ledger.stats.writeMs).toBeGreaterThan(0);
     await ledger.close();
+    // On close it says how many records shared a durable write and how long one took.
+    const { flushes, writeMs } = ledger.stats;
+    expect(events).toEqual([
+      `ledger_closed: Closed usage ledger ${path}: 200 records in ${flushes} durable writes (${(200 / flushes).toFixed(1)} records per write, ${Math.round((writeMs * 1000) / flushes)} µs per write on average).`,
+    ]);
     await expect(ledger.record(records[0]!)).rejects.toThrow(/closed/);
     expect(readLedger(path).map((record) => record.requestId)).toEqual(records.map((record) => record.requestId));
     expect(statSync(path).mode & 0o777).toBe(0o600);
