@@ -1,4 +1,4 @@
-import { constants, fstatSync, statSync } from 'node:fs';
+import { constants, statSync } from 'node:fs';
 import { mkdir, open, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 
@@ -53,13 +53,21 @@ async function syncDirectory(path: string): Promise<void> {
  */
 const APPEND_DURABLY = constants.O_APPEND | constants.O_CREAT | constants.O_RDWR | constants.O_DSYNC;
 
-/** Opens `path` for appending (creating it and its folders durably) and returns it with its size. */
-async function openForAppend(path: string): Promise<{ file: FileHandle; size: number }> {
+/** Which file an open ledger is: a path that resolves to another one was rotated or replaced. */
+interface FileIdentity {
+  dev: number;
+  ino: number;
+}
+
+/** Opens `path` for appending (creating it and its folders durably) and returns it with its size and identity. */
+async function openForAppend(path: string): Promise<{ file: FileHandle; size: number; identity: FileIdentity }> {
   const folder = dirname(path);
   const created = await mkdir(folder, { recursive: true });
   const file = await open(path, APPEND_DURABLY, 0o600);
   try {
-    let { size } = await file.stat();
+    const opened = await file.stat();
+    const identity = { dev: opened.dev, ino: opened.ino };
+    let { size } = opened;
     if (size === 0) {
       // Make the new file's directory entry durable, and the folders mkdir created.
       await syncDirectory(folder);
@@ -73,7 +81,7 @@ async function openForAppend(path: string): Promise<{ file: FileHandle; size: nu
         size++;
       }
     }
-    return { file, size };
+    return { file, size, identity };
   } catch (error) {
     await file.close();
     throw error;
@@ -87,9 +95,9 @@ async function openForAppend(path: string): Promise<{ file: FileHandle; size: nu
  *
  * Before each batch the ledger checks that its open file is still the one at `path` (not
  * removed, renamed or replaced) and reopens the path if not, so log rotation and a removed
- * folder cannot swallow records. That check is a `stat` and an `fstat` made synchronously:
- * two system calls of a few microseconds on a local file system, cheaper than a thread-pool
- * round trip, and exact (a check on a timer would leave a window in which records go to a
+ * folder cannot swallow records. That check is one `stat` of the path, made synchronously
+ * and compared with the open file's device and inode: a system call of a few microseconds
+ * on a local file system, cheaper than a thread-pool round trip, and exact (a check on a timer would leave a window in which records go to a
  * removed file). A failed write is cut back to the last whole record, so a
  * disk-full error never glues the next record to a partial line.
  */
@@ -112,6 +120,7 @@ export class NdjsonLedger implements UsageSink {
   private constructor(
     readonly path: string,
     private file: FileHandle,
+    private identity: FileIdentity,
     size: number,
     private readonly onEvent: NonNullable<NdjsonLedgerOptions['onEvent']>,
   ) {
@@ -120,8 +129,8 @@ export class NdjsonLedger implements UsageSink {
 
   /** Opens (creating if needed) the ledger for appending. */
   static async open(path: string, options: NdjsonLedgerOptions = {}): Promise<NdjsonLedger> {
-    const { file, size } = await openForAppend(path);
-    return new NdjsonLedger(path, file, size, options.onEvent ?? (() => {}));
+    const { file, size, identity } = await openForAppend(path);
+    return new NdjsonLedger(path, file, identity, size, options.onEvent ?? (() => {}));
   }
 
   record(usage: UsageRecord): Promise<void> {
@@ -186,20 +195,20 @@ export class NdjsonLedger implements UsageSink {
     } catch {
       atPath = undefined; // e.g. ENOTDIR: a file now stands where the folder was
     }
-    const open = fstatSync(this.file.fd);
+    // The open file cannot be unlinked while the path still resolves to it (its inode stays
+    // ours while we hold it open, so its number is not reused): one `stat` tells all.
     const reason = this.reopenRequested
       ? 'reopen requested'
       : atPath === undefined
         ? 'the file or its folder was removed or renamed'
-        : atPath.ino !== open.ino || atPath.dev !== open.dev
+        : atPath.ino !== this.identity.ino || atPath.dev !== this.identity.dev
           ? 'the path now names another file'
-          : open.nlink === 0
-            ? 'the file was unlinked'
-            : undefined;
-    if (reason === undefined) return open.size;
-    const { file, size } = await openForAppend(this.path);
+          : undefined;
+    if (reason === undefined) return (atPath as NonNullable<typeof atPath>).size;
+    const { file, size, identity } = await openForAppend(this.path);
     const previous = this.file;
     this.file = file;
+    this.identity = identity;
     this.goodSize = size;
     this.reopenRequested = false;
     this.stats.reopens++;

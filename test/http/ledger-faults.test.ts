@@ -75,6 +75,17 @@ describe('ledger removed or rotated while serving (in-process node:http)', () =>
     expect(idsIn(rotated)).toContain(before.requestId);
     expect(idsIn(ledger).sort()).toEqual(after.map((response) => response.requestId).sort());
   });
+
+  it('bills to the new file after another file is renamed over the path (replaced, not removed)', async () => {
+    const before = await post(origin());
+    expect(before.status).toBe(200);
+    const replacement = join(dir, 'L', 'replacement.ndjson');
+    writeFileSync(replacement, '{"requestId":"kept"}\n');
+    renameSync(replacement, ledger); // the old file is unlinked; the path now names the replacement
+    const after = await post(origin());
+    expect(after.status).toBe(200);
+    expect(idsIn(ledger)).toEqual(['kept', after.requestId]);
+  });
 });
 
 describe('`crosstab serve` child: SIGHUP and a write that fails half way', () => {
