@@ -243,7 +243,7 @@ async function main() {
     for (const entry of ledgers) process.stdout.write(`ledger ${basename(entry.path)}: ${entry.records} records for ${entry.billed} 200s received (in-flight requests abandoned at the end are billed too)\n`);
     for (const database of databases) process.stdout.write(`${database.label}: ${database.rows} usage rows for ${database.billed} 200s received\n`);
     for (const row of rows.filter((entry) => entry.recordsPerDurableWrite !== undefined)) {
-      process.stdout.write(`${row.server}: ${row.recordsPerDurableWrite} records per durable ledger write, ${row.microsPerDurableWrite} µs per write (mean wall time in flight, the whole run)\n`);
+      process.stdout.write(`${row.server}: ${row.recordsPerDurableWrite} billed calls per durable write or commit, ${row.microsPerDurableWrite} µs per write (mean wall time in flight, the whole run)\n`);
     }
   } finally {
     rmSync(work, { recursive: true, force: true });
@@ -253,13 +253,14 @@ async function main() {
 }
 
 /**
- * The ledger's closing event (`ledger_closed`, printed by `crosstab serve` when it stops):
- * records per durable write and the mean time a write was in flight, over the whole run.
+ * The closing event of the ledger (`ledger_closed`) or of the database's usage sink
+ * (`usage_closed`), printed by `crosstab serve` when it stops: billed calls per durable
+ * write (a ledger write or a usage statement's commit) and the mean time one was in flight,
+ * over the whole run.
  */
 function durableWrites(stderr) {
-  const match = /records per write, (\d+) µs per write/.exec(stderr);
-  const per = /\(([\d.]+) records per write/.exec(stderr);
-  return match && per ? { recordsPerDurableWrite: Number(per[1]), microsPerDurableWrite: Number(match[1]) } : {};
+  const match = /\(([\d.]+) (?:records per write|rows per statement), (\d+) µs per (?:write|statement)/.exec(stderr);
+  return match ? { recordsPerDurableWrite: Number(match[1]), microsPerDurableWrite: Number(match[2]) } : {};
 }
 
 /** User + system CPU of a process (all its threads) in µs, from /proc (0 where there is no /proc). */

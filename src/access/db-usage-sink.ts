@@ -44,10 +44,21 @@ export class DbUsageSink implements UsageSink {
   /** A flush is waiting for the event loop's next turn to take the pending records. */
   private starting = false;
   private closed = false;
-  /** Rows committed so far, and the commits that did it. */
-  readonly stats = { records: 0, commits: 0 };
+  /**
+   * Rows committed so far, the commits that did it, and the wall time those statements were
+   * in flight (ms): commitMs / commits is what a billed call waits for the database.
+   */
+  readonly stats = { records: 0, commits: 0, commitMs: 0 };
 
-  constructor(private readonly db: Queryable & Pick<Partial<Database>, 'copyFrom'>, private readonly concurrency = 1) {}
+  /**
+   * `onEvent` is told when the sink closes: how many rows it committed, in how many
+   * statements, and how long one took on average.
+   */
+  constructor(
+    private readonly db: Queryable & Pick<Partial<Database>, 'copyFrom'>,
+    private readonly concurrency = 1,
+    private readonly options: { onEvent?: (event: 'usage_closed', message: string) => void } = {},
+  ) {}
 
   record(usage: UsageRecord): Promise<void> {
     if (this.closed) return Promise.reject(new Error('The usage sink is closed.'));
@@ -72,7 +83,9 @@ export class DbUsageSink implements UsageSink {
       while (this.pending.length > 0) {
         const batch = this.pending.splice(0, MAX_BATCH);
         try {
+          const started = performance.now();
           await this.insert(batch);
+          this.stats.commitMs += performance.now() - started;
           this.stats.records += batch.length;
           this.stats.commits++;
           for (const entry of batch) entry.resolve();
@@ -109,7 +122,15 @@ export class DbUsageSink implements UsageSink {
   }
 
   async close(): Promise<void> {
+    const first = !this.closed;
     this.closed = true;
     while (this.flushing.size > 0) await Promise.allSettled([...this.flushing]);
+    if (!first) return;
+    const { records, commits, commitMs } = this.stats;
+    this.options.onEvent?.(
+      'usage_closed',
+      `Closed the usage sink: ${records} rows in ${commits} statements` +
+        (commits === 0 ? '.' : ` (${(records / commits).toFixed(1)} rows per statement, ${Math.round((commitMs * 1000) / commits)} µs per statement on average).`),
+    );
   }
 }

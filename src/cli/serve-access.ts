@@ -26,8 +26,16 @@ export function seedDevelopment(access: AccessStore, surveys: readonly string[])
 export const DEFAULT_USAGE_STATEMENTS = 1;
 
 /** Opens (migrating) the database of `--database`. */
-export async function openAccessStore(flag: string | undefined, oidc?: OidcOptions, usageStatements = DEFAULT_USAGE_STATEMENTS): Promise<AccessStore> {
+export async function openAccessStore(
+  flag: string | undefined,
+  options: { oidc?: OidcOptions; usageStatements?: number; onEvent?: (event: string, message: string) => void } = {},
+): Promise<AccessStore> {
   const db = await openDatabase(databaseLocation(flag));
   // The embedded database runs one statement at a time on its own thread anyway.
-  return { db, keys: new DbKeyStore(db, oidc ? { oidc } : {}), usage: new DbUsageSink(db, db.kind === 'postgres' ? usageStatements : 1) };
+  const statements = db.kind === 'postgres' ? (options.usageStatements ?? DEFAULT_USAGE_STATEMENTS) : 1;
+  return {
+    db,
+    keys: new DbKeyStore(db, options.oidc ? { oidc: options.oidc } : {}),
+    usage: new DbUsageSink(db, statements, options.onEvent ? { onEvent: options.onEvent } : {}),
+  };
 }

@@ -110,11 +110,18 @@ export function registerServeCommand(program: Command): void {
       let access: AccessStore | undefined;
       try {
         for (const path of paths) datasets.push(await openDataset(path, cellCache === undefined ? {} : { cellCache }));
-        access = options.keys === undefined ? await openAccessStore(options.database, oidc, usageStatements) : undefined;
         const log = (entry: AccessLogEntry | { event: string; message?: string }): void => {
           const line = 'event' in entry && !('time' in entry) ? { time: new Date().toISOString(), ...entry } : entry;
           if (options.accessLog || 'event' in entry || entry.status >= 500) process.stderr.write(`${JSON.stringify(line)}\n`);
         };
+        access =
+          options.keys === undefined
+            ? await openAccessStore(options.database, {
+                ...(oidc === undefined ? {} : { oidc }),
+                ...(usageStatements === undefined ? {} : { usageStatements }),
+                onEvent: (event, message) => log({ event, message }),
+              })
+            : undefined;
         // File mode: the ledger is opened here so that SIGHUP (after rotating the file) can reopen it.
         const ledger = access ? undefined : await NdjsonLedger.open(options.ledger, { onEvent: (event, message) => log({ event, message }) });
         const handler = await createCrosstabHandler({

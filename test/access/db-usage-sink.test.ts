@@ -37,14 +37,21 @@ describe.each(stores)('DbUsageSink on %s', (_name, location, concurrency) => {
   });
 
   it('commits every record of concurrent callers, in few statements, before resolving them', async () => {
-    const sink = new DbUsageSink(db, concurrency);
+    const events: string[] = [];
+    const sink = new DbUsageSink(db, concurrency, { onEvent: (event, message) => events.push(`${event}: ${message}`) });
     const before = await count();
     await Promise.all(Array.from({ length: 500 }, () => sink.record(usage())));
     expect(await count()).toBe(before + 500);
     expect(sink.stats.records).toBe(500);
     // The 500 records of one event-loop turn share statements.
     expect(sink.stats.commits).toBeLessThanOrEqual(concurrency);
+    expect(sink.stats.commitMs).toBeGreaterThan(0);
     await sink.close();
+    await sink.close(); // a second close waits for nothing and says nothing again
+    const { commits, commitMs } = sink.stats;
+    expect(events).toEqual([
+      `usage_closed: Closed the usage sink: 500 rows in ${commits} statements (${(500 / commits).toFixed(1)} rows per statement, ${Math.round((commitMs * 1000) / commits)} µs per statement on average).`,
+    ]);
   });
 
   it('flushes a record sent as soon as the previous one resolved, and one sent just before close()', async () => {
