@@ -255,11 +255,11 @@ async function main() {
 /**
  * The closing event of the ledger (`ledger_closed`) or of the database's usage sink
  * (`usage_closed`), printed by `crosstab serve` when it stops: billed calls per durable
- * write (a ledger write or a usage statement's commit) and the mean time one was in flight,
- * over the whole run.
+ * write (a ledger write or a usage statement's commit; both say it in the same words) and
+ * the mean time one was in flight, over the whole run.
  */
 function durableWrites(stderr) {
-  const match = /\(([\d.]+) (?:records per write|rows per statement), (\d+) µs per (?:write|statement)/.exec(stderr);
+  const match = /\(([\d.]+) billed calls per durable write, (\d+) µs per write/.exec(stderr);
   return match ? { recordsPerDurableWrite: Number(match[1]), microsPerDurableWrite: Number(match[2]) } : {};
 }
 

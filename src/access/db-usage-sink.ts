@@ -130,7 +130,7 @@ export class DbUsageSink implements UsageSink {
     this.options.onEvent?.(
       'usage_closed',
       `Closed the usage sink: ${records} rows in ${commits} statements` +
-        (commits === 0 ? '.' : ` (${(records / commits).toFixed(1)} rows per statement, ${Math.round((commitMs * 1000) / commits)} µs per statement on average).`),
+        (commits === 0 ? '.' : ` (${(records / commits).toFixed(1)} billed calls per durable write, ${Math.round((commitMs * 1000) / commits)} µs per write on average).`),
     );
   }
 }

@@ -97,9 +97,10 @@ async function openForAppend(path: string): Promise<{ file: FileHandle; size: nu
  * removed, renamed or replaced) and reopens the path if not, so log rotation and a removed
  * folder cannot swallow records. That check is one `stat` of the path, made synchronously
  * and compared with the open file's device and inode: a system call of a few microseconds
- * on a local file system, cheaper than a thread-pool round trip, and exact (a check on a timer would leave a window in which records go to a
- * removed file). A failed write is cut back to the last whole record, so a
- * disk-full error never glues the next record to a partial line.
+ * on a local file system, cheaper than a thread-pool round trip, and exact (a check on a
+ * timer would leave a window in which records go to a removed file). A failed write is cut
+ * back to the last whole record, so a disk-full error never glues the next record to a
+ * partial line.
  */
 export class NdjsonLedger implements UsageSink {
   private pending: Pending[] = [];
@@ -226,7 +227,7 @@ export class NdjsonLedger implements UsageSink {
     this.onEvent(
       'ledger_closed',
       `Closed usage ledger ${this.path}: ${records} records in ${flushes} durable writes` +
-        (flushes === 0 ? '.' : ` (${(records / flushes).toFixed(1)} records per write, ${Math.round((writeMs * 1000) / flushes)} µs per write on average).`),
+        (flushes === 0 ? '.' : ` (${(records / flushes).toFixed(1)} billed calls per durable write, ${Math.round((writeMs * 1000) / flushes)} µs per write on average).`),
     );
   }
 }

@@ -50,7 +50,7 @@ describe.each(stores)('DbUsageSink on %s', (_name, location, concurrency) => {
     await sink.close(); // a second close waits for nothing and says nothing again
     const { commits, commitMs } = sink.stats;
     expect(events).toEqual([
-      `usage_closed: Closed the usage sink: 500 rows in ${commits} statements (${(500 / commits).toFixed(1)} rows per statement, ${Math.round((commitMs * 1000) / commits)} µs per statement on average).`,
+      `usage_closed: Closed the usage sink: 500 rows in ${commits} statements (${(500 / commits).toFixed(1)} billed calls per durable write, ${Math.round((commitMs * 1000) / commits)} µs per write on average).`,
     ]);
   });
 

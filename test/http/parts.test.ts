@@ -199,7 +199,7 @@ describe('NdjsonLedger', () => {
     // On close it says how many records shared a durable write and how long one took.
     const { flushes, writeMs } = ledger.stats;
     expect(events).toEqual([
-      `ledger_closed: Closed usage ledger ${path}: 200 records in ${flushes} durable writes (${(200 / flushes).toFixed(1)} records per write, ${Math.round((writeMs * 1000) / flushes)} µs per write on average).`,
+      `ledger_closed: Closed usage ledger ${path}: 200 records in ${flushes} durable writes (${(200 / flushes).toFixed(1)} billed calls per durable write, ${Math.round((writeMs * 1000) / flushes)} µs per write on average).`,
     ]);
     await expect(ledger.record(records[0]!)).rejects.toThrow(/closed/);
     expect(readLedger(path).map((record) => record.requestId)).toEqual(records.map((record) => record.requestId));
