@@ -16,9 +16,12 @@ export function toSql(node: Bound): string {
 }
 
 /**
- * Folds constants, double negations and nested AND/OR. ClickHouse 18.16 rewrites such forms
- * differently on the shards than on the server that merges their blocks, and then fails with
- * "Not found column countIf(not(not(...)))": what reaches it must already be in normal form.
+ * Folds constants, double negations and nested AND/OR, and merges the single values of one
+ * variable under an OR into one value list. ClickHouse 18.16 rewrites such forms differently on
+ * the shards than on the server that merges their blocks (its analyzer turns an OR of three or
+ * more `v = k` on one column into `v IN (...)`, on the shards also inside AND), and then fails
+ * with "Not found column countIf(...) in block": what reaches it must already be in the form
+ * the analyzer leaves alone.
  */
 export function simplify(node: Bound): Bound {
   if (node.op === 'not') {
@@ -39,9 +42,45 @@ export function simplify(node: Bound): Bound {
       else items.push(item);
     }
     if (items.length === 0) return { op: neutral };
-    return items.length === 1 ? items[0]! : { op: node.op, items };
+    const merged = node.op === 'or' ? mergeValues(items) : items;
+    return merged.length === 1 ? merged[0]! : { op: node.op, items: merged };
   }
+  if (node.op === 'ranks') return { op: 'ranks', variable: node.variable, ranks: [...new Set(node.ranks)].sort((a, b) => a - b) };
   return node;
+}
+
+/** The values of `node` when it is a set of single values (a value list, or a range of one value). */
+function valuesOf(node: Bound): readonly number[] | undefined {
+  if (node.op === 'ranks') return node.ranks;
+  if (node.op === 'range' && node.lo === node.hi) return [node.lo];
+  return undefined;
+}
+
+/** OR items with the single values of each variable as one value list, where its first one was. */
+function mergeValues(items: readonly Bound[]): Bound[] {
+  const lists = new Map<number, Set<number>>();
+  for (const item of items) {
+    const values = valuesOf(item);
+    if (values === undefined) continue;
+    const variable = (item as { variable: number }).variable;
+    const list = lists.get(variable) ?? new Set<number>();
+    for (const value of values) list.add(value);
+    lists.set(variable, list);
+  }
+  const merged: Bound[] = [];
+  for (const item of items) {
+    const values = valuesOf(item);
+    if (values === undefined) {
+      merged.push(item);
+      continue;
+    }
+    const variable = (item as { variable: number }).variable;
+    const list = lists.get(variable);
+    if (list === undefined) continue; // already written where the variable's first value was
+    merged.push({ op: 'ranks', variable, ranks: [...list].sort((a, b) => a - b) });
+    lists.delete(variable);
+  }
+  return merged;
 }
 
 function write(node: Bound): string {

@@ -87,6 +87,29 @@ describe.skipIf(skipClickHouse)('ClickHouse backend, two shards: the same answer
     }
   });
 
+  it('OR-chains of single values of one variable inside AND (the server rewrites them to IN on the shards): the same cells', async () => {
+    const targets = [
+      '(sex=1 AND (age=20 OR age=21 OR age=22)) OR race=1 OR race=2 OR race=3',
+      'sex=2 AND madeg=1,NA,NA',
+      'sex=1 AND age=20..20,21..21,22..22',
+      'NOT (year=2010 AND (race=1 OR race=NA OR race=3 OR race=1))',
+    ];
+    for (const weight of [undefined, null] as const) {
+      const query = { base: 'age=18..', targets, ...(weight === null ? { weight } : {}) };
+      expectSameCrosstab(await remote.gss.crosstab(query), await local.gss.crosstab(query));
+    }
+    const table = { base: 'sex=1 AND (madeg=1 OR madeg=NA OR madeg=2)', rows: targets, columns: [{ variable: 'race' }, 'race=1 OR race=2 OR race=3'] };
+    const defaultLimit = tablePlans.cellAggregatesMax;
+    try {
+      for (const limit of [0, defaultLimit]) {
+        tablePlans.cellAggregatesMax = limit;
+        expectSameTable(await remote.gss.table(table), await local.gss.table(table));
+      }
+    } finally {
+      tablePlans.cellAggregatesMax = defaultLimit;
+    }
+  });
+
   it('groups and entitlements: the same refusals, the same answers within the allowed groups', async () => {
     const allowed = ['demographics'];
     const ok = { base: 'sex=2', targets: ['F18-34', 'degree=3..4'], allowedGroups: allowed };
