@@ -178,6 +178,64 @@ describe.skipIf(skipClickHouse)('ClickHouse backend, two shards: the same answer
   });
 });
 
+describe.skipIf(skipClickHouse)('push: every --shard-url must be a shard of --cluster, each once', () => {
+  let cluster: ClickHouseCluster;
+  let outsider: ClickHouseCluster;
+  const paths = inject('testDatasets');
+
+  beforeAll(async () => {
+    // A server outside the cluster: its own config names a one-server cluster of the same name.
+    [cluster, outsider] = await Promise.all([startCluster(2), startCluster(1)]);
+  });
+
+  afterAll(() => {
+    cluster?.stop();
+    outsider?.stop();
+  });
+
+  const exists = async (url: string, table: string) => Number(await (await fetch(`${url}/?query=${encodeURIComponent(`EXISTS TABLE crosstab_test.${table}`)}`)).text());
+  const members = () => cluster.shards.map((shard, i) => `127.0.0.1:${shard.tcp} (shard ${i + 1})`);
+
+  it('refuses a URL outside the cluster, a shard given twice and a shard not given, naming the URL and the members; writes nothing', async () => {
+    const { pushDataset } = await import('../../src/index.js');
+    const url = `clickhouse://127.0.0.1:${cluster.shards[0]!.http}/crosstab_test?table=mismatch`;
+    const push = (shardUrls: string[]) => rejection(pushDataset(paths.gss, { clickhouse: url, cluster: cluster.cluster, shardUrls }));
+    const [first, second] = cluster.shards.map((shard) => shard.url) as [string, string];
+
+    const outside = await push([first, outsider.url]);
+    expect(outside.code).toBe('invalid_option');
+    expect(outside.details.field).toBe('--shard-url');
+    expect(outside.message).toContain(`--shard-url ${outsider.url} is not a member of cluster "crosstab_test"`);
+    for (const member of members()) expect(outside.message).toContain(member);
+
+    const twice = await push([first, first]);
+    expect(twice.details.field).toBe('--shard-url');
+    expect(twice.message).toContain(`--shard-url ${first} and --shard-url ${first} are the same server`);
+
+    const missing = await push([second]);
+    expect(missing.details.field).toBe('--shard-url');
+    expect(missing.message).toContain(`no --shard-url names ${members()[0]}`);
+
+    for (const server of [first, second, outsider.url]) {
+      for (const table of ['mismatch', 'mismatch_local', 'mismatch__versions']) expect(await exists(server, table), `${table} on ${server}`).toBe(0);
+    }
+  });
+
+  it('accepts the shards in any order: the answers are the local engine\'s', async () => {
+    const { pushDataset } = await import('../../src/index.js');
+    const url = `clickhouse://127.0.0.1:${cluster.shards[0]!.http}/crosstab_test?table=reversed`;
+    await pushDataset(paths.gss, { clickhouse: url, cluster: cluster.cluster, shardUrls: cluster.shards.map((shard) => shard.url).reverse() });
+    const [remote, local] = await Promise.all([openDataset(url), openDataset(paths.gss)]);
+    try {
+      const query = { base: 'year=2000..', targets: ['sex=2', 'F18-34', 'degree=3..4'] };
+      expectSameCrosstab(await remote.crosstab(query), await local.crosstab(query));
+    } finally {
+      remote.close();
+      local.close();
+    }
+  });
+});
+
 function nameOf(ds: Dataset, i: number): string {
   return ds.info.variables.filter((variable) => variable.values && variable.values.length <= 12)[i]!.name;
 }
