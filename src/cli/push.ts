@@ -11,6 +11,7 @@ interface PushFlags {
   shards?: number;
   shardUrl?: string[];
   replace?: boolean;
+  keepVersions?: number;
   quiet?: boolean;
 }
 
@@ -27,8 +28,13 @@ export function registerPushCommand(program: Command): void {
       if (!Number.isInteger(number) || number < 1) throw new InvalidArgumentError(`--shards must be a positive integer, not "${value}"`);
       return number;
     })
-    .option('--shard-url <url>', 'HTTP URL of a shard of --cluster, in the cluster\'s order (repeat for each shard)', collect)
-    .option('--replace', 'drop the dataset\'s tables first when they exist')
+    .option('--shard-url <url>', 'HTTP URL of a shard of --cluster (repeat for each shard, any order; checked against the cluster)', collect)
+    .option('--replace', 'publish a new version of a dataset that exists; readers keep the version they opened')
+    .option('--keep-versions <n>', 'replaced versions kept for readers that opened them (default 1; older ones are removed)', (value: string) => {
+      const number = Number(value);
+      if (!Number.isInteger(number) || number < 0) throw new InvalidArgumentError(`--keep-versions must be a whole number from 0, not "${value}"`);
+      return number;
+    })
     .option('--quiet', 'print nothing but errors')
     .action(async (path: string, flags: PushFlags) => {
       let lastPrinted = 0;
@@ -39,6 +45,7 @@ export function registerPushCommand(program: Command): void {
         ...(flags.shards === undefined ? {} : { shards: flags.shards }),
         ...(flags.shardUrl === undefined ? {} : { shardUrls: flags.shardUrl }),
         replace: flags.replace === true,
+        ...(flags.keepVersions === undefined ? {} : { keepVersions: flags.keepVersions }),
         onProgress: (pushed, total) => {
           if (flags.quiet || !process.stderr.isTTY || performance.now() - lastPrinted < 500) return;
           lastPrinted = performance.now();
@@ -49,6 +56,7 @@ export function registerPushCommand(program: Command): void {
         if (process.stderr.isTTY) process.stderr.write('\n');
         process.stdout.write(
           `pushed ${formatNumber(report.respondents, 0)} respondents (${report.variables} variables, ${report.weights} weights) to ${report.shards} shard${report.shards === 1 ? '' : 's'} in ${formatNumber(report.seconds)} s\n` +
+            `published as version ${report.version}${report.removedVersions.length > 0 ? ` (removed version${report.removedVersions.length === 1 ? '' : 's'} ${report.removedVersions.join(', ')})` : ''}\n` +
             `open it as ${report.url}\n`,
         );
       }

@@ -5,9 +5,10 @@ import type { DesignInfo } from '../facade/types.js';
 import type { CellSums } from '../kernel/kernel.js';
 import type { Bound } from '../query/resolve.js';
 import { ClickHouseConnection, UNKNOWN_TABLE } from './connection.js';
-import { datasetTables, qualified, type MetaRow } from './schema.js';
+import { datasetTables, qualified, versionTables, type DatasetTables, type VersionRow } from './schema.js';
 import { axisMembership, toSql, weightColumn } from './sql.js';
 import { parseClickHouseUrl } from './url.js';
+import { newestVersion, newestVersionNumber, tableNames } from './versions.js';
 
 /**
  * Tables of at most this many cells are one countIf/sumIf per cell and margin; bigger ones
@@ -19,36 +20,41 @@ export const tablePlans = { cellAggregatesMax: 256 };
 const QUERY_SETTINGS = 'SETTINGS max_query_size = 67108864, max_ast_elements = 10000000, max_expanded_ast_elements = 10000000';
 
 /**
- * Opens a dataset pushed with `crosstab push`: reads its metadata row (the same StoredMeta a
- * compiled file carries, so binding, groups and errors are the local engine's) and returns
- * an engine that sums weights with SQL on the server.
+ * Opens a dataset pushed with `crosstab push`: reads its newest published version (the same
+ * StoredMeta a compiled file carries, so binding, groups and errors are the local engine's)
+ * and returns an engine that sums weights with SQL on the server, over that version's tables
+ * only: later pushes publish new versions beside it, and this engine keeps answering from the
+ * one it opened until a push removes it (then its queries are refused, never answered from another).
  */
 export async function openClickHouseEngine(url: string): Promise<{ engine: ClickHouseEngine; meta: StoredMeta; checksum: string }> {
   const location = parseClickHouseUrl(url, 'path');
   const tables = datasetTables(location.database, location.table);
   const connection = await ClickHouseConnection.connect(location);
   try {
-    let rows: MetaRow[];
+    let row: VersionRow | undefined;
     try {
-      rows = await connection.rows<MetaRow>(`SELECT meta, checksum, shards, cluster, pushed_at FROM ${qualified(tables.database, tables.meta)} LIMIT 1`);
+      row = await newestVersion(connection, tables);
     } catch (error) {
-      if (error instanceof CrosstabError && error.details.clickhouseCode === UNKNOWN_TABLE) {
-        throw new CrosstabError(ErrorCode.fileNotFound, `${location.display}: no dataset here (table ${tables.database}.${tables.meta} does not exist)`, {
+      if (!(error instanceof CrosstabError && error.details.clickhouseCode === UNKNOWN_TABLE)) throw error;
+      if ((await tableNames(connection, tables.database)).includes(tables.legacy.meta)) {
+        throw new CrosstabError(ErrorCode.unsupportedVersion, `${location.display}: the dataset was pushed by an earlier crosstab, without versions`, {
           file: location.display,
-          hint: 'Push one first: `crosstab push DATASET.arrow --clickhouse URL` (docs/clickhouse.md).',
+          hint: 'Push it again with `crosstab push DATASET.arrow --clickhouse URL --replace` (docs/clickhouse.md); the push removes the old tables.',
         });
       }
-      throw error;
-    }
-    const row = rows[0];
-    if (!row) {
-      throw new CrosstabError(ErrorCode.corruptDataset, `${location.display}: the metadata table ${tables.meta} is empty (an interrupted push?)`, {
+      throw new CrosstabError(ErrorCode.fileNotFound, `${location.display}: no dataset here (table ${tables.database}.${tables.versions} does not exist)`, {
         file: location.display,
-        hint: 'Push the dataset again with `crosstab push ... --replace`.',
+        hint: 'Push one first: `crosstab push DATASET.arrow --clickhouse URL` (docs/clickhouse.md).',
+      });
+    }
+    if (!row) {
+      throw new CrosstabError(ErrorCode.fileNotFound, `${location.display}: no version of the dataset is published yet (the first push is running or was interrupted)`, {
+        file: location.display,
+        hint: 'Wait for the push to finish, or push the dataset again.',
       });
     }
     const meta = JSON.parse(row.meta) as StoredMeta;
-    const engine = new ClickHouseEngine(connection, location.display, qualified(tables.database, tables.respondents), meta, Number(row.shards));
+    const engine = new ClickHouseEngine(connection, location.display, tables, row.version, meta, row.shards);
     return { engine, meta, checksum: row.checksum };
   } catch (error) {
     await connection.close();
@@ -60,13 +66,19 @@ export async function openClickHouseEngine(url: string): Promise<{ engine: Click
 export class ClickHouseEngine implements DatasetEngine {
   readonly design: DesignInfo;
 
+  /** The respondents table of the version this engine opened. */
+  private readonly respondents: string;
+
   constructor(
     private readonly connection: ClickHouseConnection,
     readonly location: string,
-    private readonly respondents: string,
+    private readonly tables: DatasetTables,
+    /** The published version this engine answers from. */
+    readonly version: number,
     private readonly meta: StoredMeta,
     readonly shards: number,
   ) {
+    this.respondents = qualified(tables.database, versionTables(tables, version).respondents);
     const source = meta.design;
     this.design = {
       kind: 'simple',
@@ -85,7 +97,7 @@ export class ClickHouseEngine implements DatasetEngine {
       if (w) aggregates.push(`sumIf(${w}, ${condition}) AS s${i}`, `sumIf(${w} * ${w}, ${condition}) AS q${i}`);
     });
     const sql = `SELECT ${aggregates.join(', ')} FROM ${this.respondents} WHERE ${toSql(base)} ${QUERY_SETTINGS}`;
-    const [row] = await this.connection.rows<Record<string, string | number>>(sql, run.signal);
+    const [row] = await this.rows<Record<string, string | number>>(sql, run.signal);
     const cell = (suffix: string): CellSums => {
       const respondents = Number(row![`n${suffix}`]);
       return w ? { respondents, weighted: Number(row![`s${suffix}`]), sumSqWeights: Number(row![`q${suffix}`]) } : { respondents, weighted: respondents, sumSqWeights: respondents };
@@ -144,12 +156,12 @@ export class ClickHouseEngine implements DatasetEngine {
       const aggregates = [...conditions.keys()].flatMap((condition, i) =>
         w ? [`countIf(${condition}) AS n${i}`, `sumIf(${w}, ${condition}) AS s${i}`, `sumIf(${w} * ${w}, ${condition}) AS q${i}`] : [`countIf(${condition}) AS n${i}`],
       );
-      const [row] = await this.connection.rows<Record<string, unknown>>(`SELECT ${aggregates.join(', ')} ${where} ${QUERY_SETTINGS}`, run.signal);
+      const [row] = await this.rows<Record<string, unknown>>(`SELECT ${aggregates.join(', ')} ${where} ${QUERY_SETTINGS}`, run.signal);
       for (const [r, c, i] of slots) place(r, c, sumsOf(row!, String(i)));
     } else {
       const sums = w ? `, sum(${w}) AS s, sum(${w} * ${w}) AS q` : '';
       const sql = `SELECT arrayJoin(${axisMembership(rows, 'rows')}) AS r, arrayJoin(${axisMembership(columns, 'columns')}) AS c, count() AS n${sums} ${where} GROUP BY r, c ${QUERY_SETTINGS}`;
-      for (const entry of await this.connection.rows<Record<string, unknown>>(sql, run.signal)) place(Number(entry.r), Number(entry.c), sumsOf(entry, ''));
+      for (const entry of await this.rows<Record<string, unknown>>(sql, run.signal)) place(Number(entry.r), Number(entry.c), sumsOf(entry, ''));
     }
     run.onProgress?.(size, size);
     return table;
@@ -163,6 +175,23 @@ export class ClickHouseEngine implements DatasetEngine {
 
   close(): void {
     void this.connection.close();
+  }
+
+  /**
+   * Runs a query over this version's tables. When a later push has removed them (a table is
+   * missing here or on a shard), the query is refused, saying which version is current.
+   */
+  private async rows<T>(sql: string, signal: AbortSignal | undefined): Promise<T[]> {
+    try {
+      return await this.connection.rows<T>(sql, signal);
+    } catch (error) {
+      if (!(error instanceof CrosstabError && error.details.clickhouseCode === UNKNOWN_TABLE)) throw error;
+      const newest = await newestVersionNumber(this.connection, this.tables).catch(() => undefined);
+      if (newest === this.version) throw error;
+      throw new CrosstabError(ErrorCode.backendUnavailable, `${this.location}: version ${this.version} of the dataset, which this dataset was opened at, has been removed by a later push (${newest === undefined ? 'no version is published now' : `the current version is ${newest}`})`, {
+        hint: 'Open the URL again (restart `crosstab serve`) to answer from the current version; `crosstab push --keep-versions N` keeps more replaced versions for open readers.',
+      });
+    }
   }
 
   /** The SQL column of a weight (already checked by the Dataset), or null when unweighted. */

@@ -3,9 +3,11 @@ import { CrosstabError, ErrorCode } from '../errors.js';
 import { BufferKind } from '../dataset/format.js';
 import { loadDataset, type LoadedDataset } from '../dataset/reader.js';
 import { mainThreadKernel } from '../kernel/kernel.js';
+import { shardsOf } from './cluster-members.js';
 import { ClickHouseConnection } from './connection.js';
-import { datasetTables, META_COLUMNS, qualified, respondentColumns, type MetaRow } from './schema.js';
-import { checkIdentifier, parseClickHouseUrl, quoteName, type ClickHouseLocation } from './url.js';
+import { datasetTables, qualified, respondentColumns, versionTables, type DatasetTables, type VersionRow } from './schema.js';
+import { checkIdentifier, parseClickHouseUrl, quoteName } from './url.js';
+import { createVersionsTable, newestVersionNumber, nextVersion, publishVersion, removeOldVersions, tableNames } from './versions.js';
 
 export interface PushOptions {
   /** The server queries go to: `clickhouse://host:port/db[?table=NAME]` (HTTP port). */
@@ -16,10 +18,12 @@ export interface PushOptions {
   cluster?: string;
   /** Expected number of shards of `cluster` (checked against system.clusters). */
   shards?: number;
-  /** HTTP URL of each shard, in the cluster's order (the tables on each shard are created through it). */
+  /** HTTP URL of each shard of `cluster`, once each, in any order (the tables on each shard are created through it). */
   shardUrls?: string[];
-  /** Drop the dataset's tables first when they exist. */
+  /** Publish a new version of a dataset that exists (without it, an existing dataset is refused). */
   replace?: boolean;
+  /** Replaced versions kept for readers that opened them (default 1: the version this push replaces). */
+  keepVersions?: number;
   /** Respondents per insert chunk (default 100,000). */
   chunkRows?: number;
   onProgress?: (pushed: number, total: number) => void;
@@ -27,6 +31,10 @@ export interface PushOptions {
 
 export interface PushReport {
   url: string;
+  /** The version this push published (1 for a new dataset). */
+  version: number;
+  /** Older versions this push removed. */
+  removedVersions: number[];
   respondents: number;
   variables: number;
   weights: number;
@@ -40,14 +48,19 @@ interface Column {
 }
 
 /**
- * Loads a compiled dataset into ClickHouse: every respondent's rank of every variable (as the
- * kernel's index columns hold them: 0 = blank) and every weight, streamed in RowBinary chunks,
- * split into contiguous respondent ranges, one per shard; then the metadata row, last, so an
- * interrupted push leaves no openable dataset. Design columns (strata/PSU) not stored as
- * variables are not pushed.
+ * Loads a compiled dataset into ClickHouse as a new version: every respondent's rank of every
+ * variable (as the kernel's index columns hold them: 0 = blank) and every weight, streamed in
+ * RowBinary chunks into tables of this version only, split into contiguous respondent ranges,
+ * one per shard; then, once every respondent is in, the version is published with one row
+ * (versions.ts), so readers see the old version or the new one, whole, never a mix or a part.
+ * Design columns (strata/PSU) not stored as variables are not pushed.
  */
 export async function pushDataset(path: string, options: PushOptions): Promise<PushReport> {
   const started = performance.now();
+  const keep = options.keepVersions ?? 1;
+  if (!Number.isInteger(keep) || keep < 0) {
+    throw new CrosstabError(ErrorCode.invalidOption, `--keep-versions must be a whole number from 0, not ${String(options.keepVersions)}`, { field: '--keep-versions' });
+  }
   const kernel = mainThreadKernel();
   const data = await loadDataset(path, kernel, { preload: true });
   try {
@@ -65,43 +78,36 @@ export async function pushDataset(path: string, options: PushOptions): Promise<P
       const tables = datasetTables(location.database, location.table);
       const db = quoteName(location.database);
       const cluster = options.cluster;
-      const nodes = cluster ? [entry, ...shardConnections] : [entry];
-      for (const node of nodes) await node.command(`CREATE DATABASE IF NOT EXISTS ${db}`);
+      for (const node of cluster ? [entry, ...shardConnections] : [entry]) await node.command(`CREATE DATABASE IF NOT EXISTS ${db}`);
 
-      const existing: string[] = [];
-      const exists = async (node: ClickHouseConnection, table: string) => {
-        const [row] = await node.rows<{ result: number }>(`EXISTS TABLE ${qualified(tables.database, table)}`);
-        if (Number(row?.result) === 1) existing.push(`${table} on ${node.location.display}`);
-      };
-      await exists(entry, tables.meta);
-      await exists(entry, tables.respondents);
-      for (const shard of shardConnections) await exists(shard, tables.local);
-      if (existing.length > 0) {
-        if (!options.replace) {
-          throw new CrosstabError(ErrorCode.invalidOption, `${location.display}: the dataset's tables already exist (${existing.join(', ')})`, {
-            field: '--table',
-            hint: 'Pass --replace to drop and push them again, or --table NAME to push beside them.',
-          });
-        }
-        await entry.command(`DROP TABLE IF EXISTS ${qualified(tables.database, tables.meta)}`);
-        await entry.command(`DROP TABLE IF EXISTS ${qualified(tables.database, tables.respondents)}`);
-        for (const shard of shardConnections) await shard.command(`DROP TABLE IF EXISTS ${qualified(tables.database, tables.local)}`);
+      const legacy = await legacyTables(entry, shardConnections, tables);
+      const published = await newestVersionNumber(entry, tables);
+      if ((published !== undefined || legacy.length > 0) && !options.replace) {
+        const existing = published !== undefined ? [`version ${published} in ${tables.versions}`] : legacy.map(([node, name]) => `${name} on ${node.location.display}`);
+        throw new CrosstabError(ErrorCode.invalidOption, `${location.display}: the dataset already exists (${existing.join(', ')})`, {
+          field: '--table',
+          hint: 'Pass --replace to publish a new version of it (readers keep answering from the version they opened), or --table NAME to push beside it.',
+        });
       }
+      await createVersionsTable(entry, tables);
+      const version = await nextVersion(entry, shardConnections, tables);
+      const names = versionTables(tables, version);
 
       const columns = columnsOf(data);
       const widths = meta.variables.map((_, i) => columns[i]!.width as 1 | 2 | 4);
       const definition = respondentColumns(meta, widths);
+      // Plain CREATE TABLE: a push that picked the same version number meanwhile fails here, before writing.
       if (cluster) {
-        for (const shard of shardConnections) await shard.command(`CREATE TABLE ${qualified(tables.database, tables.local)} (${definition}) ENGINE = MergeTree ORDER BY rid`);
+        for (const shard of shardConnections) await shard.command(`CREATE TABLE ${qualified(tables.database, names.local)} (${definition}) ENGINE = MergeTree ORDER BY rid`);
         const literal = (text: string) => `'${text.replace(/[\\']/g, '\\$&')}'`;
         await entry.command(
-          `CREATE TABLE ${qualified(tables.database, tables.respondents)} (${definition}) ENGINE = Distributed(${literal(cluster)}, ${literal(tables.database)}, ${literal(tables.local)}, rid)`,
+          `CREATE TABLE ${qualified(tables.database, names.respondents)} (${definition}) ENGINE = Distributed(${literal(cluster)}, ${literal(tables.database)}, ${literal(names.local)}, rid)`,
         );
       } else {
-        await entry.command(`CREATE TABLE ${qualified(tables.database, tables.respondents)} (${definition}) ENGINE = MergeTree ORDER BY rid`);
+        await entry.command(`CREATE TABLE ${qualified(tables.database, names.respondents)} (${definition}) ENGINE = MergeTree ORDER BY rid`);
       }
 
-      const targets = cluster ? shardConnections.map((shard) => ({ node: shard, table: qualified(tables.database, tables.local) })) : [{ node: entry, table: qualified(tables.database, tables.respondents) }];
+      const targets = cluster ? shardConnections.map((shard) => ({ node: shard, table: qualified(tables.database, names.local) })) : [{ node: entry, table: qualified(tables.database, names.respondents) }];
       const n = meta.respondents;
       const chunk = options.chunkRows ?? 100_000;
       let pushed = 0;
@@ -113,12 +119,23 @@ export async function pushDataset(path: string, options: PushOptions): Promise<P
           return node.insertRowBinary(table, body);
         }),
       );
+      // Read back through the table readers will query: a version is published only whole.
+      const [counted] = await entry.rows<{ n: string }>(`SELECT count() AS n FROM ${qualified(tables.database, names.respondents)}`);
+      if (Number(counted?.n) !== n) {
+        throw new CrosstabError(ErrorCode.backendUnavailable, `${location.display}: version ${version} holds ${String(counted?.n)} respondents after the push, not ${n}; it was not published`, {
+          hint: 'Check the shards (--shard-url) and push again; readers keep the published version.',
+        });
+      }
 
-      await entry.command(`CREATE TABLE ${qualified(tables.database, tables.meta)} (${META_COLUMNS}) ENGINE = TinyLog`);
-      const row: MetaRow = { meta: JSON.stringify(meta), checksum: data.checksum, shards: targets.length, cluster: cluster ?? '', pushed_at: new Date().toISOString() };
-      await entry.insertJson(qualified(tables.database, tables.meta), [row]);
+      const row: VersionRow = { version, meta: JSON.stringify(meta), checksum: data.checksum, shards: targets.length, cluster: cluster ?? '', pushed_at: new Date().toISOString() };
+      await publishVersion(entry, tables, row);
+      const removedVersions = await removeOldVersions(entry, shardConnections, tables, keep);
+      // Tables of a push from before versions: nobody opens them any more once a version is published.
+      for (const [node, name] of legacy) await node.command(`DROP TABLE IF EXISTS ${qualified(tables.database, name)}`);
       return {
         url: location.display,
+        version,
+        removedVersions,
         respondents: n,
         variables: meta.variables.length,
         weights: meta.weights.length,
@@ -134,107 +151,17 @@ export async function pushDataset(path: string, options: PushOptions): Promise<P
   }
 }
 
-/** One server of a `remote_servers` cluster as system.clusters lists it (port: its native TCP port). */
-interface Member {
-  shard_num: number;
-  replica_num: number;
-  host_name: string;
-  host_address: string;
-  port: number;
-  is_local: number;
-}
-
-const describeMember = (member: Member): string => `${member.host_name}:${member.port} (shard ${member.shard_num})`;
-
 /**
- * Shard HTTP endpoints for a cluster push, checked against the cluster's definition on the
- * entry server: each --shard-url must be a server of the cluster (it finds itself in its own
- * system.clusters, at a host and native port the entry server lists), every shard must be
- * given exactly once, and every shard must have one replica (the tables are plain MergeTrees,
- * so a second replica would answer without the data). A mismatch is refused before anything
- * is written: a push to a server the Distributed table does not read would answer from stale shards.
+ * The tables of a push from before versions, metadata first: `NAME_meta` (a TinyLog) and `NAME`
+ * on the entry server, `NAME_local` on each shard. Found only when `NAME_meta` is such a TinyLog.
  */
-async function shardsOf(entry: ClickHouseConnection, location: ClickHouseLocation, options: PushOptions): Promise<Array<{ location: ClickHouseLocation; connection: ClickHouseConnection }>> {
-  const cluster = options.cluster;
-  if (cluster === undefined) {
-    if (options.shards !== undefined || options.shardUrls?.length) {
-      throw new CrosstabError(ErrorCode.invalidOption, '--shards and --shard-url need --cluster NAME', { field: '--cluster', hint: 'Name the remote_servers cluster of the server config.' });
-    }
-    return [];
-  }
-  checkIdentifier(cluster, '--cluster');
-  const membersSql = `SELECT shard_num, replica_num, host_name, host_address, port, is_local FROM system.clusters WHERE cluster = '${cluster}' ORDER BY shard_num, replica_num`;
-  const members = (await entry.rows<Member>(membersSql)).map(numericMember);
-  if (members.length === 0) {
-    const names = await entry.rows<{ cluster: string }>('SELECT DISTINCT cluster FROM system.clusters ORDER BY cluster');
-    throw new CrosstabError(ErrorCode.invalidOption, `--cluster: ${location.display} has no cluster "${cluster}" in its remote_servers`, {
-      field: '--cluster',
-      suggestions: names.map((row) => row.cluster),
-      hint: `Clusters defined there: ${names.map((row) => row.cluster).join(', ') || 'none'}.`,
-    });
-  }
-  const listed = members.map(describeMember).join(', ');
-  const replicated = members.find((member) => member.replica_num > 1);
-  if (replicated) {
-    throw new CrosstabError(ErrorCode.invalidOption, `--cluster: shard ${replicated.shard_num} of cluster "${cluster}" has more than one replica (${listed})`, {
-      field: '--cluster',
-      hint: 'push writes one plain MergeTree table per shard, so another replica of a shard would answer without its respondents: use a cluster with one server per shard.',
-    });
-  }
-  const shardCount = members.length;
-  if (options.shards !== undefined && options.shards !== shardCount) {
-    throw new CrosstabError(ErrorCode.invalidOption, `--shards ${options.shards}: cluster "${cluster}" has ${shardCount} shards`, { field: '--shards', hint: `Pass --shards ${shardCount}, or fix remote_servers.` });
-  }
-  const urls = options.shardUrls ?? [];
-  const shards: Array<{ location: ClickHouseLocation; connection: ClickHouseConnection; member: Member }> = [];
-  try {
-    for (const [i, url] of urls.entries()) {
-      const parsed = parseClickHouseUrl(url, `--shard-url[${i}]`, location.table);
-      const shard = { ...parsed, display: parsed.http };
-      const connection = await ClickHouseConnection.connect(shard);
-      shards.push({ location: shard, connection, member: await memberAt(connection, membersSql, members, cluster, listed) });
-    }
-    for (const [i, shard] of shards.entries()) {
-      const first = shards.findIndex((other) => other.member.shard_num === shard.member.shard_num);
-      if (first !== i) {
-        throw new CrosstabError(ErrorCode.invalidOption, `--shard-url ${shard.location.http} and --shard-url ${shards[first]!.location.http} are the same server of cluster "${cluster}": ${describeMember(shard.member)}`, {
-          field: '--shard-url',
-          hint: `Give each shard's HTTP URL once. Members of "${cluster}" (host:native port): ${listed}.`,
-        });
-      }
-    }
-    const missing = members.filter((member) => !shards.some((shard) => shard.member.shard_num === member.shard_num));
-    if (missing.length > 0) {
-      throw new CrosstabError(ErrorCode.invalidOption, `cluster "${cluster}" has ${shardCount} shards, and no --shard-url names ${missing.map(describeMember).join(', ')}`, {
-        field: '--shard-url',
-        hint: `Give the HTTP URL of every shard (--shard-url once each; members of "${cluster}", host:native port: ${listed}): its MergeTree table is created through it (18.16 has no ON CLUSTER without ZooKeeper).`,
-      });
-    }
-  } catch (error) {
-    for (const shard of shards) await shard.connection.close();
-    throw error;
-  }
-  return shards.map(({ location: shard, connection }) => ({ location: shard, connection }));
-}
-
-function numericMember(row: Member): Member {
-  return { ...row, shard_num: Number(row.shard_num), replica_num: Number(row.replica_num), port: Number(row.port), is_local: Number(row.is_local) };
-}
-
-/** The member of `cluster` the server behind `connection` is: the one it calls local in its own system.clusters, matched with the entry server's list. */
-async function memberAt(connection: ClickHouseConnection, membersSql: string, members: readonly Member[], cluster: string, listed: string): Promise<Member> {
-  const url = connection.location.display;
-  const hint = `Each --shard-url must be the HTTP URL of one server of "${cluster}" (members, host:native port: ${listed}), and each shard's config must define "${cluster}" as the server of --clickhouse does.`;
-  const own = (await connection.rows<Member>(membersSql)).map(numericMember);
-  if (own.length === 0) {
-    throw new CrosstabError(ErrorCode.invalidOption, `--shard-url ${url}: the server there has no cluster "${cluster}" in its remote_servers, so it cannot be matched with a member of the cluster (${listed})`, { field: '--shard-url', hint });
-  }
-  const local = own.filter((member) => member.is_local === 1);
-  const matches = local.flatMap((self) => members.filter((member) => member.port === self.port && (member.host_name === self.host_name || member.host_address === self.host_address)));
-  if (local.length !== 1 || matches.length !== 1) {
-    throw new CrosstabError(ErrorCode.invalidOption, `--shard-url ${url} is not a member of cluster "${cluster}" (${listed})`, { field: '--shard-url', hint });
-  }
-  return matches[0]!;
+async function legacyTables(entry: ClickHouseConnection, shards: readonly ClickHouseConnection[], tables: DatasetTables): Promise<Array<[ClickHouseConnection, string]>> {
+  const [meta] = await entry.rows<{ engine: string }>(`SELECT engine FROM system.tables WHERE database = '${tables.database}' AND name = '${tables.legacy.meta}'`);
+  if (meta?.engine !== 'TinyLog') return [];
+  const found: Array<[ClickHouseConnection, string]> = [[entry, tables.legacy.meta]];
+  if ((await tableNames(entry, tables.database)).includes(tables.legacy.respondents)) found.push([entry, tables.legacy.respondents]);
+  for (const shard of shards) if ((await tableNames(shard, tables.database)).includes(tables.legacy.local)) found.push([shard, tables.legacy.local]);
+  return found;
 }
 
 /** The typed view of each variable's index column, then each weight, over kernel memory. */

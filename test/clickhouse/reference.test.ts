@@ -34,7 +34,7 @@ describe.skipIf(skipClickHouse)('ClickHouse backend, two shards: the same answer
   });
 
   it('the respondents are split over both shards, and opening needs only the URL', async () => {
-    const counts = await Promise.all(cluster.shards.map(async (shard) => Number(await (await fetch(`${shard.url}/?query=${encodeURIComponent('SELECT count() FROM crosstab_test.gss_local')}`)).text())));
+    const counts = await Promise.all(cluster.shards.map(async (shard) => Number(await (await fetch(`${shard.url}/?query=${encodeURIComponent('SELECT count() FROM crosstab_test.gss__v1_local')}`)).text())));
     expect(counts.every((count) => count > 0)).toBe(true);
     expect(counts.reduce((a, b) => a + b, 0)).toBe(local.gss.info.respondents);
     const { checksum, ...info } = remote.gss.info;
@@ -217,7 +217,7 @@ describe.skipIf(skipClickHouse)('push: every --shard-url must be a shard of --cl
     expect(missing.message).toContain(`no --shard-url names ${members()[0]}`);
 
     for (const server of [first, second, outsider.url]) {
-      for (const table of ['mismatch', 'mismatch_local', 'mismatch__versions']) expect(await exists(server, table), `${table} on ${server}`).toBe(0);
+      for (const table of ['mismatch__versions', 'mismatch__v1', 'mismatch__v1_local']) expect(await exists(server, table), `${table} on ${server}`).toBe(0);
     }
   });
 
