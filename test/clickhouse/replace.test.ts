@@ -127,4 +127,57 @@ describe.skipIf(skipClickHouse)('push --replace under open readers, two shards',
     latest.close();
     expect(wrong).toEqual([]);
   });
+
+  const sql = async (server: string, statement: string) => {
+    const response = await fetch(`${server}/`, { method: 'POST', body: statement });
+    const text = await response.text();
+    expect(response.status, text).toBe(200);
+    return text.trim();
+  };
+  const tablesOn = async (server: string, database: string) => (await sql(server, `SELECT name FROM system.tables WHERE database = '${database}' ORDER BY name`)).split('\n').filter(Boolean);
+
+  it('--keep-versions 0 removes the replaced version at once; an interrupted push\'s tables go with the next push', async () => {
+    const where = `clickhouse://127.0.0.1:${cluster.shards[0]!.http}/replaced?table=kept`;
+    const shardUrls = cluster.shards.map((shard) => shard.url);
+    const options = { clickhouse: where, cluster: cluster.cluster, shardUrls };
+    expect((await rejection(pushDataset(paths.old, { ...options, keepVersions: -1 }))).details.field).toBe('--keep-versions');
+    expect((await pushDataset(paths.old, options)).version).toBe(1);
+    // What an interrupted push of version 2 leaves: its tables, no row.
+    await sql(shardUrls[1]!, 'CREATE TABLE replaced.kept__v2_local (rid UInt32) ENGINE = MergeTree ORDER BY rid');
+    const held = await openDataset(where);
+    const report = await pushDataset(paths.new, { ...options, replace: true, keepVersions: 0 });
+    expect([report.version, report.removedVersions]).toEqual([3, [1, 2]]);
+    for (const server of shardUrls) expect((await tablesOn(server, 'replaced')).filter((name) => /^kept__v\d/.test(name))).toEqual(server === shardUrls[0] ? ['kept__v3', 'kept__v3_local'] : ['kept__v3_local']);
+    const refused = await rejection(held.crosstab(query));
+    expect(refused.message).toContain('version 1 of the dataset, which this dataset was opened at, has been removed by a later push (the current version is 3)');
+    held.close();
+    const latest = await openDataset(where);
+    expect(figures(await latest.crosstab(query))).toEqual(expected.new);
+    latest.close();
+  });
+
+  it('a dataset pushed before versions: refused on opening, replaced by push --replace, which drops its tables', async () => {
+    const [entry, other] = cluster.shards.map((shard) => shard.url) as [string, string];
+    // The earlier layout: a TinyLog metadata row, a Distributed table, a MergeTree per shard.
+    for (const server of [entry, other]) {
+      await sql(server, 'CREATE DATABASE IF NOT EXISTS replaced');
+      await sql(server, 'CREATE TABLE replaced.early_local (rid UInt32) ENGINE = MergeTree ORDER BY rid');
+    }
+    await sql(entry, `CREATE TABLE replaced.early (rid UInt32) ENGINE = Distributed('${cluster.cluster}', 'replaced', 'early_local', rid)`);
+    await sql(entry, 'CREATE TABLE replaced.early_meta (meta String, checksum String, shards UInt32, cluster String, pushed_at String) ENGINE = TinyLog');
+    const where = `clickhouse://127.0.0.1:${cluster.shards[0]!.http}/replaced?table=early`;
+    const opening = await rejection(openDataset(where));
+    expect(opening.code).toBe('unsupported_version');
+    expect(opening.details.hint).toMatch(/--replace/);
+    const options = { clickhouse: where, cluster: cluster.cluster, shardUrls: [entry, other] };
+    const refused = await rejection(pushDataset(paths.old, options));
+    expect(refused.code).toBe('invalid_option');
+    expect(refused.message).toContain('early_meta on');
+    expect((await pushDataset(paths.old, { ...options, replace: true })).version).toBe(1);
+    expect((await tablesOn(entry, 'replaced')).filter((name) => name.startsWith('early'))).toEqual(['early__v1', 'early__v1_local', 'early__versions']);
+    expect((await tablesOn(other, 'replaced')).filter((name) => name.startsWith('early'))).toEqual(['early__v1_local']);
+    const reopened = await openDataset(where);
+    expect(figures(await reopened.crosstab(query))).toEqual(expected.old);
+    reopened.close();
+  });
 });
