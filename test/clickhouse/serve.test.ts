@@ -1,7 +1,7 @@
 // `crosstab serve` over real HTTP with a ClickHouse-backed survey (GSS, two shards) beside a
 // local one (NHANES): the same REST answers as the library on the local file, and a 503 when
 // ClickHouse goes away.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,12 +14,14 @@ describe.skipIf(skipClickHouse)('crosstab serve with a clickhouse:// dataset', (
   let cluster: ClickHouseCluster | undefined;
   let serve: ServeChild | undefined;
   let apiKey: string;
+  let url: string;
+  let dir: string;
   const paths = inject('testDatasets');
 
   beforeAll(async () => {
     cluster = await startCluster(2);
-    const dir = mkdtempSync(join(tmpdir(), 'crosstab-ch-serve-'));
-    const url = `clickhouse://127.0.0.1:${cluster.shards[0]!.http}/served?table=gss`;
+    dir = mkdtempSync(join(tmpdir(), 'crosstab-ch-serve-'));
+    url = `clickhouse://127.0.0.1:${cluster.shards[0]!.http}/served?table=gss`;
     const cli = (args: string[]) => spawnSync(process.execPath, [CLI, ...args], { cwd: dir, encoding: 'utf8', timeout: 120_000 });
     const pushed = cli(['push', paths.gss, '--clickhouse', url, '--cluster', cluster.cluster, '--shards', '2', ...cluster.shards.flatMap((shard) => ['--shard-url', shard.url])]);
     expect(pushed.status, pushed.stderr).toBe(0);
@@ -59,6 +61,31 @@ describe.skipIf(skipClickHouse)('crosstab serve with a clickhouse:// dataset', (
     } finally {
       gss.close();
     }
+  });
+
+  it('push --replace of other data to the served URL: every answer during and after the push is the one from before', async () => {
+    const body = { SurveyCode: 'GSS', PopulationBaseCode: 'year=2024', TargetCodes: ['F18-34', 'sex=1 AND age=20,21,22'] };
+    const before = await post(body);
+    expect(before.status, await before.clone().text()).toBe(200);
+    const expected = JSON.stringify(((await before.json()) as { Results: unknown }).Results);
+    // NHANES pushed over the GSS table: a server answering from the new rows, or from a table being refilled, would answer other figures or fail.
+    const child = spawn(process.execPath, [CLI, 'push', paths.nhanes, '--clickhouse', url, '--replace', '--cluster', cluster!.cluster, ...cluster!.shards.flatMap((shard) => ['--shard-url', shard.url])], { cwd: dir });
+    let output = '';
+    child.stdout.on('data', (chunk) => (output += chunk));
+    child.stderr.on('data', (chunk) => (output += chunk));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    let running = true;
+    void exited.then(() => (running = false));
+    const answers: string[] = [];
+    while (running) {
+      const response = await post(body);
+      answers.push(`${response.status} ${JSON.stringify(((await response.json()) as { Results?: unknown }).Results ?? null)}`);
+    }
+    expect(await exited, output).toBe(0);
+    const after = await post(body);
+    answers.push(`${after.status} ${JSON.stringify(((await after.json()) as { Results?: unknown }).Results ?? null)}`);
+    expect(answers.filter((answer) => answer !== `200 ${expected}`)).toEqual([]);
+    expect(output).toMatch(/published as version 2/);
   });
 
   it('ClickHouse gone: 503 for its survey, the local survey still answers', async () => {
