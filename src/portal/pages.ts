@@ -138,19 +138,31 @@ function everyDay(rows: Array<{ day: string; calls: number }>, range: { from: st
   return days;
 }
 
-export function usagePage(context: PageContext, byDay: UsageReport, byKey: UsageReport, range: { from: string; to: string }, error?: string): string {
-  const days = byDay.rows as Array<{ day: string; calls: number }>;
-  const keys = byKey.rows as Array<{ key: string; name: string; calls: number }>;
+/**
+ * The usage page: the range form (with the values as entered, also after an error) and,
+ * when the range was read, the report of it.
+ */
+export function usagePage(context: PageContext, report: { byDay: UsageReport; byKey: UsageReport } | undefined, range: { from: string; to: string }, error?: string): string {
   const query = `from=${encodeURIComponent(range.from)}&to=${encodeURIComponent(range.to)}`;
-  return layout({ ...context, current: 'usage' }, html`<h1>Usage</h1>
-  <p class="lead">Billed calls (successful POST /crosstab) of account <strong>${byDay.account}</strong>: <strong>${byDay.calls}</strong> from ${range.from} to ${range.to} (UTC).</p>
-  ${notice('error', error)}
-  <section class="card"><form class="row" method="get" action="${context.base}/usage">
+  const form = html`<section class="card"><form class="row" method="get" action="${context.base}/usage">
     <div><label for="from">From</label><input id="from" name="from" type="date" value="${range.from}"></div>
     <div><label for="to">To</label><input id="to" name="to" type="date" value="${range.to}"></div>
     <div class="shrink"><button type="submit">Show</button></div>
-    <div class="shrink"><a class="button secondary" href="${context.base}/usage.csv?${query}" download>Download CSV</a></div>
-  </form></section>
+    ${report === undefined ? html`` : html`<div class="shrink"><a class="button secondary" href="${context.base}/usage.csv?${query}" download>Download CSV</a></div>`}
+  </form></section>`;
+  if (report === undefined) {
+    return layout({ ...context, current: 'usage' }, html`<h1>Usage</h1>
+  <p class="lead">Billed calls (successful POST /crosstab) of your account in a range of days (UTC).</p>
+  ${notice('error', error)}
+  ${form}`);
+  }
+  const { byDay, byKey } = report;
+  const days = byDay.rows as Array<{ day: string; calls: number }>;
+  const keys = byKey.rows as Array<{ key: string; name: string; calls: number }>;
+  return layout({ ...context, current: 'usage' }, html`<h1>Usage</h1>
+  <p class="lead">Billed calls (successful POST /crosstab) of account <strong>${byDay.account}</strong>: <strong>${byDay.calls}</strong> from ${range.from} to ${range.to} (UTC).</p>
+  ${notice('error', error)}
+  ${form}
   <section class="card" aria-labelledby="per-day"><h2 id="per-day">Per day</h2>${byDay.calls === 0 ? chart([]) : chart(everyDay(days, range))}</section>
   <div class="grid2">
     <section class="card" aria-labelledby="day-table"><h2 id="day-table">Calls per day</h2>

@@ -1,5 +1,6 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import { accountById, addKey, listKeys, parseExpiry, revokeKey, rotateKey, usageDetail, usageReport, parseRangeBound, type Database, type DbKeyStore } from '../access/index.js';
+import { accountById, addKey, listKeys, parseExpiry, revokeKey, rotateKey, usageDetail, usageReport, parseUsageRange, type Database, type DbKeyStore, type RangeLabels } from '../access/index.js';
+import { CrosstabError } from '../index.js';
 import type { HandlerRequest, HandlerResponse } from '../http/index.js';
 import { headerOf } from '../http/index.js';
 import { PORTAL_CSS, PORTAL_JS } from './assets.js';
@@ -37,6 +38,8 @@ export interface Portal {
   handle(request: HandlerRequest): Promise<HandlerResponse>;
 }
 
+/** The usage form's field labels, for its error messages. */
+const RANGE_LABELS: RangeLabels = { from: 'From', to: 'To' };
 const SESSION_COOKIE = 'crosstab_portal';
 const SIGN_IN_COOKIE = 'crosstab_portal_signin';
 const SECURITY_HEADERS = {
@@ -98,6 +101,30 @@ export function createPortal(options: PortalOptions): Portal {
 
   function curlFor(apiKey: string): string {
     return `curl -s ${apiUrl()}/crosstab \\\n  -H 'Content-Type: application/json' \\\n  -H 'Service-Engine-Authorizer: ${apiKey}' \\\n  -d '${options.exampleBody}'`;
+  }
+
+  /** The usage page or its CSV; a bad range is answered on the page, with the entered values kept. */
+  async function usage(session: Session, csv: boolean, query: URLSearchParams): Promise<HandlerResponse> {
+    const today = new Date().toISOString().slice(0, 10);
+    const range = { from: query.get('from') || `${today.slice(0, 8)}01`, to: query.get('to') || today };
+    let bounds: { from: Date | null; to: Date | null };
+    try {
+      bounds = parseUsageRange(range.from, range.to, RANGE_LABELS);
+    } catch (error) {
+      if (!(error instanceof CrosstabError)) throw error;
+      return page(400, usagePage(context('Usage', session), undefined, range, error.message));
+    }
+    if (csv) {
+      const detail = await usageDetail(db, session.accountName, bounds.from, bounds.to);
+      // Built from the parsed dates only: nothing the client typed reaches a header.
+      const first = (bounds.from as Date).toISOString().slice(0, 10);
+      const last = new Date((bounds.to as Date).getTime() - 1).toISOString().slice(0, 10);
+      const filename = `usage-${session.accountName}-${first}-${last}.csv`;
+      return { status: 200, headers: { ...SECURITY_HEADERS, 'content-type': 'text/csv; charset=utf-8', 'content-disposition': `attachment; filename="${filename}"` }, body: usageCsv(detail) };
+    }
+    const byDay = await usageReport(db, { account: session.accountName, ...range, by: 'day', labels: RANGE_LABELS });
+    const byKey = await usageReport(db, { account: session.accountName, ...range, by: 'key', labels: RANGE_LABELS });
+    return page(200, usagePage(context('Usage', session), { byDay, byKey }, range));
   }
 
   async function route(request: HandlerRequest, method: string, path: string, query: URLSearchParams): Promise<HandlerResponse> {
@@ -171,25 +198,7 @@ export function createPortal(options: PortalOptions): Portal {
         return keysView(session, { kind: 'error', text: (error as Error).message }, 400);
       }
     }
-    if ((path === '/usage' || path === '/usage.csv') && method === 'GET') {
-      const today = new Date().toISOString().slice(0, 10);
-      const monthStart = `${today.slice(0, 8)}01`;
-      const range = { from: query.get('from') || monthStart, to: query.get('to') || today };
-      try {
-        if (path === '/usage.csv') {
-          const detail = await usageDetail(db, session.accountName, parseRangeBound(range.from, '--from'), parseRangeBound(range.to, '--to'));
-          return { status: 200, headers: { ...SECURITY_HEADERS, 'content-type': 'text/csv; charset=utf-8', 'content-disposition': `attachment; filename="usage-${session.accountName}-${range.from}-${range.to}.csv"` }, body: usageCsv(detail) };
-        }
-        const byDay = await usageReport(db, { account: session.accountName, ...range, by: 'day' });
-        const byKey = await usageReport(db, { account: session.accountName, ...range, by: 'key' });
-        return page(200, usagePage(context('Usage', session), byDay, byKey, range));
-      } catch (error) {
-        const fallback = { from: monthStart, to: today };
-        const byDay = await usageReport(db, { account: session.accountName, ...fallback, by: 'day' });
-        const byKey = await usageReport(db, { account: session.accountName, ...fallback, by: 'key' });
-        return page(400, usagePage(context('Usage', session), byDay, byKey, fallback, (error as Error).message.replace(/^--(from|to)/, (m) => (m === '--from' ? 'From' : 'To'))));
-      }
-    }
+    if ((path === '/usage' || path === '/usage.csv') && method === 'GET') return usage(session, path === '/usage.csv', query);
     return page(404, `<!doctype html><html lang="en"><title>Not found</title><main><h1>Page not found</h1><p><a href="${base}">Back to the portal</a></p></main></html>`);
   }
 

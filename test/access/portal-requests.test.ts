@@ -1,0 +1,107 @@
+// Portal requests over real HTTP on the embedded database, as a signed-in user sends them:
+// usage ranges typed by hand (never a header built from them, never a crashed server, errors
+// in the form's words with the entered values kept) and a new-key form sent twice.
+import { request as httpRequest } from 'node:http';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { openDataset, type Dataset } from '../../src/index.js';
+import { createCrosstabHandler, listen, type RunningServer } from '../../src/http/index.js';
+import { addAccount, addUser, DbKeyStore, DbUsageSink, findAccount, listKeys, openDatabase, parseLicences, type Database } from '../../src/access/index.js';
+import { createPortal, mountPortal } from '../../src/portal/index.js';
+import { tempDir } from '../http/support.js';
+
+const paths = inject('testDatasets');
+
+export interface Reply {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+/** One HTTP request with node:http (fetch would refuse some of the raw paths sent here). */
+export function send(origin: string, method: string, path: string, options: { cookie?: string; form?: Record<string, string> } = {}): Promise<Reply> {
+  const body = options.form === undefined ? undefined : new URLSearchParams(options.form).toString();
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      `${origin}${path}`,
+      {
+        method,
+        headers: {
+          ...(options.cookie ? { cookie: options.cookie } : {}),
+          ...(body === undefined ? {} : { 'content-type': 'application/x-www-form-urlencoded', 'content-length': String(Buffer.byteLength(body)) }),
+        },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (text += chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text }));
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+const alertOf = (reply: Reply): string => (/role="alert"[^>]*>([\s\S]*?)<\//.exec(reply.body)?.[1] ?? '').replace(/\s+/g, ' ').trim();
+const valueOf = (reply: Reply, id: string): string | undefined => new RegExp(`id="${id}"[^>]*value="([^"]*)"`).exec(reply.body)?.[1];
+
+describe('portal requests of a signed-in user (embedded database)', () => {
+  let db: Database;
+  let dataset: Dataset;
+  let server: RunningServer;
+  let origin: string;
+  let cookie: string;
+  let csrf: string;
+
+  beforeAll(async () => {
+    db = await openDatabase(join(tempDir('crosstab-portal-requests-'), 'db'));
+    await addAccount(db, 'acme', parseLicences(['GSS'], ['GSS:_ALL_']));
+    const { user, oneTimePassword } = await addUser(db, 'acme', 'analyst@acme.example');
+    // The one-time password is accepted as the user's own: these tests are about other pages.
+    await db.query('UPDATE users SET must_change_password = false WHERE id = $1', [user.id]);
+    dataset = await openDataset(paths.gss);
+    const keys = new DbKeyStore(db);
+    const api = await createCrosstabHandler({ datasets: [dataset], keys, usage: new DbUsageSink(db) });
+    server = await listen(mountPortal(api, createPortal({ db, keys, apiUrl: 'http://127.0.0.1/v1', exampleBody: '{}' })), { port: 0 });
+    origin = server.url.replace(/\/v1$/, '');
+    const form = await send(origin, 'GET', '/portal/sign-in');
+    const signInCookie = String(form.headers['set-cookie']).split(';')[0] as string;
+    const signed = await send(origin, 'POST', '/portal/sign-in', { cookie: signInCookie, form: { csrf: /name="csrf" value="([^"]+)"/.exec(form.body)?.[1] as string, email: user.email, password: oneTimePassword } });
+    expect(signed.status).toBe(303);
+    cookie = String(signed.headers['set-cookie']).split(';')[0] as string;
+    csrf = /name="csrf" value="([^"]+)"/.exec((await send(origin, 'GET', '/portal/keys', { cookie })).body)?.[1] as string;
+  });
+  afterAll(async () => {
+    await server?.close();
+    await db?.close();
+    dataset?.close();
+  });
+
+  it('usage.csv with a date Date.parse would take (text in parentheses, a non-Latin-1 or CR LF) is a 400 page, and the server keeps serving', async () => {
+    for (const from of ['Nov%201%202026%20(%C4%80)', '2026-11-01%20(%0D%0AX:%201)', 'Nov%201%202026', '2026-02-30']) {
+      const reply = await send(origin, 'GET', `/portal/usage.csv?from=${from}&to=2026-12-01`, { cookie });
+      expect(reply.status, from).toBe(400);
+      expect(reply.headers['content-disposition']).toBeUndefined();
+      expect(alertOf(reply)).toMatch(/^From must be a date \(2026-11-01\)/);
+      expect((await send(origin, 'GET', '/portal/usage', { cookie })).status).toBe(200);
+    }
+    const csv = await send(origin, 'GET', '/portal/usage.csv?from=2026-11-01&to=2026-11-30', { cookie });
+    expect(csv.status).toBe(200);
+    expect(csv.headers['content-disposition']).toBe('attachment; filename="usage-acme-2026-11-01-2026-11-30.csv"');
+    expect(csv.body).toBe('day,key,name,survey,calls\r\n');
+  });
+
+  it('a reversed range is reported with the form\'s labels, and the fields keep the entered values', async () => {
+    const reply = await send(origin, 'GET', '/portal/usage?from=2026-11-20&to=2026-11-02', { cookie });
+    expect(reply.status).toBe(400);
+    expect(alertOf(reply)).toBe('To (2026-11-03T00:00:00.000Z) must be after From (2026-11-20T00:00:00.000Z).');
+    expect(reply.body).not.toMatch(/--(from|to)/);
+    expect(valueOf(reply, 'from')).toBe('2026-11-20');
+    expect(valueOf(reply, 'to')).toBe('2026-11-02');
+    const typo = await send(origin, 'GET', '/portal/usage?from=2026-11-01&to=2026-13-01', { cookie });
+    expect(typo.status).toBe(400);
+    expect(alertOf(typo)).toMatch(/^To must be a date/);
+    expect(valueOf(typo, 'to')).toBe('2026-13-01');
+  });
+});
