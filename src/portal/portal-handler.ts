@@ -140,18 +140,18 @@ export function createPortal(options: PortalOptions): Portal {
       if (!sameToken(form.get('csrf') ?? undefined, jar.get(SIGN_IN_COOKIE))) return csrfRefused();
       const email = form.get('email') ?? '';
       const address = clientAddress(request, options.trustProxy ?? false);
-      const wait = await throttle.retryAfter(address);
-      if (wait !== undefined) {
+      const attempt = await throttle.attempt(address);
+      if (!attempt.admitted) {
+        const wait = attempt.retryAfterSeconds;
         const minutes = Math.ceil(wait / 60);
         const message = `Too many failed sign-ins from your network address: try again in ${minutes} minute${minutes === 1 ? '' : 's'}. If you forgot your password, ask your provider contact for a new one.`;
         const refused = await signInForm(request, message, email, 429);
         return { ...refused, headers: { ...refused.headers, 'retry-after': String(wait) } };
       }
       const result = await signIn(db, email, form.get('password') ?? '');
-      if (!result.ok) {
-        await throttle.recordFailure(address);
-        return signInForm(request, result.message, email, 401);
-      }
+      // A right password (also of a disabled user) is not a failure of this address.
+      if (result.ok || result.passwordRight) await attempt.succeeded();
+      if (!result.ok) return signInForm(request, result.message, email, 401);
       return redirect(`${base}/keys`, { 'set-cookie': cookie(request, SESSION_COOKIE, result.sessionId, SESSION_SECONDS) });
     }
     if (session === undefined) return path === '' || path === '/' ? redirect(`${base}/sign-in`) : method === 'GET' ? signInForm(request, undefined, undefined, 401, 'Sign in to continue.') : csrfRefused();

@@ -1,7 +1,6 @@
 // Portal requests over real HTTP on the embedded database, as a signed-in user sends them:
 // usage ranges typed by hand (never a header built from them, never a crashed server, errors
 // in the form's words with the entered values kept) and a new-key form sent twice.
-import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { openDataset, type Dataset } from '../../src/index.js';
@@ -9,41 +8,10 @@ import { createCrosstabHandler, listen, type RunningServer } from '../../src/htt
 import { addAccount, addUser, DbKeyStore, DbUsageSink, findAccount, listKeys, openDatabase, parseLicences, type Database } from '../../src/access/index.js';
 import { createPortal, mountPortal } from '../../src/portal/index.js';
 import { tempDir } from '../http/support.js';
+import { alertOf, cookieOf, csrfOf, postSignIn, send, signInForm, type Reply } from './portal-client.js';
 
 const paths = inject('testDatasets');
 
-export interface Reply {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: string;
-}
-
-/** One HTTP request with node:http (fetch would refuse some of the raw paths sent here). */
-export function send(origin: string, method: string, path: string, options: { cookie?: string; form?: Record<string, string> } = {}): Promise<Reply> {
-  const body = options.form === undefined ? undefined : new URLSearchParams(options.form).toString();
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(
-      `${origin}${path}`,
-      {
-        method,
-        headers: {
-          ...(options.cookie ? { cookie: options.cookie } : {}),
-          ...(body === undefined ? {} : { 'content-type': 'application/x-www-form-urlencoded', 'content-length': String(Buffer.byteLength(body)) }),
-        },
-      },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => (text += chunk));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text }));
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
-const alertOf = (reply: Reply): string => (/role="alert"[^>]*>([\s\S]*?)<\//.exec(reply.body)?.[1] ?? '').replace(/\s+/g, ' ').trim();
 const valueOf = (reply: Reply, id: string): string | undefined => new RegExp(`id="${id}"[^>]*value="([^"]*)"`).exec(reply.body)?.[1];
 
 describe('portal requests of a signed-in user (embedded database)', () => {
@@ -65,12 +33,10 @@ describe('portal requests of a signed-in user (embedded database)', () => {
     const api = await createCrosstabHandler({ datasets: [dataset], keys, usage: new DbUsageSink(db) });
     server = await listen(mountPortal(api, createPortal({ db, keys, apiUrl: 'http://127.0.0.1/v1', exampleBody: '{}' })), { port: 0 });
     origin = server.url.replace(/\/v1$/, '');
-    const form = await send(origin, 'GET', '/portal/sign-in');
-    const signInCookie = String(form.headers['set-cookie']).split(';')[0] as string;
-    const signed = await send(origin, 'POST', '/portal/sign-in', { cookie: signInCookie, form: { csrf: /name="csrf" value="([^"]+)"/.exec(form.body)?.[1] as string, email: user.email, password: oneTimePassword } });
+    const signed = await postSignIn(origin, await signInForm(origin), user.email, oneTimePassword);
     expect(signed.status).toBe(303);
-    cookie = String(signed.headers['set-cookie']).split(';')[0] as string;
-    csrf = /name="csrf" value="([^"]+)"/.exec((await send(origin, 'GET', '/portal/keys', { cookie })).body)?.[1] as string;
+    cookie = cookieOf(signed, 'crosstab_portal') as string;
+    csrf = csrfOf(await send(origin, 'GET', '/portal/keys', { cookie }));
   });
   afterAll(async () => {
     await server?.close();
