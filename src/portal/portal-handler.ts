@@ -103,6 +103,22 @@ export function createPortal(options: PortalOptions): Portal {
     return `curl -s ${apiUrl()}/crosstab \\\n  -H 'Content-Type: application/json' \\\n  -H 'Service-Engine-Authorizer: ${apiKey}' \\\n  -d '${options.exampleBody}'`;
   }
 
+  /**
+   * A new-key or rotate form carries the id of the key it creates, chosen when the page was
+   * made: sent again (a reload of the answer, a double click), it finds that key and creates
+   * nothing. Answers 409 with the keys page then; undefined when the form is new. `error`:
+   * the insert found the id taken (the same form sent twice at once).
+   */
+  async function alreadySent(session: Session, id: string | undefined, error?: unknown): Promise<HandlerResponse | undefined> {
+    if (id === undefined) return undefined;
+    if (error !== undefined && !(error instanceof CrosstabError && error.details.field === 'id')) return undefined;
+    const key = (await listKeys(db, session.accountId)).find((candidate) => candidate.id === id);
+    if (key === undefined) {
+      return error === undefined ? undefined : keysView(session, { kind: 'error', text: 'This form is out of date: nothing was created. Reload the page and send it again.' }, 409);
+    }
+    return keysView(session, { kind: 'error', text: `This form was already sent: it created key ${key.name} (${key.id}), whose secret was shown once, on the page that answered it. No other key was created. If the secret was not copied, rotate that key to get a new one.` }, 409);
+  }
+
   /** The usage page or its CSV; a bad range is answered on the page, with the entered values kept. */
   async function usage(session: Session, csv: boolean, query: URLSearchParams): Promise<HandlerResponse> {
     const today = new Date().toISOString().slice(0, 10);
@@ -174,28 +190,34 @@ export function createPortal(options: PortalOptions): Portal {
     if (path === '' || path === '/') return redirect(`${base}/keys`);
     if (path === '/keys' && form === undefined) return keysView(session);
     if (path === '/keys' && form) {
+      const id = form.get('id') ?? undefined;
+      const sent = await alreadySent(session, id);
+      if (sent) return sent;
       try {
         const expires = form.get('expires') || undefined;
-        const { apiKey, key } = await addKey(db, { account: session.accountName, name: form.get('name') ?? '', expiresAt: parseExpiry(expires === undefined ? undefined : `${expires}T23:59:59Z`, 'Expires'), userId: session.userId });
+        const { apiKey, key } = await addKey(db, { account: session.accountName, name: form.get('name') ?? '', expiresAt: parseExpiry(expires === undefined ? undefined : `${expires}T23:59:59Z`, 'Expires'), userId: session.userId, ...(id === undefined ? {} : { id }) });
         return page(200, newKeyPage(context('New key', session), apiKey, key, curlFor(apiKey)));
       } catch (error) {
-        return keysView(session, { kind: 'error', text: (error as Error).message.replace(/^--name/, 'Environment') }, 400);
+        return (await alreadySent(session, id, error)) ?? keysView(session, { kind: 'error', text: (error as Error).message.replace(/^--name/, 'Environment') }, 400);
       }
     }
     const action = /^\/keys\/(key_[0-9a-f]{16})\/(rotate|revoke)$/.exec(path);
     if (action && form) {
       const [, keyId, verb] = action as unknown as [string, string, string];
+      const id = verb === 'rotate' ? (form.get('id') ?? undefined) : undefined;
+      const sent = await alreadySent(session, id);
+      if (sent) return sent;
       try {
         if (verb === 'revoke') {
           const key = await revokeKey(db, session.accountId, keyId);
           options.keys.invalidate();
           return keysView(session, { kind: 'success', text: `Key ${key.name} (${key.id}) is revoked: calls with it now get 401.` });
         }
-        const rotated = await rotateKey(db, session.accountId, keyId, { graceSeconds: Number(form.get('grace') ?? '0'), userId: session.userId });
+        const rotated = await rotateKey(db, session.accountId, keyId, { graceSeconds: Number(form.get('grace') ?? '0'), userId: session.userId, ...(id === undefined ? {} : { id }) });
         options.keys.invalidate();
         return page(200, newKeyPage(context('Rotated key', session), rotated.apiKey, rotated.key, curlFor(rotated.apiKey), rotated.old));
       } catch (error) {
-        return keysView(session, { kind: 'error', text: (error as Error).message }, 400);
+        return (await alreadySent(session, id, error)) ?? keysView(session, { kind: 'error', text: (error as Error).message }, 400);
       }
     }
     if ((path === '/usage' || path === '/usage.csv') && method === 'GET') return usage(session, path === '/usage.csv', query);

@@ -70,4 +70,59 @@ describe('portal requests of a signed-in user (embedded database)', () => {
     expect(alertOf(typo)).toMatch(/^To must be a date/);
     expect(valueOf(typo, 'to')).toBe('2026-13-01');
   });
+
+  /** The hidden fields of the form posting to `action` on the keys page. */
+  async function keysForm(action: string): Promise<Record<string, string>> {
+    const reply = await send(origin, 'GET', '/portal/keys', { cookie });
+    const form = new RegExp(`<form[^>]*action="${action}"[^>]*>([\\s\\S]*?)</form>`).exec(reply.body)?.[1] as string;
+    return Object.fromEntries([...form.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map((match) => [match[1] as string, match[2] as string]));
+  }
+
+  it('a new-key form sent twice (a reload, a double click, two at once) creates one key and shows its secret once', async () => {
+    const { id: accountId } = await findAccount(db, 'acme');
+    const before = (await listKeys(db, accountId)).length;
+    const form = { ...(await keysForm('/portal/keys')), name: 'production' };
+    const first = await send(origin, 'POST', '/portal/keys', { cookie, form });
+    expect(first.status).toBe(200);
+    expect(first.body).toMatch(/ctk_[A-Za-z0-9_-]{43}/);
+    const again = await send(origin, 'POST', '/portal/keys', { cookie, form });
+    expect(again.status).toBe(409);
+    expect(again.body).not.toMatch(/ctk_/);
+    expect(alertOf(again)).toMatch(/^This form was already sent: it created key production \(key_[0-9a-f]{16}\)/);
+    expect((await listKeys(db, accountId)).length).toBe(before + 1);
+
+    const twin = { ...(await keysForm('/portal/keys')), name: 'staging' };
+    const both = await Promise.all([send(origin, 'POST', '/portal/keys', { cookie, form: twin }), send(origin, 'POST', '/portal/keys', { cookie, form: twin })]);
+    expect(both.map((reply) => reply.status).sort()).toEqual([200, 409]);
+    expect(both.filter((reply) => /ctk_/.test(reply.body))).toHaveLength(1);
+    expect((await listKeys(db, accountId)).length).toBe(before + 2);
+  });
+
+  it('a rotate form sent twice rotates once', async () => {
+    const { id: accountId } = await findAccount(db, 'acme');
+    const keys = await listKeys(db, accountId);
+    const key = keys.find((candidate) => candidate.status === 'active') as { id: string };
+    const form = { ...(await keysForm(`/portal/keys/${key.id}/rotate`)), grace: '3600' };
+    const first = await send(origin, 'POST', `/portal/keys/${key.id}/rotate`, { cookie, form });
+    expect(first.status).toBe(200);
+    expect(first.body).toMatch(/ctk_/);
+    const again = await send(origin, 'POST', `/portal/keys/${key.id}/rotate`, { cookie, form });
+    expect(again.status).toBe(409);
+    expect(again.body).not.toMatch(/ctk_/);
+    expect((await listKeys(db, accountId)).length).toBe(keys.length + 1);
+  });
+
+  it('usage.csv quotes a cell with a CR, an LF, a quote or a comma (an SSO subject can hold any of them)', async () => {
+    const { id: accountId } = await findAccount(db, 'acme');
+    const subjects = ['sso:a\rb', 'sso:c\nd', 'sso:e"f', 'sso:g,h'];
+    for (const [i, key] of subjects.entries()) {
+      await db.query("INSERT INTO usage (request_id, time, account_id, key_id, survey, targets) VALUES ($1, '2026-10-05T12:00:00Z', $2, $3, 'GSS', 1)", [`req-${i}`, accountId, key]);
+    }
+    const csv = await send(origin, 'GET', '/portal/usage.csv?from=2026-10-01&to=2026-10-31', { cookie });
+    expect(csv.status).toBe(200);
+    expect(csv.body).toBe(
+      'day,key,name,survey,calls\r\n' +
+        ['"sso:a\rb"', '"sso:c\nd"', '"sso:e""f"', '"sso:g,h"'].sort().map((cell) => `2026-10-05,${cell},,GSS,1\r\n`).join(''),
+    );
+  });
 });
