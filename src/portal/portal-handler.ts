@@ -180,9 +180,9 @@ export function createPortal(options: PortalOptions): Portal {
     }
     if (path === '/password') {
       if (form === undefined) return page(200, passwordPage(context('Password', session), session.csrfToken, session.mustChangePassword));
-      const problem = await changePassword(db, session, form.get('current') ?? '', form.get('next') ?? '', form.get('repeat') ?? '');
-      if (problem) return page(400, passwordPage(context('Password', session), session.csrfToken, session.mustChangePassword, problem));
-      return redirect(`${base}/keys`);
+      const changed = await changePassword(db, session, form.get('current') ?? '', form.get('next') ?? '', form.get('repeat') ?? '');
+      if ('problem' in changed) return page(400, passwordPage(context('Password', session), session.csrfToken, session.mustChangePassword, changed.problem));
+      return redirect(`${base}/keys`, { 'set-cookie': cookie(request, SESSION_COOKIE, changed.sessionId, SESSION_SECONDS) });
     }
     // A one-time password must be replaced before anything else.
     if (session.mustChangePassword) return redirect(`${base}/password`);

@@ -68,12 +68,18 @@ export async function signIn(db: Database, emailInput: string, password: string)
     await db.query('UPDATE users SET failed_sign_ins = 0, locked_until = NULL WHERE id = $1', [user.id]);
     return { ok: false, passwordRight: true, message: 'This user or its account is disabled. Ask your provider contact.' };
   }
-  const sessionId = randomBytes(32).toString('base64url');
-  await db.transaction(async (tx) => {
+  const sessionId = await db.transaction(async (tx) => {
     await tx.query('UPDATE users SET failed_sign_ins = 0, locked_until = NULL WHERE id = $1', [user.id]);
-    await tx.query('INSERT INTO portal_sessions (id_hash, user_id, csrf_token, expires_at) VALUES ($1, $2, $3, now() + make_interval(secs => $4))', [sha256(sessionId), user.id, randomBytes(24).toString('base64url'), SESSION_SECONDS]);
+    return startSession(tx, user.id);
   });
   return { ok: true, sessionId };
+}
+
+/** A new session of a user (fresh id and CSRF token): the cookie value, stored only as its sha256. */
+async function startSession(tx: Queryable, userId: string): Promise<string> {
+  const sessionId = randomBytes(32).toString('base64url');
+  await tx.query('INSERT INTO portal_sessions (id_hash, user_id, csrf_token, expires_at) VALUES ($1, $2, $3, now() + make_interval(secs => $4))', [sha256(sessionId), userId, randomBytes(24).toString('base64url'), SESSION_SECONDS]);
+  return sessionId;
 }
 
 /** The live session of a cookie value, or undefined (unknown, expired, revoked, user or account disabled). */
@@ -95,18 +101,23 @@ export async function signOut(db: Queryable, session: Session): Promise<void> {
   await db.query('UPDATE portal_sessions SET revoked_at = now() WHERE id_hash = $1', [session.idHash]);
 }
 
-/** Sets a new password; every other session of the user is revoked. Returns a problem message or undefined. */
-export async function changePassword(db: Database, session: Session, current: string, next: string, repeat: string): Promise<string | undefined> {
-  if (next !== repeat) return 'The new password and its repetition differ.';
+/**
+ * Sets a new password and ends every session of the user, this one too: the answer carries
+ * a new session (a new id and CSRF token), so whoever held an old cookie holds nothing.
+ * Returns the new session's cookie value, or the problem with the input.
+ */
+export async function changePassword(db: Database, session: Session, current: string, next: string, repeat: string): Promise<{ problem: string } | { sessionId: string }> {
+  if (next !== repeat) return { problem: 'The new password and its repetition differ.' };
   const problem = passwordProblem(next, session.email);
-  if (problem !== undefined) return `The new password ${problem}.`;
+  if (problem !== undefined) return { problem: `The new password ${problem}.` };
   const { rows } = await db.query<{ password_hash: string }>('SELECT password_hash FROM users WHERE id = $1', [session.userId]);
-  if (!(await verifyPassword(current, rows[0]?.password_hash ?? ''))) return 'The current password is wrong.';
-  if (current === next) return 'The new password must differ from the current one.';
+  if (!(await verifyPassword(current, rows[0]?.password_hash ?? ''))) return { problem: 'The current password is wrong.' };
+  if (current === next) return { problem: 'The new password must differ from the current one.' };
   const hash = await hashPassword(next);
-  await db.transaction(async (tx) => {
+  const sessionId = await db.transaction(async (tx) => {
     await tx.query('UPDATE users SET password_hash = $2, must_change_password = false WHERE id = $1', [session.userId, hash]);
-    await tx.query('UPDATE portal_sessions SET revoked_at = now() WHERE user_id = $1 AND id_hash <> $2 AND revoked_at IS NULL', [session.userId, session.idHash]);
+    await tx.query('UPDATE portal_sessions SET revoked_at = now() WHERE user_id = $1 AND revoked_at IS NULL', [session.userId]);
+    return startSession(tx, session.userId);
   });
-  return undefined;
+  return { sessionId };
 }

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { openDataset, type Dataset } from '../../src/index.js';
 import { createCrosstabHandler, listen, type RunningServer } from '../../src/http/index.js';
-import { addAccount, addUser, DbKeyStore, DbUsageSink, findAccount, listKeys, openDatabase, parseLicences, type Database } from '../../src/access/index.js';
+import { addAccount, addUser, DbKeyStore, DbUsageSink, findAccount, listKeys, openDatabase, parseLicences, updateAccount, type Database } from '../../src/access/index.js';
 import { createPortal, mountPortal } from '../../src/portal/index.js';
 import { tempDir } from '../http/support.js';
 import { alertOf, cookieOf, csrfOf, postSignIn, send, signInForm, type Reply } from './portal-client.js';
@@ -124,5 +124,38 @@ describe('portal requests of a signed-in user (embedded database)', () => {
       'day,key,name,survey,calls\r\n' +
         ['"sso:a\rb"', '"sso:c\nd"', '"sso:e""f"', '"sso:g,h"'].sort().map((cell) => `2026-10-05,${cell},,GSS,1\r\n`).join(''),
     );
+  });
+
+  /** Signs a new user of `account` in (its one-time password taken as its own); the session cookie and password. */
+  async function newUserSession(account: string, email: string): Promise<{ cookie: string; password: string }> {
+    const { user, oneTimePassword } = await addUser(db, account, email);
+    await db.query('UPDATE users SET must_change_password = false WHERE id = $1', [user.id]);
+    const signed = await postSignIn(origin, await signInForm(origin), email, oneTimePassword);
+    expect(signed.status).toBe(303);
+    return { cookie: cookieOf(signed, 'crosstab_portal') as string, password: oneTimePassword };
+  }
+
+  it('a password change ends the session it was made in and answers with a new one', async () => {
+    const old = await newUserSession('acme', 'changer@acme.example');
+    const form = { csrf: csrfOf(await send(origin, 'GET', '/portal/password', { cookie: old.cookie })), current: old.password, next: 'a much longer new password', repeat: 'a much longer new password' };
+    const changed = await send(origin, 'POST', '/portal/password', { cookie: old.cookie, form });
+    expect(changed.status).toBe(303);
+    const fresh = cookieOf(changed, 'crosstab_portal') as string;
+    expect(fresh).toMatch(/^crosstab_portal=[A-Za-z0-9_-]{43}$/);
+    expect(fresh).not.toBe(old.cookie);
+    expect((await send(origin, 'GET', '/portal/keys', { cookie: fresh })).status).toBe(200);
+    expect((await send(origin, 'GET', '/portal/keys', { cookie: old.cookie })).status).toBe(401);
+  });
+
+  it('disabling an account ends its portal sessions: enabling it again does not revive them', async () => {
+    await addAccount(db, 'beta', parseLicences(['GSS'], ['GSS:_ALL_']));
+    const session = await newUserSession('beta', 'analyst@beta.example');
+    expect((await send(origin, 'GET', '/portal/keys', { cookie: session.cookie })).status).toBe(200);
+    await updateAccount(db, 'beta', { disabled: true });
+    expect((await send(origin, 'GET', '/portal/keys', { cookie: session.cookie })).status).toBe(401);
+    await updateAccount(db, 'beta', { disabled: false });
+    expect((await send(origin, 'GET', '/portal/keys', { cookie: session.cookie })).status).toBe(401);
+    // Signing in again works.
+    expect((await postSignIn(origin, await signInForm(origin), 'analyst@beta.example', session.password)).status).toBe(303);
   });
 });
