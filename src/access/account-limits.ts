@@ -23,18 +23,44 @@ type MemoryWindows = Map<string, { minute: number; calls: number }>;
 const embeddedWindows = new WeakMap<object, MemoryWindows>();
 
 /**
- * Per-account request rate (fixed one-minute windows) and monthly quota of billed calls
- * (read from the usage rows, reused for at most `quotaTtlMs`: replicas together may exceed a
- * quota by the calls of that time). Accounts without limits cost nothing: no query is made
- * for them.
+ * How long an admitted call is counted on its own, beside the usage rows read back: a call
+ * admitted this recently may not have its row yet (it is still being answered), or may
+ * have it and be counted twice (a refusal a little early, never a call over the quota).
+ */
+const RECENT_CALL_MS = 5000;
+
+/** One account's calls this month as this process knows them. */
+interface MonthCount {
+  /** Billed calls of the month in the usage rows when they were last read, and when that was. */
+  billed: number;
+  readAt: number;
+  secondsLeft: number;
+  /** Times of the calls admitted here since RECENT_CALL_MS before that read. */
+  admitted: number[];
+  /** The read under way, shared by every call that arrives meanwhile. */
+  reading?: Promise<void>;
+}
+
+/**
+ * Per-account request rate (fixed one-minute windows) and monthly quota of billed calls.
+ * Accounts without limits cost nothing: no query is made for them.
  *
  * On a PostgreSQL server the windows are rows of `rate_windows`, so every replica shares
  * them. An embedded database belongs to one process (its lock file), so its windows are
  * counted in that process's memory, exactly, without a statement per call (a PGlite
  * statement costs its thread 0.1-0.3 ms); they start again at zero when it restarts.
+ *
+ * The quota: the month's usage rows are read at most once per `quotaTtlMs` per account (one
+ * read at a time, shared by the calls that wait for it), and every call admitted since
+ * RECENT_CALL_MS before that read is added to it, so calls admitted together, or still being
+ * answered when the rows are read, are all counted. The remaining bound: a process admits
+ * more than the quota only by calls that took over RECENT_CALL_MS to answer and had no row
+ * when the count was read; replicas together, also by the calls the others admitted within
+ * `quotaTtlMs` (1 s). A call admitted and then refused later (a bad request, a failure) is
+ * not billed, and stops counting after RECENT_CALL_MS.
  */
 export class AccountLimiter {
-  private readonly monthCalls = new Map<string, { fetchedAt: number; calls: number; secondsLeft: number }>();
+  private readonly months = new Map<string, MonthCount>();
   private sweptAt = 0;
   private readonly windows: MemoryWindows | undefined;
 
@@ -69,20 +95,37 @@ export class AccountLimiter {
       }
     }
     if (limits.monthlyQuota !== null) {
-      const now = Date.now();
-      let month = this.monthCalls.get(accountId);
-      if (month === undefined || now - month.fetchedAt >= this.quotaTtlMs) {
-        const { rows } = await this.db.query<{ calls: number; seconds_left: number }>(MONTH_CALLS_SQL, [accountId]);
-        month = { fetchedAt: now, calls: rows[0]?.calls ?? 0, secondsLeft: rows[0]?.seconds_left ?? 0 };
-        this.monthCalls.set(accountId, month);
-      }
-      if (month.calls >= limits.monthlyQuota) {
+      const month = await this.monthCount(accountId);
+      // From here to the return nothing awaits: the check and the count are one step.
+      if (month.billed + month.admitted.length >= limits.monthlyQuota) {
         return { code: 'quota_exceeded', message: `The account's monthly quota of ${limits.monthlyQuota} billed calls is used up.`, retryAfterSeconds: Math.max(1, Math.ceil(month.secondsLeft)) };
       }
-      // Counts this process's admitted calls until the next read (a refused call is not billed).
-      month.calls++;
+      month.admitted.push(Date.now());
     }
     return undefined;
+  }
+
+  /** The account's month count, read again when older than quotaTtlMs (one read at a time). */
+  private async monthCount(accountId: string): Promise<MonthCount> {
+    let month = this.months.get(accountId);
+    if (month === undefined) this.months.set(accountId, (month = { billed: 0, readAt: Number.NEGATIVE_INFINITY, secondsLeft: 0, admitted: [] }));
+    const current = month;
+    if (Date.now() - current.readAt >= this.quotaTtlMs) {
+      current.reading ??= (async () => {
+        const started = Date.now();
+        try {
+          const { rows } = await this.db.query<{ calls: number; seconds_left: number }>(MONTH_CALLS_SQL, [accountId]);
+          current.billed = rows[0]?.calls ?? 0;
+          current.secondsLeft = rows[0]?.seconds_left ?? 0;
+          current.readAt = started;
+          current.admitted = current.admitted.filter((time) => time >= started - RECENT_CALL_MS);
+        } finally {
+          current.reading = undefined;
+        }
+      })();
+      await current.reading;
+    }
+    return current;
   }
 
   /** Drops windows older than an hour, at most once a minute per process. */

@@ -116,7 +116,8 @@ export interface AccountChange extends AccountLimits {
 
 /**
  * Changes an account in one transaction. Licences are replaced as a whole; keys follow at
- * once (a key's rights are its account's rights at the moment of the call).
+ * once (a key's rights are its account's rights at the moment of the call). Disabling it
+ * ends its users' portal sessions.
  */
 export async function updateAccount(db: Database, name: string, change: AccountChange): Promise<Account> {
   return db.transaction(async (tx) => {
@@ -133,6 +134,10 @@ export async function updateAccount(db: Database, name: string, change: AccountC
     values.push(account.id);
     await tx.query(`UPDATE accounts SET ${[...sets, 'updated_at = now()'].join(', ')} WHERE id = $${values.length}`, values);
     if (change.licences !== undefined) await writeLicences(tx, account.id, change.licences);
+    // Disabling ends its users' portal sessions: enabling it again must not revive them.
+    if (change.disabled === true) {
+      await tx.query('UPDATE portal_sessions SET revoked_at = now() WHERE revoked_at IS NULL AND user_id IN (SELECT id FROM users WHERE account_id = $1)', [account.id]);
+    }
     return accountById(tx, account.id);
   });
 }

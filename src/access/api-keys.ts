@@ -41,21 +41,41 @@ function toKeyInfo(row: KeyRow, now = Date.now()): KeyInfo {
   return { id: row.id, accountId: row.account_id, name: row.name, userId: row.user_id, createdAt: iso(row.created_at) as string, expiresAt, revokedAt, status };
 }
 
-async function insertKey(tx: Queryable, accountId: string, name: string, expiresAt: Date | null, userId: string | null): Promise<{ apiKey: string; key: KeyInfo }> {
+const KEY_ID = /^key_[0-9a-f]{16}$/;
+
+/** A new key id: `key_` and 16 hex digits. */
+export function newKeyId(): string {
+  return `key_${randomBytes(8).toString('hex')}`;
+}
+
+/**
+ * The id a caller chose for a new key (the portal's form carries one, so that sending the
+ * form twice cannot create two keys), or a new one. A chosen id already in use is refused
+ * with field `id`: the request that used it first created the key.
+ */
+function keyIdOf(chosen: string | undefined): string {
+  if (chosen === undefined) return newKeyId();
+  if (!KEY_ID.test(chosen)) throw badInput('id', `must be "key_" and 16 hex digits; got ${JSON.stringify(chosen.slice(0, 40))}.`);
+  return chosen;
+}
+
+async function insertKey(tx: Queryable, id: string, accountId: string, name: string, expiresAt: Date | null, userId: string | null): Promise<{ apiKey: string; key: KeyInfo }> {
   const apiKey = generateApiKey();
   const { rows } = await tx.query<KeyRow>(
-    `INSERT INTO api_keys (id, account_id, user_id, name, hash, expires_at) VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${KEY_COLUMNS}`,
-    [`key_${randomBytes(8).toString('hex')}`, accountId, userId, name, hashApiKey(apiKey), expiresAt],
+    `INSERT INTO api_keys (id, account_id, user_id, name, hash, expires_at) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (id) DO NOTHING RETURNING ${KEY_COLUMNS}`,
+    [id, accountId, userId, name, hashApiKey(apiKey), expiresAt],
   );
-  return { apiKey, key: toKeyInfo(rows[0] as KeyRow) };
+  if (rows[0] === undefined) throw badInput('id', `${id} is already the id of a key: the request that chose it created that key.`, 'Send each new-key request with a new id.');
+  return { apiKey, key: toKeyInfo(rows[0]) };
 }
 
 /** Creates a key of an account for one environment; the key is returned once, only its hash is kept. */
-export async function addKey(db: Database, options: { account: string; name: string | undefined; expiresAt?: Date | null; userId?: string }): Promise<{ apiKey: string; key: KeyInfo }> {
+export async function addKey(db: Database, options: { account: string; name: string | undefined; expiresAt?: Date | null; userId?: string; id?: string }): Promise<{ apiKey: string; key: KeyInfo }> {
   const name = checkName(options.name, '--name', 'a key name (the environment, e.g. production or staging)');
+  const id = keyIdOf(options.id);
   return db.transaction(async (tx) => {
     const account = await findAccount(tx, options.account);
-    return insertKey(tx, account.id, name, options.expiresAt ?? null, options.userId ?? null);
+    return insertKey(tx, id, account.id, name, options.expiresAt ?? null, options.userId ?? null);
   });
 }
 
@@ -88,13 +108,14 @@ export const MAX_GRACE_SECONDS = 7 * 24 * 3600;
  * Issues a new key for the same environment and revokes the old one, now or after
  * `graceSeconds` (so deployments can switch over), in one transaction.
  */
-export async function rotateKey(db: Database, accountId: string, keyId: string, options: { graceSeconds?: number; userId?: string; field?: string } = {}): Promise<{ apiKey: string; key: KeyInfo; old: KeyInfo }> {
+export async function rotateKey(db: Database, accountId: string, keyId: string, options: { graceSeconds?: number; userId?: string; field?: string; id?: string } = {}): Promise<{ apiKey: string; key: KeyInfo; old: KeyInfo }> {
   const grace = options.graceSeconds ?? 0;
+  const id = keyIdOf(options.id);
   if (!Number.isInteger(grace) || grace < 0 || grace > MAX_GRACE_SECONDS) throw badInput('grace', `must be a whole number of seconds from 0 to ${MAX_GRACE_SECONDS} (7 days); got ${String(options.graceSeconds)}.`);
   return db.transaction(async (tx) => {
     const old = await keyOfAccount(tx, accountId, keyId, options.field ?? 'key');
     if (old.status === 'revoked' || old.status === 'expired') throw badInput(options.field ?? 'key', `${keyId} is ${old.status}: create a new key instead of rotating it.`);
-    const fresh = await insertKey(tx, accountId, old.name, old.expiresAt === null ? null : new Date(old.expiresAt), options.userId ?? old.userId);
+    const fresh = await insertKey(tx, id, accountId, old.name, old.expiresAt === null ? null : new Date(old.expiresAt), options.userId ?? old.userId);
     const { rows } = await tx.query<KeyRow>(`UPDATE api_keys SET revoked_at = now() + make_interval(secs => $2) WHERE id = $1 RETURNING ${KEY_COLUMNS}`, [keyId, grace]);
     return { ...fresh, old: toKeyInfo(rows[0] as KeyRow) };
   });

@@ -10,10 +10,10 @@ export { addAccount, findAccount, listAccounts, updateAccount, accountById } fro
 export type { Account, AccountChange, AccountLimits } from './accounts.js';
 export { addUser, listUsers, resetUserPassword, setUserDisabled } from './users.js';
 export type { User } from './users.js';
-export { addKey, listKeys, revokeKey, rotateKey, accountOfKey, MAX_GRACE_SECONDS } from './api-keys.js';
+export { addKey, listKeys, revokeKey, rotateKey, accountOfKey, newKeyId, MAX_GRACE_SECONDS } from './api-keys.js';
 export type { KeyInfo } from './api-keys.js';
-export { usageReport, usageDetail, parseRangeBound } from './usage-report.js';
-export type { UsageGrouping, UsageReport } from './usage-report.js';
+export { usageReport, usageDetail, parseRangeBound, parseUsageRange } from './usage-report.js';
+export type { RangeLabels, UsageGrouping, UsageReport } from './usage-report.js';
 export { DbKeyStore } from './db-key-store.js';
 export type { DbKeyStoreOptions } from './db-key-store.js';
 export { DbUsageSink } from './db-usage-sink.js';

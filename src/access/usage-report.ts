@@ -16,23 +16,52 @@ export interface UsageReport {
   rows: Array<{ key: string; name: string; calls: number } | { day: string; calls: number } | { survey: string; calls: number }>;
 }
 
-const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
+const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+const DATE_TIME = /^(\d{4}-\d{2}-\d{2})T([01]\d|2[0-3]):[0-5]\d(:[0-5]\d(\.\d{1,3})?)?(Z|[+-]([01]\d|2[0-3]):[0-5]\d)$/;
 
-/** `--from 2026-11-01` = from that day's start (UTC); `--to 2026-11-30` = up to that day's end. */
-export function parseRangeBound(value: string | undefined, field: '--from' | '--to'): Date | null {
+/** A real calendar day `YYYY-MM-DD` as its UTC start, or NaN (2026-02-30 is not a day). */
+function dayStart(value: string): number {
+  const match = DATE.exec(value);
+  if (match === null) return Number.NaN;
+  const time = Date.UTC(Number(match[1]), Number(match[2]) - 1, Number(match[3]));
+  return new Date(time).toISOString().slice(0, 10) === value ? time : Number.NaN;
+}
+
+/** How a front end names the two bounds in its messages (the CLI's flags by default). */
+export interface RangeLabels {
+  from: string;
+  to: string;
+}
+
+const FLAG_LABELS: RangeLabels = { from: '--from', to: '--to' };
+
+/**
+ * `--from 2026-11-01` = from that day's start (UTC); `--to 2026-11-30` = up to that day's end.
+ * Only ISO 8601: a date `YYYY-MM-DD`, or a date-time `YYYY-MM-DDTHH:MM[:SS[.sss]]` with `Z` or
+ * an offset; nothing else (no "Nov 1 2026", no comments in parentheses). `field` labels the
+ * error.
+ */
+export function parseRangeBound(value: string | undefined, field: string, end = field === '--to'): Date | null {
   if (value === undefined) return null;
-  const time = Date.parse(DATE_ONLY.test(value) ? `${value}T00:00:00Z` : value);
-  if (Number.isNaN(time)) throw badInput(field, `must be a date (2026-11-01) or an ISO 8601 date-time; got ${JSON.stringify(value)}.`);
-  return new Date(DATE_ONLY.test(value) && field === '--to' ? time + 24 * 3600 * 1000 : time);
+  const dateOnly = DATE.test(value);
+  const time = dateOnly ? dayStart(value) : DATE_TIME.test(value) && !Number.isNaN(dayStart(value.slice(0, 10))) ? Date.parse(value) : Number.NaN;
+  if (Number.isNaN(time)) throw badInput(field, `must be a date (2026-11-01) or an ISO 8601 date-time (2026-11-01T08:00:00Z); got ${JSON.stringify(value.slice(0, 100))}.`);
+  return new Date(dateOnly && end ? time + 24 * 3600 * 1000 : time);
+}
+
+/** The start (inclusive) and end (exclusive) of a usage range; refuses an end not after the start. */
+export function parseUsageRange(from: string | undefined, to: string | undefined, labels: RangeLabels = FLAG_LABELS): { from: Date | null; to: Date | null } {
+  const start = parseRangeBound(from, labels.from, false);
+  const end = parseRangeBound(to, labels.to, true);
+  if (start !== null && end !== null && start >= end) throw badInput(labels.to, `(${end.toISOString()}) must be after ${labels.from} (${start.toISOString()}).`);
+  return { from: start, to: end };
 }
 
 /** Billed calls of an account, in total and per key, day or survey. */
-export async function usageReport(db: Queryable, options: { account: string; from?: string; to?: string; by?: string }): Promise<UsageReport> {
+export async function usageReport(db: Queryable, options: { account: string; from?: string; to?: string; by?: string; labels?: RangeLabels }): Promise<UsageReport> {
   const by = (options.by ?? 'day') as UsageGrouping;
   if (!['key', 'day', 'survey'].includes(by)) throw badInput('--by', `must be key, day or survey; got ${JSON.stringify(options.by)}.`);
-  const from = parseRangeBound(options.from, '--from');
-  const to = parseRangeBound(options.to, '--to');
-  if (from !== null && to !== null && from >= to) throw badInput('--to', `(${to.toISOString()}) must be after --from (${from.toISOString()}).`);
+  const { from, to } = parseUsageRange(options.from, options.to, options.labels);
   const account = await findAccount(db, options.account);
   const where = 'u.account_id = $1 AND ($2::timestamptz IS NULL OR u.time >= $2) AND ($3::timestamptz IS NULL OR u.time < $3)';
   const params = [account.id, from, to];

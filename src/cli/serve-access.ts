@@ -1,4 +1,4 @@
-import { databaseLocation, type OidcOptions, DbKeyStore, DbUsageSink, openDatabase, seedDevelopmentAccount, type Database } from '../access/index.js';
+import { databaseLocation, type OidcOptions, DbKeyStore, DbUsageSink, listAccounts, openDatabase, seedDevelopmentAccount, type Database } from '../access/index.js';
 import type { KeyStore, UsageSink } from '../http/index.js';
 
 /** What `crosstab serve` needs of the access database. */
@@ -9,12 +9,23 @@ export interface AccessStore {
 }
 
 /**
- * Seeds the development account and user of an empty database (undefined otherwise): called
- * only once the server listens, so a start that cannot get its port leaves the database
- * empty and the next start still shows the credentials.
+ * The development account of a first start, or why there is none. Created only on an empty
+ * database, and only on the embedded one (a developer's `npm start`) unless `--dev-account`
+ * asks for it: a production database on a PostgreSQL server never gets a full-licence account
+ * whose credentials go to the log. Called only once the server listens, so a start that
+ * cannot get its port leaves the database empty and the next start still shows them.
  */
-export function seedDevelopment(access: AccessStore, surveys: readonly string[]): Promise<{ email: string; oneTimePassword: string; apiKey: string } | undefined> {
-  return seedDevelopmentAccount(access.db, surveys);
+export async function seedDevelopment(
+  access: AccessStore,
+  surveys: readonly string[],
+  devAccount: boolean,
+): Promise<{ seeded: { email: string; oneTimePassword: string; apiKey: string } } | { seeded: undefined; emptyServer: boolean }> {
+  if (access.db.kind === 'embedded' || devAccount) {
+    const seeded = await seedDevelopmentAccount(access.db, surveys);
+    if (seeded !== undefined) return { seeded };
+    return { seeded: undefined, emptyServer: false };
+  }
+  return { seeded: undefined, emptyServer: (await listAccounts(access.db)).length === 0 };
 }
 
 /**

@@ -27,6 +27,7 @@ interface ServeOptions {
   trustProxy?: boolean;
   cellCache?: string;
   usageStatements?: string;
+  devAccount?: boolean;
 }
 
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
@@ -80,6 +81,7 @@ export function registerServeCommand(program: Command): void {
     .option('--idle-timeout <seconds>', 'close a connection idle this long', '30')
     .option('--cell-cache <cells>', `crosstab cells per dataset kept in memory to answer repeated queries without the kernel (exact: a dataset file never changes; 0 = off; default ${DEFAULT_CELL_CACHE} for a file, 0 for ClickHouse)`)
     .option('--usage-statements <n>', `PostgreSQL server: usage INSERT statements in flight at once (each carries every billed call that arrived while the one before committed; default ${DEFAULT_USAGE_STATEMENTS})`)
+    .option('--dev-account', 'on an empty PostgreSQL server database too, create the development account (every served survey and group) and print its one-time password and a 24 h key; the embedded database always gets it')
     .option('--trust-proxy', 'the portal is reached through a proxy that appends X-Forwarded-For: throttle sign-ins by the client address it gives')
     .action(async (options: ServeOptions) => {
       const port = integerOption(options.port, '--port', 0, 65535);
@@ -99,6 +101,9 @@ export function registerServeCommand(program: Command): void {
           field: '--usage-statements',
           hint: 'With --keys the usage ledger is a file (--ledger), written one batch at a time: leave --usage-statements out.',
         });
+      }
+      if (options.devAccount && options.keys !== undefined) {
+        throw new CrosstabError(ErrorCode.invalidOption, '--dev-account needs the accounts database; it cannot be combined with --keys.', { field: '--dev-account', hint: 'With --keys, add a key with `crosstab keys add --keys FILE`.' });
       }
       const paths = options.dataset ?? bundledDatasets();
       if (paths.length === 0) {
@@ -150,7 +155,8 @@ export function registerServeCommand(program: Command): void {
         });
 
         // Seeded only now that the port is ours: a failed start leaves an empty database.
-        const development = access ? await seedDevelopment(access, datasets.map((dataset) => dataset.info.survey)) : undefined;
+        const firstStart = access ? await seedDevelopment(access, datasets.map((dataset) => dataset.info.survey), options.devAccount === true) : undefined;
+        const development = firstStart?.seeded;
         if (apiUrl === '') apiUrl = server.url;
         const surveys = datasets.map((dataset) => dataset.info.survey).join(', ');
         const out = process.stdout;
@@ -164,6 +170,8 @@ export function registerServeCommand(program: Command): void {
           out.write(`\nNew database: created the account "development" (every served survey and group) and its portal user\n  ${development.email}  one-time password: ${development.oneTimePassword}\n`);
           out.write(`\nDevelopment API key (valid 24 h, shown once):\n  ${development.apiKey}\n`);
           out.write(`\nTry:\n  curl -s ${server.url}/crosstab -H 'Content-Type: application/json' -H 'Service-Engine-Authorizer: ${development.apiKey}' -d '${body}'\n`);
+        } else if (firstStart !== undefined && 'emptyServer' in firstStart && firstStart.emptyServer) {
+          out.write('\nThe database has no account yet: add one with `crosstab accounts add` (no development account is created on a PostgreSQL server without --dev-account).\n');
         }
 
         await new Promise<void>((resolveStop) => {

@@ -2,15 +2,56 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { CrosstabHandler, HandlerResponse } from './handler.js';
 import type { HandlerRequest } from './handler-types.js';
 import { readNodeBodyThen } from './read-body.js';
+import { errorBody, serviceError } from './service-error.js';
+
+const INTERNAL_BODY = JSON.stringify(
+  errorBody(serviceError('internal', 'Internal error.', 'Retry later; if it persists, report the time of the request to the provider.')),
+);
+
+/**
+ * One JSON line on stderr for a response that could not be written (the handler's own log
+ * never sees it: the handler had already answered).
+ */
+function logFailure(res: ServerResponse, error: unknown): void {
+  const path = (res.req?.url ?? '').split('?', 1)[0]?.slice(0, 512);
+  const reason = error instanceof Error ? (error.stack ?? error.message) : String(error);
+  process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), event: 'response_failed', message: `${res.req?.method ?? ''} ${path}: ${reason}` })}\n`);
+}
+
+/**
+ * Ends `res` with a 500 and the service's error body after `error` (logged): a response that
+ * cannot be written costs that request, never the server. A response already under way is
+ * cut instead (its status line has gone out).
+ */
+export function failNodeResponse(res: ServerResponse, error: unknown): void {
+  logFailure(res, error);
+  if (res.headersSent || res.writableEnded) {
+    res.destroy();
+    return;
+  }
+  try {
+    // writeHead can fail half-way, having stored some of the handler's headers: drop them all.
+    for (const name of res.getHeaderNames()) res.removeHeader(name);
+    res.writeHead(500, { 'content-type': 'application/json; charset=utf-8', 'content-length': String(Buffer.byteLength(INTERNAL_BODY)), 'cache-control': 'no-store', connection: 'close' }).end(INTERNAL_BODY);
+  } catch {
+    res.destroy();
+  }
+}
 
 /**
  * Writes a handler response to a node:http response (also used by the Express shim). When
  * the request body was not read to its end (too large, or answered before it was needed),
  * the connection is closed after the answer instead of draining the rest of the upload.
+ * A response node:http refuses (a header value with a control character, a bad status)
+ * becomes a 500 (failNodeResponse).
  */
 export function sendNodeResponse(res: ServerResponse, response: HandlerResponse): void {
   const headers = res.req?.complete === false ? { ...response.headers, connection: 'close' } : response.headers;
-  res.writeHead(response.status, headers).end(response.body);
+  try {
+    res.writeHead(response.status, headers).end(response.body);
+  } catch (error) {
+    failNodeResponse(res, error);
+  }
 }
 
 /**
@@ -29,7 +70,13 @@ export function createNodeListener(handler: CrosstabHandler): (req: IncomingMess
         const remoteAddress = req.socket.remoteAddress;
         const request: HandlerRequest = { method: req.method ?? '', path: req.url ?? '/', headers: req.headers, body };
         if (remoteAddress !== undefined) request.remoteAddress = remoteAddress;
-        handler.handle(request).then((response) => sendNodeResponse(res, response), fail);
+        let pending: Promise<HandlerResponse>;
+        try {
+          pending = handler.handle(request);
+        } catch (error) {
+          pending = Promise.reject(error);
+        }
+        pending.then((response) => sendNodeResponse(res, response)).catch((error: unknown) => failNodeResponse(res, error));
       },
       fail,
     );

@@ -1,4 +1,4 @@
-import type { Account, KeyInfo, UsageReport } from '../access/index.js';
+import { newKeyId, type Account, type KeyInfo, type UsageReport } from '../access/index.js';
 import { html, layout, notice, raw, type PageContext, type Raw } from './html.js';
 
 export function signInPage(context: PageContext, csrf: string, error?: string, email = '', info?: string): string {
@@ -51,7 +51,7 @@ function keyRow(context: PageContext, csrf: string, key: KeyInfo): Raw {
     <td class="nowrap">${key.expiresAt === null ? 'never' : key.expiresAt.slice(0, 10)}</td>
     <td><div class="cell-actions">${live && key.status === 'active'
       ? html`<form class="inline" method="post" action="${context.base}/keys/${key.id}/rotate">
-          <input type="hidden" name="csrf" value="${csrf}">
+          <input type="hidden" name="csrf" value="${csrf}"><input type="hidden" name="id" value="${newKeyId()}">
           <label class="help tight" for="grace-${key.id}">Old key stops</label>
           <select id="grace-${key.id}" name="grace">${GRACE.map(([value, label]) => html`<option value="${value}">${label}</option>`)}</select>
           <button class="secondary" type="submit">Rotate</button>
@@ -77,7 +77,7 @@ export function keysPage(context: PageContext, csrf: string, account: Account, k
   <section class="card" aria-labelledby="create"><h2 id="create">Create an API key</h2>
     <p class="muted">One key per environment (production, staging, ...). The key is shown once; only a hash is stored.</p>
     <form method="post" action="${context.base}/keys">
-      <input type="hidden" name="csrf" value="${csrf}">
+      <input type="hidden" name="csrf" value="${csrf}"><input type="hidden" name="id" value="${newKeyId()}">
       <div class="row">
         <div><label for="name">Environment</label><input id="name" name="name" required pattern="[A-Za-z0-9][A-Za-z0-9_.\\-]{0,62}" placeholder="production"></div>
         <div><label for="expires">Expires <span class="help">(optional)</span></label><input id="expires" name="expires" type="date"></div>
@@ -138,19 +138,31 @@ function everyDay(rows: Array<{ day: string; calls: number }>, range: { from: st
   return days;
 }
 
-export function usagePage(context: PageContext, byDay: UsageReport, byKey: UsageReport, range: { from: string; to: string }, error?: string): string {
-  const days = byDay.rows as Array<{ day: string; calls: number }>;
-  const keys = byKey.rows as Array<{ key: string; name: string; calls: number }>;
+/**
+ * The usage page: the range form (with the values as entered, also after an error) and,
+ * when the range was read, the report of it.
+ */
+export function usagePage(context: PageContext, report: { byDay: UsageReport; byKey: UsageReport } | undefined, range: { from: string; to: string }, error?: string): string {
   const query = `from=${encodeURIComponent(range.from)}&to=${encodeURIComponent(range.to)}`;
-  return layout({ ...context, current: 'usage' }, html`<h1>Usage</h1>
-  <p class="lead">Billed calls (successful POST /crosstab) of account <strong>${byDay.account}</strong>: <strong>${byDay.calls}</strong> from ${range.from} to ${range.to} (UTC).</p>
-  ${notice('error', error)}
-  <section class="card"><form class="row" method="get" action="${context.base}/usage">
+  const form = html`<section class="card"><form class="row" method="get" action="${context.base}/usage">
     <div><label for="from">From</label><input id="from" name="from" type="date" value="${range.from}"></div>
     <div><label for="to">To</label><input id="to" name="to" type="date" value="${range.to}"></div>
     <div class="shrink"><button type="submit">Show</button></div>
-    <div class="shrink"><a class="button secondary" href="${context.base}/usage.csv?${query}" download>Download CSV</a></div>
-  </form></section>
+    ${report === undefined ? html`` : html`<div class="shrink"><a class="button secondary" href="${context.base}/usage.csv?${query}" download>Download CSV</a></div>`}
+  </form></section>`;
+  if (report === undefined) {
+    return layout({ ...context, current: 'usage' }, html`<h1>Usage</h1>
+  <p class="lead">Billed calls (successful POST /crosstab) of your account in a range of days (UTC).</p>
+  ${notice('error', error)}
+  ${form}`);
+  }
+  const { byDay, byKey } = report;
+  const days = byDay.rows as Array<{ day: string; calls: number }>;
+  const keys = byKey.rows as Array<{ key: string; name: string; calls: number }>;
+  return layout({ ...context, current: 'usage' }, html`<h1>Usage</h1>
+  <p class="lead">Billed calls (successful POST /crosstab) of account <strong>${byDay.account}</strong>: <strong>${byDay.calls}</strong> from ${range.from} to ${range.to} (UTC).</p>
+  ${notice('error', error)}
+  ${form}
   <section class="card" aria-labelledby="per-day"><h2 id="per-day">Per day</h2>${byDay.calls === 0 ? chart([]) : chart(everyDay(days, range))}</section>
   <div class="grid2">
     <section class="card" aria-labelledby="day-table"><h2 id="day-table">Calls per day</h2>
@@ -162,6 +174,7 @@ export function usagePage(context: PageContext, byDay: UsageReport, byKey: Usage
 
 export function usageCsv(report: UsageReport): string {
   const rows = report.rows as Array<{ day: string; key: string; name: string; survey: string; calls: number }>;
-  const cell = (value: string): string => (/[",\n]/.test(value) ? `"${value.replace(/"/g, '""')}"` : value);
+  // RFC 4180: a cell holding the separator, a quote, a CR or an LF is quoted, quotes doubled.
+  const cell = (value: string): string => (/[",\r\n]/.test(value) ? `"${value.replace(/"/g, '""')}"` : value);
   return ['day,key,name,survey,calls', ...rows.map((r) => [r.day, r.key, r.name, r.survey, String(r.calls)].map(cell).join(','))].join('\r\n') + '\r\n';
 }

@@ -1,5 +1,6 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import { accountById, addKey, listKeys, parseExpiry, revokeKey, rotateKey, usageDetail, usageReport, parseRangeBound, type Database, type DbKeyStore } from '../access/index.js';
+import { accountById, addKey, listKeys, parseExpiry, revokeKey, rotateKey, usageDetail, usageReport, parseUsageRange, type Database, type DbKeyStore, type RangeLabels } from '../access/index.js';
+import { CrosstabError } from '../index.js';
 import type { HandlerRequest, HandlerResponse } from '../http/index.js';
 import { headerOf } from '../http/index.js';
 import { PORTAL_CSS, PORTAL_JS } from './assets.js';
@@ -37,6 +38,8 @@ export interface Portal {
   handle(request: HandlerRequest): Promise<HandlerResponse>;
 }
 
+/** The usage form's field labels, for its error messages. */
+const RANGE_LABELS: RangeLabels = { from: 'From', to: 'To' };
 const SESSION_COOKIE = 'crosstab_portal';
 const SIGN_IN_COOKIE = 'crosstab_portal_signin';
 const SECURITY_HEADERS = {
@@ -100,6 +103,46 @@ export function createPortal(options: PortalOptions): Portal {
     return `curl -s ${apiUrl()}/crosstab \\\n  -H 'Content-Type: application/json' \\\n  -H 'Service-Engine-Authorizer: ${apiKey}' \\\n  -d '${options.exampleBody}'`;
   }
 
+  /**
+   * A new-key or rotate form carries the id of the key it creates, chosen when the page was
+   * made: sent again (a reload of the answer, a double click), it finds that key and creates
+   * nothing. Answers 409 with the keys page then; undefined when the form is new. `error`:
+   * the insert found the id taken (the same form sent twice at once).
+   */
+  async function alreadySent(session: Session, id: string | undefined, error?: unknown): Promise<HandlerResponse | undefined> {
+    if (id === undefined) return undefined;
+    if (error !== undefined && !(error instanceof CrosstabError && error.details.field === 'id')) return undefined;
+    const key = (await listKeys(db, session.accountId)).find((candidate) => candidate.id === id);
+    if (key === undefined) {
+      return error === undefined ? undefined : keysView(session, { kind: 'error', text: 'This form is out of date: nothing was created. Reload the page and send it again.' }, 409);
+    }
+    return keysView(session, { kind: 'error', text: `This form was already sent: it created key ${key.name} (${key.id}), whose secret was shown once, on the page that answered it. No other key was created. If the secret was not copied, rotate that key to get a new one.` }, 409);
+  }
+
+  /** The usage page or its CSV; a bad range is answered on the page, with the entered values kept. */
+  async function usage(session: Session, csv: boolean, query: URLSearchParams): Promise<HandlerResponse> {
+    const today = new Date().toISOString().slice(0, 10);
+    const range = { from: query.get('from') || `${today.slice(0, 8)}01`, to: query.get('to') || today };
+    let bounds: { from: Date | null; to: Date | null };
+    try {
+      bounds = parseUsageRange(range.from, range.to, RANGE_LABELS);
+    } catch (error) {
+      if (!(error instanceof CrosstabError)) throw error;
+      return page(400, usagePage(context('Usage', session), undefined, range, error.message));
+    }
+    if (csv) {
+      const detail = await usageDetail(db, session.accountName, bounds.from, bounds.to);
+      // Built from the parsed dates only: nothing the client typed reaches a header.
+      const first = (bounds.from as Date).toISOString().slice(0, 10);
+      const last = new Date((bounds.to as Date).getTime() - 1).toISOString().slice(0, 10);
+      const filename = `usage-${session.accountName}-${first}-${last}.csv`;
+      return { status: 200, headers: { ...SECURITY_HEADERS, 'content-type': 'text/csv; charset=utf-8', 'content-disposition': `attachment; filename="${filename}"` }, body: usageCsv(detail) };
+    }
+    const byDay = await usageReport(db, { account: session.accountName, ...range, by: 'day', labels: RANGE_LABELS });
+    const byKey = await usageReport(db, { account: session.accountName, ...range, by: 'key', labels: RANGE_LABELS });
+    return page(200, usagePage(context('Usage', session), { byDay, byKey }, range));
+  }
+
   async function route(request: HandlerRequest, method: string, path: string, query: URLSearchParams): Promise<HandlerResponse> {
     if (method === 'GET' && path === '/assets/portal.css') return { status: 200, headers: { 'content-type': 'text/css; charset=utf-8', 'cache-control': 'public, max-age=3600', 'x-content-type-options': 'nosniff' }, body: PORTAL_CSS };
     if (method === 'GET' && path === '/assets/portal.js') return { status: 200, headers: { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'public, max-age=3600', 'x-content-type-options': 'nosniff' }, body: PORTAL_JS };
@@ -113,18 +156,18 @@ export function createPortal(options: PortalOptions): Portal {
       if (!sameToken(form.get('csrf') ?? undefined, jar.get(SIGN_IN_COOKIE))) return csrfRefused();
       const email = form.get('email') ?? '';
       const address = clientAddress(request, options.trustProxy ?? false);
-      const wait = await throttle.retryAfter(address);
-      if (wait !== undefined) {
+      const attempt = await throttle.attempt(address);
+      if (!attempt.admitted) {
+        const wait = attempt.retryAfterSeconds;
         const minutes = Math.ceil(wait / 60);
         const message = `Too many failed sign-ins from your network address: try again in ${minutes} minute${minutes === 1 ? '' : 's'}. If you forgot your password, ask your provider contact for a new one.`;
         const refused = await signInForm(request, message, email, 429);
         return { ...refused, headers: { ...refused.headers, 'retry-after': String(wait) } };
       }
       const result = await signIn(db, email, form.get('password') ?? '');
-      if (!result.ok) {
-        await throttle.recordFailure(address);
-        return signInForm(request, result.message, email, 401);
-      }
+      // A right password (also of a disabled user) is not a failure of this address.
+      if (result.ok || result.passwordRight) await attempt.succeeded();
+      if (!result.ok) return signInForm(request, result.message, email, 401);
       return redirect(`${base}/keys`, { 'set-cookie': cookie(request, SESSION_COOKIE, result.sessionId, SESSION_SECONDS) });
     }
     if (session === undefined) return path === '' || path === '/' ? redirect(`${base}/sign-in`) : method === 'GET' ? signInForm(request, undefined, undefined, 401, 'Sign in to continue.') : csrfRefused();
@@ -137,9 +180,9 @@ export function createPortal(options: PortalOptions): Portal {
     }
     if (path === '/password') {
       if (form === undefined) return page(200, passwordPage(context('Password', session), session.csrfToken, session.mustChangePassword));
-      const problem = await changePassword(db, session, form.get('current') ?? '', form.get('next') ?? '', form.get('repeat') ?? '');
-      if (problem) return page(400, passwordPage(context('Password', session), session.csrfToken, session.mustChangePassword, problem));
-      return redirect(`${base}/keys`);
+      const changed = await changePassword(db, session, form.get('current') ?? '', form.get('next') ?? '', form.get('repeat') ?? '');
+      if ('problem' in changed) return page(400, passwordPage(context('Password', session), session.csrfToken, session.mustChangePassword, changed.problem));
+      return redirect(`${base}/keys`, { 'set-cookie': cookie(request, SESSION_COOKIE, changed.sessionId, SESSION_SECONDS) });
     }
     // A one-time password must be replaced before anything else.
     if (session.mustChangePassword) return redirect(`${base}/password`);
@@ -147,49 +190,37 @@ export function createPortal(options: PortalOptions): Portal {
     if (path === '' || path === '/') return redirect(`${base}/keys`);
     if (path === '/keys' && form === undefined) return keysView(session);
     if (path === '/keys' && form) {
+      const id = form.get('id') ?? undefined;
+      const sent = await alreadySent(session, id);
+      if (sent) return sent;
       try {
         const expires = form.get('expires') || undefined;
-        const { apiKey, key } = await addKey(db, { account: session.accountName, name: form.get('name') ?? '', expiresAt: parseExpiry(expires === undefined ? undefined : `${expires}T23:59:59Z`, 'Expires'), userId: session.userId });
+        const { apiKey, key } = await addKey(db, { account: session.accountName, name: form.get('name') ?? '', expiresAt: parseExpiry(expires === undefined ? undefined : `${expires}T23:59:59Z`, 'Expires'), userId: session.userId, ...(id === undefined ? {} : { id }) });
         return page(200, newKeyPage(context('New key', session), apiKey, key, curlFor(apiKey)));
       } catch (error) {
-        return keysView(session, { kind: 'error', text: (error as Error).message.replace(/^--name/, 'Environment') }, 400);
+        return (await alreadySent(session, id, error)) ?? keysView(session, { kind: 'error', text: (error as Error).message.replace(/^--name/, 'Environment') }, 400);
       }
     }
     const action = /^\/keys\/(key_[0-9a-f]{16})\/(rotate|revoke)$/.exec(path);
     if (action && form) {
       const [, keyId, verb] = action as unknown as [string, string, string];
+      const id = verb === 'rotate' ? (form.get('id') ?? undefined) : undefined;
+      const sent = await alreadySent(session, id);
+      if (sent) return sent;
       try {
         if (verb === 'revoke') {
           const key = await revokeKey(db, session.accountId, keyId);
           options.keys.invalidate();
           return keysView(session, { kind: 'success', text: `Key ${key.name} (${key.id}) is revoked: calls with it now get 401.` });
         }
-        const rotated = await rotateKey(db, session.accountId, keyId, { graceSeconds: Number(form.get('grace') ?? '0'), userId: session.userId });
+        const rotated = await rotateKey(db, session.accountId, keyId, { graceSeconds: Number(form.get('grace') ?? '0'), userId: session.userId, ...(id === undefined ? {} : { id }) });
         options.keys.invalidate();
         return page(200, newKeyPage(context('Rotated key', session), rotated.apiKey, rotated.key, curlFor(rotated.apiKey), rotated.old));
       } catch (error) {
-        return keysView(session, { kind: 'error', text: (error as Error).message }, 400);
+        return (await alreadySent(session, id, error)) ?? keysView(session, { kind: 'error', text: (error as Error).message }, 400);
       }
     }
-    if ((path === '/usage' || path === '/usage.csv') && method === 'GET') {
-      const today = new Date().toISOString().slice(0, 10);
-      const monthStart = `${today.slice(0, 8)}01`;
-      const range = { from: query.get('from') || monthStart, to: query.get('to') || today };
-      try {
-        if (path === '/usage.csv') {
-          const detail = await usageDetail(db, session.accountName, parseRangeBound(range.from, '--from'), parseRangeBound(range.to, '--to'));
-          return { status: 200, headers: { ...SECURITY_HEADERS, 'content-type': 'text/csv; charset=utf-8', 'content-disposition': `attachment; filename="usage-${session.accountName}-${range.from}-${range.to}.csv"` }, body: usageCsv(detail) };
-        }
-        const byDay = await usageReport(db, { account: session.accountName, ...range, by: 'day' });
-        const byKey = await usageReport(db, { account: session.accountName, ...range, by: 'key' });
-        return page(200, usagePage(context('Usage', session), byDay, byKey, range));
-      } catch (error) {
-        const fallback = { from: monthStart, to: today };
-        const byDay = await usageReport(db, { account: session.accountName, ...fallback, by: 'day' });
-        const byKey = await usageReport(db, { account: session.accountName, ...fallback, by: 'key' });
-        return page(400, usagePage(context('Usage', session), byDay, byKey, fallback, (error as Error).message.replace(/^--(from|to)/, (m) => (m === '--from' ? 'From' : 'To'))));
-      }
-    }
+    if ((path === '/usage' || path === '/usage.csv') && method === 'GET') return usage(session, path === '/usage.csv', query);
     return page(404, `<!doctype html><html lang="en"><title>Not found</title><main><h1>Page not found</h1><p><a href="${base}">Back to the portal</a></p></main></html>`);
   }
 

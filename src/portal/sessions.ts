@@ -20,51 +20,66 @@ export interface Session {
   mustChangePassword: boolean;
 }
 
-export type SignInResult = { ok: true; sessionId: string } | { ok: false; message: string };
+export type SignInResult = { ok: true; sessionId: string } | { ok: false; message: string; passwordRight: boolean };
+
+/** Checked when the e-mail is unknown or the user locked: the same scrypt cost as a stored hash. */
+const NO_USER_HASH = 'scrypt$32768$8$1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA';
+
+/**
+ * Counts a check of a user's password before it is made, in one statement, and answers
+ * whether it may be made: not while the user is locked. The check that reaches the limit
+ * locks the user at once (a right password then lifts it again), so concurrent attempts
+ * never get more than MAX_FAILED_SIGN_INS checks per lockout. After a lockout ends the
+ * count starts again at 1.
+ */
+const RESERVE_CHECK_SQL = `
+  UPDATE users SET
+    failed_sign_ins = CASE WHEN locked_until IS NULL THEN failed_sign_ins + 1 ELSE 1 END,
+    locked_until = CASE WHEN (CASE WHEN locked_until IS NULL THEN failed_sign_ins + 1 ELSE 1 END) >= $2 THEN now() + make_interval(secs => $3) END
+  WHERE id = $1 AND (locked_until IS NULL OR locked_until <= now())
+  RETURNING failed_sign_ins`;
 
 interface UserRow {
   id: string;
   password_hash: string;
-  failed_sign_ins: number;
-  locked_until: Date | string | null;
   disabled: boolean;
   account_disabled: boolean;
 }
 
-/** Password check with lockout after repeated failures; the same message for an unknown e-mail and a wrong password. */
+/**
+ * Password check with lockout after MAX_FAILED_SIGN_INS failures in a row. An unknown
+ * e-mail, a wrong password and a locked user get the same message after the same work (one
+ * scrypt derivation), so neither the text nor the time tells which e-mail addresses have a
+ * user or which users are locked. Only the right password of a disabled user says so.
+ */
 export async function signIn(db: Database, emailInput: string, password: string): Promise<SignInResult> {
   const email = emailInput.trim().toLowerCase();
-  const wrong = { ok: false, message: 'Wrong e-mail address or password.' } as const;
   const { rows } = await db.query<UserRow>(
-    'SELECT u.id, u.password_hash, u.failed_sign_ins, u.locked_until, u.disabled, a.disabled AS account_disabled FROM users u JOIN accounts a ON a.id = u.account_id WHERE u.email = $1',
+    'SELECT u.id, u.password_hash, u.disabled, a.disabled AS account_disabled FROM users u JOIN accounts a ON a.id = u.account_id WHERE u.email = $1',
     [email],
   );
   const user = rows[0];
-  if (user === undefined) {
-    await verifyPassword(password, 'scrypt$32768$8$1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA'); // same time as a real check
-    return wrong;
+  const admitted = user !== undefined && (await db.query(RESERVE_CHECK_SQL, [user.id, MAX_FAILED_SIGN_INS, LOCKOUT_SECONDS])).rows.length === 1;
+  const right = await verifyPassword(password, admitted ? user.password_hash : NO_USER_HASH);
+  if (!admitted || !right) {
+    return { ok: false, passwordRight: false, message: `Wrong e-mail address or password. After ${MAX_FAILED_SIGN_INS} failed sign-ins in a row a user is locked for ${LOCKOUT_SECONDS / 60} minutes; if you forgot your password or are locked out, ask your provider contact for a new one.` };
   }
-  const lockedUntil = user.locked_until === null ? 0 : new Date(user.locked_until).getTime();
-  if (lockedUntil > Date.now()) {
-    const minutes = Math.ceil((lockedUntil - Date.now()) / 60_000);
-    return { ok: false, message: `Too many failed sign-ins: this user is locked for ${minutes} more minute${minutes === 1 ? '' : 's'}. Try again later or ask your provider contact.` };
+  if (user.disabled || user.account_disabled) {
+    await db.query('UPDATE users SET failed_sign_ins = 0, locked_until = NULL WHERE id = $1', [user.id]);
+    return { ok: false, passwordRight: true, message: 'This user or its account is disabled. Ask your provider contact.' };
   }
-  if (!(await verifyPassword(password, user.password_hash))) {
-    const failures = user.failed_sign_ins + 1;
-    if (failures >= MAX_FAILED_SIGN_INS) {
-      await db.query('UPDATE users SET failed_sign_ins = 0, locked_until = now() + make_interval(secs => $2) WHERE id = $1', [user.id, LOCKOUT_SECONDS]);
-      return { ok: false, message: `Too many failed sign-ins: this user is locked for ${LOCKOUT_SECONDS / 60} minutes.` };
-    }
-    await db.query('UPDATE users SET failed_sign_ins = $2 WHERE id = $1', [user.id, failures]);
-    return { ok: false, message: `${wrong.message} ${MAX_FAILED_SIGN_INS - failures} attempt${MAX_FAILED_SIGN_INS - failures === 1 ? '' : 's'} left before a ${LOCKOUT_SECONDS / 60}-minute lockout.` };
-  }
-  if (user.disabled || user.account_disabled) return { ok: false, message: 'This user or its account is disabled. Ask your provider contact.' };
-  const sessionId = randomBytes(32).toString('base64url');
-  await db.transaction(async (tx) => {
+  const sessionId = await db.transaction(async (tx) => {
     await tx.query('UPDATE users SET failed_sign_ins = 0, locked_until = NULL WHERE id = $1', [user.id]);
-    await tx.query('INSERT INTO portal_sessions (id_hash, user_id, csrf_token, expires_at) VALUES ($1, $2, $3, now() + make_interval(secs => $4))', [sha256(sessionId), user.id, randomBytes(24).toString('base64url'), SESSION_SECONDS]);
+    return startSession(tx, user.id);
   });
   return { ok: true, sessionId };
+}
+
+/** A new session of a user (fresh id and CSRF token): the cookie value, stored only as its sha256. */
+async function startSession(tx: Queryable, userId: string): Promise<string> {
+  const sessionId = randomBytes(32).toString('base64url');
+  await tx.query('INSERT INTO portal_sessions (id_hash, user_id, csrf_token, expires_at) VALUES ($1, $2, $3, now() + make_interval(secs => $4))', [sha256(sessionId), userId, randomBytes(24).toString('base64url'), SESSION_SECONDS]);
+  return sessionId;
 }
 
 /** The live session of a cookie value, or undefined (unknown, expired, revoked, user or account disabled). */
@@ -86,18 +101,23 @@ export async function signOut(db: Queryable, session: Session): Promise<void> {
   await db.query('UPDATE portal_sessions SET revoked_at = now() WHERE id_hash = $1', [session.idHash]);
 }
 
-/** Sets a new password; every other session of the user is revoked. Returns a problem message or undefined. */
-export async function changePassword(db: Database, session: Session, current: string, next: string, repeat: string): Promise<string | undefined> {
-  if (next !== repeat) return 'The new password and its repetition differ.';
+/**
+ * Sets a new password and ends every session of the user, this one too: the answer carries
+ * a new session (a new id and CSRF token), so whoever held an old cookie holds nothing.
+ * Returns the new session's cookie value, or the problem with the input.
+ */
+export async function changePassword(db: Database, session: Session, current: string, next: string, repeat: string): Promise<{ problem: string } | { sessionId: string }> {
+  if (next !== repeat) return { problem: 'The new password and its repetition differ.' };
   const problem = passwordProblem(next, session.email);
-  if (problem !== undefined) return `The new password ${problem}.`;
+  if (problem !== undefined) return { problem: `The new password ${problem}.` };
   const { rows } = await db.query<{ password_hash: string }>('SELECT password_hash FROM users WHERE id = $1', [session.userId]);
-  if (!(await verifyPassword(current, rows[0]?.password_hash ?? ''))) return 'The current password is wrong.';
-  if (current === next) return 'The new password must differ from the current one.';
+  if (!(await verifyPassword(current, rows[0]?.password_hash ?? ''))) return { problem: 'The current password is wrong.' };
+  if (current === next) return { problem: 'The new password must differ from the current one.' };
   const hash = await hashPassword(next);
-  await db.transaction(async (tx) => {
+  const sessionId = await db.transaction(async (tx) => {
     await tx.query('UPDATE users SET password_hash = $2, must_change_password = false WHERE id = $1', [session.userId, hash]);
-    await tx.query('UPDATE portal_sessions SET revoked_at = now() WHERE user_id = $1 AND id_hash <> $2 AND revoked_at IS NULL', [session.userId, session.idHash]);
+    await tx.query('UPDATE portal_sessions SET revoked_at = now() WHERE user_id = $1 AND revoked_at IS NULL', [session.userId]);
+    return startSession(tx, session.userId);
   });
-  return undefined;
+  return { sessionId };
 }

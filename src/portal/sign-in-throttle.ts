@@ -11,24 +11,40 @@ export interface SignInThrottleOptions {
   windowSeconds?: number;
 }
 
-/** Counts a failure: a new window when the last one is over, else one more in it. */
-const COUNT_FAILURE_SQL = `
+/**
+ * Counts an attempt as a failure before its password is checked, in one statement: a new
+ * window when the last one is over, else one more in it, but only while the window has room.
+ * No row back = the window is full. Concurrent attempts each get their own count (the row is
+ * locked by the update), so never more than `maxFailures` of them are let through.
+ */
+const RESERVE_SQL = `
   INSERT INTO sign_in_failures AS f (address, window_start, failures) VALUES ($1, now(), 1)
   ON CONFLICT (address) DO UPDATE SET
     window_start = CASE WHEN f.window_start <= now() - make_interval(secs => $2) THEN now() ELSE f.window_start END,
-    failures = CASE WHEN f.window_start <= now() - make_interval(secs => $2) THEN 1 ELSE f.failures + 1 END`;
+    failures = CASE WHEN f.window_start <= now() - make_interval(secs => $2) THEN 1 ELSE f.failures + 1 END
+  WHERE f.window_start <= now() - make_interval(secs => $2) OR f.failures < $3
+  RETURNING f.window_start::text AS window`;
 
-const OPEN_WINDOW_SQL = `
-  SELECT failures, extract(epoch FROM window_start + make_interval(secs => $2) - now())::float8 AS seconds_left
-    FROM sign_in_failures WHERE address = $1 AND window_start > now() - make_interval(secs => $2)`;
+/** Takes back the count of an attempt that turned out right, in the window it was counted in. */
+const RELEASE_SQL = 'UPDATE sign_in_failures SET failures = failures - 1 WHERE address = $1 AND window_start::text = $2 AND failures > 0';
+
+const SECONDS_LEFT_SQL = `
+  SELECT extract(epoch FROM window_start + make_interval(secs => $2) - now())::float8 AS seconds_left
+    FROM sign_in_failures WHERE address = $1`;
+
+/** An attempt the throttle let through (its password may be checked), or refused. */
+export type SignInAttempt = { admitted: true; succeeded(): Promise<void> } | { admitted: false; retryAfterSeconds: number };
 
 /**
  * Per-address throttling of portal sign-ins, beside the per-user lockout: after
  * `maxFailures` failed sign-ins from one address within `windowSeconds`, every further
  * attempt from it is refused until the window ends, without checking the password. The
- * counts live in the access database, so replicas on one PostgreSQL database share them.
- * A successful sign-in does not reset the count (a caller's own account must not buy more
- * guesses at others').
+ * counts live in the access database, so replicas on one database share them.
+ *
+ * Each attempt is counted before its password is checked and the count taken back only when
+ * the password was right: concurrent attempts cannot all be checked against one stale count,
+ * and a caller's own account cannot buy more guesses at others' (a right password only
+ * returns its own count). A process that dies between the two leaves its attempt counted.
  */
 export class SignInThrottle {
   readonly maxFailures: number;
@@ -40,16 +56,21 @@ export class SignInThrottle {
     this.windowSeconds = options.windowSeconds ?? SIGN_IN_WINDOW_SECONDS;
   }
 
-  /** Seconds until `address` may try again, or undefined when it may try now. */
-  async retryAfter(address: string): Promise<number | undefined> {
-    const { rows } = await this.db.query<{ failures: number; seconds_left: number }>(OPEN_WINDOW_SQL, [address, this.windowSeconds]);
-    const row = rows[0];
-    return row !== undefined && row.failures >= this.maxFailures ? Math.max(1, Math.ceil(row.seconds_left)) : undefined;
-  }
-
-  async recordFailure(address: string): Promise<void> {
-    await this.db.query(COUNT_FAILURE_SQL, [address, this.windowSeconds]);
+  /** Counts an attempt from `address`, or refuses it (with the seconds until its window ends). */
+  async attempt(address: string): Promise<SignInAttempt> {
+    const { rows } = await this.db.query<{ window: string }>(RESERVE_SQL, [address, this.windowSeconds, this.maxFailures]);
     this.sweep();
+    const counted = rows[0];
+    if (counted === undefined) {
+      const left = await this.db.query<{ seconds_left: number }>(SECONDS_LEFT_SQL, [address, this.windowSeconds]);
+      return { admitted: false, retryAfterSeconds: Math.max(1, Math.ceil(left.rows[0]?.seconds_left ?? 1)) };
+    }
+    return {
+      admitted: true,
+      succeeded: async () => {
+        await this.db.query(RELEASE_SQL, [address, counted.window]);
+      },
+    };
   }
 
   /** Drops windows that ended over an hour ago, at most once every ten minutes per process. */

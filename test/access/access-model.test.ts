@@ -261,13 +261,27 @@ describe.each(stores)('access model on %s', (_name, location) => {
     expect((await usageReport(db, { account: 'quota' })).calls).toBe(2);
   });
 
+  it('monthly quota under a burst of concurrent calls: no more billed than the quota', async () => {
+    await addAccount(db, 'burst', parseLicences(['GSS'], ['GSS:_ALL_']), { monthlyQuota: 20 });
+    const { apiKey } = await addKey(db, { account: 'burst', name: 'production' });
+    const answers = await Promise.all(Array.from({ length: 60 }, () => rawCall(server.url, apiKey)));
+    const ok = answers.filter((answer) => answer.status === 200).length;
+    expect(ok).toBe(20);
+    expect(answers.filter((answer) => answer.status === 429 && answer.body.error?.code === 'quota_exceeded')).toHaveLength(40);
+    // A second burst after the count is read again (1 s): nothing more.
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    const later = await Promise.all(Array.from({ length: 20 }, () => rawCall(server.url, apiKey)));
+    expect(later.filter((answer) => answer.status === 200)).toHaveLength(0);
+    expect((await usageReport(db, { account: 'burst' })).calls).toBe(20);
+  });
+
   it('bills exactly the 200s, per key, day and survey', async () => {
     const report = await usageReport(db, { account: 'acme', by: 'survey' });
     expect(report.rows).toEqual([
       { survey: 'GSS', calls: 1 },
       { survey: 'NHANES', calls: 2 },
     ]);
-    const all = await db.query<{ n: number }>("SELECT count(*)::int AS n FROM usage u JOIN accounts a ON a.id = u.account_id WHERE a.name NOT IN ('limited', 'quota')");
+    const all = await db.query<{ n: number }>("SELECT count(*)::int AS n FROM usage u JOIN accounts a ON a.id = u.account_id WHERE a.name NOT IN ('limited', 'quota', 'burst')");
     expect(all.rows[0]?.n).toBe(okCalls);
     const byKey = await usageReport(db, { account: 'acme', by: 'key' });
     expect(byKey.rows).toEqual([expect.objectContaining({ name: 'production', calls: 3 })]);
