@@ -62,7 +62,7 @@ export function registerBuildCommand(program: Command): void {
     .option('--scale <s>', 'design: replicate variance multiplier (default: as R svrepdesign for the type)', parseNumber('--scale'))
     .option('--rscales <values...>', 'design: per-replicate multipliers (required for JKn); commas or spaces', collectNumbers)
     .option('--mse', 'design: centre replicate deviations on the full-sample estimate (R mse = TRUE)')
-    .option('--degf <n>', 'design: degrees of freedom of the replicate design (default: replicates - 1)', parseNumber('--degf'))
+    .option('--degf <n>', 'design: degrees of freedom of the replicate design, for tables of every respondent (default: rank of the replicate weights - 1; a --base that leaves respondents out recomputes them, as R\'s subset())', parseNumber('--degf'))
     .option('--threads <n>', 'worker threads of the build (0: build on one thread; default: one per core, at most 4, for large inputs)', parseNumber('--threads'))
     .option('--quiet', 'print nothing but errors')
     .addHelpText(

@@ -11,6 +11,7 @@
  * to run queries. Replicate weights are extra weight vectors.
  */
 import { CrosstabError, ErrorCode } from '../errors.js';
+import { replicateRank } from '../stats/replicate-rank.js';
 import { REPLICATE_TYPES, type ReplicateType, type StoredDesign, type StoredMeta, type StoredVariable } from './format.js';
 
 export { REPLICATE_TYPES };
@@ -39,8 +40,9 @@ export interface DesignOptions {
   /** Centre replicate deviations on the full-sample estimate instead of the replicates' mean. */
   mse?: boolean;
   /**
-   * Design degrees of freedom of the replicate design (Rao–Scott's denominator df);
-   * default replicates − 1, R's `degf()` when the replicate weights are linearly independent.
+   * Design degrees of freedom of the replicate design (Rao–Scott's denominator df) for
+   * tables of every respondent; default R's `degf()`, the rank of the replicate weights − 1.
+   * A base that leaves respondents out recomputes them from its rows, as R's `subset()`.
    */
   degf?: number;
 }
@@ -143,49 +145,6 @@ function replicateDesign(meta: StoredMeta, options: DesignOptions, weightValues:
   const out: NonNullable<StoredDesign['replicates']> = { weights: [...columns], type, scale, rscales, mse: options.mse === true, degf };
   if (rho !== undefined) out.rho = rho;
   return out;
-}
-
-/**
- * Rank of the respondents × replicates matrix of replicate weights, as R's
- * `qr(weights(design, "analysis"), tol = 1e-5)$rank` (the `degf` of `svrepdesign`): columns
- * in order, each kept when its residual after the kept ones is at least 1e-5 of its norm
- * (LINPACK dqrdc2's limited pivoting), here through the Gram matrix and a Cholesky factor.
- * Replicates from a stratified design span fewer dimensions than their number (NHANES JKn:
- * 31 replicates, rank 17).
- */
-export function replicateRank(columns: Float64Array[], respondents: number): number {
-  const r = columns.length;
-  const gram = new Float64Array(r * r);
-  for (let a = 0; a < r; a++) {
-    const x = columns[a]!;
-    for (let b = a; b < r; b++) {
-      const y = columns[b]!;
-      let sum = 0;
-      for (let i = 0; i < respondents; i++) sum += x[i]! * y[i]!;
-      gram[a * r + b] = sum;
-    }
-  }
-  // Cholesky rows of the kept columns: factor[k] · factor[j] = gram[k][j].
-  const kept: number[] = [];
-  const factor: Float64Array[] = [];
-  for (let j = 0; j < r; j++) {
-    const row = new Float64Array(kept.length);
-    kept.forEach((k, position) => {
-      let dot = gram[Math.min(k, j) * r + Math.max(k, j)]!;
-      for (let q = 0; q < position; q++) dot -= factor[position]![q]! * row[q]!;
-      row[position] = dot / factor[position]![position]!;
-    });
-    let residual = gram[j * r + j]!;
-    for (const value of row) residual -= value * value;
-    if (residual > 1e-10 * gram[j * r + j]! && residual > 0) {
-      const full = new Float64Array(kept.length + 1);
-      full.set(row);
-      full[kept.length] = Math.sqrt(residual);
-      kept.push(j);
-      factor.push(full);
-    }
-  }
-  return kept.length;
 }
 
 /**

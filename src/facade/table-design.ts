@@ -6,6 +6,7 @@ import { computeDesignTable } from '../query/design-table.js';
 import type { DenseView, Evaluator } from '../query/evaluate.js';
 import type { Bound } from '../query/resolve.js';
 import { computeTable, type TableCells, type TableRun } from '../query/table.js';
+import { replicateRank } from '../stats/replicate-rank.js';
 import type { TableDesign } from '../stats/table-design.js';
 import type { DesignInfo } from './types.js';
 
@@ -19,6 +20,8 @@ export class DatasetDesign {
   readonly info: DesignInfo;
   private structure: ClusterStructure | undefined;
   private psuColumn: { ptr: number; bytes: number } | undefined;
+  /** Rank of the whole file's replicate weights (computed by the first domain that needs it). */
+  private fileRank: number | undefined;
 
   constructor(
     private readonly data: LoadedDataset,
@@ -67,7 +70,46 @@ export class DatasetDesign {
         total: this.evaluator.cell(base, { op: 'all' }, vector).weighted,
       });
     }
-    return { cells, design: { kind: 'replicate', scale: replicates.scale, rscales: replicates.rscales, mse: replicates.mse, degreesOfFreedom: replicates.degf, replicates: estimates } };
+    const degreesOfFreedom = this.replicateDegreesOfFreedom(base);
+    return { cells, design: { kind: 'replicate', scale: replicates.scale, rscales: replicates.rscales, mse: replicates.mse, degreesOfFreedom, replicates: estimates } };
+  }
+
+  /**
+   * The degrees of freedom of the base as a domain of the replicate design, as R's
+   * `degf(subset(design, base))`: `subset()` drops the design's degf and recomputes it from
+   * the domain's rows, the rank of their replicate weights − 1. A base of every respondent
+   * is the design itself and keeps its degf (the one given at build, or the file's rank − 1).
+   */
+  private replicateDegreesOfFreedom(base: DenseView): number {
+    const replicates = this.data.meta.design!.replicates!;
+    const n = this.data.meta.respondents;
+    const members = this.baseRespondents(base);
+    if (members.length === n) return replicates.degf;
+    // Views over kernel memory: made after every weight vector exists, used before anything allocates.
+    const vectors = replicates.weights.map((name) => this.evaluator.weights(name));
+    const columns = vectors.map((vector) => this.kernel.memory.f64(vector.ptr, n));
+    this.fileRank ??= replicateRank(columns, n);
+    return replicateRank(columns, members, this.fileRank) - 1;
+  }
+
+  /** The row numbers of the base's respondents, from its bitset. */
+  private baseRespondents(base: DenseView): Uint32Array {
+    const n = this.data.meta.respondents;
+    const bits = new Uint32Array(this.kernel.memory.memory.buffer, base.ptr, Math.ceil(n / 32)).slice();
+    if (n % 32 !== 0) bits[bits.length - 1]! &= 2 ** (n % 32) - 1;
+    let count = 0;
+    for (const word of bits) count += bitCount(word);
+    const members = new Uint32Array(count);
+    let at = 0;
+    bits.forEach((word, w) => {
+      let rest = word;
+      while (rest !== 0) {
+        const low = rest & -rest;
+        members[at++] = w * 32 + 31 - Math.clz32(low);
+        rest ^= low;
+      }
+    });
+    return members;
   }
 
   /** Frees the PSU column. */
@@ -95,4 +137,10 @@ export class DatasetDesign {
     this.structure = structure;
     return structure;
   }
+}
+
+function bitCount(word: number): number {
+  let v = word - ((word >>> 1) & 0x55555555);
+  v = (v & 0x33333333) + ((v >>> 2) & 0x33333333);
+  return (((v + (v >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24;
 }

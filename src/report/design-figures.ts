@@ -23,7 +23,7 @@ export interface DesignFigures {
   engine?: TableVariance;
   /** Taylor designs: the PSU structure. */
   taylor?: { psus: PsuStructure };
-  /** Replicate designs: the design degrees of freedom. */
+  /** Replicate designs: the base's degrees of freedom (R `degf(subset(design, base))`). */
   replicateDegreesOfFreedom?: number;
 }
 

@@ -24,8 +24,10 @@ export interface RaoScottTest {
  * A Rao–Scott test for every pair (row variable, column variable) whose values were
  * expanded whole on the table (`{ variable }` entries): respondents blank in either
  * variable are left out of the proportions, as `svychisq` does, but N stays the base's
- * respondents. ν: simple design N − 1; Taylor PSUs − strata reached by the base; replicate
- * designs the stored degrees of freedom (R `degf()`).
+ * respondents. ν (R `degf(subset(design, base))`): simple design N − 1; Taylor PSUs − strata
+ * reached by the base; replicate designs the base's, which the table's design carries (the
+ * rank of the replicate weights over the base's respondents − 1, or the design's degf for a
+ * base of every respondent).
  */
 export function raoScottTests(result: TableResult, figures: DesignFigures, columnGroupList: readonly ColumnGroup[]): RaoScottTest[] {
   const width = result.columns.length;

@@ -29,7 +29,10 @@ export type TableDesign =
   | { kind: 'simple'; fileRespondents: number }
   /** Strata and PSUs: per-PSU sums of every cell and margin. */
   | { kind: 'taylor'; psus: PsuStructure; clusterSums: PsuSums }
-  /** Replicate weights: every cell and margin under every replicate. */
+  /**
+   * Replicate weights: every cell and margin under every replicate, and the base's degrees
+   * of freedom (R `degf(subset(design, base))`).
+   */
   | ({ kind: 'replicate'; replicates: ReplicateTable[]; degreesOfFreedom: number } & ReplicateSettings);
 
 /** Where a sum sits in a table: a cell (row-major index), a margin, the base total, or the sum of some cells. */

@@ -2,8 +2,8 @@
 // test/fixtures/r/design.reference.json (R's survey package) on both execution paths.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDataset, type Dataset, type TableResult } from '../../src/index.js';
-import { tableStatistics, type TableStatistics } from '../../src/report/index.js';
-import { checkDesignTable, datasetOf, designFixture, ErrorLedger, type DesignFigures } from './support.js';
+import { tableStatistics } from '../../src/report/index.js';
+import { checkDesignTable, datasetOf, designFixture, ErrorLedger, figuresFromLibrary } from './support.js';
 
 const ledger = new ErrorLedger();
 afterAll(() => console.log(`max relative error vs R, complex designs, library (statistic, compared, error):\n${ledger.table()}`));
@@ -11,23 +11,6 @@ afterAll(() => console.log(`max relative error vs R, complex designs, library (s
 const paths = ['inline', 'pool'] as const;
 const cases = paths.flatMap((execution) => designFixture.tables.map((table) => [execution, table.id, table] as const));
 
-export function figuresFromLibrary(result: TableResult, statistics: TableStatistics): DesignFigures {
-  const width = result.columns.length;
-  const pairs = new Map((statistics.comparisons ?? []).map((pair) => [`${pair.row}/${pair.columnA}/${pair.columnB}`, pair]));
-  return {
-    rows: result.rows,
-    columns: result.columns,
-    cell: (r, c) => ({
-      columnPct: statistics.columnPct![r * width + c]!,
-      columnPctSE: statistics.columnPctSE![r * width + c]!,
-      weighted: result.weighted[r * width + c]!,
-      weightedSE: statistics.weightedSE![r * width + c]!,
-      designEffect: statistics.designEffect![r * width + c]!,
-    }),
-    comparison: (r, a, b) => pairs.get(`${r}/${a}/${b}`),
-    chisq: (rowVariable, columnVariable) => statistics.raoScott?.find((test) => test.rowVariable === rowVariable && test.columnVariable === columnVariable),
-  };
-}
 
 describe.each(cases)('%s: R design table %s', (execution, _id, table) => {
   let ds: Dataset;
@@ -45,6 +28,7 @@ describe.each(cases)('%s: R design table %s', (execution, _id, table) => {
     expect(statistics.variance).toBe(table.build.replicateWeights ? 'replicate' : table.build.psu ? 'taylor' : 'simple');
     // Replicate designs: the default degrees of freedom (replicates − 1) are R's degf().
     if (table.build.degf !== undefined) expect(ds.info.design.replicates!.degf).toBe(table.build.degf);
+    if (table.build.givenDegf !== undefined) expect(ds.info.design.replicates!.degf).toBe(table.build.givenDegf);
     checkDesignTable(table, figuresFromLibrary(result, statistics), ledger, 'library');
   });
 });

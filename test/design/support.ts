@@ -5,6 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import { buildDataset, type BuildOptions } from '../../src/facade/build.js';
+import type { TableResult } from '../../src/index.js';
+import type { TableStatistics } from '../../src/report/index.js';
 import { nhanesCsv, repoRoot } from '../support/paths.js';
 import { ErrorLedger } from '../report/support.js';
 
@@ -30,6 +32,8 @@ export interface DesignComparison {
 export interface DesignChisq {
   rowVariable: string;
   columnVariable: string;
+  /** R's degf() of the design the test ran on: subset(design, base), or the design itself. */
+  degf: number;
   statistic: number;
   ndf: number;
   ddf: number;
@@ -46,8 +50,11 @@ export interface DesignBuild {
   scale?: number;
   rscales?: number[];
   mse?: boolean;
+  rho?: number;
   /** R's degf() of the replicate design: not passed to the build, checked against the engine's default. */
   degf?: number;
+  /** Degrees of freedom given to the build (`--degf`): R's design holds them, its subset() recomputes. */
+  givenDegf?: number;
 }
 export interface DesignTable {
   id: string;
@@ -65,6 +72,8 @@ export interface DesignTable {
 export const designFixture = JSON.parse(readFileSync(join(repoRoot, 'test', 'fixtures', 'r', 'design.reference.json'), 'utf8')) as {
   meta: { lonelyFailMessage: string };
   tables: DesignTable[];
+  /** Random domains (R seed 20261125) of the replicate designs, with and without mse. */
+  randomDomains: DesignTable[];
 };
 
 export function inputOf(file: DesignTable['file']): string {
@@ -73,9 +82,9 @@ export function inputOf(file: DesignTable['file']): string {
 
 /** The build options of a fixture table (R's design as `crosstab build` flags). */
 export function buildOptionsOf(table: DesignTable, out: string): BuildOptions {
-  const { weight, degf: _rDegreesOfFreedom, ...design } = table.build;
+  const { weight, degf: _rDegreesOfFreedom, givenDegf, ...design } = table.build;
   const options: BuildOptions = { weights: [weight], survey: table.file.startsWith('gss') ? 'GSS' : 'NHANES', out };
-  if (Object.keys(design).length > 0) options.design = design;
+  if (Object.keys(design).length > 0) options.design = givenDegf === undefined ? design : { ...design, degf: givenDegf };
   return options;
 }
 
@@ -101,6 +110,25 @@ export interface DesignFigures {
   cell(row: number, column: number): { columnPct: number | null; columnPctSE: number | null; weighted: number; weightedSE: number | null; designEffect: number | null };
   comparison(row: number, a: number, b: number): { difference: number | null; standardError: number | null } | undefined;
   chisq(rowVariable: string, columnVariable: string): { statistic: number; ndf: number; ddf: number; pValue: number } | undefined;
+}
+
+/** The figures of a library run: `ds.table` and `tableStatistics(result, { stats: 'all' })`. */
+export function figuresFromLibrary(result: TableResult, statistics: TableStatistics): DesignFigures {
+  const width = result.columns.length;
+  const pairs = new Map((statistics.comparisons ?? []).map((pair) => [`${pair.row}/${pair.columnA}/${pair.columnB}`, pair]));
+  return {
+    rows: result.rows,
+    columns: result.columns,
+    cell: (r, c) => ({
+      columnPct: statistics.columnPct![r * width + c]!,
+      columnPctSE: statistics.columnPctSE![r * width + c]!,
+      weighted: result.weighted[r * width + c]!,
+      weightedSE: statistics.weightedSE![r * width + c]!,
+      designEffect: statistics.designEffect![r * width + c]!,
+    }),
+    comparison: (r, a, b) => pairs.get(`${r}/${a}/${b}`),
+    chisq: (rowVariable, columnVariable) => statistics.raoScott?.find((test) => test.rowVariable === rowVariable && test.columnVariable === columnVariable),
+  };
 }
 
 const TOLERANCE = 1e-9;
