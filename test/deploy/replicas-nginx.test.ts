@@ -21,11 +21,12 @@
 // Needs nginx and PostgreSQL: under CI=true their absence fails; otherwise the suite is skipped loudly.
 import autocannon, { type AutocannonRequest } from 'autocannon';
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { openDatabase } from '../../src/access/index.js';
-import { findNginx, freePort, startNginx, type RunningNginx } from '../../bench/lib/nginx.js';
+import { findNginx, freePort, nginxTemplate, startNginx, type RunningNginx } from '../../bench/lib/nginx.js';
 import { startPostgres, type PostgresServer } from '../access/postgres-server.js';
 import { CLI, startServe, type ServeChild } from '../http/serve-child.js';
 import { tempDir } from '../http/support.js';
@@ -39,6 +40,20 @@ const REPLICAS = 3;
  * at once) gave no 502 in one run; with 32 it gave four in three restarts.
  */
 const ROLLING_CLIENTS = 32;
+
+/**
+ * The proxy address deploy/compose.yaml gives its replicas' --trust-proxy, checked to be
+ * nginx's own address there. The replicas here are started the same way, with nginx's
+ * address on loopback.
+ */
+function composeTrustProxy(): { trustProxy: string | undefined; nginxAddress: string | undefined } {
+  const compose = readFileSync(join(dirname(nginxTemplate), 'compose.yaml'), 'utf8');
+  // The nginx service: from its line to the next service (or top-level key).
+  const start = compose.search(/^ {2}nginx:$/m);
+  const fromNginx = start === -1 ? '' : compose.slice(compose.indexOf('\n', start) + 1);
+  const nginxService = fromNginx.slice(0, fromNginx.search(/^ {0,2}\S[^\n]*:$/m));
+  return { trustProxy: /^\s*- --trust-proxy=(\S+)$/m.exec(compose)?.[1], nginxAddress: /ipv4_address: (\S+)/.exec(nginxService)?.[1] };
+}
 
 const hasPostgres = existsSync('/usr/lib/postgresql') && readdirSync('/usr/lib/postgresql').some((version) => existsSync(join('/usr/lib/postgresql', version, 'bin', 'pg_ctl')));
 const missing = [...(findNginx() === undefined ? ['nginx'] : []), ...(hasPostgres ? [] : ['postgresql'])];
@@ -108,7 +123,8 @@ describe.skipIf(missing.length > 0 && !ci)('3 `crosstab serve` replicas behind n
   let ports: number[];
 
   const startReplica = (index: number): Promise<ServeChild> =>
-    startServe(['--dataset', paths.gss, '--port', String(ports[index]), '--database', database], { cwd, timeoutMs: 60_000 }).then((replica) => (replicas[index] = replica));
+    // As deploy/compose.yaml runs them: nginx (here on 127.0.0.1) is the trusted proxy.
+    startServe(['--dataset', paths.gss, '--port', String(ports[index]), '--database', database, '--trust-proxy', '127.0.0.1'], { cwd, timeoutMs: 60_000 }).then((replica) => (replicas[index] = replica));
 
   async function billed(keyId: string): Promise<Set<string>> {
     const db = await openDatabase(database);
@@ -299,6 +315,38 @@ describe.skipIf(missing.length > 0 && !ci)('3 `crosstab serve` replicas behind n
     expect(okIds.length).toBeGreaterThan(answeredBefore.at(-1)!);
     expect(rows).toEqual(new Set(okIds));
   }, 240_000);
+
+  it("one client's failed portal sign-ins through nginx lock out that client's address, not everybody behind nginx", async () => {
+    // The shipped compose file trusts nginx, and only nginx.
+    const shipped = composeTrustProxy();
+    expect(shipped.trustProxy, 'deploy/compose.yaml: the replicas need --trust-proxy=<nginx address>').toBeDefined();
+    expect(shipped.trustProxy).toBe(shipped.nginxAddress);
+    const user = JSON.parse(crosstab(['users', 'add', '--account', 'acme', '--email', 'analyst@acme.example', '--json', '--database', database], cwd)) as { oneTimePassword: string };
+    // Clients on different loopback addresses; nginx appends each one's to X-Forwarded-For.
+    const signIn = async (from: string, email: string, password: string): Promise<number> => {
+      const form = await send('GET', '/portal/sign-in', from);
+      const cookie = String(form.headers['set-cookie']).split(';')[0] as string;
+      const csrf = /name="csrf" value="([^"]+)"/.exec(form.body)?.[1] as string;
+      return (await send('POST', '/portal/sign-in', from, cookie, new URLSearchParams({ csrf, email, password }).toString())).status;
+    };
+    const send = (method: string, path: string, from: string, cookie?: string, body?: string) =>
+      new Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }>((resolve, reject) => {
+        const headers: Record<string, string> = { ...(cookie ? { cookie } : {}), ...(body ? { 'content-type': 'application/x-www-form-urlencoded', 'content-length': String(Buffer.byteLength(body)) } : {}) };
+        const req = httpRequest(`${nginx!.origin}${path}`, { method, localAddress: from, headers, agent: false }, (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => (text += chunk));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text }));
+        });
+        req.on('error', reject);
+        req.end(body);
+      });
+    // 20 failed sign-ins (different e-mails: not the per-user lockout) from one client.
+    for (let i = 0; i < 20; i++) expect(await signIn('127.0.0.2', `guess${i}@acme.example`, 'wrong password')).toBe(401);
+    expect(await signIn('127.0.0.2', 'analyst@acme.example', user.oneTimePassword)).toBe(429);
+    // Another client behind the same nginx signs in.
+    expect(await signIn('127.0.0.3', 'analyst@acme.example', user.oneTimePassword)).toBe(303);
+  });
 
   it('reports req/s through nginx and against one replica directly (no assertion on time)', async () => {
     const { apiKey } = newKey();
