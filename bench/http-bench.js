@@ -3,7 +3,8 @@
 // server answering the same JSON body, in the same run, with autocannon on loopback.
 //
 //   node bench/http-bench.js [--duration 5] [--rounds 3] [--connections 10] [--dataset datasets/build/gss.arrow]
-//                            [--cli dist/cli/main.js] [--postgres postgres://...] [--before-cli PATH] [--json]
+//                            [--cli dist/cli/main.js] [--postgres postgres://...] [--before-cli PATH]
+//                            [--flood 32] [--json]
 //
 // Key stores compared: the key file + NDJSON ledger, the access database embedded (PGlite)
 // and, with --postgres, a PostgreSQL server (the database's tables are created on start).
@@ -12,12 +13,19 @@
 // inside this checkout, so it finds node_modules), labelled "(before)": a change measured
 // against what it changes in one run, under the same load.
 //
+// --flood N (default 32; 0 = off): each database-store server is also measured with N more
+// connections sending made-up, well-formed API keys at the same time (every one a different
+// key, so no cache can answer it): the row "... under an unknown-key flood" gives the
+// legitimate clients' req/s, and the flood's answers (401 until the per-address limit, then
+// 429) are counted beside it.
+//
 // Each server runs in its own child process; the client runs here. Runs alternate between
 // the servers for --rounds rounds and the medians are reported.
 // Answers are checked against `crosstab query --json` before timing, and the usage ledger
 // against the number of 200s afterwards.
 import autocannon from 'autocannon';
 import { execFileSync, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -52,11 +60,13 @@ async function main() {
       json: { type: 'boolean', default: false },
       postgres: { type: 'string' },
       'before-cli': { type: 'string' },
+      flood: { type: 'string', default: '32' },
     },
   });
   const duration = Number(options.duration);
   const connections = Number(options.connections);
   const rounds = Number(options.rounds);
+  const flood = Number(options.flood);
   const crosstab = (...args) => execFileSync(process.execPath, [options.cli, ...args], { encoding: 'utf8' });
   const work = mkdtempSync(join(tmpdir(), 'crosstab-http-bench-'));
   try {
@@ -91,7 +101,7 @@ async function main() {
 
     // Every autocannon connection comes from 127.0.0.1: lift serve's per-address limit (64
     // by default) above the connections of the run, or the rest are refused with 503.
-    const perAddress = ['--max-connections-per-address', String(Math.max(64, connections + 16))];
+    const perAddress = ['--max-connections-per-address', String(Math.max(64, connections + flood + 16))];
     /** The key-file servers of the build before (its own ledgers; the same key file). */
     const beforeTargets = (cli) => {
       const before = { path: join(work, 'usage-before.ndjson'), billed: 0 };
@@ -173,6 +183,15 @@ async function main() {
           if (target.ledger) target.ledger.billed += result['2xx'];
           if (target.database) target.database.billed += result['2xx'];
           target.runs.push(result);
+          if (target.database && flood > 0) {
+            log(`round ${round}/${rounds}: ${target.name}, ${duration} s with ${connections} connections and ${flood} flooding with unknown keys`);
+            const [legitimate, attack] = await Promise.all([
+              autocannon({ url: target.origin, connections, duration, requests: target.requests }),
+              autocannon({ url: target.origin, connections: flood, duration, requests: [unknownKeyRequest(request)] }),
+            ]);
+            target.database.billed += legitimate['2xx'];
+            (target.floodRuns ??= []).push({ legitimate, attack });
+          }
         }
       }
     } finally {
@@ -196,6 +215,22 @@ async function main() {
         failed: target.runs.reduce((sum, run) => sum + run.non2xx + run.errors + run.timeouts, 0),
         ...durableWrites(target.stderr()),
       });
+      if (target.floodRuns) {
+        const runs = target.floodRuns.map((run) => run.legitimate);
+        const answers = (status) => target.floodRuns.reduce((sum, run) => sum + (run.attack.statusCodeStats?.[status]?.count ?? 0), 0);
+        rows.push({
+          server: `${target.name}, under an unknown-key flood (${flood} connections)`,
+          requestsPerSecond: Math.round(median(runs.map((run) => run.requests.average))),
+          meanMs: Math.round(median(runs.map((run) => run.latency.mean)) * 100) / 100,
+          p50Ms: median(runs.map((run) => run.latency.p50)),
+          p99Ms: median(runs.map((run) => run.latency.p99)),
+          // Shared with the flood: not comparable per request.
+          serverCpuMicrosPerRequest: undefined,
+          ok: runs.reduce((sum, run) => sum + run['2xx'], 0),
+          failed: runs.reduce((sum, run) => sum + run.non2xx + run.errors + run.timeouts, 0),
+          flood: { requestsPerSecond: Math.round(median(target.floodRuns.map((run) => run.attack.requests.average))), unauthorized: answers('401'), throttled: answers('429'), other: target.floodRuns.reduce((sum, run) => sum + run.attack['2xx'], 0) },
+        });
+      }
     }
     // Autocannon abandons the requests in flight when its time is up; the server still
     // answers and bills them, so a ledger may exceed the 200s received by up to that many.
@@ -210,7 +245,9 @@ async function main() {
     for (const database of databases) {
       database.rows = JSON.parse(crosstab('usage', '--account', database.account, '--json', '--database', database.location)).calls;
       const servers = running.filter((target) => target.database === database).length;
-      if (database.rows < database.billed || database.rows > database.billed + (rounds + 1) * connections * servers) {
+      // Runs per server: the warm-up, each round, and each round's flood run.
+      const runs = 1 + rounds * (flood > 0 ? 2 : 1);
+      if (database.rows < database.billed || database.rows > database.billed + runs * connections * servers) {
         throw new Error(`something is off: the ${database.label} database holds ${database.rows} usage rows for ${database.billed} 200s`);
       }
     }
@@ -235,13 +272,16 @@ async function main() {
     // autocannon records latency in whole milliseconds; the mean keeps the fraction.
     const header = ['server', 'req/s', 'of bare', 'server CPU µs/req', 'mean ms', 'p50 ms', 'p99 ms', '2xx', 'failed'];
     const bare = rows[0].requestsPerSecond;
-    const table = rows.map((row) => [row.server, String(row.requestsPerSecond), (row.requestsPerSecond / bare).toFixed(2), String(row.serverCpuMicrosPerRequest), row.meanMs.toFixed(2), String(row.p50Ms), String(row.p99Ms), String(row.ok), String(row.failed)]);
+    const table = rows.map((row) => [row.server, String(row.requestsPerSecond), (row.requestsPerSecond / bare).toFixed(2), String(row.serverCpuMicrosPerRequest ?? '-'), row.meanMs.toFixed(2), String(row.p50Ms), String(row.p99Ms), String(row.ok), String(row.failed)]);
     const widths = header.map((cell, i) => Math.max(cell.length, ...table.map((row) => row[i].length)));
     const line = (cells) => cells.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]) : cell.padStart(widths[i]))).join('  ');
     process.stdout.write(`${report.date}  node ${report.node}  ${report.cpu}  load ${loadavg()[0].toFixed(1)}  ${rounds} rounds of ${duration} s x ${connections} connections (medians)\n`);
     process.stdout.write(`${[line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...table.map(line)].join('\n')}\n`);
     for (const entry of ledgers) process.stdout.write(`ledger ${basename(entry.path)}: ${entry.records} records for ${entry.billed} 200s received (in-flight requests abandoned at the end are billed too)\n`);
     for (const database of databases) process.stdout.write(`${database.label}: ${database.rows} usage rows for ${database.billed} 200s received\n`);
+    for (const row of rows.filter((entry) => entry.flood !== undefined)) {
+      process.stdout.write(`${row.server}: the flood sent ${row.flood.requestsPerSecond} req/s, answered ${row.flood.unauthorized} x 401 and ${row.flood.throttled} x 429 (${row.flood.other} x 200)\n`);
+    }
     for (const row of rows.filter((entry) => entry.recordsPerDurableWrite !== undefined)) {
       process.stdout.write(`${row.server}: ${row.recordsPerDurableWrite} billed calls per durable write or commit, ${row.microsPerDurableWrite} µs per write (mean wall time in flight, the whole run)\n`);
     }
@@ -261,6 +301,14 @@ async function main() {
 function durableWrites(stderr) {
   const match = /\(([\d.]+) billed calls per durable write, (\d+) µs per write/.exec(stderr);
   return match ? { recordsPerDurableWrite: Number(match[1]), microsPerDurableWrite: Number(match[2]) } : {};
+}
+
+/** POST /crosstab with a made-up, well-formed API key, a new one for every request. */
+function unknownKeyRequest(request) {
+  return {
+    ...request,
+    setupRequest: (req) => ({ ...req, headers: { ...req.headers, 'service-engine-authorizer': `ctk_${randomBytes(32).toString('base64url')}` } }),
+  };
 }
 
 /** User + system CPU of a process (all its threads) in µs, from /proc (0 where there is no /proc). */

@@ -96,7 +96,8 @@ export async function revokeKey(db: Database, accountId: string, keyId: string, 
   return db.transaction(async (tx) => {
     const key = await keyOfAccount(tx, accountId, keyId, options.field ?? 'key');
     if (key.status === 'revoked') return key;
-    const { rows } = await tx.query<KeyRow>(`UPDATE api_keys SET revoked_at = $2 WHERE id = $1 RETURNING ${KEY_COLUMNS}`, [keyId, options.at ?? new Date()]);
+    // Now = the database's clock, which the replicas' lookups compare with: no clock skew between machines.
+    const { rows } = await tx.query<KeyRow>(`UPDATE api_keys SET revoked_at = COALESCE($2::timestamptz, now()) WHERE id = $1 RETURNING ${KEY_COLUMNS}`, [keyId, options.at ?? null]);
     return toKeyInfo(rows[0] as KeyRow);
   });
 }

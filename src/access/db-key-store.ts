@@ -3,15 +3,23 @@ import { AccountLimiter, type Limits } from './account-limits.js';
 import { accountOfToken, OidcVerifier, type OidcOptions } from './oidc.js';
 import type { Queryable } from './database.js';
 import { iso } from './accounts.js';
+import { LruMap } from './key-cache.js';
 
 /** The rights of a key as the database holds them, fetched at most every `ttlMs`. */
 interface CachedKey {
+  /** The store's clock (monotonic) just before the query was sent: its snapshot is younger. */
   fetchedAt: number;
   /** undefined: no key has this hash. */
   row: KeyRightsRow | undefined;
   /** The record built from `row`; rebuilt at `revokesAt` (a revocation with a grace period). */
   record?: ApiKeyRecord;
   revokesAt?: number | undefined;
+}
+
+/** A lookup on its way to the database, joined by the requests for the same key meanwhile. */
+interface PendingLookup {
+  sentAt: number;
+  result: Promise<CachedKey>;
 }
 
 interface KeyRightsRow {
@@ -21,6 +29,8 @@ interface KeyRightsRow {
   created_at: Date | string;
   expires_at: Date | string | null;
   revoked_at: Date | string | null;
+  /** Revoked as of the database's clock when the row was read. */
+  revoked_now?: boolean;
   account_disabled: boolean;
   rate_limit_per_minute: number | null;
   monthly_quota: number | null;
@@ -29,7 +39,7 @@ interface KeyRightsRow {
 
 /** Key, account and permissions in one round trip. */
 const LOOKUP_SQL = `
-  SELECT k.id, k.name, k.account_id, k.created_at, k.expires_at, k.revoked_at, a.disabled AS account_disabled, a.rate_limit_per_minute, a.monthly_quota,
+  SELECT k.id, k.name, k.account_id, k.created_at, k.expires_at, k.revoked_at, COALESCE(k.revoked_at <= now(), false) AS revoked_now, a.disabled AS account_disabled, a.rate_limit_per_minute, a.monthly_quota,
          (SELECT json_agg(json_build_object('survey', p.survey, 'group', p.authorization_group))
             FROM survey_permissions p WHERE p.account_id = k.account_id) AS permissions
     FROM api_keys k JOIN accounts a ON a.id = k.account_id
@@ -37,14 +47,19 @@ const LOOKUP_SQL = `
 
 export interface DbKeyStoreOptions {
   /**
-   * How long a looked-up key's rights are reused, in ms (default 500): the bound on how
-   * late a revocation or licence change made by another replica takes effect.
+   * How long a looked-up key's rights (or its absence) are reused, in ms (default 500): a
+   * request that reaches this process `ttlMs` or more after a change committed (a
+   * revocation, a disabled account, a withdrawn licence, a new key) is checked against it.
    */
   ttlMs?: number;
-  /** Most keys (known or unknown) kept in memory (default 10,000). */
+  /** Most existing keys kept in memory (default 10,000); the least recently used goes first. */
   maxEntries?: number;
+  /** Most unknown keys remembered as unknown (default 10,000), apart from the existing ones. */
+  maxUnknownEntries?: number;
   /** Single sign-on: the OpenID Connect issuers whose access tokens are accepted. */
   oidc?: OidcOptions;
+  /** Monotonic clock in ms for the ages of cached rights (default performance.now); tests step it. */
+  clock?: () => number;
 }
 
 /** An account's rights without a key (single sign-on). */
@@ -60,7 +75,7 @@ export function keyRecordOf(row: KeyRightsRow, hash: string, now = Date.now()): 
   const groupsBySurvey: Record<string, string[]> = {};
   for (const { survey, group } of permissions) (groupsBySurvey[survey] ??= []).push(group);
   const revokedAt = iso(row.revoked_at);
-  const revoked = row.account_disabled || (revokedAt !== null && Date.parse(revokedAt) <= now);
+  const revoked = row.account_disabled || row.revoked_now === true || (revokedAt !== null && Date.parse(revokedAt) <= now);
   return {
     id: row.id,
     name: row.name,
@@ -82,10 +97,12 @@ export function keyRecordOf(row: KeyRightsRow, hash: string, now = Date.now()): 
  * revocation, a disabled account or a withdrawn licence within that time.
  */
 export class DbKeyStore implements KeyStore {
-  private readonly cache = new Map<string, CachedKey>();
-  private readonly inFlight = new Map<string, Promise<CachedKey>>();
+  /** Keys that exist, and hashes no key has: apart, so a flood of unknown keys evicts only its own kind. */
+  private readonly known: LruMap<string, CachedKey>;
+  private readonly unknown: LruMap<string, CachedKey>;
+  private inFlight = new Map<string, PendingLookup>();
   private readonly ttlMs: number;
-  private readonly maxEntries: number;
+  private readonly clock: () => number;
   /** Limits per account, as of the latest lookup of one of its keys. */
   private readonly limits = new Map<string, Limits>();
   private readonly limiter: AccountLimiter;
@@ -93,38 +110,64 @@ export class DbKeyStore implements KeyStore {
 
   constructor(private readonly db: Queryable, options: DbKeyStoreOptions = {}) {
     this.ttlMs = options.ttlMs ?? 500;
-    this.maxEntries = options.maxEntries ?? 10_000;
+    this.known = new LruMap(options.maxEntries ?? 10_000);
+    this.unknown = new LruMap(options.maxUnknownEntries ?? 10_000);
+    this.clock = options.clock ?? (() => performance.now());
     this.limiter = new AccountLimiter(db);
     this.oidc = options.oidc && options.oidc.issuers.length > 0 ? new OidcVerifier(options.oidc) : undefined;
   }
 
-  private fetch(hash: string): Promise<CachedKey> {
-    let pending = this.inFlight.get(hash);
-    if (pending === undefined) {
-      const fetchedAt = Date.now();
-      pending = this.db
-        .query<KeyRightsRow>(LOOKUP_SQL, [hash])
-        .then(({ rows }) => {
-          const entry = { fetchedAt, row: rows[0] };
-          if (this.cache.size >= this.maxEntries) this.cache.clear();
-          this.cache.set(hash, entry);
-          const row = entry.row;
-          if (row !== undefined) this.limits.set(row.account_id, { ratePerMinute: row.rate_limit_per_minute, monthlyQuota: row.monthly_quota });
-          return entry;
-        })
-        .finally(() => this.inFlight.delete(hash));
-      this.inFlight.set(hash, pending);
+  /**
+   * The rights of `hash` from the database. A lookup already in flight is joined only when it
+   * was sent less than ttlMs ago: its answer then is as fresh as a cached one may be.
+   */
+  private fetch(hash: string, now: number): Promise<CachedKey> {
+    const pending = this.inFlight.get(hash);
+    if (pending !== undefined && now - pending.sentAt < this.ttlMs) return pending.result;
+    const inFlight = this.inFlight;
+    const sentAt = this.clock();
+    const result = this.db.query<KeyRightsRow>(LOOKUP_SQL, [hash]).then(({ rows }) => {
+      const entry: CachedKey = { fetchedAt: sentAt, row: rows[0] };
+      // Not cached when the cache was invalidated meanwhile (a change made here after the query).
+      if (this.inFlight === inFlight && inFlight.get(hash)?.result === result) this.remember(hash, entry);
+      return entry;
+    });
+    const lookup = { sentAt, result };
+    inFlight.set(hash, lookup);
+    void result.then(
+      () => inFlight.get(hash) === lookup && inFlight.delete(hash),
+      () => inFlight.get(hash) === lookup && inFlight.delete(hash),
+    );
+    return result;
+  }
+
+  private remember(hash: string, entry: CachedKey): void {
+    const current = this.known.peek(hash) ?? this.unknown.peek(hash);
+    // An older lookup that answers late never replaces a younger one.
+    if (current !== undefined && current.fetchedAt > entry.fetchedAt) return;
+    const row = entry.row;
+    if (row === undefined) {
+      this.known.delete(hash);
+      this.unknown.set(hash, entry);
+    } else {
+      this.unknown.delete(hash);
+      this.known.set(hash, entry);
+      this.limits.set(row.account_id, { ratePerMinute: row.rate_limit_per_minute, monthlyQuota: row.monthly_quota });
     }
-    return pending;
   }
 
   /** Synchronous while the key's cached rights are fresh (younger than ttlMs). */
   lookup(apiKey: string): ApiKeyRecord | undefined | Promise<ApiKeyRecord | undefined> {
     const hash = hashApiKey(apiKey);
-    const now = Date.now();
-    const entry = this.cache.get(hash);
-    if (entry !== undefined && now - entry.fetchedAt < this.ttlMs) return this.recordOf(entry, hash, now);
-    return this.fetch(hash).then((fetched) => this.recordOf(fetched, hash, Date.now()));
+    const now = this.clock();
+    const entry = this.known.get(hash) ?? this.unknown.get(hash);
+    if (entry !== undefined && now - entry.fetchedAt < this.ttlMs) return this.recordOf(entry, hash, Date.now());
+    return this.fetch(hash, now).then((fetched) => this.recordOf(fetched, hash, Date.now()));
+  }
+
+  /** Whether `apiKey` is a key this store has seen in the database (fresh or not): no lookup. */
+  knows(apiKey: string): boolean {
+    return this.known.peek(hashApiKey(apiKey)) !== undefined;
   }
 
   /** The record of a cached row, built once per fetch (and again only for a key revoked with a grace period). */
@@ -166,12 +209,17 @@ export class DbKeyStore implements KeyStore {
     return this.limiter.admit(key.accountId as string, limits);
   }
 
-  /** Forgets every cached key: changes made by this process apply on the next request. */
+  /**
+   * Forgets every cached key and every lookup in flight: changes made by this process apply
+   * to every request that arrives after this call.
+   */
   invalidate(): void {
-    this.cache.clear();
+    this.known.clear();
+    this.unknown.clear();
+    this.inFlight = new Map();
   }
 
   async close(): Promise<void> {
-    await Promise.allSettled([...this.inFlight.values()]);
+    await Promise.allSettled([...this.inFlight.values()].map((pending) => pending.result));
   }
 }

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { join, resolve } from 'node:path';
 import { CrosstabError, DEFAULT_CELL_CACHE, ErrorCode, openDataset, type Dataset } from '../index.js';
-import { createCrosstabHandler, listen, NdjsonLedger, type AccessLogEntry } from '../http/index.js';
+import { createCrosstabHandler, listen, NdjsonLedger, proxyTrust, type AccessLogEntry, type TrustedProxies } from '../http/index.js';
 import { bundledDatasets, bundledDatasetsHint } from './bundled.js';
 import { databaseOption } from './database-option.js';
 import { DEFAULT_USAGE_STATEMENTS, openAccessStore, seedDevelopment, type AccessStore } from './serve-access.js';
@@ -24,7 +24,7 @@ interface ServeOptions {
   database?: string;
   oidcIssuer?: string[];
   oidcAudience?: string;
-  trustProxy?: boolean;
+  trustProxy?: boolean | string;
   cellCache?: string;
   usageStatements?: string;
   devAccount?: boolean;
@@ -51,6 +51,16 @@ function oidcOptions(options: ServeOptions): { issuers: { issuer: string; audien
     if (!URL.canParse(issuer)) throw new CrosstabError(ErrorCode.invalidOption, `--oidc-issuer must be a URL; got ${JSON.stringify(issuer)}.`, { field: '--oidc-issuer' });
   }
   return { issuers: options.oidcIssuer.map((issuer) => ({ issuer, audience: options.oidcAudience as string })) };
+}
+
+/** `--trust-proxy` alone trusts any peer; with a value, only the listed addresses and ranges (checked here). */
+function trustedProxies(value: boolean | string | undefined): TrustedProxies {
+  if (value === undefined || value === false) return false;
+  if (value === true) return true;
+  const list = value.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '');
+  if (list.length === 0) throw new CrosstabError(ErrorCode.invalidOption, '--trust-proxy needs the proxy addresses, e.g. --trust-proxy 10.0.0.7 or 172.28.0.0/24.', { field: '--trust-proxy' });
+  proxyTrust(list, '--trust-proxy');
+  return list;
 }
 
 function exampleTargets(dataset: Dataset): string[] {
@@ -82,7 +92,7 @@ export function registerServeCommand(program: Command): void {
     .option('--cell-cache <cells>', `crosstab cells per dataset kept in memory to answer repeated queries without the kernel (exact: a dataset file never changes; 0 = off; default ${DEFAULT_CELL_CACHE} for a file, 0 for ClickHouse)`)
     .option('--usage-statements <n>', `PostgreSQL server: usage INSERT statements in flight at once (each carries every billed call that arrived while the one before committed; default ${DEFAULT_USAGE_STATEMENTS})`)
     .option('--dev-account', 'on an empty PostgreSQL server database too, create the development account (every served survey and group) and print its one-time password and a 24 h key; the embedded database always gets it')
-    .option('--trust-proxy', 'the portal is reached through a proxy that appends X-Forwarded-For: throttle sign-ins by the client address it gives')
+    .option('--trust-proxy [addresses]', 'the proxies in front (comma-separated addresses or CIDR ranges; alone: any peer): from them, X-Forwarded-For gives the client address that failed sign-ins and failed API keys are counted by, and X-Forwarded-Proto the scheme')
     .action(async (options: ServeOptions) => {
       const port = integerOption(options.port, '--port', 0, 65535);
       const maxBodyBytes = integerOption(options.maxBodyBytes, '--max-body-bytes', 256, 16 * 1024 * 1024);
@@ -95,6 +105,7 @@ export function registerServeCommand(program: Command): void {
       };
       const cellCache = options.cellCache === undefined ? undefined : integerOption(options.cellCache, '--cell-cache', 0, 100_000_000);
       const oidc = oidcOptions(options);
+      const trustProxy = trustedProxies(options.trustProxy);
       const usageStatements = options.usageStatements === undefined ? undefined : integerOption(options.usageStatements, '--usage-statements', 1, 8);
       if (usageStatements !== undefined && options.keys !== undefined) {
         throw new CrosstabError(ErrorCode.invalidOption, '--usage-statements applies to the accounts database; it cannot be combined with --keys.', {
@@ -137,12 +148,13 @@ export function registerServeCommand(program: Command): void {
           corsOrigins: options.corsOrigin ?? '*',
           maxBodyBytes,
           ...(options.publicUrl === undefined ? {} : { serverUrl: options.publicUrl }),
+          trustProxy,
           log,
         });
         const first = datasets[0] as Dataset;
         const exampleBody = JSON.stringify({ SurveyCode: first.info.survey, PopulationBaseCode: '*', TargetCodes: exampleTargets(first) });
         let apiUrl = options.publicUrl ?? '';
-        const served = access ? mountPortal(handler, createPortal({ db: access.db, keys: access.keys, apiUrl: () => apiUrl, exampleBody, trustProxy: options.trustProxy === true, ...(options.publicUrl?.startsWith('https:') ? { secureCookies: true } : {}) })) : handler;
+        const served = access ? mountPortal(handler, createPortal({ db: access.db, keys: access.keys, apiUrl: () => apiUrl, exampleBody, trustProxy, ...(options.publicUrl?.startsWith('https:') ? { secureCookies: true } : {}) })) : handler;
         const server = await listen(served, { port, host: options.host, ...limits }).catch(async (error: NodeJS.ErrnoException) => {
           await handler.close();
           if (error.code === 'EADDRINUSE' || error.code === 'EACCES') {

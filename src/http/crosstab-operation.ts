@@ -1,5 +1,8 @@
 import { isCrosstabError, toServiceResponse, type CrosstabResult } from '../index.js';
 import { AUTH_HEADER, authenticate, authenticateBearer, authorize, entitledToSurvey } from './auth.js';
+import type { AuthFailureLimiter } from './auth-failures.js';
+import { clientAddress, type ProxyTrust } from './client-address.js';
+import { API_KEY_PATTERN } from './key-file.js';
 import { parseJsonBody, validateCrosstabRequest } from './crosstab-request.js';
 import type { AccessLogEntry, CrosstabDataset, HandlerRequest } from './handler-types.js';
 import { headerOf, isJsonContentType } from './headers.js';
@@ -20,22 +23,41 @@ export function createCrosstabOperation(context: {
   keys: KeyStore;
   usage: UsageSink;
   maxBodyBytes: number;
+  proxies: ProxyTrust;
+  authFailures: AuthFailureLimiter;
 }): CrosstabOperation {
-  const { surveys, keys, usage, maxBodyBytes } = context;
+  const { surveys, keys, usage, maxBodyBytes, proxies, authFailures } = context;
   return async (request, requestId, entry) => {
     const authorization = headerOf(request.headers, 'authorization');
+    const keyHeader = headerOf(request.headers, AUTH_HEADER);
+    const bearer = authorization !== undefined && keys.lookupBearer !== undefined && keyHeader === undefined;
+    // A well-formed key is looked up (a database query when not cached): counted per address when it fails.
+    const apiKey = bearer ? undefined : keyHeader?.trim();
+    const lookedUp = apiKey !== undefined && API_KEY_PATTERN.test(apiKey);
+    const address = lookedUp ? clientAddress(request, proxies) : '';
+    if (lookedUp && !(keys.knows?.(apiKey) ?? false)) {
+      const wait = authFailures.retryAfter(address);
+      if (wait !== undefined) {
+        return {
+          ...serviceError(
+            'too_many_failed_keys',
+            `Too many requests with an unknown, revoked or expired API key from your address (${authFailures.maxFailures} within ${authFailures.windowMs / 1000} s).`,
+            'Check the key your client sends (the developer portal lists your keys) and retry after the Retry-After header\'s seconds.',
+          ),
+          retryAfterSeconds: wait,
+        };
+      }
+    }
     // Awaited only when the store is asynchronous this time (a key not in its cache): a
     // settled value costs no extra turn of the event loop.
-    const identified =
-      authorization !== undefined && keys.lookupBearer !== undefined && headerOf(request.headers, AUTH_HEADER) === undefined
-        ? authenticateBearer(authorization, (token) => (keys.lookupBearer as NonNullable<KeyStore['lookupBearer']>).call(keys, token))
-        : authenticate(
-            headerOf(request.headers, AUTH_HEADER),
-            { cookie: headerOf(request.headers, 'cookie') !== undefined, authorization: authorization !== undefined },
-            keys,
-          );
+    const identified = bearer
+      ? authenticateBearer(authorization as string, (token) => (keys.lookupBearer as NonNullable<KeyStore['lookupBearer']>).call(keys, token))
+      : authenticate(keyHeader, { cookie: headerOf(request.headers, 'cookie') !== undefined, authorization: authorization !== undefined }, keys);
     const key = identified instanceof Promise ? await identified : identified;
-    if (isServiceError(key)) return key;
+    if (isServiceError(key)) {
+      if (lookedUp) authFailures.recordFailure(address);
+      return key;
+    }
     entry.keyId = key.id;
     const admission = keys.admit === undefined ? undefined : keys.admit(key);
     const refusal = admission instanceof Promise ? await admission : admission;

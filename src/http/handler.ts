@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { CrosstabError, ErrorCode } from '../index.js';
 import { createCorsPolicy, type CorsPolicy } from './cors.js';
+import { AuthFailureLimiter, type AuthFailureLimits } from './auth-failures.js';
+import { proxyTrust, type TrustedProxies } from './client-address.js';
 import { createCrosstabOperation } from './crosstab-operation.js';
 import type { AccessLogEntry, CrosstabDataset, HandlerRequest, HandlerResponse } from './handler-types.js';
 import { headerOf } from './headers.js';
@@ -29,6 +31,13 @@ export interface CrosstabHandlerOptions {
   serverUrl?: string;
   /** Key file stat-check interval in ms (default 500). */
   keyReloadIntervalMs?: number;
+  /**
+   * The reverse proxies in front (addresses or CIDR ranges, or true for any peer): from them,
+   * X-Forwarded-For gives the client address failed keys are counted by. Default false.
+   */
+  trustProxy?: TrustedProxies;
+  /** Limits on unknown, revoked or expired API keys per client address (default 50 per 60 s). */
+  authFailures?: AuthFailureLimits;
   /** Receives one entry per request, and key-file reload errors. */
   log?: (entry: AccessLogEntry | { time: string; event: string; message: string }) => void;
 }
@@ -77,6 +86,8 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
     surveys.set(survey, dataset);
   }
   const cors: CorsPolicy = createCorsPolicy(options.corsOrigins ?? '*');
+  const proxies = proxyTrust(options.trustProxy, 'trustProxy');
+  const authFailures = new AuthFailureLimiter(options.authFailures);
   const log = options.log ?? (() => {});
   const keys =
     typeof options.keys === 'string'
@@ -91,7 +102,7 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
       : options.usage;
   const docsBody = JSON.stringify(buildOpenApiDocument({ serverUrl: options.serverUrl ?? basePath, maxBodyBytes }));
 
-  const crosstab = createCrosstabOperation({ surveys, keys, usage, maxBodyBytes });
+  const crosstab = createCrosstabOperation({ surveys, keys, usage, maxBodyBytes, proxies, authFailures });
   let inFlight = 0;
   let drained: (() => void) | undefined;
   let closing: Promise<void> | undefined;
@@ -103,7 +114,13 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
   };
 
   async function respond(raw: HandlerRequest): Promise<HandlerResponse> {
-    const request: HandlerRequest = { method: raw.method, path: raw.path, headers: raw.headers ?? {}, ...(raw.body === undefined ? {} : { body: raw.body }) };
+    const request: HandlerRequest = {
+      method: raw.method,
+      path: raw.path,
+      headers: raw.headers ?? {},
+      ...(raw.body === undefined ? {} : { body: raw.body }),
+      ...(typeof raw.remoteAddress === 'string' ? { remoteAddress: raw.remoteAddress } : {}),
+    };
     const started = performance.now();
     const requestId = randomUUID();
     const method = typeof request.method === 'string' ? request.method.toUpperCase() : '';

@@ -10,6 +10,8 @@
  */
 export { createCrosstabHandler } from './handler.js';
 export { headerOf } from './headers.js';
+export { clientAddress, forwardedProto, normalizeAddress, proxyTrust } from './client-address.js';
+export type { ProxyTrust, TrustedProxies } from './client-address.js';
 export type {
   AccessLogEntry,
   CrosstabDataset,

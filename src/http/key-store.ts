@@ -23,6 +23,11 @@ export interface KeyStore {
    * token is refused (401). A valid token of no account gets a record with no surveys (403).
    */
   lookupBearer?(token: string): Promise<ApiKeyRecord | { problem: string }>;
+  /**
+   * Optional: whether `apiKey` is known to exist without asking the backing store (a cached
+   * key). An address refused for too many failed keys may still use the keys it knows.
+   */
+  knows?(apiKey: string): boolean;
   close(): Promise<void>;
 }
 
@@ -102,6 +107,11 @@ export class FileKeyStore implements KeyStore {
   lookup(apiKey: string): ApiKeyRecord | undefined | Promise<ApiKeyRecord | undefined> {
     const refreshing = this.maybeRefresh();
     return refreshing === undefined ? this.find(apiKey) : refreshing.then(() => this.find(apiKey));
+  }
+
+  /** Whether the key file (as last read) holds `apiKey`: no file access. */
+  knows(apiKey: string): boolean {
+    return this.find(apiKey) !== undefined;
   }
 
   private find(apiKey: string): ApiKeyRecord | undefined {

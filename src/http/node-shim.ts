@@ -41,12 +41,13 @@ export function failNodeResponse(res: ServerResponse, error: unknown): void {
 /**
  * Writes a handler response to a node:http response (also used by the Express shim). When
  * the request body was not read to its end (too large, or answered before it was needed),
- * the connection is closed after the answer instead of draining the rest of the upload.
- * A response node:http refuses (a header value with a control character, a bad status)
- * becomes a 500 (failNodeResponse).
+ * or `closeConnection` is set (the server is draining), the answer says `Connection: close`
+ * and the connection is closed after it, so the client does not reuse it. A response
+ * node:http refuses (a header value with a control character, a bad status) becomes a 500
+ * (failNodeResponse).
  */
-export function sendNodeResponse(res: ServerResponse, response: HandlerResponse): void {
-  const headers = res.req?.complete === false ? { ...response.headers, connection: 'close' } : response.headers;
+export function sendNodeResponse(res: ServerResponse, response: HandlerResponse, closeConnection = false): void {
+  const headers = closeConnection || res.req?.complete === false ? { ...response.headers, connection: 'close' } : response.headers;
   try {
     res.writeHead(response.status, headers).end(response.body);
   } catch (error) {
@@ -54,11 +55,17 @@ export function sendNodeResponse(res: ServerResponse, response: HandlerResponse)
   }
 }
 
+export interface NodeListenerOptions {
+  /** Asked as each answer is written: true answers with `Connection: close` (listen() sets it while draining). */
+  closeConnections?: () => boolean;
+}
+
 /**
  * A node:http request listener: `http.createServer(createNodeListener(handler))`.
  * Paths outside `handler.basePath` get a 404 error body.
  */
-export function createNodeListener(handler: CrosstabHandler): (req: IncomingMessage, res: ServerResponse) => void {
+export function createNodeListener(handler: CrosstabHandler, options: NodeListenerOptions = {}): (req: IncomingMessage, res: ServerResponse) => void {
+  const closeConnections = options.closeConnections ?? (() => false);
   return (req, res) => {
     const fail = (): void => {
       res.destroy();
@@ -76,7 +83,7 @@ export function createNodeListener(handler: CrosstabHandler): (req: IncomingMess
         } catch (error) {
           pending = Promise.reject(error);
         }
-        pending.then((response) => sendNodeResponse(res, response)).catch((error: unknown) => failNodeResponse(res, error));
+        pending.then((response) => sendNodeResponse(res, response, closeConnections())).catch((error: unknown) => failNodeResponse(res, error));
       },
       fail,
     );

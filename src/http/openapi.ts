@@ -31,7 +31,7 @@ const statusDescriptions: Record<number, string> = {
   408: 'The whole request did not arrive in time.',
   413: 'The request body is larger than the limit.',
   415: 'Content-Type is not application/json with UTF-8.',
-  429: "The account's rate limit or monthly quota is used up; retry after the Retry-After header's seconds. Not billed.",
+  429: "The account's rate limit or monthly quota is used up, or the caller's address sent too many unknown, revoked or expired keys; retry after the Retry-After header's seconds. Not billed.",
   431: 'The request headers are too large.',
   500: 'Internal error (a bug); report the X-Request-Id header.',
   503: 'The service is shutting down or cannot record usage; retry later.',

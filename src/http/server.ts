@@ -1,4 +1,5 @@
 import { createServer, STATUS_CODES, type Server } from 'node:http';
+import { Server as NetServer } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import { applyConnectionLimits, resolveConnectionLimits, type ConnectionLimits } from './connection-limits.js';
@@ -8,6 +9,12 @@ import { errorBody, serviceError, statusOf } from './service-error.js';
 
 /** Time allowed for a whole request (headers and body) to arrive; bounds slow clients. */
 const REQUEST_TIMEOUT_MS = 30_000;
+
+/**
+ * How long a kept-alive connection may stay idle (sent to clients as `Keep-Alive: timeout=5`).
+ * A proxy must close its idle connections sooner (deploy/nginx.conf: 4 s).
+ */
+const KEEP_ALIVE_TIMEOUT_MS = 5000;
 
 /** Answers requests node:http cannot parse with the service's error body instead of a bare 400. */
 function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
@@ -43,9 +50,11 @@ export interface RunningServer {
   readonly url: string;
   readonly port: number;
   /**
-   * Graceful shutdown: stops accepting connections, lets in-flight requests finish (their
-   * usage records are fsync'd), then closes the handler. Connections still open after
-   * `graceMs` are cut.
+   * Graceful shutdown: stops accepting connections; answers every request that still
+   * arrives on an open connection (in flight, or sent later on a kept-alive one) with
+   * `Connection: close`, and closes each connection after that answer; leaves idle kept-alive
+   * connections to their keep-alive timeout (5 s) or to the client; then closes the handler.
+   * Connections still open after `graceMs` are cut.
    */
   close(graceMs?: number): Promise<void>;
 }
@@ -58,7 +67,8 @@ export interface RunningServer {
 export async function listen(handler: CrosstabHandler, options: ListenOptions): Promise<RunningServer> {
   const host = options.host ?? '127.0.0.1';
   const limits = resolveConnectionLimits(options);
-  const server = createServer({ keepAliveTimeout: 5000, headersTimeout: 10_000, requestTimeout: REQUEST_TIMEOUT_MS }, createNodeListener(handler));
+  let draining = false;
+  const server = createServer({ keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS, headersTimeout: 10_000, requestTimeout: REQUEST_TIMEOUT_MS }, createNodeListener(handler, { closeConnections: () => draining }));
   server.on('clientError', answerClientError);
   const tooMany = serviceError('unavailable', 'Too many open connections from this address.', 'Reuse one keep-alive connection, or open fewer at a time.');
   applyConnectionLimits(server, limits, JSON.stringify(errorBody(tooMany)));
@@ -78,14 +88,19 @@ export async function listen(handler: CrosstabHandler, options: ListenOptions): 
     port,
     close(graceMs = 10_000) {
       closing ??= (async () => {
-        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-        server.closeIdleConnections();
-        // Idle keep-alive connections that become idle after a response are closed as they go.
-        const sweep = setInterval(() => server.closeIdleConnections(), 50);
+        draining = true;
+        // Only the listening socket closes now: net.Server's close, not http.Server's, which
+        // also closes every idle kept-alive connection. A client (a proxy's connection pool)
+        // may be writing its next request on such a connection at that very moment; cut, the
+        // request fails after it was sent, and a proxy must not retry a POST that may have
+        // been billed. So every connection ends after an answer with `Connection: close`, or
+        // idle: by the keep-alive timeout or by the client.
+        const closed = new Promise<void>((resolve) => NetServer.prototype.close.call(server, () => resolve()));
         const cut = setTimeout(() => server.closeAllConnections(), graceMs);
         await closed;
-        clearInterval(sweep);
         clearTimeout(cut);
+        // Stops node:http's timer for request timeouts (no connection is left).
+        server.close(() => {});
         await handler.close();
       })();
       return closing;

@@ -41,6 +41,8 @@ export const serviceErrorStatus = {
   rate_limited: 429,
   /** The account's monthly quota of billed calls is used up (see Retry-After); not billed. */
   quota_exceeded: 429,
+  /** Too many unknown, revoked or expired API keys from the caller's address (see Retry-After). */
+  too_many_failed_keys: 429,
   /** Content-Type is not application/json (UTF-8). */
   unsupported_media_type: 415,
   /** A bug in the service; the request id is in the X-Request-Id header. */

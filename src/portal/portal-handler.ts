@@ -1,13 +1,12 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { accountById, addKey, listKeys, parseExpiry, revokeKey, rotateKey, usageDetail, usageReport, parseUsageRange, type Database, type DbKeyStore, type RangeLabels } from '../access/index.js';
 import { CrosstabError } from '../index.js';
-import type { HandlerRequest, HandlerResponse } from '../http/index.js';
-import { headerOf } from '../http/index.js';
+import type { HandlerRequest, HandlerResponse, TrustedProxies } from '../http/index.js';
+import { clientAddress, forwardedProto, headerOf, proxyTrust } from '../http/index.js';
 import { PORTAL_CSS, PORTAL_JS } from './assets.js';
 import type { PageContext } from './html.js';
 import { keysPage, newKeyPage, passwordPage, signInPage, usageCsv, usagePage } from './pages.js';
 import { changePassword, SESSION_SECONDS, sessionOf, signIn, signOut, type Session } from './sessions.js';
-import { clientAddress } from './client-address.js';
 import { SignInThrottle, type SignInThrottleOptions } from './sign-in-throttle.js';
 
 export interface PortalOptions {
@@ -20,15 +19,16 @@ export interface PortalOptions {
   apiUrl: string | (() => string);
   /** Example request body of the curl shown with a new key. */
   exampleBody: string;
-  /** Set the Secure cookie attribute (the portal is served over https). Default: when X-Forwarded-Proto is https. */
+  /** Set the Secure cookie attribute (the portal is served over https). Default: when a trusted proxy's X-Forwarded-Proto says https. */
   secureCookies?: boolean;
   /** Failed sign-ins per client address and window before further attempts get 429 (default 20 per 15 minutes). */
   signInThrottle?: SignInThrottleOptions;
   /**
-   * The portal is reached through a reverse proxy or load balancer that appends the client's
-   * address to X-Forwarded-For: throttle sign-ins by that address, not the proxy's. Default false.
+   * The reverse proxies or load balancers in front of the portal (their addresses or CIDR
+   * ranges, or true for any peer): from them, X-Forwarded-For gives the address sign-ins are
+   * throttled by, and X-Forwarded-Proto the scheme (https: Secure cookies). Default false.
    */
-  trustProxy?: boolean;
+  trustProxy?: TrustedProxies;
 }
 
 /** The developer portal: a framework-neutral handler of HandlerRequests under basePath. */
@@ -76,7 +76,8 @@ export function createPortal(options: PortalOptions): Portal {
   const throttle = new SignInThrottle(db, options.signInThrottle);
   const apiUrl = (): string => (typeof options.apiUrl === 'function' ? options.apiUrl() : options.apiUrl);
 
-  const secure = (request: HandlerRequest): boolean => options.secureCookies ?? headerOf(request.headers, 'x-forwarded-proto') === 'https';
+  const proxies = proxyTrust(options.trustProxy, 'trustProxy');
+  const secure = (request: HandlerRequest): boolean => options.secureCookies ?? forwardedProto(request, proxies) === 'https';
   const cookie = (request: HandlerRequest, name: string, value: string, maxAge: number): string =>
     `${name}=${value}; Path=${base}; HttpOnly; SameSite=Strict; Max-Age=${maxAge}${secure(request) ? '; Secure' : ''}`;
   const page = (status: number, body: string, extra: Record<string, string> = {}): HandlerResponse => ({
@@ -155,7 +156,7 @@ export function createPortal(options: PortalOptions): Portal {
       const form = formOf(request);
       if (!sameToken(form.get('csrf') ?? undefined, jar.get(SIGN_IN_COOKIE))) return csrfRefused();
       const email = form.get('email') ?? '';
-      const address = clientAddress(request, options.trustProxy ?? false);
+      const address = clientAddress(request, proxies);
       const attempt = await throttle.attempt(address);
       if (!attempt.admitted) {
         const wait = attempt.retryAfterSeconds;

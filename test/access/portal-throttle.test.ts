@@ -147,8 +147,8 @@ describe.each(stores)('portal sign-in throttling per address on %s', (name, loca
 
 describe('the address a sign-in is counted against', () => {
   it('is the peer, IPv4-mapped addresses as IPv4, IPv6 per /64, X-Forwarded-For only when trusted', async () => {
-    const { clientAddress } = await import('../../src/portal/client-address.js');
-    const at = (remoteAddress: string, forwarded?: string, trust = false) => clientAddress({ method: 'POST', path: '/', headers: forwarded ? { 'x-forwarded-for': forwarded } : {}, remoteAddress }, trust);
+    const { clientAddress, proxyTrust } = await import('../../src/http/index.js');
+    const at = (remoteAddress: string, forwarded?: string, trust = false) => clientAddress({ method: 'POST', path: '/', headers: forwarded ? { 'x-forwarded-for': forwarded } : {}, remoteAddress }, proxyTrust(trust));
     expect(at('::ffff:192.0.2.1')).toBe('192.0.2.1');
     expect(at('2001:db8:0:1::5')).toBe('2001:db8:0:1::/64');
     expect(at('2001:0db8:0000:0001:ffff:1:2:3')).toBe('2001:db8:0:1::/64');

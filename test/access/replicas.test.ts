@@ -1,5 +1,6 @@
 // `crosstab serve` processes sharing one database, as replicas behind a load balancer:
-// a revocation made through the CLI reaches every replica within one second, and SIGKILL of
+// a revocation made through the CLI is in force on every replica for every request sent 500 ms
+// after it (the key cache's bound, docs/access.md), and SIGKILL of
 // a replica in the middle of load loses no billing (every 200 a client got has a usage row).
 // The same crash test runs on the embedded database (one process).
 import autocannon from 'autocannon';
@@ -104,22 +105,31 @@ describe('two `crosstab serve` replicas on one PostgreSQL database', () => {
     for (const replica of replicas) replica.child.kill('SIGKILL');
   });
 
-  it('a key revoked with the CLI is refused by every replica within one second', async () => {
+  it('a key revoked with the CLI: every request sent 500 ms (the cache bound) after the command returned is refused, on every replica', async () => {
     const { apiKey, id } = newKey(database, cwd, 'acme');
     for (const replica of replicas) expect(await post(replica.origin, apiKey)).toBe(200);
     const revoked = crosstab(['keys', 'revoke', id, '--database', database], cwd);
     expect(revoked.status, revoked.stderr).toBe(0);
-    const started = Date.now();
-    const refusedAfter = await Promise.all(
+    // The revocation committed before the command returned. A request sent BOUND or more
+    // after that reaches its replica later still, and a replica uses rights read less than
+    // BOUND before a request arrives: so that request is refused, however slow this machine
+    // is (no timing margin is needed in that direction). Earlier requests may pass.
+    const BOUND = 500;
+    const returned = performance.now();
+    const late = await Promise.all(
       replicas.map(async (replica) => {
-        while ((await post(replica.origin, apiKey)) !== 401) {
-          if (Date.now() - started > 1000) throw new Error(`${replica.origin} still accepts the revoked key after 1 s`);
-          await new Promise((resolve) => setTimeout(resolve, 20));
+        const answers: Array<{ sentAfter: number; status: number }> = [];
+        // Keeps asking until the replica refuses, then a little longer (generous: 30 s).
+        while (answers.filter((answer) => answer.status === 401).length < 5) {
+          const sentAfter = performance.now() - returned;
+          if (sentAfter > 30_000) throw new Error(`${replica.origin} still accepts the revoked key 30 s after the revocation`);
+          answers.push({ sentAfter, status: await post(replica.origin, apiKey) });
+          await new Promise((resolve) => setTimeout(resolve, 10));
         }
-        return Date.now() - started;
+        return answers.filter((answer) => answer.sentAfter >= BOUND && answer.status !== 401);
       }),
     );
-    expect(Math.max(...refusedAfter)).toBeLessThanOrEqual(1000);
+    expect(late).toEqual(replicas.map(() => []));
   });
 
   it('SIGKILL of one replica mid-load: every 200 received has a usage row', async () => {

@@ -120,6 +120,9 @@ describe('crosstab serve', () => {
     const withKeys = crosstab(['serve', '--dataset', paths.gss, '--port', '0', '--keys', join(dir, 'missing.json'), '--usage-statements', '2'], fresh);
     expect(withKeys.status).toBe(1);
     expect(withKeys.stderr).toMatch(/--usage-statements applies to the accounts database; it cannot be combined with --keys/);
+    const proxy = crosstab(['serve', '--dataset', paths.gss, '--port', '0', '--trust-proxy', '10.0.0.7,nginx'], fresh);
+    expect(proxy.status).toBe(1);
+    expect(proxy.stderr).toMatch(/--trust-proxy: "nginx" is not an IP address or CIDR range/);
     // Nothing was created by the refused starts: no embedded database in the working directory.
     expect(existsSync(join(fresh, '.crosstab'))).toBe(false);
   });

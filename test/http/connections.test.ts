@@ -121,6 +121,84 @@ describe('listen(): sockets and limits (in-process node:http)', () => {
   });
 });
 
+/** One request on a kept-alive raw socket; resolves with the whole response (head and body). */
+function exchange(socket: Socket, request: string, ms = 5000): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let received = '';
+    const done = (error?: Error): void => {
+      clearTimeout(timer);
+      socket.off('data', onData);
+      socket.off('close', onClose);
+      if (error) reject(error);
+      else resolve(received);
+    };
+    const onData = (chunk: Buffer): void => {
+      received += chunk.toString();
+      const end = received.indexOf('\r\n\r\n');
+      const length = /content-length: *(\d+)/i.exec(received.slice(0, end));
+      if (end !== -1 && length && Buffer.byteLength(received) >= end + 4 + Number(length[1])) done();
+    };
+    const onClose = (): void => done(new Error(`connection closed before a whole response; received ${JSON.stringify(received.slice(0, 200))}`));
+    const timer = setTimeout(() => done(new Error(`no whole response after ${ms} ms; received ${JSON.stringify(received.slice(0, 200))}`)), ms);
+    socket.on('data', onData);
+    socket.once('close', onClose);
+    socket.on('error', () => {});
+    socket.write(request);
+  });
+}
+
+const rawPost = (apiKey: string): string =>
+  `POST /v1/crosstab HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nService-Engine-Authorizer: ${apiKey}\r\nContent-Length: ${Buffer.byteLength(BODY)}\r\n\r\n${BODY}`;
+
+// What a reverse proxy with a pool of kept-alive connections sees during a shutdown: it may
+// write its next request on an idle connection at any moment, so close() must never cut an
+// idle connection under it, and tells the proxy to stop reusing a connection by answering
+// with `Connection: close`.
+describe('close(): a draining server answers every request that reaches it', () => {
+  it('a request written on an idle kept-alive connection after close() began is answered, with Connection: close', async () => {
+    const server = await serveInProcess();
+    const socket = await open(server.port);
+    const first = await exchange(socket, rawPost(keys.all));
+    expect(first).toMatch(/^HTTP\/1\.1 200 /);
+    expect(first).not.toMatch(/\r\nconnection: close\r\n/i);
+    const closing = server.close();
+    await wait(200);
+    const second = await exchange(socket, rawPost(keys.all));
+    expect(second).toMatch(/^HTTP\/1\.1 200 /);
+    expect(second).toMatch(/\r\nconnection: close\r\n/i);
+    await closed(socket);
+    await closing;
+  });
+
+  it('a request in flight when close() begins is answered with Connection: close; new connections are refused', async () => {
+    const server = await serveInProcess();
+    const socket = await open(server.port);
+    const request = rawPost(keys.all);
+    const half = request.length - 10;
+    socket.write(request.slice(0, half));
+    await wait(100);
+    const closing = server.close();
+    await expect(open(server.port)).rejects.toThrow(/ECONNREFUSED/);
+    const answer = await exchange(socket, request.slice(half));
+    expect(answer).toMatch(/^HTTP\/1\.1 200 /);
+    expect(answer).toMatch(/\r\nconnection: close\r\n/i);
+    await closed(socket);
+    await closing;
+  });
+
+  it('an idle connection that carries no further request is closed by the keep-alive timeout, and close() resolves', async () => {
+    const server = await serveInProcess();
+    const socket = await open(server.port);
+    expect(await exchange(socket, rawPost(keys.all))).toMatch(/^HTTP\/1\.1 200 /);
+    const started = Date.now();
+    await server.close();
+    expect(await closed(socket, 1000)).toBe('');
+    expect(await connectionCount(server)).toBe(0);
+    // Not before the peer had the keep-alive timeout (5 s, above nginx's 4 s) to use or close it.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(4000);
+  });
+});
+
 describe('uploads are not drained once the answer is known', () => {
   let server: RunningServer;
   beforeAll(async () => {
