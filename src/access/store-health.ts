@@ -4,6 +4,13 @@ import type { Database } from './queryable.js';
 /** How long one store operation (a statement, a transaction, a COPY) may take by default before its caller is answered. */
 export const DEFAULT_STORE_TIMEOUT_MS = 10_000;
 
+/**
+ * How long a store that went down must answer without a failure before it counts as back:
+ * a store that can still read but not write (a full disk) is down, not flapping up and down
+ * with every successful read.
+ */
+const STABLE_MS = 5000;
+
 /** Told once when the store becomes unavailable and once when it answers again. */
 export type StoreEventListener = (event: 'store_down' | 'store_up', message: string) => void;
 
@@ -50,26 +57,29 @@ export function withTimeout<T>(work: Promise<T>, timeoutMs: number, location: st
 /**
  * The database with every operation bounded in time and every failure to reach it turned
  * into a CrosstabError `store_unavailable` (the REST API answers 503), reported to
- * `onEvent` once when the store goes down and once when it answers again, not per request.
+ * `onEvent` once when the store goes down and once when it answers again (no failure for
+ * STABLE_MS, then a success), not per request.
  * Errors of the statements themselves pass through unchanged.
  */
 export function guardDatabase(db: Database, options: { timeoutMs?: number; onEvent?: StoreEventListener } = {}): Database {
   const timeoutMs = options.timeoutMs ?? DEFAULT_STORE_TIMEOUT_MS;
   const onEvent = options.onEvent ?? (() => {});
-  let down: string | undefined;
+  let down = false;
+  let lastFailure = 0;
   const guarded = async <T>(what: string, run: () => Promise<T>): Promise<T> => {
     try {
       const result = await withTimeout(run(), timeoutMs, db.location, what);
-      if (down !== undefined) {
-        down = undefined;
+      if (down && performance.now() - lastFailure >= STABLE_MS) {
+        down = false;
         onEvent('store_up', `The access database ${db.location} answers again.`);
       }
       return result;
     } catch (error) {
       if (!isUnavailableError(error)) throw error;
       const unavailable = isCrosstabError(error) ? error : storeUnavailable(db.location, `${(error as Error).message ?? String(error)}.`);
-      if (down === undefined) {
-        down = unavailable.message;
+      lastFailure = performance.now();
+      if (!down) {
+        down = true;
         onEvent('store_down', `${unavailable.message} Requests that need it are answered 503 until it is back.`);
       }
       throw unavailable;

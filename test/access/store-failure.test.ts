@@ -3,7 +3,8 @@
 // rule is the usage ledger's: no 200 without a durable row; the client gets the contract's
 // 503 body, the log says so once per change of state, nothing hangs (SIGTERM exits), and a
 // restart never puts an empty database in place of the one that was lost.
-import { rmSync, renameSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { appendFileSync, rmSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { addAccount, addKey, DbKeyStore, DbUsageSink, openDatabase, type Database } from '../../src/access/index.js';
@@ -84,6 +85,73 @@ describe('`crosstab serve` whose embedded database folder is removed', () => {
   });
 });
 
+describe('`crosstab serve` whose embedded database\'s disk fills up and is cleared again', () => {
+  const mountPoint = tempDir('crosstab-full-');
+  afterAll(() => {
+    execFileSync('umount', ['--lazy', mountPoint]);
+  });
+
+  it('answers 200 with a durable row or 503, never hangs, logs the outage once, and serves again once there is room', async () => {
+    // A small file system of its own (tmpfs, as root), so that filling it fills nothing else.
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=120m', 'tmpfs', mountPoint]);
+    const serve = await startServe(['--dataset', paths.gss, '--port', '0'], { cwd: mountPoint, timeoutMs: 120_000 });
+    let apiKey: string | undefined;
+    for (let wait = 0; wait < 600 && apiKey === undefined; wait++) {
+      apiKey = /Development API key[^\n]*\n\s+(ctk_\S+)/.exec(serve.output())?.[1];
+      if (apiKey === undefined) await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    if (apiKey === undefined) throw new Error(`no development key printed:\n${serve.output()}`);
+    const billed: string[] = [];
+    const call = async (): Promise<number> => {
+      const response = await fetch(`${serve.origin}/v1/crosstab`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'service-engine-authorizer': apiKey as string },
+        body: BODY,
+        signal: AbortSignal.timeout(60_000),
+      });
+      await response.arrayBuffer();
+      if (response.status === 200) billed.push(response.headers.get('x-request-id') as string);
+      return response.status;
+    };
+    expect(await call()).toBe(200);
+
+    const filler = join(mountPoint, 'filler');
+    const chunk = Buffer.alloc(1 << 20);
+    try {
+      for (;;) appendFileSync(filler, chunk);
+    } catch (error) {
+      expect((error as NodeJS.ErrnoException).code).toBe('ENOSPC');
+    }
+    const whileFull: number[] = [];
+    for (let i = 0; i < 3000 && !whileFull.includes(503); i++) whileFull.push(await call());
+    for (let i = 0; i < 20; i++) whileFull.push(await call());
+    expect(new Set(whileFull)).toEqual(new Set(whileFull.includes(200) ? [200, 503] : [503]));
+
+    rmSync(filler);
+    let status = 0;
+    for (let attempt = 0; attempt < 60 && status !== 200; attempt++) {
+      status = await call();
+      if (status !== 200) await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+    expect(status).toBe(200);
+    for (let wait = 0; wait < 100 && linesOf(serve.output(), 'store_up').length === 0; wait++) {
+      expect(await call()).toBe(200);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    expect(linesOf(serve.output(), 'store_down'), serve.output()).toHaveLength(1);
+    expect(linesOf(serve.output(), 'store_down')[0]).toMatch(/No space left on device/);
+    expect(linesOf(serve.output(), 'store_up')).toHaveLength(1);
+    expect(await stop(serve)).toBe(0);
+
+    // Every 200 a client received has its usage row.
+    const db = await openDatabase(join(mountPoint, '.crosstab', 'db'));
+    const { rows } = await db.query<{ request_id: string }>('SELECT request_id FROM usage');
+    await db.close();
+    const rowIds = new Set(rows.map((row) => row.request_id));
+    expect(billed.filter((id) => !rowIds.has(id))).toEqual([]);
+  });
+});
+
 describe('the embedded database folder renamed under an open store', () => {
   it('fails the next usage batch with store_unavailable and reports it once', async () => {
     const dir = tempDir('crosstab-store-');
@@ -135,6 +203,11 @@ describe('a PostgreSQL server that stops, starts again, or freezes under a runni
         if (status !== 200) await new Promise((resolve) => setTimeout(resolve, 500));
       }
       expect(status).toBe(200);
+      // Back once it has answered for a few seconds without a failure.
+      for (let wait = 0; wait < 100 && linesOf(serve.output(), 'store_up').length === 0; wait++) {
+        await post(serve.origin, apiKey);
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
       const output = serve.output();
       expect(linesOf(output, 'store_down'), output).toHaveLength(1);
       expect(linesOf(output, 'store_up'), output).toHaveLength(1);
@@ -178,6 +251,10 @@ describe('a PostgreSQL server that stops, starts again, or freezes under a runni
         if (status !== 200) await new Promise((resolve) => setTimeout(resolve, 500));
       }
       expect(status).toBe(200);
+      for (let wait = 0; wait < 100 && !events.includes('store_up'); wait++) {
+        expect((await post(origin, apiKey)).status).toBe(200);
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
       expect(events).toEqual(['store_down', 'store_up']);
     });
   });
