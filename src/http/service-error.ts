@@ -45,7 +45,7 @@ export const serviceErrorStatus = {
   unsupported_media_type: 415,
   /** A bug in the service; the request id is in the X-Request-Id header. */
   internal: 500,
-  /** The service is shutting down or cannot record usage right now; retry later. */
+  /** The service is shutting down, cannot record usage or cannot reach its accounts database right now; retry later. */
   unavailable: 503,
 } as const;
 
