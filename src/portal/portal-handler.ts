@@ -2,6 +2,7 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { accountById, addKey, listKeys, parseExpiry, revokeKey, rotateKey, usageDetail, usageReport, parseRangeBound, type Database, type DbKeyStore } from '../access/index.js';
 import type { HandlerRequest, HandlerResponse } from '../http/index.js';
 import { headerOf } from '../http/index.js';
+import { ErrorCode, isCrosstabError } from '../index.js';
 import { PORTAL_CSS, PORTAL_JS } from './assets.js';
 import type { PageContext } from './html.js';
 import { keysPage, newKeyPage, passwordPage, signInPage, usageCsv, usagePage } from './pages.js';
@@ -205,6 +206,10 @@ export function createPortal(options: PortalOptions): Portal {
       try {
         return await route(request, method, pathname.slice(base.length), new URLSearchParams(search));
       } catch (error) {
+        // An unavailable database is said once in the log (store_down), not per page.
+        if (isCrosstabError(error) && error.code === ErrorCode.storeUnavailable) {
+          return page(503, `<!doctype html><html lang="en"><title>Unavailable</title><main><h1>The portal is unavailable right now</h1><p>Its database cannot be reached. Please try again in a few seconds. <a href="${base}">Back to the portal</a></p></main></html>`, { 'retry-after': '5' });
+        }
         process.stderr.write(`crosstab portal: ${(error as Error).stack ?? String(error)}\n`);
         return page(500, `<!doctype html><html lang="en"><title>Error</title><main><h1>Something went wrong</h1><p>Please try again. <a href="${base}">Back to the portal</a></p></main></html>`);
       }

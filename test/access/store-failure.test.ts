@@ -193,6 +193,10 @@ describe('a PostgreSQL server that stops, starts again, or freezes under a runni
       try {
         for (let i = 0; i < 10; i++) answers.push(await post(serve.origin, apiKey));
         answers.push(...(await Promise.all(Array.from({ length: 20 }, () => post(serve.origin, apiKey)))));
+        // The portal too: a page that needs the database is a 503, not a 500 with a stack.
+        const portal = await fetch(`${serve.origin}/portal/keys`, { headers: { cookie: `crosstab_portal=${'a'.repeat(43)}` }, redirect: 'manual', signal: AbortSignal.timeout(60_000) });
+        expect(portal.status).toBe(503);
+        expect(portal.headers.get('retry-after')).toBe('5');
       } finally {
         postgres.start();
       }
@@ -211,7 +215,7 @@ describe('a PostgreSQL server that stops, starts again, or freezes under a runni
       const output = serve.output();
       expect(linesOf(output, 'store_down'), output).toHaveLength(1);
       expect(linesOf(output, 'store_up'), output).toHaveLength(1);
-      expect(output).not.toMatch(/"code":"internal"|"status":50[03]|\bat \S+ \(/);
+      expect(output).not.toMatch(/"code":"internal"|"status":50[03]|\bat \S+ \(|crosstab portal:/);
     } finally {
       expect(await stop(serve)).toBe(0);
     }
