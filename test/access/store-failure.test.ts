@@ -221,6 +221,24 @@ describe('a PostgreSQL server that stops, starts again, or freezes under a runni
     }
   });
 
+  it('`crosstab serve` on a frozen server (SIGSTOP): a billed request gets 503, and SIGTERM exits', async () => {
+    const database = await postgres.createDatabase(`frozen_cli_${Date.now()}`);
+    const setup = await openDatabase(database);
+    await addAccount(setup, 'acme', new Map([['GSS', ['_ALL_']]]));
+    const { apiKey } = await addKey(setup, { account: 'acme', name: 'production' });
+    await setup.close();
+    const serve = await startServe(['--dataset', paths.gss, '--port', '0', '--database', database], { cwd: tempDir('crosstab-store-'), timeoutMs: 120_000 });
+    expect((await post(serve.origin, apiKey)).status).toBe(200);
+    postgres.signal('SIGSTOP');
+    try {
+      expectUnavailable(await post(serve.origin, apiKey));
+      expect(await stop(serve)).toBe(0);
+    } finally {
+      postgres.signal('SIGCONT');
+    }
+    expect(linesOf(serve.output(), 'store_down')).toHaveLength(1);
+  });
+
   describe('frozen (SIGSTOP)', () => {
     let db: Database;
     let dataset: Dataset;
