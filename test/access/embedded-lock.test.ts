@@ -1,7 +1,8 @@
 // The embedded database belongs to one process at a time, whatever the lock file says: the
 // lock is an flock the kernel arbitrates, so a live holder in another PID namespace (another
 // container on the same volume) is refused, a stale lock file is no obstacle, and processes
-// starting together on a stale lock get exactly one holder between them.
+// starting together on a stale lock get exactly one holder between them. Runs as root (as
+// .ci/run does): unshare(1) makes the other PID namespace.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
