@@ -6,7 +6,7 @@
 import { execFileSync } from 'node:child_process';
 import { appendFileSync, rmSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { addAccount, addKey, DbKeyStore, DbUsageSink, openDatabase, type Database } from '../../src/access/index.js';
 import { createCrosstabHandler, listen, type RunningServer } from '../../src/http/index.js';
 import { openDataset, type Dataset } from '../../src/index.js';
@@ -40,6 +40,17 @@ function expectUnavailable(answer: Answer): void {
   expect(Number(answer.retryAfter)).toBeGreaterThan(0);
 }
 
+/** Every `crosstab serve` started here, killed after each test if a failed expectation left it running. */
+const started: ServeChild[] = [];
+afterEach(() => {
+  for (const serve of started.splice(0)) if (serve.child.exitCode === null && serve.child.signalCode === null) serve.child.kill('SIGKILL');
+});
+async function serveOn(args: string[], cwd: string): Promise<ServeChild> {
+  const serve = await startServe(['--dataset', paths.gss, '--port', '0', ...args], { cwd, timeoutMs: 120_000 });
+  started.push(serve);
+  return serve;
+}
+
 const linesOf = (output: string, event: string): string[] => output.split('\n').filter((line) => line.includes(`"event":"${event}"`));
 
 /** Resolves once `child` has exited; fails the test when it does not within 60 s of SIGTERM (it hung). */
@@ -54,7 +65,7 @@ async function stop(serve: ServeChild): Promise<number | null> {
 describe('`crosstab serve` whose embedded database folder is removed', () => {
   it('answers 503 (never 200), logs it once, exits on SIGTERM, and a restart refuses to create an empty database there', async () => {
     const cwd = tempDir('crosstab-store-');
-    const serve = await startServe(['--dataset', paths.gss, '--port', '0'], { cwd, timeoutMs: 120_000 });
+    const serve = await serveOn([], cwd);
     let apiKey: string | undefined;
     for (let wait = 0; wait < 600 && apiKey === undefined; wait++) {
       apiKey = /Development API key[^\n]*\n\s+(ctk_\S+)/.exec(serve.output())?.[1];
@@ -76,7 +87,10 @@ describe('`crosstab serve` whose embedded database folder is removed', () => {
 
     const again = startServe(['--dataset', paths.gss, '--port', '0'], { cwd, timeoutMs: 120_000 });
     const failure = await again.then(
-      () => 'started',
+      (serve) => {
+        started.push(serve);
+        return 'started';
+      },
       (error: Error) => error.message,
     );
     expect(failure).toMatch(/exited with 1/);
@@ -94,7 +108,7 @@ describe('`crosstab serve` whose embedded database\'s disk fills up and is clear
   it('answers 200 with a durable row or 503, never hangs, logs the outage once, and serves again once there is room', async () => {
     // A small file system of its own (tmpfs, as root), so that filling it fills nothing else.
     execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=120m', 'tmpfs', mountPoint]);
-    const serve = await startServe(['--dataset', paths.gss, '--port', '0'], { cwd: mountPoint, timeoutMs: 120_000 });
+    const serve = await serveOn([], mountPoint);
     let apiKey: string | undefined;
     for (let wait = 0; wait < 600 && apiKey === undefined; wait++) {
       apiKey = /Development API key[^\n]*\n\s+(ctk_\S+)/.exec(serve.output())?.[1];
@@ -185,7 +199,7 @@ describe('a PostgreSQL server that stops, starts again, or freezes under a runni
     await addAccount(setup, 'acme', new Map([['GSS', ['_ALL_']]]));
     const { apiKey } = await addKey(setup, { account: 'acme', name: 'production' });
     await setup.close();
-    const serve = await startServe(['--dataset', paths.gss, '--port', '0', '--database', database], { cwd: tempDir('crosstab-store-'), timeoutMs: 120_000 });
+    const serve = await serveOn(['--database', database], tempDir('crosstab-store-'));
     try {
       expect((await post(serve.origin, apiKey)).status).toBe(200);
       postgres.pause();
@@ -227,7 +241,7 @@ describe('a PostgreSQL server that stops, starts again, or freezes under a runni
     await addAccount(setup, 'acme', new Map([['GSS', ['_ALL_']]]));
     const { apiKey } = await addKey(setup, { account: 'acme', name: 'production' });
     await setup.close();
-    const serve = await startServe(['--dataset', paths.gss, '--port', '0', '--database', database], { cwd: tempDir('crosstab-store-'), timeoutMs: 120_000 });
+    const serve = await serveOn(['--database', database], tempDir('crosstab-store-'));
     expect((await post(serve.origin, apiKey)).status).toBe(200);
     postgres.signal('SIGSTOP');
     try {
