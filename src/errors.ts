@@ -37,6 +37,11 @@ export const ErrorCode = {
   closed: 'dataset_closed',
   /** A remote backend (ClickHouse) is unreachable or failed a query. */
   backendUnavailable: 'backend_unavailable',
+  /**
+   * The access store (the accounts, keys and usage database) cannot be reached, did not
+   * answer in time, or lost its files: nothing that needs it can be done now.
+   */
+  storeUnavailable: 'store_unavailable',
   /** A bug: an invariant of the engine did not hold. */
   internal: 'internal',
 } as const;

@@ -6,9 +6,12 @@ export function databaseOption(command: Command): Command {
   return command.option('--database <url|dir>', 'postgres://user:password@host:port/db, or the folder of an embedded database (default: $CROSSTAB_DATABASE or .crosstab/db)');
 }
 
+/** An administration command's longest wait for one statement (a usage report over a long history can take a while). */
+const ADMIN_TIMEOUT_MS = 300_000;
+
 /** Opens the database, runs `work`, and closes the database whatever happens. */
 export async function withDatabase<T>(flag: string | undefined, work: (db: Database) => Promise<T>): Promise<T> {
-  const db = await openDatabase(databaseLocation(flag), { poolSize: 2 });
+  const db = await openDatabase(databaseLocation(flag), { poolSize: 2, timeoutMs: ADMIN_TIMEOUT_MS });
   try {
     return await work(db);
   } finally {

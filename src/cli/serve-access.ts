@@ -41,7 +41,7 @@ export async function openAccessStore(
   flag: string | undefined,
   options: { oidc?: OidcOptions; usageStatements?: number; onEvent?: (event: string, message: string) => void } = {},
 ): Promise<AccessStore> {
-  const db = await openDatabase(databaseLocation(flag));
+  const db = await openDatabase(databaseLocation(flag), options.onEvent ? { onEvent: options.onEvent } : {});
   // The embedded database runs one statement at a time on its own thread anyway.
   const statements = db.kind === 'postgres' ? (options.usageStatements ?? DEFAULT_USAGE_STATEMENTS) : 1;
   return {

@@ -126,9 +126,11 @@ export function registerServeCommand(program: Command): void {
       let access: AccessStore | undefined;
       try {
         for (const path of paths) datasets.push(await openDataset(path, cellCache === undefined ? {} : { cellCache }));
+        // A 503 is logged through the event that made the service unavailable (store_down,
+        // the shutdown), once, not per request.
         const log = (entry: AccessLogEntry | { event: string; message?: string }): void => {
           const line = 'event' in entry && !('time' in entry) ? { time: new Date().toISOString(), ...entry } : entry;
-          if (options.accessLog || 'event' in entry || entry.status >= 500) process.stderr.write(`${JSON.stringify(line)}\n`);
+          if (options.accessLog || 'event' in entry || entry.error !== undefined || (entry.status >= 500 && entry.code !== 'unavailable')) process.stderr.write(`${JSON.stringify(line)}\n`);
         };
         access =
           options.keys === undefined

@@ -7,7 +7,7 @@ import { parseJsonBody, validateCrosstabRequest } from './crosstab-request.js';
 import type { AccessLogEntry, CrosstabDataset, HandlerRequest } from './handler-types.js';
 import { headerOf, isJsonContentType } from './headers.js';
 import type { KeyStore } from './key-store.js';
-import { fromEngineError, isServiceError, quote, serviceError, type ServiceError } from './service-error.js';
+import { fromEngineError, fromThrown, isServiceError, quote, serviceError, type ServiceError } from './service-error.js';
 import type { UsageSink } from './usage-ledger.js';
 
 /** Answers POST /crosstab: the 200 body, or the error that refused the request. */
@@ -115,6 +115,9 @@ export function createCrosstabOperation(context: {
         ...(key.accountId === undefined ? {} : { accountId: key.accountId }),
       });
     } catch (error) {
+      // A store that is unavailable says so once in its own event; any other failure is logged here.
+      const known = fromThrown(error);
+      if (known !== undefined) return known;
       entry.error = (error as Error).stack ?? String(error);
       return serviceError('unavailable', 'The usage of this request could not be recorded; it was not billed.', 'Retry later; if it persists, report the X-Request-Id response header to the provider.');
     }

@@ -8,7 +8,7 @@ import type { AccessLogEntry, CrosstabDataset, HandlerRequest, HandlerResponse }
 import { headerOf } from './headers.js';
 import { FileKeyStore, type KeyStore } from './key-store.js';
 import { buildOpenApiDocument } from './openapi.js';
-import { errorBody, quote, serviceError, statusOf, type ServiceError } from './service-error.js';
+import { errorBody, fromThrown, quote, serviceError, statusOf, type ServiceError } from './service-error.js';
 import { NdjsonLedger, type UsageSink } from './usage-ledger.js';
 
 export type { HandlerHeaders } from './headers.js';
@@ -162,10 +162,14 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
         if (outcome.retryAfterSeconds !== undefined) headers['retry-after'] = String(outcome.retryAfterSeconds);
       }
     } catch (error) {
-      status = 500;
-      entry.code = 'internal';
-      entry.error = error instanceof Error ? (error.stack ?? error.message) : String(error);
-      body = JSON.stringify(errorBody(serviceError('internal', 'Internal error.', 'Retry later; if it persists, report the X-Request-Id response header to the provider.')));
+      // A store that cannot serve is 503 (its own event says why, once); anything else a bug.
+      const known = fromThrown(error);
+      if (known === undefined) entry.error = error instanceof Error ? (error.stack ?? error.message) : String(error);
+      const outcome = known ?? serviceError('internal', 'Internal error.', 'Retry later; if it persists, report the X-Request-Id response header to the provider.');
+      status = statusOf(outcome);
+      entry.code = outcome.code;
+      body = JSON.stringify(errorBody(outcome));
+      if (outcome.retryAfterSeconds !== undefined) headers['retry-after'] = String(outcome.retryAfterSeconds);
     }
     if (body !== '') headers['content-type'] = JSON_TYPE;
     headers['content-length'] = String(Buffer.byteLength(body));

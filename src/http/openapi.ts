@@ -34,7 +34,7 @@ const statusDescriptions: Record<number, string> = {
   429: "The account's rate limit or monthly quota is used up, or the caller's address sent too many unknown, revoked or expired keys; retry after the Retry-After header's seconds. Not billed.",
   431: 'The request headers are too large.',
   500: 'Internal error (a bug); report the X-Request-Id header.',
-  503: 'The service is shutting down or cannot record usage; retry later.',
+  503: 'The service is shutting down, cannot record usage or cannot reach its accounts database; retry later (after the Retry-After header\'s seconds when given). Not billed.',
 };
 
 function codesFor(status: number): ServiceErrorCode[] {

@@ -1,4 +1,4 @@
-import { CrosstabError } from '../index.js';
+import { isCrosstabError, type CrosstabError } from '../index.js';
 
 /**
  * Every `error.code` the REST adapter returns, with its HTTP status. This is the only
@@ -47,7 +47,7 @@ export const serviceErrorStatus = {
   unsupported_media_type: 415,
   /** A bug in the service; the request id is in the X-Request-Id header. */
   internal: 500,
-  /** The service is shutting down or cannot record usage right now; retry later. */
+  /** The service is shutting down, cannot record usage or cannot reach its accounts database right now; retry later. */
   unavailable: 503,
 } as const;
 
@@ -100,6 +100,26 @@ export function errorBody(error: ServiceError): ServiceErrorBody {
   return { ResultCode: status, ResultDescription: error.message, error: detail };
 }
 
+/** How long a client is told to wait (Retry-After) when the accounts database is unavailable. */
+const STORE_RETRY_SECONDS = 5;
+
+/**
+ * 503 for a request that needs the accounts, keys and usage database while it cannot serve
+ * (unreachable, too slow, its files lost): nothing was billed. The cause is the provider's
+ * to see in its log, not the client's.
+ */
+export function storeUnavailable(): ServiceError {
+  return {
+    ...serviceError('unavailable', 'The service cannot reach its accounts database right now; the request was not billed.', 'Retry after the Retry-After header\'s seconds; if it persists, tell the provider.'),
+    retryAfterSeconds: STORE_RETRY_SECONDS,
+  };
+}
+
+/** The answer to an exception a store threw (a key store, a usage sink), if it has one other than 500. */
+export function fromThrown(error: unknown): ServiceError | undefined {
+  return isCrosstabError(error) && error.code === 'store_unavailable' ? storeUnavailable() : undefined;
+}
+
 /** Shortens client input echoed in messages so an error body never grows with the input. */
 export function quote(value: string, max = 60): string {
   const shown = value.length > max ? `${value.slice(0, max)}...` : value;
@@ -150,6 +170,8 @@ export function fromEngineError(error: CrosstabError): ServiceError {
       return serviceError('unavailable', 'The service is out of query memory right now.', 'Retry the request later; if it persists, tell the provider (the server holds too many or too large datasets).');
     case 'backend_unavailable':
       return serviceError('unavailable', 'The data backend of this survey is unavailable.', 'Retry the request in a few seconds.');
+    case 'store_unavailable':
+      return storeUnavailable();
     default:
       return serviceError('internal', 'Internal error.', 'Retry later; if it persists, report the X-Request-Id response header to the provider.');
   }

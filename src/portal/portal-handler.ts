@@ -1,6 +1,6 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { accountById, addKey, listKeys, parseExpiry, revokeKey, rotateKey, usageDetail, usageReport, parseUsageRange, type Database, type DbKeyStore, type RangeLabels } from '../access/index.js';
-import { CrosstabError } from '../index.js';
+import { CrosstabError, ErrorCode, isCrosstabError } from '../index.js';
 import type { HandlerRequest, HandlerResponse, TrustedProxies } from '../http/index.js';
 import { clientAddress, forwardedProto, headerOf, proxyTrust } from '../http/index.js';
 import { PORTAL_CSS, PORTAL_JS } from './assets.js';
@@ -237,6 +237,10 @@ export function createPortal(options: PortalOptions): Portal {
       try {
         return await route(request, method, pathname.slice(base.length), new URLSearchParams(search));
       } catch (error) {
+        // An unavailable database is said once in the log (store_down), not per page.
+        if (isCrosstabError(error) && error.code === ErrorCode.storeUnavailable) {
+          return page(503, `<!doctype html><html lang="en"><title>Unavailable</title><main><h1>The portal is unavailable right now</h1><p>Its database cannot be reached. Please try again in a few seconds. <a href="${base}">Back to the portal</a></p></main></html>`, { 'retry-after': '5' });
+        }
         process.stderr.write(`crosstab portal: ${(error as Error).stack ?? String(error)}\n`);
         return page(500, `<!doctype html><html lang="en"><title>Error</title><main><h1>Something went wrong</h1><p>Please try again. <a href="${base}">Back to the portal</a></p></main></html>`);
       }

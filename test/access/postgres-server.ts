@@ -2,7 +2,7 @@
 // temporary folder, started as the `postgres` user (it refuses to run as root) on a free
 // loopback port. Missing binaries fail the test: `.ci/run` installs the package.
 import { execFileSync } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../../bench/lib/free-port.js';
@@ -13,6 +13,11 @@ export interface PostgresServer {
   /** A new, empty database on the server; its URL. */
   createDatabase(name: string): Promise<string>;
   stop(): void;
+  /** Stops the server (fast shutdown), keeping its data; `start()` starts it again on the same port. */
+  pause(): void;
+  start(): void;
+  /** Sends `signal` (SIGSTOP, SIGCONT) to the server and every backend process it runs. */
+  signal(signal: NodeJS.Signals): void;
 }
 
 function binaries(): string {
@@ -36,7 +41,10 @@ export async function startPostgres(): Promise<PostgresServer> {
   const data = join(dir, 'data');
   asPostgres(join(bin, 'initdb'), ['-D', data, '-U', 'postgres', '-A', 'trust', '--no-sync', '-E', 'UTF8']);
   const port = await freePort();
-  asPostgres(join(bin, 'pg_ctl'), ['-D', data, '-l', join(dir, 'server.log'), '-w', '-o', `-p ${port} -h 127.0.0.1 -k ${dir} -c max_connections=200`, 'start']);
+  const start = (): void => {
+    asPostgres(join(bin, 'pg_ctl'), ['-D', data, '-l', join(dir, 'server.log'), '-w', '-o', `-p ${port} -h 127.0.0.1 -k ${dir} -c max_connections=200`, 'start']);
+  };
+  start();
   const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
   const { default: pg } = await import('pg');
   return {
@@ -50,6 +58,15 @@ export async function startPostgres(): Promise<PostgresServer> {
         await client.end();
       }
       return `postgres://postgres@127.0.0.1:${port}/${name}`;
+    },
+    pause() {
+      asPostgres(join(bin, 'pg_ctl'), ['-D', data, '-m', 'fast', '-w', 'stop']);
+    },
+    start,
+    signal(signal) {
+      const postmaster = Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
+      const backends = execFileSync('ps', ['-o', 'pid=', '--ppid', String(postmaster)], { encoding: 'utf8' }).split('\n').map(Number).filter((pid) => pid > 0);
+      for (const pid of [postmaster, ...backends]) process.kill(pid, signal);
     },
     stop() {
       try {

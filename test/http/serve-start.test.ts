@@ -25,7 +25,7 @@ describe('crosstab serve with the development key', () => {
       // Same folder: the embedded database is the first server's, and says so.
       const second = spawnSync(process.execPath, [CLI, 'serve', '--dataset', paths.gss, '--port', port], { cwd, encoding: 'utf8', timeout: 30_000 });
       expect(second.status).toBe(1);
-      expect(second.stderr).toMatch(/embedded database .* is in use by process/);
+      expect(second.stderr).toMatch(/embedded database .* is in use by another process/);
       expect(second.stdout).not.toMatch(/ctk_/);
       // Another folder, same port: EADDRINUSE before anything is seeded, so the next start
       // there (on a free port) still creates and prints the development credentials.
