@@ -8,6 +8,7 @@ import type { CellSums } from '../kernel/kernel.js';
 import { isClickHouseUrl } from '../clickhouse/url.js';
 import { describeDataset, stabilityOf } from './dataset-info.js';
 import type { DatasetEngine } from './engine.js';
+import { InFlight } from './in-flight.js';
 import { LocalEngine } from './local-engine.js';
 import { invalidOption, requireGroups, requireObject, requireSignal, requireString, requireStringArray, resolveWeight } from './options.js';
 import { expandAxis } from './axes.js';
@@ -80,7 +81,8 @@ export class Dataset {
   /** What the dataset holds: survey code, variables, codes, weights, thresholds. */
   readonly info: DatasetInfo;
   private readonly resolver: Resolver;
-  private closed = false;
+  /** Calls in flight; close() stops them and frees the engine once their work has settled. */
+  private readonly inFlight: InFlight;
   /**
    * Cells computed before, per weight: bound base → (bound target, or BASE_CELL) → sums.
    * Keyed by the bound expressions, which the resolver hands out again for the same text.
@@ -97,6 +99,10 @@ export class Dataset {
   ) {
     this.info = { ...describeDataset({ meta, checksum }), design: engine.design };
     this.resolver = new Resolver(meta);
+    this.inFlight = new InFlight(
+      () => this.closedError(),
+      () => engine.close(),
+    );
   }
 
   /**
@@ -116,7 +122,7 @@ export class Dataset {
 
     const boundBase = this.bind(base, 'base', allowed).bound;
     const boundTargets = targets.map((target, i) => this.bind(target, `targets[${i}]`, allowed).bound);
-    const [baseCell, ...cells] = await this.cellsOf(boundBase, boundTargets, weight, signal);
+    const [baseCell, ...cells] = await this.inFlight.run(signal, (running) => this.cellsOf(boundBase, boundTargets, weight, running));
     return { base: this.toCell(baseCell!), targets: cells.map((cell) => this.toCell(cell)), weight, units: this.info.units };
   }
 
@@ -173,7 +179,7 @@ export class Dataset {
     const boundBase = this.bind(base, 'base', allowed).bound;
     const boundRows = rows.map((row, i) => this.bind(row.expr, `rows[${i}]`, allowed).bound);
     const boundColumns = columns.map((column, i) => this.bind(column.expr, `columns[${i}]`, allowed).bound);
-    const cells = await this.engine.table(boundBase, boundRows, boundColumns, weight, { signal, onProgress });
+    const cells = await this.inFlight.run(signal, (running) => this.engine.table(boundBase, boundRows, boundColumns, weight, { signal: running, onProgress }));
     const thresholds = this.info.stability;
     const width = columns.length;
     return {
@@ -217,11 +223,13 @@ export class Dataset {
     return this.engine.verify();
   }
 
-  /** Releases the dataset's kernel memory (or its ClickHouse connection). Queries after close() reject with `dataset_closed`. */
-  close(): void {
-    if (this.closed) return;
-    this.closed = true;
-    this.engine.close();
+  /**
+   * Closes the dataset: calls made after close(), and calls still in flight, reject with
+   * `dataset_closed` at once. Its kernel memory (or its ClickHouse connection) is released
+   * when the work those calls had started has stopped; the returned promise resolves then.
+   */
+  close(): Promise<void> {
+    return this.inFlight.close();
   }
 
   /** Binds an expression; a variable or code outside `allowed` is refused before its values are read. */
@@ -234,8 +242,10 @@ export class Dataset {
   }
 
   private checkOpen(): void {
-    if (this.closed) {
-      throw new CrosstabError(ErrorCode.closed, `dataset ${this.engine.location} is closed`, { hint: 'Open it again with openDataset().' });
-    }
+    if (this.inFlight.closed) throw this.closedError();
+  }
+
+  private closedError(): CrosstabError {
+    return new CrosstabError(ErrorCode.closed, `dataset ${this.engine.location} is closed`, { hint: 'Open it again with openDataset().' });
   }
 }

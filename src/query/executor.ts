@@ -1,3 +1,4 @@
+import { throwIfCancelled } from '../errors.js';
 import type { KernelTask } from '../kernel/exports.js';
 import type { Kernel } from '../kernel/kernel.js';
 
@@ -8,17 +9,34 @@ export const POOL_THRESHOLD_MS = 1;
 /** Pool tasks are cut to about this long: long enough to amortise a message, short enough to balance. */
 export const TASK_MS = 20;
 
-/** Where kernel tasks run: inline on the calling thread, or across the worker pool. */
+/**
+ * Where kernel tasks run: inline on the calling thread, or across the worker pool. run()
+ * settles only once the task no longer touches kernel memory (done, or skipped because
+ * `signal` aborted before it started), so memory a task uses may be released when it settles.
+ */
 export interface Executor {
   /** Tasks worth running at once. */
   readonly parallelism: number;
   run(task: KernelTask, signal?: AbortSignal): Promise<number>;
 }
 
+/**
+ * Waits for every task, then rejects with the first failure: unlike Promise.all, nothing
+ * that follows (releasing the tasks' memory) runs while another task is still writing.
+ */
+export async function settleAll(tasks: ReadonlyArray<Promise<unknown>>): Promise<void> {
+  const outcomes = await Promise.allSettled(tasks);
+  const failed = outcomes.find((outcome) => outcome.status === 'rejected');
+  if (failed) throw failed.reason;
+}
+
 export function inlineExecutor(kernel: Kernel): Executor {
   return {
     parallelism: 1,
-    run: async (task) => kernel.runTask(task),
+    run: async (task, signal) => {
+      throwIfCancelled(signal, 'the query');
+      return kernel.runTask(task);
+    },
   };
 }
 

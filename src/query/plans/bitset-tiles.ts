@@ -6,7 +6,7 @@
 import type { CellSums, Kernel, WeightVector } from '../../kernel/kernel.js';
 import { NS_PER_WORD_CELL } from '../costs.js';
 import type { DenseView, Evaluator } from '../evaluate.js';
-import { runLimited, TASK_MS } from '../executor.js';
+import { runLimited, settleAll, TASK_MS } from '../executor.js';
 import type { Bound } from '../resolve.js';
 import { checkAborted, type TableCells, type TableRun } from './plan.js';
 
@@ -98,9 +98,10 @@ async function bitsetRows(kernel: Kernel, evaluator: Evaluator, base: DenseView,
         const slices = Math.ceil(dense.length / columnsPerTask);
         const accs = Array.from({ length: slices }, (_, s) => memory.alloc(tile.length * Math.min(columnsPerTask, dense.length - s * columnsPerTask) * cellBytes));
         const sparseOut = memory.alloc(sparseOutBytes);
+        let tasks: Array<Promise<number>> = [];
         try {
           new Uint32Array(memory.memory.buffer, tileRows, tile.length).set(tile.map((view) => view.ptr));
-          const tasks = accs.map((acc, s) => {
+          tasks = accs.map((acc, s) => {
             const width = Math.min(columnsPerTask, dense.length - s * columnsPerTask);
             return executor.run(
               { fn: 'cellsTile', args: [tileRows, tile.length, densePtrs + s * columnsPerTask * pointerBytes, width, weights.ptr, weights.runs, weights.nRuns, words, acc] },
@@ -120,7 +121,7 @@ async function bitsetRows(kernel: Kernel, evaluator: Evaluator, base: DenseView,
               counts[at] = out[2 * n + j]!;
             });
           });
-          await Promise.all(tasks);
+          await settleAll(tasks);
           accs.forEach((acc, s) => {
             const width = Math.min(columnsPerTask, dense.length - s * columnsPerTask);
             const triples = memory.f64(acc, tile.length * width * 3);
@@ -129,6 +130,8 @@ async function bitsetRows(kernel: Kernel, evaluator: Evaluator, base: DenseView,
             }
           });
         } finally {
+          // Workers may still be writing the accumulators: release nothing before every task is done.
+          await Promise.allSettled(tasks);
           for (const view of tile) evaluator.release(view);
           memory.release(tileRows, tile.length * pointerBytes);
           accs.forEach((acc, s) => memory.release(acc, tile.length * Math.min(columnsPerTask, dense.length - s * columnsPerTask) * cellBytes));

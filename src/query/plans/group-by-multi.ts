@@ -7,6 +7,7 @@ import type { KernelExports } from '../../kernel/exports.js';
 import type { Kernel, WeightVector } from '../../kernel/kernel.js';
 import { NS_PER_RESPONDENT } from '../costs.js';
 import type { DenseView, Evaluator } from '../evaluate.js';
+import { settleAll } from '../executor.js';
 import { axisVariables, cellsFromTriples, type ScratchMemory, scratchMemory, splitWords, sumParts, type WordRange } from './group-by-parts.js';
 import type { TableCells, TableRun, ValueNode } from './plan.js';
 
@@ -45,7 +46,7 @@ export async function groupByMultiTable(kernel: Kernel, evaluator: Evaluator, ba
   try {
     const pass = multiPass(kernel, evaluator, base, rows, columns, weights, run, scratch, 0);
     const accs = pass.ranges.map(() => scratch.alloc(slots * kernel.layout.cellBytes));
-    await Promise.all(pass.ranges.map((range, part) => pass.executor.run({ fn: 'groupByMulti', args: pass.args(range, accs[part]!) }, run.signal)));
+    await settleAll(pass.ranges.map((range, part) => pass.executor.run({ fn: 'groupByMulti', args: pass.args(range, accs[part]!) }, run.signal)));
     run.onProgress?.(cells, cells);
     return { ...cellsFromTriples(sumParts(kernel.memory, accs, slots * 3), nRows, nColumns), plan: 'groupBy', execution: pass.execution };
   } finally {

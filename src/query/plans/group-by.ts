@@ -8,6 +8,7 @@ import type { KernelTask } from '../../kernel/exports.js';
 import type { CellSums, Kernel, WeightVector } from '../../kernel/kernel.js';
 import { NS_PER_RESPONDENT } from '../costs.js';
 import type { DenseView, Evaluator } from '../evaluate.js';
+import { settleAll } from '../executor.js';
 import { scratchMemory, singleVariableMap, splitWords, sumParts } from './group-by-parts.js';
 import type { TableCells, TableRun, ValueNode } from './plan.js';
 
@@ -39,7 +40,7 @@ export async function groupByTable(kernel: Kernel, evaluator: Evaluator, base: D
       };
       return { grid, task };
     });
-    await Promise.all(tasks.map(({ task }) => executor.run(task, run.signal)));
+    await settleAll(tasks.map(({ task }) => executor.run(task, run.signal)));
     const grid = sumParts(memory, tasks.map((task) => task.grid), slots * 3);
     // Cells are the grid without its extra row and column; margins are its row and column sums.
     const cells = nRows * nColumns;
