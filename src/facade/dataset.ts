@@ -33,6 +33,11 @@ export interface OpenOptions extends LoadOptions {
   cellCache?: number;
 }
 
+/** The keys of OpenOptions: any other key is refused. */
+const OPEN_OPTIONS = ['execution', 'cellCache', 'verify', 'preload'] as const satisfies ReadonlyArray<keyof OpenOptions>;
+const CROSSTAB_OPTIONS = ['base', 'targets', 'weight', 'allowedGroups', 'signal'] as const satisfies ReadonlyArray<keyof CrosstabQuery>;
+const TABLE_OPTIONS = ['base', 'rows', 'columns', 'weight', 'allowedGroups', 'signal', 'onProgress'] as const satisfies ReadonlyArray<keyof TableQuery>;
+
 /** Default of OpenOptions.cellCache. */
 export const DEFAULT_CELL_CACHE = 10_000;
 /** Key of the base's own cell among a base's cached cells. */
@@ -47,10 +52,11 @@ const BASE_CELL: Bound = { op: 'all' };
  * ClickHouse with `crosstab push` instead: the same queries, compiled to SQL
  * (docs/clickhouse.md); an unreachable server rejects with `backend_unavailable`.
  */
-export async function openDataset(path: string, options: OpenOptions = {}): Promise<Dataset> {
+export async function openDataset(path: string, openOptions?: OpenOptions): Promise<Dataset> {
   if (typeof path !== 'string' || path === '') {
     throw new CrosstabError(ErrorCode.invalidOption, 'path must be a non-empty string', { field: 'path', hint: 'Pass the path of a .arrow dataset.' });
   }
+  const options = (openOptions === undefined ? {} : requireObject(openOptions, 'options', OPEN_OPTIONS)) as OpenOptions;
   const execution = options.execution ?? 'auto';
   if (!['auto', 'inline', 'pool'].includes(execution)) {
     throw invalidOption('execution', 'must be "auto", "inline" or "pool"', 'Leave it out for automatic planning.');
@@ -111,7 +117,7 @@ export class Dataset {
    */
   async crosstab(query: CrosstabQuery): Promise<CrosstabResult> {
     this.checkOpen();
-    const options = requireObject(query, 'query');
+    const options = requireObject(query, 'query', CROSSTAB_OPTIONS);
     const base = requireString(options.base, 'base');
     const targets = requireStringArray(options.targets, 'targets', MAX_TARGETS);
     const weight = resolveWeight(options.weight, this.info);
@@ -166,7 +172,7 @@ export class Dataset {
    */
   async table(query: TableQuery): Promise<TableResult> {
     this.checkOpen();
-    const options = requireObject(query, 'query');
+    const options = requireObject(query, 'query', TABLE_OPTIONS);
     const base = requireString(options.base, 'base');
     const rows = expandAxis(options.rows, 'rows', this.info);
     const columns = expandAxis(options.columns, 'columns', this.info);
