@@ -1,5 +1,5 @@
 import { closeSync, read } from 'node:fs';
-import { CrosstabError, ErrorCode } from '../errors.js';
+import { CrosstabError, echo, ErrorCode } from '../errors.js';
 import { checksumInKernel } from '../kernel/checksum.js';
 import type { Kernel } from '../kernel/kernel.js';
 import { ArrowFileProblem, readAt } from './arrow-file.js';
@@ -38,7 +38,7 @@ export async function readParallel(fd: number, position: number, into: Uint8Arra
 export function readFailure(path: string, error: unknown): CrosstabError {
   if (error instanceof CrosstabError) return error;
   const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
-  return new CrosstabError(ErrorCode.fileNotFound, `${path}: cannot read the dataset (${reason})`, { file: path, hint: 'Check the path, or build the dataset with `crosstab build`.' });
+  return new CrosstabError(ErrorCode.fileNotFound, `${echo(path)}: cannot read the dataset (${reason})`, { file: path, hint: 'Check the path, or build the dataset with `crosstab build`.' });
 }
 
 interface LazyParts {

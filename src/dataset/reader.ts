@@ -1,5 +1,5 @@
 import { closeSync, fstatSync, openSync } from 'node:fs';
-import { CrosstabError, ErrorCode } from '../errors.js';
+import { CrosstabError, echo, ErrorCode } from '../errors.js';
 import { bitsetWords } from '../kernel/exports.js';
 import type { Kernel } from '../kernel/kernel.js';
 import { type ArrowSchema, ArrowFileProblem, type BatchLocation, readArrowStructure, readAt } from './arrow-file.js';
@@ -43,7 +43,7 @@ export async function loadDataset(path: string, kernel: Kernel, options: LoadOpt
     const stat = fstatSync(fd);
     if (!stat.isFile()) {
       closeSync(fd);
-      throw new CrosstabError(ErrorCode.fileNotFound, `${path}: cannot read the dataset (it is ${stat.isDirectory() ? 'a directory' : 'not a regular file'})`, {
+      throw new CrosstabError(ErrorCode.fileNotFound, `${echo(path)}: cannot read the dataset (it is ${stat.isDirectory() ? 'a directory' : 'not a regular file'})`, {
         file: path,
         field: 'path',
         hint: 'Pass the path of a dataset file built with `crosstab build`.',

@@ -1,5 +1,5 @@
 import { AXIS_LIMIT } from '../dataset/format.js';
-import { ErrorCode, fieldError } from '../errors.js';
+import { echo, ErrorCode, fieldError } from '../errors.js';
 import { suggest } from '../text/suggest.js';
 import { invalidOption, requireObject } from './options.js';
 import type { AxisEntry, AxisItem, DatasetInfo } from './types.js';
@@ -30,7 +30,7 @@ export function expandAxis(items: unknown, option: 'rows' | 'columns', info: Dat
       const variable = info.variables.find((candidate) => candidate.name === item.variable);
       if (!variable) {
         const suggestions = suggest(item.variable, info.variables.map((v) => v.name));
-        const problem = `unknown variable "${item.variable}"${suggestions.length ? `; did you mean ${suggestions.map((s) => `"${s}"`).join(', ')}?` : ''}`;
+        const problem = `unknown variable "${echo(item.variable)}"${suggestions.length ? `; did you mean ${suggestions.map((s) => `"${s}"`).join(', ')}?` : ''}`;
         throw fieldError(ErrorCode.unknownVariable, where, problem, { suggestions, hint: 'Use a variable of the dataset (`crosstab info DATASET` lists them).' }, ': ');
       }
       if (!variable.values) {

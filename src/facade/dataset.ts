@@ -10,7 +10,7 @@ import { describeDataset, stabilityOf } from './dataset-info.js';
 import type { DatasetEngine } from './engine.js';
 import { InFlight } from './in-flight.js';
 import { LocalEngine } from './local-engine.js';
-import { invalidOption, requireGroups, requireObject, requireSignal, requireString, requireStringArray, resolveWeight } from './options.js';
+import { describeValue, invalidOption, requireGroups, requireObject, requireSignal, requireString, requireStringArray, resolveWeight } from './options.js';
 import { expandAxis } from './axes.js';
 import type { Cell, CrosstabQuery, CrosstabResult, DatasetInfo, TableQuery, TableResult } from './types.js';
 
@@ -66,7 +66,7 @@ export async function openDataset(path: string, openOptions?: OpenOptions): Prom
   }
   const cellCache = options.cellCache ?? DEFAULT_CELL_CACHE;
   if (!Number.isInteger(cellCache) || cellCache < 0) {
-    throw invalidOption('cellCache', `must be a whole number of cells (0 turns the cache off); got ${JSON.stringify(options.cellCache)}`, `Leave it out for ${DEFAULT_CELL_CACHE.toLocaleString('en-US')}.`);
+    throw invalidOption('cellCache', `must be a whole number of cells (0 turns the cache off); got ${describeValue(options.cellCache)}`, `Leave it out for ${DEFAULT_CELL_CACHE.toLocaleString('en-US')}.`);
   }
   if (options.preload !== undefined && typeof options.preload !== 'boolean') {
     throw invalidOption('preload', 'must be true or false', 'Pass preload: true to read every buffer at open.');

@@ -1,4 +1,4 @@
-import { type CrosstabError, ErrorCode, fieldError } from '../errors.js';
+import { type CrosstabError, echo, ErrorCode, fieldError } from '../errors.js';
 import { suggest } from '../text/suggest.js';
 import type { DatasetInfo } from './types.js';
 
@@ -19,7 +19,7 @@ export function requireObject(value: unknown, option: string, known?: readonly s
     for (const key of Object.keys(value)) {
       if (known.includes(key)) continue;
       const suggestions = suggest(key, known);
-      const field = `${option}.${key}`;
+      const field = `${option}.${echo(key)}`;
       throw fieldError(ErrorCode.invalidOption, field, `is not an option${suggestions.length ? `; did you mean "${suggestions[0]}"?` : ''}`, {
         suggestions,
         hint: `The options of ${option} are ${known.join(', ')}.`,
