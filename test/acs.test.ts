@@ -131,6 +131,22 @@ describe.skipIf(skipAcs)('ACS PUMS 2024 at full scale', () => {
     120_000,
   );
 
+  it('an inline group-by table over 2.7M respondents lets a setInterval of the host fire while it runs, and equals the pool one', async () => {
+    const query = { base: 'AGEP=18..', rows: [{ variable: 'OCCP' }], columns: [{ variable: 'SEX' }] };
+    await inline.table(query); // buffers read and checked on first use, outside the measured call
+    const events: string[] = [];
+    const interval = setInterval(() => events.push('tick'), 1);
+    const table = await inline.table(query);
+    events.push('resolved');
+    clearInterval(interval);
+    expect(table.plan).toBe('groupBy');
+    expect(table.execution).toBe('inline');
+    expect(events[0]).toBe('tick');
+    const pool = await pooled.table(query);
+    expect([...table.weighted]).toEqual([...pool.weighted]);
+    expect([...table.respondents]).toEqual([...pool.respondents]);
+  });
+
   it('query latency and memory (reported, not asserted)', async () => {
     const query = { base: 'AGEP=18..', targets: ['SEX=2', 'SCHL=21..24'] };
     await inline.crosstab(query);

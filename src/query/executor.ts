@@ -30,13 +30,52 @@ export async function settleAll(tasks: ReadonlyArray<Promise<unknown>>): Promise
   if (failed) throw failed.reason;
 }
 
+/**
+ * Runs tasks on the calling thread, one after the other, in the order they are given; once
+ * SLICE_MS have passed since the event loop last ran, it yields before the next task, so a
+ * table cut into tasks of about SLICE_MS keeps the host's timers firing and stops soon
+ * after its signal aborts.
+ */
 export function inlineExecutor(kernel: Kernel): Executor {
+  let queue: Promise<unknown> = Promise.resolve();
+  let since = performance.now();
   return {
     parallelism: 1,
-    run: async (task, signal) => {
-      throwIfCancelled(signal, 'the query');
-      return kernel.runTask(task);
+    run(task, signal) {
+      const done = queue.then(async () => {
+        if (performance.now() - since >= SLICE_MS) {
+          await new Promise((resolve) => setImmediate(resolve));
+          since = performance.now();
+        }
+        throwIfCancelled(signal, 'the query');
+        return kernel.runTask(task);
+      });
+      queue = done.catch(() => undefined);
+      return done;
     },
+  };
+}
+
+/**
+ * Longest stretch the calling thread works on one query before it lets the event loop run
+ * (the host's timers and I/O, and the AbortSignal that stops the query).
+ */
+export const SLICE_MS = 5;
+
+/**
+ * A checkpoint for work done on the calling thread in pieces: call it between pieces. Once
+ * SLICE_MS have passed since the last pause, it yields to the event loop (setImmediate); it
+ * then rejects with `cancelled` if `signal` has aborted. Work shorter than one slice never
+ * yields, so small queries pay nothing.
+ */
+export function timeSlicer(signal: AbortSignal | undefined, sliceMs = SLICE_MS): () => Promise<void> {
+  let since = performance.now();
+  return async () => {
+    if (performance.now() - since >= sliceMs) {
+      await new Promise((resolve) => setImmediate(resolve));
+      since = performance.now();
+    }
+    throwIfCancelled(signal, 'the query');
   };
 }
 

@@ -6,14 +6,12 @@
 import type { CellSums, Kernel, WeightVector } from '../../kernel/kernel.js';
 import { NS_PER_WORD_CELL } from '../costs.js';
 import type { DenseView, Evaluator } from '../evaluate.js';
-import { runLimited, settleAll, TASK_MS } from '../executor.js';
+import { runLimited, settleAll, SLICE_MS, TASK_MS } from '../executor.js';
 import type { Bound } from '../resolve.js';
 import { checkAborted, type TableCells, type TableRun } from './plan.js';
 
 /** Materialised column bitsets of one block stay under this many bytes. */
 const COLUMN_BLOCK_BYTES = 256 * 1024 * 1024;
-/** Work yields to the event loop this often, so AbortSignals and progress get through. */
-const YIELD_MS = 20;
 /** Rows per tile: 16 row bitset chunks of 16 KiB stay in L2 beside one column chunk. */
 const TILE_ROWS = 16;
 
@@ -67,7 +65,9 @@ async function bitsetRows(kernel: Kernel, evaluator: Evaluator, base: DenseView,
   const sumsSq = new Float64Array(total);
   const counts = new Float64Array(total);
   const { executor, execution } = run.choose((total * words * NS_PER_WORD_CELL) / 1e6);
-  const columnsPerTask = Math.max(1, Math.floor((TASK_MS * 1e6) / (TILE_ROWS * words * NS_PER_WORD_CELL)));
+  // Inline, tasks are one slice of the calling thread's time: the executor yields between them.
+  const taskMs = execution === 'pool' ? TASK_MS : SLICE_MS;
+  const columnsPerTask = Math.max(1, Math.floor((taskMs * 1e6) / (TILE_ROWS * words * NS_PER_WORD_CELL)));
   const blockSize = Math.max(1, Math.floor(COLUMN_BLOCK_BYTES / (words * 8)));
   const store = (at: number, triples: Float64Array, from: number) => {
     sums[at] = triples[from]!;
@@ -138,7 +138,7 @@ async function bitsetRows(kernel: Kernel, evaluator: Evaluator, base: DenseView,
           memory.release(sparseOut, sparseOutBytes);
         }
         done += tile.length * operands.length;
-        if (performance.now() - lastYield > YIELD_MS) {
+        if (performance.now() - lastYield > SLICE_MS) {
           run.onProgress?.(done, total);
           await new Promise((resolve) => setImmediate(resolve));
           lastYield = performance.now();

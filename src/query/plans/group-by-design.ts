@@ -36,7 +36,7 @@ export async function groupByDesignTable(
   const scratch = scratchMemory(memory);
   try {
     // One more slot per respondent than groupByMulti: the base total per PSU.
-    const pass = multiPass(kernel, evaluator, base, rows, columns, weights, run, scratch, 1);
+    const pass = multiPass(kernel, evaluator, base, rows, columns, weights, run, scratch, 1, (cells + nRows + nColumns) * kernel.layout.cellBytes + psus.clusters * slots * 8);
     const tasks = pass.ranges.map(() => ({ acc: scratch.alloc((cells + nRows + nColumns) * kernel.layout.cellBytes), psuAcc: scratch.alloc(psus.clusters * slots * 8) }));
     await settleAll(
       pass.ranges.map((range, part) => {

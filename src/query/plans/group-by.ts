@@ -20,7 +20,7 @@ export async function groupByTable(kernel: Kernel, evaluator: Evaluator, base: D
   const width = nColumns + 1;
   const slots = (nRows + 1) * width;
   const estimatedMs = (kernel.exports.popcount(base.ptr, words) * NS_PER_RESPONDENT) / 1e6;
-  const { executor, execution, ranges } = splitWords(run, estimatedMs, words);
+  const { executor, execution, ranges } = splitWords(run, estimatedMs, words, slots * kernel.layout.cellBytes);
   const a = evaluator.indexColumn(rows[0]!.variable);
   const b = evaluator.indexColumn(columns[0]!.variable);
   const scratch = scratchMemory(memory);
