@@ -129,3 +129,24 @@ describe('an inline table()', () => {
     expect(events.slice(0, 3)).toEqual(['abort', `rejected ${ErrorCode.cancelled}`, 'next macrotask']);
   });
 });
+
+describe.each([0, 10_000])('small crosstab() calls chained without end (cellCache %i)', (cellCache) => {
+  it('let a setInterval of the host fire, 32 in flight, inline and pool', async () => {
+    for (const execution of ['inline', 'pool'] as const) {
+      const ds = await openDataset(inject('testDatasets').large, { execution, cellCache });
+      try {
+        const events: string[] = [];
+        const interval = setInterval(() => events.push('tick'), 1);
+        const lane = async (seed: number) => {
+          for (let i = 0; i < 150; i++) await ds.crosstab({ base: `cat=${'ABCDE'[(seed + i) % 5]}`, targets: [`mid=${(seed * 7 + i) % 300}..${((seed * 7 + i) % 300) + 20}`, 'rare=1'] });
+        };
+        await Promise.all(Array.from({ length: 32 }, (_, seed) => lane(seed)));
+        events.push('all done');
+        clearInterval(interval);
+        expect(events[0]).toBe('tick');
+      } finally {
+        await ds.close();
+      }
+    }
+  });
+});

@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { cancelledError } from '../errors.js';
 
 /**
@@ -8,7 +9,12 @@ import { cancelledError } from '../errors.js';
  * dataset still has running ever writes into memory that another dataset has been given.
  */
 export class InFlight {
-  private readonly closing = new AbortController();
+  private readonly closing = (() => {
+    const controller = new AbortController();
+    // Every call in flight listens to it (through AbortSignal.any): hundreds at once are normal.
+    setMaxListeners(0, controller.signal);
+    return controller;
+  })();
   private readonly running = new Set<Promise<unknown>>();
   private released: Promise<void> | undefined;
 

@@ -3,7 +3,7 @@ import type { LoadedDataset } from '../dataset/reader.js';
 import type { CellSums, Kernel } from '../kernel/kernel.js';
 import { sharedPool } from '../pool/pool.js';
 import type { Evaluator } from '../query/evaluate.js';
-import { type Executor, inlineExecutor, POOL_THRESHOLD_MS, timeSlicer } from '../query/executor.js';
+import { type Executor, inlineExecutor, POOL_THRESHOLD_MS, checkpoint } from '../query/executor.js';
 import type { Bound } from '../query/resolve.js';
 import type { DatasetEngine, EngineRun, EngineTable } from './engine.js';
 import { DatasetDesign } from './table-design.js';
@@ -32,18 +32,18 @@ export class LocalEngine implements DatasetEngine {
 
   /**
    * The base's cell and base AND each target, CELLS_PER_CALL targets at a time with a
-   * checkpoint between (timeSlicer): a call of thousands of targets lets the event loop run
-   * every few milliseconds and stops soon after its signal aborts.
+   * checkpoint before each: a call of thousands of targets, or calls chained without end,
+   * let the event loop run every few milliseconds, and a call stops soon after its signal aborts.
    */
   async cells(base: Bound, targets: readonly Bound[], weight: string | null, run: EngineRun): Promise<CellSums[]> {
-    const checkpoint = timeSlicer(run.signal);
+    await checkpoint(run.signal);
     const weights = this.evaluator.weights(weight);
     const baseView = this.evaluator.materialize(base);
     try {
       const all: Bound[] = [{ op: 'all' }, ...targets];
       const cells: CellSums[] = [];
       for (let from = 0; from < all.length; from += CELLS_PER_CALL) {
-        if (from > 0) await checkpoint();
+        if (from > 0) await checkpoint(run.signal);
         cells.push(...this.evaluator.cells(baseView, all.slice(from, from + CELLS_PER_CALL), weights));
       }
       return cells;

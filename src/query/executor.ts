@@ -31,23 +31,18 @@ export async function settleAll(tasks: ReadonlyArray<Promise<unknown>>): Promise
 }
 
 /**
- * Runs tasks on the calling thread, one after the other, in the order they are given; once
- * SLICE_MS have passed since the event loop last ran, it yields before the next task, so a
+ * Runs tasks on the calling thread, one after the other, in the order they are given, with a
+ * checkpoint before each: once the event loop has not turned for SLICE_MS, it yields, so a
  * table cut into tasks of about SLICE_MS keeps the host's timers firing and stops soon
  * after its signal aborts.
  */
 export function inlineExecutor(kernel: Kernel): Executor {
   let queue: Promise<unknown> = Promise.resolve();
-  let since = performance.now();
   return {
     parallelism: 1,
     run(task, signal) {
       const done = queue.then(async () => {
-        if (performance.now() - since >= SLICE_MS) {
-          await new Promise((resolve) => setImmediate(resolve));
-          since = performance.now();
-        }
-        throwIfCancelled(signal, 'the query');
+        await checkpoint(signal);
         return kernel.runTask(task);
       });
       queue = done.catch(() => undefined);
@@ -62,21 +57,50 @@ export function inlineExecutor(kernel: Kernel): Executor {
  */
 export const SLICE_MS = 5;
 
+/** When the current slice of the calling thread began: the last turn of the event loop. */
+let sliceStart = performance.now();
+let turnArmed = false;
+/** Pieces of work waiting for their turn, first come first served. */
+const waiting: Array<() => void> = [];
+
+/** One setImmediate per turn of the event loop: it starts a new slice and lets the next piece go. */
+function armTurn(): void {
+  if (turnArmed) return;
+  turnArmed = true;
+  setImmediate(() => {
+    turnArmed = false;
+    sliceStart = performance.now();
+    dispatch();
+  });
+}
+
+/** Lets the first waiting piece go while the slice lasts; else waits for the next turn. */
+function dispatch(): void {
+  if (waiting.length === 0) return;
+  if (performance.now() - sliceStart >= SLICE_MS) return armTurn();
+  waiting.shift()!();
+  // A piece let go may end its query without another checkpoint: the next turn lets the next one go.
+  if (waiting.length > 0) armTurn();
+}
+
 /**
- * A checkpoint for work done on the calling thread in pieces: call it between pieces. Once
- * SLICE_MS have passed since the last pause, it yields to the event loop (setImmediate); it
- * then rejects with `cancelled` if `signal` has aborted. Work shorter than one slice never
- * yields, so small queries pay nothing.
+ * A checkpoint for work done on the calling thread: call it before each piece (a chunk of
+ * targets, a kernel task). The pieces of every query of the process take turns: within a
+ * slice of SLICE_MS they run one after the other, first come first served; once the slice
+ * is spent, the next piece waits for the next turn of the event loop, so the host's timers
+ * and I/O run at least every few milliseconds however many queries are in flight (many
+ * short calls chained by their promises starve timers as surely as one long call). Then it
+ * rejects with `cancelled` if `signal` has aborted.
  */
-export function timeSlicer(signal: AbortSignal | undefined, sliceMs = SLICE_MS): () => Promise<void> {
-  let since = performance.now();
-  return async () => {
-    if (performance.now() - since >= sliceMs) {
-      await new Promise((resolve) => setImmediate(resolve));
-      since = performance.now();
-    }
-    throwIfCancelled(signal, 'the query');
-  };
+export async function checkpoint(signal: AbortSignal | undefined): Promise<void> {
+  armTurn();
+  if (waiting.length > 0 || performance.now() - sliceStart >= SLICE_MS) {
+    await new Promise<void>((resolve) => {
+      waiting.push(resolve);
+      dispatch();
+    });
+  }
+  throwIfCancelled(signal, 'the query');
 }
 
 /** Runs `count` jobs with at most `limit` at once, in order of index; rejects on the first failure. */
