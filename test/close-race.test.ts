@@ -3,7 +3,7 @@
 // memory another dataset, opened afterwards in the same process, now computes in.
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { mainThreadKernel } from '../src/kernel/kernel.js';
-import { CrosstabError, ErrorCode, openDataset, type CrosstabResult, type Dataset, type TableQuery, type TableResult } from '../src/index.js';
+import { closePool, CrosstabError, ErrorCode, openDataset, type CrosstabResult, type Dataset, type TableQuery, type TableResult } from '../src/index.js';
 
 /** An expression table: `mid=a,b` rows by `big=lo..hi` ranges (the bitset plan, in many tasks). */
 function expressionTable(rows: number, columns: number, base = '*'): TableQuery {
@@ -177,6 +177,30 @@ describe.each(['inline', 'pool'] as const)('%s: close() racing calls in flight',
       expect(figures(await calls['expression table'].run(ds))).toEqual(await expected('expression table'));
     } finally {
       await ds.close();
+    }
+  });
+});
+
+describe('closePool() while pool tables run', () => {
+  it('fails them with a CrosstabError, and a table computed meanwhile on another dataset is exact', async () => {
+    const query = expressionTable(100, 60, 'cat=B');
+    const expected = figures(await reference.table(query));
+    const first = await openDataset(large(), { execution: 'pool' });
+    const second = await openDataset(large(), { execution: 'pool' });
+    try {
+      const running = outcome(first.table(expressionTable(400, 60)));
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      const stopped = closePool();
+      // A new pool starts for the next table while the old one's threads stop.
+      const table = await second.table(query);
+      await stopped;
+      expect(figures(table)).toEqual(expected);
+      const late = await running;
+      if ('error' in late) expect(late.error).toBeInstanceOf(CrosstabError);
+      else expect(figures(late.value)).toEqual(figures(await reference.table(expressionTable(400, 60))));
+    } finally {
+      await first.close();
+      await second.close();
     }
   });
 });
