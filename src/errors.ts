@@ -69,6 +69,17 @@ export interface ErrorDetails {
   [key: string]: unknown;
 }
 
+/**
+ * The brand on every CrosstabError's prototype. A process can load the package twice (its
+ * ESM and its CommonJS build, or two copies in node_modules): each has its own class, and
+ * the brand, a registered symbol, is what they have in common.
+ */
+const BRAND = Symbol.for('crosstab-engine.error');
+
+/**
+ * The error of every crosstab-engine function. `instanceof CrosstabError` and
+ * isCrosstabError() also recognise errors of another copy of the package (ESM vs CommonJS).
+ */
 export class CrosstabError extends Error {
   readonly code: ErrorCode;
   readonly details: ErrorDetails;
@@ -86,10 +97,24 @@ export class CrosstabError extends Error {
   }
 
   static fromJSON(value: { code: ErrorCode; message: string; details?: ErrorDetails }): CrosstabError {
-    return new CrosstabError(value.code, value.message, value.details ?? {});
+    // Not `new CrosstabError`: naming the class inside its own body makes the bundler rename
+    // it (`class _CrosstabError`), and the constructor's name is what stack traces and logs show.
+    return rebuild(value);
+  }
+
+  /** True for an error of this class or of another copy of the package (see BRAND). */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[BRAND] === true;
   }
 }
 
+Object.defineProperty(CrosstabError.prototype, BRAND, { value: true });
+
+function rebuild(value: { code: ErrorCode; message: string; details?: ErrorDetails }): CrosstabError {
+  return new CrosstabError(value.code, value.message, value.details ?? {});
+}
+
+/** True for a CrosstabError, also one thrown by another copy of the package (its ESM or CommonJS build). */
 export function isCrosstabError(value: unknown): value is CrosstabError {
   return value instanceof CrosstabError;
 }
@@ -101,6 +126,19 @@ export function isCrosstabError(value: unknown): value is CrosstabError {
  */
 export function fieldError(code: ErrorCode, field: string, problem: string, details: ErrorDetails = {}, separator = ' '): CrosstabError {
   return new CrosstabError(code, `${field}${separator}${problem}`, { ...details, field, problem });
+}
+
+/** Most characters of one input (an expression, a name, a path) that a message repeats. */
+export const ECHO_LIMIT = 200;
+
+/**
+ * `text` as a message repeats it: whole up to ECHO_LIMIT characters, else its start, an
+ * ellipsis and its length, so a 100,000-character expression does not land whole in logs
+ * and API bodies.
+ */
+export function echo(text: string): string {
+  if (text.length <= ECHO_LIMIT) return text;
+  return `${text.slice(0, ECHO_LIMIT)}… (${text.length.toLocaleString('en-US')} characters)`;
 }
 
 /** `cancelled`: `what` (`the query`, `the build`) was stopped through its AbortSignal. */

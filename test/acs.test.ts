@@ -99,6 +99,54 @@ describe.skipIf(skipAcs)('ACS PUMS 2024 at full scale', () => {
     }
   });
 
+  it.each([10, 50, 150])(
+    'closing a pool dataset %i ms into a 400 x 60 table leaves a table computed meanwhile on the file opened again exact',
+    async (delay) => {
+      const puma = inline.info.variables.find((v) => v.name === 'PUMA')!.values!.map((v) => v.value);
+      const rows = (n: number) => Array.from({ length: n }, (_, i) => `PUMA=${puma[i % puma.length]},${puma[(i * 7 + 3) % puma.length]}`);
+      const columns = Array.from({ length: 60 }, (_, i) => `AGEP=${i}..${i + 30}`);
+      const query = { base: 'SEX=2', rows: rows(100), columns };
+      const expected = await inline.table(query);
+      const closing = await openDataset(out, { execution: 'pool' });
+      const running = closing.table({ base: '*', rows: rows(400), columns }).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      await new Promise((resolve) => setTimeout(resolve, delay));
+      const closed = closing.close();
+      const opened = await openDataset(out, { execution: 'pool' });
+      try {
+        const table = await opened.table(query);
+        expect(table.execution).toBe('pool');
+        expect([...table.weighted]).toEqual([...expected.weighted]);
+        expect([...table.respondents]).toEqual([...expected.respondents]);
+        expect([...table.sumSqWeights]).toEqual([...expected.sumSqWeights]);
+        const error = await running;
+        if (error !== undefined) expect((error as CrosstabError).code).toBe(ErrorCode.closed);
+        await closed;
+      } finally {
+        await opened.close();
+      }
+    },
+    120_000,
+  );
+
+  it('an inline group-by table over 2.7M respondents lets a setInterval of the host fire while it runs, and equals the pool one', async () => {
+    const query = { base: 'AGEP=18..', rows: [{ variable: 'OCCP' }], columns: [{ variable: 'SEX' }] };
+    await inline.table(query); // buffers read and checked on first use, outside the measured call
+    const events: string[] = [];
+    const interval = setInterval(() => events.push('tick'), 1);
+    const table = await inline.table(query);
+    events.push('resolved');
+    clearInterval(interval);
+    expect(table.plan).toBe('groupBy');
+    expect(table.execution).toBe('inline');
+    expect(events[0]).toBe('tick');
+    const pool = await pooled.table(query);
+    expect([...table.weighted]).toEqual([...pool.weighted]);
+    expect([...table.respondents]).toEqual([...pool.respondents]);
+  });
+
   it('query latency and memory (reported, not asserted)', async () => {
     const query = { base: 'AGEP=18..', targets: ['SEX=2', 'SCHL=21..24'] };
     await inline.crosstab(query);

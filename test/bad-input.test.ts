@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { tableFromIPC, tableToIPC } from 'apache-arrow';
 import { gzipSync } from 'node:zlib';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
-import { buildDataset, CrosstabError, ErrorCode, openDataset, type Dataset } from '../src/index.js';
+import fc from 'fast-check';
+import { buildDataset, CrosstabError, Dataset, ErrorCode, openDataset, type TableResult } from '../src/index.js';
 import { compileDataset } from '../src/dataset/compile.js';
 import { readInput } from '../src/dataset/read-input.js';
 import { writeDataset } from '../src/dataset/writer.js';
@@ -130,10 +131,38 @@ describe('expressions and query options', () => {
     [{ base: '*', targets: ['*'], weight: 'nope' }, 'weight'],
     [{ base: '*', targets: ['*'], allowedGroups: 'core' }, 'allowedGroups'],
     [null, 'query'],
+    // Holes of sparse arrays are refused where they are, never skipped.
+    [{ base: '*', targets: [, 'sex=1'] }, 'targets[0]'],
+    [{ base: '*', targets: ['sex=1', , 'sex=2'] }, 'targets[1]'],
+    [{ base: '*', targets: new Array(2) }, 'targets[0]'],
+    [{ base: '*', targets: ['*'], allowedGroups: [, 'core'] }, 'allowedGroups[0]'],
+    [{ base: '*', targets: ['*'], wieght: null }, 'query.wieght'],
+    ['sex=2', 'query'],
   ])('option error %# names %s', async (options, field) => {
     const error = await rejection(ds.crosstab(options as never));
     expect(error.code).toBe(ErrorCode.invalidOption);
     expect(error.details.field).toBe(field);
+  });
+
+  it.each([
+    [{ base: '*', rows: [, 'sex=1'], columns: ['*'] }, 'rows[0]'],
+    [{ base: '*', rows: ['*'], columns: new Array(2) }, 'columns[0]'],
+    [{ base: '*', rows: ['*'], columns: [{ variable: 'sex' }, , 'sex=1'] }, 'columns[1]'],
+    [{ base: '*', rows: [{ expr: 'sex=1', label: 3 }], columns: ['*'] }, 'rows[0].label'],
+    [{ base: '*', rows: [{ variable: 'sex', expr: 'sex=1' }], columns: ['*'] }, 'rows[0].expr'],
+    [{ base: '*', rows: ['*'], columns: ['*'], colums: ['sex=1'] }, 'query.colums'],
+    [['*'], 'query'],
+  ])('table option error %# names %s', async (options, field) => {
+    const error = await rejection(ds.table(options as never));
+    expect(error.code).toBe(ErrorCode.invalidOption);
+    expect(error.details.field).toBe(field);
+    expect(error.details.hint).toBeTruthy();
+  });
+
+  it('a misspelt option suggests the one meant', async () => {
+    const error = await rejection(ds.crosstab({ base: '*', targets: ['*'], wieght: null } as never));
+    expect(error.message).toMatch(/query\.wieght is not an option; did you mean "weight"\?/);
+    expect(error.details.suggestions).toEqual(['weight']);
   });
 
   it('an already-aborted signal rejects with cancelled, as an abort mid-query does, not with a DOMException', async () => {
@@ -158,6 +187,37 @@ describe('expressions and query options', () => {
     const error = await rejection(ds.crosstab({ base: '*', targets: ['relig=4'], allowedGroups: ['demographics'] }));
     expect(error.code).toBe(ErrorCode.forbiddenGroup);
     expect(error.message).toMatch(/variable relig of authorization group "attitudes"/);
+  });
+});
+
+describe('openDataset arguments', () => {
+  it('a directory is file_not_found naming the path, not a plain EISDIR error', async () => {
+    const error = await rejection(openDataset(tmpdir()));
+    expect(error.code).toBe(ErrorCode.fileNotFound);
+    expect(error.details.field).toBe('path');
+    expect(error.message).toContain(tmpdir());
+    expect(error.message).toMatch(/directory/);
+  });
+
+  it.each([
+    [null, 'options'],
+    ['inline', 'options'],
+    [['inline'], 'options'],
+    [42, 'options'],
+    [{ executon: 'pool' }, 'options.executon'],
+    [{ execution: 'fast' }, 'execution'],
+    [{ cellCache: -1 }, 'cellCache'],
+  ])('options %j are refused naming %s', async (options, field) => {
+    const error = await rejection(openDataset(inject('testDatasets').gss, options as never));
+    expect(error.code).toBe(ErrorCode.invalidOption);
+    expect(error.details.field).toBe(field);
+    expect(error.details.hint).toBeTruthy();
+  });
+
+  it.each([[undefined], [{}]])('options %j open the dataset', async (options) => {
+    const ds = await openDataset(inject('testDatasets').gss, options);
+    expect(ds.info.survey).toBe('GSS');
+    await ds.close();
   });
 });
 
@@ -305,5 +365,93 @@ describe('the CLI reports errors on stderr with a hint and a non-zero exit', () 
   it('crosstab query --json on a good query exits 0', () => {
     const out = execFileSync(process.execPath, [cliPath, 'query', inject('testDatasets').gss, '--target', 'sex=2', '--json'], { encoding: 'utf8' });
     expect(JSON.parse(out).ResultCode).toBe(0);
+  });
+});
+
+describe('random malformed input (fast-check): a CrosstabError naming the field, never a result missing an entry', () => {
+  let ds: Dataset;
+  beforeAll(async () => {
+    ds = await openDataset(inject('testDatasets').gss, { execution: 'inline' });
+    return () => ds.close();
+  });
+  const expression = fc.constantFrom('*', 'sex=1', 'sex=2', 'degree=3..4', 'F18-34');
+  /** The first hole of a sparse array, or -1. */
+  const firstHole = (items: unknown[]) => Array.from({ length: items.length }, (_, i) => i).find((i) => !(i in items)) ?? -1;
+
+  it('sparse targets: every hole is refused as targets[i]; a dense array gets one cell per target', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.sparseArray(expression, { maxLength: 6 }), async (targets) => {
+        const outcome = await ds.crosstab({ base: '*', targets }).then(
+          (result) => ({ result }),
+          (error: unknown) => ({ error }),
+        );
+        const hole = firstHole(targets);
+        if (targets.length > 0 && hole < 0) {
+          expect('result' in outcome && outcome.result.targets.length).toBe(targets.length);
+          return;
+        }
+        expect('error' in outcome && outcome.error).toBeInstanceOf(CrosstabError);
+        const error = (outcome as { error: CrosstabError }).error;
+        expect(error.code).toBe(ErrorCode.invalidOption);
+        expect(error.details.field).toBe(targets.length === 0 ? 'targets' : `targets[${hole}]`);
+      }),
+      { numRuns: 150 },
+    );
+  });
+
+  it('sparse rows and columns: every hole is refused as rows[i] / columns[i]; a dense axis keeps every entry', async () => {
+    const axis = fc.sparseArray(fc.oneof(expression, fc.constant({ variable: 'sex' }), fc.record({ expr: expression, label: fc.string() })), { maxLength: 5 });
+    await fc.assert(
+      fc.asyncProperty(axis, axis, async (rows, columns) => {
+        const outcome = await ds.table({ base: '*', rows, columns }).then(
+          (result) => ({ result }),
+          (error: unknown) => ({ error }),
+        );
+        const width = (items: unknown[]) => items.reduce<number>((n, item) => n + (typeof item === 'object' && item !== null && 'variable' in item ? 2 : 1), 0);
+        const problem = [['rows', rows], ['columns', columns]].map(([name, items]) => {
+          const list = items as unknown[];
+          if (list.length === 0) return name as string;
+          const hole = firstHole(list);
+          return hole >= 0 ? `${name as string}[${hole}]` : undefined;
+        }).find((field) => field !== undefined);
+        if (problem === undefined) {
+          expect('result' in outcome).toBe(true);
+          const result = (outcome as { result: TableResult }).result;
+          expect([result.rows.length, result.columns.length]).toEqual([width(rows), width(columns)]);
+          return;
+        }
+        expect('error' in outcome && outcome.error).toBeInstanceOf(CrosstabError);
+        expect((outcome as { error: CrosstabError }).error.details.field).toBe(problem);
+      }),
+      { numRuns: 150 },
+    );
+  });
+
+  it('anything as a query or as openDataset options: a CrosstabError with a code and a field', async () => {
+    const path = inject('testDatasets').gss;
+    await fc.assert(
+      fc.asyncProperty(fc.anything({ withSparseArray: true, withNullPrototype: true, withBoxedValues: true, maxDepth: 2 }), async (value) => {
+        const query = await ds.crosstab(value as never).then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+        expect(query).toBeInstanceOf(CrosstabError);
+        expect((query as CrosstabError).details.field).toBeTruthy();
+        const opened = await openDataset(path, value as never).then(
+          (dataset) => dataset,
+          (e: unknown) => e,
+        );
+        if (opened instanceof Dataset) {
+          // Only no options at all, or an object with no keys, opens.
+          expect(value === undefined || (typeof value === 'object' && value !== null && !Array.isArray(value) && Object.keys(value).length === 0)).toBe(true);
+          await opened.close();
+          return;
+        }
+        expect(opened).toBeInstanceOf(CrosstabError);
+        expect((opened as CrosstabError).code).toBe(ErrorCode.invalidOption);
+        expect((opened as CrosstabError).details.field).toBeTruthy();
+      }),
+      { numRuns: 200 },
+    );
   });
 });

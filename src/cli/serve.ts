@@ -205,7 +205,7 @@ export function registerServeCommand(program: Command): void {
         process.stderr.write('crosstab serve: stopped\n');
       } finally {
         await access?.db.close();
-        for (const dataset of datasets) dataset.close();
+        await Promise.all(datasets.map((dataset) => dataset.close()));
       }
     });
 }

@@ -1,5 +1,5 @@
 import { closeSync, read } from 'node:fs';
-import { CrosstabError, ErrorCode } from '../errors.js';
+import { CrosstabError, echo, ErrorCode } from '../errors.js';
 import { checksumInKernel } from '../kernel/checksum.js';
 import type { Kernel } from '../kernel/kernel.js';
 import { ArrowFileProblem, readAt } from './arrow-file.js';
@@ -34,6 +34,13 @@ export async function readParallel(fd: number, position: number, into: Uint8Arra
   await Promise.all(reads);
 }
 
+/** An error of the file system while reading a dataset (EIO, EISDIR...) as `file_not_found`; a CrosstabError stays as it is. */
+export function readFailure(path: string, error: unknown): CrosstabError {
+  if (error instanceof CrosstabError) return error;
+  const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+  return new CrosstabError(ErrorCode.fileNotFound, `${echo(path)}: cannot read the dataset (${reason})`, { file: path, hint: 'Check the path, or build the dataset with `crosstab build`.' });
+}
+
 interface LazyParts {
   path: string;
   meta: StoredMeta;
@@ -59,7 +66,7 @@ export function lazyDataset({ path, meta, checksum, words, entries, regions, ker
     try {
       readAt(fd, entry.fileOffset, entry.stored, kernel.memory.bytes(entry.ptr, entry.stored));
     } catch (error) {
-      throw error instanceof ArrowFileProblem ? corrupt(path, `is truncated: buffer ${row} (${entry.name}) is past its end`) : error;
+      throw error instanceof ArrowFileProblem ? corrupt(path, `is truncated: buffer ${row} (${entry.name}) is past its end`) : readFailure(path, error);
     }
     loaded[row] = 1;
   };

@@ -1,12 +1,12 @@
 import { closeSync, fstatSync, openSync } from 'node:fs';
-import { CrosstabError, ErrorCode } from '../errors.js';
+import { CrosstabError, echo, ErrorCode } from '../errors.js';
 import { bitsetWords } from '../kernel/exports.js';
 import type { Kernel } from '../kernel/kernel.js';
 import { type ArrowSchema, ArrowFileProblem, type BatchLocation, readArrowStructure, readAt } from './arrow-file.js';
 import { datasetChecksum, HASH_CHARS } from './dataset-checksum.js';
 import { paddedSize } from './compile.js';
 import { BufferKind, CHECKSUM_KEY, FORMAT_KEY, FORMAT_VERSION, META_KEY, type StoredMeta } from './format.js';
-import { type BufferEntry, lazyDataset, readParallel } from './lazy-buffers.js';
+import { type BufferEntry, lazyDataset, readFailure, readParallel } from './lazy-buffers.js';
 import type { LoadedBuffer, LoadedDataset } from './loaded-dataset.js';
 import { rebuildCommand } from './rebuild-command.js';
 
@@ -40,12 +40,18 @@ export async function loadDataset(path: string, kernel: Kernel, options: LoadOpt
   let size: number;
   try {
     fd = openSync(path, 'r');
-    size = fstatSync(fd).size;
+    const stat = fstatSync(fd);
+    if (!stat.isFile()) {
+      closeSync(fd);
+      throw new CrosstabError(ErrorCode.fileNotFound, `${echo(path)}: cannot read the dataset (it is ${stat.isDirectory() ? 'a directory' : 'not a regular file'})`, {
+        file: path,
+        field: 'path',
+        hint: 'Pass the path of a dataset file built with `crosstab build`.',
+      });
+    }
+    size = stat.size;
   } catch (error) {
-    throw new CrosstabError(ErrorCode.fileNotFound, `${path}: cannot read the dataset (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`, {
-      file: path,
-      hint: 'Check the path, or build the dataset with `crosstab build`.',
-    });
+    throw readFailure(path, error);
   }
   const memory = kernel.memory;
   const regions: LoadedDataset['regions'] = [];
@@ -102,7 +108,7 @@ export async function loadDataset(path: string, kernel: Kernel, options: LoadOpt
   } catch (error) {
     for (const region of regions) memory.release(region.ptr, region.bytes);
     closeSync(fd);
-    throw error;
+    throw readFailure(path, error);
   }
 }
 

@@ -1,7 +1,7 @@
 import { AXIS_LIMIT } from '../dataset/format.js';
-import { ErrorCode, fieldError } from '../errors.js';
+import { echo, ErrorCode, fieldError } from '../errors.js';
 import { suggest } from '../text/suggest.js';
-import { invalidOption } from './options.js';
+import { invalidOption, requireObject } from './options.js';
 import type { AxisEntry, AxisItem, DatasetInfo } from './types.js';
 
 /** Most entries one table axis takes (AXIS_LIMIT, src/dataset/format.ts). */
@@ -19,15 +19,18 @@ export function expandAxis(items: unknown, option: 'rows' | 'columns', info: Dat
     throw invalidOption(option, 'must be a non-empty array of expressions or {variable}', `Pass e.g. ${option}: [{ variable: "sex" }, "degree=3..4"].`);
   }
   const entries: AxisEntry[] = [];
-  items.forEach((item: AxisItem, i) => {
+  // An index loop, not forEach(): forEach skips the holes of a sparse array (new Array(2)).
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i] as AxisItem;
     const where = `${option}[${i}]`;
     if (typeof item === 'string' && item.trim() !== '') {
       entries.push({ label: codeLabel(info, item) ?? item, expr: item });
     } else if (typeof item === 'object' && item !== null && 'variable' in item && typeof item.variable === 'string') {
+      requireObject(item, where, ['variable']);
       const variable = info.variables.find((candidate) => candidate.name === item.variable);
       if (!variable) {
         const suggestions = suggest(item.variable, info.variables.map((v) => v.name));
-        const problem = `unknown variable "${item.variable}"${suggestions.length ? `; did you mean ${suggestions.map((s) => `"${s}"`).join(', ')}?` : ''}`;
+        const problem = `unknown variable "${echo(item.variable)}"${suggestions.length ? `; did you mean ${suggestions.map((s) => `"${s}"`).join(', ')}?` : ''}`;
         throw fieldError(ErrorCode.unknownVariable, where, problem, { suggestions, hint: 'Use a variable of the dataset (`crosstab info DATASET` lists them).' }, ': ');
       }
       if (!variable.values) {
@@ -37,12 +40,14 @@ export function expandAxis(items: unknown, option: 'rows' | 'columns', info: Dat
         entries.push({ label: value.label ?? value.value, expr: valueExpression(variable.name, value.value), variable: variable.name, value: value.value });
       }
     } else if (typeof item === 'object' && item !== null && 'expr' in item && typeof item.expr === 'string' && item.expr.trim() !== '') {
+      requireObject(item, where, ['expr', 'label']);
+      if ('label' in item && item.label !== undefined && typeof item.label !== 'string') throw invalidOption(`${where}.label`, 'must be a string', 'Leave it out to label the entry with its expression.');
       const label = 'label' in item && typeof item.label === 'string' ? item.label : (codeLabel(info, item.expr) ?? item.expr);
       entries.push({ label, expr: item.expr });
     } else {
       throw invalidOption(where, 'must be an expression string, {expr, label?} or {variable}', 'Pass e.g. "sex=2" or { variable: "sex" }.');
     }
-  });
+  }
   if (entries.length > MAX_AXIS) {
     throw invalidOption(option, `expands to ${entries.length} entries; at most ${MAX_AXIS} are allowed`, 'Split the table.');
   }

@@ -3,13 +3,15 @@ import { AXIS_LIMIT, type StoredMeta } from '../dataset/format.js';
 import { loadDataset, type LoadOptions } from '../dataset/reader.js';
 import { mainThreadKernel } from '../kernel/kernel.js';
 import { Evaluator } from '../query/evaluate.js';
+import { checkpoint } from '../query/executor.js';
 import { type Bound, type Resolved, Resolver } from '../query/resolve.js';
 import type { CellSums } from '../kernel/kernel.js';
 import { isClickHouseUrl } from '../clickhouse/url.js';
 import { describeDataset, stabilityOf } from './dataset-info.js';
 import type { DatasetEngine } from './engine.js';
+import { InFlight } from './in-flight.js';
 import { LocalEngine } from './local-engine.js';
-import { invalidOption, requireGroups, requireObject, requireSignal, requireString, requireStringArray, resolveWeight } from './options.js';
+import { describeValue, invalidOption, requireGroups, requireObject, requireSignal, requireString, requireStringArray, resolveWeight } from './options.js';
 import { expandAxis } from './axes.js';
 import type { Cell, CrosstabQuery, CrosstabResult, DatasetInfo, TableQuery, TableResult } from './types.js';
 
@@ -32,6 +34,11 @@ export interface OpenOptions extends LoadOptions {
   cellCache?: number;
 }
 
+/** The keys of OpenOptions: any other key is refused. */
+const OPEN_OPTIONS = ['execution', 'cellCache', 'verify', 'preload'] as const satisfies ReadonlyArray<keyof OpenOptions>;
+const CROSSTAB_OPTIONS = ['base', 'targets', 'weight', 'allowedGroups', 'signal'] as const satisfies ReadonlyArray<keyof CrosstabQuery>;
+const TABLE_OPTIONS = ['base', 'rows', 'columns', 'weight', 'allowedGroups', 'signal', 'onProgress'] as const satisfies ReadonlyArray<keyof TableQuery>;
+
 /** Default of OpenOptions.cellCache. */
 export const DEFAULT_CELL_CACHE = 10_000;
 /** Key of the base's own cell among a base's cached cells. */
@@ -46,10 +53,11 @@ const BASE_CELL: Bound = { op: 'all' };
  * ClickHouse with `crosstab push` instead: the same queries, compiled to SQL
  * (docs/clickhouse.md); an unreachable server rejects with `backend_unavailable`.
  */
-export async function openDataset(path: string, options: OpenOptions = {}): Promise<Dataset> {
+export async function openDataset(path: string, openOptions?: OpenOptions): Promise<Dataset> {
   if (typeof path !== 'string' || path === '') {
     throw new CrosstabError(ErrorCode.invalidOption, 'path must be a non-empty string', { field: 'path', hint: 'Pass the path of a .arrow dataset.' });
   }
+  const options = (openOptions === undefined ? {} : requireObject(openOptions, 'options', OPEN_OPTIONS)) as OpenOptions;
   const execution = options.execution ?? 'auto';
   if (!['auto', 'inline', 'pool'].includes(execution)) {
     throw invalidOption('execution', 'must be "auto", "inline" or "pool"', 'Leave it out for automatic planning.');
@@ -59,7 +67,7 @@ export async function openDataset(path: string, options: OpenOptions = {}): Prom
   }
   const cellCache = options.cellCache ?? DEFAULT_CELL_CACHE;
   if (!Number.isInteger(cellCache) || cellCache < 0) {
-    throw invalidOption('cellCache', `must be a whole number of cells (0 turns the cache off); got ${JSON.stringify(options.cellCache)}`, `Leave it out for ${DEFAULT_CELL_CACHE.toLocaleString('en-US')}.`);
+    throw invalidOption('cellCache', `must be a whole number of cells (0 turns the cache off); got ${describeValue(options.cellCache)}`, `Leave it out for ${DEFAULT_CELL_CACHE.toLocaleString('en-US')}.`);
   }
   if (options.preload !== undefined && typeof options.preload !== 'boolean') {
     throw invalidOption('preload', 'must be true or false', 'Pass preload: true to read every buffer at open.');
@@ -80,7 +88,8 @@ export class Dataset {
   /** What the dataset holds: survey code, variables, codes, weights, thresholds. */
   readonly info: DatasetInfo;
   private readonly resolver: Resolver;
-  private closed = false;
+  /** Calls in flight; close() stops them and frees the engine once their work has settled. */
+  private readonly inFlight: InFlight;
   /**
    * Cells computed before, per weight: bound base → (bound target, or BASE_CELL) → sums.
    * Keyed by the bound expressions, which the resolver hands out again for the same text.
@@ -97,6 +106,10 @@ export class Dataset {
   ) {
     this.info = { ...describeDataset({ meta, checksum }), design: engine.design };
     this.resolver = new Resolver(meta);
+    this.inFlight = new InFlight(
+      () => this.closedError(),
+      () => engine.close(),
+    );
   }
 
   /**
@@ -105,7 +118,7 @@ export class Dataset {
    */
   async crosstab(query: CrosstabQuery): Promise<CrosstabResult> {
     this.checkOpen();
-    const options = requireObject(query, 'query');
+    const options = requireObject(query, 'query', CROSSTAB_OPTIONS);
     const base = requireString(options.base, 'base');
     const targets = requireStringArray(options.targets, 'targets', MAX_TARGETS);
     const weight = resolveWeight(options.weight, this.info);
@@ -116,7 +129,7 @@ export class Dataset {
 
     const boundBase = this.bind(base, 'base', allowed).bound;
     const boundTargets = targets.map((target, i) => this.bind(target, `targets[${i}]`, allowed).bound);
-    const [baseCell, ...cells] = await this.cellsOf(boundBase, boundTargets, weight, signal);
+    const [baseCell, ...cells] = await this.inFlight.run(signal, (running) => this.cellsOf(boundBase, boundTargets, weight, running));
     return { base: this.toCell(baseCell!), targets: cells.map((cell) => this.toCell(cell)), weight, units: this.info.units };
   }
 
@@ -135,7 +148,12 @@ export class Dataset {
         if (cell === undefined) break;
         found.push(cell);
       }
-      if (found.length === targets.length + 1) return found;
+      if (found.length === targets.length + 1) {
+        // Answered from memory, but still a turn for the event loop when it is due: a host
+        // repeating cached questions without end must not starve its own timers.
+        await checkpoint(signal);
+        return found;
+      }
     }
     const computed = await this.engine.cells(base, targets, weight, { signal });
     if (computed.length > this.maxCachedCells) return computed;
@@ -160,7 +178,7 @@ export class Dataset {
    */
   async table(query: TableQuery): Promise<TableResult> {
     this.checkOpen();
-    const options = requireObject(query, 'query');
+    const options = requireObject(query, 'query', TABLE_OPTIONS);
     const base = requireString(options.base, 'base');
     const rows = expandAxis(options.rows, 'rows', this.info);
     const columns = expandAxis(options.columns, 'columns', this.info);
@@ -173,7 +191,7 @@ export class Dataset {
     const boundBase = this.bind(base, 'base', allowed).bound;
     const boundRows = rows.map((row, i) => this.bind(row.expr, `rows[${i}]`, allowed).bound);
     const boundColumns = columns.map((column, i) => this.bind(column.expr, `columns[${i}]`, allowed).bound);
-    const cells = await this.engine.table(boundBase, boundRows, boundColumns, weight, { signal, onProgress });
+    const cells = await this.inFlight.run(signal, (running) => this.engine.table(boundBase, boundRows, boundColumns, weight, { signal: running, onProgress }));
     const thresholds = this.info.stability;
     const width = columns.length;
     return {
@@ -217,11 +235,13 @@ export class Dataset {
     return this.engine.verify();
   }
 
-  /** Releases the dataset's kernel memory (or its ClickHouse connection). Queries after close() reject with `dataset_closed`. */
-  close(): void {
-    if (this.closed) return;
-    this.closed = true;
-    this.engine.close();
+  /**
+   * Closes the dataset: calls made after close(), and calls still in flight, reject with
+   * `dataset_closed` at once. Its kernel memory (or its ClickHouse connection) is released
+   * when the work those calls had started has stopped; the returned promise resolves then.
+   */
+  close(): Promise<void> {
+    return this.inFlight.close();
   }
 
   /** Binds an expression; a variable or code outside `allowed` is refused before its values are read. */
@@ -234,8 +254,10 @@ export class Dataset {
   }
 
   private checkOpen(): void {
-    if (this.closed) {
-      throw new CrosstabError(ErrorCode.closed, `dataset ${this.engine.location} is closed`, { hint: 'Open it again with openDataset().' });
-    }
+    if (this.inFlight.closed) throw this.closedError();
+  }
+
+  private closedError(): CrosstabError {
+    return new CrosstabError(ErrorCode.closed, `dataset ${this.engine.location} is closed`, { hint: 'Open it again with openDataset().' });
   }
 }

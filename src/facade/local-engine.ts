@@ -3,10 +3,13 @@ import type { LoadedDataset } from '../dataset/reader.js';
 import type { CellSums, Kernel } from '../kernel/kernel.js';
 import { sharedPool } from '../pool/pool.js';
 import type { Evaluator } from '../query/evaluate.js';
-import { type Executor, inlineExecutor, POOL_THRESHOLD_MS } from '../query/executor.js';
+import { type Executor, inlineExecutor, POOL_THRESHOLD_MS, checkpoint } from '../query/executor.js';
 import type { Bound } from '../query/resolve.js';
 import type { DatasetEngine, EngineRun, EngineTable } from './engine.js';
 import { DatasetDesign } from './table-design.js';
+
+/** Targets evaluated between two checkpoints of a crosstab() call (one kernel walk of their cells). */
+const CELLS_PER_CALL = 16;
 
 /** Counts on the WebAssembly kernel over a dataset loaded into kernel memory. */
 export class LocalEngine implements DatasetEngine {
@@ -27,11 +30,23 @@ export class LocalEngine implements DatasetEngine {
     return this.data.path;
   }
 
-  async cells(base: Bound, targets: readonly Bound[], weight: string | null): Promise<CellSums[]> {
+  /**
+   * The base's cell and base AND each target, CELLS_PER_CALL targets at a time with a
+   * checkpoint before each: a call of thousands of targets, or calls chained without end,
+   * let the event loop run every few milliseconds, and a call stops soon after its signal aborts.
+   */
+  async cells(base: Bound, targets: readonly Bound[], weight: string | null, run: EngineRun): Promise<CellSums[]> {
+    await checkpoint(run.signal);
     const weights = this.evaluator.weights(weight);
     const baseView = this.evaluator.materialize(base);
     try {
-      return this.evaluator.cells(baseView, [{ op: 'all' }, ...targets], weights);
+      const all: Bound[] = [{ op: 'all' }, ...targets];
+      const cells: CellSums[] = [];
+      for (let from = 0; from < all.length; from += CELLS_PER_CALL) {
+        if (from > 0) await checkpoint(run.signal);
+        cells.push(...this.evaluator.cells(baseView, all.slice(from, from + CELLS_PER_CALL), weights));
+      }
+      return cells;
     } finally {
       this.evaluator.release(baseView);
     }

@@ -1,4 +1,5 @@
-import { type CrosstabError, ErrorCode, fieldError } from '../errors.js';
+import { type CrosstabError, echo, ErrorCode, fieldError } from '../errors.js';
+import { suggest } from '../text/suggest.js';
 import type { DatasetInfo } from './types.js';
 
 /** Validation of options at the edge, with messages that name the option. */
@@ -6,11 +7,35 @@ export function invalidOption(option: string, message: string, hint: string): Cr
   return fieldError(ErrorCode.invalidOption, option, message, { hint });
 }
 
-export function requireObject(value: unknown, option: string): Record<string, unknown> {
+/**
+ * `value` as an object whose own keys are all in `known`: a misspelt option (`wieght`) is
+ * refused, not ignored (ignoring it would answer with the default weight, silently).
+ */
+export function requireObject(value: unknown, option: string, known?: readonly string[]): Record<string, unknown> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw invalidOption(option, 'must be an object', `Pass ${option} as an object.`);
+    throw invalidOption(option, `must be an object; got ${describeValue(value)}`, `Pass ${option} as an object.`);
+  }
+  if (known) {
+    for (const key of Object.keys(value)) {
+      if (known.includes(key)) continue;
+      const suggestions = suggest(key, known);
+      const field = `${option}.${echo(key)}`;
+      throw fieldError(ErrorCode.invalidOption, field, `is not an option${suggestions.length ? `; did you mean "${suggestions[0]}"?` : ''}`, {
+        suggestions,
+        hint: `The options of ${option} are ${known.join(', ')}.`,
+      });
+    }
   }
   return value as Record<string, unknown>;
+}
+
+/** What a value is, for messages: its type, or a short JSON form. */
+export function describeValue(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'string') return `a string (${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)})`;
+  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return `${typeof value} ${String(value)}`;
+  return typeof value;
 }
 
 export function requireString(value: unknown, option: string): string {
@@ -25,7 +50,10 @@ export function requireStringArray(value: unknown, option: string, max: number):
     throw invalidOption(option, 'must be a non-empty array of expressions', `Pass e.g. ["sex=2"].`);
   }
   if (value.length > max) throw invalidOption(option, `has ${value.length} items; at most ${max} are allowed`, 'Split the request.');
-  return value.map((item, i) => requireString(item, `${option}[${i}]`));
+  // An index loop, not map(): map skips the holes of a sparse array ([, "sex=1"]).
+  const items: string[] = [];
+  for (let i = 0; i < value.length; i++) items.push(requireString(value[i], `${option}[${i}]`));
+  return items;
 }
 
 /** The weight column to use: the default (first) one, another by name, or null for unweighted. */
@@ -43,8 +71,10 @@ export function resolveWeight(value: unknown, info: DatasetInfo, option = 'weigh
 
 export function requireGroups(value: unknown, option: string): readonly string[] | undefined {
   if (value === undefined) return undefined;
-  if (!Array.isArray(value) || !value.every((group) => typeof group === 'string')) {
-    throw invalidOption(option, 'must be an array of group names', 'Pass e.g. ["core"].');
+  if (!Array.isArray(value)) throw invalidOption(option, 'must be an array of group names', 'Pass e.g. ["core"].');
+  // An index loop, not every(): every skips the holes of a sparse array.
+  for (let i = 0; i < value.length; i++) {
+    if (typeof value[i] !== 'string') throw invalidOption(`${option}[${i}]`, 'must be a group name (a string)', 'Pass e.g. ["core"].');
   }
-  return value;
+  return [...(value as string[])];
 }

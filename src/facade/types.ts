@@ -28,7 +28,7 @@ export interface CrosstabQuery {
   /** Population base expression (`*` for everyone). */
   base: string;
   /** Target expressions; one result per target, in order. */
-  targets: string[];
+  targets: readonly string[];
   /** Weight column; defaults to the dataset's first weight. `null` = unweighted. */
   weight?: string | null;
   /**
@@ -125,8 +125,8 @@ export type AxisItem = string | { expr: string; label?: string } | { variable: s
 
 export interface TableQuery {
   base: string;
-  rows: AxisItem[];
-  columns: AxisItem[];
+  rows: readonly AxisItem[];
+  columns: readonly AxisItem[];
   /** Weight column; default the dataset's first; `null` = unweighted. */
   weight?: string | null;
   allowedGroups?: readonly string[];

@@ -35,6 +35,7 @@ export interface KernelPoolOptions {
 export class KernelPool {
   readonly threads: number;
   private readonly piscina: Promise<Piscina>;
+  private destroying: Promise<void> | undefined;
 
   constructor(kernel: Kernel, options: KernelPoolOptions = {}) {
     const threads = options.threads ?? availableParallelism();
@@ -49,19 +50,29 @@ export class KernelPool {
     });
   }
 
-  /** Runs a kernel call on a worker. A dead worker fails the task with `worker_failed` and is replaced. */
+  /**
+   * Runs a kernel call on a worker; settles only when no worker touches kernel memory for it
+   * any more, so the caller may release the task's memory then. An aborted `signal` makes a
+   * task that has not started yet a no-op (`cancelled`); one already running finishes its
+   * slice: a worker is never terminated mid-write. A dead worker fails the task with
+   * `worker_failed` and is replaced.
+   */
   async run(task: KernelTask, signal?: AbortSignal): Promise<number> {
+    if (signal?.aborted) throw cancelledError('the query');
+    let result: number | null;
     try {
       const piscina = await this.piscina;
-      return (await piscina.run(task, signal ? { signal } : {})) as number;
+      result = (await piscina.run(signal ? { ...task, cancel: cancelFlag(signal) } : task)) as number | null;
     } catch (error) {
-      if (signal?.aborted) {
-        throw cancelledError('the query');
-      }
+      // destroy() rejects the tasks it stops before their threads have exited: wait for that.
+      await this.destroying?.catch(() => undefined);
+      if (signal?.aborted) throw cancelledError('the query');
       throw new CrosstabError(ErrorCode.workerFailed, `a worker thread failed while running ${task.fn}: ${(error as Error).message}`, {
         hint: 'The worker has been replaced; run the query again. If it keeps failing, report it with the query.',
       });
     }
+    if (result === null || signal?.aborted) throw cancelledError('the query');
+    return result;
   }
 
   /** This pool as an executor of table tasks. */
@@ -69,9 +80,24 @@ export class KernelPool {
     return { parallelism: this.threads, run: (task, signal) => this.run(task, signal) };
   }
 
-  async destroy(): Promise<void> {
-    await (await this.piscina).destroy();
+  /** Stops the threads; resolves when they have exited. */
+  destroy(): Promise<void> {
+    this.destroying ??= this.piscina.then((piscina) => piscina.destroy());
+    return this.destroying;
   }
+}
+
+/** One Int32 in shared memory per signal, set to 1 when it aborts: workers read it before each task. */
+const cancelFlags = new WeakMap<AbortSignal, Int32Array>();
+
+function cancelFlag(signal: AbortSignal): Int32Array {
+  let flag = cancelFlags.get(signal);
+  if (!flag) {
+    const cell = new Int32Array(new SharedArrayBuffer(4));
+    signal.addEventListener('abort', () => Atomics.store(cell, 0, 1), { once: true });
+    cancelFlags.set(signal, (flag = cell));
+  }
+  return flag;
 }
 
 function locateWorker(): string {

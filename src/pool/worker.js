@@ -27,9 +27,14 @@ const refused =
 // real task does not pay for tier-up.
 if (!refused) for (const name of warmUp) kernel[name](...new Array(kernel[name].length).fill(0));
 
-/** Runs one kernel task: `{ fn, args }`, where fn is a kernel export name. */
+/**
+ * Runs one kernel task: `{ fn, args, cancel? }`, where fn is a kernel export name. `cancel`
+ * is an Int32Array over shared memory that the main thread sets to 1 when the task's query
+ * is aborted: a task that has not started by then returns null without running.
+ */
 export default function run(task) {
   if (refused) throw refused;
+  if (task.cancel && Atomics.load(task.cancel, 0) !== 0) return null;
   const fn = kernel[task.fn];
   if (typeof fn !== 'function') throw new Error(`unknown kernel task ${task.fn}`);
   return fn(...task.args) ?? 0;

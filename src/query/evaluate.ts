@@ -1,4 +1,5 @@
 import { BufferKind } from '../dataset/format.js';
+import { CrosstabError, ErrorCode } from '../errors.js';
 import type { LoadedDataset } from '../dataset/reader.js';
 import type { CellSums, Kernel, WeightVector } from '../kernel/kernel.js';
 import { NS_PER_LISTED_RESPONDENT, NS_PER_WORD_CELL } from './costs.js';
@@ -28,6 +29,7 @@ export class Evaluator {
   /** Kernel memory owned by this evaluator: scratch bitsets, weight helpers. */
   private owned: Array<{ ptr: number; bytes: number }> = [];
   private readonly weightVectors = new Map<string, WeightVector>();
+  private disposed = false;
 
   constructor(
     private readonly kernel: Kernel,
@@ -66,7 +68,8 @@ export class Evaluator {
   }
 
   release(view: DenseView): void {
-    if (view.owned) this.scratch.push(view.ptr);
+    // After dispose() the block belongs to the allocator again: it must not come back as scratch.
+    if (view.owned && !this.disposed) this.scratch.push(view.ptr);
   }
 
   /** Count, sum of weights and sum of squared weights of base AND target. */
@@ -149,6 +152,7 @@ export class Evaluator {
 
   /** Gives back all kernel memory of this evaluator. */
   dispose(): void {
+    this.disposed = true;
     for (const { ptr, bytes } of this.owned) this.kernel.memory.release(ptr, bytes);
     this.owned = [];
     this.scratch.length = 0;
@@ -254,6 +258,7 @@ export class Evaluator {
   }
 
   private allocate(): number {
+    if (this.disposed) throw new CrosstabError(ErrorCode.closed, 'the dataset is closed', { hint: 'Open it again with openDataset().' });
     const ptr = this.kernel.memory.alloc(this.words * 8);
     this.owned.push({ ptr, bytes: this.words * 8 });
     return ptr;

@@ -1,4 +1,4 @@
-import { CrosstabError, ErrorCode } from '../errors.js';
+import { CrosstabError, echo, ErrorCode } from '../errors.js';
 import type { Expr } from './ast.js';
 
 const GRAMMAR_HINT =
@@ -53,8 +53,7 @@ class Parser {
   }
 
   fail(what: string, hint = GRAMMAR_HINT, at = this.at): never {
-    const shown = this.source.length > 200 ? `${this.source.slice(0, 200)}…` : this.source;
-    throw new CrosstabError(ErrorCode.invalidExpression, `invalid expression "${shown}": ${what} at position ${at + 1}`, {
+    throw new CrosstabError(ErrorCode.invalidExpression, `invalid expression "${echo(this.source)}": ${what} at position ${at + 1}`, {
       position: at,
       hint,
     });
@@ -118,13 +117,13 @@ class Parser {
       this.countTerm(itemAt);
       const quoted = this.source[this.at] === '"';
       const text = quoted ? this.quoted() : this.bare();
-      if (text === '' && !quoted) this.fail(`a value is missing after "${variable}="`, 'Write VAR=value, VAR=v1,v2 or VAR=lo..hi.');
+      if (text === '' && !quoted) this.fail(`a value is missing after "${echo(variable)}="`, 'Write VAR=value, VAR=v1,v2 or VAR=lo..hi.');
       const range = quoted ? -1 : text.indexOf('..');
       if (range >= 0) {
         const min = text.slice(0, range);
         const max = text.slice(range + 2);
         if (min === '' && max === '') this.fail(`a range needs at least one bound`, 'Write VAR=lo..hi, VAR=lo.. or VAR=..hi.', itemAt);
-        if (max.includes('..')) this.fail(`"${text}" is not a range`, 'Write VAR=lo..hi.', itemAt);
+        if (max.includes('..')) this.fail(`"${echo(text)}" is not a range`, 'Write VAR=lo..hi.', itemAt);
         const item: { var: string; min?: string; max?: string; at: number } = { var: variable, at: start };
         if (min !== '') item.min = min;
         if (max !== '') item.max = max;

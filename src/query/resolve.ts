@@ -1,4 +1,4 @@
-import { CrosstabError, ErrorCode, fieldError } from '../errors.js';
+import { CrosstabError, echo, ErrorCode, fieldError } from '../errors.js';
 import type { CodeInfo, StoredMeta, StoredVariable } from '../dataset/format.js';
 import type { Expr } from './ast.js';
 import { parseExpression } from './parse.js';
@@ -103,7 +103,7 @@ export class Resolver {
       const usable = this.usableNames(scope);
       const variableHint = usable.includes(name) ? ` "${name}" is a variable: write ${name}=value.` : '';
       const suggestions = suggest(name, usable);
-      throw new CrosstabError(ErrorCode.unknownCode, `unknown code "${name}"${didYouMean(suggestions)}`, {
+      throw new CrosstabError(ErrorCode.unknownCode, `unknown code "${echo(name)}"${didYouMean(suggestions)}`, {
         suggestions,
         hint: `Use a code defined in the dataset's codebook, or a condition VAR=value.${variableHint}`,
       });
@@ -128,7 +128,7 @@ export class Resolver {
     if (position !== undefined) return position;
     const allowed = scope.allowed;
     const suggestions = suggest(name, allowed === undefined ? this.byName.keys() : this.variables.filter((v) => allowed.includes(v.group)).map((v) => v.name));
-    throw new CrosstabError(ErrorCode.unknownVariable, `unknown variable "${name}"${didYouMean(suggestions)}`, {
+    throw new CrosstabError(ErrorCode.unknownVariable, `unknown variable "${echo(name)}"${didYouMean(suggestions)}`, {
       suggestions,
       hint: 'Use a variable of the dataset (`crosstab info DATASET` lists them).',
     });
@@ -152,7 +152,7 @@ export class Resolver {
     const suggestions = numbers
       ? variable.values.slice(Math.max(0, index - 2), index + 2)
       : suggest(text, [...variable.values, ...labels]);
-    throw new CrosstabError(ErrorCode.unknownValue, `no respondent has ${variable.name}=${written}${didYouMean(suggestions)}`, {
+    throw new CrosstabError(ErrorCode.unknownValue, `no respondent has ${variable.name}=${echo(written)}${didYouMean(suggestions)}`, {
       suggestions,
       hint: numbers
         ? `Use a value ${variable.name} takes, or a range such as ${variable.name}=lo..hi.`
@@ -170,7 +170,7 @@ export class Resolver {
     const wanted = text.toLowerCase();
     const matches = Object.keys(labels).filter((value) => labels[value]!.toLowerCase() === wanted);
     if (matches.length > 1) {
-      throw new CrosstabError(ErrorCode.invalidExpression, `${variable.name}=${text} is ambiguous: values ${matches.join(', ')} are all labelled "${text}"`, {
+      throw new CrosstabError(ErrorCode.invalidExpression, `${variable.name}=${echo(text)} is ambiguous: values ${matches.join(', ')} are all labelled "${echo(text)}"`, {
         hint: `Write the value instead, e.g. ${variable.name}=${matches[0]}.`,
       });
     }
@@ -181,15 +181,15 @@ export class Resolver {
     const variable = this.variables[position]!;
     const numbers = this.numbers[position];
     if (!numbers) {
-      throw new CrosstabError(ErrorCode.invalidExpression, `${variable.name} is a text variable; a range (${variable.name}=${min ?? ''}..${max ?? ''}) needs a numeric one`, {
+      throw new CrosstabError(ErrorCode.invalidExpression, `${variable.name} is a text variable; a range (${variable.name}=${echo(min ?? '')}..${echo(max ?? '')}) needs a numeric one`, {
         hint: `List the values instead: ${variable.name}=v1,v2.`,
       });
     }
     const from = min === undefined ? undefined : this.number(variable, this.valueOfLabel(variable, min, true) ?? min, 'lower bound');
     const to = max === undefined ? undefined : this.number(variable, this.valueOfLabel(variable, max, true) ?? max, 'upper bound');
     if (from !== undefined && to !== undefined && from > to) {
-      throw new CrosstabError(ErrorCode.invalidExpression, `${variable.name}=${min}..${max} is a reversed range: its lower bound is above its upper bound`, {
-        hint: `Write the smaller bound first: ${variable.name}=${max}..${min}.`,
+      throw new CrosstabError(ErrorCode.invalidExpression, `${variable.name}=${echo(min!)}..${echo(max!)} is a reversed range: its lower bound is above its upper bound`, {
+        hint: `Write the smaller bound first: ${variable.name}=${echo(max!)}..${echo(min!)}.`,
       });
     }
     const lo = from === undefined ? 1 : lowerBound(numbers, from) + 1;
@@ -203,13 +203,13 @@ export class Resolver {
     const range = /^(-?\d+(?:\.\d+)?)-(-?\d+(?:\.\d+)?)$/.exec(text);
     const meant = Number(text);
     const hint = range
-      ? `A range is written with "..": ${variable.name}=${range[1]}..${range[2]}.`
+      ? `A range is written with "..": ${variable.name}=${echo(range[1]!)}..${echo(range[2]!)}.`
       : text.trim() !== '' && Number.isFinite(meant)
         ? `Write the number in plain decimal digits: ${variable.name}=${meant} (no hex, exponent, "+" or spaces).`
         : variable.valueLabels
           ? `Write a number such as ${variable.name}=${example}, or a value label of ${variable.name} (\`crosstab info DATASET\` lists them).`
           : `Write a number, e.g. ${variable.name}=${example}.`;
-    throw new CrosstabError(ErrorCode.invalidExpression, `${variable.name} is numeric, but its ${what} "${text}" is not a number`, { hint });
+    throw new CrosstabError(ErrorCode.invalidExpression, `${variable.name} is numeric, but its ${what} "${echo(text)}" is not a number`, { hint });
   }
 }
 

@@ -6,14 +6,12 @@
 import type { CellSums, Kernel, WeightVector } from '../../kernel/kernel.js';
 import { NS_PER_WORD_CELL } from '../costs.js';
 import type { DenseView, Evaluator } from '../evaluate.js';
-import { runLimited, TASK_MS } from '../executor.js';
+import { runLimited, settleAll, SLICE_MS, TASK_MS } from '../executor.js';
 import type { Bound } from '../resolve.js';
 import { checkAborted, type TableCells, type TableRun } from './plan.js';
 
 /** Materialised column bitsets of one block stay under this many bytes. */
 const COLUMN_BLOCK_BYTES = 256 * 1024 * 1024;
-/** Work yields to the event loop this often, so AbortSignals and progress get through. */
-const YIELD_MS = 20;
 /** Rows per tile: 16 row bitset chunks of 16 KiB stay in L2 beside one column chunk. */
 const TILE_ROWS = 16;
 
@@ -67,7 +65,9 @@ async function bitsetRows(kernel: Kernel, evaluator: Evaluator, base: DenseView,
   const sumsSq = new Float64Array(total);
   const counts = new Float64Array(total);
   const { executor, execution } = run.choose((total * words * NS_PER_WORD_CELL) / 1e6);
-  const columnsPerTask = Math.max(1, Math.floor((TASK_MS * 1e6) / (TILE_ROWS * words * NS_PER_WORD_CELL)));
+  // Inline, tasks are one slice of the calling thread's time: the executor yields between them.
+  const taskMs = execution === 'pool' ? TASK_MS : SLICE_MS;
+  const columnsPerTask = Math.max(1, Math.floor((taskMs * 1e6) / (TILE_ROWS * words * NS_PER_WORD_CELL)));
   const blockSize = Math.max(1, Math.floor(COLUMN_BLOCK_BYTES / (words * 8)));
   const store = (at: number, triples: Float64Array, from: number) => {
     sums[at] = triples[from]!;
@@ -98,9 +98,10 @@ async function bitsetRows(kernel: Kernel, evaluator: Evaluator, base: DenseView,
         const slices = Math.ceil(dense.length / columnsPerTask);
         const accs = Array.from({ length: slices }, (_, s) => memory.alloc(tile.length * Math.min(columnsPerTask, dense.length - s * columnsPerTask) * cellBytes));
         const sparseOut = memory.alloc(sparseOutBytes);
+        let tasks: Array<Promise<number>> = [];
         try {
           new Uint32Array(memory.memory.buffer, tileRows, tile.length).set(tile.map((view) => view.ptr));
-          const tasks = accs.map((acc, s) => {
+          tasks = accs.map((acc, s) => {
             const width = Math.min(columnsPerTask, dense.length - s * columnsPerTask);
             return executor.run(
               { fn: 'cellsTile', args: [tileRows, tile.length, densePtrs + s * columnsPerTask * pointerBytes, width, weights.ptr, weights.runs, weights.nRuns, words, acc] },
@@ -120,7 +121,7 @@ async function bitsetRows(kernel: Kernel, evaluator: Evaluator, base: DenseView,
               counts[at] = out[2 * n + j]!;
             });
           });
-          await Promise.all(tasks);
+          await settleAll(tasks);
           accs.forEach((acc, s) => {
             const width = Math.min(columnsPerTask, dense.length - s * columnsPerTask);
             const triples = memory.f64(acc, tile.length * width * 3);
@@ -129,13 +130,15 @@ async function bitsetRows(kernel: Kernel, evaluator: Evaluator, base: DenseView,
             }
           });
         } finally {
+          // Workers may still be writing the accumulators: release nothing before every task is done.
+          await Promise.allSettled(tasks);
           for (const view of tile) evaluator.release(view);
           memory.release(tileRows, tile.length * pointerBytes);
           accs.forEach((acc, s) => memory.release(acc, tile.length * Math.min(columnsPerTask, dense.length - s * columnsPerTask) * cellBytes));
           memory.release(sparseOut, sparseOutBytes);
         }
         done += tile.length * operands.length;
-        if (performance.now() - lastYield > YIELD_MS) {
+        if (performance.now() - lastYield > SLICE_MS) {
           run.onProgress?.(done, total);
           await new Promise((resolve) => setImmediate(resolve));
           lastYield = performance.now();

@@ -7,6 +7,7 @@
 import type { Kernel, WeightVector } from '../../kernel/kernel.js';
 import type { PsuSums } from '../../stats/table-design.js';
 import type { DenseView, Evaluator } from '../evaluate.js';
+import { settleAll } from '../executor.js';
 import { cellsFromTriples, scratchMemory, sumParts } from './group-by-parts.js';
 import { multiPass } from './group-by-multi.js';
 import type { TableCells, TableRun, ValueNode } from './plan.js';
@@ -35,9 +36,9 @@ export async function groupByDesignTable(
   const scratch = scratchMemory(memory);
   try {
     // One more slot per respondent than groupByMulti: the base total per PSU.
-    const pass = multiPass(kernel, evaluator, base, rows, columns, weights, run, scratch, 1);
+    const pass = multiPass(kernel, evaluator, base, rows, columns, weights, run, scratch, 1, (cells + nRows + nColumns) * kernel.layout.cellBytes + psus.clusters * slots * 8);
     const tasks = pass.ranges.map(() => ({ acc: scratch.alloc((cells + nRows + nColumns) * kernel.layout.cellBytes), psuAcc: scratch.alloc(psus.clusters * slots * 8) }));
-    await Promise.all(
+    await settleAll(
       pass.ranges.map((range, part) => {
         const { acc, psuAcc } = tasks[part]!;
         return pass.executor.run({ fn: 'groupByDesign', args: [...pass.args(range, acc), psus.ptr, psuAcc] }, run.signal);

@@ -7,6 +7,7 @@ import type { KernelExports } from '../../kernel/exports.js';
 import type { Kernel, WeightVector } from '../../kernel/kernel.js';
 import { NS_PER_RESPONDENT } from '../costs.js';
 import type { DenseView, Evaluator } from '../evaluate.js';
+import { settleAll } from '../executor.js';
 import { axisVariables, cellsFromTriples, type ScratchMemory, scratchMemory, splitWords, sumParts, type WordRange } from './group-by-parts.js';
 import type { TableCells, TableRun, ValueNode } from './plan.js';
 
@@ -21,13 +22,15 @@ export function multiPass(
   run: TableRun,
   scratch: ScratchMemory,
   extraSlots: number,
+  /** Accumulator bytes of one word range. */
+  partBytes: number,
 ) {
   const words = evaluator.words;
   const rowVars = axisVariables(kernel, evaluator, scratch, rows);
   const colVars = axisVariables(kernel, evaluator, scratch, columns);
   const respondents = kernel.exports.popcount(base.ptr, words);
   const pairs = rowVars.count * colVars.count + rowVars.count + colVars.count + extraSlots;
-  const split = splitWords(run, (respondents * NS_PER_RESPONDENT * pairs) / 1e6, words);
+  const split = splitWords(run, (respondents * NS_PER_RESPONDENT * pairs) / 1e6, words, partBytes);
   /** Arguments of groupByMulti for one word range, with its accumulator. */
   const args = ({ from, to }: WordRange, acc: number): Parameters<KernelExports['groupByMulti']> => {
     const hits = scratch.alloc((rowVars.count + colVars.count) * 4 + 8);
@@ -43,9 +46,9 @@ export async function groupByMultiTable(kernel: Kernel, evaluator: Evaluator, ba
   const slots = cells + nRows + nColumns;
   const scratch = scratchMemory(kernel.memory);
   try {
-    const pass = multiPass(kernel, evaluator, base, rows, columns, weights, run, scratch, 0);
+    const pass = multiPass(kernel, evaluator, base, rows, columns, weights, run, scratch, 0, slots * kernel.layout.cellBytes);
     const accs = pass.ranges.map(() => scratch.alloc(slots * kernel.layout.cellBytes));
-    await Promise.all(pass.ranges.map((range, part) => pass.executor.run({ fn: 'groupByMulti', args: pass.args(range, accs[part]!) }, run.signal)));
+    await settleAll(pass.ranges.map((range, part) => pass.executor.run({ fn: 'groupByMulti', args: pass.args(range, accs[part]!) }, run.signal)));
     run.onProgress?.(cells, cells);
     return { ...cellsFromTriples(sumParts(kernel.memory, accs, slots * 3), nRows, nColumns), plan: 'groupBy', execution: pass.execution };
   } finally {

@@ -6,7 +6,7 @@
 import type { CellSums, Kernel } from '../../kernel/kernel.js';
 import type { KernelMemory } from '../../kernel/memory.js';
 import type { Evaluator } from '../evaluate.js';
-import type { Executor } from '../executor.js';
+import { type Executor, SLICE_MS } from '../executor.js';
 import type { TableCells, TableRun, ValueNode } from './plan.js';
 
 /** Kernel memory taken for one table computation, given back all at once. */
@@ -33,13 +33,19 @@ export interface WordRange {
   to: number;
 }
 
+/** Inline, the accumulators of a group-by cut into slices stay under this many bytes in all. */
+const INLINE_PARTS_BYTES = 64 * 2 ** 20;
+
 /**
  * Chooses inline or pool execution for `estimatedMs` and cuts the base's `words` into one
- * range per task: one inline, one per thread on the pool.
+ * range per task: one per thread on the pool; inline, one per SLICE_MS of work (the inline
+ * executor lets the event loop run between them), as far as their accumulators of
+ * `partBytes` each fit INLINE_PARTS_BYTES.
  */
-export function splitWords(run: TableRun, estimatedMs: number, words: number): { executor: Executor; execution: 'inline' | 'pool'; ranges: WordRange[] } {
+export function splitWords(run: TableRun, estimatedMs: number, words: number, partBytes: number): { executor: Executor; execution: 'inline' | 'pool'; ranges: WordRange[] } {
   const { executor, execution } = run.choose(estimatedMs);
-  const parts = execution === 'pool' ? executor.parallelism : 1;
+  const slices = Math.min(Math.ceil(estimatedMs / SLICE_MS), Math.floor(INLINE_PARTS_BYTES / Math.max(1, partBytes)), Math.floor(words / 2));
+  const parts = execution === 'pool' ? executor.parallelism : Math.max(1, slices);
   const span = Math.ceil(words / parts);
   const ranges = Array.from({ length: parts }, (_, part) => ({ from: Math.min(words, part * span), to: Math.min(words, (part + 1) * span) }));
   return { executor, execution, ranges };

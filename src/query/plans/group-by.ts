@@ -8,6 +8,7 @@ import type { KernelTask } from '../../kernel/exports.js';
 import type { CellSums, Kernel, WeightVector } from '../../kernel/kernel.js';
 import { NS_PER_RESPONDENT } from '../costs.js';
 import type { DenseView, Evaluator } from '../evaluate.js';
+import { settleAll } from '../executor.js';
 import { scratchMemory, singleVariableMap, splitWords, sumParts } from './group-by-parts.js';
 import type { TableCells, TableRun, ValueNode } from './plan.js';
 
@@ -19,7 +20,7 @@ export async function groupByTable(kernel: Kernel, evaluator: Evaluator, base: D
   const width = nColumns + 1;
   const slots = (nRows + 1) * width;
   const estimatedMs = (kernel.exports.popcount(base.ptr, words) * NS_PER_RESPONDENT) / 1e6;
-  const { executor, execution, ranges } = splitWords(run, estimatedMs, words);
+  const { executor, execution, ranges } = splitWords(run, estimatedMs, words, slots * kernel.layout.cellBytes);
   const a = evaluator.indexColumn(rows[0]!.variable);
   const b = evaluator.indexColumn(columns[0]!.variable);
   const scratch = scratchMemory(memory);
@@ -39,7 +40,7 @@ export async function groupByTable(kernel: Kernel, evaluator: Evaluator, base: D
       };
       return { grid, task };
     });
-    await Promise.all(tasks.map(({ task }) => executor.run(task, run.signal)));
+    await settleAll(tasks.map(({ task }) => executor.run(task, run.signal)));
     const grid = sumParts(memory, tasks.map((task) => task.grid), slots * 3);
     // Cells are the grid without its extra row and column; margins are its row and column sums.
     const cells = nRows * nColumns;
