@@ -1,17 +1,14 @@
 import { AXIS_LIMIT } from '../dataset/format.js';
 import { ErrorCode, fieldError } from '../errors.js';
 import { suggest } from '../text/suggest.js';
+import { quoteText, shorten, valueExpression } from '../text/expression-text.js';
 import { invalidOption } from './options.js';
 import type { AxisEntry, AxisItem, DatasetInfo } from './types.js';
 
 /** Most entries one table axis takes (AXIS_LIMIT, src/dataset/format.ts). */
 export const MAX_AXIS = AXIS_LIMIT;
 
-/** Writes `VAR=value`, quoting values the grammar would otherwise read differently. */
-export function valueExpression(variable: string, value: string): string {
-  const plain = /^[^\s,()"]+$/.test(value) && value !== 'NA' && !value.includes('..');
-  return `${variable}=${plain ? value : `"${value.replace(/(["\\])/g, '\\$1')}"`}`;
-}
+export { valueExpression } from '../text/expression-text.js';
 
 /** Expands whole variables into one entry per value and labels every entry. */
 export function expandAxis(items: unknown, option: 'rows' | 'columns', info: DatasetInfo): AxisEntry[] {
@@ -27,8 +24,9 @@ export function expandAxis(items: unknown, option: 'rows' | 'columns', info: Dat
       const variable = info.variables.find((candidate) => candidate.name === item.variable);
       if (!variable) {
         const suggestions = suggest(item.variable, info.variables.map((v) => v.name));
-        const problem = `unknown variable "${item.variable}"${suggestions.length ? `; did you mean ${suggestions.map((s) => `"${s}"`).join(', ')}?` : ''}`;
-        throw fieldError(ErrorCode.unknownVariable, where, problem, { suggestions, hint: 'Use a variable of the dataset (`crosstab info DATASET` lists them).' }, ': ');
+        const problem = `unknown variable ${quoteText(shorten(item.variable))}${suggestions.length ? `; did you mean ${suggestions.map(quoteText).join(', ')}?` : ''}`;
+        const hint = 'Use a variable of the dataset; names are case-sensitive.';
+        throw fieldError(ErrorCode.unknownVariable, where, problem, { suggestions, hint, listed: 'variables' }, ': ');
       }
       if (!variable.values) {
         throw invalidOption(where, `expands variable ${variable.name}, which has ${variable.distinct} values`, `Use ranges such as "${variable.name}=lo..hi" instead.`);
