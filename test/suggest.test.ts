@@ -44,7 +44,7 @@ describe('suggest', () => {
 });
 
 describe('an unknown value of absurd length', () => {
-  it('is answered unknown_value without suggestions, and the message does not echo it whole', async () => {
+  it('is answered unknown_value without suggestions; neither message nor hint echoes a long value whole', async () => {
     const long = 'v'.repeat(100_000);
     const ds = await makeDataset({ answer: [long, `${long}w`, 'short'] }, [1, 1, 1]);
     try {
@@ -52,6 +52,7 @@ describe('an unknown value of absurd length', () => {
       expect(error.code).toBe('unknown_value');
       expect(error.details.suggestions).toEqual([]);
       expect(error.message.length).toBeLessThan(500);
+      expect(error.details.hint!.length).toBeLessThan(500);
       // A short misspelling of a short value is still suggested.
       const near = (await ds.crosstab({ base: '*', targets: ['answer=shrot'] }).catch((caught: CrosstabError) => caught)) as CrosstabError;
       expect(near.details.suggestions).toEqual(['short']);

@@ -157,12 +157,13 @@ export class Resolver {
       : suggest(text, [...variable.values, ...labels]);
     const name = nameText(variable.name);
     const message = `no respondent has ${valueExpression(variable.name, shorten(written))}${didYouMean(suggestions)}`;
+    const listed = valuesWithLabels(variable);
     if (numbers) {
-      const takes = variable.values.length <= LISTED_VALUES ? `: ${valuesWithLabels(variable)};` : ` (from ${variable.values[0]} to ${variable.values.at(-1)}),`;
+      const takes = listed !== undefined ? `: ${listed};` : ` (from ${variable.values[0]} to ${variable.values.at(-1)}),`;
       throw new CrosstabError(ErrorCode.unknownValue, message, { suggestions, hint: `Use a value ${name} takes${takes} or a range such as ${name}=lo..hi.` });
     }
-    if (variable.values.length <= LISTED_VALUES) {
-      throw new CrosstabError(ErrorCode.unknownValue, message, { suggestions, hint: `Use a value ${name} takes: ${valuesWithLabels(variable)}; text values must match exactly.` });
+    if (listed !== undefined) {
+      throw new CrosstabError(ErrorCode.unknownValue, message, { suggestions, hint: `Use a value ${name} takes: ${listed}; text values must match exactly.` });
     }
     throw new CrosstabError(ErrorCode.unknownValue, message, { suggestions, hint: `Use a value ${name} takes; text values must match exactly.`, listed: 'values' });
   }
@@ -216,7 +217,7 @@ export class Resolver {
     let listed: 'value labels' | undefined;
     if (range) hint = `A range is written with "..": ${rangeExpression(variable.name, range[1], range[2])}.`;
     else if (text.trim() !== '' && Number.isFinite(meant)) hint = `Write the number as ${name}=${meant} (decimal digits with an optional "-", fraction and exponent; no hex, "+", trailing "." or spaces).`;
-    else if (labels.length > 0 && labels.length <= LISTED_VALUES) hint = `Write a number, or a value label of ${name}: ${valuesWithLabels(variable)}.`;
+    else if (labels.length > 0 && valuesWithLabels(variable) !== undefined) hint = `Write a number, or a value label of ${name}: ${valuesWithLabels(variable)}.`;
     else if (labels.length > 0) {
       hint = `Write a number such as ${name}=${variable.values[0] ?? '1'}, or a value label of ${name}.`;
       listed = 'value labels';
@@ -230,12 +231,20 @@ export class Resolver {
 const UNKNOWN_VARIABLE_HINT =
   'Use a variable of the dataset; names are case-sensitive, and a name with spaces or other characters is written in double quotes ("two words"=1).';
 
-/** A variable's values as a hint lists them: `1 (Male), 2 (Female)`, or `a, b, "New York"`. */
-function valuesWithLabels(variable: StoredVariable): string {
-  return variable.values.map((value) => {
+/** Longest list of values a hint spells out, in characters. */
+const LISTED_LENGTH = 300;
+
+/**
+ * A variable's values as a hint lists them (`1 (Male), 2 (Female)`, `a, b, "New York"`), or
+ * undefined when they are too many or too long to read in a hint.
+ */
+function valuesWithLabels(variable: StoredVariable): string | undefined {
+  if (variable.values.length > LISTED_VALUES) return undefined;
+  const listed = variable.values.map((value) => {
     const label = variable.valueLabels?.[value];
     return label === undefined ? valueText(value) : `${valueText(value)} (${label})`;
   }).join(', ');
+  return listed.length <= LISTED_LENGTH ? listed : undefined;
 }
 
 /** Where an expression is bound: the groups it touches so far, and those the caller may use. */
