@@ -1,7 +1,7 @@
 import { AXIS_LIMIT } from '../dataset/format.js';
 import { ErrorCode, fieldError } from '../errors.js';
 import { suggest } from '../text/suggest.js';
-import { quoteText, shorten, valueExpression } from '../text/expression-text.js';
+import { nameText, quoteText, shorten, valueExpression } from '../text/expression-text.js';
 import { invalidOption } from './options.js';
 import type { AxisEntry, AxisItem, DatasetInfo } from './types.js';
 
@@ -29,7 +29,7 @@ export function expandAxis(items: unknown, option: 'rows' | 'columns', info: Dat
         throw fieldError(ErrorCode.unknownVariable, where, problem, { suggestions, hint, listed: 'variables' }, ': ');
       }
       if (!variable.values) {
-        throw invalidOption(where, `expands variable ${variable.name}, which has ${variable.distinct} values`, `Use ranges such as "${variable.name}=lo..hi" instead.`);
+        throw invalidOption(where, `expands variable ${variable.name}, which has ${variable.distinct} values`, `Use ranges such as "${nameText(variable.name)}=lo..hi" instead.`);
       }
       for (const value of variable.values) {
         entries.push({ label: value.label ?? value.value, expr: valueExpression(variable.name, value.value), variable: variable.name, value: value.value });
