@@ -3,9 +3,13 @@
 // written in (exponents, tiny, huge, negative, long decimals), every expression, value, range
 // and suggestion the engine shows is read back as the same respondents as the reference
 // engine finds for the value it stands for.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { tableFromArrays, tableToIPC } from 'apache-arrow';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { valueExpression, type CrosstabError, type Dataset } from '../src/index.js';
+import { buildDataset, openDataset, valueExpression, type CrosstabError, type Dataset } from '../src/index.js';
 import { exprArb } from './support/random-data.js';
 import { toText } from './support/expression-text.js';
 import { makeDataset } from './support/make-dataset.js';
@@ -113,5 +117,31 @@ describe('expressions the engine prints are read back as the same respondents', 
       ),
       { numRuns: 80 },
     );
+  });
+});
+
+describe('doubles of an Arrow file, from the smallest to the largest', () => {
+  it('each value of a table of the whole variable, and the info range, read back as its respondents', async () => {
+    const x = [1e-7, 2, 1e21, -0, 0.1 + 0.2, 5e-324, 1.7976931348623157e308, -1.5e-300, 123456789.123456789, 1e-7, 2];
+    const dir = mkdtempSync(join(tmpdir(), 'printed-arrow-'));
+    const input = join(dir, 'doubles.arrow');
+    writeFileSync(input, tableToIPC(tableFromArrays({ x: Float64Array.from(x), w: Float64Array.from(x, () => 1) }), 'file'));
+    const out = join(dir, 'doubles-built.arrow');
+    await buildDataset(input, { weights: ['w'], survey: 'T', out });
+    const ds = await openDataset(out);
+    try {
+      const result = await ds.table({ base: '*', rows: [{ variable: 'x' }], columns: ['*'] });
+      expect(result.rows).toHaveLength(new Set(x).size);
+      for (const [r, entry] of result.rows.entries()) {
+        const expected = x.filter((value) => value === Number(entry.value)).length;
+        expect(expected, entry.expr).toBeGreaterThan(0);
+        expect(result.rowTotals[r]!.respondents, entry.expr).toBe(expected);
+        expect(await respondents(ds, entry.expr), entry.expr).toBe(expected);
+      }
+      const variable = ds.info.variables.find((candidate) => candidate.name === 'x')!;
+      expect(await respondents(ds, `x=${variable.min}..${variable.max}`)).toBe(x.length);
+    } finally {
+      ds.close();
+    }
   });
 });
