@@ -3,7 +3,7 @@ import type { VariableInfo } from '../facade/types.js';
 import { openCompiled } from './open-compiled.js';
 import { formatTable } from './format-table.js';
 import { formatNumber } from './output.js';
-import { nameText, valueText } from '../text/expression-text.js';
+import { nameText, numberText, valueText } from '../text/expression-text.js';
 
 /**
  * The range of a numeric variable, or its first values with their codebook labels (1=Male),
@@ -12,7 +12,7 @@ import { nameText, valueText } from '../text/expression-text.js';
 function valuesText(variable: VariableInfo): string {
   const values = variable.values ?? [];
   const labelled = values.some((value) => value.label !== undefined);
-  if (variable.kind === 'numeric' && !labelled) return `${variable.min}..${variable.max}`;
+  if (variable.kind === 'numeric' && !labelled) return `${numberText(variable.min!)}..${numberText(variable.max!)}`;
   const shown = values.slice(0, 6).map((value) => (value.label === undefined ? valueText(value.value) : `${valueText(value.value)}=${value.label}`));
   return shown.join(', ') + (variable.distinct > 6 ? ', …' : '');
 }

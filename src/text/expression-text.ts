@@ -43,6 +43,16 @@ export function valueText(value: string): string {
   return bare ? value : quoteText(value);
 }
 
+/**
+ * A number as an expression reads it back as the same double: JavaScript's shortest form
+ * (`1e-7`, `2.5e+21`), and `1e999` / `-1e999` for the infinities a file's overflowing
+ * numbers (`1e400`) become.
+ */
+export function numberText(value: number): string {
+  if (Number.isFinite(value)) return String(value);
+  return value > 0 ? '1e999' : '-1e999';
+}
+
 /** `VAR=value`, quoting the name and the value where the grammar needs it. */
 export function valueExpression(variable: string, value: string): string {
   return `${nameText(variable)}=${valueText(value)}`;
