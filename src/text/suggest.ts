@@ -10,6 +10,8 @@ export const MAX_SUGGESTED_LENGTH = 200;
 
 /** Shortest name (or candidate) the abbreviation and shared-prefix rules apply to. */
 const MIN_PREFIX = 4;
+/** Longest shorter side the abbreviation rule compares (keeps its cost per candidate small). */
+const MAX_PREFIX = 32;
 
 /**
  * Near matches for an unknown `name` among `candidates`, best first, at most `max`.
@@ -58,7 +60,7 @@ function nearness(wanted: string, candidate: string, maxEdits: number): number |
   const edits = boundedDistance(wanted, candidate, maxEdits);
   if (edits <= maxEdits) return edits;
   const [short, long] = wanted.length <= candidate.length ? [wanted, candidate] : [candidate, wanted];
-  if (short.length < MIN_PREFIX) return undefined;
+  if (short.length < MIN_PREFIX || short.length > MAX_PREFIX) return undefined;
   // Past every plain edit match: an abbreviation, then a shared stem.
   if (boundedDistance(short, long.slice(0, short.length), 1) <= 1) return maxEdits + 1;
   let shared = 0;
