@@ -68,6 +68,9 @@ function nearness(wanted: string, candidate: string, maxEdits: number): number |
   return shared >= MIN_PREFIX && shared * 2 >= long.length ? maxEdits + 2 : undefined;
 }
 
+/** Rows of the distance table, reused from call to call (one thread runs one comparison at a time). */
+let scratch = new Uint32Array(3 * (MAX_SUGGESTED_LENGTH + 8));
+
 /**
  * Optimal string alignment distance between `a` and `b` (insert, delete, substitute, or swap
  * two adjacent characters, each cost 1), or `bound + 1` as soon as it is known to exceed
@@ -77,9 +80,12 @@ function nearness(wanted: string, candidate: string, maxEdits: number): number |
 export function boundedDistance(a: string, b: string, bound: number): number {
   if (Math.abs(a.length - b.length) > bound) return bound + 1;
   const over = bound + 1;
-  let before = new Uint32Array(b.length + 2).fill(over);
-  let previous = new Uint32Array(b.length + 2).fill(over);
-  let current = new Uint32Array(b.length + 2).fill(over);
+  const width = b.length + 2;
+  if (scratch.length < 3 * width) scratch = new Uint32Array(3 * width);
+  scratch.fill(over, 0, 3 * width);
+  let before = scratch.subarray(0, width);
+  let previous = scratch.subarray(width, 2 * width);
+  let current = scratch.subarray(2 * width, 3 * width);
   for (let j = 0; j <= Math.min(b.length, bound); j++) previous[j] = j;
   for (let i = 1; i <= a.length; i++) {
     const from = Math.max(1, i - bound);
