@@ -66,6 +66,13 @@ describe('names with spaces and accents', () => {
     expect(typed.stderr).toBe('');
   });
 
+  it('--rows takes the name as it is or quoted as info prints it', () => {
+    const plain = crosstab(['table', odd, '--rows', 'two words', '--columns', 'età', '--format', 'csv']);
+    const quoted = crosstab(['table', odd, '--rows', '"two words"', '--columns', '"età"', '--format', 'csv']);
+    expect(quoted.stderr).toBe('');
+    expect(quoted.stdout).toBe(plain.stdout);
+  });
+
   it('info shows each name as an expression reads it', () => {
     const info = crosstab(['info', odd]).stdout;
     expect(info).toMatch(/^"two words"\s+numeric/m);

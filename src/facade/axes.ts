@@ -3,7 +3,9 @@ import { ErrorCode, fieldError } from '../errors.js';
 import { suggest } from '../text/suggest.js';
 import { nameText, quoteText, shorten, valueExpression } from '../text/expression-text.js';
 import { invalidOption } from './options.js';
-import type { AxisEntry, AxisItem, DatasetInfo } from './types.js';
+import type { AxisEntry, AxisItem, DatasetInfo, VariableInfo } from './types.js';
+import { parseExpression } from '../query/parse.js';
+import type { Expr } from '../query/ast.js';
 
 /** Most entries one table axis takes (AXIS_LIMIT, src/dataset/format.ts). */
 export const MAX_AXIS = AXIS_LIMIT;
@@ -21,7 +23,7 @@ export function expandAxis(items: unknown, option: 'rows' | 'columns', info: Dat
     if (typeof item === 'string' && item.trim() !== '') {
       entries.push({ label: codeLabel(info, item) ?? item, expr: item });
     } else if (typeof item === 'object' && item !== null && 'variable' in item && typeof item.variable === 'string') {
-      const variable = info.variables.find((candidate) => candidate.name === item.variable);
+      const variable = info.variables.find((candidate) => candidate.name === item.variable) ?? quotedVariable(info, item.variable);
       if (!variable) {
         const suggestions = suggest(item.variable, info.variables.map((v) => v.name));
         const problem = `unknown variable ${quoteText(shorten(item.variable))}${suggestions.length ? `; did you mean ${suggestions.map(quoteText).join(', ')}?` : ''}`;
@@ -45,6 +47,18 @@ export function expandAxis(items: unknown, option: 'rows' | 'columns', info: Dat
     throw invalidOption(option, `expands to ${entries.length} entries; at most ${MAX_AXIS} are allowed`, 'Split the table.');
   }
   return entries;
+}
+
+/** The variable a name written in quotes stands for, as `info` prints it (`"two words"`). */
+function quotedVariable(info: DatasetInfo, written: string): VariableInfo | undefined {
+  if (!written.trimStart().startsWith('"')) return undefined;
+  let expr: Expr;
+  try {
+    expr = parseExpression(written);
+  } catch {
+    return undefined;
+  }
+  return 'code' in expr ? info.variables.find((candidate) => candidate.name === expr.code) : undefined;
 }
 
 function codeLabel(info: DatasetInfo, expr: string): string | undefined {
