@@ -93,6 +93,13 @@ describe('near misses and counts on the GSS', () => {
     expect(result.stderr).toMatch(suggestion);
   });
 
+  it('an error about a 100,000-character value neither hangs nor prints it whole', () => {
+    const result = crosstab(['table', paths.gss, '--rows', 'sex', '--columns', 'race', '--base', `sex=${'F'.repeat(100_000)}`]);
+    expect(result.status).toBe(1);
+    expect(result.stderr).toMatch(/^crosstab: error \[invalid_expression\]: --base "sex=F+…": sex is numeric/);
+    expect(result.stderr.length).toBeLessThan(1000);
+  });
+
   it('an unknown variable points to crosstab info', () => {
     expect(crosstab(['table', paths.gss, '--rows', 'sexx', '--columns', 'race']).stderr).toMatch(/hint: .*`crosstab info DATASET` lists the variables\./);
   });
