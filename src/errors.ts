@@ -59,6 +59,11 @@ export interface ErrorDetails {
   suggestions?: string[];
   /** Advice on how to fix it (shown to API clients as `hint`). */
   hint?: string;
+  /**
+   * What the dataset's description lists for the caller to choose from, when the hint does
+   * not name the choices itself; each front end says where its users find that list.
+   */
+  listed?: 'variables' | 'values' | 'value labels' | 'codes';
   /** 0-based character offset in an expression. */
   position?: number;
   /**

@@ -100,7 +100,7 @@ describe('expressions and query options', () => {
     ['relig=99', ErrorCode.unknownValue, /relig=99/],
     ['F18-35', ErrorCode.unknownCode, /unknown code "F18-35"; did you mean "F18-34"/],
     ['sex', ErrorCode.unknownCode, /unknown code "sex"/],
-    ['sex=abc', ErrorCode.invalidExpression, /sex is numeric, but its value "abc" is not a number/],
+    ["sex=abc", ErrorCode.invalidExpression, /sex is numeric, but its value "abc" is neither a number nor a value label/],
     ['age=18..x', ErrorCode.invalidExpression, /upper bound "x" is not a number/],
     ['sex=2 AND', ErrorCode.invalidExpression, /ends where a term was expected/],
     ['(sex=2', ErrorCode.invalidExpression, /missing "\)"/],

@@ -36,6 +36,41 @@ describe('value labels in expressions', () => {
     expect(error.code).toBe('invalid_expression');
     expect(error.details.hint).toMatch(/value label/);
   });
+
+  it('a misspelt label suggests the label it is close to, and the hint names the labels', async () => {
+    const error = await refusal('sex=Femal');
+    expect(error.details.suggestions).toEqual(['Female']);
+    expect(error.message).toContain('did you mean "Female"?');
+    expect(error.details.hint).toContain('1 (Male), 2 (Female)');
+    expect((await refusal('relig=Catholik')).details.suggestions).toEqual(['Catholic']);
+  });
+});
+
+describe('near names', () => {
+  it.each([
+    ['yaer=2024', 'year'],
+    ['relgion=1', 'relig'],
+    ['dgeree=1', 'degree'],
+    ['polveiws=1', 'polviews'],
+  ])('%s suggests %s', async (target, name) => {
+    const error = await refusal(target);
+    expect(error.code).toBe('unknown_variable');
+    expect(error.details.suggestions).toContain(name);
+  });
+});
+
+describe('hints name no command of one front end', () => {
+  it.each(['sexx=1', 'sex=7', 'sex=Femal', 'age=200', 'NOPE'])('%s', async (target) => {
+    const error = await refusal(target);
+    expect(error.details.hint).toBeTruthy();
+    expect(error.details.hint).not.toMatch(/crosstab /);
+  });
+
+  it('a small variable\'s values are named in the hint; a large one\'s range', async () => {
+    expect((await refusal('race=7')).details.hint).toContain('1 (White), 2 (Black), 3 (Other)');
+    expect((await refusal('age=200')).details.hint).toContain('from 18 to 89');
+    expect((await refusal('sexx=1')).details.listed).toBe('variables');
+  });
 });
 
 describe('operators and notations the grammar does not have', () => {
@@ -64,7 +99,13 @@ describe('operators and notations the grammar does not have', () => {
     expect(error.details.hint).toContain('year=2020..2024');
   });
 
-  it.each(['sex=0x2', 'sex=2e0', 'sex=" 2"', 'sex=+2', 'sex=2.', 'year=..0x7e8'])('%s is not taken as a number', async (target) => {
+  it('numbers with an exponent are numbers: sex=2e0 is sex=2, age=1.8e1..3e+1 is age=18..30', async () => {
+    const written = await gss.crosstab({ base: '*', targets: ['sex=2e0', 'age=1.8e1..3e+1', 'age=-1e3..18', 'year=2.024E3'] });
+    const plain = await gss.crosstab({ base: '*', targets: ['sex=2', 'age=18..30', 'age=..18', 'year=2024'] });
+    expect(written.targets).toEqual(plain.targets);
+  });
+
+  it.each(['sex=0x2', 'sex=" 2"', 'sex=+2', 'sex=2.', 'sex=.5', 'sex=2e', 'year=..0x7e8'])('%s is not taken as a number', async (target) => {
     const error = await refusal(target);
     expect(error.code).toBe('invalid_expression');
   });

@@ -26,12 +26,12 @@ export function registerDemoCommand(program: Command): void {
         const ms = (performance.now() - started).toFixed(2);
         const label = (expr: string) => ds.info.codes.find((code) => code.expr === expr)?.label ?? '';
         process.stdout.write(`${ds.info.name}: ${formatNumber(ds.info.respondents, 0)} respondents, weight ${result.weight}\n`);
-        process.stdout.write(`base ${DEMO.base}: ${formatNumber(result.base.weighted)} weighted, ${result.base.respondents} respondents\n\n`);
+        process.stdout.write(`base ${DEMO.base}: ${formatNumber(result.base.weighted)} weighted, ${formatNumber(result.base.respondents, 0)} respondents\n\n`);
         const rows = result.targets.map((cell, i) => [
           DEMO.targets[i]!,
           label(DEMO.targets[i]!),
           formatNumber(cell.weighted),
-          String(cell.respondents),
+          formatNumber(cell.respondents, 0),
           `${formatNumber((100 * cell.weighted) / result.base.weighted)}%`,
           cell.stability,
         ]);

@@ -2,13 +2,18 @@ import type { Command } from 'commander';
 import type { VariableInfo } from '../facade/types.js';
 import { openCompiled } from './open-compiled.js';
 import { formatTable } from './format-table.js';
+import { formatNumber } from './output.js';
+import { nameText, numberText, valueText } from '../text/expression-text.js';
 
-/** The range of a numeric variable, or its first values; with their codebook labels (1=Male). */
+/**
+ * The range of a numeric variable, or its first values with their codebook labels (1=Male),
+ * each written as an expression reads it (numbers such as 1e-7, text values quoted where needed).
+ */
 function valuesText(variable: VariableInfo): string {
   const values = variable.values ?? [];
   const labelled = values.some((value) => value.label !== undefined);
-  if (variable.kind === 'numeric' && !labelled) return `${variable.min}..${variable.max}`;
-  const shown = values.slice(0, 6).map((value) => (value.label === undefined ? value.value : `${value.value}=${value.label}`));
+  if (variable.kind === 'numeric' && !labelled) return `${numberText(variable.min!)}..${numberText(variable.max!)}`;
+  const shown = values.slice(0, 6).map((value) => (value.label === undefined ? valueText(value.value) : `${valueText(value.value)}=${value.label}`));
   return shown.join(', ') + (variable.distinct > 6 ? ', …' : '');
 }
 
@@ -27,22 +32,22 @@ export function registerInfoCommand(program: Command): void {
           return;
         }
         process.stdout.write(
-          `${info.name} (survey ${info.survey}): ${info.respondents} respondents; weights ${info.weights.join(', ')}; units ${info.units}; ` +
-            `unstable at <= ${info.stability.cautionMax} respondents\n` +
+          `${info.name} (survey ${info.survey}): ${formatNumber(info.respondents, 0)} respondents; weights ${info.weights.join(', ')}; units ${info.units}; ` +
+            `unstable at <= ${formatNumber(info.stability.cautionMax, 0)} respondents\n` +
             `design: ${info.design.description}\n\n`,
         );
         const rows = info.variables.map((v) => [
-          v.name,
+          nameText(v.name),
           v.kind,
           v.group,
-          String(v.distinct),
-          String(v.missing),
+          formatNumber(v.distinct, 0),
+          formatNumber(v.missing, 0),
           valuesText(v),
           v.label ?? '',
         ]);
         process.stdout.write(`${formatTable(['variable', 'kind', 'group', 'values', 'blank', 'range / values', 'label'], rows)}\n`);
         if (info.codes.length > 0) {
-          process.stdout.write(`\n${formatTable(['code', 'group', 'expression', 'label'], info.codes.map((c) => [c.name, c.group, c.expr, c.label ?? '']))}\n`);
+          process.stdout.write(`\n${formatTable(['code', 'group', 'expression', 'label'], info.codes.map((c) => [nameText(c.name), c.group, c.expr, c.label ?? '']))}\n`);
         }
         for (const { column, reason } of info.skipped) process.stdout.write(`skipped at build: ${column} (${reason})\n`);
       } finally {

@@ -4,7 +4,8 @@ import { CrosstabError } from '../errors.js';
 export function reportError(error: unknown): number {
   if (error instanceof CrosstabError) {
     process.stderr.write(`crosstab: error [${error.code}]: ${error.message}\n`);
-    if (error.details.hint) process.stderr.write(`  hint: ${error.details.hint}\n`);
+    const listed = error.details.listed ? ` \`crosstab info DATASET\` lists the ${error.details.listed}.` : '';
+    if (error.details.hint) process.stderr.write(`  hint: ${error.details.hint}${listed}\n`);
     return 1;
   }
   process.stderr.write(`crosstab: unexpected failure: ${(error as Error)?.stack ?? String(error)}\n`);

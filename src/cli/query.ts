@@ -37,11 +37,11 @@ Examples:
         const { formatTable } = await import('./format-table.js');
         const share = (weighted: number) => (result.base.weighted > 0 ? `${formatNumber((100 * weighted) / result.base.weighted)}%` : '-');
         const rows = [
-          ['(base) ' + flags.base, formatNumber(result.base.weighted / result.units), String(result.base.respondents), '100.0%', result.base.stability],
+          ['(base) ' + flags.base, formatNumber(result.base.weighted / result.units), formatNumber(result.base.respondents, 0), '100.0%', result.base.stability],
           ...result.targets.map((cell, i) => [
             flags.target[i] as string,
             formatNumber(cell.weighted / result.units),
-            String(cell.respondents),
+            formatNumber(cell.respondents, 0),
             share(cell.weighted),
             cell.stability,
           ]),

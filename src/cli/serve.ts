@@ -6,6 +6,7 @@ import { bundledDatasets, bundledDatasetsHint } from './bundled.js';
 import { databaseOption } from './database-option.js';
 import { DEFAULT_USAGE_STATEMENTS, openAccessStore, seedDevelopment, type AccessStore } from './serve-access.js';
 import { createPortal, mountPortal } from '../portal/index.js';
+import { valueExpression } from '../text/expression-text.js';
 
 interface ServeOptions {
   dataset?: string[];
@@ -67,7 +68,7 @@ function exampleTargets(dataset: Dataset): string[] {
   const code = dataset.info.codes[0];
   if (code) return [code.name];
   const variable = dataset.info.variables.find((v) => v.values && v.values.length > 0);
-  return variable?.values?.[0] ? [`${variable.name}=${variable.values[0].value}`] : ['*'];
+  return variable?.values?.[0] ? [valueExpression(variable.name, variable.values[0].value)] : ['*'];
 }
 
 /** `crosstab serve`: the REST API over node:http, with graceful shutdown on SIGTERM/SIGINT. */

@@ -11,6 +11,7 @@ import { tableToCSV } from '../report/table-csv.js';
 import { tableToHTML } from '../report/table-html.js';
 import { tableToJSON } from '../report/table-json.js';
 import { tableToText } from '../report/table-text.js';
+import { shorten } from '../text/expression-text.js';
 
 const FORMATS = ['text', 'csv', 'json', 'arrow', 'html'] as const;
 type Format = (typeof FORMATS)[number];
@@ -157,7 +158,9 @@ async function runTable(ds: Dataset, flags: TableFlags): Promise<TableResult> {
     const field = error.details.field;
     const match = /^(rows|columns)\[(\d+)\]$/.exec(field);
     const entry = match ? (match[1] === 'rows' ? flags.rows : flags.columns)[Number(match[2])] : undefined;
-    const flag = entry ? `${entry.flag} ${JSON.stringify(entry.value)}` : field === 'base' ? `--base ${JSON.stringify(flags.base)}` : field === 'weight' ? `--weight ${JSON.stringify(flags.weight)}` : undefined;
+    // The flag's value is echoed cut short: a message never grows with the input.
+    const shown = (value: string | null | undefined) => JSON.stringify(typeof value === 'string' ? shorten(value) : value);
+    const flag = entry ? `${entry.flag} ${shown(entry.value)}` : field === 'base' ? `--base ${shown(flags.base)}` : field === 'weight' ? `--weight ${shown(flags.weight)}` : undefined;
     if (flag === undefined) throw error;
     const message = error.details.problem ?? error.message;
     throw new CrosstabError(error.code, `${flag}: ${message}`, { ...error.details, field: flag.split(' ')[0] });

@@ -1,17 +1,16 @@
 import { AXIS_LIMIT } from '../dataset/format.js';
-import { echo, ErrorCode, fieldError } from '../errors.js';
+import { ErrorCode, fieldError } from '../errors.js';
 import { suggest } from '../text/suggest.js';
+import { nameText, quoteText, shorten, valueExpression } from '../text/expression-text.js';
 import { invalidOption, requireObject } from './options.js';
-import type { AxisEntry, AxisItem, DatasetInfo } from './types.js';
+import type { AxisEntry, AxisItem, DatasetInfo, VariableInfo } from './types.js';
+import { parseExpression } from '../query/parse.js';
+import type { Expr } from '../query/ast.js';
 
 /** Most entries one table axis takes (AXIS_LIMIT, src/dataset/format.ts). */
 export const MAX_AXIS = AXIS_LIMIT;
 
-/** Writes `VAR=value`, quoting values the grammar would otherwise read differently. */
-export function valueExpression(variable: string, value: string): string {
-  const plain = /^[^\s,()"]+$/.test(value) && value !== 'NA' && !value.includes('..');
-  return `${variable}=${plain ? value : `"${value.replace(/(["\\])/g, '\\$1')}"`}`;
-}
+export { valueExpression } from '../text/expression-text.js';
 
 /** Expands whole variables into one entry per value and labels every entry. */
 export function expandAxis(items: unknown, option: 'rows' | 'columns', info: DatasetInfo): AxisEntry[] {
@@ -27,14 +26,15 @@ export function expandAxis(items: unknown, option: 'rows' | 'columns', info: Dat
       entries.push({ label: codeLabel(info, item) ?? item, expr: item });
     } else if (typeof item === 'object' && item !== null && 'variable' in item && typeof item.variable === 'string') {
       requireObject(item, where, ['variable']);
-      const variable = info.variables.find((candidate) => candidate.name === item.variable);
+      const variable = info.variables.find((candidate) => candidate.name === item.variable) ?? quotedVariable(info, item.variable);
       if (!variable) {
         const suggestions = suggest(item.variable, info.variables.map((v) => v.name));
-        const problem = `unknown variable "${echo(item.variable)}"${suggestions.length ? `; did you mean ${suggestions.map((s) => `"${s}"`).join(', ')}?` : ''}`;
-        throw fieldError(ErrorCode.unknownVariable, where, problem, { suggestions, hint: 'Use a variable of the dataset (`crosstab info DATASET` lists them).' }, ': ');
+        const problem = `unknown variable ${quoteText(shorten(item.variable))}${suggestions.length ? `; did you mean ${suggestions.map(quoteText).join(', ')}?` : ''}`;
+        const hint = 'Use a variable of the dataset; names are case-sensitive.';
+        throw fieldError(ErrorCode.unknownVariable, where, problem, { suggestions, hint, listed: 'variables' }, ': ');
       }
       if (!variable.values) {
-        throw invalidOption(where, `expands variable ${variable.name}, which has ${variable.distinct} values`, `Use ranges such as "${variable.name}=lo..hi" instead.`);
+        throw invalidOption(where, `expands variable ${variable.name}, which has ${variable.distinct} values`, `Use ranges such as "${nameText(variable.name)}=lo..hi" instead.`);
       }
       for (const value of variable.values) {
         entries.push({ label: value.label ?? value.value, expr: valueExpression(variable.name, value.value), variable: variable.name, value: value.value });
@@ -52,6 +52,18 @@ export function expandAxis(items: unknown, option: 'rows' | 'columns', info: Dat
     throw invalidOption(option, `expands to ${entries.length} entries; at most ${MAX_AXIS} are allowed`, 'Split the table.');
   }
   return entries;
+}
+
+/** The variable a name written in quotes stands for, as `info` prints it (`"two words"`). */
+function quotedVariable(info: DatasetInfo, written: string): VariableInfo | undefined {
+  if (!written.trimStart().startsWith('"')) return undefined;
+  let expr: Expr;
+  try {
+    expr = parseExpression(written);
+  } catch {
+    return undefined;
+  }
+  return 'code' in expr ? info.variables.find((candidate) => candidate.name === expr.code) : undefined;
 }
 
 function codeLabel(info: DatasetInfo, expr: string): string | undefined {

@@ -66,7 +66,12 @@ export function resolveWeight(value: unknown, info: DatasetInfo, option = 'weigh
   if (value === undefined) return info.weights[0]!;
   if (value === null) return null;
   if (typeof value === 'string' && info.weights.includes(value)) return value;
-  throw invalidOption(option, `must be one of ${info.weights.map((w) => `"${w}"`).join(', ')} or null (unweighted)`, 'Choose a weight the dataset was built with.');
+  const suggestions = typeof value === 'string' ? suggest(value, info.weights) : [];
+  const near = suggestions.length > 0 ? `; did you mean ${suggestions.map((weight) => `"${weight}"`).join(', ')}?` : '';
+  const variable = typeof value === 'string' && info.variables.some((candidate) => candidate.name === value) ? ` "${value}" is a variable, not one of the weights.` : '';
+  const error = invalidOption(option, `must be one of ${info.weights.map((w) => `"${w}"`).join(', ')} or null (unweighted)${near}`, `Choose a weight the dataset was built with.${variable}`);
+  error.details.suggestions = suggestions;
+  throw error;
 }
 
 export function requireGroups(value: unknown, option: string): readonly string[] | undefined {

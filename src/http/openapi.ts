@@ -83,7 +83,7 @@ const description = `Weighted crosstab queries over survey microdata.
 
 POST /crosstab evaluates one population base and 1 to 2 target codes against one survey and returns, per target, the weighted projected audience (WgtAud, in units of AudienceReportUnits), the unweighted respondent count (Resps) and a stability flag (Stbl).
 
-Expressions (PopulationBaseCode and each target code): \`*\` | \`VAR=v\` | \`VAR=v1,v2\` | \`VAR=lo..hi\` | \`VAR=lo..\` | \`VAR=..hi\` | \`VAR=NA\` | \`CODE\`, combined with AND, OR, NOT and parentheses; quote values with spaces.
+Expressions (PopulationBaseCode and each target code): \`*\` | \`VAR=v\` | \`VAR=v1,v2\` | \`VAR=lo..hi\` | \`VAR=lo..\` | \`VAR=..hi\` | \`VAR=NA\` | \`CODE\`, combined with AND, OR, NOT and parentheses; names and values with spaces or other characters in double quotes, \\\" for a quote inside (\`\"two words\"=\"New York\"\`); numbers such as \`2\`, \`-0.5\`, \`1e-7\`.
 
 ResultCode on a 200: 0 = success; ${ConditionalResult.emptyBase} = the population base matches no respondents (every result is 0); ${ConditionalResult.unstableBase} = the population base has too few respondents to be stable (results are exact but unstable). ResultDescription explains.
 

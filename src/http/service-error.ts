@@ -142,7 +142,9 @@ export function fromEngineError(error: CrosstabError): ServiceError {
   const where = requestFieldOf(error.details.field);
   const ownMessage = error.details.problem ?? error.message;
   const message = where ? `${where.label}: ${ownMessage}` : error.message;
-  const hint = error.details.hint;
+  // The dataset's description is the provider's: an API caller asks the provider for it.
+  const listed = error.details.listed ? ` Ask the survey's provider for its ${error.details.listed}.` : '';
+  const hint = error.details.hint === undefined ? undefined : error.details.hint + listed;
   const suggestions = error.details.suggestions?.slice(0, 5) ?? [];
   const didYouMean = suggestions.length > 0 ? ` Did you mean ${suggestions.map((s) => JSON.stringify(s)).join(', ')}?` : '';
   switch (error.code) {

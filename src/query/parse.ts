@@ -1,13 +1,14 @@
 import { CrosstabError, echo, ErrorCode } from '../errors.js';
+import { NAME_CHAR, nameText, VALUE_END } from '../text/expression-text.js';
 import type { Expr } from './ast.js';
 
 const GRAMMAR_HINT =
-  'Grammar: * | VAR=v | VAR=v1,v2 | VAR=lo..hi | VAR=lo.. | VAR=..hi | VAR=NA | CODE, combined with AND, OR, NOT and parentheses; quote values with spaces ("New York").';
+  'Grammar: * | VAR=v | VAR=v1,v2 | VAR=lo..hi | VAR=lo.. | VAR=..hi | VAR=NA | CODE, combined with AND, OR, NOT and parentheses; ' +
+  'numbers as 2, -0.5 or 1e-7; quote names and values with spaces or other characters in double quotes ("two words"="New York"), writing \\" for a quote inside.';
 /** Deeper nesting than this is refused, so no input can exhaust the stack. */
 const MAX_DEPTH = 64;
 /** Most terms (values, ranges, NA and codes) in one expression: bounds the scans one expression costs. */
 export const MAX_TERMS = 100;
-const NAME = /[A-Za-z0-9_.\-:#$@+]/;
 
 /**
  * Parses an expression. Precedence: NOT binds tighter than AND, AND tighter than OR.
@@ -94,11 +95,12 @@ class Parser {
       return { all: true };
     }
     const start = this.at;
-    const name = this.name();
-    if (name === '') this.fail(`unexpected "${char}"`);
+    const quoted = char === '"';
+    const name = quoted ? this.quoted('name') : this.name();
+    if (name === '') this.fail(quoted ? 'an empty quoted name' : `unexpected "${char}"`, GRAMMAR_HINT, start);
     this.skipSpace();
     const operator = OPERATOR_HINTS.find(([pattern]) => pattern.test(this.rest(2)));
-    if (operator) this.fail(`unexpected "${this.rest(2).replace(/[^<>=!]$/, '')}"`, operator[1](name));
+    if (operator) this.fail(`unexpected "${this.rest(2).replace(/[^<>=!]$/, '')}"`, operator[1](nameText(name)));
     if (this.source[this.at] !== '=') {
       this.countTerm(start);
       return { code: name, at: start };
@@ -116,8 +118,8 @@ class Parser {
       const itemAt = this.at;
       this.countTerm(itemAt);
       const quoted = this.source[this.at] === '"';
-      const text = quoted ? this.quoted() : this.bare();
-      if (text === '' && !quoted) this.fail(`a value is missing after "${echo(variable)}="`, 'Write VAR=value, VAR=v1,v2 or VAR=lo..hi.');
+      const text = quoted ? this.quoted('value') : this.bare();
+      if (text === '' && !quoted) this.fail(`a value is missing after "${variable}="`, 'Write VAR=value, VAR=v1,v2 or VAR=lo..hi.');
       const range = quoted ? -1 : text.indexOf('..');
       if (range >= 0) {
         const min = text.slice(0, range);
@@ -147,24 +149,25 @@ class Parser {
 
   private name(): string {
     const start = this.at;
-    while (!this.atEnd() && NAME.test(this.source[this.at]!)) this.at++;
+    while (!this.atEnd() && NAME_CHAR.test(this.source[this.at]!)) this.at++;
     return this.source.slice(start, this.at);
   }
 
   private bare(): string {
     const start = this.at;
-    while (!this.atEnd() && !/[\s,()"]/.test(this.source[this.at]!)) this.at++;
+    while (!this.atEnd() && !VALUE_END.test(this.source[this.at]!)) this.at++;
     return this.source.slice(start, this.at);
   }
 
-  private quoted(): string {
+  /** A name or value in double quotes; a backslash takes the next character as it is (\\" and \\\\). */
+  private quoted(what: 'name' | 'value'): string {
     const start = this.at++;
     let text = '';
     while (!this.atEnd() && this.source[this.at] !== '"') {
       if (this.source[this.at] === '\\' && this.at + 1 < this.source.length) this.at++;
       text += this.source[this.at++];
     }
-    if (this.atEnd()) this.fail('unterminated quoted value', 'Close the value with ".', start);
+    if (this.atEnd()) this.fail(`unterminated quoted ${what}`, `Close the ${what} with "; write \\" for a quote inside it.`, start);
     this.at++;
     return text;
   }

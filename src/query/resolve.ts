@@ -3,6 +3,7 @@ import type { CodeInfo, StoredMeta, StoredVariable } from '../dataset/format.js'
 import type { Expr } from './ast.js';
 import { parseExpression } from './parse.js';
 import { suggest } from '../text/suggest.js';
+import { nameText, NUMBER_TEXT, quoteText, rangeExpression, shorten, valueExpression, valueText } from '../text/expression-text.js';
 
 /** An expression bound to a dataset: variables by position, values by rank (0 = blank). */
 export type Bound =
@@ -22,8 +23,8 @@ export interface Resolved {
 /** Bound expressions kept per dataset (a service sees the same few bases and targets again and again). */
 const MAX_CACHED_EXPRESSIONS = 1024;
 
-/** A number as written in an expression: decimal digits, optional sign and fraction; no hex, exponent or spaces. */
-const CANONICAL_NUMBER = /^-?\d+(?:\.\d+)?$/;
+/** Values a hint lists in full; a variable with more is described by its range or left to the dataset's info. */
+const LISTED_VALUES = 12;
 
 function everyAllowed(groups: ReadonlyMap<string, string>, allowed: readonly string[]): boolean {
   for (const group of groups.keys()) if (!allowed.includes(group)) return false;
@@ -101,11 +102,12 @@ export class Resolver {
     const code = this.codes.get(name);
     if (!code) {
       const usable = this.usableNames(scope);
-      const variableHint = usable.includes(name) ? ` "${name}" is a variable: write ${name}=value.` : '';
+      const variableHint = usable.includes(name) ? ` ${quoteText(name)} is a variable: write ${nameText(name)}=value.` : '';
       const suggestions = suggest(name, usable);
-      throw new CrosstabError(ErrorCode.unknownCode, `unknown code "${echo(name)}"${didYouMean(suggestions)}`, {
+      throw new CrosstabError(ErrorCode.unknownCode, `unknown code ${quoteText(shorten(name))}${didYouMean(suggestions)}`, {
         suggestions,
         hint: `Use a code defined in the dataset's codebook, or a condition VAR=value.${variableHint}`,
+        listed: 'codes',
       });
     }
     claimGroup(scope, code.group, `code ${code.name}`);
@@ -128,9 +130,10 @@ export class Resolver {
     if (position !== undefined) return position;
     const allowed = scope.allowed;
     const suggestions = suggest(name, allowed === undefined ? this.byName.keys() : this.variables.filter((v) => allowed.includes(v.group)).map((v) => v.name));
-    throw new CrosstabError(ErrorCode.unknownVariable, `unknown variable "${echo(name)}"${didYouMean(suggestions)}`, {
+    throw new CrosstabError(ErrorCode.unknownVariable, `unknown variable ${quoteText(shorten(name))}${didYouMean(suggestions)}`, {
       suggestions,
-      hint: 'Use a variable of the dataset (`crosstab info DATASET` lists them).',
+      hint: UNKNOWN_VARIABLE_HINT,
+      listed: 'variables',
     });
   }
 
@@ -152,12 +155,17 @@ export class Resolver {
     const suggestions = numbers
       ? variable.values.slice(Math.max(0, index - 2), index + 2)
       : suggest(text, [...variable.values, ...labels]);
-    throw new CrosstabError(ErrorCode.unknownValue, `no respondent has ${variable.name}=${echo(written)}${didYouMean(suggestions)}`, {
-      suggestions,
-      hint: numbers
-        ? `Use a value ${variable.name} takes, or a range such as ${variable.name}=lo..hi.`
-        : `Use a value ${variable.name} takes (\`crosstab info DATASET\` lists them); text values must match exactly.`,
-    });
+    const name = nameText(variable.name);
+    const message = `no respondent has ${valueExpression(variable.name, shorten(written))}${didYouMean(suggestions)}`;
+    const listed = valuesWithLabels(variable);
+    if (numbers) {
+      const takes = listed !== undefined ? `: ${listed};` : ` (from ${variable.values[0]} to ${variable.values.at(-1)}),`;
+      throw new CrosstabError(ErrorCode.unknownValue, message, { suggestions, hint: `Use a value ${name} takes${takes} or a range such as ${name}=lo..hi.` });
+    }
+    if (listed !== undefined) {
+      throw new CrosstabError(ErrorCode.unknownValue, message, { suggestions, hint: `Use a value ${name} takes: ${listed}; text values must match exactly.` });
+    }
+    throw new CrosstabError(ErrorCode.unknownValue, message, { suggestions, hint: `Use a value ${name} takes; text values must match exactly.`, listed: 'values' });
   }
 
   /**
@@ -166,12 +174,12 @@ export class Resolver {
    */
   private valueOfLabel(variable: StoredVariable, text: string, numeric: boolean): string | undefined {
     const labels = variable.valueLabels;
-    if (labels === undefined || (numeric && CANONICAL_NUMBER.test(text)) || (!numeric && variable.values.includes(text))) return undefined;
+    if (labels === undefined || (numeric && NUMBER_TEXT.test(text)) || (!numeric && variable.values.includes(text))) return undefined;
     const wanted = text.toLowerCase();
     const matches = Object.keys(labels).filter((value) => labels[value]!.toLowerCase() === wanted);
     if (matches.length > 1) {
-      throw new CrosstabError(ErrorCode.invalidExpression, `${variable.name}=${echo(text)} is ambiguous: values ${matches.join(', ')} are all labelled "${echo(text)}"`, {
-        hint: `Write the value instead, e.g. ${variable.name}=${matches[0]}.`,
+      throw new CrosstabError(ErrorCode.invalidExpression, `${valueExpression(variable.name, text)} is ambiguous: values ${matches.join(', ')} are all labelled ${quoteText(text)}`, {
+        hint: `Write the value instead, e.g. ${valueExpression(variable.name, matches[0]!)}.`,
       });
     }
     return matches[0];
@@ -181,15 +189,15 @@ export class Resolver {
     const variable = this.variables[position]!;
     const numbers = this.numbers[position];
     if (!numbers) {
-      throw new CrosstabError(ErrorCode.invalidExpression, `${variable.name} is a text variable; a range (${variable.name}=${echo(min ?? '')}..${echo(max ?? '')}) needs a numeric one`, {
-        hint: `List the values instead: ${variable.name}=v1,v2.`,
+      throw new CrosstabError(ErrorCode.invalidExpression, `${nameText(variable.name)} is a text variable; a range (${rangeExpression(variable.name, min, max)}) needs a numeric one`, {
+        hint: `List the values instead: ${nameText(variable.name)}=v1,v2.`,
       });
     }
     const from = min === undefined ? undefined : this.number(variable, this.valueOfLabel(variable, min, true) ?? min, 'lower bound');
     const to = max === undefined ? undefined : this.number(variable, this.valueOfLabel(variable, max, true) ?? max, 'upper bound');
     if (from !== undefined && to !== undefined && from > to) {
-      throw new CrosstabError(ErrorCode.invalidExpression, `${variable.name}=${echo(min!)}..${echo(max!)} is a reversed range: its lower bound is above its upper bound`, {
-        hint: `Write the smaller bound first: ${variable.name}=${echo(max!)}..${echo(min!)}.`,
+      throw new CrosstabError(ErrorCode.invalidExpression, `${rangeExpression(variable.name, min, max)} is a reversed range: its lower bound is above its upper bound`, {
+        hint: `Write the smaller bound first: ${rangeExpression(variable.name, max, min)}.`,
       });
     }
     const lo = from === undefined ? 1 : lowerBound(numbers, from) + 1;
@@ -198,19 +206,45 @@ export class Resolver {
   }
 
   private number(variable: StoredVariable, text: string, what: string): number {
-    if (CANONICAL_NUMBER.test(text)) return Number(text);
-    const example = variable.values[0] ?? '1';
+    if (NUMBER_TEXT.test(text)) return Number(text);
+    const name = nameText(variable.name);
     const range = /^(-?\d+(?:\.\d+)?)-(-?\d+(?:\.\d+)?)$/.exec(text);
     const meant = Number(text);
-    const hint = range
-      ? `A range is written with "..": ${variable.name}=${echo(range[1]!)}..${echo(range[2]!)}.`
-      : text.trim() !== '' && Number.isFinite(meant)
-        ? `Write the number in plain decimal digits: ${variable.name}=${meant} (no hex, exponent, "+" or spaces).`
-        : variable.valueLabels
-          ? `Write a number such as ${variable.name}=${example}, or a value label of ${variable.name} (\`crosstab info DATASET\` lists them).`
-          : `Write a number, e.g. ${variable.name}=${example}.`;
-    throw new CrosstabError(ErrorCode.invalidExpression, `${variable.name} is numeric, but its ${what} "${echo(text)}" is not a number`, { hint });
+    const labels = Object.values(variable.valueLabels ?? {});
+    // A word close to a value label is most likely that label misspelled (sex=Femal).
+    const suggestions = range || Number.isFinite(meant) ? [] : suggest(text, labels);
+    let hint: string;
+    let listed: 'value labels' | undefined;
+    if (range) hint = `A range is written with "..": ${rangeExpression(variable.name, range[1], range[2])}.`;
+    else if (text.trim() !== '' && Number.isFinite(meant)) hint = `Write the number as ${name}=${meant} (decimal digits with an optional "-", fraction and exponent; no hex, "+", trailing "." or spaces).`;
+    else if (labels.length > 0 && valuesWithLabels(variable) !== undefined) hint = `Write a number, or a value label of ${name}: ${valuesWithLabels(variable)}.`;
+    else if (labels.length > 0) {
+      hint = `Write a number such as ${name}=${variable.values[0] ?? '1'}, or a value label of ${name}.`;
+      listed = 'value labels';
+    } else hint = `Write a number, e.g. ${name}=${variable.values[0] ?? '1'}.`;
+    const kind = labels.length > 0 ? 'neither a number nor a value label' : 'not a number';
+    const message = `${name} is numeric, but its ${what} ${quoteText(shorten(text))} is ${kind}${didYouMean(suggestions)}`;
+    throw new CrosstabError(ErrorCode.invalidExpression, message, listed ? { suggestions, hint, listed } : { suggestions, hint });
   }
+}
+
+const UNKNOWN_VARIABLE_HINT =
+  'Use a variable of the dataset; names are case-sensitive, and a name with spaces or other characters is written in double quotes ("two words"=1).';
+
+/** Longest list of values a hint spells out, in characters. */
+const LISTED_LENGTH = 300;
+
+/**
+ * A variable's values as a hint lists them (`1 (Male), 2 (Female)`, `a, b, "New York"`), or
+ * undefined when they are too many or too long to read in a hint.
+ */
+function valuesWithLabels(variable: StoredVariable): string | undefined {
+  if (variable.values.length > LISTED_VALUES) return undefined;
+  const listed = variable.values.map((value) => {
+    const label = variable.valueLabels?.[value];
+    return label === undefined ? valueText(value) : `${valueText(value)} (${label})`;
+  }).join(', ');
+  return listed.length <= LISTED_LENGTH ? listed : undefined;
 }
 
 /** Where an expression is bound: the groups it touches so far, and those the caller may use. */
@@ -231,8 +265,9 @@ function claimGroup(scope: Scope, group: string, culprit: string): void {
   if (!scope.groups.has(group)) scope.groups.set(group, culprit);
 }
 
+/** Suggestions in quotes, as the grammar reads a quoted name or value. */
 function didYouMean(suggestions: string[]): string {
-  return suggestions.length > 0 ? `; did you mean ${suggestions.map((s) => `"${s}"`).join(', ')}?` : '';
+  return suggestions.length > 0 ? `; did you mean ${suggestions.map(quoteText).join(', ')}?` : '';
 }
 
 /** First index whose value is >= target. */

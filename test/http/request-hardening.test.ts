@@ -62,6 +62,16 @@ describe('a key limited to demographics learns nothing of other groups', () => {
     expect(answer.error?.code).toBe('forbidden_survey');
   });
 
+  it('hints name the valid values, or the provider, never a server command', async () => {
+    for (const target of ['sexx=1', 'sex=7', 'sex=Femal', 'age=200', 'NOPE']) {
+      const answer = await ask([target], keys.gssDemographics);
+      expect(answer.status, target).toBe(400);
+      expect(answer.error?.hint, target).not.toMatch(/crosstab /);
+    }
+    expect((await ask(['sex=7'], keys.gssDemographics)).error?.hint).toContain('1 (Male), 2 (Female)');
+    expect((await ask(['sexx=1'], keys.gssDemographics)).error?.hint).toMatch(/Ask the survey's provider for its variables\./);
+  });
+
   it('still suggests names and values of its own groups', async () => {
     expect((await ask(['agee=30'], keys.gssDemographics)).error?.message).toMatch(/"age"/);
     expect((await ask(['age=200'], keys.gssDemographics)).error?.message).toMatch(/did you mean/);
@@ -99,7 +109,7 @@ describe('input that must be refused', () => {
     expect(answer.status).toBe(200);
   });
 
-  it.each(['sex=0x2', 'sex=2e0', 'sex=" 2"', 'sex=+2', 'age=0x1e..40'])('a non-canonical number: %s', async (target) => {
+  it.each(['sex=0x2', 'sex=" 2"', 'sex=+2', 'sex=2.', 'age=0x1e..40'])('a number in a notation the grammar does not have: %s', async (target) => {
     const answer = await ask([target]);
     expect(answer.status).toBe(400);
     expect(answer.error?.code).toBe('invalid_expression');
