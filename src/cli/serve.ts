@@ -6,6 +6,7 @@ import { bundledDatasets, bundledDatasetsHint } from './bundled.js';
 import { databaseOption } from './database-option.js';
 import { DEFAULT_USAGE_STATEMENTS, openAccessStore, seedDevelopment, type AccessStore } from './serve-access.js';
 import { createPortal, mountPortal } from '../portal/index.js';
+import { DEFAULT_JWKS_MAX_AGE_MS, DEFAULT_MAX_TOKEN_LIFETIME_SECONDS, type OidcOptions } from '../access/index.js';
 
 interface ServeOptions {
   dataset?: string[];
@@ -24,6 +25,8 @@ interface ServeOptions {
   database?: string;
   oidcIssuer?: string[];
   oidcAudience?: string;
+  oidcMaxTokenLifetime?: string;
+  oidcJwksMaxAge?: string;
   trustProxy?: boolean;
   cellCache?: string;
   usageStatements?: string;
@@ -41,8 +44,12 @@ function integerOption(value: string, option: string, min: number, max: number):
   return number;
 }
 
-function oidcOptions(options: ServeOptions): { issuers: { issuer: string; audience: string }[] } | undefined {
-  if (options.oidcIssuer === undefined && options.oidcAudience === undefined) return undefined;
+function oidcOptions(options: ServeOptions): OidcOptions | undefined {
+  if (options.oidcIssuer === undefined && options.oidcAudience === undefined) {
+    const stray = options.oidcMaxTokenLifetime !== undefined ? '--oidc-max-token-lifetime' : options.oidcJwksMaxAge !== undefined ? '--oidc-jwks-max-age' : undefined;
+    if (stray !== undefined) throw new CrosstabError(ErrorCode.invalidOption, `${stray} applies to single sign-on: it needs --oidc-issuer and --oidc-audience.`, { field: stray });
+    return undefined;
+  }
   if (options.oidcIssuer === undefined || options.oidcAudience === undefined) {
     throw new CrosstabError(ErrorCode.invalidOption, '--oidc-issuer and --oidc-audience go together.', { field: options.oidcIssuer === undefined ? '--oidc-issuer' : '--oidc-audience', hint: 'Give the issuer URL(s) to trust and the audience its tokens carry for this API.' });
   }
@@ -50,7 +57,11 @@ function oidcOptions(options: ServeOptions): { issuers: { issuer: string; audien
   for (const issuer of options.oidcIssuer) {
     if (!URL.canParse(issuer)) throw new CrosstabError(ErrorCode.invalidOption, `--oidc-issuer must be a URL; got ${JSON.stringify(issuer)}.`, { field: '--oidc-issuer' });
   }
-  return { issuers: options.oidcIssuer.map((issuer) => ({ issuer, audience: options.oidcAudience as string })) };
+  return {
+    issuers: options.oidcIssuer.map((issuer) => ({ issuer, audience: options.oidcAudience as string })),
+    ...(options.oidcMaxTokenLifetime === undefined ? {} : { maxTokenLifetimeSeconds: integerOption(options.oidcMaxTokenLifetime, '--oidc-max-token-lifetime', 1, 366 * 86_400) }),
+    ...(options.oidcJwksMaxAge === undefined ? {} : { jwksMaxAgeMs: integerOption(options.oidcJwksMaxAge, '--oidc-jwks-max-age', 1, 86_400) * 1000 }),
+  };
 }
 
 function exampleTargets(dataset: Dataset): string[] {
@@ -75,6 +86,8 @@ export function registerServeCommand(program: Command): void {
     .option('--public-url <url>', 'server URL advertised in GET /docs (default: the base path)')
     .option('--oidc-issuer <url>', 'single sign-on: trust JWT access tokens of this OpenID Connect issuer, repeatable (needs --oidc-audience)', collect)
     .option('--oidc-audience <aud>', 'single sign-on: the "aud" the access tokens must carry (this API\'s identifier)')
+    .option('--oidc-max-token-lifetime <seconds>', `single sign-on: refuse access tokens living longer than this ("exp" - "iat"; default ${DEFAULT_MAX_TOKEN_LIFETIME_SECONDS})`)
+    .option('--oidc-jwks-max-age <seconds>', `single sign-on: download each issuer's signing keys again at least this often, so a key removed there stops verifying within it (default ${DEFAULT_JWKS_MAX_AGE_MS / 1000})`)
     .option('--access-log', 'print one JSON line per request to stderr (never API keys)')
     .option('--max-connections <n>', 'most open connections; more are closed on arrival (default: ulimit -n minus 64, at most 4096)')
     .option('--max-connections-per-address <n>', 'most open connections from one IP address (default 64)')
