@@ -89,7 +89,7 @@ export function registerServeCommand(program: Command): void {
     .option('--oidc-max-token-lifetime <seconds>', `single sign-on: refuse access tokens living longer than this ("exp" - "iat"; default ${DEFAULT_MAX_TOKEN_LIFETIME_SECONDS})`)
     .option('--oidc-jwks-max-age <seconds>', `single sign-on: download each issuer's signing keys again at least this often, so a key removed there stops verifying within it (default ${DEFAULT_JWKS_MAX_AGE_MS / 1000})`)
     .option('--access-log', 'print one JSON line per request to stderr (never API keys)')
-    .option('--max-connections <n>', 'most open connections; more are closed on arrival (default: ulimit -n minus 64, at most 4096)')
+    .option('--max-connections <n>', 'most open connections; more are closed on arrival (default: ulimit -n minus the descriptors open at start minus 128, at least 16, at most 4096)')
     .option('--max-connections-per-address <n>', 'most open connections from one IP address (default 64)')
     .option('--idle-timeout <seconds>', 'close a connection idle this long', '30')
     .option('--cell-cache <cells>', `crosstab cells per dataset kept in memory to answer repeated queries without the kernel (exact: a dataset file never changes; 0 = off; default ${DEFAULT_CELL_CACHE} for a file, 0 for ClickHouse)`)
