@@ -23,5 +23,5 @@ export { hashPassword, verifyPassword, oneTimePassword, passwordProblem } from '
 export { parseLicences, parseLimit, parseExpiry, splitList, badInput } from './validate.js';
 export type { Licences } from './validate.js';
 export { seedDevelopmentAccount, DEVELOPMENT_ACCOUNT, DEVELOPMENT_USER } from './development.js';
-export { OidcVerifier, linkIssuer, accountOfToken } from './oidc.js';
+export { OidcVerifier, linkIssuer, accountOfToken, DEFAULT_JWKS_MAX_AGE_MS, DEFAULT_MAX_TOKEN_LIFETIME_SECONDS } from './oidc.js';
 export type { OidcLink, OidcOptions, TrustedIssuer, TokenCheck } from './oidc.js';

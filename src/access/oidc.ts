@@ -2,6 +2,7 @@ import { createRemoteJWKSet, decodeJwt, errors, jwtVerify, type JWTPayload } fro
 import type { Database, Queryable } from './database.js';
 import { findAccount } from './accounts.js';
 import { badInput } from './validate.js';
+import { CrosstabError, ErrorCode } from '../errors.js';
 
 /** An OpenID Connect issuer whose JWT access tokens the API accepts. */
 export interface TrustedIssuer {
@@ -15,8 +16,30 @@ export interface OidcOptions {
   issuers: readonly TrustedIssuer[];
   /** Least time between two JWKS downloads of an issuer when a token has an unknown `kid` (default 30 s). */
   jwksCooldownMs?: number;
-  /** Allowed clock difference for exp/nbf, in seconds (default 30). */
+  /**
+   * Longest time an issuer's downloaded JWKS is used before it is downloaded again (default
+   * 60 s): the bound on how long a signing key removed at the provider still verifies tokens.
+   */
+  jwksMaxAgeMs?: number;
+  /** Allowed clock difference for exp/nbf/iat, in seconds (default 30). */
   clockToleranceSeconds?: number;
+  /**
+   * Longest accepted token lifetime, `exp - iat` (or `exp` - now for a token without `iat`),
+   * in seconds (default 86,400: 24 h). Longer-lived tokens are refused.
+   */
+  maxTokenLifetimeSeconds?: number;
+}
+
+export const DEFAULT_JWKS_MAX_AGE_MS = 60_000;
+export const DEFAULT_MAX_TOKEN_LIFETIME_SECONDS = 86_400;
+
+function integerOption(options: OidcOptions, name: 'jwksCooldownMs' | 'jwksMaxAgeMs' | 'clockToleranceSeconds' | 'maxTokenLifetimeSeconds', least: 0 | 1, fallback: number): number {
+  const value = options[name];
+  if (value === undefined) return fallback;
+  if (!Number.isSafeInteger(value) || value < least) {
+    throw new CrosstabError(ErrorCode.invalidOption, `${name} must be a ${least === 1 ? 'positive' : 'non-negative'} integer; got ${String(value)}.`, { field: name });
+  }
+  return value;
 }
 
 /** A verified token: the issuer and its claims. */
@@ -25,13 +48,24 @@ export type TokenCheck = { ok: true; issuer: string; claims: JWTPayload } | { ok
 /**
  * Verifies `Authorization: Bearer` access tokens: signature against the issuer's JWKS (found
  * through OpenID Connect discovery, fetched again when a token names a key it does not hold,
- * which is how key rotation at the provider reaches us), issuer, audience, expiry.
+ * which is how key rotation at the provider reaches us, and at least every `jwksMaxAgeMs`,
+ * which is how a key removed there stops verifying), issuer, audience, expiry, an `iat` not in
+ * the future and a lifetime of at most `maxTokenLifetimeSeconds`.
  */
 export class OidcVerifier {
   private readonly trusted = new Map<string, TrustedIssuer>();
   private readonly keySets = new Map<string, Promise<ReturnType<typeof createRemoteJWKSet>>>();
+  private readonly jwksCooldownMs: number;
+  private readonly jwksMaxAgeMs: number;
+  private readonly clockToleranceSeconds: number;
+  private readonly maxTokenLifetimeSeconds: number;
 
-  constructor(private readonly options: OidcOptions) {
+  /** Throws CrosstabError `invalid_option` naming a bad option. */
+  constructor(options: OidcOptions) {
+    this.jwksCooldownMs = integerOption(options, 'jwksCooldownMs', 0, 30_000);
+    this.jwksMaxAgeMs = integerOption(options, 'jwksMaxAgeMs', 1, DEFAULT_JWKS_MAX_AGE_MS);
+    this.clockToleranceSeconds = integerOption(options, 'clockToleranceSeconds', 0, 30);
+    this.maxTokenLifetimeSeconds = integerOption(options, 'maxTokenLifetimeSeconds', 1, DEFAULT_MAX_TOKEN_LIFETIME_SECONDS);
     for (const issuer of options.issuers) this.trusted.set(issuer.issuer, issuer);
   }
 
@@ -43,7 +77,7 @@ export class OidcVerifier {
         if (!response.ok) throw new Error(`discovery of ${issuer} answered ${response.status}`);
         const configuration = (await response.json()) as { issuer?: string; jwks_uri?: string };
         if (configuration.issuer !== issuer || typeof configuration.jwks_uri !== 'string') throw new Error(`discovery of ${issuer} did not describe that issuer with a jwks_uri`);
-        return createRemoteJWKSet(new URL(configuration.jwks_uri), { cooldownDuration: this.options.jwksCooldownMs ?? 30_000, timeoutDuration: 5000 });
+        return createRemoteJWKSet(new URL(configuration.jwks_uri), { cooldownDuration: this.jwksCooldownMs, cacheMaxAge: this.jwksMaxAgeMs, timeoutDuration: 5000 });
       })();
       // A failed discovery is retried on the next token.
       pending.catch(() => this.keySets.delete(issuer));
@@ -63,7 +97,9 @@ export class OidcVerifier {
     if (trusted === undefined) return { ok: false, message: `The Bearer token's issuer ${JSON.stringify(issuer ?? null)} is not trusted by this service.` };
     try {
       const keys = await this.keySet(trusted.issuer);
-      const { payload } = await jwtVerify(token, keys, { issuer: trusted.issuer, audience: trusted.audience, clockTolerance: this.options.clockToleranceSeconds ?? 30, requiredClaims: ['exp'] });
+      const { payload } = await jwtVerify(token, keys, { issuer: trusted.issuer, audience: trusted.audience, clockTolerance: this.clockToleranceSeconds, requiredClaims: ['exp'] });
+      const problem = this.lifetimeProblem(payload as JWTPayload & { exp: number });
+      if (problem !== undefined) return { ok: false, message: problem };
       return { ok: true, issuer: trusted.issuer, claims: payload };
     } catch (error) {
       if (error instanceof errors.JWTExpired) return { ok: false, message: 'The Bearer token has expired.' };
@@ -72,6 +108,24 @@ export class OidcVerifier {
       if (error instanceof errors.JOSEError) return { ok: false, message: `The Bearer token is not valid (${error.code}).` };
       return { ok: false, message: `The issuer's keys could not be fetched (${(error as Error).message}).` };
     }
+  }
+
+  /** Why a verified token's `iat`/`exp` are refused here, if they are (jose checks only that `exp` is not past). */
+  private lifetimeProblem(claims: JWTPayload & { exp: number }): string | undefined {
+    const now = Math.floor(Date.now() / 1000);
+    const tolerance = this.clockToleranceSeconds;
+    const max = this.maxTokenLifetimeSeconds;
+    const fix = 'ask the identity provider for shorter-lived access tokens';
+    if (claims.iat !== undefined) {
+      if (claims.iat > now + tolerance) {
+        return `The Bearer token's "iat" claim (issued at ${new Date(claims.iat * 1000).toISOString()}) is in the future: the identity provider's clock is wrong or the token is not genuine.`;
+      }
+      const lifetime = claims.exp - claims.iat;
+      if (lifetime > max) return `The Bearer token lives ${lifetime} s (from "iat" to "exp"), longer than this service accepts (at most ${max} s): ${fix}.`;
+    } else if (claims.exp - now > max + tolerance) {
+      return `The Bearer token lives ${claims.exp - now} s more (it has no "iat"; "exp" is ${new Date(claims.exp * 1000).toISOString()}), longer than this service accepts (at most ${max} s): ${fix}.`;
+    }
+    return undefined;
   }
 }
 

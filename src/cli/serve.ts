@@ -7,6 +7,7 @@ import { databaseOption } from './database-option.js';
 import { DEFAULT_USAGE_STATEMENTS, openAccessStore, seedDevelopment, type AccessStore } from './serve-access.js';
 import { createPortal, mountPortal } from '../portal/index.js';
 import { valueExpression } from '../text/expression-text.js';
+import { DEFAULT_JWKS_MAX_AGE_MS, DEFAULT_MAX_TOKEN_LIFETIME_SECONDS, type OidcOptions } from '../access/index.js';
 
 interface ServeOptions {
   dataset?: string[];
@@ -25,6 +26,8 @@ interface ServeOptions {
   database?: string;
   oidcIssuer?: string[];
   oidcAudience?: string;
+  oidcMaxTokenLifetime?: string;
+  oidcJwksMaxAge?: string;
   trustProxy?: boolean | string;
   cellCache?: string;
   usageStatements?: string;
@@ -42,8 +45,12 @@ function integerOption(value: string, option: string, min: number, max: number):
   return number;
 }
 
-function oidcOptions(options: ServeOptions): { issuers: { issuer: string; audience: string }[] } | undefined {
-  if (options.oidcIssuer === undefined && options.oidcAudience === undefined) return undefined;
+function oidcOptions(options: ServeOptions): OidcOptions | undefined {
+  if (options.oidcIssuer === undefined && options.oidcAudience === undefined) {
+    const stray = options.oidcMaxTokenLifetime !== undefined ? '--oidc-max-token-lifetime' : options.oidcJwksMaxAge !== undefined ? '--oidc-jwks-max-age' : undefined;
+    if (stray !== undefined) throw new CrosstabError(ErrorCode.invalidOption, `${stray} applies to single sign-on: it needs --oidc-issuer and --oidc-audience.`, { field: stray });
+    return undefined;
+  }
   if (options.oidcIssuer === undefined || options.oidcAudience === undefined) {
     throw new CrosstabError(ErrorCode.invalidOption, '--oidc-issuer and --oidc-audience go together.', { field: options.oidcIssuer === undefined ? '--oidc-issuer' : '--oidc-audience', hint: 'Give the issuer URL(s) to trust and the audience its tokens carry for this API.' });
   }
@@ -51,7 +58,11 @@ function oidcOptions(options: ServeOptions): { issuers: { issuer: string; audien
   for (const issuer of options.oidcIssuer) {
     if (!URL.canParse(issuer)) throw new CrosstabError(ErrorCode.invalidOption, `--oidc-issuer must be a URL; got ${JSON.stringify(issuer)}.`, { field: '--oidc-issuer' });
   }
-  return { issuers: options.oidcIssuer.map((issuer) => ({ issuer, audience: options.oidcAudience as string })) };
+  return {
+    issuers: options.oidcIssuer.map((issuer) => ({ issuer, audience: options.oidcAudience as string })),
+    ...(options.oidcMaxTokenLifetime === undefined ? {} : { maxTokenLifetimeSeconds: integerOption(options.oidcMaxTokenLifetime, '--oidc-max-token-lifetime', 1, 366 * 86_400) }),
+    ...(options.oidcJwksMaxAge === undefined ? {} : { jwksMaxAgeMs: integerOption(options.oidcJwksMaxAge, '--oidc-jwks-max-age', 1, 86_400) * 1000 }),
+  };
 }
 
 /** `--trust-proxy` alone trusts any peer; with a value, only the listed addresses and ranges (checked here). */
@@ -86,8 +97,10 @@ export function registerServeCommand(program: Command): void {
     .option('--public-url <url>', 'server URL advertised in GET /docs (default: the base path)')
     .option('--oidc-issuer <url>', 'single sign-on: trust JWT access tokens of this OpenID Connect issuer, repeatable (needs --oidc-audience)', collect)
     .option('--oidc-audience <aud>', 'single sign-on: the "aud" the access tokens must carry (this API\'s identifier)')
+    .option('--oidc-max-token-lifetime <seconds>', `single sign-on: refuse access tokens living longer than this ("exp" - "iat"; default ${DEFAULT_MAX_TOKEN_LIFETIME_SECONDS})`)
+    .option('--oidc-jwks-max-age <seconds>', `single sign-on: download each issuer's signing keys again at least this often, so a key removed there stops verifying within it (default ${DEFAULT_JWKS_MAX_AGE_MS / 1000})`)
     .option('--access-log', 'print one JSON line per request to stderr (never API keys)')
-    .option('--max-connections <n>', 'most open connections; more are closed on arrival (default: ulimit -n minus 64, at most 4096)')
+    .option('--max-connections <n>', 'most open connections; more are closed on arrival (default: ulimit -n minus the descriptors open at start minus 128, at least 16, at most 4096)')
     .option('--max-connections-per-address <n>', 'most open connections from one IP address (default 64)')
     .option('--idle-timeout <seconds>', 'close a connection idle this long', '30')
     .option('--cell-cache <cells>', `crosstab cells per dataset kept in memory to answer repeated queries without the kernel (exact: a dataset file never changes; 0 = off; default ${DEFAULT_CELL_CACHE} for a file, 0 for ClickHouse)`)

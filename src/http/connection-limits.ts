@@ -1,18 +1,25 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { CrosstabError, ErrorCode } from '../index.js';
 
-/** Descriptors kept free for dataset files, the ledger, the key file and worker threads. */
-const RESERVED_DESCRIPTORS = 64;
+/**
+ * Descriptors kept free beyond those open when the server starts (datasets, the ledger or the
+ * accounts database, worker threads): for what opens later - relation files the embedded
+ * database first touches (it closes its least recently used ones when the process runs out,
+ * but only those it holds), a PostgreSQL pool's sockets (10), outgoing connections such as an
+ * SSO issuer's keys, a reopened ledger.
+ */
+export const DESCRIPTOR_MARGIN = 128;
 const MAX_DEFAULT_CONNECTIONS = 4096;
 
 /** Connection limits of `listen()`; every field is optional. */
 export interface ConnectionLimits {
   /**
    * Most open connections; further ones are closed as they arrive, so the process never runs
-   * out of file descriptors. Default: the soft `ulimit -n` minus 64, at most 4096 (1024 where
-   * the limit cannot be read).
+   * out of file descriptors. Default: the soft `ulimit -n` minus the descriptors open when
+   * `listen()` is called minus 128, at least 16 and at most 4096 (1024 where the limit cannot
+   * be read). Open datasets and the access store before calling `listen()`.
    */
   maxConnections?: number;
   /** Most open connections from one IP address; further ones get a 503 and are closed. Default 64. */
@@ -35,6 +42,28 @@ export function descriptorLimit(): number | undefined {
   }
 }
 
+/** File descriptors this process has open now (Linux), or undefined where they cannot be counted. */
+export function openDescriptors(): number | undefined {
+  try {
+    // Minus the descriptor of the directory being listed.
+    return readdirSync('/proc/self/fd').length - 1;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The default `maxConnections`: what `ulimit -n` leaves after the descriptors open now and the
+ * margin. The embedded database alone holds about a hundred, so a constant reserve would let
+ * connections take the descriptors the process needs.
+ */
+export function defaultMaxConnections(): number {
+  const descriptors = descriptorLimit();
+  if (descriptors === undefined) return 1024;
+  const reserved = (openDescriptors() ?? 64) + DESCRIPTOR_MARGIN;
+  return Math.max(16, Math.min(MAX_DEFAULT_CONNECTIONS, descriptors - reserved));
+}
+
 function positiveInteger(value: number | undefined, option: string, fallback: number): number {
   if (value === undefined) return fallback;
   if (!Number.isInteger(value) || value < 1) {
@@ -45,9 +74,7 @@ function positiveInteger(value: number | undefined, option: string, fallback: nu
 
 /** Validates `limits` and fills in the defaults. Throws CrosstabError naming the bad option. */
 export function resolveConnectionLimits(limits: ConnectionLimits): Required<ConnectionLimits> {
-  const descriptors = descriptorLimit();
-  const fallback = descriptors === undefined ? 1024 : Math.max(16, Math.min(MAX_DEFAULT_CONNECTIONS, descriptors - RESERVED_DESCRIPTORS));
-  const maxConnections = positiveInteger(limits.maxConnections, 'maxConnections', fallback);
+  const maxConnections = limits.maxConnections === undefined ? defaultMaxConnections() : positiveInteger(limits.maxConnections, 'maxConnections', 0);
   return {
     maxConnections,
     maxConnectionsPerAddress: positiveInteger(limits.maxConnectionsPerAddress, 'maxConnectionsPerAddress', Math.min(64, maxConnections)),

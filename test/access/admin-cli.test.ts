@@ -108,5 +108,10 @@ describe('crosstab accounts, users, keys, usage on the embedded database', { tim
     fails(['accounts', 'link', '--account', 'acme', '--issuer', 'https://idp.example', '--subject', 'x', '--claim', 'org=acme'], /--subject or --claim is required, not both/);
     fails(['accounts', 'link', '--account', 'acme', '--issuer', 'https://idp.example', '--claim', 'org'], /--claim must be NAME=VALUE/);
     fails(['serve', '--port', '0', '--oidc-issuer', 'https://idp.example'], /--oidc-issuer and --oidc-audience go together/);
+    const sso = ['serve', '--port', '0', '--oidc-issuer', 'https://idp.example', '--oidc-audience', 'https://api.example/v1'];
+    fails([...sso, '--oidc-max-token-lifetime', '0'], /--oidc-max-token-lifetime must be an integer from 1 to 31622400; got "0"/);
+    fails([...sso, '--oidc-max-token-lifetime', '1d'], /--oidc-max-token-lifetime must be an integer/);
+    fails([...sso, '--oidc-jwks-max-age', '-5'], /--oidc-jwks-max-age must be an integer from 1 to 86400/);
+    fails(['serve', '--port', '0', '--oidc-max-token-lifetime', '3600'], /--oidc-max-token-lifetime applies to single sign-on: it needs --oidc-issuer/);
   });
 });
