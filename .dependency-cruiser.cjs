@@ -1,5 +1,5 @@
 /**
- * The import order of src/ (STYLE.md, issue 11): a module may import its own layer and the
+ * The import order of src/: a module may import its own layer and the
  * layers below it, never one above, and no import cycle anywhere.
  *
  *   cli

@@ -1,5 +1,5 @@
 // crosstab-engine CSV encoder: tokenizes CSV bytes, dictionary-encodes columns and parses
-// weights, so that the build never makes a JavaScript string per field (issue 9). A module
+// weights, so that the build never makes a JavaScript string per field. A module
 // of its own (build/csv.wasm): it runs in the build's worker threads, each with a memory of
 // its own, and allocates (its dictionaries grow with the data), which the query kernel
 // never does.

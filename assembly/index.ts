@@ -573,7 +573,7 @@ export function groupByMulti(
 }
 
 // ---------------------------------------------------------------------------------------
-// Complex designs (issue 10): per-PSU weighted sums, for Taylor-linearization variances.
+// Complex designs: per-PSU weighted sums, for Taylor-linearization variances.
 
 /**
  * groupByMulti plus, in the same pass, the weighted sum of every slot per PSU:

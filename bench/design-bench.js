@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // `npm run bench:design` (also the last step of `npm run bench`): tables under a complex
-// survey design (issue 10) against the same tables under the simple design, with DuckDB
+// survey design against the same tables under the simple design, with DuckDB
 // computing the same per-PSU sums and R's survey package (if Rscript is installed) the
 // same figures.
 //   node bench/design-bench.js [--quick] [--no-acs] [--json out.json] [--md out.md]

@@ -1,4 +1,4 @@
-// Robustness figures of `crosstab serve` (issue 13), run against a built CLI in child processes:
+// Robustness figures of `crosstab serve`, run against a built CLI in child processes:
 //   node bench/hardening.js [--cli dist/cli/main.js] [--dataset datasets/build/gss.arrow] [--json out.json]
 // 1. SIGKILL mid-load (5 runs): 200s the client received vs records in the ledger.
 // 2. Ledger faults: the ledger folder removed mid-load; a write that fails part way (a real

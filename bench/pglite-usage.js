@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * CPU per billed row of the embedded access database (issue 8): usage records go through
+ * CPU per billed row of the embedded access database: usage records go through
  * DbUsageSink into PGlite on its own thread, exactly as `crosstab serve --database DIR`
  * does (openDatabase of dist/access/index.js, migrations included), and the CPU time each
  * thread spent is read from Linux's per-thread scheduler statistics.

@@ -217,7 +217,7 @@ function markdown(report) {
   if (report.load) {
     const tables = loadTables(report.load);
     lines.push(
-      '## Load: build, open, cold query (issue 9)', '',
+      '## Load: build, open, cold query', '',
       'Child processes; peak RSS is VmHWM (Node included), worker threads included. Build and DuckDB load figures are the best of the runs (the ACS CSV.gz build and DuckDB take turns, 3 each); open and cold-query figures medians.', '',
       markdownTable(...tables.versus), '', markdownTable(...tables.open), '',
       `\`${report.load.coldQuery.command}\` from a cold process, end to end: median ${report.load.coldQuery.median.toFixed(0)} ms (min ${report.load.coldQuery.min.toFixed(0)} ms, ${report.load.coldQuery.reps} runs).`, '',

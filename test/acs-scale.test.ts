@@ -1,4 +1,4 @@
-// Issue 9: the build streams with bounded memory. A file 8x the ACS PUMS person file
+// The build streams with bounded memory. A file 8x the ACS PUMS person file
 // (22 million respondents, made here by repeating the ACS rows with new ids) builds with a
 // peak RSS under twice its output file, and answers exactly 8x what the 1x dataset answers.
 import { execFileSync } from 'node:child_process';

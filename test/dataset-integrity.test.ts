@@ -1,5 +1,5 @@
-// Every byte of a dataset file that can change an answer is covered by a checksum (issue 13,
-// item 6): the buffer table and metadata at every open, each buffer's bytes before a query
+// Every byte of a dataset file that can change an answer is covered by a checksum:
+// the buffer table and metadata at every open, each buffer's bytes before a query
 // first reads them (or at open with verify: 'full'). Older format versions are refused with
 // the command that rebuilds them.
 import { closeSync, copyFileSync, mkdtempSync, openSync, readFileSync, writeFileSync } from 'node:fs';
@@ -77,7 +77,7 @@ beforeAll(async () => {
 });
 
 describe('the buffer table and metadata are checked at every open', () => {
-  it('the issue-13 repro: a flipped bit in the count column of age=44 is refused, not answered as 1,339', async () => {
+  it('a flipped bit in the count column of age=44 is refused, not answered as 1,339', async () => {
     const row = bufferAt.get('code:age=44')!.row;
     const error = await failure(openDataset(flipped(columns.count![1]!.offset + row * 4 + 1, 0x02)));
     expect(error?.code).toBe(ErrorCode.corruptDataset);

@@ -1,4 +1,4 @@
-// Getting data in (issue 9): build rows/s and MB/s per input format, the ACS build beside
+// Getting data in: build rows/s and MB/s per input format, the ACS build beside
 // DuckDB's read_csv load (same run, child processes, peak RSS), openDataset to the first
 // answer with RSS, and `crosstab query` from a cold process. Every figure is a median of
 // child processes; answers are checked against each other before any figure is reported.

@@ -38,7 +38,7 @@ type Register = (program: Command) => void;
  * Each command's module, loaded on demand: a command's dependencies (the input readers for
  * build, the HTTP server and database for serve, the report formats for table) are loaded
  * only when that command runs, so that a cold `crosstab query` loads what a query needs and
- * nothing else (issue 9). In help order.
+ * nothing else. In help order.
  */
 const commands: Array<[string, () => Promise<Register>]> = [
   ['build', async () => (await import('./build.js')).registerBuildCommand],

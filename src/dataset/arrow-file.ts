@@ -36,7 +36,7 @@ export class ArrowFileProblem extends Error {}
  * compression are described.
  *
  * The flatbuffers are read here, by hand, rather than with apache-arrow: importing that
- * library costs a cold `crosstab query` more time than opening the dataset (issue 9), and
+ * library costs a cold `crosstab query` more time than opening the dataset, and
  * a dataset's footer uses a handful of tables (Footer, Schema, Field, Int, KeyValue,
  * Message, RecordBatch) of the Arrow format's File.fbs, Schema.fbs and Message.fbs.
  */

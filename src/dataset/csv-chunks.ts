@@ -50,7 +50,7 @@ interface Share {
 }
 
 /**
- * The CSV reader's parallel path (issue 9): the lines after the header go in chunks of
+ * The CSV reader's parallel path: the lines after the header go in chunks of
  * whole lines to worker threads running the WebAssembly encoder (assembly/csv.ts via
  * csv-worker.js), which tokenize, dictionary-encode and parse weights over bytes. Every
  * worker reads every chunk and encodes its share of the columns, so each column's

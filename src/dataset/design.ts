@@ -1,5 +1,5 @@
 /**
- * Complex survey designs declared at build time (issue 10): strata, PSUs (clusters), a
+ * Complex survey designs declared at build time: strata, PSUs (clusters), a
  * finite population correction, and replicate weights, with the meanings of R's
  * `svydesign(ids = ~psu, strata = ~strata, fpc = ~fpc, nest = ...)` and
  * `svrepdesign(type = ..., scale, rscales, rho, mse)`.

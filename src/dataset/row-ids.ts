@@ -2,7 +2,7 @@
  * Per-row dictionary ids of one input column, in the narrowest unsigned array that holds
  * them: a column starts as one byte per row and widens to two or four bytes only when its
  * dictionary outgrows 255 or 65,535 values. Most survey columns never leave one byte, which
- * is what keeps a 22-million-row build within twice its output (issue 9).
+ * is what keeps a 22-million-row build within twice its output.
  */
 export type RowIds = Uint8Array | Uint16Array | Uint32Array;
 

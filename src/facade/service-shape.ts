@@ -8,7 +8,7 @@ export interface ServiceResult {
   Stbl: 0 | 1;
 }
 
-/** The 200 body of POST /crosstab (spec section 2.2). */
+/** The 200 body of POST /crosstab. */
 export interface ServiceResponse {
   ResultCode: number;
   ResultDescription: string;
@@ -17,7 +17,7 @@ export interface ServiceResponse {
 }
 
 /**
- * ResultCode values above 0 on a 200 (spec section 7: "partial or conditional result").
+ * ResultCode values above 0 on a 200: a partial or conditional result.
  * The figures are still exact; the code tells the caller why they may not be usable.
  */
 export const ConditionalResult = {

@@ -4,7 +4,7 @@ import { API_KEY_PATTERN, keyStatus, type ApiKeyRecord } from './key-file.js';
 import type { KeyStore } from './key-store.js';
 import { quote, serviceError, type ServiceError } from './service-error.js';
 
-/** The request header carrying the API key (spec section 5). */
+/** The request header carrying the API key. */
 export const AUTH_HEADER = 'Service-Engine-Authorizer';
 
 const NEW_KEY_HINT = 'Do not retry with the same value: send a valid API key from the developer portal in the Service-Engine-Authorizer header.';

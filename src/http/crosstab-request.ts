@@ -1,7 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import { quote, serviceError, type ServiceError } from './service-error.js';
 
-/** The body of POST /crosstab (spec section 2.1), after validation. */
+/** The body of POST /crosstab, after validation. */
 export interface CrosstabRequest {
   SurveyCode: string;
   /** Absent, null and `_ALL_` all mean every group the key is entitled to. */

@@ -2,7 +2,7 @@ import { isCrosstabError, type CrosstabError } from '../index.js';
 
 /**
  * Every `error.code` the REST adapter returns, with its HTTP status. This is the only
- * code -> status table of crosstab-engine (STYLE.md: it lives in src/http/ only).
+ * code -> status table of crosstab-engine: HTTP statuses are chosen in src/http/ only.
  */
 export const serviceErrorStatus = {
   /** The body is empty, not UTF-8 or not JSON. */
@@ -72,7 +72,7 @@ export interface ServiceError {
   retryAfterSeconds?: number;
 }
 
-/** The error body of spec section 7: ResultCode = HTTP status, ResultDescription = message. */
+/** The body of every error: ResultCode = HTTP status, ResultDescription = message. */
 export interface ServiceErrorBody {
   ResultCode: number;
   ResultDescription: string;

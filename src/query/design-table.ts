@@ -1,5 +1,5 @@
 /**
- * Table plans for a Taylor-linearization design (issue 10): besides each cell's Σw, n and
+ * Table plans for a Taylor-linearization design: besides each cell's Σw, n and
  * Σw², the weighted sum of every cell, margin and the base total per PSU, which is all a
  * linearization variance needs (see src/stats/design-variance.ts).
  *

@@ -1,5 +1,5 @@
 /**
- * Design-based variances for complex surveys (issue 10), as R's survey package computes
+ * Design-based variances for complex surveys, as R's survey package computes
  * them: Taylor linearization with strata and PSUs (`svyrecvar`, `survey:::onestrat`) and
  * replicate weights (`svrVar`). See docs/statistics.md § Complex designs.
  */

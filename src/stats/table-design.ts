@@ -1,5 +1,5 @@
 /**
- * Variances of a table's figures under its survey design (issue 10): the column
+ * Variances of a table's figures under its survey design: the column
  * proportion, the weighted total, the difference of two columns' proportions (with their
  * covariance), and the covariance matrix of a sub-table's cell proportions (Rao–Scott).
  * Every base is a domain of the whole file's design (R: `subset(design, base)`).

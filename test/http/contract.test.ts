@@ -70,7 +70,7 @@ describe.each(shims)('REST contract over $name', (shim) => {
     return reply;
   }
 
-  /** Asserts the error contract of spec section 7 and the declared schema; returns error. */
+  /** Asserts the error body (ResultCode = status, ResultDescription = error.message, a hint) and the declared schema; returns error. */
   function expectError(reply: Reply, status: number, code: string, field?: string): { code: string; message: string; field?: string; hint: string } {
     expect(reply.status, reply.text).toBe(status);
     expect(reply.headers.get('content-type')).toMatch(/^application\/json/);

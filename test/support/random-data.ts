@@ -31,7 +31,7 @@ export function exprArb(columns: Record<string, string[]>, numeric: ReadonlySet<
       leaves.push(
         fc.tuple(bound, bound)
           .filter(([min, max]) => min !== undefined || max !== undefined)
-          // A reversed range (7..-5) is an invalid_expression, not an empty set (issue 13).
+          // A reversed range (7..-5) is an invalid_expression, not an empty set.
           .map(([min, max]) => (min !== undefined && max !== undefined && Number(min) > Number(max) ? [max, min] : [min, max]))
           .map(([min, max]) => ({ var: name, ...(min !== undefined ? { min } : {}), ...(max !== undefined ? { max } : {}) }) as Expr),
       );
