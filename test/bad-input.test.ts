@@ -12,17 +12,9 @@ import { compileDataset } from '../src/dataset/compile.js';
 import { readInput } from '../src/dataset/read-input.js';
 import { writeDataset } from '../src/dataset/writer.js';
 import { cliPath } from './support/paths.js';
+import { rejection } from './support/rejection.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'crosstab-bad-'));
-
-async function rejection(promise: Promise<unknown>): Promise<CrosstabError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error, 'expected a rejection').toBeInstanceOf(CrosstabError);
-  return error as CrosstabError;
-}
 
 describe('dataset files', () => {
   let good: Buffer;

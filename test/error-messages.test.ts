@@ -8,19 +8,11 @@ import ts from 'typescript';
 import { describe, expect, inject, it } from 'vitest';
 import { CrosstabError, ErrorCode, openDataset, type Dataset } from '../src/index.js';
 import { repoRoot } from './support/paths.js';
+import { rejection } from './support/rejection.js';
 
 const LONG = 100_000;
 /** A message may quote 200 characters of each input it echoes, plus its own words. */
 const MAX_MESSAGE = 1_000;
-
-async function rejection(promise: Promise<unknown>): Promise<CrosstabError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error, 'expected a rejection').toBeInstanceOf(CrosstabError);
-  return error as CrosstabError;
-}
 
 describe('a 100,000-character input is echoed in part, with its length', () => {
   let ds: Dataset;

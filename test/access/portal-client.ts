@@ -8,13 +8,16 @@ export interface Reply {
   body: string;
 }
 
-export function send(origin: string, method: string, path: string, options: { cookie?: string; form?: Record<string, string>; headers?: Record<string, string> } = {}): Promise<Reply> {
+/** One request; `from` picks the loopback source address (127.0.0.x all reach 127.0.0.1), `agent: false` a fresh connection. */
+export function send(origin: string, method: string, path: string, options: { from?: string; agent?: false; cookie?: string; form?: Record<string, string>; headers?: Record<string, string> } = {}): Promise<Reply> {
   const body = options.form === undefined ? undefined : new URLSearchParams(options.form).toString();
   return new Promise((resolve, reject) => {
     const req = httpRequest(
       `${origin}${path}`,
       {
         method,
+        ...(options.from ? { localAddress: options.from } : {}),
+        ...(options.agent === false ? { agent: false } : {}),
         headers: {
           ...(options.cookie ? { cookie: options.cookie } : {}),
           ...(body === undefined ? {} : { 'content-type': 'application/x-www-form-urlencoded', 'content-length': String(Buffer.byteLength(body)) }),

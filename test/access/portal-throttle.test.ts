@@ -2,7 +2,6 @@
 // a PostgreSQL server (where two replicas on one database share the counts): after N failed
 // sign-ins from one address, the next attempt from it gets 429 with Retry-After and a clear
 // message, even with the right password; another address still signs in.
-import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { openDataset, type Dataset } from '../../src/index.js';
@@ -10,6 +9,7 @@ import { createCrosstabHandler, listen, type RunningServer } from '../../src/htt
 import { addAccount, addUser, DbKeyStore, DbUsageSink, openDatabase, parseLicences, type Database } from '../../src/access/index.js';
 import { createPortal, mountPortal } from '../../src/portal/index.js';
 import { tempDir } from '../http/support.js';
+import { send, type Reply } from './portal-client.js';
 import { startPostgres, type PostgresServer } from './postgres-server.js';
 
 const paths = inject('testDatasets');
@@ -25,39 +25,6 @@ afterAll(() => {
   dataset?.close();
   postgres?.stop();
 });
-
-interface Reply {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: string;
-}
-
-/** One HTTP request from a chosen loopback source address (127.0.0.x all reach 127.0.0.1). */
-function send(origin: string, method: string, path: string, options: { from?: string; cookie?: string; form?: Record<string, string>; headers?: Record<string, string> } = {}): Promise<Reply> {
-  const body = options.form === undefined ? undefined : new URLSearchParams(options.form).toString();
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(
-      `${origin}${path}`,
-      {
-        method,
-        localAddress: options.from ?? '127.0.0.1',
-        headers: {
-          ...(options.cookie ? { cookie: options.cookie } : {}),
-          ...(body === undefined ? {} : { 'content-type': 'application/x-www-form-urlencoded', 'content-length': String(Buffer.byteLength(body)) }),
-          ...options.headers,
-        },
-      },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => (text += chunk));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text }));
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
 
 /** GET the form (CSRF cookie + token), then POST it. */
 async function signIn(origin: string, email: string, password: string, from?: string, headers?: Record<string, string>): Promise<Reply> {

@@ -22,11 +22,11 @@
 import autocannon, { type AutocannonRequest } from 'autocannon';
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { request as httpRequest } from 'node:http';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { openDatabase } from '../../src/access/index.js';
 import { findNginx, freePort, nginxTemplate, startNginx, type RunningNginx } from '../../bench/lib/nginx.js';
+import { csrfOf, send } from '../access/portal-client.js';
 import { startPostgres, type PostgresServer } from '../access/postgres-server.js';
 import { CLI, startServe, type ServeChild } from '../http/serve-child.js';
 import { tempDir } from '../http/support.js';
@@ -324,23 +324,10 @@ describe.skipIf(missing.length > 0 && !ci)('3 `crosstab serve` replicas behind n
     const user = JSON.parse(crosstab(['users', 'add', '--account', 'acme', '--email', 'analyst@acme.example', '--json', '--database', database], cwd)) as { oneTimePassword: string };
     // Clients on different loopback addresses; nginx appends each one's to X-Forwarded-For.
     const signIn = async (from: string, email: string, password: string): Promise<number> => {
-      const form = await send('GET', '/portal/sign-in', from);
+      const form = await send(nginx!.origin, 'GET', '/portal/sign-in', { from, agent: false });
       const cookie = String(form.headers['set-cookie']).split(';')[0] as string;
-      const csrf = /name="csrf" value="([^"]+)"/.exec(form.body)?.[1] as string;
-      return (await send('POST', '/portal/sign-in', from, cookie, new URLSearchParams({ csrf, email, password }).toString())).status;
+      return (await send(nginx!.origin, 'POST', '/portal/sign-in', { from, agent: false, cookie, form: { csrf: csrfOf(form), email, password } })).status;
     };
-    const send = (method: string, path: string, from: string, cookie?: string, body?: string) =>
-      new Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }>((resolve, reject) => {
-        const headers: Record<string, string> = { ...(cookie ? { cookie } : {}), ...(body ? { 'content-type': 'application/x-www-form-urlencoded', 'content-length': String(Buffer.byteLength(body)) } : {}) };
-        const req = httpRequest(`${nginx!.origin}${path}`, { method, localAddress: from, headers, agent: false }, (res) => {
-          let text = '';
-          res.setEncoding('utf8');
-          res.on('data', (chunk: string) => (text += chunk));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text }));
-        });
-        req.on('error', reject);
-        req.end(body);
-      });
     // 20 failed sign-ins (different e-mails: not the per-user lockout) from one client.
     for (let i = 0; i < 20; i++) expect(await signIn('127.0.0.2', `guess${i}@acme.example`, 'wrong password')).toBe(401);
     expect(await signIn('127.0.0.2', 'analyst@acme.example', user.oneTimePassword)).toBe(429);
