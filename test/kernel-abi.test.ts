@@ -8,11 +8,12 @@ import { KERNEL_ABI, TASK_FUNCTIONS } from '../src/kernel/exports.js';
 import { mainThreadKernel } from '../src/kernel/kernel.js';
 import { kernelModule } from '../src/kernel/wasm-module.js';
 import type { PoolWorkerData } from '../src/pool/pool.js';
+import { PROGRAM_FUNCTIONS } from '../src/query/cells-program.js';
 
 const worker = fileURLToPath(new URL('../src/pool/worker.js', import.meta.url));
 
 async function runOnWorker(abi: number): Promise<unknown> {
-  const workerData: PoolWorkerData = { module: kernelModule(), memory: mainThreadKernel().memory.memory, abi, warmUp: TASK_FUNCTIONS };
+  const workerData: PoolWorkerData = { module: kernelModule(), memory: mainThreadKernel().memory.memory, abi, warmUp: TASK_FUNCTIONS, programFunctions: PROGRAM_FUNCTIONS };
   const pool = new Piscina({ filename: worker, minThreads: 1, maxThreads: 1, workerData });
   try {
     return await pool.run({ fn: 'groupByMulti', args: new Array(12).fill(0) });

@@ -134,7 +134,7 @@ export class Dataset {
   }
 
   /** The base's cell and each target's, from the cell cache where it has them, else from the engine. */
-  private async cellsOf(base: Bound, targets: readonly Bound[], weight: string | null, signal: AbortSignal | undefined): Promise<CellSums[]> {
+  private async cellsOf(base: Bound, targets: readonly Bound[], weight: string | null, signal: AbortSignal): Promise<CellSums[]> {
     if (this.maxCachedCells === 0) return this.engine.cells(base, targets, weight, { signal });
     const key = weight ?? '';
     let byBase = this.cells.get(key);

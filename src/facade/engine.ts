@@ -18,7 +18,11 @@ export interface EngineTable {
 }
 
 export interface EngineRun {
-  signal?: AbortSignal | undefined;
+  /**
+   * Aborts when the caller's signal does or the dataset closes: an engine stops its work at
+   * its next check and rejects with `cancelled` (the Dataset reports `dataset_closed` itself).
+   */
+  signal: AbortSignal;
   onProgress?: ((doneCells: number, totalCells: number) => void) | undefined;
 }
 

@@ -1,7 +1,8 @@
 import { availableParallelism } from 'node:os';
 import type { LoadedDataset } from '../dataset/reader.js';
-import type { CellSums, Kernel } from '../kernel/kernel.js';
+import type { CellSums, Kernel, WeightVector } from '../kernel/kernel.js';
 import { sharedPool } from '../pool/pool.js';
+import { estimateCellsMs, poolCells } from '../query/cells-plan.js';
 import type { Evaluator } from '../query/evaluate.js';
 import { type Executor, inlineExecutor, POOL_THRESHOLD_MS, checkpoint } from '../query/executor.js';
 import type { Bound } from '../query/resolve.js';
@@ -10,6 +11,9 @@ import { DatasetDesign } from './table-design.js';
 
 /** Targets evaluated between two checkpoints of a crosstab() call (one kernel walk of their cells). */
 const CELLS_PER_CALL = 16;
+
+/** crosstab() calls of this process in flight on a local engine (the planner sends small calls to the pool while others run). */
+let callsInFlight = 0;
 
 /** Counts on the WebAssembly kernel over a dataset loaded into kernel memory. */
 export class LocalEngine implements DatasetEngine {
@@ -31,19 +35,44 @@ export class LocalEngine implements DatasetEngine {
   }
 
   /**
-   * The base's cell and base AND each target, CELLS_PER_CALL targets at a time with a
-   * checkpoint before each: a call of thousands of targets, or calls chained without end,
-   * let the event loop run every few milliseconds, and a call stops soon after its signal aborts.
+   * The base's cell and base AND each target. The planner runs a call on the pool when the
+   * dataset was opened with `execution: 'pool'`, or (`auto`) when its estimated kernel work
+   * reaches POOL_THRESHOLD_MS or other crosstab() calls are in flight: concurrent calls then
+   * spread over the workers and leave the calling thread to the host. Otherwise it runs
+   * inline. Both give the same cells to the last bit (the same kernel calls on the same bitsets).
    */
   async cells(base: Bound, targets: readonly Bound[], weight: string | null, run: EngineRun): Promise<CellSums[]> {
-    await checkpoint(run.signal);
-    const weights = this.evaluator.weights(weight);
+    callsInFlight++;
+    try {
+      await checkpoint(run.signal);
+      const weights = this.evaluator.weights(weight);
+      const all: Bound[] = [{ op: 'all' }, ...targets];
+      if (this.cellsOnPool(base, targets)) {
+        return await poolCells(this.kernel, this.evaluator, base, all, weights, sharedPool(this.kernel).programRunner(), run.signal);
+      }
+      return await this.inlineCells(base, all, weights, run.signal);
+    } finally {
+      callsInFlight--;
+    }
+  }
+
+  private cellsOnPool(base: Bound, targets: readonly Bound[]): boolean {
+    if (this.execution !== 'auto') return this.execution === 'pool';
+    if (availableParallelism() < 2) return false;
+    return callsInFlight > 1 || estimateCellsMs(base, targets, this.data.words, this.data.meta.respondents) >= POOL_THRESHOLD_MS;
+  }
+
+  /**
+   * On the calling thread, CELLS_PER_CALL cells at a time with a checkpoint before each: a
+   * call of thousands of targets, or calls chained without end, let the event loop run every
+   * few milliseconds, and a call stops soon after its signal aborts.
+   */
+  private async inlineCells(base: Bound, all: readonly Bound[], weights: WeightVector, signal: AbortSignal): Promise<CellSums[]> {
     const baseView = this.evaluator.materialize(base);
     try {
-      const all: Bound[] = [{ op: 'all' }, ...targets];
       const cells: CellSums[] = [];
       for (let from = 0; from < all.length; from += CELLS_PER_CALL) {
-        if (from > 0) await checkpoint(run.signal);
+        if (from > 0) await checkpoint(signal);
         cells.push(...this.evaluator.cells(baseView, all.slice(from, from + CELLS_PER_CALL), weights));
       }
       return cells;

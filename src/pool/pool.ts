@@ -7,6 +7,8 @@ import { cancelledError, CrosstabError, ErrorCode } from '../errors.js';
 import { KERNEL_ABI, type KernelTask, TASK_FUNCTIONS } from '../kernel/exports.js';
 import type { Kernel } from '../kernel/kernel.js';
 import { kernelModule } from '../kernel/wasm-module.js';
+import type { ProgramRunner } from '../query/cells-plan.js';
+import { PROGRAM_FUNCTIONS } from '../query/cells-program.js';
 import type { Executor } from '../query/executor.js';
 
 /** What a pool worker (src/pool/worker.js) gets: the kernel, its memory, and what to check and warm. */
@@ -17,6 +19,8 @@ export interface PoolWorkerData {
   abi: number;
   /** The task functions, each run once on an empty range at start-up. */
   warmUp: readonly string[];
+  /** The kernel functions of cells programs, by the index a program names them with. */
+  programFunctions: readonly string[];
 }
 
 export interface KernelPoolOptions {
@@ -41,7 +45,7 @@ export class KernelPool {
     const threads = options.threads ?? availableParallelism();
     this.threads = threads;
     const filename = options.worker ?? locateWorker();
-    const workerData: PoolWorkerData = { module: kernelModule(), memory: kernel.memory.memory, abi: KERNEL_ABI, warmUp: TASK_FUNCTIONS };
+    const workerData: PoolWorkerData = { module: kernelModule(), memory: kernel.memory.memory, abi: KERNEL_ABI, warmUp: TASK_FUNCTIONS, programFunctions: PROGRAM_FUNCTIONS };
     this.piscina = import('piscina').then((module) => {
       // The CommonJS build turns this import() into require() wrapped for interop, which keeps
       // piscina's module.exports (a class whose Piscina property is not enumerable) as default.
@@ -58,16 +62,29 @@ export class KernelPool {
    * `worker_failed` and is replaced.
    */
   async run(task: KernelTask, signal?: AbortSignal): Promise<number> {
+    return (await this.dispatch(task, task.fn, signal)) as number;
+  }
+
+  /**
+   * Runs a cells program (src/query/cells-program.ts) on a worker: the results it kept. The
+   * worker checks `signal` before each kernel call of the program, so an abort stops it
+   * within one call; it settles, as run() does, only once the worker has stopped.
+   */
+  async runProgram(program: Uint32Array, signal?: AbortSignal): Promise<number[]> {
+    return (await this.dispatch({ program }, 'a crosstab program', signal)) as number[];
+  }
+
+  private async dispatch(task: object, what: string, signal: AbortSignal | undefined): Promise<unknown> {
     if (signal?.aborted) throw cancelledError('the query');
-    let result: number | null;
+    let result: unknown;
     try {
       const piscina = await this.piscina;
-      result = (await piscina.run(signal ? { ...task, cancel: cancelFlag(signal) } : task)) as number | null;
+      result = await piscina.run(signal ? { ...task, cancel: cancelFlag(signal) } : task);
     } catch (error) {
       // destroy() rejects the tasks it stops before their threads have exited: wait for that.
       await this.destroying?.catch(() => undefined);
       if (signal?.aborted) throw cancelledError('the query');
-      throw new CrosstabError(ErrorCode.workerFailed, `a worker thread failed while running ${task.fn}: ${(error as Error).message}`, {
+      throw new CrosstabError(ErrorCode.workerFailed, `a worker thread failed while running ${what}: ${(error as Error).message}`, {
         hint: 'The worker has been replaced; run the query again. If it keeps failing, report it with the query.',
       });
     }
@@ -78,6 +95,11 @@ export class KernelPool {
   /** This pool as an executor of table tasks. */
   executor(): Executor {
     return { parallelism: this.threads, run: (task, signal) => this.run(task, signal) };
+  }
+
+  /** This pool as the runner of crosstab() programs. */
+  programRunner(): ProgramRunner {
+    return { parallelism: this.threads, runProgram: (program, signal) => this.runProgram(program, signal) };
   }
 
   /** Stops the threads; resolves when they have exited. */

@@ -6,7 +6,7 @@
 // argument count or ABI number is written here.
 import { workerData } from 'node:worker_threads';
 
-const { module, memory, abi, warmUp } = workerData;
+const { module, memory, abi, warmUp, programFunctions } = workerData;
 const kernel = new WebAssembly.Instance(module, {
   env: {
     memory,
@@ -28,14 +28,36 @@ const refused =
 if (!refused) for (const name of warmUp) kernel[name](...new Array(kernel[name].length).fill(0));
 
 /**
- * Runs one kernel task: `{ fn, args, cancel? }`, where fn is a kernel export name. `cancel`
- * is an Int32Array over shared memory that the main thread sets to 1 when the task's query
- * is aborted: a task that has not started by then returns null without running.
+ * Runs one kernel task: `{ fn, args, cancel? }`, where fn is a kernel export name, or
+ * `{ program, cancel? }`. `cancel` is an Int32Array over shared memory that the main thread
+ * sets to 1 when the task's query is aborted: a task that has not started by then returns
+ * null without running, and a program checks it before each of its kernel calls.
  */
 export default function run(task) {
   if (refused) throw refused;
   if (task.cancel && Atomics.load(task.cancel, 0) !== 0) return null;
+  if (task.program) return runProgram(task.program, task.cancel);
   const fn = kernel[task.fn];
   if (typeof fn !== 'function') throw new Error(`unknown kernel task ${task.fn}`);
   return fn(...task.args) ?? 0;
+}
+
+/**
+ * A cells program (src/query/cells-program.ts): u32 records of function index, argument
+ * count, arguments and a keep flag. Returns the kept results in order, or null when
+ * `cancel` was set before the program finished (it stops between two kernel calls).
+ */
+function runProgram(program, cancel) {
+  const kept = [];
+  for (let at = 0; at < program.length; ) {
+    if (cancel && Atomics.load(cancel, 0) !== 0) return null;
+    const name = programFunctions[program[at]];
+    const count = program[at + 1];
+    const fn = kernel[name];
+    if (typeof fn !== 'function') throw new Error(`unknown kernel function ${name} in a cells program`);
+    const result = fn(...program.subarray(at + 2, at + 2 + count));
+    if (program[at + 2 + count] === 1) kept.push(result);
+    at += count + 3;
+  }
+  return kept;
 }

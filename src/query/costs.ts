@@ -13,3 +13,7 @@ export const NS_PER_WORD_CELL = 0.5;
 export const NS_PER_LISTED_RESPONDENT = 10;
 /** Per respondent of the base per (row variable, column variable) pair on the group-by path. */
 export const NS_PER_RESPONDENT = 5;
+/** Per 64-bit word of one bitwise pass (AND, OR, copy) building an expression's bitset. */
+export const NS_PER_WORD_OP = 0.25;
+/** Per respondent of an index-column scan (a range of ranks into a bitset). */
+export const NS_PER_INDEX_ENTRY = 0.5;

@@ -1,12 +1,30 @@
 import { BufferKind } from '../dataset/format.js';
 import { CrosstabError, ErrorCode } from '../errors.js';
 import type { LoadedDataset } from '../dataset/reader.js';
+import type { KernelExports } from '../kernel/exports.js';
 import type { CellSums, Kernel, WeightVector } from '../kernel/kernel.js';
 import { NS_PER_LISTED_RESPONDENT, NS_PER_WORD_CELL } from './costs.js';
 import type { Bound } from './resolve.js';
 
 /** Targets whose cells one walk of the weight runs computes (see Evaluator.cells). */
-const CELLS_PER_WALK = 16;
+export const CELLS_PER_WALK = 16;
+
+/** The kernel's bitset functions, which build an expression's respondents. */
+export const BITSET_FUNCTIONS = ['bitsClear', 'bitsCopy', 'bitsAnd', 'bitsOr', 'bitsAndNot', 'bitsOrList', 'bitsFromRangeU8', 'bitsFromRangeU16', 'bitsFromRangeU32'] as const;
+export type BitsetOps = Pick<KernelExports, (typeof BITSET_FUNCTIONS)[number]>;
+
+/**
+ * Where an expression's bitset operations go and where its scratch bitsets come from: the
+ * kernel at once (inline), or a program that a pool worker runs later (cells-program.ts).
+ * The same evaluation code feeds both, so both build the same bits.
+ */
+export interface BitsetScope {
+  readonly ops: BitsetOps;
+  /** A scratch bitset of `words` words. */
+  take(): number;
+  /** Gives back a bitset from take(). */
+  give(ptr: number): void;
+}
 
 /** Up to this many values are ORed from their code containers; more are one index scan. */
 const MAX_CODES_TO_OR = 8;
@@ -30,6 +48,8 @@ export class Evaluator {
   private owned: Array<{ ptr: number; bytes: number }> = [];
   private readonly weightVectors = new Map<string, WeightVector>();
   private disposed = false;
+  /** Operations run now, on the calling thread's kernel, over this evaluator's scratch bitsets. */
+  private readonly direct: BitsetScope;
 
   constructor(
     private readonly kernel: Kernel,
@@ -38,6 +58,17 @@ export class Evaluator {
     this.words = data.words;
     this.universe = this.allocate();
     kernel.exports.bitsUniverse(this.universe, this.words, data.meta.respondents);
+    this.direct = { ops: kernel.exports, take: () => this.borrow(), give: (ptr) => this.giveBack(ptr) };
+  }
+
+  /** A scratch bitset, for a scope of its own; give it back with giveBack(). */
+  borrow(): number {
+    return this.scratch.pop() ?? this.allocate();
+  }
+
+  giveBack(ptr: number): void {
+    // After dispose() the block belongs to the allocator again: it must not come back as scratch.
+    if (!this.disposed) this.scratch.push(ptr);
   }
 
   /** The weight vector `name`, or all-ones weights when `name` is null. */
@@ -67,9 +98,8 @@ export class Evaluator {
     return this.dense(node);
   }
 
-  release(view: DenseView): void {
-    // After dispose() the block belongs to the allocator again: it must not come back as scratch.
-    if (view.owned && !this.disposed) this.scratch.push(view.ptr);
+  release(view: DenseView, scope: BitsetScope = this.direct): void {
+    if (view.owned) scope.give(view.ptr);
   }
 
   /** Count, sum of weights and sum of squared weights of base AND target. */
@@ -98,8 +128,8 @@ export class Evaluator {
     };
     try {
       targets.forEach((target, i) => {
-        const single = this.singleCode(target);
-        if (single && single.kind === BufferKind.sparse) {
+        const single = this.sparseCode(target);
+        if (single) {
           results[i] = this.kernel.cellSparse(base.ptr, single.ptr, single.count, weights);
           return;
         }
@@ -127,6 +157,15 @@ export class Evaluator {
     }
     const view = this.dense(node);
     return { ptr: view.ptr, sparse: false, count: 0, view };
+  }
+
+  /**
+   * A target that is one rare value, stored as a sparse list: its cell is a walk of the list
+   * (cellSparse), not a dense pass. The rule of cells(), which cell programs follow too.
+   */
+  sparseCode(target: Bound): { ptr: number; count: number } | undefined {
+    const single = this.singleCode(target);
+    return single && single.kind === BufferKind.sparse ? single : undefined;
   }
 
   /** A scratch bitset holding base AND node. */
@@ -159,51 +198,52 @@ export class Evaluator {
     this.weightVectors.clear();
   }
 
-  private dense(node: Bound): DenseView {
+  /** The respondents of `node`: a stored bitset, or a scratch one built through `scope`. */
+  dense(node: Bound, scope: BitsetScope = this.direct): DenseView {
     if (node.op === 'all') return { ptr: this.universe, owned: false };
     const single = this.singleCode(node);
     if (single && single.kind === BufferKind.dense) return { ptr: single.ptr, owned: false };
-    const ptr = this.scratch.pop() ?? this.allocate();
-    this.into(node, ptr);
+    const ptr = scope.take();
+    this.into(node, ptr, scope);
     return { ptr, owned: true };
   }
 
-  private into(node: Bound, dst: number): void {
-    const k = this.kernel.exports;
+  private into(node: Bound, dst: number, scope: BitsetScope): void {
+    const k = scope.ops;
     switch (node.op) {
       case 'all':
         return k.bitsCopy(dst, this.universe, this.words);
       case 'none':
         return k.bitsClear(dst, this.words);
       case 'ranks':
-        return this.ranksInto(node.variable, node.ranks, dst);
+        return this.ranksInto(node.variable, node.ranks, dst, scope);
       case 'range':
         if (node.hi - node.lo < 4 && this.codesOf(node.variable)) {
           const ranks = Array.from({ length: node.hi - node.lo + 1 }, (_, i) => node.lo + i);
-          return this.ranksInto(node.variable, ranks, dst);
+          return this.ranksInto(node.variable, ranks, dst, scope);
         }
-        return this.scan(node.variable, node.lo, node.hi, dst);
+        return this.scan(node.variable, node.lo, node.hi, dst, scope);
       case 'not': {
-        const inner = this.dense(node.item);
+        const inner = this.dense(node.item, scope);
         k.bitsAndNot(dst, this.universe, inner.ptr, this.words);
-        return this.release(inner);
+        return this.release(inner, scope);
       }
       case 'and':
       case 'or': {
-        this.into(node.items[0]!, dst);
+        this.into(node.items[0]!, dst, scope);
         for (const item of node.items.slice(1)) {
-          const inner = this.dense(item);
+          const inner = this.dense(item, scope);
           if (node.op === 'and') k.bitsAnd(dst, dst, inner.ptr, this.words);
           else k.bitsOr(dst, dst, inner.ptr, this.words);
-          this.release(inner);
+          this.release(inner, scope);
         }
         return;
       }
     }
   }
 
-  private ranksInto(variable: number, ranks: number[], dst: number): void {
-    const k = this.kernel.exports;
+  private ranksInto(variable: number, ranks: number[], dst: number, scope: BitsetScope): void {
+    const k = scope.ops;
     const codes = this.codesOf(variable);
     const valued = ranks.filter((rank) => rank > 0);
     if (codes && valued.length <= MAX_CODES_TO_OR) {
@@ -213,7 +253,7 @@ export class Evaluator {
         if (code.kind === BufferKind.dense) k.bitsOr(dst, dst, code.ptr, this.words);
         else k.bitsOrList(dst, code.ptr, code.count);
       }
-      if (valued.length < ranks.length) this.orScan(variable, 0, 0, dst);
+      if (valued.length < ranks.length) this.orScan(variable, 0, 0, dst, scope);
       return;
     }
     // Runs of consecutive ranks: one index scan each.
@@ -221,25 +261,25 @@ export class Evaluator {
     for (let i = 0; i < ranks.length; ) {
       let j = i;
       while (j + 1 < ranks.length && ranks[j + 1] === ranks[j]! + 1) j++;
-      if (first) this.scan(variable, ranks[i]!, ranks[j]!, dst);
-      else this.orScan(variable, ranks[i]!, ranks[j]!, dst);
+      if (first) this.scan(variable, ranks[i]!, ranks[j]!, dst, scope);
+      else this.orScan(variable, ranks[i]!, ranks[j]!, dst, scope);
       first = false;
       i = j + 1;
     }
     if (first) k.bitsClear(dst, this.words);
   }
 
-  private orScan(variable: number, lo: number, hi: number, dst: number): void {
-    const temp = this.scratch.pop() ?? this.allocate();
-    this.scan(variable, lo, hi, temp);
-    this.kernel.exports.bitsOr(dst, dst, temp, this.words);
-    this.scratch.push(temp);
+  private orScan(variable: number, lo: number, hi: number, dst: number, scope: BitsetScope): void {
+    const temp = scope.take();
+    this.scan(variable, lo, hi, temp, scope);
+    scope.ops.bitsOr(dst, dst, temp, this.words);
+    scope.give(temp);
   }
 
   /** dst = respondents whose rank of `variable` is in [lo, hi] (0 = blank). */
-  private scan(variable: number, lo: number, hi: number, dst: number): void {
+  private scan(variable: number, lo: number, hi: number, dst: number, scope: BitsetScope): void {
     const index = this.data.buffer(this.data.meta.variables[variable]!.index);
-    const k = this.kernel.exports;
+    const k = scope.ops;
     const n = this.data.meta.respondents;
     if (index.kind === BufferKind.indexU8) k.bitsFromRangeU8(dst, index.ptr, this.words, n, lo, hi);
     else if (index.kind === BufferKind.indexU16) k.bitsFromRangeU16(dst, index.ptr, this.words, n, lo, hi);
