@@ -7,10 +7,16 @@
 // how many times a 10 ms setInterval of the "host" fired against how many it should have,
 // and RSS / kernel memory at the end of each run. Before anything is timed, the inline and
 // pool datasets answer the same 200 random queries, which must agree cell for cell.
+// Then a soak (bench/lib/soak.js): an `auto` dataset kept at --soak-in-flight calls for
+// --soak-seconds (env CROSSTAB_SOAK_SECONDS; 150 by default, 0 skips it), with a series of
+// calls/s, latency, RSS, V8 heap, kernel memory and event-loop delay every --soak-every s.
 //   node bench/embedded-bench.js [--quick] [--seconds N] [--in-flight 1,8,32] [--targets N]
-//                                [--dataset FILE.arrow] [--json out.json] [--md out.md]
-// Without --dataset it builds ACS into the temp folder once (cached), or falls back to GSS
-// when the ACS file is absent.
+//                                [--executions inline,pool,auto] [--soak-seconds N]
+//                                [--soak-in-flight N] [--soak-every N] [--dataset FILE.arrow]
+//                                [--json out.json] [--md out.md] [--no-write]
+// Results go to bench/results/DATE-embedded.{json,md} unless --json/--md name other files or
+// --no-write is given. Without --dataset it builds ACS into the temp folder once (cached),
+// or falls back to GSS when the ACS file is absent.
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,6 +25,7 @@ import { dataDir, repoRoot } from './lib/datasets.js';
 import { describeMachine } from './lib/machine.js';
 import { mulberry32 } from './lib/prng.js';
 import { fmtInt, markdownTable, textTable } from './lib/report.js';
+import { soak } from './lib/soak.js';
 
 const args = process.argv.slice(2);
 const flag = (name) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
@@ -26,6 +33,10 @@ const quick = args.includes('--quick');
 const seconds = Number(flag('--seconds') ?? (quick ? 3 : 20));
 const inFlightLevels = (flag('--in-flight') ?? '1,8,32').split(',').map(Number);
 const targetsPerCall = Number(flag('--targets') ?? 2);
+const executions = (flag('--executions') ?? 'inline,pool,auto').split(',');
+const soakSeconds = Number(flag('--soak-seconds') ?? process.env.CROSSTAB_SOAK_SECONDS ?? (quick ? 10 : 150));
+const soakInFlight = Number(flag('--soak-in-flight') ?? 32);
+const soakEvery = Number(flag('--soak-every') ?? (soakSeconds >= 60 ? 5 : 1));
 const api = await import(join(repoRoot, 'dist', 'index.js'));
 
 async function datasetPath() {
@@ -114,23 +125,22 @@ async function run(ds, inFlight, next) {
   };
 }
 
+const machine = describeMachine();
 const { path, name } = await datasetPath();
 // preload: every buffer read (and checked) at open, so runs measure the steady state.
-const inline = await api.openDataset(path, { execution: 'inline', cellCache: 0, preload: true });
-const pooled = await api.openDataset(path, { execution: 'pool', cellCache: 0, preload: true });
-await checkAgreement(inline, pooled, queryMaker(inline.info, 7));
+const opened = new Map();
+for (const execution of new Set(['inline', 'pool', ...executions])) opened.set(execution, await api.openDataset(path, { execution, cellCache: 0, preload: true }));
+await checkAgreement(opened.get('inline'), opened.get('pool'), queryMaker(opened.get('inline').info, 7));
 
 const results = [];
-for (const [execution, ds] of [['inline', inline], ['pool', pooled]]) {
+for (const execution of executions) {
+  const ds = opened.get(execution);
   for (const inFlight of inFlightLevels) {
     const next = queryMaker(ds.info, 1000 + inFlight);
     for (let i = 0; i < 50; i++) await ds.crosstab(next()); // warm-up
     results.push({ execution, inFlight, ...(await run(ds, inFlight, next)) });
   }
 }
-await inline.close();
-await pooled.close();
-await api.closePool();
 
 const header = ['execution', 'in flight', 'calls', 'calls/s', 'p50 ms', 'p99 ms', 'loop delay p50 ms', 'p99 ms', 'max ms', '10 ms timer fired', 'RSS'];
 const rows = results.map((r) => [
@@ -139,8 +149,49 @@ const rows = results.map((r) => [
 ]);
 const title = `Embedded crosstab() calls, ${targetsPerCall} random targets each, ${seconds} s per row, on ${name}`;
 console.log(`${title}\n\n${textTable(header, rows)}`);
-const machine = describeMachine();
-const json = flag('--json');
-if (json) writeFileSync(json, `${JSON.stringify({ date: new Date().toISOString(), machine, dataset: name, seconds, targetsPerCall, results }, null, 2)}\n`);
-const md = flag('--md');
-if (md) writeFileSync(md, `# ${title}\n\n${new Date().toISOString().slice(0, 10)}, ${machine.cores} cores (${machine.cpuModel}), load average at start ${machine.loadAverageAtStart.map((x) => x.toFixed(2)).join(' ')}, Node ${machine.node}.\n\n${markdownTable(header, rows)}\n`);
+const ratios = inFlightLevels.map((inFlight) => {
+  const of = (execution) => results.find((r) => r.execution === execution && r.inFlight === inFlight)?.callsPerSecond;
+  return { inFlight, poolOverInline: of('pool') / of('inline'), autoOverInline: of('auto') / of('inline') };
+});
+const ratioText = ratios.map((r) => `${r.inFlight} in flight: pool/inline ${r.poolOverInline.toFixed(2)}x, auto/inline ${r.autoOverInline.toFixed(2)}x`).join('; ');
+console.log(`\ncalls/s ratios: ${ratioText}`);
+
+let soaked;
+if (soakSeconds > 0) {
+  const ds = opened.get('auto') ?? (await api.openDataset(path, { execution: 'auto', cellCache: 0, preload: true }));
+  console.log(`\nsoak: ${soakInFlight} calls in flight on an auto dataset for ${soakSeconds} s, a sample every ${soakEvery} s`);
+  soaked = await soak({ ds, next: queryMaker(ds.info, 99), seconds: soakSeconds, inFlight: soakInFlight, everySeconds: soakEvery, kernelMemory: api.kernelMemoryUsage });
+  await ds.close();
+}
+for (const ds of opened.values()) await ds.close();
+await api.closePool();
+
+const soakHeader = ['at s', 'calls/s', 'p50 ms', 'p99 ms', 'loop p50 ms', 'loop p99 ms', 'loop max ms', 'RSS MB', 'heap used MB', 'heap total MB', 'kernel allocated MB', 'kernel reserved MB'];
+const soakRows = (soaked?.series ?? []).map((s) => [
+  s.atSeconds.toFixed(0), s.callsPerSecond.toFixed(0), s.p50Ms.toFixed(2), s.p99Ms.toFixed(2), s.loopDelayP50Ms.toFixed(1), s.loopDelayP99Ms.toFixed(1), s.loopDelayMaxMs.toFixed(1),
+  s.rssMB.toFixed(0), s.heapUsedMB.toFixed(1), s.heapTotalMB.toFixed(1), s.kernelAllocatedMB.toFixed(1), s.kernelReservedMB.toFixed(0),
+]);
+const soakSummary = soaked
+  ? `${fmtInt(soaked.summary.calls)} calls (${soaked.summary.callsPerSecond.toFixed(0)}/s, ${soaked.summary.failures} failed); after the first sample RSS ${signed(soaked.summary.rssGrowthMB)} MB, heap used ${signed(soaked.summary.heapUsedGrowthMB)} MB, kernel allocated ${signed(soaked.summary.kernelAllocatedGrowthMB)} MB; event-loop delay p99 per interval: median ${soaked.summary.medianIntervalLoopDelayP99Ms.toFixed(1)} ms, worst ${soaked.summary.worstIntervalLoopDelayP99Ms.toFixed(1)} ms (target under 20 ms)`
+  : 'skipped';
+if (soaked) console.log(`\n${textTable(soakHeader, soakRows)}\n\nsoak: ${soakSummary}`);
+
+function signed(x) {
+  return `${x >= 0 ? '+' : ''}${x.toFixed(1)}`;
+}
+
+const date = new Date().toISOString();
+const write = !args.includes('--no-write');
+const json = flag('--json') ?? (write ? join(repoRoot, 'bench', 'results', `${date.slice(0, 10)}-embedded.json`) : undefined);
+const md = flag('--md') ?? (write ? join(repoRoot, 'bench', 'results', `${date.slice(0, 10)}-embedded.md`) : undefined);
+const report = { date, command: `node bench/embedded-bench.js ${args.join(' ')}`.trim(), machine, dataset: name, seconds, targetsPerCall, results, ratios, soak: soaked ? { seconds: soakSeconds, inFlight: soakInFlight, everySeconds: soakEvery, execution: 'auto', ...soaked } : null };
+if (json) {
+  writeFileSync(json, `${JSON.stringify(report, null, 2)}\n`);
+  console.log(`wrote ${json}`);
+}
+if (md) {
+  const facts = `${date.slice(0, 10)}, ${machine.cores} cores (${machine.cpuModel}), ${(machine.memoryBytes / 1e9).toFixed(1)} GB, load average at start ${machine.loadAverageAtStart.map((x) => x.toFixed(2)).join(' ')}, Node ${machine.node}, ${machine.platform}.`;
+  const soakSection = soaked ? `\n## Soak: ${soakInFlight} calls in flight, \`auto\`, ${soakSeconds} s\n\n${markdownTable(soakHeader, soakRows)}\n\n${soakSummary}.\n` : '';
+  writeFileSync(md, `# ${title}\n\n${facts}\n\n${markdownTable(header, rows)}\n\ncalls/s ratios: ${ratioText}.\n${soakSection}`);
+  console.log(`wrote ${md}`);
+}

@@ -13,6 +13,8 @@ export { buildDataset } from './facade/build.js';
 export { pushDataset } from './clickhouse/push.js';
 export type { PushOptions, PushReport } from './clickhouse/push.js';
 export { closePool } from './pool/pool.js';
+export { kernelMemoryUsage } from './facade/kernel-memory.js';
+export type { KernelMemoryUsage } from './facade/kernel-memory.js';
 export type { BuildOptions, BuildReport } from './facade/build.js';
 export { toServiceResponse, stabilityFlag, ConditionalResult } from './facade/service-shape.js';
 export type { ServiceResponse, ServiceResult } from './facade/service-shape.js';
