@@ -26,6 +26,7 @@ import { describeMachine } from './lib/machine.js';
 import { mulberry32 } from './lib/prng.js';
 import { fmtInt, markdownTable, textTable } from './lib/report.js';
 import { soak } from './lib/soak.js';
+import { abortLatency } from './lib/abort-latency.js';
 
 const args = process.argv.slice(2);
 const flag = (name) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
@@ -156,6 +157,13 @@ const ratios = inFlightLevels.map((inFlight) => {
 const ratioText = ratios.map((r) => `${r.inFlight} in flight: pool/inline ${r.poolOverInline.toFixed(2)}x, auto/inline ${r.autoOverInline.toFixed(2)}x`).join('; ');
 console.log(`\ncalls/s ratios: ${ratioText}`);
 
+// Abort: a 2,000-target call aborted 5 ms after it starts, inline and on the pool.
+const aborts = [];
+for (const execution of ['inline', 'pool']) aborts.push({ execution, ...(await abortLatency({ ds: opened.get(execution), next: queryMaker(opened.get(execution).info, 5), repeats: quick ? 5 : 20 })) });
+const abortHeader = ['execution', 'aborts', 'targets', 'outcomes', 'abort → rejected p50 ms', 'max ms', 'abort → next call answered p50 ms', 'max ms'];
+const abortRows = aborts.map((a) => [a.execution, String(a.repeats), fmtInt(a.targets), a.outcomes.join(' '), a.rejectedP50Ms.toFixed(2), a.rejectedMaxMs.toFixed(2), a.nextAnsweredP50Ms.toFixed(2), a.nextAnsweredMaxMs.toFixed(2)]);
+console.log(`\n${textTable(abortHeader, abortRows)}`);
+
 let soaked;
 if (soakSeconds > 0) {
   const ds = opened.get('auto') ?? (await api.openDataset(path, { execution: 'auto', cellCache: 0, preload: true }));
@@ -184,7 +192,7 @@ const date = new Date().toISOString();
 const write = !args.includes('--no-write');
 const json = flag('--json') ?? (write ? join(repoRoot, 'bench', 'results', `${date.slice(0, 10)}-embedded.json`) : undefined);
 const md = flag('--md') ?? (write ? join(repoRoot, 'bench', 'results', `${date.slice(0, 10)}-embedded.md`) : undefined);
-const report = { date, command: `node bench/embedded-bench.js ${args.join(' ')}`.trim(), machine, dataset: name, seconds, targetsPerCall, results, ratios, soak: soaked ? { seconds: soakSeconds, inFlight: soakInFlight, everySeconds: soakEvery, execution: 'auto', ...soaked } : null };
+const report = { date, command: `node bench/embedded-bench.js ${args.join(' ')}`.trim(), machine, dataset: name, seconds, targetsPerCall, results, ratios, aborts, soak: soaked ? { seconds: soakSeconds, inFlight: soakInFlight, everySeconds: soakEvery, execution: 'auto', ...soaked } : null };
 if (json) {
   writeFileSync(json, `${JSON.stringify(report, null, 2)}\n`);
   console.log(`wrote ${json}`);
@@ -192,6 +200,6 @@ if (json) {
 if (md) {
   const facts = `${date.slice(0, 10)}, ${machine.cores} cores (${machine.cpuModel}), ${(machine.memoryBytes / 1e9).toFixed(1)} GB, load average at start ${machine.loadAverageAtStart.map((x) => x.toFixed(2)).join(' ')}, Node ${machine.node}, ${machine.platform}.`;
   const soakSection = soaked ? `\n## Soak: ${soakInFlight} calls in flight, \`auto\`, ${soakSeconds} s\n\n${markdownTable(soakHeader, soakRows)}\n\n${soakSummary}.\n` : '';
-  writeFileSync(md, `# ${title}\n\n${facts}\n\n${markdownTable(header, rows)}\n\ncalls/s ratios: ${ratioText}.\n${soakSection}`);
+  writeFileSync(md, `# ${title}\n\n${facts}\n\n${markdownTable(header, rows)}\n\ncalls/s ratios: ${ratioText}.\n\n## Abort: a ${fmtInt(aborts[0].targets)}-target call aborted ${aborts[0].afterMs} ms after it starts\n\n${markdownTable(abortHeader, abortRows)}\n${soakSection}`);
   console.log(`wrote ${md}`);
 }
