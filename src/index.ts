@@ -14,6 +14,8 @@ export { pushDataset } from './clickhouse/push.js';
 export type { PushOptions, PushReport } from './clickhouse/push.js';
 export { closePool } from './pool/pool.js';
 export type { BuildOptions, BuildReport } from './facade/build.js';
+export { weightDataset } from './facade/weight.js';
+export type { WeightMethod, WeightOptions, WeightReport } from './facade/weight.js';
 export { toServiceResponse, stabilityFlag, ConditionalResult } from './facade/service-shape.js';
 export type { ServiceResponse, ServiceResult } from './facade/service-shape.js';
 export { parseExpression } from './query/parse.js';
