@@ -2,7 +2,8 @@
 # Run from the repository root:  Rscript scripts/weight-fixtures.R
 # Writes test/fixtures/weights/<case>.json: the targets (in the engine's targets format),
 # the options, and R's result as the adjustment factor (R's weight / base weight) per cell
-# of the target variables (the script stops if R's factor is not constant within a cell),
+# of the target variables (the script stops if R's factor is not constant within a cell;
+# after trimming, which breaks that, R's weight per respondent with its cell and base weight),
 # R's iteration count where R reports one, and a weighted table computed with R's weights.
 suppressMessages({ library(survey); library(jsonlite) })
 
@@ -93,14 +94,25 @@ run_case <- function(name, data, dataset, weight, method, margins, options = lis
     final[rows] <- weights(out)
     if (!is.null(g)) targets_groups[[g]] <- list(margins = ms)
   }
+  trimmed <- NULL
+  if (!is.null(options$trim)) {
+    # trimWeights() over every respondent, as the engine's --trim: no longer constant per cell,
+    # so R's weights are kept per respondent (cell, base weight, weight).
+    before <- svydesign(ids = ~1, weights = ~final, data = data.frame(final = final))
+    final <- weights(trimWeights(before, lower = options$trim[1], upper = options$trim[2]))
+    cell <- do.call(paste, c(lapply(variables, function(v) key(data[[v]])), sep = "\r"))
+    keys <- unique(cell)
+    trimmed <- list(keys = keys, cell = match(cell, keys) - 1, base = data[[weight]], weight = final)
+  }
   targets <- if (is.null(group_by)) list(margins = margins(NULL)) else list(groupBy = group_by, groups = targets_groups)
   fixture <- list(
     case = name, dataset = dataset, baseWeight = weight, method = method, options = options, targets = targets,
     r = list(version = paste(R.version$major, R.version$minor, sep = "."), survey = as.character(packageVersion("survey")),
-             sum = sum(final), cells = cells_of(data, weight, variables, final),
+             sum = sum(final), cells = if (is.null(trimmed)) cells_of(data, weight, variables, final) else NULL, respondents = trimmed,
+             variables = as.list(variables),
              table = if (is.null(table)) NULL else table_of(data, final, table[1], table[2]))
   )
-  writeLines(toJSON(fixture, auto_unbox = TRUE, digits = NA, pretty = TRUE, null = "null"), file.path("test/fixtures/weights", paste0(name, ".json")))
+  writeLines(toJSON(fixture, auto_unbox = TRUE, digits = NA, pretty = is.null(trimmed), null = "null"), file.path("test/fixtures/weights", paste0(name, ".json")))
   cat(name, ": sum", format(sum(final), digits = 15), "\n")
 }
 
@@ -117,6 +129,8 @@ run_case("nhanes-rake-r-defaults", nhanes, nh, "WTMEC2YR", "rake", function(g) l
 # Loose thresholds: R stops after a few steps, where one step more or less moves the weights.
 run_case("nhanes-rake-loose", nhanes, nh, "WTMEC2YR", "rake", function(g) list(race_nh, age_nh, sex_nh),
          options = list(epsilon = 0.002, maxIterations = 10))
+run_case("nhanes-rake-trim", nhanes, nh, "WTMEC2YR", "rake", function(g) list(race_nh, age_nh, sex_nh),
+         options = list(epsilon = 1e-8, maxIterations = 100, trim = c(5000, 120000)), table = c("race", "agecat"))
 run_case("nhanes-linear", nhanes, nh, "WTMEC2YR", "linear", function(g) list(race_nh, age_nh, sex_nh),
          options = list(epsilon = 1e-7, maxIterations = 50), table = c("agecat", "HI_CHOL"))
 run_case("nhanes-linear-bounded", nhanes, nh, "WTMEC2YR", "linear", function(g) list(race_nh, age_nh, sex_nh),
