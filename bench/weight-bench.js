@@ -85,6 +85,7 @@ const result = {
   note: 'The machine is shared (8 helpers on 2 cores): times are noisy; compare the ratio, measured in the same run.',
   shape: `ACS PUMS 2024, ${report.respondents.toLocaleString('en-US')} respondents, rake on ${VARIABLES.join(', ')} (epsilon ${targets.epsilon} of the total, at most ${targets.maxIterations} passes)`,
   iterations: report.sets[0].iterations,
+  engineRuns: reps,
   engine: { seconds: engine, samples: engineSeconds, what: 'weightDataset(): open, read, rake, write' },
   ...(r ? { r: { seconds: r.rakeSeconds, readSeconds: r.readSeconds, version: r.r, survey: r.survey, cellsChecked: r.cells.length, worstRelativeDifference: r.worstRelativeDifference }, ratio: r.rakeSeconds / engine } : {}),
   memory: { rssBytesAfter: process.memoryUsage().rss },
