@@ -1,5 +1,6 @@
 # Reference weights for `crosstab weight`, made by R's survey package.
-# Run from the repository root:  Rscript scripts/weight-fixtures.R
+# Run from the repository root:  Rscript scripts/weight-fixtures.R [--acs ACS.csv.gz]
+# (--acs adds the ACS case: about 5 minutes and 2 GB for R's rake() on 2.7M respondents).
 # Writes test/fixtures/weights/<case>.json: the targets (in the engine's targets format),
 # the options, and R's result as the adjustment factor (R's weight / base weight) per cell
 # of the target variables (the script stops if R's factor is not constant within a cell;
@@ -8,6 +9,8 @@
 suppressMessages({ library(survey); library(jsonlite) })
 
 read_gz <- function(file) read.csv(gzfile(file.path("datasets", file)))
+cli <- commandArgs(trailingOnly = TRUE)
+acs_file <- if ("--acs" %in% cli) cli[which(cli == "--acs") + 1] else NULL
 gss <- read_gz("gss_1972_2024_sub.csv.gz")
 nhanes <- read_gz("nhanes_2009_2010_survey.csv.gz")
 
@@ -112,7 +115,7 @@ run_case <- function(name, data, dataset, weight, method, margins, options = lis
              variables = as.list(variables),
              table = if (is.null(table)) NULL else table_of(data, final, table[1], table[2]))
   )
-  writeLines(toJSON(fixture, auto_unbox = TRUE, digits = NA, pretty = is.null(trimmed), null = "null"), file.path("test/fixtures/weights", paste0(name, ".json")))
+  writeLines(toJSON(fixture, auto_unbox = TRUE, digits = NA, pretty = is.null(trimmed) && nrow(data) < 1e5, null = "null"), file.path("test/fixtures/weights", paste0(name, ".json")))
   cat(name, ": sum", format(sum(final), digits = 15), "\n")
 }
 
@@ -156,3 +159,20 @@ run_case("gss-logit-loose", gss, gs, "wtssps", "logit", function(g) list(sex_gss
          options = list(epsilon = 0.01, maxIterations = 50, bounds = c(0.4, 3)))
 run_case("gss-linear", gss, gs, "wtssps", "linear", function(g) list(sex_gss, race_gss, degree_gss),
          options = list(epsilon = 1e-7, maxIterations = 50))
+
+if (!is.null(acs_file)) {
+  # ACS person file: the weight and four target variables only (as the test builds it).
+  variables <- c("STATE", "SEX", "RAC1P", "HISP")
+  header <- strsplit(readLines(gzfile(acs_file), n = 1), ",")[[1]]
+  classes <- ifelse(header %in% c("PWGTP", variables), NA, "NULL")
+  classes[header == "STATE"] <- "character"
+  acs <- read.csv(gzfile(acs_file), colClasses = classes)
+  # Each category's unweighted share tilted by a fixed pattern, so that raking has work to do.
+  tilted <- function(v) {
+    counts <- table(as_factor(acs[[v]]))
+    raw <- as.vector(counts) * (1 + 0.2 * sin(seq_along(counts)))
+    margin(v, setNames(raw / sum(raw), names(counts)))
+  }
+  acs_margins <- lapply(variables, tilted)
+  run_case("acs-rake", acs, "ACS", "PWGTP", "rake", function(g) acs_margins, options = list(epsilon = 1e-7, maxIterations = 50))
+}
