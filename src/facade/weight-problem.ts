@@ -62,6 +62,7 @@ export function groupProblem(reader: TargetsReader, fine: FineCells, group: numb
     const targetIndex = new Map(margin.cells.map((cell, i) => [keyOf(cell.ranks), i]));
     const category = new Int32Array(base.length);
     const reached = new Float64Array(margin.cells.length);
+    const reachedWeight = new Float64Array(margin.cells.length);
     const missing = new Map<string, number>();
     for (let cell = 0; cell < base.length; cell++) {
       const ranks = positions.map((p) => cellRanks[cell]![p]!);
@@ -72,6 +73,7 @@ export function groupProblem(reader: TargetsReader, fine: FineCells, group: numb
       } else {
         category[cell] = index;
         reached[index]! += cellRespondents[cell]!;
+        reachedWeight[index]! += base[cell]!;
       }
     }
     const where = margin.variables.map((v) => v.name).join(' x ');
@@ -82,6 +84,10 @@ export function groupProblem(reader: TargetsReader, fine: FineCells, group: numb
     const empty = margin.cells.filter((cell, i) => reached[i] === 0 && cell.value > 0);
     if (empty.length > 0) {
       throw reader.error(empty[0]!.path, `is a target above 0 that no respondent${grouped ? ' of this group' : ''} has (${empty.map((cell) => cell.path).join(', ')})`, 'A target without respondents cannot be reached: set it to 0 or merge the category into another before weighting.');
+    }
+    const weightless = margin.cells.filter((cell, i) => reached[i]! > 0 && reachedWeight[i] === 0 && cell.value > 0);
+    if (weightless.length > 0) {
+      throw reader.error(weightless[0]!.path, 'is a target for respondents whose base weights are all 0', 'Weighting scales base weights, so a category weighing 0 cannot reach a target: merge it into another, or start from a base weight (baseWeight) that gives them weight.');
     }
     const zero = margin.cells.filter((cell, i) => reached[i]! > 0 && cell.value === 0);
     if (zero.length > 0) {

@@ -104,7 +104,7 @@ function solve(group: GroupProblem, settings: ReturnType<typeof checkWeightOptio
     solution = calibrate(problem, { calfun: settings.method, bounds: settings.bounds, epsilon: settings.epsilon, maxIterations: settings.maxIterations });
   }
   if (!solution.converged) {
-    throw new CrosstabError(ErrorCode.invalidInput, `${settings.method} did not converge for the targets at ${reader.error(set.path, '', '').details.field} in ${solution.iterations} iterations (epsilon ${settings.epsilon}); nothing was written`, {
+    throw new CrosstabError(ErrorCode.invalidInput, `${settings.method} did not converge for the targets at ${set.path} in ${solution.iterations} iterations (epsilon ${settings.epsilon}); nothing was written`, {
       field: 'maxIterations',
       hint: 'Raise maxIterations (--max-iterations) or epsilon (--epsilon), widen the bounds, or check that the margins agree on the population total.',
     });

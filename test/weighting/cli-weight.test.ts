@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -44,6 +44,23 @@ describe('crosstab weight', () => {
     expect(text.status).toBe(0);
     expect(text.stdout).toMatch(/converged in \d+ iterations/);
     expect(text.stdout).toContain('Kish deff');
+  });
+
+  it('replaces its input whole when --out is the input', async () => {
+    const copy = join(dir, 'in-place.arrow');
+    copyFileSync(nhanes, copy);
+    const run = crosstab('weight', copy, '--targets', targets, '--method', 'poststratify', '--name', 'wt_ps', '--out', copy);
+    expect(run.stderr).toContain('post-stratification takes one');
+    const one = join(dir, 'one.json');
+    writeFileSync(one, JSON.stringify({ margins: [{ variable: 'race', proportions: { '1': 0.16, '2': 0.64, '3': 0.12, '4': 0.08 } }] }));
+    expect(crosstab('weight', copy, '--targets', one, '--method', 'poststratify', '--name', 'wt_ps', '--out', copy).status).toBe(0);
+    expect(readdirSync(dir).filter((name) => name.endsWith('.tmp'))).toEqual([]);
+    const dataset = await openDataset(copy);
+    try {
+      expect(dataset.info.weights).toEqual(['WTMEC2YR', 'wt_ps']);
+    } finally {
+      dataset.close();
+    }
   });
 
   it('names its flags in errors and writes nothing', () => {
