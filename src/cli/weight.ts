@@ -81,7 +81,7 @@ export function registerWeightCommand(program: Command): void {
       } catch (error) {
         // Library option names as this command's flags.
         if (error instanceof CrosstabError && error.details.field !== undefined && FLAGS[error.details.field] !== undefined && error.details.problem !== undefined) {
-          throw new CrosstabError(error.code, `${FLAGS[error.details.field]} ${error.details.problem}`, { ...error.details, hint: error.details.hint?.replace(/\(--[a-z-]+\)/g, '') });
+          throw new CrosstabError(error.code, `${FLAGS[error.details.field]} ${error.details.problem}`, error.details);
         }
         throw error;
       }

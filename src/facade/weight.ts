@@ -7,6 +7,7 @@ import { rankColumn, weightColumn } from '../dataset/respondent-columns.js';
 import { mainThreadKernel } from '../kernel/kernel.js';
 import { calibrate, type CellSolution, postStratify, rake, trimWeights, weightSpread } from '../weighting/index.js';
 import { fineCells } from './weight-cells.js';
+import { invalidOption } from './options.js';
 import { type GroupProblem, groupProblem } from './weight-problem.js';
 import { checkWeightOptions, type WeightOptions } from './weight-options.js';
 import { type WeightReport, weightReport } from './weight-report.js';
@@ -30,11 +31,11 @@ export async function weightDataset(path: string, options: WeightOptions): Promi
   try {
     const { meta } = dataset;
     if (meta.weights.some((weight) => weight.name === settings.name)) {
-      throw new CrosstabError(ErrorCode.invalidOption, `name "${settings.name}" is already a weight of ${path}`, { field: 'name', hint: `Choose another name; the dataset's weights are ${meta.weights.map((w) => w.name).join(', ')}.` });
+      throw invalidOption('name', `"${settings.name}" is already a weight of ${path}`, `Choose another name; the dataset's weights are ${meta.weights.map((w) => w.name).join(', ')}.`);
     }
     const baseWeight = settings.baseWeight ?? meta.weights[0]!.name;
     if (!meta.weights.some((weight) => weight.name === baseWeight)) {
-      throw new CrosstabError(ErrorCode.invalidOption, `baseWeight "${baseWeight}" is not a weight of ${path}`, { field: 'baseWeight', hint: `Choose one of ${meta.weights.map((w) => w.name).join(', ')}.` });
+      throw invalidOption('baseWeight', `"${baseWeight}" is not a weight of ${path}`, `Choose one of ${meta.weights.map((w) => w.name).join(', ')}.`);
     }
     const file = typeof settings.targets === 'string' ? settings.targets : 'targets';
     let text: string;
