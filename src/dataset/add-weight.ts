@@ -28,7 +28,8 @@ function unpaddedBytes(kind: number, count: number, words: number): number {
 
 /**
  * Writes `out`: the dataset `source` with one more weight, `name`, whose value per
- * respondent (in the dataset's respondent order) is `weights`. Every buffer of the source
+ * respondent (in the dataset's respondent order) is `weights` (`meta.respondents` long,
+ * or padded with zeros to whole bitset words, `words * 64`). Every buffer of the source
  * is copied from its file and checked against its hash on the way (a damaged source is
  * refused, not copied under a fresh checksum); the new file is written as a build writes
  * one: to a temporary file, flushed, then renamed over `out`.
@@ -39,8 +40,12 @@ export async function writeWithWeight(source: LoadedDataset, kernel: Kernel, nam
   const specs: BufferSpec[] = entries.map((entry) => ({ name: entry.name, kind: entry.kind, count: entry.count, bytes: unpaddedBytes(entry.kind, entry.count, words) }));
   const buffer = specs.push({ name: `weight:${name}`, kind: BufferKind.weights, count: source.meta.respondents, bytes: words * 64 * 8 }) - 1;
   const meta: StoredMeta = { ...source.meta, ...describe, weights: [...source.meta.weights, { name, buffer }] };
-  const padded = new Float64Array(words * 64);
-  padded.set(weights.subarray(0, source.meta.respondents));
+  // A vector already padded to whole bitset words is written as it is (no second copy).
+  let padded = weights;
+  if (weights.length !== words * 64) {
+    padded = new Float64Array(words * 64);
+    padded.set(weights.subarray(0, source.meta.respondents));
+  }
   async function* data(): AsyncGenerator<Uint8Array> {
     const file = await open(source.path, 'r');
     const checksums = new StreamingChecksum(kernel);
@@ -57,7 +62,7 @@ export async function writeWithWeight(source: LoadedDataset, kernel: Kernel, nam
         if (checksums.of(bytes) !== entry.hash) throw corrupt(source.path, `fails the checksum of buffer ${row} (${entry.name}): its bytes were modified or damaged`);
         yield bytes.subarray(0, specs[row]!.bytes);
       }
-      yield new Uint8Array(padded.buffer);
+      yield new Uint8Array(padded.buffer, padded.byteOffset, padded.byteLength);
     } finally {
       checksums.dispose();
       await file.close();

@@ -73,7 +73,9 @@ export async function weightDataset(path: string, options: WeightOptions): Promi
         if (cell >= 0) factorOfFine[f] = factor[cell]!;
       });
     });
-    const weights = new Float64Array(base.length);
+    // Padded to whole bitset words, as the file stores it; the respondents are the first base.length.
+    const padded = new Float64Array(dataset.words * 64);
+    const weights = padded.subarray(0, base.length);
     for (let r = 0; r < base.length; r++) weights[r] = base[r]! * factorOfFine[fine.cellOf[r]!]!;
     const trimmed = settings.trim === undefined ? 0 : trimWeights(weights, settings.trim[0], settings.trim[1]);
     const report = weightReport({ settings, baseWeight, fine, problems, solutions, columns, variables, base, weights, trimmed, groupBy: targets.groupBy });
@@ -83,7 +85,7 @@ export async function weightDataset(path: string, options: WeightOptions): Promi
         hint: settings.method === 'linear' ? 'Linear calibration can give negative weights: bound them (bounds: [0.2, 5]) or use logit or rake.' : 'Check the targets for extreme ratios to the sample.',
       });
     }
-    const written = await writeWithWeight(dataset, kernel, settings.name, weights, settings.out);
+    const written = await writeWithWeight(dataset, kernel, settings.name, padded, settings.out);
     return { ...report, out: settings.out, bytes: written.bytes };
   } finally {
     dataset.close();
