@@ -157,6 +157,17 @@ run_case("gss-logit", gss, gs, "wtssps", "logit", function(g) list(sex_gss, race
          options = list(epsilon = 1e-7, maxIterations = 50, bounds = c(0.4, 3)), table = c("race", "degree"))
 run_case("gss-logit-loose", gss, gs, "wtssps", "logit", function(g) list(sex_gss, race_gss, degree_gss),
          options = list(epsilon = 0.01, maxIterations = 50, bounds = c(0.4, 3)))
+# Per group, blanks included: a target set per value of race ("NA" for blanks), each over the
+# categories its respondents have, tilted from their unweighted shares.
+tilted_in <- function(data, v) {
+  counts <- table(as_factor(data[[v]]))
+  counts <- counts[counts > 0]
+  raw <- as.vector(counts) * (1 + 0.2 * sin(seq_along(counts)))
+  margin(v, setNames(raw / sum(raw), names(counts)))
+}
+run_case("gss-rake-by-race", gss, gs, "wtssps", "rake",
+         function(g) { part <- if (is.null(g)) gss else gss[key(gss$race) == g, ]; list(tilted_in(part, "sex"), tilted_in(part, "degree")) },
+         options = list(epsilon = 1e-9, maxIterations = 100), group_by = "race", table = c("degree", "race"))
 run_case("gss-linear", gss, gs, "wtssps", "linear", function(g) list(sex_gss, race_gss, degree_gss),
          options = list(epsilon = 1e-7, maxIterations = 50))
 
