@@ -7,7 +7,7 @@
  *   facade (with src/index.ts), report, clickhouse (the ClickHouse engine behind the same Dataset)
  *   query, pool
  *   dataset
- *   kernel, stats
+ *   kernel, stats, weighting
  *   errors.ts, text           (the error class, "did you mean" suggestions)
  *
  * Run by test/dependency-rules.test.ts (so by `npm test`), or by hand:
@@ -19,7 +19,7 @@ const LAYERS = [
   ['facade', 'index\\.ts', 'report', 'clickhouse'],
   ['query', 'pool'],
   ['dataset'],
-  ['kernel', 'stats'],
+  ['kernel', 'stats', 'weighting'],
   ['errors\\.ts', 'text'],
 ];
 

@@ -16,6 +16,8 @@ export { closePool } from './pool/pool.js';
 export { kernelMemoryUsage } from './facade/kernel-memory.js';
 export type { KernelMemoryUsage } from './facade/kernel-memory.js';
 export type { BuildOptions, BuildReport } from './facade/build.js';
+export { weightDataset } from './facade/weight.js';
+export type { WeightMethod, WeightOptions, WeightReport } from './facade/weight.js';
 export { toServiceResponse, stabilityFlag, ConditionalResult } from './facade/service-shape.js';
 export type { ServiceResponse, ServiceResult } from './facade/service-shape.js';
 export { parseExpression } from './query/parse.js';

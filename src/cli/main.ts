@@ -46,6 +46,7 @@ const commands: Array<[string, () => Promise<Register>]> = [
   ['table', async () => (await import('./table.js')).registerTableCommand],
   ['info', async () => (await import('./info.js')).registerInfoCommand],
   ['verify', async () => (await import('./verify.js')).registerVerifyCommand],
+  ['weight', async () => (await import('./weight.js')).registerWeightCommand],
   ['serve', async () => (await import('./serve.js')).registerServeCommand],
   ['push', async () => (await import('./push.js')).registerPushCommand],
   ['keys', async () => (await import('./keys.js')).registerKeysCommand],

@@ -1,0 +1,89 @@
+import { type Command, InvalidArgumentError, Option } from 'commander';
+import { CrosstabError } from '../errors.js';
+import { type WeightReport, weightDataset } from '../facade/weight.js';
+import { WEIGHT_METHODS } from '../facade/weight-options.js';
+import { formatTable } from './format-table.js';
+import { formatNumber } from './output.js';
+
+/** The library's option names as the command's flags, for error messages. */
+const FLAGS: Record<string, string> = { maxIterations: '--max-iterations', baseWeight: '--base-weight', bounds: '--bounds', trim: '--trim', epsilon: '--epsilon', method: '--method', name: '--name', out: '--out', targets: '--targets' };
+
+function parsePair(flag: string) {
+  return (value: string): [number, number] => {
+    const parts = value.split(',').map((part) => Number(part.trim()));
+    if (parts.length !== 2 || value.split(',').some((part) => part.trim() === '') || parts.some((part) => Number.isNaN(part))) {
+      throw new InvalidArgumentError(`${flag} must be two numbers LO,HI, not "${value}"`);
+    }
+    return [parts[0]!, parts[1]!];
+  };
+}
+
+function parseNumber(flag: string, integer: boolean) {
+  return (value: string): number => {
+    const number = Number(value);
+    if (value.trim() === '' || !Number.isFinite(number) || (integer && !Number.isInteger(number))) throw new InvalidArgumentError(`${flag} must be a${integer ? ' whole' : ''} number, not "${value}"`);
+    return number;
+  };
+}
+
+const g = (value: number) => (Math.abs(value) >= 1e6 || (value !== 0 && Math.abs(value) < 1e-3) ? value.toExponential(3) : formatNumber(value, 4));
+
+function printReport(report: WeightReport): void {
+  const out = process.stdout;
+  out.write(`${report.name}: ${report.method} from ${report.baseWeight}, ${formatNumber(report.respondents, 0)} respondents -> ${report.out} (${formatNumber(report.bytes / 1e6)} MB)\n`);
+  if (report.trimmed > 0) out.write(`trimmed ${formatNumber(report.trimmed, 0)} weights to ${report.trim!.join('..')}\n`);
+  for (const set of report.sets) {
+    out.write(`\n${set.group === undefined ? '' : `group ${set.group}: `}${set.converged ? 'converged' : 'did not converge'} in ${set.iterations} iteration${set.iterations === 1 ? '' : 's'} (${formatNumber(set.respondents, 0)} respondents)\n`);
+    const rows = set.margins.flatMap((margin) =>
+      margin.categories.map((c) => [margin.variables.join(' x '), c.category.join(' x '), g(c.target), g(c.weighted), g(c.deviation)]),
+    );
+    out.write(`${formatTable(['margin', 'category', 'target', 'weighted', 'deviation'], rows)}\n`);
+    for (const margin of set.margins) out.write(`max deviation ${margin.variables.join(' x ')}: ${g(margin.maxDeviation)} (${g(margin.maxRelativeDeviation)} relative)\n`);
+  }
+  const spread = (name: string, s: WeightReport['weights']) => [name, g(s.min), g(s.max), Number.isFinite(s.ratio) ? g(s.ratio) : 'inf', g(s.mean), formatNumber(s.designEffect, 4), formatNumber(s.effectiveSize, 1), `${formatNumber(100 * s.efficiency, 1)}%`];
+  out.write(`\n${formatTable(['weights', 'min', 'max', 'max/min', 'mean', 'Kish deff', 'effective n', 'efficiency'], [spread(report.baseWeight, report.baseWeights), spread(report.name, report.weights)])}\n`);
+  for (const variable of report.variables) {
+    const rows = variable.values.map((v) => [v.label === undefined ? v.value : `${v.value}=${v.label}`, formatNumber(v.respondents, 0), g(v.base), g(v.weighted), g(v.mean), g(v.min), g(v.max)]);
+    out.write(`\n${formatTable([variable.variable, 'respondents', report.baseWeight, report.name, 'mean', 'min', 'max'], rows)}\n`);
+  }
+}
+
+export function registerWeightCommand(program: Command): void {
+  program
+    .command('weight')
+    .description('weight a dataset to population targets (rake, post-stratify, calibrate) and write it with the new weight')
+    .argument('<dataset>', 'dataset file from `crosstab build`')
+    .requiredOption('--targets <file>', 'targets JSON (docs/weighting.md)')
+    .addOption(new Option('--method <method>', 'weighting method').choices(WEIGHT_METHODS).makeOptionMandatory())
+    .requiredOption('--name <weight>', 'name of the new weight')
+    .requiredOption('--out <file>', 'dataset file to write (the input with the new weight added)')
+    .option('--bounds <lo,hi>', 'bounds on new/base weight for linear and logit calibration', parsePair('--bounds'))
+    .option('--trim <lo,hi>', 'trim the new weights to [lo, hi], as R trimWeights()', parsePair('--trim'))
+    .option('--base-weight <weight>', 'weight to start from (default: the dataset\'s first)')
+    .option('--max-iterations <n>', 'most iterations (default 10 for rake, 50 for calibration)', parseNumber('--max-iterations', true))
+    .option('--epsilon <e>', 'convergence threshold as R\'s (rake default 1, calibration 1e-7)', parseNumber('--epsilon', false))
+    .option('--json', 'print the report as JSON')
+    .action(async (path: string, flags) => {
+      try {
+        const report = await weightDataset(path, {
+          targets: flags.targets,
+          method: flags.method,
+          name: flags.name,
+          out: flags.out,
+          ...(flags.bounds === undefined ? {} : { bounds: flags.bounds }),
+          ...(flags.trim === undefined ? {} : { trim: flags.trim }),
+          ...(flags.baseWeight === undefined ? {} : { baseWeight: flags.baseWeight }),
+          ...(flags.maxIterations === undefined ? {} : { maxIterations: flags.maxIterations }),
+          ...(flags.epsilon === undefined ? {} : { epsilon: flags.epsilon }),
+        });
+        if (flags.json) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+        else printReport(report);
+      } catch (error) {
+        // Library option names as this command's flags.
+        if (error instanceof CrosstabError && error.details.field !== undefined && FLAGS[error.details.field] !== undefined && error.details.problem !== undefined) {
+          throw new CrosstabError(error.code, `${FLAGS[error.details.field]} ${error.details.problem}`, error.details);
+        }
+        throw error;
+      }
+    });
+}

@@ -1,0 +1,154 @@
+import type { StoredVariable } from '../dataset/format.js';
+import type { RankColumn } from '../dataset/respondent-columns.js';
+import { type CellSolution, weightSpread, type WeightSpread } from '../weighting/index.js';
+import type { FineCells } from './weight-cells.js';
+import type { GroupProblem } from './weight-problem.js';
+import type { WeightSettings } from './weight-options.js';
+import { BLANK_KEY } from './weight-targets.js';
+
+/** What weightDataset() did: the fit per target set, the weights' spread, and per target variable. */
+export interface WeightReport {
+  name: string;
+  method: WeightSettings['method'];
+  baseWeight: string;
+  out: string;
+  /** Bytes of the file written. */
+  bytes: number;
+  respondents: number;
+  epsilon: number;
+  maxIterations: number;
+  bounds?: [number, number];
+  trim?: [number, number];
+  /** Weights moved to a trim bound. */
+  trimmed: number;
+  /** One per target set (one per group with groupBy). */
+  sets: Array<{
+    /** The group's value, with groupBy. */
+    group?: string;
+    respondents: number;
+    iterations: number;
+    converged: boolean;
+    margins: Array<{
+      variables: string[];
+      /** Largest |weighted total - target| over the margin's categories (after trimming). */
+      maxDeviation: number;
+      /** The same relative to the target. */
+      maxRelativeDeviation: number;
+      categories: Array<{ category: string[]; target: number; weighted: number; deviation: number }>;
+    }>;
+  }>;
+  /** The new weights: min, max, ratio, Kish design effect and efficiency. */
+  weights: WeightSpread;
+  /** The same for the base weights, for comparison. */
+  baseWeights: WeightSpread;
+  /** Per target variable and value: respondents, base and new weighted totals, the new weights' mean, min and max. */
+  variables: Array<{
+    variable: string;
+    values: Array<{ value: string; label?: string; respondents: number; base: number; weighted: number; mean: number; min: number; max: number }>;
+  }>;
+}
+
+interface ReportParts {
+  settings: WeightSettings;
+  baseWeight: string;
+  fine: FineCells;
+  problems: GroupProblem[];
+  solutions: CellSolution[];
+  columns: RankColumn[];
+  variables: StoredVariable[];
+  base: Float64Array;
+  weights: Float64Array;
+  trimmed: number;
+  groupBy: StoredVariable | undefined;
+}
+
+const valueText = (variable: StoredVariable, rank: number) => (rank === 0 ? BLANK_KEY : variable.values[rank - 1]!);
+
+export function weightReport(parts: ReportParts): WeightReport {
+  const { settings, fine, problems, solutions, columns, variables, base, weights } = parts;
+  // The new weights summed per fine cell, in f64: every target's achieved total comes from them.
+  const finalOfFine = new Float64Array(fine.base.length);
+  for (let r = 0; r < weights.length; r++) finalOfFine[fine.cellOf[r]!]! += weights[r]!;
+  const sets = problems.map((group, i) => {
+    const cellTotals = new Float64Array(group.problem.base.length);
+    group.cellOfFine.forEach((cell, f) => {
+      if (cell >= 0) cellTotals[cell]! += finalOfFine[f]!;
+    });
+    const margins = group.problem.margins.map((margin, m) => {
+      const achieved = new Float64Array(margin.targets.length);
+      for (let cell = 0; cell < cellTotals.length; cell++) achieved[margin.category[cell]!]! += cellTotals[cell]!;
+      const stored = group.set.margins[m]!;
+      const categories = group.kept[m]!.map((cell, k) => ({
+        category: cell.ranks.map((rank, j) => valueText(stored.variables[j]!, rank)),
+        target: margin.targets[k]!,
+        weighted: achieved[k]!,
+        deviation: achieved[k]! - margin.targets[k]!,
+      }));
+      return {
+        variables: stored.variables.map((variable) => variable.name),
+        maxDeviation: Math.max(...categories.map((c) => Math.abs(c.deviation))),
+        maxRelativeDeviation: Math.max(...categories.map((c) => Math.abs(c.deviation) / c.target)),
+        categories,
+      };
+    });
+    return {
+      ...(parts.groupBy === undefined ? {} : { group: valueText(parts.groupBy, group.group) }),
+      respondents: group.respondents,
+      iterations: solutions[i]!.iterations,
+      converged: solutions[i]!.converged,
+      margins,
+    };
+  });
+  const summaries = variables.map((variable, v) => {
+    const column = columns[v]!;
+    const size = variable.values.length + 1;
+    const respondents = new Float64Array(size);
+    const baseSum = new Float64Array(size);
+    const weighted = new Float64Array(size);
+    const min = new Float64Array(size).fill(Infinity);
+    const max = new Float64Array(size).fill(-Infinity);
+    for (let r = 0; r < weights.length; r++) {
+      const rank = column[r]!;
+      const weight = weights[r]!;
+      respondents[rank]!++;
+      baseSum[rank]! += base[r]!;
+      weighted[rank]! += weight;
+      if (weight < min[rank]!) min[rank] = weight;
+      if (weight > max[rank]!) max[rank] = weight;
+    }
+    const values = [];
+    for (let rank = 1; rank <= size; rank++) {
+      const at = rank % size; // blanks (rank 0) last
+      if (respondents[at] === 0) continue;
+      const label = at === 0 ? undefined : variable.valueLabels?.[variable.values[at - 1]!];
+      values.push({
+        value: valueText(variable, at),
+        ...(label === undefined ? {} : { label }),
+        respondents: respondents[at]!,
+        base: baseSum[at]!,
+        weighted: weighted[at]!,
+        mean: weighted[at]! / respondents[at]!,
+        min: min[at]!,
+        max: max[at]!,
+      });
+    }
+    return { variable: variable.name, values };
+  });
+  return {
+    name: settings.name,
+    method: settings.method,
+    baseWeight: parts.baseWeight,
+    out: settings.out,
+    bytes: 0,
+    respondents: weights.length,
+    epsilon: settings.epsilon,
+    maxIterations: settings.maxIterations,
+    ...(Number.isFinite(settings.bounds.lower) ? { bounds: [settings.bounds.lower, settings.bounds.upper] as [number, number] } : {}),
+    ...(settings.trim === undefined ? {} : { trim: settings.trim }),
+    trimmed: parts.trimmed,
+    sets,
+    weights: weightSpread(weights),
+    baseWeights: weightSpread(base),
+    variables: summaries,
+  };
+}

@@ -1,0 +1,116 @@
+import { readFile } from 'node:fs/promises';
+import { CrosstabError, ErrorCode } from '../errors.js';
+import { writeWithWeight } from '../dataset/add-weight.js';
+import type { StoredVariable } from '../dataset/format.js';
+import { loadDataset } from '../dataset/reader.js';
+import { rankColumn, weightColumn } from '../dataset/respondent-columns.js';
+import { mainThreadKernel } from '../kernel/kernel.js';
+import { calibrate, type CellSolution, postStratify, rake, trimWeights, weightSpread } from '../weighting/index.js';
+import { fineCells } from './weight-cells.js';
+import { invalidOption } from './options.js';
+import { type GroupProblem, groupProblem } from './weight-problem.js';
+import { checkWeightOptions, type WeightOptions } from './weight-options.js';
+import { type WeightReport, weightReport } from './weight-report.js';
+import { BLANK_KEY, TargetsReader } from './weight-targets.js';
+
+export type { WeightMethod, WeightOptions } from './weight-options.js';
+export type { WeightReport } from './weight-report.js';
+
+/**
+ * Weights a compiled dataset to population targets and writes a copy of it with the new
+ * weight beside its other weights (docs/weighting.md). Methods: `rake` (R's survey::rake()),
+ * `poststratify` (R's postStratify()), `linear` and `logit` (R's calibrate() with those
+ * calibration functions). The new file is written to a temporary name and renamed over
+ * `out`: nothing is left half-written. Rejects with CrosstabError for invalid options,
+ * targets that do not fit the data, or a fit that did not converge (nothing is written).
+ */
+export async function weightDataset(path: string, options: WeightOptions): Promise<WeightReport> {
+  const settings = checkWeightOptions(options);
+  const kernel = mainThreadKernel();
+  const dataset = await loadDataset(path, kernel);
+  try {
+    const { meta } = dataset;
+    if (meta.weights.some((weight) => weight.name === settings.name)) {
+      throw invalidOption('name', `"${settings.name}" is already a weight of ${path}`, `Choose another name; the dataset's weights are ${meta.weights.map((w) => w.name).join(', ')}.`);
+    }
+    const baseWeight = settings.baseWeight ?? meta.weights[0]!.name;
+    if (!meta.weights.some((weight) => weight.name === baseWeight)) {
+      throw invalidOption('baseWeight', `"${baseWeight}" is not a weight of ${path}`, `Choose one of ${meta.weights.map((w) => w.name).join(', ')}.`);
+    }
+    const file = typeof settings.targets === 'string' ? settings.targets : 'targets';
+    let text: string;
+    try {
+      text = typeof settings.targets === 'string' ? await readFile(settings.targets, 'utf8') : JSON.stringify(settings.targets);
+    } catch (error) {
+      throw new CrosstabError(ErrorCode.fileNotFound, `${file}: cannot read the targets (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`, { file, field: 'targets', hint: 'Pass the path of a targets JSON file (docs/weighting.md).' });
+    }
+    const reader = new TargetsReader(file, meta.variables);
+    const targets = reader.parse(text);
+    const used = new Map<string, StoredVariable>();
+    if (targets.groupBy) used.set(targets.groupBy.name, targets.groupBy);
+    for (const set of targets.sets.values()) for (const margin of set.margins) for (const variable of margin.variables) used.set(variable.name, variable);
+    const variables = [...used.values()];
+    const base = weightColumn(dataset, kernel, baseWeight);
+    const columns = variables.map((variable) => rankColumn(dataset, kernel, variable));
+    const fine = fineCells(variables, columns, base);
+
+    const groups = targets.groupBy === undefined ? [0] : [...new Set(fine.ranks[0]!)].sort((a, b) => a - b);
+    const unmatched = groups.filter((group) => !targets.sets.has(group));
+    if (unmatched.length > 0) {
+      const names = unmatched.map((rank) => (rank === 0 ? BLANK_KEY : targets.groupBy!.values[rank - 1]!));
+      throw reader.error('$.groups', `has no target set for ${names.map((name) => `"${name}"`).join(', ')}, which respondents have in ${targets.groupBy!.name}`, 'Give a target set for every group in the data (write "NA" for blanks).');
+    }
+    for (const [rank, set] of targets.sets) {
+      if (!groups.includes(rank)) throw reader.error(set.path, `is a group no respondent is in`, 'Remove this group, or check the value against `crosstab info`.');
+    }
+    const problems = groups.map((group) => groupProblem(reader, fine, group, targets.sets.get(group)!, targets.groupBy !== undefined));
+    const solutions = problems.map((problem) => solve(problem, settings, reader));
+
+    const factorOfFine = new Float64Array(fine.base.length);
+    problems.forEach((problem, i) => {
+      const factor = solutions[i]!.factor;
+      problem.cellOfFine.forEach((cell, f) => {
+        if (cell >= 0) factorOfFine[f] = factor[cell]!;
+      });
+    });
+    // Padded to whole bitset words, as the file stores it; the respondents are the first base.length.
+    const padded = new Float64Array(dataset.words * 64);
+    const weights = padded.subarray(0, base.length);
+    for (let r = 0; r < base.length; r++) weights[r] = base[r]! * factorOfFine[fine.cellOf[r]!]!;
+    const trimmed = settings.trim === undefined ? 0 : trimWeights(weights, settings.trim[0], settings.trim[1]);
+    const report = weightReport({ settings, baseWeight, fine, problems, solutions, columns, variables, base, weights, trimmed, groupBy: targets.groupBy });
+    if (!Number.isFinite(report.weights.sum) || report.weights.min < 0) {
+      throw new CrosstabError(ErrorCode.invalidInput, `the ${settings.method} weights include ${report.weights.min < 0 ? 'negative' : 'non-finite'} values (min ${report.weights.min})`, {
+        field: 'method',
+        hint: settings.method === 'linear' ? 'Linear calibration can give negative weights: bound them (bounds: [0.2, 5]) or use logit or rake.' : 'Check the targets for extreme ratios to the sample.',
+      });
+    }
+    const written = await writeWithWeight(dataset, kernel, settings.name, padded, settings.out);
+    return { ...report, out: settings.out, bytes: written.bytes };
+  } finally {
+    dataset.close();
+    for (const region of dataset.regions) kernel.memory.release(region.ptr, region.bytes);
+  }
+}
+
+function solve(group: GroupProblem, settings: ReturnType<typeof checkWeightOptions>, reader: TargetsReader): CellSolution {
+  const { problem, set } = group;
+  let solution: CellSolution;
+  if (settings.method === 'poststratify') {
+    if (problem.margins.length !== 1) {
+      throw reader.error(`${set.path}.margins`, `has ${problem.margins.length} margins; post-stratification takes one`, 'Give one margin (use "variables" for interlocked cells), or use --method rake for several margins.');
+    }
+    solution = postStratify(problem);
+  } else if (settings.method === 'rake') {
+    solution = rake(problem, { epsilon: settings.epsilon, maxIterations: settings.maxIterations });
+  } else {
+    solution = calibrate(problem, { calfun: settings.method, bounds: settings.bounds, epsilon: settings.epsilon, maxIterations: settings.maxIterations });
+  }
+  if (!solution.converged) {
+    throw new CrosstabError(ErrorCode.invalidInput, `${settings.method} did not converge for the targets at ${set.path} in ${solution.iterations} iterations (epsilon ${settings.epsilon}); nothing was written`, {
+      field: 'maxIterations',
+      hint: 'Raise maxIterations (--max-iterations) or epsilon (--epsilon), widen the bounds, or check that the margins agree on the population total.',
+    });
+  }
+  return solution;
+}
