@@ -1,11 +1,12 @@
 // Tables' "No answer" entries (missing: show | hide) and valid percentages (percentBase),
 // on GSS 2024 sex x race: figures against a plain scan of the CSV and against R's survey
 // package (test/fixtures/r/missing.reference.json, make-missing-reference.R).
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
-import { CrosstabError, ErrorCode, openDataset, parseExpression, type Dataset, type TableQuery, type TableResult } from '../src/index.js';
+import { buildDataset, CrosstabError, ErrorCode, openDataset, parseExpression, type Dataset, type TableQuery, type TableResult } from '../src/index.js';
 import { tableStatistics, type TableStatistics } from '../src/report/index.js';
 import { gssCsv, rFixtures } from './support/paths.js';
 
@@ -50,6 +51,7 @@ const reference = JSON.parse(readFileSync(join(rFixtures, 'missing.reference.jso
   cells: ReferenceCell[];
   validContrasts: Array<{ sex: string; raceA: string; raceB: string; difference: number; standardError: number; pValue: number }>;
   raoScott: { statistic: number; ndf: number; ddf: number; pValue: number };
+  taylor: { base: string; cells: Array<{ degree: string; sex: string; columnPct: number; columnPctSE: number; validColumnPct?: number; validColumnPctSE?: number }> };
 };
 
 const relative = (a: number, b: number) => (a === b ? 0 : Math.abs(a - b) / Math.max(Math.abs(a), Math.abs(b)));
@@ -287,3 +289,39 @@ describe('statistics with "No answer" entries and valid percentages', () => {
   });
 });
 
+
+describe('valid percentages under strata and PSUs', () => {
+  it('the valid vertical % and its Taylor SE of every cell (and the total ones of the "No answer" row) equal R to 1e-9', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'crosstab-missing-taylor-'));
+    try {
+      const out = join(folder, 'gss-design.arrow');
+      await buildDataset(join(rFixtures, 'gss-design.csv.gz'), { weights: ['wtssps'], survey: 'GSS', out, design: { strata: 'vstrat', psu: 'vpsu', nest: true } });
+      const ds = await openDataset(out);
+      try {
+        const result = await ds.table({ base: reference.taylor.base, rows: [{ variable: 'degree' }], columns: [{ variable: 'sex' }] });
+        const total = tableStatistics(result, { stats: ['vpct', 'se'] });
+        const valid = tableStatistics(result, { stats: ['vpct', 'se'], percentBase: 'valid' });
+        expect(total.variance).toBe('taylor');
+        const width = result.columns.length;
+        for (const cell of reference.taylor.cells) {
+          const r = result.rows.findIndex((row) => codeOf(row) === cell.degree);
+          const c = result.columns.findIndex((column) => codeOf(column) === cell.sex);
+          const at = r * width + c;
+          const where = `degree ${cell.degree} sex ${cell.sex}`;
+          expect(relative(total.columnPct![at]!, cell.columnPct), where).toBeLessThan(1e-9);
+          expect(relative(total.columnPctSE![at]!, cell.columnPctSE), where).toBeLessThan(1e-9);
+          if (cell.validColumnPct === undefined) {
+            expect(valid.columnPct![at]).toBeNaN();
+            continue;
+          }
+          expect(relative(valid.columnPct![at]!, cell.validColumnPct), where).toBeLessThan(1e-9);
+          expect(relative(valid.columnPctSE![at]!, cell.validColumnPctSE!), where).toBeLessThan(1e-9);
+        }
+      } finally {
+        await ds.close();
+      }
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+});
