@@ -41,7 +41,10 @@ export type {
   AxisEntry,
   TableQuery,
   TableResult,
+  MissingMode,
+  PercentBase,
 } from './facade/types.js';
+export { DEFAULT_MISSING_LABEL } from './facade/types.js';
 export { valueExpression, MAX_AXIS } from './facade/axes.js';
 export { STAT_NAMES, tableStatistics, columnGroups, tableToJSON, tableToCSV, tableToArrow, tableToArrowIPC, TABLE_METADATA_KEY, tableToText, tableToHTML, indexColour } from './report/index.js';
 export type { StatName, TableStatistics, TableStatisticsOptions, ColumnComparison, ColumnGroup, TableJson, TableJsonAxisEntry, TableJsonCell, TableJsonComparison, TableJsonRaoScott, RaoScottTest, VarianceKind, DisplayOptions } from './report/index.js';

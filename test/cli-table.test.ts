@@ -54,9 +54,10 @@ describe('crosstab table formats', () => {
     const { code, stdout } = await runTable([gss(), '--base', 'year=2024', '--row', 'relig=9', '--rows', 'sex', '--row', 'degree=3,4', '--column', '*', '--columns', 'race', '--column', 'sex=2', '--format', 'json']);
     expect(code).toBe(0);
     const json = JSON.parse(stdout.toString()) as TableJson;
-    expect(json.rows.map((row) => row.expr)).toEqual(['relig=9', 'sex=1', 'sex=2', 'degree=3,4']);
-    expect(json.columns.map((column) => column.expr)).toEqual(['*', 'race=1', 'race=2', 'race=3', 'sex=2']);
-    expect(json.columns.map((column) => column.letter ?? null)).toEqual([null, 'A', 'B', 'C', null]);
+    // Each expanded variable ends with its "No answer" entry (2024 has respondents with no sex, no race).
+    expect(json.rows.map((row) => row.expr)).toEqual(['relig=9', 'sex=1', 'sex=2', 'sex=NA', 'degree=3,4']);
+    expect(json.columns.map((column) => column.expr)).toEqual(['*', 'race=1', 'race=2', 'race=3', 'race=NA', 'sex=2']);
+    expect(json.columns.map((column) => column.letter ?? null)).toEqual([null, 'A', 'B', 'C', null, null]);
     expect(json.statistics!.stats).toEqual(['vpct']);
   });
 
@@ -106,7 +107,8 @@ describe('crosstab table formats', () => {
     expect(csv.code).toBe(0);
     const lines = csv.stdout.toString().trimEnd().split('\n');
     expect(lines[0]).toBe('row,rowLabel,rowExpr,column,columnLabel,columnExpr,columnLetter,weighted,respondents,sumSqWeights,stability,columnPct,letters');
-    expect(lines.length).toBe(1 + 6 * 6);
+    // Rows: degree's 5 values and "No answer", relig=9; columns: sex's 2 and "No answer", degree=3..4, race's 3 and "No answer".
+    expect(lines.length).toBe(1 + 7 * 8);
     const out = join(dir, 'table.html');
     const html = await runTable([...common(), '--stats', 'all', '--format', 'html', '--out', out]);
     expect(html.code).toBe(0);

@@ -63,12 +63,18 @@ describe('expressions the engine prints are read back as the same respondents', 
             // A whole variable as table rows: each entry's expression and its cells.
             const result = await ds.table({ base: '*', rows: [{ variable: variable.name }], columns: ['*'] });
             for (const [r, entry] of result.rows.entries()) {
-              const expected = count({ var: variable.name, in: [entry.value!] });
+              // The "No answer" entry (VAR=NA) is there exactly when the variable has blanks.
+              const expected = entry.missing ? count({ var: variable.name, missing: true }) : count({ var: variable.name, in: [entry.value!] });
               expect(await respondents(ds, entry.expr)).toBe(expected);
               expect(result.rowTotals[r]!.respondents).toBe(expected);
+              if (entry.missing) {
+                expect(expected).toBeGreaterThan(0);
+                continue;
+              }
               // An unlabelled entry's label is its value, as info shows it.
               expect(await respondents(ds, valueExpression(variable.name, entry.label))).toBe(expected);
             }
+            expect(result.rows.some((entry) => entry.missing)).toBe(count({ var: variable.name, missing: true }) > 0);
             // The range `crosstab info` prints for a numeric variable covers every answer.
             if (variable.kind === 'numeric') {
               const range = toText({ var: variable.name, min: numberText(variable.min!), max: numberText(variable.max!) });

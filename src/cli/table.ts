@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { CrosstabError, ErrorCode } from '../errors.js';
 import type { Dataset } from '../facade/dataset.js';
 import { openCompiled } from './open-compiled.js';
-import type { AxisItem, TableResult } from '../facade/types.js';
+import type { AxisItem, MissingMode, PercentBase, TableResult } from '../facade/types.js';
 import { LONELY_PSU, type LonelyPsu } from '../stats/design-variance.js';
 import { normalizeStats, STAT_NAMES, type StatName } from '../report/statistics.js';
 import { tableStatistics, type TableStatistics } from '../report/table-statistics.js';
@@ -47,6 +47,8 @@ export function registerTableCommand(program: Command): void {
     .option('--alpha <level>', 'significance level of the column tests', '0.05')
     .option('--domain <n>', 'simple design: file (base as a domain of the whole file, R subset(); N = file respondents) or base (N = base respondents)', 'file')
     .option('--lonely-psu <option>', `strata with one PSU: ${LONELY_PSU.join(', ')} (R survey.lonely.psu)`, 'fail')
+    .option('--missing <mode>', 'show (default): a "No answer" entry per expanded variable with blanks in the base; hide: none', 'show')
+    .option('--percent-base <base>', 'total (default): percentages of every base respondent; valid: of those who answered', 'total')
     .option('--execution <where>', 'auto, inline (calling thread) or pool (worker threads)', 'auto')
     .option('--weight <column>', "weight column (default: the dataset's first)")
     .option('--unweighted', 'count respondents with weight 1')
@@ -57,6 +59,7 @@ export function registerTableCommand(program: Command): void {
       `
 Examples:
   $ crosstab table gss.arrow --rows sex --columns degree
+  $ crosstab table gss.arrow --base 'year=2024' --rows degree --columns sex --percent-base valid --missing hide
   $ crosstab table gss.arrow --base 'year=2024' --rows race --column 'sex=Male' --column 'sex=Female' --stats vpct,index,sig --format html --out table.html`,
     )
     .action(async (path: string, flags: Record<string, unknown>) => {
@@ -89,6 +92,8 @@ interface TableFlags {
   alpha: number;
   domain: 'file' | 'base';
   lonelyPsu: LonelyPsu;
+  missing: MissingMode;
+  percentBase: PercentBase;
   execution: 'auto' | 'inline' | 'pool';
   weight: string | null | undefined;
   format: Format;
@@ -110,6 +115,8 @@ function readFlags(flags: Record<string, unknown>): TableFlags {
   const domain = oneOf('--domain', flags['domain'], ['file', 'base'] as const);
   const lonelyPsu = oneOf('--lonely-psu', flags['lonelyPsu'], LONELY_PSU);
   const execution = oneOf('--execution', flags['execution'], ['auto', 'inline', 'pool'] as const);
+  const missing = oneOf('--missing', flags['missing'], ['show', 'hide'] as const);
+  const percentBase = oneOf('--percent-base', flags['percentBase'], ['total', 'valid'] as const);
   const alphaText = String(flags['alpha']);
   const alpha = Number(alphaText);
   if (alphaText.trim() === '' || !(alpha > 0 && alpha < 1)) {
@@ -123,7 +130,7 @@ function readFlags(flags: Record<string, unknown>): TableFlags {
   if (format === 'arrow' && out === undefined && process.stdout.isTTY) {
     throw flagError('--format', '--format arrow writes binary Arrow IPC; not printing it to a terminal', 'Pass --out FILE or redirect stdout.');
   }
-  return { base: String(flags['base']), rows, columns, stats, se, correction, alpha, domain, lonelyPsu, execution, weight, format, out };
+  return { base: String(flags['base']), rows, columns, stats, se, correction, alpha, domain, lonelyPsu, missing, percentBase, execution, weight, format, out };
 }
 
 /** `--stats all` or a comma list, read by the registry's normalizeStats (names, order, near matches). */
@@ -151,6 +158,8 @@ async function runTable(ds: Dataset, flags: TableFlags): Promise<TableResult> {
       base: flags.base,
       rows: axis(flags.rows),
       columns: axis(flags.columns),
+      missing: flags.missing,
+      percentBase: flags.percentBase,
       ...(flags.weight !== undefined ? { weight: flags.weight } : {}),
     });
   } catch (error) {

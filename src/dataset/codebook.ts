@@ -13,11 +13,13 @@ export interface VariableDescription {
 export interface Codebook {
   variables: Record<string, VariableDescription>;
   codes: CodeInfo[];
+  /** Label of tables' "No answer" entries (respondents with a blank), kept in the dataset. */
+  missingLabel?: string;
 }
 
 /**
  * Reads a codebook. Two shapes are accepted:
- * - `{"codes": {NAME: {expr, label?, group?}}, "variables": {VAR: {label?, group?, values?}}}`
+ * - `{"codes": {NAME: {expr, label?, group?}}, "variables": {VAR: {label?, group?, values?}}, "missingLabel"?: "No answer"}`
  * - a bare map of codes, `{NAME: {expr, label?, group?}}`.
  */
 export async function readCodebook(path: string): Promise<Codebook> {
@@ -42,15 +44,19 @@ export async function readCodebook(path: string): Promise<Codebook> {
 
 export function parseCodebook(json: unknown, path = 'codebook'): Codebook {
   if (!isObject(json)) throw invalid(path, 'must be a JSON object', 'Write {"codes": {...}, "variables": {...}}.');
-  const structured = 'codes' in json || 'variables' in json;
+  const structured = 'codes' in json || 'variables' in json || typeof json.missingLabel === 'string';
   const codeMap = structured ? (json.codes ?? {}) : json;
   const variableMap = structured ? (json.variables ?? {}) : {};
   if (structured) {
     for (const key of Object.keys(json)) {
-      if (key !== 'codes' && key !== 'variables') {
-        throw invalid(path, `has an unknown top-level key "${key}"`, 'Only "codes" and "variables" are allowed.');
+      if (key !== 'codes' && key !== 'variables' && key !== 'missingLabel') {
+        throw invalid(path, `has an unknown top-level key "${key}"`, 'Only "codes", "variables" and "missingLabel" are allowed.');
       }
     }
+  }
+  const missingLabel = structured ? json.missingLabel : undefined;
+  if (missingLabel !== undefined && (typeof missingLabel !== 'string' || missingLabel.trim() === '')) {
+    throw invalid(path, '"missingLabel" must be a non-empty string', 'Write "missingLabel": "No answer" (the label of tables\' entries for respondents with a blank).');
   }
   if (!isObject(codeMap)) throw invalid(path, '"codes" must be an object', 'Write "codes": {"NAME": {"expr": "..."}}.');
   if (!isObject(variableMap)) throw invalid(path, '"variables" must be an object', 'Write "variables": {"VAR": {"group": "..."}}.');
@@ -86,7 +92,7 @@ export function parseCodebook(json: unknown, path = 'codebook'): Codebook {
     }
     variables[name] = description;
   }
-  return { variables, codes };
+  return missingLabel === undefined ? { variables, codes } : { variables, codes, missingLabel };
 }
 
 function checkStrings(path: string, where: string, entry: Record<string, unknown>, allowed: string[]): void {

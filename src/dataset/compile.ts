@@ -163,6 +163,7 @@ export function compileDataset(input: RawTable, options: CompileOptions): Compil
     skipped,
     source: input.source.split(/[\\/]/).pop() ?? input.source,
     createdAt: new Date().toISOString(),
+    ...(options.codebook?.missingLabel === undefined ? {} : { missingLabel: options.codebook.missingLabel }),
   };
   const inputRanks = (name: string): Uint32Array => {
     const found = planned.find((entry) => entry.column.name === name);

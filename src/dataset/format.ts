@@ -111,6 +111,8 @@ export interface StoredMeta {
   createdAt: string;
   /** Complex survey design (strata, PSUs, fpc or replicate weights); absent for a simple design. */
   design?: StoredDesign;
+  /** Label of tables' "No answer" entries, from the codebook's `missingLabel`; absent: "No answer". */
+  missingLabel?: string;
 }
 
 /** The hint of a cancelled build's error: what was left behind (nothing) and what to do. */

@@ -2,8 +2,8 @@ import { AXIS_LIMIT } from '../dataset/format.js';
 import { ErrorCode, fieldError } from '../errors.js';
 import { suggest } from '../text/suggest.js';
 import { nameText, quoteText, shorten, valueExpression } from '../text/expression-text.js';
-import { invalidOption, requireObject } from './options.js';
-import type { AxisEntry, AxisItem, DatasetInfo, VariableInfo } from './types.js';
+import { describeValue, invalidOption, requireObject } from './options.js';
+import type { AxisEntry, AxisItem, DatasetInfo, MissingMode, PercentBase, VariableInfo } from './types.js';
 import { parseExpression } from '../query/parse.js';
 import type { Expr } from '../query/ast.js';
 
@@ -12,8 +12,13 @@ export const MAX_AXIS = AXIS_LIMIT;
 
 export { valueExpression } from '../text/expression-text.js';
 
-/** Expands whole variables into one entry per value and labels every entry. */
-export function expandAxis(items: unknown, option: 'rows' | 'columns', info: DatasetInfo): AxisEntry[] {
+/**
+ * Expands whole variables into one entry per value and labels every entry. With
+ * `withMissing`, a variable that has blanks in the file also gets its "No answer" entry
+ * (`VAR=NA`, labelled with the dataset's missingLabel) after its values; the caller drops
+ * it when the base has none of those respondents.
+ */
+export function expandAxis(items: unknown, option: 'rows' | 'columns', info: DatasetInfo, withMissing = false): AxisEntry[] {
   if (!Array.isArray(items) || items.length === 0) {
     throw invalidOption(option, 'must be a non-empty array of expressions or {variable}', `Pass e.g. ${option}: [{ variable: "sex" }, "degree=3..4"].`);
   }
@@ -39,6 +44,7 @@ export function expandAxis(items: unknown, option: 'rows' | 'columns', info: Dat
       for (const value of variable.values) {
         entries.push({ label: value.label ?? value.value, expr: valueExpression(variable.name, value.value), variable: variable.name, value: value.value });
       }
+      if (withMissing && variable.missing > 0) entries.push(missingEntry(variable.name, info.missingLabel));
     } else if (typeof item === 'object' && item !== null && 'expr' in item && typeof item.expr === 'string' && item.expr.trim() !== '') {
       requireObject(item, where, ['expr', 'label']);
       if ('label' in item && item.label !== undefined && typeof item.label !== 'string') throw invalidOption(`${where}.label`, 'must be a string', 'Leave it out to label the entry with its expression.');
@@ -52,6 +58,25 @@ export function expandAxis(items: unknown, option: 'rows' | 'columns', info: Dat
     throw invalidOption(option, `expands to ${entries.length} entries; at most ${MAX_AXIS} are allowed`, 'Split the table.');
   }
   return entries;
+}
+
+/** The "No answer" entry of a variable: its respondents with a blank, `VAR=NA`. */
+export function missingEntry(variable: string, label: string): AxisEntry {
+  return { label, expr: `${nameText(variable)}=NA`, variable, missing: true };
+}
+
+/** Checks `missing` (TableQuery.missing): `show` (default) or `hide`. */
+export function readMissingMode(value: unknown): MissingMode {
+  if (value === undefined) return 'show';
+  if (value === 'show' || value === 'hide') return value;
+  throw invalidOption('missing', `must be "show" or "hide"; got ${describeValue(value)}`, 'Leave it out to show a "No answer" entry for respondents with a blank.');
+}
+
+/** Checks `percentBase` (TableQuery.percentBase, TableStatisticsOptions.percentBase): `total` (default) or `valid`. */
+export function readPercentBase(value: unknown, option = 'percentBase'): PercentBase {
+  if (value === undefined) return 'total';
+  if (value === 'total' || value === 'valid') return value;
+  throw invalidOption(option, `must be "total" or "valid"; got ${describeValue(value)}`, 'Use "valid" for percentages of those who answered, "total" (default) for percentages of every base respondent.');
 }
 
 /** The variable a name written in quotes stands for, as `info` prints it (`"two words"`). */

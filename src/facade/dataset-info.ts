@@ -1,6 +1,6 @@
 import { AXIS_LIMIT } from '../dataset/format.js';
 import type { LoadedDataset } from '../dataset/reader.js';
-import type { DatasetInfo, StabilityLevel, StabilityThresholds, VariableInfo } from './types.js';
+import { DEFAULT_MISSING_LABEL, type DatasetInfo, type StabilityLevel, type StabilityThresholds, type VariableInfo } from './types.js';
 
 
 /** The dataset's description, without its design (added by the Dataset, which computes the PSUs). */
@@ -43,6 +43,7 @@ export function describeDataset(data: Pick<LoadedDataset, 'meta' | 'checksum'>):
     source: meta.source,
     createdAt: meta.createdAt,
     checksum: data.checksum,
+    missingLabel: meta.missingLabel ?? DEFAULT_MISSING_LABEL,
   };
 }
 

@@ -12,8 +12,8 @@ import type { DatasetEngine } from './engine.js';
 import { InFlight } from './in-flight.js';
 import { LocalEngine } from './local-engine.js';
 import { describeValue, invalidOption, requireGroups, requireObject, requireSignal, requireString, requireStringArray, resolveWeight } from './options.js';
-import { expandAxis } from './axes.js';
-import type { Cell, CrosstabQuery, CrosstabResult, DatasetInfo, TableQuery, TableResult } from './types.js';
+import { expandAxis, readMissingMode, readPercentBase } from './axes.js';
+import type { AxisEntry, Cell, CrosstabQuery, CrosstabResult, DatasetInfo, TableQuery, TableResult } from './types.js';
 
 /** Most targets one crosstab() call takes (the REST contract allows 2; tables go further). */
 export const MAX_TARGETS = AXIS_LIMIT;
@@ -37,7 +37,7 @@ export interface OpenOptions extends LoadOptions {
 /** The keys of OpenOptions: any other key is refused. */
 const OPEN_OPTIONS = ['execution', 'cellCache', 'verify', 'preload'] as const satisfies ReadonlyArray<keyof OpenOptions>;
 const CROSSTAB_OPTIONS = ['base', 'targets', 'weight', 'allowedGroups', 'signal'] as const satisfies ReadonlyArray<keyof CrosstabQuery>;
-const TABLE_OPTIONS = ['base', 'rows', 'columns', 'weight', 'allowedGroups', 'signal', 'onProgress'] as const satisfies ReadonlyArray<keyof TableQuery>;
+const TABLE_OPTIONS = ['base', 'rows', 'columns', 'weight', 'allowedGroups', 'signal', 'onProgress', 'missing', 'percentBase'] as const satisfies ReadonlyArray<keyof TableQuery>;
 
 /** Default of OpenOptions.cellCache. */
 export const DEFAULT_CELL_CACHE = 10_000;
@@ -174,14 +174,18 @@ export class Dataset {
 
   /**
    * A table of base AND row AND column cells, with margins. Rows and columns are
-   * expressions, `{expr, label}` or `{variable}` (one entry per value); up to MAX_AXIS (5,000) each.
+   * expressions, `{expr, label}` or `{variable}` (one entry per value, and with `missing:
+   * 'show'`, the default, a "No answer" entry when the base has blanks on the variable);
+   * up to MAX_AXIS (5,000) each.
    */
   async table(query: TableQuery): Promise<TableResult> {
     this.checkOpen();
     const options = requireObject(query, 'query', TABLE_OPTIONS);
     const base = requireString(options.base, 'base');
-    const rows = expandAxis(options.rows, 'rows', this.info);
-    const columns = expandAxis(options.columns, 'columns', this.info);
+    const missing = readMissingMode(options.missing);
+    const percentBase = readPercentBase(options.percentBase);
+    const expandedRows = expandAxis(options.rows, 'rows', this.info, missing === 'show');
+    const expandedColumns = expandAxis(options.columns, 'columns', this.info, missing === 'show');
     const weight = resolveWeight(options.weight, this.info);
     const allowed = requireGroups(options.allowedGroups, 'allowedGroups');
     const signal = requireSignal(options.signal, 'signal');
@@ -189,9 +193,24 @@ export class Dataset {
     if (onProgress !== undefined && typeof onProgress !== 'function') throw invalidOption('onProgress', 'must be a function', 'Pass (done, total) => void.');
 
     const boundBase = this.bind(base, 'base', allowed).bound;
-    const boundRows = rows.map((row, i) => this.bind(row.expr, `rows[${i}]`, allowed).bound);
-    const boundColumns = columns.map((column, i) => this.bind(column.expr, `columns[${i}]`, allowed).bound);
-    const cells = await this.inFlight.run(signal, (running) => this.engine.table(boundBase, boundRows, boundColumns, weight, { signal: running, onProgress }));
+    // Field names count the entries as expanded without "No answer" entries: rows[i] is the i-th value entry.
+    const bindAxis = (entries: AxisEntry[], option: 'rows' | 'columns') => {
+      let position = 0;
+      return entries.map((entry) => (entry.missing ? this.bind(entry.expr, option, allowed).bound : this.bind(entry.expr, `${option}[${position++}]`, allowed).bound));
+    };
+    const allRows = bindAxis(expandedRows, 'rows');
+    const allColumns = bindAxis(expandedColumns, 'columns');
+    const { cells, rows, columns } = await this.inFlight.run(signal, async (running) => {
+      // A "No answer" entry stays only when the base has respondents with that blank.
+      const keepRows = await this.answeredOrBlank(boundBase, expandedRows, allRows, weight, running);
+      const keepColumns = await this.answeredOrBlank(boundBase, expandedColumns, allColumns, weight, running);
+      const rows = expandedRows.filter((_, i) => keepRows[i]);
+      const columns = expandedColumns.filter((_, i) => keepColumns[i]);
+      const boundRows = allRows.filter((_, i) => keepRows[i]);
+      const boundColumns = allColumns.filter((_, i) => keepColumns[i]);
+      const cells = await this.engine.table(boundBase, boundRows, boundColumns, weight, { signal: running, onProgress });
+      return { cells, rows, columns };
+    });
     const thresholds = this.info.stability;
     const width = columns.length;
     return {
@@ -207,6 +226,8 @@ export class Dataset {
       weight,
       units: this.info.units,
       stability: { ...thresholds },
+      missing,
+      percentBase,
       plan: cells.plan,
       execution: cells.execution,
       design: cells.design,
@@ -216,6 +237,20 @@ export class Dataset {
         return { weighted: cells.sums[at]!, respondents, sumSqWeights: cells.sumsSq[at]!, stability: stabilityOf(respondents, thresholds) };
       },
     };
+  }
+
+  /**
+   * Per entry of an axis, whether it stays: every value entry does; a "No answer" entry
+   * only when the base has at least one respondent with a blank on its variable (one
+   * cell each, counted before the table).
+   */
+  private async answeredOrBlank(base: Bound, entries: readonly AxisEntry[], bound: readonly Bound[], weight: string | null, signal: AbortSignal | undefined): Promise<boolean[]> {
+    const blanks = entries.flatMap((entry, i) => (entry.missing ? [i] : []));
+    const keep = entries.map(() => true);
+    if (blanks.length === 0) return keep;
+    const [, ...cells] = await this.engine.cells(base, blanks.map((i) => bound[i]!), weight, { signal });
+    blanks.forEach((i, k) => (keep[i] = cells[k]!.respondents > 0));
+    return keep;
   }
 
   /** Authorization groups an expression touches (for entitlement checks). Throws on a bad expression. */

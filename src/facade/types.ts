@@ -100,6 +100,8 @@ export interface DatasetInfo {
   checksum: string;
   /** The survey design variances use: `simple`, or the declared strata/PSUs/fpc or replicate weights. */
   design: DesignInfo;
+  /** Label of the "No answer" entries of tables (codebook `missingLabel`; default "No answer"). */
+  missingLabel: string;
 }
 
 /** The design of a dataset, as declared at build time (`crosstab build --strata/--psu/--replicate-weights`). */
@@ -133,14 +135,43 @@ export interface TableQuery {
   signal?: AbortSignal;
   /** Called as rows complete, with cells done and cells in all. */
   onProgress?: (doneCells: number, totalCells: number) => void;
+  /**
+   * Respondents of the base with a blank on an expanded variable (`{ variable }`):
+   * `show` (default) adds one entry after the variable's values, labelled with the
+   * dataset's `missingLabel` ("No answer" unless the codebook says otherwise), whose
+   * expression is `VAR=NA`, whenever the base has any such respondent; then the entries
+   * of the variable add up to the base. `hide` leaves it out (the table as before).
+   */
+  missing?: MissingMode;
+  /**
+   * What percentages are of: `total` (default) every base respondent of the column / row /
+   * table; `valid` only those who answered the variable of the other axis (SPSS's and
+   * Crunch's valid percentages): the values of an expanded variable then add up to 100%.
+   * tableStatistics() reads it from the result; its own `percentBase` option overrides it.
+   */
+  percentBase?: PercentBase;
 }
+
+/** Whether a table shows the "No answer" entry of each expanded variable (TableQuery.missing). */
+export type MissingMode = 'show' | 'hide';
+/** What a table's percentages are of (TableQuery.percentBase). */
+export type PercentBase = 'total' | 'valid';
+
+/** Label of the "No answer" entry when the dataset's codebook gives none. */
+export const DEFAULT_MISSING_LABEL = 'No answer';
 
 export interface AxisEntry {
   label: string;
   expr: string;
   /** Set when the entry came from expanding a whole variable. */
   variable?: string;
+  /** The value of `variable` (absent on the "No answer" entry). */
   value?: string;
+  /**
+   * `true` on the "No answer" entry of an expanded variable: the base's respondents with a
+   * blank on `variable` (`expr` is `VAR=NA`). Never compared in significance tests.
+   */
+  missing?: true;
 }
 
 /** A table of base AND row AND column cells, stored row-major in typed arrays. */
@@ -161,6 +192,10 @@ export interface TableResult {
   weight: string | null;
   units: number;
   stability: StabilityThresholds;
+  /** Whether "No answer" entries were added (TableQuery.missing). */
+  missing: MissingMode;
+  /** What the percentages are of (TableQuery.percentBase), unless tableStatistics() is told otherwise. */
+  percentBase: PercentBase;
   /** How the cells were computed: one group-by pass, or bitset rows x columns; `sql` on ClickHouse. */
   plan: PlanName | 'sql';
   /** Where the cells were computed: the calling thread, the worker pool, or ClickHouse. */

@@ -24,7 +24,8 @@ export interface ColumnGroup {
  * restarts when a value repeats, so `--columns sex --columns sex` gives two groups.
  * A stand-alone expression column (`sex=2`, `degree=3..4`, a codebook code) is in
  * no group: nothing says it is disjoint from its neighbours, so it is never
- * compared and has no letter.
+ * compared and has no letter. Nor is a "No answer" entry (blank on the variable):
+ * significance is of the answered categories.
  *
  * `explicit` overrides this: each inner array lists table column indexes the
  * caller asserts are mutually exclusive within the base (the test's variance
@@ -36,7 +37,8 @@ export function columnGroups(columns: readonly AxisEntry[], explicit?: readonly 
   let current: ColumnGroup | undefined;
   let values = new Set<string>();
   columns.forEach((column, index) => {
-    if (column.variable === undefined) {
+    // A "No answer" entry is in no group: it gets no letter and is not compared.
+    if (column.variable === undefined || column.missing) {
       current = undefined;
       return;
     }

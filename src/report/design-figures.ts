@@ -2,7 +2,7 @@ import type { TableResult } from '../facade/types.js';
 import type { LonelyPsu, PsuStructure } from '../stats/design-variance.js';
 import { linearizationVariance, totalStandardError } from '../stats/standard-error.js';
 import { type TableDesign, TableVariance, type TableSums } from '../stats/table-design.js';
-import type { CellSums } from '../stats/types.js';
+import { percentBases, type PercentBases } from './percent-bases.js';
 
 /** How the variances of a table are computed. */
 export type VarianceKind = 'simple' | 'taylor' | 'replicate';
@@ -28,12 +28,13 @@ export interface DesignFigures {
 }
 
 /**
- * The variance figures of `result` under its design. `domain: 'file'` (default) treats the
+ * The variance figures of `result` under its design, of the percentages over `bases`
+ * (default: the column totals). `domain: 'file'` (default) treats the
  * base as a domain of the whole file (R `subset(design, base)`): the simple design's N is
  * the file's respondents; `'base'` uses the base's respondents (R: a design built on the
  * base's rows). Complex designs are always domains of the whole file.
  */
-export function designFigures(result: TableResult, domain: 'file' | 'base', lonelyPsu: LonelyPsu): DesignFigures {
+export function designFigures(result: TableResult, domain: 'file' | 'base', lonelyPsu: LonelyPsu, bases: PercentBases = percentBases(result, 'total')): DesignFigures {
   const columns = result.columns.length;
   const sums: TableSums = {
     rows: result.rows.length,
@@ -47,16 +48,18 @@ export function designFigures(result: TableResult, domain: 'file' | 'base', lone
   if (design.kind === 'simple') {
     const n = domain === 'base' ? result.total.respondents : design.fileRespondents;
     const ok = n >= 2;
-    const variance = (cell: CellSums, column: CellSums) => (ok ? linearizationVariance(cell, column, n) : Number.NaN);
+    const variance = (row: number, column: number) => {
+      const base = bases.column(row, column);
+      return ok && base !== null ? linearizationVariance(sums.cell(row * columns + column), base.sums, n) : Number.NaN;
+    };
     return {
       variance: 'simple',
       designRespondents: n,
       sums,
-      proportionVariance: (row, column) => variance(sums.cell(row * columns + column), sums.columnTotal(column)),
+      proportionVariance: variance,
       totalSE: (row, column) => (ok ? totalStandardError(sums.cell(row * columns + column), n) : Number.NaN),
       // Disjoint columns of one group: the covariance is exactly 0 (docs/statistics.md).
-      differenceVariance: (row, a, b) =>
-        variance(sums.cell(row * columns + a), sums.columnTotal(a)) + variance(sums.cell(row * columns + b), sums.columnTotal(b)),
+      differenceVariance: (row, a, b) => variance(row, a) + variance(row, b),
     };
   }
   const engine = new TableVariance(sums, design, lonelyPsu);
@@ -66,8 +69,15 @@ export function designFigures(result: TableResult, domain: 'file' | 'base', lone
     sums,
     engine,
     ...(design.kind === 'taylor' ? { taylor: { psus: design.psus } } : { replicateDegreesOfFreedom: design.degreesOfFreedom }),
-    proportionVariance: (row, column) => engine.ratioVariance({ cell: row * columns + column }, { column }),
+    proportionVariance: (row, column) => {
+      const base = bases.column(row, column);
+      return base === null ? Number.NaN : engine.ratioVariance({ cell: row * columns + column }, base.slot);
+    },
     totalSE: (row, column) => Math.sqrt(engine.totalVariance({ cell: row * columns + column })),
-    differenceVariance: (row, a, b) => engine.differenceVariance({ cell: row * columns + a }, { column: a }, { cell: row * columns + b }, { column: b }),
+    differenceVariance: (row, a, b) => {
+      const baseA = bases.column(row, a);
+      const baseB = bases.column(row, b);
+      return baseA === null || baseB === null ? Number.NaN : engine.differenceVariance({ cell: row * columns + a }, baseA.slot, { cell: row * columns + b }, baseB.slot);
+    },
   };
 }

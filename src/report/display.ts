@@ -47,6 +47,29 @@ export function varianceLegend(statistics: TableStatistics): string {
   return `linearization, design n = ${formatCount(statistics.designRespondents, 0)} (${statistics.domain === 'file' ? 'whole file: the base is a domain' : 'the base'})`;
 }
 
+/**
+ * What the percentages are of and how respondents with a blank are shown, one sentence
+ * for every format with a header or legend (text, HTML; JSON and Arrow carry the same as
+ * `percentBase`, `missing` and `missingNote`).
+ */
+export function missingNote(result: TableResult, statistics: TableStatistics | undefined): string {
+  const label = result.rows.find((entry) => entry.missing)?.label ?? result.columns.find((entry) => entry.missing)?.label;
+  const shown =
+    result.missing === 'hide'
+      ? 'respondents with a blank on a row or column variable are not shown as an entry (they stay in the totals)'
+      : label === undefined
+        ? 'no base respondent has a blank on an expanded variable'
+        : `"${label}": base respondents with a blank on that variable, so each variable's entries add up to the base`;
+  if (statistics === undefined || !statistics.stats.some((stat) => stat === 'vpct' || stat === 'hpct' || stat === 'tpct' || stat === 'index' || stat === 'se' || stat === 'moe' || stat === 'sig')) {
+    return shown;
+  }
+  const base =
+    statistics.percentBase === 'valid'
+      ? `valid percentages: of the base respondents who answered the other axis's variable (vertical %: the row variable; horizontal %: the column variable; table %: both), as are their SE, tests and index${label === undefined ? '' : `; "${label}" entries are outside those bases (–)`}`
+      : 'percentages of every base respondent in the column (vertical %), row (horizontal %) or base (table %)';
+  return `${base}; ${shown}; significance and Rao-Scott tests cover answered categories only`;
+}
+
 /** One line per Rao–Scott test. */
 export function raoScottLines(statistics: TableStatistics): string[] {
   return (statistics.raoScott ?? []).map(
@@ -89,7 +112,9 @@ export function banners(result: TableResult, groups: readonly ColumnGroup[], opt
   let previous: ColumnGroup | undefined;
   result.columns.forEach((column, c) => {
     const group = groupOf.get(c);
-    if (group !== undefined && group === previous) {
+    // A "No answer" column goes under its variable's banner, after the values.
+    const joins = group === undefined && column.missing && previous !== undefined && previous.variable === column.variable && previous.columns.at(-1) === c - 1;
+    if ((group !== undefined && group === previous) || joins) {
       out.at(-1)!.columns.push(c);
       return;
     }

@@ -29,7 +29,8 @@ export interface FigureDisplay {
   plusMinus?: boolean;
 }
 
-const rowShare = (row: Cell, base: Cell): number => (base.weighted === 0 ? Number.NaN : row.weighted / base.weighted);
+/** The Total column's vertical % / table %: the row's share (TableStatistics.rowShare). */
+const rowShare = (_row: Cell, share: number): number => share;
 
 /**
  * The per-cell numeric figures in output order (`sig` letters are text and `chisq` is per
@@ -44,7 +45,7 @@ export const FIGURES = [
   /** `tpct`: Σw(cell) / Σw(base). */
   { stat: 'tpct', field: 'tablePct', label: 'table %', shown: { percent: true, digits: 1 }, rowTotal: rowShare },
   /** `index`: 100 · columnPct / (Σw(row total) / Σw(base)); 100 = average. */
-  { stat: 'index', field: 'index', label: 'index', shown: { percent: false, digits: 0 }, rowTotal: (row: Cell) => (row.weighted === 0 ? Number.NaN : 100) },
+  { stat: 'index', field: 'index', label: 'index', shown: { percent: false, digits: 0 }, rowTotal: (row: Cell, share: number) => (row.weighted === 0 || Number.isNaN(share) ? Number.NaN : 100) },
   /** `ebase`: Kish effective base of the cell's column, (Σw)² / Σw². */
   { stat: 'ebase', field: 'effectiveBase', label: 'effective base', shown: { percent: false, digits: 1 } },
   /** `deff`: design effect of the column proportion (see the `deff` option). */
@@ -57,7 +58,7 @@ export const FIGURES = [
   { stat: 'se', field: 'weightedSE', label: 'SE weighted', shown: { percent: false, digits: 1 } },
   /** `moe`: qnorm(0.975) · weightedSE. */
   { stat: 'moe', field: 'weightedMoE', label: '95% MoE weighted', shown: { percent: false, digits: 1, plusMinus: true } },
-] as const satisfies ReadonlyArray<{ stat: StatName; field: string; label: string; shown: FigureDisplay; rowTotal?: (row: Cell, base: Cell) => number }>;
+] as const satisfies ReadonlyArray<{ stat: StatName; field: string; label: string; shown: FigureDisplay; rowTotal?: (row: Cell, share: number) => number }>;
 
 /** One per-cell figure of the registry. */
 export type Figure = (typeof FIGURES)[number];
@@ -66,9 +67,9 @@ export type FigureField = Figure['field'];
 /** The statistics that have per-cell figures. */
 export type FigureStat = Figure['stat'];
 
-/** The Total-column figure of `figure` for a row, or undefined when the figure has none there. */
-export function rowTotalFigure(figure: Figure, row: Cell, base: Cell): number | undefined {
-  return 'rowTotal' in figure ? figure.rowTotal(row, base) : undefined;
+/** The Total-column figure of `figure` for a row whose share is `share`, or undefined when the figure has none there. */
+export function rowTotalFigure(figure: Figure, row: Cell, share: number): number | undefined {
+  return 'rowTotal' in figure ? figure.rowTotal(row, share) : undefined;
 }
 
 /**

@@ -3,6 +3,7 @@ import type { TableResult } from '../facade/types.js';
 import { finiteOrNull, presentFigures } from './cell-figures.js';
 import type { TableStatistics } from './table-statistics.js';
 import { raoScottJson } from './table-json.js';
+import { missingNote } from './display.js';
 
 /** Schema metadata key holding the table's context (base, weight, units, totals, statistics settings) as JSON. */
 export const TABLE_METADATA_KEY = 'crosstab.table';
@@ -62,6 +63,9 @@ function tableContext(result: TableResult, statistics: TableStatistics | undefin
     weight: result.weight,
     units: result.units,
     stabilityThresholds: result.stability,
+    missing: result.missing,
+    percentBase: statistics?.percentBase ?? result.percentBase,
+    missingNote: missingNote(result, statistics),
     rows: result.rows,
     columns: result.columns,
     rowTotals: result.rowTotals,
@@ -80,6 +84,7 @@ function tableContext(result: TableResult, statistics: TableStatistics | undefin
             domain: statistics.domain,
             lonelyPsu: statistics.lonelyPsu,
             variance: statistics.variance,
+            percentBase: statistics.percentBase,
           },
           columnGroups: statistics.groups,
           ...(statistics.raoScott ? { raoScott: statistics.raoScott.map(raoScottJson) } : {}),

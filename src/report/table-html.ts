@@ -8,6 +8,7 @@ import {
   formatPercent,
   lettersLegend,
   markerLegend,
+  missingNote,
   raoScottLines,
   stabilityMarker,
   varianceLegend,
@@ -64,6 +65,7 @@ export function tableToHTML(result: TableResult, statistics?: TableStatistics, o
   html.push(
     `<p class="meta">Base <code>${escape(result.base)}</code> · weight ${escape(result.weight ?? 'none (unweighted)')} · units ${result.units} · ${formatCount(result.total.respondents, 0)} respondents</p>`,
   );
+  html.push(`<p class="meta percent-base">${escape(missingNote(result, statistics))}</p>`);
   html.push('<table class="crosstab">', '<thead>');
   html.push(
     `<tr><th class="corner" rowspan="2"></th><th class="total" rowspan="2">Total</th>${heads
@@ -91,7 +93,7 @@ export function tableToHTML(result: TableResult, statistics?: TableStatistics, o
     }
     previousVariable = row.variable;
     const rowTotal = result.rowTotals[r]!;
-    const share = result.total.weighted === 0 ? Number.NaN : rowTotal.weighted / result.total.weighted;
+    const share = statistics ? statistics.rowShare[r]! : result.total.weighted === 0 ? Number.NaN : rowTotal.weighted / result.total.weighted;
     const cells = result.columns.map((_, c) => {
       const at = r * width + c;
       const cell = result.cell(r, c);

@@ -1,4 +1,5 @@
-import type { Cell, StabilityLevel, StabilityThresholds, TableResult } from '../facade/types.js';
+import type { Cell, MissingMode, PercentBase, StabilityLevel, StabilityThresholds, TableResult } from '../facade/types.js';
+import { missingNote } from './display.js';
 import { finiteOrNull, presentFigures } from './cell-figures.js';
 import type { RaoScottTest } from './rao-scott-tests.js';
 import type { FigureField, StatName } from './statistics.js';
@@ -10,6 +11,8 @@ export interface TableJsonAxisEntry {
   expr: string;
   variable?: string;
   value?: string;
+  /** `true` on a "No answer" entry: the base's respondents with a blank on `variable` (`expr` VAR=NA). */
+  missing?: true;
   /** Index into `columnGroups` (columns only, when the column is compared). */
   group?: number;
   /** Key letter within the group (columns only, when the column is compared). */
@@ -48,6 +51,12 @@ export interface TableJson {
   weight: string | null;
   units: number;
   stabilityThresholds: StabilityThresholds;
+  /** `show`: expanded variables have a "No answer" entry when the base has blanks; `hide`: not. */
+  missing: MissingMode;
+  /** What the percentages are of: `total` or `valid` (those who answered); statistics.percentBase when computed. */
+  percentBase: PercentBase;
+  /** The same in words, as the text and HTML outputs print it. */
+  missingNote: string;
   rows: TableJsonAxisEntry[];
   columns: TableJsonAxisEntry[];
   /** cells[row][column]. */
@@ -68,6 +77,8 @@ export interface TableJson {
     lonelyPsu: string;
     /** `simple`, `taylor` or `replicate`. */
     variance: string;
+    /** `total` or `valid`. */
+    percentBase: PercentBase;
   };
   columnGroups?: Array<{ variable: string | null; columns: number[]; letters: string[] }>;
   comparisons?: TableJsonComparison[];
@@ -125,6 +136,9 @@ export function tableToJSON(result: TableResult, statistics?: TableStatistics): 
     weight: result.weight,
     units: result.units,
     stabilityThresholds: { ...result.stability },
+    missing: result.missing,
+    percentBase: statistics?.percentBase ?? result.percentBase,
+    missingNote: missingNote(result, statistics),
     rows: result.rows.map((entry) => ({ ...entry })),
     columns: result.columns.map((entry, c) => {
       const letter = statistics?.columnLetters[c];
@@ -137,8 +151,8 @@ export function tableToJSON(result: TableResult, statistics?: TableStatistics): 
     total: { ...result.total },
   };
   if (statistics === undefined) return json;
-  const { stats, se, test, correction, alpha, deff, designRespondents, domain, lonelyPsu, variance } = statistics;
-  json.statistics = { stats, se, test, correction, alpha, deff, designRespondents: finiteOrNull(designRespondents), domain, lonelyPsu, variance };
+  const { stats, se, test, correction, alpha, deff, designRespondents, domain, lonelyPsu, variance, percentBase } = statistics;
+  json.statistics = { stats, se, test, correction, alpha, deff, designRespondents: finiteOrNull(designRespondents), domain, lonelyPsu, variance, percentBase };
   if (statistics.raoScott) json.raoScott = statistics.raoScott.map(raoScottJson);
   json.columnGroups = statistics.groups.map((group) => ({ variable: group.variable, columns: [...group.columns], letters: [...group.letters] }));
   if (statistics.comparisons) {

@@ -1,9 +1,8 @@
 import { CrosstabError, ErrorCode } from '../errors.js';
-import type { TableResult } from '../facade/types.js';
+import type { PercentBase, TableResult } from '../facade/types.js';
 import {
   NORMAL_CRITICAL_95,
   columnProportion,
-  index,
   kishEffectiveBase,
   kishStandardError,
   testColumns,
@@ -16,6 +15,8 @@ import { LONELY_PSU, type LonelyPsu } from '../stats/design-variance.js';
 import { columnGroups, type ColumnGroup } from './column-groups.js';
 import { raoScottTests, type RaoScottTest } from './rao-scott-tests.js';
 import { designFigures, type DesignFigures, type VarianceKind } from './design-figures.js';
+import { percentBases, type PercentBases } from './percent-bases.js';
+import { readPercentBase } from '../facade/axes.js';
 import { FIGURES, normalizeStats, type FigureField, type StatName } from './statistics.js';
 
 /** One Float64Array per figure of a requested statistic. */
@@ -52,6 +53,12 @@ export interface TableStatisticsOptions {
   domain?: 'file' | 'base';
   /** Strata with one PSU (Taylor designs), as R's `survey.lonely.psu`; default `fail`. */
   lonelyPsu?: LonelyPsu;
+  /**
+   * What percentages (and their SEs, tests, index) are of: `total`, every base respondent
+   * of the column / row / table; `valid`, only those who answered the variable of the other
+   * axis. Default: the result's `percentBase` (TableQuery.percentBase, itself default `total`).
+   */
+  percentBase?: PercentBase;
 }
 
 /** One column comparison within a row: columns `columnA` < `columnB` of one group. */
@@ -89,10 +96,18 @@ export interface TableStatistics extends FigureArrays {
   deff: 'replace' | 'population';
   domain: 'file' | 'base';
   lonelyPsu: LonelyPsu;
+  /** What the percentages are of: `total` (every base respondent) or `valid` (those who answered). */
+  percentBase: PercentBase;
   /** How variances are computed: the simple design, Taylor linearization with strata and PSUs, or replicate weights. */
   variance: VarianceKind;
   /** Simple design: N in the linearization N/(N−1) factor (the file's or the base's respondents); NaN for other designs. */
   designRespondents: number;
+  /**
+   * Per row, the share of its Total column: Σw(row total) over what the percentages are of
+   * (the base, or with `valid` the base's respondents who answered the row's variable);
+   * the average the index compares with.
+   */
+  rowShare: Float64Array;
   /** Column groups that are compared (always filled, for labelling). */
   groups: ColumnGroup[];
   /** Per column, its key letter within its group; `null` when the column is in no group. */
@@ -117,28 +132,31 @@ export function tableStatistics(result: TableResult, options: TableStatisticsOpt
   const rowCount = result.rows.length;
   const columnCount = result.columns.length;
   const size = rowCount * columnCount;
-  const figures = designFigures(result, settings.domain, settings.lonelyPsu);
+  const bases = percentBases(result, settings.percentBase ?? result.percentBase ?? 'total');
+  const figures = designFigures(result, settings.domain, settings.lonelyPsu, bases);
   const designRespondents = figures.designRespondents;
   const wants = new Set(settings.stats);
   const groups = columnGroups(result.columns, options.columnGroups);
   const columnLetters: Array<string | null> = result.columns.map(() => null);
   for (const group of groups) group.columns.forEach((column, position) => (columnLetters[column] = group.letters[position]!));
 
-  const out: TableStatistics = { ...settings, variance: figures.variance, designRespondents, groups, columnLetters };
+  const rowShare = Float64Array.from(result.rowTotals, (row, r) => {
+    const of = bases.rowShare(r);
+    return of === null ? Number.NaN : ratio(row.weighted, of.weighted);
+  });
+  const out: TableStatistics = { ...settings, percentBase: bases.percentBase, variance: figures.variance, designRespondents, groups, columnLetters, rowShare };
   for (const figure of FIGURES) if (wants.has(figure.stat)) out[figure.field] = new Float64Array(size);
-  const total = result.total;
 
   for (let r = 0; r < rowCount; r++) {
-    const row = result.rowTotals[r]!;
     for (let c = 0; c < columnCount; c++) {
       const at = r * columnCount + c;
       const cell = sumsAt(result, at);
-      const column = result.columnTotals[c]!;
+      const column = bases.column(r, c)?.sums ?? UNDEFINED_BASE;
       const p = columnProportion(cell, column);
       if (out.columnPct) out.columnPct[at] = p;
-      if (out.rowPct) out.rowPct[at] = ratio(cell.weighted, row.weighted);
-      if (out.tablePct) out.tablePct[at] = ratio(cell.weighted, total.weighted);
-      if (out.index) out.index[at] = index(cell, row, column, total);
+      if (out.rowPct) out.rowPct[at] = ratio(cell.weighted, (bases.row(r, c) ?? UNDEFINED_BASE).weighted);
+      if (out.tablePct) out.tablePct[at] = ratio(cell.weighted, (bases.table(r, c) ?? UNDEFINED_BASE).weighted);
+      if (out.index) out.index[at] = (100 * p) / rowShare[r]!;
       if (out.effectiveBase) out.effectiveBase[at] = kishEffectiveBase(column);
       const variance = out.designEffect || (settings.se !== 'kish' && (out.columnPctSE || out.columnPctMoE)) ? figures.proportionVariance(r, c) : Number.NaN;
       if (out.designEffect) out.designEffect[at] = designEffect(p, column, variance, settings.deff === 'population');
@@ -154,7 +172,7 @@ export function tableStatistics(result: TableResult, options: TableStatisticsOpt
       }
     }
   }
-  if (wants.has('sig')) Object.assign(out, significance(result, groups, settings, figures));
+  if (wants.has('sig')) Object.assign(out, significance(result, groups, settings, figures, bases));
   if (wants.has('chisq')) out.raoScott = raoScottTests(result, figures, groups);
   return out;
 }
@@ -178,15 +196,18 @@ function significance(
   groups: ColumnGroup[],
   settings: ReturnType<typeof readOptions>,
   figures: DesignFigures,
+  bases: PercentBases,
 ): Pick<TableStatistics, 'letters' | 'comparisons'> {
   const columnCount = result.columns.length;
   const letters = new Array<string>(result.rows.length * columnCount).fill('');
   const comparisons: ColumnComparison[] = [];
   for (let r = 0; r < result.rows.length; r++) {
+    // The "No answer" row is not tested: significance is of the answered categories.
+    if (result.rows[r]!.missing) continue;
     groups.forEach((group, g) => {
       if (group.columns.length < 2) return;
       const tested = testColumns(
-        group.columns.map((c) => ({ cell: sumsAt(result, r * columnCount + c), column: result.columnTotals[c]! })),
+        group.columns.map((c) => ({ cell: sumsAt(result, r * columnCount + c), column: bases.column(r, c)?.sums ?? UNDEFINED_BASE })),
         {
           method: settings.test,
           alpha: settings.alpha,
@@ -213,6 +234,9 @@ function significance(
   }
   return { letters, comparisons };
 }
+
+/** The denominator of a figure outside its percent base (a "No answer" entry under `valid`): every figure NaN. */
+const UNDEFINED_BASE: CellSums = { weighted: Number.NaN, respondents: Number.NaN, sumSqWeights: Number.NaN };
 
 function sumsAt(result: TableResult, at: number): CellSums {
   return { weighted: result.weighted[at]!, respondents: result.respondents[at]!, sumSqWeights: result.sumSqWeights[at]! };
@@ -247,7 +271,8 @@ function readOptions(options: TableStatisticsOptions) {
   if (!(LONELY_PSU as readonly string[]).includes(lonelyPsu)) {
     throw invalidOption('options.lonelyPsu', `options.lonelyPsu must be one of ${LONELY_PSU.join(', ')}, not ${String(lonelyPsu)}`);
   }
-  return { stats, se, test, correction, alpha, deff, domain, lonelyPsu } as const;
+  const percentBase = options.percentBase === undefined ? undefined : readPercentBase(options.percentBase, 'options.percentBase');
+  return { stats, se, test, correction, alpha, deff, domain, lonelyPsu, percentBase } as const;
 }
 
 function invalidOption(field: string, message: string): CrosstabError {

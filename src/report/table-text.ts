@@ -6,6 +6,7 @@ import {
   formatCount,
   lettersLegend,
   markerLegend,
+  missingNote,
   stabilityMarker,
   type DisplayOptions, raoScottLines, varianceLegend } from './display.js';
 import { rowTotalFigure } from './statistics.js';
@@ -58,7 +59,7 @@ export function tableToText(result: TableResult, statistics?: TableStatistics, o
       rowTotal,
       (stat, c) => stat.values[r * width + c]!,
       (stat) => {
-        const figure = rowTotalFigure(stat.figure, rowTotal, result.total);
+        const figure = rowTotalFigure(stat.figure, rowTotal, statistics!.rowShare[r]!);
         return figure === undefined ? '' : stat.format(figure) + markerPad(stabilityMarker(rowTotal.stability));
       },
       letters ? (c) => letters[r * width + c]! : undefined,
@@ -89,6 +90,7 @@ export function tableToText(result: TableResult, statistics?: TableStatistics, o
   const lines: string[] = [];
   if (options.title) lines.push(options.title);
   lines.push(`base ${result.base} · weight ${result.weight ?? 'none (unweighted)'} · units ${result.units} · ${formatCount(result.total.respondents, 0)} respondents`);
+  lines.push(missingNote(result, statistics));
   lines.push('');
   lines.push(bannerLine());
   for (const line of header) lines.push(render(line));

@@ -26,6 +26,8 @@ describe('table output formats', () => {
       base: 'year=2024',
       rows: [{ variable: 'degree' }, { variable: 'relig' }],
       columns: [{ variable: 'sex' }, { variable: 'race' }, { expr: 'degree=3..4', label: 'BA+, "quoted", label' }],
+      // Positions below are those of the value entries; "No answer" entries: test/missing-answers.test.ts.
+      missing: 'hide',
     });
     statistics = tableStatistics(result, { stats: 'all', correction: 'holm' });
     return () => ds.close();

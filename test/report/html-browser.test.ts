@@ -75,7 +75,8 @@ describe('HTML heat map in headless Chromium', () => {
 
   it('shows labels, banners, letters, markers and the legend', async () => {
     const headers = await page.$$eval('thead th', (ths) => ths.map((th) => th.textContent?.trim()));
-    expect(headers).toEqual(['', 'Total', 'Sex', 'Race', '', 'Male (A)', 'Female (B)', 'White (A)', 'Black (B)', 'Other (C)', 'degree=3..4']);
+    // Each variable's "No answer" column sits under its banner, with no key letter.
+    expect(headers).toEqual(['', 'Total', 'Sex', 'Race', '', 'Male (A)', 'Female (B)', 'No answer', 'White (A)', 'Black (B)', 'Other (C)', 'No answer', 'degree=3..4']);
     const rowLabels = await page.$$eval('tbody th', (ths) => ths.map((th) => th.textContent?.trim()));
     expect(rowLabels).toContain('Highest degree');
     expect(rowLabels).toContain('Religious preference');

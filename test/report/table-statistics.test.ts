@@ -57,7 +57,7 @@ describe('tableStatistics options and groups', () => {
   let result: TableResult;
   beforeAll(async () => {
     ds = await openDataset(inject('testDatasets').gss);
-    result = await ds.table({ base: 'year=2024', rows: [{ variable: 'degree' }], columns: [{ variable: 'sex' }, 'degree=3..4', { variable: 'race' }, { variable: 'race' }] });
+    result = await ds.table({ base: 'year=2024', rows: [{ variable: 'degree' }], columns: [{ variable: 'sex' }, 'degree=3..4', { variable: 'race' }, { variable: 'race' }], missing: 'hide' });
     return () => ds.close();
   });
 

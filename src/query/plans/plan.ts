@@ -32,11 +32,15 @@ export interface TableRun {
 /** An axis entry that is one value of one variable. */
 export type ValueNode = Extract<Bound, { op: 'ranks' }>;
 
-/** True when every entry is one value of some variable, each (variable, value) once. */
+/**
+ * True when every entry is one value of some variable, each (variable, value) once. Rank 0,
+ * the blank (`VAR=NA`, a table's "No answer" entry), counts as a value: the group-by
+ * kernels map every rank, blank included, to its position on the axis.
+ */
 export function valueAxis(axis: Bound[]): axis is ValueNode[] {
   const seen = new Set<string>();
   return axis.every((node) => {
-    if (node.op !== 'ranks' || node.ranks.length !== 1 || node.ranks[0] === 0) return false;
+    if (node.op !== 'ranks' || node.ranks.length !== 1) return false;
     const key = `${node.variable}:${node.ranks[0]}`;
     if (seen.has(key)) return false;
     seen.add(key);
