@@ -244,7 +244,7 @@ export class Dataset {
    * only when the base has at least one respondent with a blank on its variable (one
    * cell each, counted before the table).
    */
-  private async answeredOrBlank(base: Bound, entries: readonly AxisEntry[], bound: readonly Bound[], weight: string | null, signal: AbortSignal | undefined): Promise<boolean[]> {
+  private async answeredOrBlank(base: Bound, entries: readonly AxisEntry[], bound: readonly Bound[], weight: string | null, signal: AbortSignal): Promise<boolean[]> {
     const blanks = entries.flatMap((entry, i) => (entry.missing ? [i] : []));
     const keep = entries.map(() => true);
     if (blanks.length === 0) return keep;
