@@ -111,6 +111,7 @@ describe.each(shims)('mounted on $name', (shim) => {
     ['GET', '/v1/docs/', 404],
     ['GET', `/v1/${'a'.repeat(300)}`, 404],
     ['GET', '/v1/a%2Fb', 404],
+    ['GET', '/v1/a;b=c', 404],
     ['DELETE', '/v1/crosstab', 405],
   ])('%s %s reaches the handler (%i with its headers)', async (method, path, status) => {
     expect(handler.owns(path)).toBe(true);
@@ -121,6 +122,22 @@ describe.each(shims)('mounted on $name', (shim) => {
     expect(response.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
     expect(response.headers.get('access-control-allow-origin')).toBe('*');
     if (status === 404) expect(body.error?.code).toBe('not_found');
+  });
+
+  it('a path with malformed percent-encoding: the handler, except on Fastify, whose router answers it first (docs/http.md)', async () => {
+    const path = '/v1/%zz';
+    expect(handler.owns(path)).toBe(true);
+    const response = await fetch(`${server.origin}${path}`);
+    const body = (await response.json()) as Record<string, unknown>;
+    if (shim.name === 'fastify') {
+      expect(response.status).toBe(400);
+      expect(body).toMatchObject({ code: 'FST_ERR_BAD_URL', statusCode: 400 });
+      expect(response.headers.get('x-request-id')).toBeNull();
+    } else {
+      expect(response.status).toBe(404);
+      expect(body).toMatchObject({ error: { code: 'not_found' } });
+      expect(response.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    }
   });
 
   it('an upload the client aborts reaches no error handler; the service logs it once', async () => {
