@@ -78,7 +78,7 @@ describe('docs/http.md mounting snippets', () => {
   });
 
   it('shows one snippet per mount', () => {
-    expect(snippets.map((snippet) => snippet.title)).toEqual(['`listen()`', 'node:http', 'Fastify', 'Express', 'Hono']);
+    expect(snippets.map((snippet) => snippet.title)).toEqual(['node:http', '`listen()`', 'Fastify', 'Express', 'Hono']);
   });
 
   it('type-checks as written against the built package', () => {
