@@ -20,7 +20,7 @@ beforeAll(async () => {
 afterAll(() => gss?.close());
 
 /** Writes `parts` on a raw connection to `origin`, then `after` (e.g. destroys it); resolves with all the server sent once it closes the connection. */
-export function exchange(origin: string, parts: string[], after: (socket: ReturnType<typeof connect>) => void = () => {}): Promise<string> {
+function exchange(origin: string, parts: string[], after: (socket: ReturnType<typeof connect>) => void = () => {}): Promise<string> {
   return new Promise((resolve, reject) => {
     const socket = connect(Number(new URL(origin).port), '127.0.0.1');
     let received = '';
