@@ -76,6 +76,7 @@ const UNPARSABLE: Record<string, { garbage(answer: string): void; headerOverflow
 // Express and @hono/node-server leave node:http's answer as it is.
 UNPARSABLE['express'] = UNPARSABLE['node:http'] as (typeof UNPARSABLE)[string];
 UNPARSABLE['hono'] = UNPARSABLE['node:http'] as (typeof UNPARSABLE)[string];
+UNPARSABLE['hono (fetch only)'] = UNPARSABLE['node:http'] as (typeof UNPARSABLE)[string];
 
 describe.each(shims)('mounted on $name', (shim) => {
   let handler: CrosstabHandler;

@@ -161,6 +161,23 @@ export const shims: Array<{ name: string; start(handler: CrosstabHandler): Promi
     },
   },
   {
+    // Hono as on runtimes without node:http (no `env.incoming`): the fetch Request's own body stream.
+    name: 'hono (fetch only)',
+    async start(handler) {
+      const frameworkErrors: unknown[] = [];
+      const app = new Hono();
+      app.use(crosstabHono(handler));
+      app.onError((error, c) => {
+        frameworkErrors.push(error);
+        return c.text('Internal Server Error', 500);
+      });
+      const server = await new Promise<Server>((resolve) => {
+        const listening = honoServe({ fetch: (request: Request) => app.fetch(request), port: 0, hostname: '127.0.0.1' }, () => resolve(listening as Server)) as Server;
+      });
+      return { origin: nodeServerOrigin(server), frameworkErrors, close: () => closeNodeServer(server) };
+    },
+  },
+  {
     name: 'listen()',
     async start(handler) {
       const running = await listen(handler, { port: 0 });
