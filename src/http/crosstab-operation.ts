@@ -4,6 +4,7 @@ import type { AuthFailureLimiter } from './auth-failures.js';
 import { clientAddress, type ProxyTrust } from './client-address.js';
 import { API_KEY_PATTERN } from './key-file.js';
 import { parseJsonBody, validateCrosstabRequest } from './crosstab-request.js';
+import { readRequestBody } from './read-body.js';
 import type { AccessLogEntry, CrosstabDataset, HandlerRequest } from './handler-types.js';
 import { headerOf, isJsonContentType } from './headers.js';
 import type { KeyStore } from './key-store.js';
@@ -69,12 +70,18 @@ export function createCrosstabOperation(context: {
     if (!isJsonContentType(headerOf(request.headers, 'content-type'))) {
       return serviceError('unsupported_media_type', 'Content-Type must be application/json.', 'Send the body as JSON with the header `Content-Type: application/json`.');
     }
-    const declaredLength = Number(headerOf(request.headers, 'content-length') ?? 0);
-    const bodyLength = typeof request.body === 'string' ? Buffer.byteLength(request.body) : (request.body?.byteLength ?? 0);
-    if (declaredLength > maxBodyBytes || bodyLength > maxBodyBytes) {
-      return serviceError('payload_too_large', `The request body is larger than ${maxBodyBytes} bytes.`, 'A CrosstabRequest is small: send one survey, one population base and 1 to 2 target codes.');
+    const tooLarge = (): ServiceError =>
+      serviceError('payload_too_large', `The request body is larger than ${maxBodyBytes} bytes.`, 'A CrosstabRequest is small: send one survey, one population base and 1 to 2 target codes.');
+    if (Number(headerOf(request.headers, 'content-length') ?? 0) > maxBodyBytes) return tooLarge();
+    let raw: Uint8Array | string;
+    try {
+      raw = typeof request.body === 'string' || request.body instanceof Uint8Array ? request.body : await readRequestBody(request.body, maxBodyBytes);
+    } catch {
+      // The client went away mid-upload: nobody reads this answer; the access log records it.
+      return serviceError('invalid_request', 'The connection closed before the request body was complete.', 'Send the whole body: Content-Length bytes, or chunks up to the last (empty) one.');
     }
-    const parsed = parseJsonBody(request.body);
+    if ((typeof raw === 'string' ? Buffer.byteLength(raw) : raw.byteLength) > maxBodyBytes) return tooLarge();
+    const parsed = parseJsonBody(raw);
     if (isServiceError(parsed)) return parsed;
     const body = validateCrosstabRequest(parsed.json);
     if (isServiceError(body)) return body;

@@ -1,12 +1,12 @@
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { CrosstabHandler } from './handler.js';
-import { readNodeBody } from './read-body.js';
+import { nodeRequest } from './node-shim.js';
 
 /** The part of a Fastify instance the plugin uses (structural: no Fastify types needed). */
 export interface FastifyInstanceLike {
   removeAllContentTypeParsers(): unknown;
   addContentTypeParser(contentType: string, parser: (request: never, payload: never, done: (error: Error | null) => void) => void): unknown;
-  all(path: string, handler: (request: { method: string; url: string; headers: IncomingHttpHeaders; raw: IncomingMessage }, reply: FastifyReplyLike) => Promise<unknown>): unknown;
+  all(path: string, handler: (request: { url: string; raw: IncomingMessage; headers?: IncomingHttpHeaders }, reply: FastifyReplyLike) => Promise<unknown>): unknown;
 }
 
 export interface FastifyReplyLike {
@@ -17,18 +17,20 @@ export interface FastifyReplyLike {
 
 /**
  * Fastify plugin: `await app.register(crosstabFastify(handler))` (no `prefix`: the handler
- * owns `basePath`). Inside the plugin the body is left unparsed so the handler sees raw bytes.
+ * owns `basePath` and everything under it). Inside the plugin the body is left unparsed: the
+ * handler reads the raw request stream itself, only when the answer needs it.
  */
 export function crosstabFastify(handler: CrosstabHandler): (app: FastifyInstanceLike) => Promise<void> {
   return async (app) => {
     app.removeAllContentTypeParsers();
     app.addContentTypeParser('*', (_request, _payload, done) => done(null));
-    app.all(`${handler.basePath}/*`, async (request, reply) => {
-      const body = await readNodeBody(request.raw, handler.maxBodyBytes);
-      const response = await handler.handle({ method: request.method, path: request.url, headers: request.headers, body });
-      // A body not read to its end (see readNodeBody) ends the connection rather than being drained.
+    const route = async (request: { url: string; raw: IncomingMessage }, reply: FastifyReplyLike): Promise<unknown> => {
+      const response = await handler.handle(nodeRequest(request.raw, request.url));
+      // A body not read to its end ends the connection rather than being drained.
       const headers = request.raw.complete ? response.headers : { ...response.headers, connection: 'close' };
       return reply.code(response.status).headers(headers).send(response.body);
-    });
+    };
+    app.all(handler.basePath, route);
+    app.all(`${handler.basePath}/*`, route);
   };
 }

@@ -1,6 +1,7 @@
 /** The framework-neutral request, response and dataset types the handler and its operations share. */
 import type { CrosstabQuery, CrosstabResult, DatasetInfo } from '../index.js';
 import type { HandlerHeaders } from './headers.js';
+import type { RequestBody } from './read-body.js';
 
 /** What the handler needs of a dataset: `Dataset` from openDataset() fits. */
 export interface CrosstabDataset {
@@ -14,8 +15,11 @@ export interface HandlerRequest {
   /** Path with optional query string, e.g. `/v1/crosstab`. */
   path: string;
   headers: HandlerHeaders;
-  /** The raw body (a shim reads at most `maxBodyBytes + 1` bytes of it). */
-  body?: Uint8Array | string;
+  /**
+   * The raw body: bytes, or the request's own stream (a node:http request, a fetch body), which
+   * the handler reads only when the answer needs it, and at most `maxBodyBytes + 1` bytes of it.
+   */
+  body?: RequestBody;
   /** The peer's IP address, when the shim knows it (the portal throttles sign-ins by it). */
   remoteAddress?: string;
 }

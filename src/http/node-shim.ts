@@ -1,7 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { CrosstabHandler, HandlerResponse } from './handler.js';
 import type { HandlerRequest } from './handler-types.js';
-import { readNodeBodyThen } from './read-body.js';
 import { errorBody, serviceError } from './service-error.js';
 
 const INTERNAL_BODY = JSON.stringify(
@@ -62,30 +61,26 @@ export interface NodeListenerOptions {
 
 /**
  * A node:http request listener: `http.createServer(createNodeListener(handler))`.
- * Paths outside `handler.basePath` get a 404 error body.
+ * Paths outside `handler.basePath` get a 404 error body. The request stream goes to the
+ * handler unread: it reads the body only when the answer needs it.
  */
 export function createNodeListener(handler: CrosstabHandler, options: NodeListenerOptions = {}): (req: IncomingMessage, res: ServerResponse) => void {
   const closeConnections = options.closeConnections ?? (() => false);
   return (req, res) => {
-    const fail = (): void => {
-      res.destroy();
-    };
-    readNodeBodyThen(
-      req,
-      handler.maxBodyBytes,
-      (body) => {
-        const remoteAddress = req.socket.remoteAddress;
-        const request: HandlerRequest = { method: req.method ?? '', path: req.url ?? '/', headers: req.headers, body };
-        if (remoteAddress !== undefined) request.remoteAddress = remoteAddress;
-        let pending: Promise<HandlerResponse>;
-        try {
-          pending = handler.handle(request);
-        } catch (error) {
-          pending = Promise.reject(error);
-        }
-        pending.then((response) => sendNodeResponse(res, response, closeConnections())).catch((error: unknown) => failNodeResponse(res, error));
-      },
-      fail,
-    );
+    let pending: Promise<HandlerResponse>;
+    try {
+      pending = handler.handle(nodeRequest(req, req.url ?? '/'));
+    } catch (error) {
+      pending = Promise.reject(error);
+    }
+    pending.then((response) => sendNodeResponse(res, response, closeConnections())).catch((error: unknown) => failNodeResponse(res, error));
   };
+}
+
+/** The handler's view of a node:http request: its stream as the body, unread. */
+export function nodeRequest(req: IncomingMessage, path: string): HandlerRequest {
+  const request: HandlerRequest = { method: req.method ?? '', path, headers: req.headers, body: req };
+  const remoteAddress = req.socket?.remoteAddress;
+  if (remoteAddress !== undefined) request.remoteAddress = remoteAddress;
+  return request;
 }

@@ -1,4 +1,4 @@
-import type { CrosstabHandler } from '../http/index.js';
+import { readRequestBody, type CrosstabHandler } from '../http/index.js';
 import type { Portal } from './portal-handler.js';
 
 /**
@@ -10,7 +10,12 @@ export function mountPortal(api: CrosstabHandler, portal: Portal): CrosstabHandl
     basePath: api.basePath,
     maxBodyBytes: api.maxBodyBytes,
     owns: (path) => portal.owns(path) || api.owns(path),
-    handle: (request) => (portal.owns(request.path ?? '') ? portal.handle(request) : api.handle(request)),
+    async handle(request) {
+      if (!portal.owns(request.path ?? '')) return api.handle(request);
+      // The portal reads its forms whole (at most maxBodyBytes + 1 bytes); a body cut off by the client is empty.
+      const body = await readRequestBody(request.body, api.maxBodyBytes).catch(() => '');
+      return portal.handle({ ...request, body });
+    },
     close: () => api.close(),
   };
 }

@@ -65,7 +65,7 @@ function sameToken(a: string | undefined, b: string | undefined): boolean {
 }
 
 function formOf(request: HandlerRequest): URLSearchParams {
-  const body = request.body === undefined ? '' : typeof request.body === 'string' ? request.body : Buffer.from(request.body).toString('utf8');
+  const body = typeof request.body === 'string' ? request.body : request.body instanceof Uint8Array ? Buffer.from(request.body).toString('utf8') : '';
   return new URLSearchParams(body);
 }
 

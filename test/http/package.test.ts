@@ -35,6 +35,7 @@ const EXPORTS = [
   'proxyTrust',
   'readKeyFile',
   'readNodeBody',
+  'readRequestBody',
   'readWebBody',
   'revokeApiKey',
   'rotateApiKey',

@@ -21,6 +21,7 @@ import {
   crosstabFastify,
   crosstabHono,
   errorSchemaNames,
+  listen,
   revokeApiKey,
   type CrosstabHandler,
 } from '../../src/http/index.js';
@@ -89,6 +90,8 @@ export function readLedger(path: string): Array<Record<string, unknown>> {
 export interface RunningShim {
   /** e.g. http://127.0.0.1:43121 (no base path). */
   origin: string;
+  /** What reached the framework's own error handler (none for node:http and listen(), which have none). */
+  frameworkErrors: unknown[];
   close(): Promise<void>;
 }
 
@@ -101,45 +104,85 @@ function closeNodeServer(server: Server): Promise<void> {
   return new Promise((resolve) => server.close(() => resolve()));
 }
 
-/** Starts `handler` behind each framework, on a loopback port. */
+/** Starts `handler` behind each framework and in `listen()`, on a loopback port: every way to mount it. */
 export const shims: Array<{ name: string; start(handler: CrosstabHandler): Promise<RunningShim> }> = [
   {
     name: 'node:http',
     async start(handler) {
       const server = createServer(createNodeListener(handler));
       await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-      return { origin: nodeServerOrigin(server), close: () => closeNodeServer(server) };
+      return { origin: nodeServerOrigin(server), frameworkErrors: [], close: () => closeNodeServer(server) };
     },
   },
   {
     name: 'fastify',
     async start(handler) {
+      const frameworkErrors: unknown[] = [];
       const app = Fastify();
+      app.setErrorHandler((error, _request, reply) => {
+        frameworkErrors.push(error);
+        return reply.send(error);
+      });
       await app.register(crosstabFastify(handler));
       await app.listen({ port: 0, host: '127.0.0.1' });
-      return { origin: nodeServerOrigin(app.server), close: () => app.close() };
+      return { origin: nodeServerOrigin(app.server), frameworkErrors, close: () => app.close() };
     },
   },
   {
     name: 'express',
     async start(handler) {
+      const frameworkErrors: unknown[] = [];
       const app = express();
       app.use(crosstabExpress(handler));
+      app.use((error: unknown, _req: express.Request, _res: express.Response, next: express.NextFunction) => {
+        frameworkErrors.push(error);
+        next(error);
+      });
       const server = await new Promise<Server>((resolve) => {
         const listening = app.listen(0, '127.0.0.1', () => resolve(listening));
       });
-      return { origin: nodeServerOrigin(server), close: () => closeNodeServer(server) };
+      return { origin: nodeServerOrigin(server), frameworkErrors, close: () => closeNodeServer(server) };
     },
   },
   {
     name: 'hono',
     async start(handler) {
+      const frameworkErrors: unknown[] = [];
       const app = new Hono();
       app.use(crosstabHono(handler));
+      app.onError((error, c) => {
+        frameworkErrors.push(error);
+        return c.text('Internal Server Error', 500);
+      });
       const server = await new Promise<Server>((resolve) => {
         const listening = honoServe({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(listening as Server)) as Server;
       });
-      return { origin: nodeServerOrigin(server), close: () => closeNodeServer(server) };
+      return { origin: nodeServerOrigin(server), frameworkErrors, close: () => closeNodeServer(server) };
+    },
+  },
+  {
+    // Hono as on runtimes without node:http (no `env.incoming`): the fetch Request's own body stream.
+    name: 'hono (fetch only)',
+    async start(handler) {
+      const frameworkErrors: unknown[] = [];
+      const app = new Hono();
+      app.use(crosstabHono(handler));
+      app.onError((error, c) => {
+        frameworkErrors.push(error);
+        return c.text('Internal Server Error', 500);
+      });
+      const server = await new Promise<Server>((resolve) => {
+        const listening = honoServe({ fetch: (request: Request) => app.fetch(request), port: 0, hostname: '127.0.0.1' }, () => resolve(listening as Server)) as Server;
+      });
+      return { origin: nodeServerOrigin(server), frameworkErrors, close: () => closeNodeServer(server) };
+    },
+  },
+  {
+    name: 'listen()',
+    async start(handler) {
+      const running = await listen(handler, { port: 0 });
+      // No grace: the tests' kept-alive connections are cut at once.
+      return { origin: nodeServerOrigin(running.server), frameworkErrors: [], close: () => running.close(0) };
     },
   },
 ];
