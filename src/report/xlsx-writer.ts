@@ -1,0 +1,132 @@
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
+import type { WriteStream } from 'node:fs';
+import ExcelJS from 'exceljs';
+import type { SheetCell, SheetLine } from './xlsx-lines.js';
+
+type Worksheet = ExcelJS.Worksheet;
+type Fill = ExcelJS.Fill;
+
+const GREY: Fill = { type: 'pattern', pattern: 'solid', fgColor: { argb: 'FFEDEDED' } };
+const LIGHT: Fill = { type: 'pattern', pattern: 'solid', fgColor: { argb: 'FFF7F7F7' } };
+const RULE = { top: { style: 'thin', color: { argb: 'FFBFBFBF' } } } as const;
+/** Rows written between two turns of the event loop, which lets the zip stream drain what was written. */
+const ROWS_PER_TURN = 256;
+
+/**
+ * A streaming XLSX workbook (exceljs WorkbookWriter): rows go to the zip stream as they are
+ * committed, so memory stays bounded whatever the size of the book.
+ */
+export class XlsxBook {
+  private readonly workbook: ExcelJS.stream.xlsx.WorkbookWriter;
+  private rowsSinceTurn = 0;
+
+  constructor(stream: WriteStream) {
+    this.workbook = new ExcelJS.stream.xlsx.WorkbookWriter({ stream, useStyles: true, useSharedStrings: false });
+    this.workbook.creator = 'crosstab-engine';
+  }
+
+  /** A new sheet with columns of these widths and the first rows and columns frozen; the previous sheet must be committed. */
+  sheet(name: string, widths: readonly number[], frozen: { rows: number; columns: number }): XlsxSheet {
+    const views: Array<Partial<ExcelJS.WorksheetView>> = [
+      frozen.rows > 0 || frozen.columns > 0 ? { state: 'frozen', xSplit: frozen.columns, ySplit: frozen.rows, showGridLines: false } : { showGridLines: false },
+    ];
+    // Printed (and converted to PDF) landscape, as wide as one page, the heading rows on every page.
+    const pageSetup: Partial<ExcelJS.PageSetup> = { orientation: 'landscape', fitToPage: true, fitToWidth: 1, fitToHeight: 0, ...(frozen.rows > 0 ? { printTitlesRow: `1:${frozen.rows}` } : {}) };
+    const worksheet = this.workbook.addWorksheet(name, { views, pageSetup });
+    worksheet.columns = widths.map((width) => ({ width }));
+    return new XlsxSheet(worksheet, () => this.turn());
+  }
+
+  /** Finishes the zip: every sheet committed, the workbook parts written. */
+  async close(): Promise<void> {
+    await this.workbook.commit();
+  }
+
+  private async turn(): Promise<void> {
+    if (++this.rowsSinceTurn < ROWS_PER_TURN) return;
+    this.rowsSinceTurn = 0;
+    await yieldToLoop();
+  }
+}
+
+export class XlsxSheet {
+  /** 1-based number of the next row. */
+  next = 1;
+
+  constructor(
+    private readonly worksheet: Worksheet,
+    private readonly turn: () => Promise<void>,
+  ) {}
+
+  /** Writes lines, styled by kind; returns the row number of the first. */
+  async write(lines: readonly SheetLine[]): Promise<number> {
+    const first = this.next;
+    for (const line of lines) {
+      const row = this.worksheet.addRow(line.cells.map((cell) => cell.value));
+      line.cells.forEach((cell, i) => style(row.getCell(i + 1), cell, line.kind, i));
+      for (const [from, to] of line.merges ?? []) this.worksheet.mergeCells(this.next, from + 1, this.next, to + 1);
+      row.commit();
+      this.next++;
+      await this.turn();
+    }
+    return first;
+  }
+
+  /** A cell linking to a place in the workbook (`'Sheet name'!A1`). */
+  async link(cells: ReadonlyArray<string | number>, linkColumn: number, text: string, target: string): Promise<void> {
+    const row = this.worksheet.addRow(cells.map((cell, i) => (i === linkColumn ? { text, hyperlink: `#${target}` } : cell)));
+    row.getCell(linkColumn + 1).font = { color: { argb: 'FF0563C1' }, underline: true };
+    row.commit();
+    this.next++;
+    await this.turn();
+  }
+
+  commit(): void {
+    this.worksheet.commit();
+  }
+}
+
+function style(target: ExcelJS.Cell, cell: SheetCell, kind: SheetLine['kind'], column: number): void {
+  if (cell.format !== undefined) target.numFmt = cell.format;
+  const isText = typeof cell.value === 'string';
+  switch (kind) {
+    case 'title':
+      target.font = { bold: true, size: 13 };
+      return;
+    case 'note':
+    case 'footnote':
+      target.font = { italic: true, size: 9, color: { argb: 'FF404040' } };
+      return;
+    case 'banner':
+      target.font = { bold: true };
+      target.fill = GREY;
+      target.alignment = { horizontal: 'center', vertical: 'bottom' };
+      return;
+    case 'columns':
+      target.font = { bold: true };
+      target.fill = GREY;
+      target.alignment = { horizontal: 'center', vertical: 'bottom', wrapText: true };
+      return;
+    case 'letters':
+      target.fill = GREY;
+      target.font = { color: { argb: 'FF555555' } };
+      target.alignment = { horizontal: 'center' };
+      return;
+    case 'base':
+      target.fill = LIGHT;
+      target.font = { italic: true };
+      if (isText && column >= 2) target.alignment = { horizontal: 'right' };
+      return;
+    case 'label':
+      target.border = RULE;
+      if (column === 0) target.font = { bold: true };
+      if (isText && column >= 2) target.alignment = { horizontal: 'right' };
+      return;
+    case 'figure':
+      if (isText && column >= 2) target.alignment = { horizontal: 'right' };
+      if (column === 1) target.font = { color: { argb: 'FF555555' } };
+      return;
+    case 'blank':
+      return;
+  }
+}
