@@ -84,7 +84,7 @@ export function bodyLines(result: TableResult, statistics: TableStatistics | und
         ],
       });
     }
-    if (letters) lines.push({ kind: 'figure', cells: [text(''), text('Significance'), text(''), ...cells.map((_, c) => ({ value: letters[r * width + c]!, format: LETTERS_FORMAT }))] });
+    if (letters) lines.push({ kind: 'figure', cells: [text(''), text('Significance'), text(''), ...cells.map((_, c) => (letters[r * width + c] ? { value: letters[r * width + c]!, format: LETTERS_FORMAT } : text('')))] });
   });
   lines.push(...footnotes(result, statistics));
   return lines;
@@ -126,8 +126,9 @@ function decimals(digits: number): string {
   return digits > 0 ? `.${'0'.repeat(digits)}` : '';
 }
 
+/** Text; an empty string is an empty cell. */
 function text(value: string): SheetCell {
-  return { value };
+  return { value: value === '' ? null : value };
 }
 
 function capitalize(label: string): string {
