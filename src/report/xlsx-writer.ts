@@ -86,47 +86,42 @@ export class XlsxSheet {
   }
 }
 
+/**
+ * The style of a cell: one shared object per (kind, column class, number format), which
+ * exceljs's style table recognises by identity instead of serialising it again per cell.
+ */
 function style(target: ExcelJS.Cell, cell: SheetCell, kind: SheetLine['kind'], column: number): void {
-  if (cell.format !== undefined) target.numFmt = cell.format;
-  const isText = typeof cell.value === 'string';
+  const place = column === 0 ? 'label' : column === 1 ? 'name' : typeof cell.value === 'string' ? 'text' : 'number';
+  const key = `${kind}|${place}|${cell.format ?? ''}`;
+  let shared = STYLES.get(key);
+  if (shared === undefined) STYLES.set(key, (shared = styleOf(kind, place, cell.format)));
+  target.style = shared;
+}
+
+const STYLES = new Map<string, Partial<ExcelJS.Style>>();
+
+function styleOf(kind: SheetLine['kind'], place: 'label' | 'name' | 'text' | 'number', format: string | undefined): Partial<ExcelJS.Style> {
+  const style: Partial<ExcelJS.Style> = format === undefined ? {} : { numFmt: format };
+  const right = place === 'text' ? { alignment: { horizontal: 'right' } as const } : {};
   switch (kind) {
     case 'title':
-      target.font = { bold: true, size: 13 };
-      return;
+      return { ...style, font: { bold: true, size: 13 } };
     case 'note':
     case 'footnote':
-      target.font = { italic: true, size: 9, color: { argb: 'FF404040' } };
-      return;
+      return { ...style, font: { italic: true, size: 9, color: { argb: 'FF404040' } } };
     case 'banner':
-      target.font = { bold: true };
-      target.fill = GREY;
-      target.alignment = { horizontal: 'center', vertical: 'bottom' };
-      return;
+      return { ...style, font: { bold: true }, fill: GREY, alignment: { horizontal: 'center', vertical: 'bottom' } };
     case 'columns':
-      target.font = { bold: true };
-      target.fill = GREY;
-      target.alignment = { horizontal: 'center', vertical: 'bottom', wrapText: true };
-      return;
+      return { ...style, font: { bold: true }, fill: GREY, alignment: { horizontal: 'center', vertical: 'bottom', wrapText: true } };
     case 'letters':
-      target.fill = GREY;
-      target.font = { color: { argb: 'FF555555' } };
-      target.alignment = { horizontal: 'center' };
-      return;
+      return { ...style, fill: GREY, font: { color: { argb: 'FF555555' } }, alignment: { horizontal: 'center' } };
     case 'base':
-      target.fill = LIGHT;
-      target.font = { italic: true };
-      if (isText && column >= 2) target.alignment = { horizontal: 'right' };
-      return;
+      return { ...style, fill: LIGHT, font: { italic: true }, ...right };
     case 'label':
-      target.border = RULE;
-      if (column === 0) target.font = { bold: true };
-      if (isText && column >= 2) target.alignment = { horizontal: 'right' };
-      return;
+      return { ...style, border: RULE, ...(place === 'label' ? { font: { bold: true } } : {}), ...right };
     case 'figure':
-      if (isText && column >= 2) target.alignment = { horizontal: 'right' };
-      if (column === 1) target.font = { color: { argb: 'FF555555' } };
-      return;
+      return { ...style, ...(place === 'name' ? { font: { color: { argb: 'FF555555' } } } : {}), ...right };
     case 'blank':
-      return;
+      return style;
   }
 }
