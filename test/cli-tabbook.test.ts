@@ -3,7 +3,7 @@
 // flags are named; LibreOffice opens a book and prints it to PDF and PNG.
 // Spawns dist/cli/main.js: run `npm run build:ts` first.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -129,7 +129,7 @@ describe('LibreOffice', () => {
   const soffice = tool('soffice');
   const rasterizer = tool('pdftoppm') ?? tool('gs');
   const required = process.env.CI === 'true';
-  it.skipIf(!required && (!soffice || !rasterizer))('converts a book to PDF and its first table page to PNG (soffice --headless)', () => {
+  it.skipIf(!required && (!soffice || !rasterizer))('follows the index links and prints a book to PDF, its first table page to PNG (soffice --headless)', () => {
     expect(soffice, 'soffice (Debian libreoffice-calc-nogui) is required').toBeDefined();
     expect(rasterizer, 'pdftoppm (Debian poppler-utils) or gs is required').toBeDefined();
     const out = join(dir, 'print');
@@ -141,6 +141,12 @@ describe('LibreOffice', () => {
     const profile = `file://${join(out, 'profile')}`;
     const converted = spawnSync(soffice!, [`-env:UserInstallation=${profile}`, '--headless', '--convert-to', 'pdf', '--outdir', out, book], { encoding: 'utf8', timeout: 120_000 });
     expect(converted.status, converted.stderr).toBe(0);
+    // LibreOffice follows the index's links to the tables: its HTML export shows them as jumps within the document.
+    const html = spawnSync(soffice!, [`-env:UserInstallation=${profile}`, '--headless', '--convert-to', 'html', '--outdir', out, book], { encoding: 'utf8', timeout: 120_000 });
+    expect(html.status, html.stderr).toBe(0);
+    const page = readFileSync(join(out, 'book.html'), 'utf8');
+    expect(page).toContain(`<a href="#'T1 degree'.A1"`);
+    expect(page).toContain(`<a href="#'T2 polviews'.A1"`);
     const pdf = join(out, 'book.pdf');
     expect(statSync(pdf).size).toBeGreaterThan(10_000);
     const png = join(out, 'page');
@@ -148,8 +154,8 @@ describe('LibreOffice', () => {
       ? spawnSync(rasterizer!, ['-png', '-r', '100', '-f', '2', '-l', '2', pdf, png])
       : spawnSync(rasterizer!, ['-q', '-sDEVICE=png16m', '-r100', '-dFirstPage=2', '-dLastPage=2', `-sOutputFile=${png}-2.png`, pdf]);
     expect(raster.status).toBe(0);
-    const page = readdirSync(out).find((name) => name.startsWith('page') && name.endsWith('.png'));
-    expect(page).toBeDefined();
-    expect(statSync(join(out, page!)).size).toBeGreaterThan(20_000);
+    const image = readdirSync(out).find((name) => name.startsWith('page') && name.endsWith('.png'));
+    expect(image).toBeDefined();
+    expect(statSync(join(out, image!)).size).toBeGreaterThan(20_000);
   });
 });

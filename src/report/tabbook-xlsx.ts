@@ -68,7 +68,7 @@ const BLANK: SheetLine = { kind: 'blank', cells: [] };
 
 /** The sheet of a table: `T12 degree`, within Excel's 31 characters and without the characters it refuses. */
 export function sheetName(table: TabbookTable): string {
-  return `T${table.number} ${table.stub}`.replace(/[[\]:*?/\\']/g, '_').slice(0, 31).trimEnd();
+  return `T${table.number} ${table.stub}`.replace(/[[\]:*?/\\'!]/g, '_').slice(0, 31).trimEnd();
 }
 
 function quoteSheet(name: string): string {
@@ -113,7 +113,7 @@ async function writeIndex(xlsx: XlsxBook, book: Tabbook, targets: readonly strin
     { kind: 'columns', cells: ['Table', 'Variable', 'Title', 'Rows'].map((value) => ({ value })) },
   ]);
   for (const [i, table] of book.tables.entries()) {
-    await sheet.link([`Table ${table.number}`, table.stub, table.title, table.result.rows.length], 0, `Table ${table.number}`, targets[i]!);
+    await sheet.link([`Table ${table.number}`, table.stub, table.title, table.result.rows.length], 0, targets[i]!);
   }
   if (book.skipped.length > 0) {
     await sheet.write([BLANK, ...book.skipped.map((skip): SheetLine => ({ kind: 'footnote', cells: [{ value: `Not tabulated: ${skip.variable} (${skip.reason})` }] }))]);

@@ -1,6 +1,7 @@
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { WriteStream } from 'node:fs';
 import ExcelJS from 'exceljs';
+import { CrosstabError, ErrorCode } from '../errors.js';
 import type { SheetCell, SheetLine } from './xlsx-lines.js';
 
 type Worksheet = ExcelJS.Worksheet;
@@ -8,6 +9,7 @@ type Fill = ExcelJS.Fill;
 
 const GREY: Fill = { type: 'pattern', pattern: 'solid', fgColor: { argb: 'FFEDEDED' } };
 const LIGHT: Fill = { type: 'pattern', pattern: 'solid', fgColor: { argb: 'FFF7F7F7' } };
+const LINK: Partial<ExcelJS.Style> = { font: { color: { argb: 'FF0563C1' }, underline: true } };
 const RULE = { top: { style: 'thin', color: { argb: 'FFBFBFBF' } } } as const;
 /** Rows written between two turns of the event loop, which lets the zip stream drain what was written. */
 const ROWS_PER_TURN = 256;
@@ -72,10 +74,19 @@ export class XlsxSheet {
     return first;
   }
 
-  /** A cell linking to a place in the workbook (`'Sheet name'!A1`). */
-  async link(cells: ReadonlyArray<string | number>, linkColumn: number, text: string, target: string): Promise<void> {
-    const row = this.worksheet.addRow(cells.map((cell, i) => (i === linkColumn ? { text, hyperlink: `#${target}` } : cell)));
-    row.getCell(linkColumn + 1).font = { color: { argb: 'FF0563C1' }, underline: true };
+  /**
+   * A row whose cell `linkColumn` links to a place in the workbook (`'Sheet name'!A1`): an
+   * internal hyperlink (`location`, no relationship), which Excel and LibreOffice both follow.
+   * exceljs's streaming writer makes every hyperlink an external relationship, which
+   * LibreOffice resolves against the file's own path: the link is added to the writer's list
+   * with a location instead.
+   */
+  async link(cells: ReadonlyArray<string | number>, linkColumn: number, target: string): Promise<void> {
+    const row = this.worksheet.addRow([...cells]);
+    row.getCell(linkColumn + 1).style = LINK;
+    const links = (this.worksheet as unknown as { _sheetRelsWriter?: { _hyperlinks?: Array<{ address: string; target: string }> } })._sheetRelsWriter?._hyperlinks;
+    if (!Array.isArray(links)) throw new CrosstabError(ErrorCode.internal, 'the XLSX writer (exceljs) has no hyperlink list to add an index link to', { hint: 'Report this with the exceljs version installed.' });
+    links.push({ address: row.getCell(linkColumn + 1).address, target });
     row.commit();
     this.next++;
     await this.turn();

@@ -12,7 +12,7 @@ import { tableToCSV } from '../../src/report/table-csv.js';
 import { tableToJSON } from '../../src/report/table-json.js';
 import { tableToHTMLSection } from '../../src/report/table-html.js';
 import { rejection } from '../support/rejection.js';
-import { expectTableInSheet, findRow, readWorkbook, valueAt } from '../support/xlsx-book.js';
+import { expectTableInSheet, findRow, internalLinks, readWorkbook, valueAt } from '../support/xlsx-book.js';
 
 const BASE = 'year=2024';
 const BANNER = ['sex', 'race', 'BA+', 'polviews'];
@@ -68,11 +68,12 @@ describe('XLSX', () => {
     expect(workbook.worksheets[0]!.name).toBe('Index');
     expect(workbook.worksheets.length).toBe(layout === 'sheets' ? 1 + STUBS.length : 2);
     const header = findRow(index, 'Table');
+    const links = await internalLinks(out);
+    expect(links.size).toBe(STUBS.length);
     for (const [i, stub] of STUBS.entries()) {
-      const link = index.getRow(header + 1 + i).getCell(1).value as { text: string; hyperlink: string };
-      expect(link.text).toBe(`Table ${i + 1}`);
+      expect(valueAt(index, header + 1 + i, 1)).toBe(`Table ${i + 1}`);
       expect(valueAt(index, header + 1 + i, 2)).toBe(stub);
-      const [, sheetName, cell] = /^#'(.+)'!A(\d+)$/.exec(link.hyperlink)!;
+      const [, sheetName, cell] = /^'(.+)'!A(\d+)$/.exec(links.get(`A${header + 1 + i}`)!)!;
       const sheet = workbook.getWorksheet(sheetName!)!;
       const titleRow = Number(cell);
       expect(valueAt(sheet, titleRow, 1)).toBe(`Table ${i + 1}: ${book.tables[i]!.title} (${stub})`);

@@ -1,6 +1,9 @@
 // Reads tables back out of a workbook written by the XLSX writer (exceljs's reader), as plain
 // values, and compares them with a TableResult and its statistics cell by cell.
+import { readFileSync } from 'node:fs';
 import ExcelJS from 'exceljs';
+// exceljs's own zip reader: exceljs's reader skips hyperlinks to places in the workbook.
+import JSZip from 'jszip';
 import { expect } from 'vitest';
 import type { TableResult } from '../../src/facade/types.js';
 import type { TableStatistics } from '../../src/report/table-statistics.js';
@@ -11,6 +14,14 @@ export async function readWorkbook(path: string): Promise<ExcelJS.Workbook> {
   const workbook = new ExcelJS.Workbook();
   await workbook.xlsx.readFile(path);
   return workbook;
+}
+
+/** The internal hyperlinks of the workbook's first sheet: cell address → location (`'T1 degree'!A1`). */
+export async function internalLinks(path: string): Promise<Map<string, string>> {
+  const zip = await JSZip.loadAsync(readFileSync(path));
+  const xml = await zip.file('xl/worksheets/sheet1.xml')!.async('string');
+  const unescape = (text: string) => text.replace(/&apos;/g, "'").replace(/&quot;/g, '"').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+  return new Map([...xml.matchAll(/<hyperlink ref="([A-Z]+\d+)" location="([^"]*)"\/>/g)].map((match) => [match[1]!, unescape(match[2]!)]));
 }
 
 /** A cell's value, with rich text and hyperlinks as their text. */
