@@ -46,6 +46,10 @@ export type {
 } from './facade/types.js';
 export { DEFAULT_MISSING_LABEL } from './facade/types.js';
 export { valueExpression, MAX_AXIS } from './facade/axes.js';
+export { tabbook } from './facade/tabbook.js';
+export type { TabbookOptions } from './facade/tabbook.js';
+export { writeTabbook, TABBOOK_FORMATS, TABBOOK_LAYOUTS } from './report/index.js';
+export type { Tabbook, TabbookTable, TabbookFormat, TabbookLayout, WriteTabbookOptions } from './report/index.js';
 export { STAT_NAMES, tableStatistics, columnGroups, tableToJSON, tableToCSV, tableToArrow, tableToArrowIPC, TABLE_METADATA_KEY, tableToText, tableToHTML, indexColour } from './report/index.js';
 export type { StatName, TableStatistics, TableStatisticsOptions, ColumnComparison, ColumnGroup, TableJson, TableJsonAxisEntry, TableJsonCell, TableJsonComparison, TableJsonRaoScott, RaoScottTest, VarianceKind, DisplayOptions } from './report/index.js';
 export type { DesignOptions, ReplicateType } from './dataset/design.js';

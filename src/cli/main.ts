@@ -26,6 +26,7 @@ Examples:
   $ crosstab info gss.arrow                          variables, value labels, codes
   $ crosstab query gss.arrow --base 'year=2024' --target 'sex=Female' --target 'degree=3..4'
   $ crosstab table gss.arrow --rows sex --columns degree --stats vpct,sig
+  $ crosstab tabbook gss.arrow --banner sex,race,degree --stubs all --out book.xlsx
   $ crosstab keys add --keys keys.json --surveys GSS --groups _ALL_
   $ crosstab serve --dataset gss.arrow --keys keys.json
   $ crosstab push gss.arrow --clickhouse clickhouse://127.0.0.1:8123/surveys
@@ -44,6 +45,7 @@ const commands: Array<[string, () => Promise<Register>]> = [
   ['build', async () => (await import('./build.js')).registerBuildCommand],
   ['query', async () => (await import('./query.js')).registerQueryCommand],
   ['table', async () => (await import('./table.js')).registerTableCommand],
+  ['tabbook', async () => (await import('./tabbook.js')).registerTabbookCommand],
   ['info', async () => (await import('./info.js')).registerInfoCommand],
   ['verify', async () => (await import('./verify.js')).registerVerifyCommand],
   ['weight', async () => (await import('./weight.js')).registerWeightCommand],

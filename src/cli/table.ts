@@ -13,7 +13,7 @@ import { tableToJSON } from '../report/table-json.js';
 import { tableToText } from '../report/table-text.js';
 import { shorten } from '../text/expression-text.js';
 
-const FORMATS = ['text', 'csv', 'json', 'arrow', 'html'] as const;
+const FORMATS = ['text', 'csv', 'json', 'arrow', 'html', 'xlsx'] as const;
 type Format = (typeof FORMATS)[number];
 
 /** An axis flag value with its position on the command line, so --row and --rows keep their order. */
@@ -75,7 +75,8 @@ Examples:
           domain: settings.domain,
           lonelyPsu: settings.lonelyPsu,
         });
-        await emit(await render(ds, result, statistics, settings.format), settings.out, settings.format);
+        if (settings.format === 'xlsx') await writeXLSX(ds, result, statistics, settings.out!);
+        else await emit(await render(ds, result, statistics, settings.format), settings.out, settings.format);
       } finally {
         ds.close();
       }
@@ -130,6 +131,9 @@ function readFlags(flags: Record<string, unknown>): TableFlags {
   if (format === 'arrow' && out === undefined && process.stdout.isTTY) {
     throw flagError('--format', '--format arrow writes binary Arrow IPC; not printing it to a terminal', 'Pass --out FILE or redirect stdout.');
   }
+  if (format === 'xlsx' && out === undefined) {
+    throw flagError('--format', '--format xlsx writes a workbook file; pass --out FILE.xlsx', 'e.g. --format xlsx --out table.xlsx');
+  }
   return { base: String(flags['base']), rows, columns, stats, se, correction, alpha, domain, lonelyPsu, missing, percentBase, execution, weight, format, out };
 }
 
@@ -176,11 +180,22 @@ async function runTable(ds: Dataset, flags: TableFlags): Promise<TableResult> {
   }
 }
 
-async function render(ds: Dataset, result: TableResult, statistics: TableStatistics, format: Format): Promise<string | Uint8Array> {
-  const display = {
+function displayOf(ds: Dataset) {
+  return {
     title: ds.info.name === ds.info.survey ? ds.info.name : `${ds.info.name} (${ds.info.survey})`,
     variableLabels: Object.fromEntries(ds.info.variables.flatMap((variable) => (variable.label ? [[variable.name, variable.label]] : []))),
   };
+}
+
+/** The table as a one-sheet workbook, by the tab books' XLSX writer (exceljs loads only for this format). */
+async function writeXLSX(ds: Dataset, result: TableResult, statistics: TableStatistics, out: string): Promise<void> {
+  const [{ writeTableXLSX }, { writeAtomically }] = await Promise.all([import('../report/tabbook-xlsx.js'), import('../report/atomic-file.js')]);
+  await writeAtomically(out, '--out', (stream) => writeTableXLSX(result, statistics, displayOf(ds), stream));
+  process.stderr.write(`wrote ${out} (xlsx)\n`);
+}
+
+async function render(ds: Dataset, result: TableResult, statistics: TableStatistics, format: Exclude<Format, 'xlsx'>): Promise<string | Uint8Array> {
+  const display = displayOf(ds);
   switch (format) {
     case 'json':
       return `${JSON.stringify(tableToJSON(result, statistics))}\n`;

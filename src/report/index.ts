@@ -1,4 +1,4 @@
-/** Derived statistics of a table and its output formats (JSON, CSV, Arrow, text, HTML). See docs/tables.md. */
+/** Derived statistics of a table and its output formats (JSON, CSV, Arrow, text, HTML, XLSX), and tab books. See docs/tables.md and docs/tabbooks.md. */
 export { STAT_NAMES, normalizeStats } from './statistics.js';
 export { tableStatistics } from './table-statistics.js';
 export type { ColumnComparison, StatName, TableStatistics, TableStatisticsOptions } from './table-statistics.js';
@@ -13,3 +13,7 @@ export { TABLE_METADATA_KEY, tableToArrow, tableToArrowIPC } from './table-arrow
 export { tableToText } from './table-text.js';
 export { LEGEND_INDEXES, indexColour, tableToHTML } from './table-html.js';
 export type { DisplayOptions } from './display.js';
+export { writeTabbook, formatOfPath } from './tabbook-output.js';
+export type { WriteTabbookOptions } from './tabbook-output.js';
+export { TABBOOK_FORMATS, TABBOOK_LAYOUTS } from './tabbook-model.js';
+export type { Tabbook, TabbookTable, TabbookFormat, TabbookLayout } from './tabbook-model.js';

@@ -46,6 +46,18 @@ export function indexColour(value: number): string {
  * Every cell has `data-row`, `data-column`, `data-index` and a tooltip with all its figures.
  */
 export function tableToHTML(result: TableResult, statistics?: TableStatistics, options: DisplayOptions = {}): string {
+  const title = options.title ?? `Crosstab of ${result.base}`;
+  return htmlPage(title, tableToHTMLSection(result, statistics, options));
+}
+
+/** A page around `body`: doctype, title, the tables' inline CSS. */
+export function htmlPage(title: string, body: string): string {
+  const head = ['<!doctype html>', '<html lang="en">', '<head>', '<meta charset="utf-8">', `<title>${escapeHTML(title)}</title>`, `<style>${CSS}</style>`, '</head>', '<body>'];
+  return `${head.join('\n')}\n${body}\n</body>\n</html>\n`;
+}
+
+/** The body of tableToHTML's page (heading, table, legend), for pages holding several tables. */
+export function tableToHTMLSection(result: TableResult, statistics?: TableStatistics, options: DisplayOptions = {}): string {
   const width = result.columns.length;
   const groups = statistics?.groups ?? columnGroups(result.columns);
   const heads = banners(result, groups, options);
@@ -60,23 +72,22 @@ export function tableToHTML(result: TableResult, statistics?: TableStatistics, o
   };
   const title = options.title ?? `Crosstab of ${result.base}`;
   const html: string[] = [];
-  html.push('<!doctype html>', '<html lang="en">', '<head>', '<meta charset="utf-8">', `<title>${escape(title)}</title>`, `<style>${CSS}</style>`, '</head>', '<body>');
-  html.push(`<h1>${escape(title)}</h1>`);
+  html.push(`<h1>${escapeHTML(title)}</h1>`);
   html.push(
-    `<p class="meta">Base <code>${escape(result.base)}</code> · weight ${escape(result.weight ?? 'none (unweighted)')} · units ${result.units} · ${formatCount(result.total.respondents, 0)} respondents</p>`,
+    `<p class="meta">Base <code>${escapeHTML(result.base)}</code> · weight ${escapeHTML(result.weight ?? 'none (unweighted)')} · units ${result.units} · ${formatCount(result.total.respondents, 0)} respondents</p>`,
   );
   html.push(`<p class="meta percent-base">${escape(missingNote(result, statistics))}</p>`);
   html.push('<table class="crosstab">', '<thead>');
   html.push(
     `<tr><th class="corner" rowspan="2"></th><th class="total" rowspan="2">Total</th>${heads
-      .map((banner) => `<th class="banner" colspan="${banner.columns.length}">${escape(banner.label)}</th>`)
+      .map((banner) => `<th class="banner" colspan="${banner.columns.length}">${escapeHTML(banner.label)}</th>`)
       .join('')}</tr>`,
   );
   html.push(
     `<tr>${result.columns
       .map((column, c) => {
         const letter = statistics?.columnLetters[c];
-        return `<th class="column" title="${escape(column.expr)}">${escape(column.label)}${letter ? ` <span class="letter">(${letter})</span>` : ''}</th>`;
+        return `<th class="column" title="${escapeHTML(column.expr)}">${escapeHTML(column.label)}${letter ? ` <span class="letter">(${letter})</span>` : ''}</th>`;
       })
       .join('')}</tr>`,
   );
@@ -89,7 +100,7 @@ export function tableToHTML(result: TableResult, statistics?: TableStatistics, o
   let previousVariable: string | undefined;
   result.rows.forEach((row, r) => {
     if (row.variable !== undefined && row.variable !== previousVariable) {
-      html.push(`<tr class="row-banner"><th colspan="${width + 2}">${escape(options.variableLabels?.[row.variable] ?? row.variable)}</th></tr>`);
+      html.push(`<tr class="row-banner"><th colspan="${width + 2}">${escapeHTML(options.variableLabels?.[row.variable] ?? row.variable)}</th></tr>`);
     }
     previousVariable = row.variable;
     const rowTotal = result.rowTotals[r]!;
@@ -109,22 +120,21 @@ export function tableToHTML(result: TableResult, statistics?: TableStatistics, o
       const classes = ['cell', cell.stability === 'stable' ? '' : cell.stability].filter(Boolean).join(' ');
       return (
         `<td class="${classes}" data-row="${r}" data-column="${c}" data-index="${Number.isFinite(value) ? value : ''}" ` +
-        `style="background-color: ${indexColour(value)}" title="${escape(tooltip)}">` +
+        `style="background-color: ${indexColour(value)}" title="${escapeHTML(tooltip)}">` +
         `<span class="main">${main}</span>${marker(cell)}` +
         `<span class="idx">${Number.isFinite(value) ? formatCount(value, 0) : '–'}</span>` +
         `${letters && letters[at] ? `<span class="sig">${letters[at]}</span>` : ''}</td>`
       );
     });
     html.push(
-      `<tr><th scope="row" title="${escape(row.expr)}">${escape(row.label)}</th>` +
+      `<tr><th scope="row" title="${escapeHTML(row.expr)}">${escapeHTML(row.label)}</th>` +
         `<td class="total">${columnPct ? formatPercent(share) : formatCount(rowTotal.weighted / result.units)}${marker(rowTotal)}<span class="sub">${formatCount(rowTotal.respondents, 0)}</span></td>` +
         `${cells.join('')}</tr>`,
     );
   });
   html.push('</tbody>', '</table>');
   html.push(legend(result, statistics, columnPct !== undefined));
-  html.push('</body>', '</html>');
-  return `${html.join('\n')}\n`;
+  return html.join('\n');
 }
 
 function legend(result: TableResult, statistics: TableStatistics | undefined, hasPercent: boolean): string {
@@ -136,15 +146,16 @@ function legend(result: TableResult, statistics: TableStatistics | undefined, ha
   const items = [
     `<div class="ramp">Index ${ramp}</div>`,
     `<p>Cell: ${hasPercent ? 'vertical % (share of the column)' : 'weighted audience'}, with the index below it (100 × vertical % ÷ the base's %; 100 = average). Total column: ${hasPercent ? "the row's share of the base" : 'base AND row'}, respondents below.</p>`,
-    `<p>${escape(markerLegend(result.stability))}. Dashed outline: very unstable.</p>`,
+    `<p>${escapeHTML(markerLegend(result.stability))}. Dashed outline: very unstable.</p>`,
   ];
-  if (statistics?.letters) items.push(`<p>${escape(lettersLegend(statistics))}.</p>`);
-  if (statistics?.columnPctSE || statistics?.designEffect || statistics?.letters) items.push(`<p>Variances: ${escape(varianceLegend(statistics))}.</p>`);
-  for (const line of statistics ? raoScottLines(statistics) : []) items.push(`<p>${escape(line)}.</p>`);
+  if (statistics?.letters) items.push(`<p>${escapeHTML(lettersLegend(statistics))}.</p>`);
+  if (statistics?.columnPctSE || statistics?.designEffect || statistics?.letters) items.push(`<p>Variances: ${escapeHTML(varianceLegend(statistics))}.</p>`);
+  for (const line of statistics ? raoScottLines(statistics) : []) items.push(`<p>${escapeHTML(line)}.</p>`);
   return `<div class="legend">\n${items.join('\n')}\n</div>`;
 }
 
-function escape(text: string): string {
+/** Text as HTML (also in attributes). */
+export function escapeHTML(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 }
 

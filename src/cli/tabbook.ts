@@ -1,0 +1,117 @@
+import { constants } from 'node:fs';
+import { access } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import type { Command } from 'commander';
+import { CrosstabError, ErrorCode } from '../errors.js';
+import { tabbook } from '../facade/tabbook.js';
+import { normalizeStats, STAT_NAMES, type StatName } from '../report/statistics.js';
+import { TABBOOK_FORMATS, TABBOOK_LAYOUTS } from '../report/tabbook-model.js';
+import { formatOfPath, writeTabbook } from '../report/tabbook-output.js';
+import { shorten } from '../text/expression-text.js';
+import { openCompiled } from './open-compiled.js';
+
+/** The library's field names, as this command's flags. */
+const FLAGS: Record<string, string> = { banner: '--banner', stubs: '--stubs', base: '--base', weight: '--weight', stats: '--stats', missing: '--missing', format: '--format', layout: '--layout', out: '--out' };
+
+/**
+ * Registers `crosstab tabbook <dataset>`: one banner across many stub tables, written as an
+ * XLSX workbook (index sheet, one sheet per table or one long sheet), HTML, CSV or JSON.
+ * See docs/tabbooks.md.
+ */
+export function registerTabbookCommand(program: Command): void {
+  program
+    .command('tabbook')
+    .description('a tab book: one banner across many stub tables, as XLSX, HTML, CSV or JSON')
+    .argument('<dataset>', 'dataset file from `crosstab build`')
+    .requiredOption('--banner <list>', 'comma list of banner variables (one column per value) or codebook codes')
+    .requiredOption('--stubs <list>', 'comma list of stub variables (one table each), or all')
+    .requiredOption('--out <file>', 'the file to write')
+    .option('--base <expr>', 'population base of every table', '*')
+    .option('--stats <list>', `all, or a comma list of ${STAT_NAMES.join(',')}`, 'vpct,sig')
+    .option('--missing <show|hide>', 'show or hide the "No answer" rows and columns', 'show')
+    .option('--format <format>', `${TABBOOK_FORMATS.join(', ')} (default: from --out's extension, else xlsx)`)
+    .option('--layout <layout>', 'xlsx: sheets (one sheet per table) or long (all tables on one sheet)', 'sheets')
+    .option('--weight <column>', "weight column (default: the dataset's first)")
+    .option('--unweighted', 'count respondents with weight 1')
+    .option('--execution <where>', 'auto, inline (calling thread) or pool (worker threads)', 'pool')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ crosstab tabbook gss.arrow --banner sex,race,degree --stubs all --out book.xlsx
+  $ crosstab tabbook gss.arrow --banner sex,race --stubs degree,relig,polviews --base 'year=2024' --layout long --out book.xlsx
+  $ crosstab tabbook gss.arrow --banner sex,race --stubs degree,relig --out book.html`,
+    )
+    .action(async (path: string, flags: Record<string, unknown>) => {
+      const settings = await readFlags(flags);
+      const ds = await openCompiled(path, { execution: settings.execution });
+      try {
+        const book = await relabel(() =>
+          tabbook(ds, {
+            banner: settings.banner,
+            stubs: settings.stubs,
+            base: settings.base,
+            stats: settings.stats,
+            missing: settings.missing,
+            ...(settings.weight !== undefined ? { weight: settings.weight } : {}),
+          }),
+        );
+        const written = await relabel(() => writeTabbook(book, settings.out, { format: settings.format, layout: settings.layout }));
+        const layout = written.format === 'xlsx' ? `, ${written.layout}` : '';
+        process.stderr.write(`wrote ${settings.out} (${written.format}${layout}, ${book.tables.length} tables)\n`);
+      } finally {
+        await ds.close();
+      }
+    });
+}
+
+async function readFlags(flags: Record<string, unknown>) {
+  const banner = list(String(flags['banner']), '--banner', 'e.g. --banner sex,race,degree');
+  const stubsText = String(flags['stubs']).trim();
+  const stubs = stubsText === 'all' ? ('all' as const) : list(stubsText, '--stubs', 'e.g. --stubs degree,relig or --stubs all');
+  const statsText = String(flags['stats']).trim();
+  const stats: StatName[] = normalizeStats(statsText === 'all' ? 'all' : (statsText.split(',').map((name) => name.trim()) as StatName[]), '--stats', `e.g. --stats vpct,sig (all: ${STAT_NAMES.join(', ')})`);
+  const missing = oneOf('--missing', flags['missing'], ['show', 'hide'] as const);
+  const out = String(flags['out']);
+  const format = flags['format'] === undefined ? formatOfPath(out) : oneOf('--format', flags['format'], TABBOOK_FORMATS);
+  const layout = oneOf('--layout', flags['layout'], TABBOOK_LAYOUTS);
+  const execution = oneOf('--execution', flags['execution'], ['auto', 'inline', 'pool'] as const);
+  if (flags['unweighted'] === true && flags['weight'] !== undefined) throw flagError('--unweighted', '--weight and --unweighted cannot be used together', 'Pass one of them.');
+  const weight = flags['unweighted'] === true ? null : (flags['weight'] as string | undefined);
+  // Before any table is computed: a folder that cannot take the file fails now, not after the tables.
+  try {
+    await access(dirname(resolve(out)), constants.W_OK);
+  } catch (error) {
+    throw flagError('--out', `--out ${out}: cannot write there: ${(error as Error).message}`, 'Pass a file path in a folder that exists and that you may write to.');
+  }
+  return { banner, stubs, base: String(flags['base']), stats, missing, out, format, layout, execution, weight };
+}
+
+function list(text: string, flag: string, hint: string): string[] {
+  const items = text.split(',').map((item) => item.trim());
+  if (items.length === 0 || items.some((item) => item === '')) throw flagError(flag, `${flag} must be a comma list of names without empty items; got "${shorten(text)}"`, hint);
+  return items;
+}
+
+function oneOf<T extends string>(flag: string, value: unknown, allowed: readonly T[]): T {
+  if (!allowed.includes(value as T)) throw flagError(flag, `${flag} must be ${allowed.join(', ')}; not "${String(value)}"`, `e.g. ${flag} ${allowed[0]}`);
+  return value as T;
+}
+
+function flagError(flag: string, message: string, hint: string): CrosstabError {
+  return new CrosstabError(ErrorCode.invalidOption, message, { field: flag, hint });
+}
+
+/** Runs a library call; an error naming one of its fields (`stubs[2]`, `base`) is re-labelled with the flag. */
+async function relabel<T>(run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    if (!(error instanceof CrosstabError) || typeof error.details.field !== 'string') throw error;
+    const name = /^[a-z]+/i.exec(error.details.field)?.[0] ?? '';
+    const flag = FLAGS[name];
+    if (flag === undefined) throw error;
+    const problem = error.details.problem ?? error.message;
+    throw new CrosstabError(error.code, `${flag}: ${problem}`, { ...error.details, field: flag });
+  }
+}

@@ -1,0 +1,148 @@
+import { CrosstabError, ErrorCode, fieldError, throwIfCancelled } from '../errors.js';
+import type { Tabbook, TabbookTable } from '../report/tabbook-model.js';
+import { normalizeStats, type StatName } from '../report/statistics.js';
+import { tableStatistics, type TableStatisticsOptions } from '../report/table-statistics.js';
+import { quoteText, shorten } from '../text/expression-text.js';
+import { suggest } from '../text/suggest.js';
+import { expandAxis } from './axes.js';
+import type { Dataset } from './dataset.js';
+import { invalidOption, requireGroups, requireObject, requireSignal, requireString } from './options.js';
+import type { AxisItem, DatasetInfo, TableQuery } from './types.js';
+
+export interface TabbookOptions {
+  /**
+   * The banner across every table, left to right: variables (one column per value, labelled
+   * from the codebook, compared with one another for the significance letters) or codebook
+   * codes (one column each). A Total column comes first in every table.
+   */
+  banner: readonly string[];
+  /** The stub variables, one table each in this order, or `'all'`: every variable with a value list. */
+  stubs: readonly string[] | 'all';
+  /** Population base of every table; default `*`. */
+  base?: string;
+  /** Weight column; default the dataset's first; `null` = unweighted. */
+  weight?: string | null;
+  /** Statistics per cell; default `['vpct', 'sig']`. */
+  stats?: readonly StatName[] | 'all';
+  /** How the statistics are computed (SE method, correction, alpha...): as tableStatistics() takes them. */
+  statistics?: Omit<TableStatisticsOptions, 'stats' | 'columnGroups'>;
+  /** `show` adds the "No answer" row and column of each table; `hide` (default) leaves them out. */
+  missing?: 'show' | 'hide';
+  /** Most stub tables computed at once; default 4. */
+  concurrency?: number;
+  allowedGroups?: readonly string[];
+  signal?: AbortSignal;
+}
+
+const TABBOOK_OPTIONS = ['banner', 'stubs', 'base', 'weight', 'stats', 'statistics', 'missing', 'concurrency', 'allowedGroups', 'signal'] as const satisfies ReadonlyArray<keyof TabbookOptions>;
+const DEFAULT_CONCURRENCY = 4;
+
+/**
+ * A tab book: one table per stub variable, every one with the same banner across and the
+ * same base, with its statistics. The tables run through `dataset.table()` (on the worker
+ * pool when the dataset was opened with `execution: 'pool'`), up to `concurrency` at a time.
+ * Write it with writeTabbook() (XLSX, HTML, CSV or JSON). Rejects with CrosstabError naming
+ * the option at fault (`banner[1]`, `stubs[3]`...).
+ */
+export async function tabbook(dataset: Dataset, options: TabbookOptions): Promise<Tabbook> {
+  const settings = readOptions(dataset.info, options);
+  const { info } = dataset;
+  const variableLabels = Object.fromEntries(info.variables.flatMap((variable) => (variable.label ? [[variable.name, variable.label]] : [])));
+  const banner = expandAxis(settings.columns, 'columns', info);
+  const abort = new AbortController();
+  const stop = () => abort.abort();
+  settings.signal?.addEventListener('abort', stop, { once: true });
+  const tables: TabbookTable[] = new Array(settings.stubs.length);
+  let next = 0;
+  const lane = async () => {
+    while (next < settings.stubs.length && !abort.signal.aborted) {
+      const at = next++;
+      const stub = settings.stubs[at]!;
+      const query: TableQuery = { base: settings.base, rows: [{ variable: stub }], columns: settings.columns, signal: abort.signal, ...settings.query };
+      query.missing = settings.missing;
+      const result = await dataset.table(query);
+      tables[at] = { number: at + 1, stub, title: variableLabels[stub] ?? stub, result, statistics: tableStatistics(result, { ...settings.statistics, stats: settings.stats }) };
+    }
+  };
+  try {
+    throwIfCancelled(settings.signal, 'the tab book');
+    const lanes = Array.from({ length: Math.min(settings.concurrency, settings.stubs.length) }, () =>
+      lane().catch((error: unknown) => {
+        stop();
+        throw error;
+      }),
+    );
+    const settled = await Promise.allSettled(lanes);
+    // The first failure, not the cancellations it caused in the other lanes.
+    const failures = settled.flatMap((outcome) => (outcome.status === 'rejected' ? [outcome.reason as unknown] : []));
+    const failure = failures.find((error) => !(error instanceof CrosstabError && error.code === ErrorCode.cancelled)) ?? failures[0];
+    if (failure !== undefined) throw failure;
+    throwIfCancelled(settings.signal, 'the tab book');
+  } finally {
+    settings.signal?.removeEventListener('abort', stop);
+  }
+  const title = info.name === info.survey ? info.name : `${info.name} (${info.survey})`;
+  return { title, base: settings.base, weight: tables[0]?.result.weight ?? null, banner, variableLabels, tables, skipped: settings.skipped };
+}
+
+function readOptions(info: DatasetInfo, options: TabbookOptions) {
+  const given = requireObject(options, 'options', TABBOOK_OPTIONS) as Partial<TabbookOptions>;
+  const columns = readBanner(info, given.banner);
+  const { stubs, skipped } = readStubs(info, given.stubs);
+  const base = given.base === undefined ? '*' : requireString(given.base, 'base');
+  const stats = normalizeStats(given.stats ?? ['vpct', 'sig'], 'stats');
+  const statistics = given.statistics === undefined ? {} : requireObject(given.statistics, 'statistics');
+  if (given.missing !== undefined && given.missing !== 'show' && given.missing !== 'hide') {
+    throw invalidOption('missing', `must be "show" or "hide"; got ${JSON.stringify(given.missing)}`, 'Leave it out to show the "No answer" rows and columns.');
+  }
+  const concurrency = given.concurrency ?? DEFAULT_CONCURRENCY;
+  if (!Number.isInteger(concurrency) || concurrency < 1) throw invalidOption('concurrency', 'must be a whole number of tables, at least 1', `Leave it out for ${DEFAULT_CONCURRENCY}.`);
+  const signal = requireSignal(given.signal, 'signal');
+  const allowedGroups = requireGroups(given.allowedGroups, 'allowedGroups');
+  const query: Partial<TableQuery> = {
+    ...(given.weight !== undefined ? { weight: given.weight } : {}),
+    ...(allowedGroups !== undefined ? { allowedGroups } : {}),
+  };
+  return { columns, stubs, skipped, base, stats, statistics: statistics as TabbookOptions['statistics'], missing: given.missing ?? 'show', concurrency, signal, query };
+}
+
+/** The banner as table columns: a variable expands to its values, a code is one column. */
+function readBanner(info: DatasetInfo, banner: unknown): AxisItem[] {
+  if (!Array.isArray(banner) || banner.length === 0) {
+    throw invalidOption('banner', 'must be a non-empty list of variables or codes', 'Pass e.g. banner: ["sex", "race"].');
+  }
+  return banner.map((name: unknown, i): AxisItem => {
+    const field = `banner[${i}]`;
+    if (typeof name !== 'string' || name.trim() === '') throw invalidOption(field, 'must be a variable or code name', 'Pass e.g. "sex".');
+    const variable = info.variables.find((candidate) => candidate.name === name);
+    if (variable && !variable.values) throw invalidOption(field, `is ${name}, which has ${variable.distinct.toLocaleString('en-US')} distinct values: too many for one column each`, 'Put a variable with fewer values, or a codebook code, in the banner.');
+    if (variable) return { variable: name };
+    if (info.codes.some((code) => code.name === name)) return name;
+    throw unknownName(name, field, [...info.variables.map((variable) => variable.name), ...info.codes.map((code) => code.name)], 'variable or code');
+  });
+}
+
+function readStubs(info: DatasetInfo, stubs: unknown): { stubs: string[]; skipped: Tabbook['skipped'] } {
+  if (stubs === 'all') {
+    const skipped = info.variables.filter((variable) => !variable.values).map((variable) => ({ variable: variable.name, reason: `${variable.distinct.toLocaleString('en-US')} distinct values, too many for one row each` }));
+    const names = info.variables.filter((variable) => variable.values).map((variable) => variable.name);
+    if (names.length === 0) throw invalidOption('stubs', 'is "all", but no variable of the dataset has a value list', 'Name stub variables instead.');
+    return { stubs: names, skipped };
+  }
+  if (!Array.isArray(stubs) || stubs.length === 0) throw invalidOption('stubs', 'must be "all" or a non-empty list of variables', 'Pass e.g. stubs: ["degree", "relig"] or "all".');
+  const names = stubs.map((name: unknown, i) => {
+    const field = `stubs[${i}]`;
+    if (typeof name !== 'string' || name.trim() === '') throw invalidOption(field, 'must be a variable name', 'Pass e.g. "degree".');
+    const variable = info.variables.find((candidate) => candidate.name === name);
+    if (!variable) throw unknownName(name, field, info.variables.map((candidate) => candidate.name), 'variable');
+    if (!variable.values) throw invalidOption(field, `is ${name}, which has ${variable.distinct.toLocaleString('en-US')} distinct values: too many for one row each`, 'Tabulate it in bands with `crosstab table --row` ranges instead.');
+    return name;
+  });
+  return { stubs: names, skipped: [] };
+}
+
+function unknownName(name: string, field: string, known: string[], what: 'variable' | 'variable or code'): CrosstabError {
+  const suggestions = suggest(name, known);
+  const problem = `unknown ${what} ${quoteText(shorten(name))}${suggestions.length ? `; did you mean ${suggestions.map(quoteText).join(', ')}?` : ''}`;
+  return fieldError(ErrorCode.unknownVariable, field, problem, { suggestions, hint: 'Use a variable (or codebook code) of the dataset; names are case-sensitive.', listed: 'variables' }, ': ');
+}

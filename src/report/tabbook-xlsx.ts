@@ -1,0 +1,122 @@
+import type { WriteStream } from 'node:fs';
+import type { TableResult } from '../facade/types.js';
+import type { DisplayOptions } from './display.js';
+import type { Tabbook, TabbookLayout, TabbookTable } from './tabbook-model.js';
+import type { TableStatistics } from './table-statistics.js';
+import { bodyLines, headerLines, LABEL_COLUMNS, type SheetLine } from './xlsx-lines.js';
+import { XlsxBook, type XlsxSheet } from './xlsx-writer.js';
+
+/** Name of the index sheet, and of the one sheet of the `long` layout. */
+export const INDEX_SHEET = 'Index';
+export const LONG_SHEET = 'Tables';
+
+/**
+ * A tab book as XLSX on `stream`: an index sheet linking every table, then the tables,
+ * one sheet each (`sheets`) or one under the other on one sheet under one frozen banner
+ * (`long`). Every table has its base rows, weighted and respondent counts, the requested
+ * statistics as numbers under number formats, significance letters and its footnotes.
+ */
+export async function writeTabbookXLSX(book: Tabbook, stream: WriteStream, layout: TabbookLayout): Promise<void> {
+  const xlsx = new XlsxBook(stream);
+  const display = { variableLabels: book.variableLabels };
+  const first = book.tables[0];
+  const header = first ? headerLines(first.result, first.statistics, display) : [];
+  const targets = layout === 'sheets' ? book.tables.map((table) => `${quoteSheet(sheetName(table))}!A1`) : longTargets(book, header.length);
+  await writeIndex(xlsx, book, targets);
+  if (layout === 'sheets') {
+    for (const table of book.tables) {
+      const sheet = xlsx.sheet(sheetName(table), tableWidths(book.banner.length), { rows: 2 + header.length, columns: LABEL_COLUMNS });
+      await sheet.write([titleLine(table), noteLine(book, table.result)]);
+      await sheet.write(headerLines(table.result, table.statistics, display));
+      await sheet.write(bodyLines(table.result, table.statistics));
+      sheet.commit();
+    }
+  } else {
+    const sheet = xlsx.sheet(LONG_SHEET, tableWidths(book.banner.length), { rows: 2 + header.length, columns: LABEL_COLUMNS });
+    await sheet.write([{ kind: 'title', cells: [{ value: book.title }] }, noteLine(book, first?.result)]);
+    await sheet.write(header);
+    for (const table of book.tables) {
+      await sheet.write([BLANK, titleLine(table)]);
+      await sheet.write(bodyLines(table.result, table.statistics));
+    }
+    sheet.commit();
+  }
+  await xlsx.close();
+}
+
+/** One table as an XLSX workbook of one sheet (`crosstab table --format xlsx`). */
+export async function writeTableXLSX(result: TableResult, statistics: TableStatistics | undefined, display: DisplayOptions, stream: WriteStream): Promise<void> {
+  const xlsx = new XlsxBook(stream);
+  const header = headerLines(result, statistics, display);
+  const sheet = xlsx.sheet('Table', tableWidths(result.columns.length), { rows: 2 + header.length, columns: LABEL_COLUMNS });
+  await sheet.write([
+    { kind: 'title', cells: [{ value: display.title ?? `Crosstab of ${result.base}` }] },
+    { kind: 'note', cells: [{ value: baseText(result.base, result.weight, result) }] },
+  ]);
+  await sheet.write(header);
+  await sheet.write(bodyLines(result, statistics));
+  sheet.commit();
+  await xlsx.close();
+}
+
+/** Row label, figure name, Total, then the table's columns. */
+function tableWidths(columns: number): number[] {
+  return [34, 14, 12, ...Array.from({ length: columns }, () => 12)];
+}
+
+const BLANK: SheetLine = { kind: 'blank', cells: [] };
+
+/** The sheet of a table: `T12 degree`, within Excel's 31 characters and without the characters it refuses. */
+export function sheetName(table: TabbookTable): string {
+  return `T${table.number} ${table.stub}`.replace(/[[\]:*?/\\'!]/g, '_').slice(0, 31).trimEnd();
+}
+
+function quoteSheet(name: string): string {
+  return `'${name.replace(/'/g, "''")}'`;
+}
+
+function titleLine(table: TabbookTable): SheetLine {
+  const title = table.title === table.stub ? table.stub : `${table.title} (${table.stub})`;
+  return { kind: 'title', cells: [{ value: `Table ${table.number}: ${title}` }] };
+}
+
+function noteLine(book: Tabbook, result: TableResult | undefined): SheetLine {
+  return { kind: 'note', cells: [{ value: baseText(book.base, book.weight, result) }] };
+}
+
+function baseText(base: string, weight: string | null, result: TableResult | undefined): string {
+  const units = result && result.units !== 1 ? ` · weighted counts in units of ${result.units}` : '';
+  return `Base: ${base === '*' ? 'all respondents' : base} · weight ${weight ?? 'none (unweighted)'}${units}`;
+}
+
+/** In the long layout, each table's title cell: after the book's title, note and banner, a blank line and the title per table. */
+function longTargets(book: Tabbook, headerRows: number): string[] {
+  let row = 2 + headerRows + 1;
+  return book.tables.map((table) => {
+    row += 1;
+    const target = `${quoteSheet(LONG_SHEET)}!A${row}`;
+    row += bodyLines(table.result, table.statistics).length + 1;
+    return target;
+  });
+}
+
+async function writeIndex(xlsx: XlsxBook, book: Tabbook, targets: readonly string[]): Promise<void> {
+  const sheet: XlsxSheet = xlsx.sheet(INDEX_SHEET, [12, 14, 48, 8], { rows: 0, columns: 0 });
+  const banner = [...new Set(book.banner.map((column) => column.variable ?? column.label))]
+    .map((name) => (book.variableLabels[name] ? `${book.variableLabels[name]} (${name})` : name))
+    .join(', ');
+  await sheet.write([
+    { kind: 'title', cells: [{ value: book.title }] },
+    noteLine(book, book.tables[0]?.result),
+    { kind: 'note', cells: [{ value: `Banner: Total, ${banner}` }] },
+    BLANK,
+    { kind: 'columns', cells: ['Table', 'Variable', 'Title', 'Rows'].map((value) => ({ value })) },
+  ]);
+  for (const [i, table] of book.tables.entries()) {
+    await sheet.link([`Table ${table.number}`, table.stub, table.title, table.result.rows.length], 0, targets[i]!);
+  }
+  if (book.skipped.length > 0) {
+    await sheet.write([BLANK, ...book.skipped.map((skip): SheetLine => ({ kind: 'footnote', cells: [{ value: `Not tabulated: ${skip.variable} (${skip.reason})` }] }))]);
+  }
+  sheet.commit();
+}

@@ -1,0 +1,177 @@
+// tabbook() and writeTabbook(): every table of the XLSX workbook, read back with exceljs's
+// reader, equals table() for the same spec (labels, counts, percentages, letters); the index
+// links every table; HTML, CSV and JSON hold the same tables; bad options name themselves and
+// a failed write leaves nothing behind.
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { openDataset, tabbook, writeTabbook, closePool, type Dataset, type Tabbook } from '../../src/index.js';
+import { tableStatistics } from '../../src/report/table-statistics.js';
+import { tableToCSV } from '../../src/report/table-csv.js';
+import { tableToJSON } from '../../src/report/table-json.js';
+import { tableToHTMLSection } from '../../src/report/table-html.js';
+import { rejection } from '../support/rejection.js';
+import { expectTableInSheet, findRow, internalLinks, readWorkbook, valueAt } from '../support/xlsx-book.js';
+
+const BASE = 'year=2024';
+const BANNER = ['sex', 'race', 'BA+', 'polviews'];
+const STUBS = ['degree', 'relig', 'fefam'];
+const STATS = ['vpct', 'index', 'sig'] as const;
+const BANNER_LABELS = ['Sex', 'Race', 'Think of self as liberal or conservative'];
+
+let ds: Dataset;
+let book: Tabbook;
+const dir = mkdtempSync(join(tmpdir(), 'crosstab-tabbook-'));
+
+beforeAll(async () => {
+  ds = await openDataset(inject('testDatasets').gss, { execution: 'pool' });
+  book = await tabbook(ds, { banner: BANNER, stubs: STUBS, base: BASE, stats: [...STATS], concurrency: 2 });
+});
+afterAll(async () => {
+  await ds.close();
+  await closePool();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** The same table as `crosstab table` computes it: table() and tableStatistics() on their own. */
+async function expected(stub: string) {
+  const result = await ds.table({ base: BASE, rows: [{ variable: stub }], columns: BANNER.map((name) => (name === 'BA+' ? name : { variable: name })) });
+  return { result, statistics: tableStatistics(result, { stats: [...STATS] }) };
+}
+
+describe('tabbook()', () => {
+  it('computes one table per stub on the worker pool, with the banner across', () => {
+    expect(book.tables.map((table) => table.stub)).toEqual(STUBS);
+    expect(book.tables.map((table) => table.title)).toEqual(['Highest degree', 'Religious preference', 'Better for man to work, woman to tend home']);
+    for (const table of book.tables) {
+      expect(table.result.execution).toBe('pool');
+      expect(table.result.columns.map((column) => column.expr)).toEqual(book.banner.map((column) => column.expr));
+    }
+    expect(book.banner.map((column) => column.label).slice(0, 6)).toEqual(['Male', 'Female', 'White', 'Black', 'Other', "Bachelor's or higher"]);
+  });
+
+  it("'all' takes every variable with a value list and says which it left out", async () => {
+    const all = await tabbook(ds, { banner: ['sex'], stubs: 'all', base: BASE });
+    const listed = ds.info.variables.filter((variable) => variable.values).map((variable) => variable.name);
+    expect(all.tables.map((table) => table.stub)).toEqual(listed);
+    expect(all.skipped.map((skip) => skip.variable)).toEqual(ds.info.variables.filter((variable) => !variable.values).map((variable) => variable.name));
+  });
+});
+
+describe('XLSX', () => {
+  it.each(['sheets', 'long'] as const)('%s layout: every table equals table() cell by cell, and the index links each one', async (layout) => {
+    const out = join(dir, `book-${layout}.xlsx`);
+    await writeTabbook(book, out, { layout });
+    const workbook = await readWorkbook(out);
+    const index = workbook.getWorksheet('Index')!;
+    expect(workbook.worksheets[0]!.name).toBe('Index');
+    expect(workbook.worksheets.length).toBe(layout === 'sheets' ? 1 + STUBS.length : 2);
+    const header = findRow(index, 'Table');
+    const links = await internalLinks(out);
+    expect(links.size).toBe(STUBS.length);
+    for (const [i, stub] of STUBS.entries()) {
+      expect(valueAt(index, header + 1 + i, 1)).toBe(`Table ${i + 1}`);
+      expect(valueAt(index, header + 1 + i, 2)).toBe(stub);
+      const [, sheetName, cell] = /^'(.+)'!A(\d+)$/.exec(links.get(`A${header + 1 + i}`)!)!;
+      const sheet = workbook.getWorksheet(sheetName!)!;
+      const titleRow = Number(cell);
+      expect(valueAt(sheet, titleRow, 1)).toBe(`Table ${i + 1}: ${book.tables[i]!.title} (${stub})`);
+      const { result, statistics } = await expected(stub);
+      // Both layouts: title, note, then the banner heading (long: once, at the top of its one sheet).
+      const headerRow = 3;
+      expectTableInSheet(sheet, headerRow, titleRow, result, statistics, BANNER_LABELS);
+      const frozen = sheet.views[0] as { state?: string; xSplit?: number; ySplit?: number };
+      expect([frozen.state, frozen.xSplit, frozen.ySplit]).toEqual(['frozen', 2, 5]);
+    }
+  });
+
+  it('has no file under the name asked for when the write fails, and no temporary file either', async () => {
+    const target = join(dir, 'taken');
+    mkdirSync(target);
+    mkdirSync(join(target, 'x'));
+    const before = readdirSync(dir).sort();
+    const error = await rejection(writeTabbook(book, join(target, 'x'), { format: 'xlsx' }));
+    expect([error.code, error.details.field]).toEqual(['invalid_option', 'out']);
+    expect(readdirSync(dir).sort()).toEqual(before);
+    expect(readdirSync(target)).toEqual(['x']);
+    const missing = await rejection(writeTabbook(book, join(dir, 'no-such-folder', 'book.xlsx')));
+    expect([missing.code, missing.details.field]).toEqual(['invalid_option', 'out']);
+    expect(readdirSync(dir).sort()).toEqual(before);
+  });
+});
+
+describe('HTML, CSV and JSON', () => {
+  it('JSON holds each table as crosstab table --format json gives it', async () => {
+    const out = join(dir, 'book.json');
+    expect((await writeTabbook(book, out)).format).toBe('json');
+    const json = JSON.parse(readFileSync(out, 'utf8'));
+    expect(json.base).toBe(BASE);
+    for (const [i, stub] of STUBS.entries()) {
+      const { result, statistics } = await expected(stub);
+      expect(json.tables[i]).toEqual(JSON.parse(JSON.stringify({ number: i + 1, stub, title: book.tables[i]!.title, table: tableToJSON(result, statistics) })));
+    }
+  });
+
+  it('CSV is every table of crosstab table --format csv after its table number and stub', async () => {
+    const out = join(dir, 'book.csv');
+    await writeTabbook(book, out);
+    const lines = readFileSync(out, 'utf8').trimEnd().split('\n');
+    const expectedLines: string[] = [];
+    for (const [i, stub] of STUBS.entries()) {
+      const { result, statistics } = await expected(stub);
+      const [header, ...rows] = tableToCSV(result, statistics).trimEnd().split('\n');
+      if (i === 0) expectedLines.push(`table,stub,${header}`);
+      expectedLines.push(...rows.map((row) => `${i + 1},${stub},${row}`));
+    }
+    expect(lines).toEqual(expectedLines);
+  });
+
+  it('HTML has an index linking a section per table, drawn as crosstab table --format html draws it', async () => {
+    const out = join(dir, 'book.html');
+    await writeTabbook(book, out);
+    const html = readFileSync(out, 'utf8');
+    for (const [i, stub] of STUBS.entries()) {
+      expect(html).toContain(`<a href="#table-${i + 1}">`);
+      const { result, statistics } = await expected(stub);
+      const title = `Table ${i + 1}: ${book.tables[i]!.title} (${stub})`;
+      expect(html).toContain(`<section id="table-${i + 1}">\n${tableToHTMLSection(result, statistics, { title, variableLabels: book.variableLabels })}\n</section>`);
+    }
+  });
+});
+
+describe('bad options', () => {
+  it.each([
+    ['an unknown stub', { banner: ['sex'], stubs: ['degree', 'degre'] }, 'unknown_variable', 'stubs[1]'],
+    ['an empty banner', { banner: [], stubs: ['degree'] }, 'invalid_option', 'banner'],
+    ['an unknown banner variable', { banner: ['sex', 'nosuch'], stubs: ['degree'] }, 'unknown_variable', 'banner[1]'],
+    ['missing other than show or hide', { banner: ['sex'], stubs: ['degree'], missing: 'maybe' }, 'invalid_option', 'missing'],
+    ['a misspelt option', { banner: ['sex'], stubs: ['degree'], stub: ['x'] }, 'invalid_option', 'options.stub'],
+  ])('%s is refused naming the option', async (_what, options, code, field) => {
+    const error = await rejection(tabbook(ds, options as never));
+    expect([error.code, error.details.field]).toEqual([code, field]);
+  });
+
+  it('a stub without a value list (more than 5,000 values) is refused naming it', async () => {
+    const large = await openDataset(inject('testDatasets').large);
+    try {
+      const error = await rejection(tabbook(large, { banner: ['cat'], stubs: ['mid', 'big'] }));
+      expect([error.code, error.details.field]).toEqual(['invalid_option', 'stubs[1]']);
+      const banner = await rejection(tabbook(large, { banner: ['big'], stubs: ['mid'] }));
+      expect([banner.code, banner.details.field]).toEqual(['invalid_option', 'banner[0]']);
+      const all = await tabbook(large, { banner: ['cat'], stubs: 'all' });
+      expect(all.skipped.map((skip) => skip.variable)).toEqual(['big']);
+    } finally {
+      await large.close();
+    }
+  });
+
+  it('a bad layout or format is refused naming it, before anything is written', async () => {
+    const out = join(dir, 'never.xlsx');
+    const layout = await rejection(writeTabbook(book, out, { layout: 'wide' as never }));
+    expect([layout.code, layout.details.field]).toEqual(['invalid_option', 'layout']);
+    const format = await rejection(writeTabbook(book, out, { format: 'pdf' as never }));
+    expect([format.code, format.details.field]).toEqual(['invalid_option', 'format']);
+    expect(readdirSync(dir)).not.toContain('never.xlsx');
+  });
+});
