@@ -48,7 +48,6 @@ export async function tabbook(dataset: Dataset, options: TabbookOptions): Promis
   const settings = readOptions(dataset.info, options);
   const { info } = dataset;
   const variableLabels = Object.fromEntries(info.variables.flatMap((variable) => (variable.label ? [[variable.name, variable.label]] : [])));
-  const banner = expandAxis(settings.columns, 'columns', info);
   const abort = new AbortController();
   const stop = () => abort.abort();
   settings.signal?.addEventListener('abort', stop, { once: true });
@@ -82,6 +81,8 @@ export async function tabbook(dataset: Dataset, options: TabbookOptions): Promis
     settings.signal?.removeEventListener('abort', stop);
   }
   const title = info.name === info.survey ? info.name : `${info.name} (${info.survey})`;
+  // Every table has the same base and banner, so the same columns (with a "No answer" column where the base has blanks).
+  const banner = tables[0]?.result.columns ?? expandAxis(settings.columns, 'columns', info);
   return { title, base: settings.base, weight: tables[0]?.result.weight ?? null, banner, variableLabels, tables, skipped: settings.skipped };
 }
 

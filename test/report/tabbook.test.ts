@@ -48,7 +48,16 @@ describe('tabbook()', () => {
       expect(table.result.execution).toBe('pool');
       expect(table.result.columns.map((column) => column.expr)).toEqual(book.banner.map((column) => column.expr));
     }
-    expect(book.banner.map((column) => column.label).slice(0, 6)).toEqual(['Male', 'Female', 'White', 'Black', 'Other', "Bachelor's or higher"]);
+    // The base has respondents with no sex recorded: the banner shows them (missing: 'show' is the default).
+    expect(book.banner.map((column) => column.label).slice(0, 6)).toEqual(['Male', 'Female', 'No answer', 'White', 'Black', 'Other']);
+  });
+
+  it("missing: 'hide' leaves the banner and stubs without their \"No answer\" entries", async () => {
+    const hidden = await tabbook(ds, { banner: ['sex', 'race'], stubs: ['degree'], base: BASE, missing: 'hide' });
+    expect(hidden.banner.map((column) => column.label)).toEqual(['Male', 'Female', 'White', 'Black', 'Other']);
+    expect(hidden.tables[0]!.result.rows.some((row) => row.missing)).toBe(false);
+    const shown = await tabbook(ds, { banner: ['sex', 'race'], stubs: ['degree'], base: BASE });
+    expect(shown.banner.filter((column) => column.missing).map((column) => column.expr)).toEqual(['sex=NA', 'race=NA']);
   });
 
   it("'all' takes every variable with a value list and says which it left out", async () => {
