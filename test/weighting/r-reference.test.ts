@@ -25,7 +25,9 @@ describe.each(fixtures)('$case equals R', (fixture) => {
     await expectRWeights(file, fixture);
   });
 
-  it.runIf(fixture.r.table !== null)("tabulates with the new weight as R's weights do", async () => {
+  // Only the cases whose fixture holds a table get this test (no skipped placeholders).
+  if (fixture.r.table === null) return;
+  it("tabulates with the new weight as R's weights do", async () => {
     const table = fixture.r.table!;
     const dataset = await openDataset(file);
     try {
