@@ -26,7 +26,7 @@ export interface EngineRun {
  * Where a Dataset's cells are counted. The Dataset validates options and binds expressions
  * (the same parser, resolver, groups and errors for every engine); an engine only sums
  * weights over bound expressions: the WebAssembly kernel over the dataset in memory
- * (local-engine.ts), or SQL on ClickHouse (src/clickhouse/engine.ts).
+ * (local-engine.ts), or SQL on ClickHouse (clickhouse-engine.ts).
  */
 export interface DatasetEngine {
   /** File path or URL, for messages. */
