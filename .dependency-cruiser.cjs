@@ -6,6 +6,7 @@
  *   portal       the developer portal, over access/ and http/'s request helpers
  *   access       accounts, users, keys and usage in PostgreSQL: the only code that writes SQL
  *   http         the REST adapter, over the public facade
+ *   keys         API key records and the KeyStore/UsageSink contracts, shared by http and access
  *   index.ts     the public facade's export list
  *   report       statistics registry and output formats, over facade/'s result types
  *   facade       openDataset(), crosstab(), table(), the build; engines (local, ClickHouse)
@@ -25,6 +26,7 @@ const LAYERS = [
   'portal',
   'access',
   'http',
+  'keys',
   'index\\.ts',
   'report',
   'facade',

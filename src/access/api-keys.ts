@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { generateApiKey, hashApiKey } from '../http/index.js';
+import { generateApiKey, hashApiKey } from '../keys/index.js';
 import type { Database, Queryable } from './database.js';
 import { findAccount, iso } from './accounts.js';
 import { badInput, checkName } from './validate.js';

@@ -1,4 +1,4 @@
-import type { UsageRecord, UsageSink } from '../http/index.js';
+import type { UsageRecord, UsageSink } from '../keys/index.js';
 import type { Database, Queryable } from './database.js';
 
 interface Pending {

@@ -1,5 +1,5 @@
 import { databaseLocation, type OidcOptions, DbKeyStore, DbUsageSink, listAccounts, openDatabase, seedDevelopmentAccount, type Database } from '../access/index.js';
-import type { KeyStore, UsageSink } from '../http/index.js';
+import type { KeyStore, UsageSink } from '../keys/index.js';
 
 /** What `crosstab serve` needs of the access database. */
 export interface AccessStore {
