@@ -20,7 +20,7 @@ export { parseExpression } from './query/parse.js';
 export type { Expr } from './query/ast.js';
 export { parseCodebook, readCodebook } from './dataset/codebook.js';
 export type { Codebook, VariableDescription } from './dataset/codebook.js';
-export { CrosstabError, ErrorCode, isCrosstabError } from './errors.js';
+export { CrosstabError, ErrorCode, isCrosstabError, labelledMessage } from './errors.js';
 export type { ErrorDetails } from './errors.js';
 export type {
   Cell,

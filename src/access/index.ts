@@ -16,7 +16,7 @@ export type { User } from './users.js';
 export { addKey, listKeys, revokeKey, rotateKey, accountOfKey, newKeyId, MAX_GRACE_SECONDS } from './api-keys.js';
 export type { KeyInfo } from './api-keys.js';
 export { usageReport, usageDetail, parseRangeBound, parseUsageRange } from './usage-report.js';
-export type { RangeLabels, UsageGrouping, UsageReport } from './usage-report.js';
+export type { UsageGrouping, UsageReport } from './usage-report.js';
 export { DbKeyStore } from './db-key-store.js';
 export type { DbKeyStoreOptions } from './db-key-store.js';
 export { DbUsageSink } from './db-usage-sink.js';

@@ -1,6 +1,6 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import { accountById, addKey, listKeys, parseExpiry, revokeKey, rotateKey, usageDetail, usageReport, parseUsageRange, type Database, type DbKeyStore, type RangeLabels } from '../access/index.js';
-import { CrosstabError, ErrorCode, isCrosstabError } from '../index.js';
+import { accountById, addKey, listKeys, parseExpiry, revokeKey, rotateKey, usageDetail, usageReport, parseUsageRange, type Database, type DbKeyStore } from '../access/index.js';
+import { CrosstabError, ErrorCode, isCrosstabError, labelledMessage } from '../index.js';
 import type { HandlerRequest, HandlerResponse, TrustedProxies } from '../http/index.js';
 import { clientAddress, forwardedProto, headerOf, proxyTrust } from '../http/index.js';
 import { PORTAL_CSS, PORTAL_JS } from './assets.js';
@@ -38,8 +38,11 @@ export interface Portal {
   handle(request: HandlerRequest): Promise<HandlerResponse>;
 }
 
-/** The usage form's field labels, for its error messages. */
-const RANGE_LABELS: RangeLabels = { from: 'From', to: 'To' };
+/** The labels of the portal's form fields, for the library's errors about them. */
+const FIELD_LABELS: Readonly<Record<string, string>> = { from: 'From', to: 'To', name: 'Environment', expires: 'Expires' };
+const labelOf = (field: string): string | undefined => (Object.hasOwn(FIELD_LABELS, field) ? FIELD_LABELS[field] : undefined);
+/** A failure's message as the portal shows it: its fields named as the form labels them. */
+const messageOf = (error: unknown): string => (error instanceof CrosstabError ? labelledMessage(error, labelOf) : (error as Error).message);
 const SESSION_COOKIE = 'crosstab_portal';
 const SIGN_IN_COOKIE = 'crosstab_portal_signin';
 const SECURITY_HEADERS = {
@@ -126,10 +129,10 @@ export function createPortal(options: PortalOptions): Portal {
     const range = { from: query.get('from') || `${today.slice(0, 8)}01`, to: query.get('to') || today };
     let bounds: { from: Date | null; to: Date | null };
     try {
-      bounds = parseUsageRange(range.from, range.to, RANGE_LABELS);
+      bounds = parseUsageRange(range.from, range.to);
     } catch (error) {
       if (!(error instanceof CrosstabError)) throw error;
-      return page(400, usagePage(context('Usage', session), undefined, range, error.message));
+      return page(400, usagePage(context('Usage', session), undefined, range, messageOf(error)));
     }
     if (csv) {
       const detail = await usageDetail(db, session.accountName, bounds.from, bounds.to);
@@ -139,8 +142,8 @@ export function createPortal(options: PortalOptions): Portal {
       const filename = `usage-${session.accountName}-${first}-${last}.csv`;
       return { status: 200, headers: { ...SECURITY_HEADERS, 'content-type': 'text/csv; charset=utf-8', 'content-disposition': `attachment; filename="${filename}"` }, body: usageCsv(detail) };
     }
-    const byDay = await usageReport(db, { account: session.accountName, ...range, by: 'day', labels: RANGE_LABELS });
-    const byKey = await usageReport(db, { account: session.accountName, ...range, by: 'key', labels: RANGE_LABELS });
+    const byDay = await usageReport(db, { account: session.accountName, ...range, by: 'day' });
+    const byKey = await usageReport(db, { account: session.accountName, ...range, by: 'key' });
     return page(200, usagePage(context('Usage', session), { byDay, byKey }, range));
   }
 
@@ -196,10 +199,10 @@ export function createPortal(options: PortalOptions): Portal {
       if (sent) return sent;
       try {
         const expires = form.get('expires') || undefined;
-        const { apiKey, key } = await addKey(db, { account: session.accountName, name: form.get('name') ?? '', expiresAt: parseExpiry(expires === undefined ? undefined : `${expires}T23:59:59Z`, 'Expires'), userId: session.userId, ...(id === undefined ? {} : { id }) });
+        const { apiKey, key } = await addKey(db, { account: session.accountName, name: form.get('name') ?? '', expiresAt: parseExpiry(expires === undefined ? undefined : `${expires}T23:59:59Z`), userId: session.userId, ...(id === undefined ? {} : { id }) });
         return page(200, newKeyPage(context('New key', session), apiKey, key, curlFor(apiKey)));
       } catch (error) {
-        return (await alreadySent(session, id, error)) ?? keysView(session, { kind: 'error', text: (error as Error).message.replace(/^--name/, 'Environment') }, 400);
+        return (await alreadySent(session, id, error)) ?? keysView(session, { kind: 'error', text: messageOf(error) }, 400);
       }
     }
     const action = /^\/keys\/(key_[0-9a-f]{16})\/(rotate|revoke)$/.exec(path);
@@ -218,7 +221,7 @@ export function createPortal(options: PortalOptions): Portal {
         options.keys.invalidate();
         return page(200, newKeyPage(context('Rotated key', session), rotated.apiKey, rotated.key, curlFor(rotated.apiKey), rotated.old));
       } catch (error) {
-        return (await alreadySent(session, id, error)) ?? keysView(session, { kind: 'error', text: (error as Error).message }, 400);
+        return (await alreadySent(session, id, error)) ?? keysView(session, { kind: 'error', text: messageOf(error) }, 400);
       }
     }
     if ((path === '/usage' || path === '/usage.csv') && method === 'GET') return usage(session, path === '/usage.csv', query);
