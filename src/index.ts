@@ -43,4 +43,4 @@ export { STAT_NAMES, tableStatistics, columnGroups, tableToJSON, tableToCSV, tab
 export type { StatName, TableStatistics, TableStatisticsOptions, ColumnComparison, ColumnGroup, TableJson, TableJsonAxisEntry, TableJsonCell, TableJsonComparison, TableJsonRaoScott, RaoScottTest, VarianceKind, DisplayOptions } from './report/index.js';
 export type { DesignOptions, ReplicateType } from './dataset/design.js';
 export type { LonelyPsu } from './stats/design-variance.js';
-export type { TableDesign } from './stats/table-design.js';
+export type { TableDesign } from './stats/table-variance.js';

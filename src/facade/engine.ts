@@ -1,7 +1,7 @@
 import type { PlanName } from '../query/table.js';
 import type { CellSums } from '../kernel/kernel.js';
 import type { Bound } from '../query/resolve.js';
-import type { TableDesign } from '../stats/table-design.js';
+import type { TableDesign } from '../stats/table-variance.js';
 import type { DesignInfo } from './types.js';
 
 /** The cells of a table as an engine computes them (row-major), with margins and the base. */

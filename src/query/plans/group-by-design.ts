@@ -5,7 +5,7 @@
  * pool like the other group-by plans.
  */
 import type { Kernel, WeightVector } from '../../kernel/kernel.js';
-import type { PsuSums } from '../../stats/table-design.js';
+import type { PsuSums } from '../../stats/table-variance.js';
 import type { DenseView, Evaluator } from '../evaluate.js';
 import { settleAll } from '../executor.js';
 import { cellsFromTriples, scratchMemory, sumParts } from './group-by-parts.js';

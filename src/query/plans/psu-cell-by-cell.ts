@@ -4,7 +4,7 @@
  * bitset plan that computes the table's triples.
  */
 import type { Kernel, WeightVector } from '../../kernel/kernel.js';
-import type { PsuSums } from '../../stats/table-design.js';
+import type { PsuSums } from '../../stats/table-variance.js';
 import type { DenseView, Evaluator } from '../evaluate.js';
 import type { Bound } from '../resolve.js';
 import type { ClusterColumn } from './group-by-design.js';

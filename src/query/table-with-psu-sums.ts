@@ -10,7 +10,7 @@
  */
 import { CrosstabError, ErrorCode } from '../errors.js';
 import type { Kernel, WeightVector } from '../kernel/kernel.js';
-import type { PsuSums } from '../stats/table-design.js';
+import type { PsuSums } from '../stats/table-variance.js';
 import type { DenseView, Evaluator } from './evaluate.js';
 import { type ClusterColumn, groupByDesignTable } from './plans/group-by-design.js';
 import { checkAborted, type TableCells, type TableRun, valueAxis } from './plans/plan.js';
@@ -24,7 +24,7 @@ export type { ClusterColumn } from './plans/group-by-design.js';
 const MAX_PSU_SUMS_BYTES = 512 * 2 ** 20;
 
 /** The cells of a table with their per-PSU sums. */
-export async function computeDesignTable(
+export async function computeTableWithPsuSums(
   kernel: Kernel,
   evaluator: Evaluator,
   base: DenseView,

@@ -2,12 +2,12 @@ import { clusterStructure, describeDesign, type ClusterStructure } from '../data
 import { BufferKind, type StoredVariable } from '../dataset/format.js';
 import type { LoadedDataset } from '../dataset/reader.js';
 import type { Kernel, WeightVector } from '../kernel/kernel.js';
-import { computeDesignTable } from '../query/design-table.js';
+import { computeTableWithPsuSums } from '../query/table-with-psu-sums.js';
 import type { DenseView, Evaluator } from '../query/evaluate.js';
 import type { Bound } from '../query/resolve.js';
 import { computeTable, type TableCells, type TableRun } from '../query/table.js';
 import { replicateRank } from '../stats/replicate-rank.js';
-import type { TableDesign } from '../stats/table-design.js';
+import type { TableDesign } from '../stats/table-variance.js';
 import type { DesignInfo } from './types.js';
 
 /**
@@ -52,7 +52,7 @@ export class DatasetDesign {
     if (stored?.psu) {
       const structure = this.psus();
       const column = this.psuColumn!;
-      const cells = await computeDesignTable(this.kernel, this.evaluator, base, rows, columns, weights, { ptr: column.ptr, clusters: structure.clusters }, run);
+      const cells = await computeTableWithPsuSums(this.kernel, this.evaluator, base, rows, columns, weights, { ptr: column.ptr, clusters: structure.clusters }, run);
       const { clusterSums, ...rest } = cells;
       return { cells: rest, design: { kind: 'taylor', psus: { clusters: structure.clusters, stratumOf: structure.stratumOf, strata: structure.strata }, clusterSums } };
     }
