@@ -10,6 +10,8 @@
 export { openDataset, Dataset, MAX_TARGETS, DEFAULT_CELL_CACHE } from './facade/dataset.js';
 export type { OpenOptions } from './facade/dataset.js';
 export { buildDataset } from './facade/build.js';
+export { bundledDataset, bundledSource, BUNDLED_DATASETS } from './facade/bundled-datasets.js';
+export type { BundledDatasetName } from './facade/bundled-datasets.js';
 export { pushDataset } from './clickhouse/push.js';
 export type { PushOptions, PushReport } from './clickhouse/push.js';
 export { closePool } from './pool/pool.js';
