@@ -22,3 +22,14 @@ export interface UsageSink {
   /** Waits for pending records, then releases the sink. */
   close(): Promise<void>;
 }
+
+/**
+ * What a usage sink made durable, as data for measurements (logs say it in words): records,
+ * the durable writes that held them (ledger fsyncs, database commits) and the wall time those
+ * writes were in flight, in ms.
+ */
+export interface DurableWriteStats {
+  records: number;
+  durableWrites: number;
+  writeMs: number;
+}
