@@ -138,38 +138,42 @@ export function bitsFromRangeU8(dst: usize, column: usize, words: i32, n: i32, l
   maskTail(dst, words, n);
 }
 
-/** dst = respondents whose u16 rank is in [lo, hi]. */
-export function bitsFromRangeU16(dst: usize, column: usize, words: i32, n: i32, lo: u32, hi: u32): void {
-  const vlo = i16x8.splat(<i16>lo);
-  const vhi = i16x8.splat(<i16>hi);
+/**
+ * dst = respondents whose rank (u16 or u32, by T) is in [lo, hi]. One 64-respondent word
+ * reads 64 ranks: 8 vectors of 8 u16 lanes or 16 vectors of 4 u32 lanes. The lane width is a
+ * compile-time constant, so each instance keeps only its own branch.
+ */
+// @ts-ignore: decorator
+@inline
+function bitsFromRangeWide<T>(dst: usize, column: usize, words: i32, n: i32, lo: u32, hi: u32): void {
+  const lanes: i32 = 16 / sizeof<T>();
+  const vectors: i32 = 64 / lanes;
+  const vlo = sizeof<T>() == 2 ? i16x8.splat(<i16>lo) : i32x4.splat(lo);
+  const vhi = sizeof<T>() == 2 ? i16x8.splat(<i16>hi) : i32x4.splat(hi);
   for (let i = 0; i < words; i++) {
-    const src = column + (<usize>i << 7);
+    const src = column + <usize>i * (<usize>sizeof<T>() << 6);
     let word: u64 = 0;
-    for (let k = 0; k < 8; k++) {
+    for (let k = 0; k < vectors; k++) {
       const v = v128.load(src + (<usize>k << 4));
-      const hit = v128.and(i16x8.ge_u(v, vlo), i16x8.le_u(v, vhi));
-      word |= <u64>i16x8.bitmask(hit) << (<u64>k << 3);
+      const bits: u32 =
+        sizeof<T>() == 2
+          ? i16x8.bitmask(v128.and(i16x8.ge_u(v, vlo), i16x8.le_u(v, vhi)))
+          : i32x4.bitmask(v128.and(i32x4.ge_u(v, vlo), i32x4.le_u(v, vhi)));
+      word |= <u64>bits << <u64>(k * lanes);
     }
     store<u64>(dst + (<usize>i << 3), word);
   }
   maskTail(dst, words, n);
 }
 
+/** dst = respondents whose u16 rank is in [lo, hi]. */
+export function bitsFromRangeU16(dst: usize, column: usize, words: i32, n: i32, lo: u32, hi: u32): void {
+  bitsFromRangeWide<u16>(dst, column, words, n, lo, hi);
+}
+
 /** dst = respondents whose u32 rank is in [lo, hi]. */
 export function bitsFromRangeU32(dst: usize, column: usize, words: i32, n: i32, lo: u32, hi: u32): void {
-  const vlo = i32x4.splat(lo);
-  const vhi = i32x4.splat(hi);
-  for (let i = 0; i < words; i++) {
-    const src = column + (<usize>i << 8);
-    let word: u64 = 0;
-    for (let k = 0; k < 16; k++) {
-      const v = v128.load(src + (<usize>k << 4));
-      const hit = v128.and(i32x4.ge_u(v, vlo), i32x4.le_u(v, vhi));
-      word |= <u64>i32x4.bitmask(hit) << (<u64>k << 2);
-    }
-    store<u64>(dst + (<usize>i << 3), word);
-  }
-  maskTail(dst, words, n);
+  bitsFromRangeWide<u32>(dst, column, words, n, lo, hi);
 }
 
 // ---------------------------------------------------------------------------------------

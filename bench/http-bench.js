@@ -294,13 +294,27 @@ async function main() {
 
 /**
  * The closing event of the ledger (`ledger_closed`) or of the database's usage sink
- * (`usage_closed`), printed by `crosstab serve` when it stops: billed calls per durable
- * write (a ledger write or a usage statement's commit; both say it in the same words) and
- * the mean time one was in flight, over the whole run.
+ * (`usage_closed`), one JSON line that `crosstab serve` prints when it stops, with the sink's
+ * `stats` as data: billed calls per durable write (a ledger write or a usage statement's
+ * commit) and the mean time one was in flight, over the whole run.
  */
 function durableWrites(stderr) {
-  const match = /\(([\d.]+) billed calls per durable write, (\d+) µs per write/.exec(stderr);
-  return match ? { recordsPerDurableWrite: Number(match[1]), microsPerDurableWrite: Number(match[2]) } : {};
+  for (const line of stderr.split('\n')) {
+    if (!line.startsWith('{')) continue;
+    let entry;
+    try {
+      entry = JSON.parse(line);
+    } catch {
+      continue;
+    }
+    const stats = entry.stats;
+    if ((entry.event !== 'ledger_closed' && entry.event !== 'usage_closed') || stats === undefined || stats.durableWrites === 0) continue;
+    return {
+      recordsPerDurableWrite: Number((stats.records / stats.durableWrites).toFixed(1)),
+      microsPerDurableWrite: Math.round((stats.writeMs * 1000) / stats.durableWrites),
+    };
+  }
+  return {};
 }
 
 /** POST /crosstab with a made-up, well-formed API key, a new one for every request. */

@@ -155,3 +155,56 @@ export function cancelledError(what: string, hint = 'Run it again without aborti
 export function throwIfCancelled(signal: AbortSignal | undefined, what: string, hint?: string): void {
   if (signal?.aborted) throw cancelledError(what, hint);
 }
+
+/** Another field named inside a problem's text: `field` at character `at` of `details.problem`. */
+export interface FieldMention {
+  field: string;
+  at: number;
+}
+
+/** A problem's text with the other fields it names marked, so a front end can label those too. */
+export interface ProblemText {
+  text: string;
+  mentions: FieldMention[];
+}
+
+/** Marks a field named inside a problem: problemText`must be after ${mention('from')}`. */
+export function mention(field: string): { mention: string } {
+  return { mention: field };
+}
+
+/** A problem's text whose `mention(field)` parts are other fields, by their library names. */
+export function problemText(strings: TemplateStringsArray, ...parts: unknown[]): ProblemText {
+  let text = strings[0] ?? '';
+  const mentions: FieldMention[] = [];
+  parts.forEach((part, index) => {
+    if (typeof part === 'object' && part !== null && typeof (part as { mention?: unknown }).mention === 'string') {
+      const field = (part as { mention: string }).mention;
+      mentions.push({ field, at: text.length });
+      text += field;
+    } else {
+      text += String(part);
+    }
+    text += strings[index + 1] ?? '';
+  });
+  return { text, mentions };
+}
+
+/**
+ * An error's message with its fields named the way a front end names them: `label(field)` (a
+ * CLI flag, a form label) in place of the library's own names, for an error made by
+ * fieldError(), the field it is about and the fields its problem mentions
+ * (`details.mentions`). The message unchanged when `label` knows no name for the field.
+ */
+export function labelledMessage(error: CrosstabError, label: (field: string) => string | undefined): string {
+  const { field, problem, mentions } = error.details;
+  const name = typeof field === 'string' ? label(field) : undefined;
+  if (name === undefined || typeof problem !== 'string') return error.message;
+  let text = problem;
+  if (Array.isArray(mentions)) {
+    for (const { field: other, at } of [...(mentions as FieldMention[])].sort((x, y) => y.at - x.at)) {
+      if (problem.startsWith(other, at)) text = `${text.slice(0, at)}${label(other) ?? other}${text.slice(at + other.length)}`;
+    }
+  }
+  return `${name} ${text}`;
+}

@@ -10,6 +10,8 @@
 export { openDataset, Dataset, MAX_TARGETS, DEFAULT_CELL_CACHE } from './facade/dataset.js';
 export type { OpenOptions } from './facade/dataset.js';
 export { buildDataset } from './facade/build.js';
+export { bundledDataset, bundledSource, BUNDLED_DATASETS } from './facade/bundled-datasets.js';
+export type { BundledDatasetName } from './facade/bundled-datasets.js';
 export { pushDataset } from './clickhouse/push.js';
 export type { PushOptions, PushReport } from './clickhouse/push.js';
 export { closePool } from './pool/pool.js';
@@ -24,7 +26,7 @@ export { parseExpression } from './query/parse.js';
 export type { Expr } from './query/ast.js';
 export { parseCodebook, readCodebook } from './dataset/codebook.js';
 export type { Codebook, VariableDescription } from './dataset/codebook.js';
-export { CrosstabError, ErrorCode, isCrosstabError } from './errors.js';
+export { CrosstabError, ErrorCode, isCrosstabError, labelledMessage } from './errors.js';
 export type { ErrorDetails } from './errors.js';
 export type {
   Cell,
@@ -46,12 +48,12 @@ export type {
 } from './facade/types.js';
 export { DEFAULT_MISSING_LABEL } from './facade/types.js';
 export { valueExpression, MAX_AXIS } from './facade/axes.js';
-export { tabbook } from './facade/tabbook.js';
-export type { TabbookOptions } from './facade/tabbook.js';
+export { tabbook } from './report/tabbook.js';
+export type { TabbookOptions } from './report/tabbook.js';
 export { writeTabbook, TABBOOK_FORMATS, TABBOOK_LAYOUTS } from './report/index.js';
 export type { Tabbook, TabbookTable, TabbookFormat, TabbookLayout, WriteTabbookOptions } from './report/index.js';
 export { STAT_NAMES, tableStatistics, columnGroups, tableToJSON, tableToCSV, tableToArrow, tableToArrowIPC, TABLE_METADATA_KEY, tableToText, tableToHTML, indexColour } from './report/index.js';
 export type { StatName, TableStatistics, TableStatisticsOptions, ColumnComparison, ColumnGroup, TableJson, TableJsonAxisEntry, TableJsonCell, TableJsonComparison, TableJsonRaoScott, RaoScottTest, VarianceKind, DisplayOptions } from './report/index.js';
 export type { DesignOptions, ReplicateType } from './dataset/design.js';
 export type { LonelyPsu } from './stats/design-variance.js';
-export type { TableDesign } from './stats/table-design.js';
+export type { TableDesign } from './stats/table-variance.js';

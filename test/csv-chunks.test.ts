@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
-import { readCsv } from '../src/dataset/read-csv.js';
+import { readCsvTuned, type CsvTuning } from '../src/dataset/read-csv.js';
 import type { RawTable } from '../src/dataset/raw-table.js';
 import { CrosstabError } from '../src/errors.js';
 import { gssCsv, nhanesCsv } from './support/paths.js';
@@ -15,11 +15,11 @@ import { gssCsv, nhanesCsv } from './support/paths.js';
 const dir = mkdtempSync(join(tmpdir(), 'csv-chunks-test-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-type Tokenizer = NonNullable<Parameters<typeof readCsv>[2]>;
+type Tokenizer = CsvTuning;
 
 async function read(path: string, weights: string[], tokenizer: Tokenizer): Promise<RawTable | { code: string; message: string; details: unknown }> {
   try {
-    return await readCsv(path, { weights }, tokenizer);
+    return await readCsvTuned(path, { weights }, tokenizer);
   } catch (error) {
     if (!(error instanceof CrosstabError)) throw error;
     return { code: error.code, message: error.message, details: error.details };

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { readCsv } from '../src/dataset/read-csv.js';
+import { readCsvTuned, type CsvTuning } from '../src/dataset/read-csv.js';
 import { CrosstabError } from '../src/index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'crosstab-csv-fast-'));
@@ -57,11 +57,11 @@ const csvText = fc
     return text;
   });
 
-type Tokenizer = Parameters<typeof readCsv>[2];
+type Tokenizer = CsvTuning;
 
 async function outcome(path: string, fastPath: boolean, chunkBytes: number, tokenizer: Tokenizer = {}): Promise<unknown> {
   try {
-    const table = await readCsv(path, { weights: ['w'] }, { fastPath, chunkBytes, threads: 0, ...tokenizer });
+    const table = await readCsvTuned(path, { weights: ['w'] }, { fastPath, chunkBytes, threads: 0, ...tokenizer });
     return { ...table, columns: table.columns.map((column) => ({ ...column, ids: [...column.ids] })), weights: table.weights.map((w) => ({ name: w.name, values: [...w.values] })) };
   } catch (error) {
     if (!(error instanceof CrosstabError)) throw error;

@@ -1,4 +1,4 @@
-import type { AdmissionRefusal } from '../http/index.js';
+import type { AdmissionRefusal } from '../keys/index.js';
 import type { Database, Queryable } from './database.js';
 
 /** Limits of one account as the key lookup last read them. */

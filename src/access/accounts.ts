@@ -60,8 +60,8 @@ async function toAccount(db: Queryable, row: AccountRow): Promise<Account> {
 const ACCOUNT_COLUMNS = 'id, name, disabled, rate_limit_per_minute, monthly_quota, created_at';
 
 /** The account named `name`, or a clear error naming `field`. */
-export async function findAccount(db: Queryable, name: string | undefined, field = '--account'): Promise<Account> {
-  if (name === undefined || name === '') throw badInput(field, 'is required: give the account name, e.g. --account acme.');
+export async function findAccount(db: Queryable, name: string | undefined, field = 'account'): Promise<Account> {
+  if (name === undefined || name === '') throw badInput(field, 'is required: give the account name, e.g. acme.');
   const { rows } = await db.query<AccountRow>(`SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE name = $1`, [name]);
   const row = rows[0];
   if (row === undefined) throw badInput(field, `names no account ${JSON.stringify(name)}.`, 'List the accounts with `crosstab accounts list`.');
@@ -98,11 +98,11 @@ export interface AccountLimits {
 
 /** Creates an account with its licences, in one transaction. */
 export async function addAccount(db: Database, name: string, licences: Licences, limits: AccountLimits = {}): Promise<Account> {
-  checkName(name, '--name', 'an account name');
+  checkName(name, 'name', 'an account name');
   const id = `acc_${randomBytes(8).toString('hex')}`;
   return db.transaction(async (tx) => {
     const existing = await tx.query('SELECT 1 FROM accounts WHERE name = $1', [name]);
-    if (existing.rows.length > 0) throw badInput('--name', `${JSON.stringify(name)} is already taken by another account.`, 'Choose another name, or change it with `crosstab accounts update`.');
+    if (existing.rows.length > 0) throw badInput('name', `${JSON.stringify(name)} is already taken by another account.`, 'Choose another name, or change it with `crosstab accounts update`.');
     await tx.query('INSERT INTO accounts (id, name, rate_limit_per_minute, monthly_quota) VALUES ($1, $2, $3, $4)', [id, name, limits.rateLimitPerMinute ?? null, limits.monthlyQuota ?? null]);
     await writeLicences(tx, id, licences);
     return accountById(tx, id);

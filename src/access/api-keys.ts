@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { generateApiKey, hashApiKey } from '../http/index.js';
+import { generateApiKey, hashApiKey } from '../keys/index.js';
 import type { Database, Queryable } from './database.js';
 import { findAccount, iso } from './accounts.js';
 import { badInput, checkName } from './validate.js';
@@ -71,7 +71,7 @@ async function insertKey(tx: Queryable, id: string, accountId: string, name: str
 
 /** Creates a key of an account for one environment; the key is returned once, only its hash is kept. */
 export async function addKey(db: Database, options: { account: string; name: string | undefined; expiresAt?: Date | null; userId?: string; id?: string }): Promise<{ apiKey: string; key: KeyInfo }> {
-  const name = checkName(options.name, '--name', 'a key name (the environment, e.g. production or staging)');
+  const name = checkName(options.name, 'name', 'a key name (the environment, e.g. production or staging)');
   const id = keyIdOf(options.id);
   return db.transaction(async (tx) => {
     const account = await findAccount(tx, options.account);

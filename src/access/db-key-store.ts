@@ -1,4 +1,4 @@
-import { hashApiKey, type AdmissionRefusal, type ApiKeyRecord, type KeyStore } from '../http/index.js';
+import { hashApiKey, type AdmissionRefusal, type ApiKeyRecord, type KeyStore } from '../keys/index.js';
 import { AccountLimiter, type Limits } from './account-limits.js';
 import { accountOfToken, OidcVerifier, type OidcOptions } from './oidc.js';
 import type { Queryable } from './database.js';

@@ -1,4 +1,4 @@
-import type { UsageRecord, UsageSink } from '../http/index.js';
+import type { DurableWriteStats, UsageRecord, UsageSink } from '../keys/index.js';
 import type { Database, Queryable } from './database.js';
 
 interface Pending {
@@ -57,7 +57,7 @@ export class DbUsageSink implements UsageSink {
   constructor(
     private readonly db: Queryable & Pick<Partial<Database>, 'copyFrom'>,
     private readonly concurrency = 1,
-    private readonly options: { onEvent?: (event: 'usage_closed', message: string) => void } = {},
+    private readonly options: { onEvent?: (event: 'usage_closed', message: string, stats?: DurableWriteStats) => void } = {},
   ) {}
 
   record(usage: UsageRecord): Promise<void> {
@@ -131,6 +131,7 @@ export class DbUsageSink implements UsageSink {
       'usage_closed',
       `Closed the usage sink: ${records} rows in ${commits} statements` +
         (commits === 0 ? '.' : ` (${(records / commits).toFixed(1)} billed calls per durable write, ${Math.round((commitMs * 1000) / commits)} µs per write on average).`),
+      { records, durableWrites: commits, writeMs: commitMs },
     );
   }
 }

@@ -1,7 +1,8 @@
 /**
  * The access half of the service: accounts, licences, users, API keys and usage in one
- * PostgreSQL schema (embedded PGlite or a server). Imports only the REST adapter's
- * interfaces; `crosstab serve`, the admin commands and the portal build on it.
+ * PostgreSQL schema (embedded PGlite or a server), and the only code that writes SQL. Imports
+ * the key and usage contracts of src/keys; `crosstab serve`, the admin commands and the portal
+ * build on it.
  */
 export { DEFAULT_DATABASE, databaseLocation, openDatabase } from './database.js';
 export type { Database, OpenDatabaseOptions, Queryable } from './database.js';
@@ -15,7 +16,7 @@ export type { User } from './users.js';
 export { addKey, listKeys, revokeKey, rotateKey, accountOfKey, newKeyId, MAX_GRACE_SECONDS } from './api-keys.js';
 export type { KeyInfo } from './api-keys.js';
 export { usageReport, usageDetail, parseRangeBound, parseUsageRange } from './usage-report.js';
-export type { RangeLabels, UsageGrouping, UsageReport } from './usage-report.js';
+export type { UsageGrouping, UsageReport } from './usage-report.js';
 export { DbKeyStore } from './db-key-store.js';
 export type { DbKeyStoreOptions } from './db-key-store.js';
 export { DbUsageSink } from './db-usage-sink.js';
@@ -25,3 +26,6 @@ export type { Licences } from './validate.js';
 export { seedDevelopmentAccount, DEVELOPMENT_ACCOUNT, DEVELOPMENT_USER } from './development.js';
 export { OidcVerifier, linkIssuer, accountOfToken, DEFAULT_JWKS_MAX_AGE_MS, DEFAULT_MAX_TOKEN_LIFETIME_SECONDS } from './oidc.js';
 export type { OidcLink, OidcOptions, TrustedIssuer, TokenCheck } from './oidc.js';
+export { clearFailedSignIns, liveSession, passwordHashOf, replacePassword, reservePasswordCheck, revokeSession, signInUser, startSession } from './portal-sessions.js';
+export type { SessionRow, SignInUser } from './portal-sessions.js';
+export { dropOldSignInFailures, releaseSignInFailure, reserveSignInFailure, signInWindowSecondsLeft } from './sign-in-failures.js';

@@ -2,7 +2,7 @@ import { createRemoteJWKSet, decodeJwt, errors, jwtVerify, type JWTPayload } fro
 import type { Database, Queryable } from './database.js';
 import { findAccount } from './accounts.js';
 import { badInput } from './validate.js';
-import { CrosstabError, ErrorCode } from '../errors.js';
+import { CrosstabError, ErrorCode, mention, problemText } from '../errors.js';
 
 /** An OpenID Connect issuer whose JWT access tokens the API accepts. */
 export interface TrustedIssuer {
@@ -143,23 +143,23 @@ export async function linkIssuer(db: Database, options: { account: string; issue
   try {
     issuerUrl = new URL(options.issuer ?? '');
   } catch {
-    throw badInput('--issuer', `must be the issuer URL of the OpenID Provider (the "iss" of its tokens); got ${JSON.stringify(options.issuer ?? '')}.`);
+    throw badInput('issuer', `must be the issuer URL of the OpenID Provider (the "iss" of its tokens); got ${JSON.stringify(options.issuer ?? '')}.`);
   }
-  if (issuerUrl.protocol !== 'https:' && issuerUrl.hostname !== '127.0.0.1' && issuerUrl.hostname !== 'localhost') throw badInput('--issuer', 'must be an https:// URL (http:// only on loopback).');
-  if ((options.subject === undefined) === (options.claim === undefined)) throw badInput('--subject', 'or --claim is required, not both: --subject SUB (the "sub" of a client) or --claim NAME=VALUE (e.g. org=acme).');
+  if (issuerUrl.protocol !== 'https:' && issuerUrl.hostname !== '127.0.0.1' && issuerUrl.hostname !== 'localhost') throw badInput('issuer', 'must be an https:// URL (http:// only on loopback).');
+  if ((options.subject === undefined) === (options.claim === undefined)) throw badInput('subject', problemText`or ${mention('claim')} is required, not both: ${mention('subject')} SUB (the "sub" of a client) or ${mention('claim')} NAME=VALUE (e.g. org=acme).`);
   let claim = 'sub';
   let value = options.subject ?? '';
   if (options.claim !== undefined) {
     const eq = options.claim.indexOf('=');
     claim = options.claim.slice(0, eq);
     value = options.claim.slice(eq + 1);
-    if (eq < 1 || value === '') throw badInput('--claim', `must be NAME=VALUE, e.g. org=acme; got ${JSON.stringify(options.claim)}.`);
+    if (eq < 1 || value === '') throw badInput('claim', `must be NAME=VALUE, e.g. org=acme; got ${JSON.stringify(options.claim)}.`);
   }
-  if (value === '') throw badInput('--subject', 'must not be empty.');
+  if (value === '') throw badInput('subject', 'must not be empty.');
   return db.transaction(async (tx) => {
     const account = await findAccount(tx, options.account);
     const taken = await tx.query<{ account_id: string }>('SELECT account_id FROM oidc_links WHERE issuer = $1 AND claim = $2 AND value = $3', [options.issuer, claim, value]);
-    if (taken.rows[0] !== undefined && taken.rows[0].account_id !== account.id) throw badInput(options.claim ? '--claim' : '--subject', `${claim}=${value} of ${options.issuer} is already linked to another account.`);
+    if (taken.rows[0] !== undefined && taken.rows[0].account_id !== account.id) throw badInput(options.claim ? 'claim' : 'subject', `${claim}=${value} of ${options.issuer} is already linked to another account.`);
     await tx.query('INSERT INTO oidc_links (issuer, claim, value, account_id) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING', [options.issuer, claim, value, account.id]);
     return { issuer: options.issuer as string, claim, value, accountId: account.id };
   });

@@ -1,6 +1,7 @@
 import type { Queryable } from './database.js';
 import { findAccount } from './accounts.js';
 import { badInput } from './validate.js';
+import { mention, problemText } from '../errors.js';
 
 export type UsageGrouping = 'key' | 'day' | 'survey';
 
@@ -27,21 +28,13 @@ function dayStart(value: string): number {
   return new Date(time).toISOString().slice(0, 10) === value ? time : Number.NaN;
 }
 
-/** How a front end names the two bounds in its messages (the CLI's flags by default). */
-export interface RangeLabels {
-  from: string;
-  to: string;
-}
-
-const FLAG_LABELS: RangeLabels = { from: '--from', to: '--to' };
-
 /**
- * `--from 2026-11-01` = from that day's start (UTC); `--to 2026-11-30` = up to that day's end.
+ * `from` 2026-11-01 = from that day's start (UTC); `to` 2026-11-30 = up to that day's end.
  * Only ISO 8601: a date `YYYY-MM-DD`, or a date-time `YYYY-MM-DDTHH:MM[:SS[.sss]]` with `Z` or
- * an offset; nothing else (no "Nov 1 2026", no comments in parentheses). `field` labels the
- * error.
+ * an offset; nothing else (no "Nov 1 2026", no comments in parentheses). `field` names the
+ * bound in the error.
  */
-export function parseRangeBound(value: string | undefined, field: string, end = field === '--to'): Date | null {
+export function parseRangeBound(value: string | undefined, field: 'from' | 'to', end = field === 'to'): Date | null {
   if (value === undefined) return null;
   const dateOnly = DATE.test(value);
   const time = dateOnly ? dayStart(value) : DATE_TIME.test(value) && !Number.isNaN(dayStart(value.slice(0, 10))) ? Date.parse(value) : Number.NaN;
@@ -49,19 +42,24 @@ export function parseRangeBound(value: string | undefined, field: string, end = 
   return new Date(dateOnly && end ? time + 24 * 3600 * 1000 : time);
 }
 
-/** The start (inclusive) and end (exclusive) of a usage range; refuses an end not after the start. */
-export function parseUsageRange(from: string | undefined, to: string | undefined, labels: RangeLabels = FLAG_LABELS): { from: Date | null; to: Date | null } {
-  const start = parseRangeBound(from, labels.from, false);
-  const end = parseRangeBound(to, labels.to, true);
-  if (start !== null && end !== null && start >= end) throw badInput(labels.to, `(${end.toISOString()}) must be after ${labels.from} (${start.toISOString()}).`);
+/**
+ * The start (inclusive) and end (exclusive) of a usage range; refuses an end not after the
+ * start (field `to`, its problem mentioning `from`).
+ */
+export function parseUsageRange(from: string | undefined, to: string | undefined): { from: Date | null; to: Date | null } {
+  const start = parseRangeBound(from, 'from', false);
+  const end = parseRangeBound(to, 'to', true);
+  if (start !== null && end !== null && start >= end) {
+    throw badInput('to', problemText`(${end.toISOString()}) must be after ${mention('from')} (${start.toISOString()}).`);
+  }
   return { from: start, to: end };
 }
 
 /** Billed calls of an account, in total and per key, day or survey. */
-export async function usageReport(db: Queryable, options: { account: string; from?: string; to?: string; by?: string; labels?: RangeLabels }): Promise<UsageReport> {
+export async function usageReport(db: Queryable, options: { account: string; from?: string; to?: string; by?: string }): Promise<UsageReport> {
   const by = (options.by ?? 'day') as UsageGrouping;
-  if (!['key', 'day', 'survey'].includes(by)) throw badInput('--by', `must be key, day or survey; got ${JSON.stringify(options.by)}.`);
-  const { from, to } = parseUsageRange(options.from, options.to, options.labels);
+  if (!['key', 'day', 'survey'].includes(by)) throw badInput('by', `must be key, day or survey; got ${JSON.stringify(options.by)}.`);
+  const { from, to } = parseUsageRange(options.from, options.to);
   const account = await findAccount(db, options.account);
   const where = 'u.account_id = $1 AND ($2::timestamptz IS NULL OR u.time >= $2) AND ($3::timestamptz IS NULL OR u.time < $3)';
   const params = [account.id, from, to];

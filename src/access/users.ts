@@ -41,7 +41,7 @@ export async function addUser(db: Database, accountName: string, emailInput: str
   return db.transaction(async (tx) => {
     const account = await findAccount(tx, accountName);
     const taken = await tx.query('SELECT 1 FROM users WHERE email = $1', [email]);
-    if (taken.rows.length > 0) throw badInput('--email', `${email} already has a user (an e-mail address signs in to one account).`);
+    if (taken.rows.length > 0) throw badInput('email', `${email} already has a user (an e-mail address signs in to one account).`);
     const { rows } = await tx.query<UserRow>(
       `INSERT INTO users (id, account_id, email, password_hash) VALUES ($1, $2, $3, $4) RETURNING ${USER_COLUMNS}`,
       [id, account.id, email, passwordHash],
@@ -64,7 +64,7 @@ async function userByEmail(tx: Queryable, emailInput: string | undefined): Promi
   const email = checkEmail(emailInput);
   const { rows } = await tx.query<UserRow>(`SELECT ${USER_COLUMNS} FROM users WHERE email = $1`, [email]);
   const row = rows[0];
-  if (row === undefined) throw badInput('--email', `no user has the e-mail address ${email}.`, 'List the users of an account with `crosstab users list --account NAME`.');
+  if (row === undefined) throw badInput('email', `no user has the e-mail address ${email}.`, 'List the users of an account with `crosstab users list --account NAME`.');
   return row;
 }
 

@@ -1,8 +1,13 @@
-import { CrosstabError, ErrorCode } from '../errors.js';
+import { type CrosstabError, ErrorCode, type ErrorDetails, fieldError, mention, type ProblemText, problemText } from '../errors.js';
 
-/** The error of a bad admin input: names the flag (or form field) and says how to fix it. */
-export function badInput(field: string, message: string, hint?: string): CrosstabError {
-  return new CrosstabError(ErrorCode.invalidOption, `${field} ${message}`, hint === undefined ? { field } : { field, hint });
+/**
+ * The error of a bad admin input. `field` is the input's own name (`expires`, `from`,
+ * `surveys`), in `details.field`, with the message without it in `details.problem`: each
+ * front end labels the field its own way (the CLI as a flag, the portal as a form label).
+ */
+export function badInput(field: string, problem: string | ProblemText, hint?: string): CrosstabError {
+  const details: ErrorDetails = typeof problem === 'string' ? {} : { mentions: problem.mentions };
+  return fieldError(ErrorCode.invalidOption, field, typeof problem === 'string' ? problem : problem.text, hint === undefined ? details : { ...details, hint });
 }
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/;
@@ -17,7 +22,7 @@ export function checkName(value: string | undefined, field: string, what: string
   return value;
 }
 
-export function checkEmail(value: string | undefined, field = '--email'): string {
+export function checkEmail(value: string | undefined, field = 'email'): string {
   const email = value?.trim().toLowerCase();
   if (email === undefined || !EMAIL.test(email)) throw badInput(field, `must be an e-mail address such as analyst@acme.example; got ${JSON.stringify(value ?? '')}.`);
   return email;
@@ -39,9 +44,9 @@ export type Licences = Map<string, string[]>;
 export function parseLicences(surveys: readonly string[] | undefined, groups: readonly string[] | undefined): Licences {
   const licences: Licences = new Map();
   const surveyList = splitList(surveys);
-  if (surveyList.length === 0) throw badInput('--surveys', 'must name at least one SurveyCode, e.g. --surveys GSS,NHANES.');
+  if (surveyList.length === 0) throw badInput('surveys', 'must name at least one SurveyCode, e.g. GSS,NHANES.');
   for (const survey of surveyList) {
-    if (!SURVEY.test(survey) || survey === '_ALL_') throw badInput('--surveys', `has an invalid SurveyCode ${JSON.stringify(survey)}: use the codes of the served datasets, e.g. GSS.`);
+    if (!SURVEY.test(survey) || survey === '_ALL_') throw badInput('surveys', `has an invalid SurveyCode ${JSON.stringify(survey)}: use the codes of the served datasets, e.g. GSS.`);
     licences.set(survey, []);
   }
   for (const item of splitList(groups)) {
@@ -49,10 +54,10 @@ export function parseLicences(surveys: readonly string[] | undefined, groups: re
     const survey = item.slice(0, colon);
     const group = item.slice(colon + 1);
     if (colon < 1 || !GROUP.test(group)) {
-      throw badInput('--groups', `has ${JSON.stringify(item)}; give SURVEY:GROUP, e.g. GSS:_ALL_ (every group) or NHANES:demographics.`);
+      throw badInput('groups', `has ${JSON.stringify(item)}; give SURVEY:GROUP, e.g. GSS:_ALL_ (every group) or NHANES:demographics.`);
     }
     const list = licences.get(survey);
-    if (list === undefined) throw badInput('--groups', `names survey ${survey} in ${JSON.stringify(item)}, which is not in --surveys (${surveyList.join(', ')}).`, `Add ${survey} to --surveys or fix the survey code.`);
+    if (list === undefined) throw badInput('groups', problemText`names survey ${survey} in ${JSON.stringify(item)}, which is not in ${mention('surveys')} (${surveyList.join(', ')}).`, `Add ${survey} to the licensed surveys or fix the survey code.`);
     if (!list.includes(group)) list.push(group);
   }
   return licences;
@@ -68,7 +73,7 @@ export function parseLimit(value: string | undefined, field: string): number | n
 }
 
 /** An ISO 8601 date or date-time in the future (for key expiry). */
-export function parseExpiry(value: string | undefined, field = '--expires'): Date | null {
+export function parseExpiry(value: string | undefined, field = 'expires'): Date | null {
   if (value === undefined) return null;
   const time = Date.parse(value);
   if (Number.isNaN(time)) throw badInput(field, `must be an ISO 8601 date-time such as 2027-01-01T00:00:00Z; got ${JSON.stringify(value)}.`);

@@ -4,6 +4,7 @@ import { SingleBar } from 'cli-progress';
 import { buildDataset } from '../facade/build.js';
 import { ErrorCode, isCrosstabError } from '../errors.js';
 import { formatNumber, reportError } from './output.js';
+import { exampleSource } from './bundled.js';
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
@@ -69,8 +70,8 @@ export function registerBuildCommand(program: Command): void {
       'after',
       `
 Examples:
-  $ crosstab build survey.csv.gz --weight wtssps --survey GSS --out gss.arrow
-  $ crosstab build people.sav --weight PWGTP --weight PWGTP1 --survey ACS --codebook acs.codebook.json --out acs.arrow`,
+  $ crosstab build ${exampleSource('gss').data} --weight wtssps --survey GSS --codebook ${exampleSource('gss').codebook} --out gss.arrow
+  $ crosstab build ${exampleSource('nhanes').data} --weight WTMEC2YR --survey NHANES --strata SDMVSTRA --psu SDMVPSU --nest --codebook ${exampleSource('nhanes').codebook} --out nhanes.arrow`,
     )
     .action(async (input: string, flags) => {
       const started = performance.now();

@@ -1,16 +1,24 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { existsSync, readdirSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { bundledDataset, bundledSource, packageRoot, type BundledDatasetName } from '../facade/bundled-datasets.js';
 
-/** The crosstab-engine package folder, found from wherever this code runs (src/ or dist/). */
-export function packageRoot(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (let depth = 0; depth < 6; depth++) {
-    const manifest = join(dir, 'package.json');
-    if (existsSync(manifest) && (JSON.parse(readFileSync(manifest, 'utf8')) as { name?: string }).name === 'crosstab-engine') return dir;
-    dir = dirname(dir);
-  }
-  throw new Error('crosstab-engine package.json not found above ' + fileURLToPath(import.meta.url));
+export { packageRoot };
+
+/** A bundled file's path as `--help` examples show it: relative to the working folder when that is shorter. */
+function shown(path: string): string {
+  const near = relative(process.cwd(), path);
+  return near !== '' && near.length < path.length ? near : path;
+}
+
+/** A bundled dataset's .arrow path, as examples show it. */
+export function exampleDataset(name: BundledDatasetName): string {
+  return shown(bundledDataset(name));
+}
+
+/** A bundled dataset's source data and codebook, as examples show them. */
+export function exampleSource(name: BundledDatasetName): { data: string; codebook: string } {
+  const { data, codebook } = bundledSource(name);
+  return { data: shown(data), codebook: shown(codebook) };
 }
 
 /**

@@ -2,7 +2,7 @@
 import { Command } from 'commander';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { packageRoot } from './bundled.js';
+import { exampleDataset, exampleSource, packageRoot } from './bundled.js';
 import { reportError } from './output.js';
 
 // A reader that stops early (`crosstab info x.arrow | head -1`) is not an error: exit quietly.
@@ -22,14 +22,14 @@ const program = new Command('crosstab')
     `
 Examples:
   $ crosstab demo                                    a crosstab on the bundled GSS data
-  $ crosstab build survey.csv.gz --weight wtssps --survey GSS --out gss.arrow
-  $ crosstab info gss.arrow                          variables, value labels, codes
-  $ crosstab query gss.arrow --base 'year=2024' --target 'sex=Female' --target 'degree=3..4'
-  $ crosstab table gss.arrow --rows sex --columns degree --stats vpct,sig
-  $ crosstab tabbook gss.arrow --banner sex,race,degree --stubs all --out book.xlsx
+  $ crosstab build ${exampleSource('gss').data} --weight wtssps --survey GSS --codebook ${exampleSource('gss').codebook} --out gss.arrow
+  $ crosstab info ${exampleDataset('gss')}         variables, value labels, codes
+  $ crosstab query ${exampleDataset('gss')} --base 'year=2024' --target 'sex=Female' --target 'degree=3..4'
+  $ crosstab table ${exampleDataset('gss')} --rows sex --columns degree --stats vpct,sig
+  $ crosstab tabbook ${exampleDataset('gss')} --banner sex,race,degree --stubs all --out book.xlsx
   $ crosstab keys add --keys keys.json --surveys GSS --groups _ALL_
-  $ crosstab serve --dataset gss.arrow --keys keys.json
-  $ crosstab push gss.arrow --clickhouse clickhouse://127.0.0.1:8123/surveys
+  $ crosstab serve --dataset ${exampleDataset('gss')} --keys keys.json
+  $ crosstab push ${exampleDataset('gss')} --clickhouse clickhouse://127.0.0.1:8123/surveys
 
 Run \`crosstab <command> --help\` for a command's options.`,
   );

@@ -1,9 +1,10 @@
-import { CrosstabError } from '../errors.js';
+import { CrosstabError, labelledMessage } from '../errors.js';
+import { flagOf } from './flag-labels.js';
 
 /** Prints a failure the way every command does: what, where, how to fix. Returns the exit code. */
 export function reportError(error: unknown): number {
   if (error instanceof CrosstabError) {
-    process.stderr.write(`crosstab: error [${error.code}]: ${error.message}\n`);
+    process.stderr.write(`crosstab: error [${error.code}]: ${labelledMessage(error, flagOf)}\n`);
     const listed = error.details.listed ? ` \`crosstab info DATASET\` lists the ${error.details.listed}.` : '';
     if (error.details.hint) process.stderr.write(`  hint: ${error.details.hint}${listed}\n`);
     return 1;

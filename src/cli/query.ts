@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { openCompiled } from './open-compiled.js';
 import { toServiceResponse } from '../facade/service-shape.js';
 import { formatNumber } from './output.js';
+import { exampleDataset } from './bundled.js';
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
@@ -19,8 +20,8 @@ export function registerQueryCommand(program: Command): void {
       'after',
       `
 Examples:
-  $ crosstab query gss.arrow --base 'year=2024' --target 'sex=Female' --target 'degree=3..4'
-  $ crosstab query gss.arrow --target 'F18-34' --json`,
+  $ crosstab query ${exampleDataset('gss')} --base 'year=2024' --target 'sex=Female' --target 'degree=3..4'
+  $ crosstab query ${exampleDataset('gss')} --base 'year=2024' --target 'sex=Female' --json`,
     )
     .action(async (path: string, flags) => {
       const ds = await openCompiled(path);

@@ -1,5 +1,5 @@
 import { databaseLocation, type OidcOptions, DbKeyStore, DbUsageSink, listAccounts, openDatabase, seedDevelopmentAccount, type Database } from '../access/index.js';
-import type { KeyStore, UsageSink } from '../http/index.js';
+import type { DurableWriteStats, KeyStore, UsageSink } from '../keys/index.js';
 
 /** What `crosstab serve` needs of the access database. */
 export interface AccessStore {
@@ -39,7 +39,7 @@ export const DEFAULT_USAGE_STATEMENTS = 1;
 /** Opens (migrating) the database of `--database`. */
 export async function openAccessStore(
   flag: string | undefined,
-  options: { oidc?: OidcOptions; usageStatements?: number; onEvent?: (event: string, message: string) => void } = {},
+  options: { oidc?: OidcOptions; usageStatements?: number; onEvent?: (event: string, message: string, stats?: DurableWriteStats) => void } = {},
 ): Promise<AccessStore> {
   const db = await openDatabase(databaseLocation(flag), options.onEvent ? { onEvent: options.onEvent } : {});
   // The embedded database runs one statement at a time on its own thread anyway.

@@ -8,6 +8,7 @@ import { DEFAULT_USAGE_STATEMENTS, openAccessStore, seedDevelopment, type Access
 import { createPortal, mountPortal } from '../portal/index.js';
 import { valueExpression } from '../text/expression-text.js';
 import { DEFAULT_JWKS_MAX_AGE_MS, DEFAULT_MAX_TOKEN_LIFETIME_SECONDS, type OidcOptions } from '../access/index.js';
+import type { DurableWriteStats } from '../keys/index.js';
 
 interface ServeOptions {
   dataset?: string[];
@@ -142,7 +143,7 @@ export function registerServeCommand(program: Command): void {
         for (const path of paths) datasets.push(await openDataset(path, cellCache === undefined ? {} : { cellCache }));
         // A 503 is logged through the event that made the service unavailable (store_down,
         // the shutdown), once, not per request.
-        const log = (entry: AccessLogEntry | { event: string; message?: string }): void => {
+        const log = (entry: AccessLogEntry | { event: string; message?: string; stats?: DurableWriteStats }): void => {
           const line = 'event' in entry && !('time' in entry) ? { time: new Date().toISOString(), ...entry } : entry;
           if (options.accessLog || 'event' in entry || entry.error !== undefined || (entry.status >= 500 && entry.code !== 'unavailable')) process.stderr.write(`${JSON.stringify(line)}\n`);
         };
@@ -151,11 +152,11 @@ export function registerServeCommand(program: Command): void {
             ? await openAccessStore(options.database, {
                 ...(oidc === undefined ? {} : { oidc }),
                 ...(usageStatements === undefined ? {} : { usageStatements }),
-                onEvent: (event, message) => log({ event, message }),
+                onEvent: (event, message, stats) => log({ event, message, ...(stats === undefined ? {} : { stats }) }),
               })
             : undefined;
         // File mode: the ledger is opened here so that SIGHUP (after rotating the file) can reopen it.
-        const ledger = access ? undefined : await NdjsonLedger.open(options.ledger, { onEvent: (event, message) => log({ event, message }) });
+        const ledger = access ? undefined : await NdjsonLedger.open(options.ledger, { onEvent: (event, message, stats) => log({ event, message, ...(stats === undefined ? {} : { stats }) }) });
         const handler = await createCrosstabHandler({
           datasets,
           keys: access?.keys ?? (options.keys as string),

@@ -3,7 +3,7 @@ import { access } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { CrosstabError, ErrorCode } from '../errors.js';
-import { tabbook } from '../facade/tabbook.js';
+import { tabbook } from '../report/tabbook.js';
 import { normalizeStats, STAT_NAMES, type StatName } from '../report/statistics.js';
 import { TABBOOK_FORMATS, TABBOOK_LAYOUTS } from '../report/tabbook-model.js';
 import { formatOfPath, writeTabbook } from '../report/tabbook-output.js';

@@ -12,6 +12,7 @@ import { tableToHTML } from '../report/table-html.js';
 import { tableToJSON } from '../report/table-json.js';
 import { tableToText } from '../report/table-text.js';
 import { shorten } from '../text/expression-text.js';
+import { exampleDataset } from './bundled.js';
 
 const FORMATS = ['text', 'csv', 'json', 'arrow', 'html', 'xlsx'] as const;
 type Format = (typeof FORMATS)[number];
@@ -58,9 +59,9 @@ export function registerTableCommand(program: Command): void {
       'after',
       `
 Examples:
-  $ crosstab table gss.arrow --rows sex --columns degree
-  $ crosstab table gss.arrow --base 'year=2024' --rows degree --columns sex --percent-base valid --missing hide
-  $ crosstab table gss.arrow --base 'year=2024' --rows race --column 'sex=Male' --column 'sex=Female' --stats vpct,index,sig --format html --out table.html`,
+  $ crosstab table ${exampleDataset('gss')} --rows sex --columns degree
+  $ crosstab table ${exampleDataset('gss')} --base 'year=2024' --rows degree --columns sex --percent-base valid --missing hide
+  $ crosstab table ${exampleDataset('gss')} --base 'year=2024' --rows race --column 'sex=Male' --column 'sex=Female' --stats vpct,index,sig --format html --out table.html`,
     )
     .action(async (path: string, flags: Record<string, unknown>) => {
       const settings = readFlags(flags);

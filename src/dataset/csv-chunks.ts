@@ -25,8 +25,6 @@ export interface CsvChunksOptions {
   threads: number;
   /** Bytes of whole lines per chunk handed to a worker. */
   chunkBytes: number;
-  /** Filled in as rows are merged: how many the workers encoded (for tests and benchmarks). */
-  report?: { encodedRows: number } | undefined;
 }
 
 interface ChunkResult {
@@ -61,6 +59,8 @@ interface Share {
  * csv-parse), so the table or the error is the same as that path alone gives.
  */
 export class CsvChunks extends Writable {
+  /** Rows the workers encoded so far (the rest were read as text on this thread). */
+  encodedRows = 0;
   private mode: 'header' | 'chunks' | 'records' = 'header';
   private leftover: Buffer | undefined;
   private pending: Buffer[] = [];
@@ -267,7 +267,7 @@ export class CsvChunks extends Writable {
       });
       this.target.addEncodedRows(rows);
       this.records.skipLines(rows);
-      if (this.options.report) this.options.report.encodedRows += rows;
+      this.encodedRows += rows;
       if (Math.floor(start / 65_536) !== Math.floor(this.target.rows / 65_536)) this.onRows();
       return;
     }

@@ -45,18 +45,29 @@ const gunzipChunkBytes = 1024 * 1024;
  * Files of 4 MiB or more (gzip'd: 1 MiB) are encoded by worker threads running the WebAssembly encoder
  * (csv-chunks.ts); lines it cannot take (quotes, '\r', problems) are read as below, with
  * identical results.
- *
- * `tokenizer` is for tests and the CLI: `fastPath: false` parses everything with csv-parse
- * (the reference of the fast paths, see csv-records.ts), `chunkBytes` sets the read size,
- * `threads` the encoder workers (0: none, every line on this thread; default: one per core
- * for files of 4 MiB or more, gzip'd files of 1 MiB or more), `encoderChunkBytes` the bytes
- * per worker chunk; `report.encodedRows` is set to the rows the workers encoded.
  */
-export async function readCsv(
-  path: string,
-  options: ReadOptions,
-  tokenizer: { fastPath?: boolean; chunkBytes?: number; threads?: number; encoderChunkBytes?: number; report?: { encodedRows: number } } = {},
-): Promise<RawTable> {
+export function readCsv(path: string, options: ReadOptions): Promise<RawTable> {
+  return readCsvTuned(path, options, {});
+}
+
+/**
+ * How readCsvTuned() cuts and encodes its input; readCsv() uses the defaults. Tests and
+ * benchmarks set them: `fastPath: false` parses everything with csv-parse (the reference of
+ * the fast paths, see csv-records.ts), `chunkBytes` sets the read size, `threads` the encoder
+ * workers (0: none, every line on this thread; default: one per core for files of 4 MiB or
+ * more, gzip'd files of 1 MiB or more), `encoderChunkBytes` the bytes per worker chunk;
+ * `report.encodedRows` is set to the rows the workers encoded.
+ */
+export interface CsvTuning {
+  fastPath?: boolean;
+  chunkBytes?: number;
+  threads?: number;
+  encoderChunkBytes?: number;
+  report?: { encodedRows: number };
+}
+
+/** readCsv() with its reading and encoding tuned (the seam tests and benchmarks use). */
+export async function readCsvTuned(path: string, options: ReadOptions, tokenizer: CsvTuning): Promise<RawTable> {
   checkReadOptions(path, options);
   const handle = await open(path, 'r').catch((error: unknown) => {
     throw unreadable(path, error);
@@ -76,11 +87,13 @@ export async function readCsv(
       if (onProgress !== undefined && builder.rows % progressEveryRows === 0) progress();
     }, tokenizer.fastPath !== false);
     const threads = tokenizer.threads ?? options.threads ?? (size * (gzip ? 4 : 1) >= encoderMinFileBytes ? defaultBuildThreads() : 0);
-    const sink =
-      threads > 0 && tokenizer.fastPath !== false
-        ? new CsvChunks(records, builder, { threads, chunkBytes: tokenizer.encoderChunkBytes ?? encoderChunkBytes, report: tokenizer.report }, progress)
-        : records;
-    await (gzip ? pipeline(file, createGunzip({ chunkSize: gunzipChunkBytes }), sink) : pipeline(file, sink));
+    const chunks = threads > 0 && tokenizer.fastPath !== false ? new CsvChunks(records, builder, { threads, chunkBytes: tokenizer.encoderChunkBytes ?? encoderChunkBytes }, progress) : undefined;
+    const sink = chunks ?? records;
+    try {
+      await (gzip ? pipeline(file, createGunzip({ chunkSize: gunzipChunkBytes }), sink) : pipeline(file, sink));
+    } finally {
+      if (tokenizer.report && chunks) tokenizer.report.encodedRows += chunks.encodedRows;
+    }
     const table = builder.finish();
     onProgress?.(size, size);
     return table;

@@ -145,27 +145,27 @@ function validateBuildOptions(options: BuildOptions): BuildOptions {
   if (typeof options !== 'object' || options === null) throw invalidOption('options', 'must be an object', 'Pass {weights, survey, out}.');
   const { weights, survey, out, units, stability, exclude } = options;
   if (!Array.isArray(weights) || weights.length === 0 || !weights.every((w) => typeof w === 'string' && w !== '')) {
-    throw invalidOption('weights', 'must name at least one weight column', 'Pass --weight COLUMN.');
+    throw invalidOption('weights', 'must name at least one weight column', 'Give the weight column(s) of the input.');
   }
   if (new Set(weights).size !== weights.length) throw invalidOption('weights', 'names a column twice', 'Name each weight column once.');
   if (typeof survey !== 'string' || !/^[A-Za-z0-9_.-]{1,64}$/.test(survey)) {
-    throw invalidOption('survey', 'must be 1-64 letters, digits, _ . or -', 'Pass --survey GSS, for example.');
+    throw invalidOption('survey', 'must be 1-64 letters, digits, _ . or -', 'Give the survey code, e.g. GSS.');
   }
-  if (typeof out !== 'string' || out === '') throw invalidOption('out', 'must be a file path', 'Pass --out PATH.arrow.');
+  if (typeof out !== 'string' || out === '') throw invalidOption('out', 'must be a file path', 'Give the path of the .arrow file to write.');
   if (units !== undefined && (!Number.isFinite(units) || units <= 0)) {
-    throw invalidOption('units', 'must be a positive number', 'Pass --units 1000 to report in thousands.');
+    throw invalidOption('units', 'must be a positive number', 'Give 1000 to report in thousands.');
   }
   if (stability !== undefined) {
     const { cautionMax, veryUnstableMax } = stability;
     if (!Number.isInteger(cautionMax) || !Number.isInteger(veryUnstableMax) || veryUnstableMax < 0 || cautionMax < veryUnstableMax) {
-      throw invalidOption('stability', 'needs whole numbers with 0 <= veryUnstableMax <= cautionMax', 'Pass e.g. --unstable-max 60 --very-unstable-max 30.');
+      throw invalidOption('stability', 'needs whole numbers with 0 <= veryUnstableMax <= cautionMax', 'Give e.g. {cautionMax: 60, veryUnstableMax: 30}.');
     }
   }
   if (exclude !== undefined && (!Array.isArray(exclude) || !exclude.every((c) => typeof c === 'string'))) {
-    throw invalidOption('exclude', 'must be a list of column names', 'Pass --exclude COL1,COL2.');
+    throw invalidOption('exclude', 'must be a list of column names', 'Give the names of the columns to leave out.');
   }
   if (options.threads !== undefined && !(Number.isInteger(options.threads) && options.threads >= 0 && options.threads <= 64)) {
-    throw invalidOption('threads', `must be a whole number from 0 to 64, not ${String(options.threads)}`, 'Pass --threads 0 to build on one thread, or leave it out for one worker per core.');
+    throw invalidOption('threads', `must be a whole number from 0 to 64, not ${String(options.threads)}`, 'Give 0 to build on one thread, or leave it out for one worker per core.');
   }
   if (options.onProgress !== undefined && typeof options.onProgress !== 'function') {
     throw invalidOption('onProgress', 'must be a function', 'Pass (doneBytes, totalBytes) => { ... }.');

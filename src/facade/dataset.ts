@@ -73,7 +73,7 @@ export async function openDataset(path: string, openOptions?: OpenOptions): Prom
     throw invalidOption('preload', 'must be true or false', 'Pass preload: true to read every buffer at open.');
   }
   if (isClickHouseUrl(path)) {
-    const { openClickHouseEngine } = await import('../clickhouse/engine.js');
+    const { openClickHouseEngine } = await import('./clickhouse-engine.js');
     const { engine, meta, checksum } = await openClickHouseEngine(path);
     // A pushed table can be replaced (`crosstab push --replace`) under an open dataset: no cache unless asked for.
     return new Dataset(engine, meta, checksum, options.cellCache ?? 0);

@@ -1,7 +1,7 @@
 import type { PlanName } from '../query/table.js';
 import type { CellSums } from '../kernel/kernel.js';
 import type { Bound } from '../query/resolve.js';
-import type { TableDesign } from '../stats/table-design.js';
+import type { TableDesign } from '../stats/table-variance.js';
 import type { DesignInfo } from './types.js';
 
 /** The cells of a table as an engine computes them (row-major), with margins and the base. */
@@ -30,7 +30,7 @@ export interface EngineRun {
  * Where a Dataset's cells are counted. The Dataset validates options and binds expressions
  * (the same parser, resolver, groups and errors for every engine); an engine only sums
  * weights over bound expressions: the WebAssembly kernel over the dataset in memory
- * (local-engine.ts), or SQL on ClickHouse (src/clickhouse/engine.ts).
+ * (local-engine.ts), or SQL on ClickHouse (clickhouse-engine.ts).
  */
 export interface DatasetEngine {
   /** File path or URL, for messages. */

@@ -7,7 +7,7 @@ import type { Evaluator } from '../query/evaluate.js';
 import { type Executor, inlineExecutor, POOL_THRESHOLD_MS, checkpoint } from '../query/executor.js';
 import type { Bound } from '../query/resolve.js';
 import type { DatasetEngine, EngineRun, EngineTable } from './engine.js';
-import { DatasetDesign } from './table-design.js';
+import { DatasetDesign } from './dataset-design.js';
 
 /** Targets evaluated between two checkpoints of a crosstab() call (one kernel walk of their cells). */
 const CELLS_PER_CALL = 16;

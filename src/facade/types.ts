@@ -1,7 +1,7 @@
 /** Public types of the crosstab() facade. */
-import type { CodeInfo, StabilityThresholds } from '../dataset/format.js';
+import type { CodeInfo, StabilityThresholds, StoredDesign } from '../dataset/format.js';
 import type { PlanName } from '../query/table.js';
-import type { TableDesign } from '../stats/table-design.js';
+import type { TableDesign } from '../stats/table-variance.js';
 
 export type { CodeInfo, StabilityThresholds } from '../dataset/format.js';
 
@@ -104,19 +104,15 @@ export interface DatasetInfo {
   missingLabel: string;
 }
 
-/** The design of a dataset, as declared at build time (`crosstab build --strata/--psu/--replicate-weights`). */
-export interface DesignInfo {
+/**
+ * The design of a dataset, as declared at build time (`crosstab build --strata/--psu/--replicate-weights`):
+ * the stored design (strata, PSUs, fpc, replicate weights, counted strata and PSUs) with its kind and
+ * a one-line description.
+ */
+export interface DesignInfo extends StoredDesign {
   kind: 'simple' | 'taylor' | 'replicate';
   /** One line for humans. */
   description: string;
-  strata?: string;
-  psu?: string;
-  nest?: boolean;
-  fpc?: string;
-  /** Taylor designs: numbers of strata and PSUs. */
-  strataCount?: number;
-  psuCount?: number;
-  replicates?: { weights: string[]; type: string; scale: number; rscales: number[]; mse: boolean; rho?: number; degf: number };
 }
 
 /**

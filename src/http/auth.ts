@@ -1,7 +1,7 @@
 import type { DatasetInfo } from '../index.js';
 import { ALL } from './crosstab-request.js';
 import { API_KEY_PATTERN, keyStatus, type ApiKeyRecord } from './key-file.js';
-import type { KeyStore } from './key-store.js';
+import type { KeyStore } from '../keys/index.js';
 import { quote, serviceError, type ServiceError } from './service-error.js';
 
 /** The request header carrying the API key. */

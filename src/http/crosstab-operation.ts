@@ -7,9 +7,9 @@ import { parseJsonBody, validateCrosstabRequest } from './crosstab-request.js';
 import { readRequestBody } from './read-body.js';
 import type { AccessLogEntry, CrosstabDataset, HandlerRequest } from './handler-types.js';
 import { headerOf, isJsonContentType } from './headers.js';
-import type { KeyStore } from './key-store.js';
+import type { KeyStore } from '../keys/index.js';
 import { fromEngineError, fromThrown, isServiceError, quote, serviceError, type ServiceError } from './service-error.js';
-import type { UsageSink } from './usage-ledger.js';
+import type { UsageSink } from '../keys/index.js';
 
 /** Answers POST /crosstab: the 200 body, or the error that refused the request. */
 export type CrosstabOperation = (request: HandlerRequest, requestId: string, entry: AccessLogEntry) => Promise<ServiceError | string>;

@@ -34,7 +34,7 @@ export { listen } from './server.js';
 export type { ListenOptions, RunningServer } from './server.js';
 export type { ConnectionLimits } from './connection-limits.js';
 export { NdjsonLedger } from './usage-ledger.js';
-export type { NdjsonLedgerOptions, UsageRecord, UsageSink } from './usage-ledger.js';
+export type { DurableWriteStats, NdjsonLedgerOptions, UsageRecord, UsageSink } from './usage-ledger.js';
 export { FileKeyStore } from './key-store.js';
 export type { AdmissionRefusal, FileKeyStoreOptions, KeyStore } from './key-store.js';
 export {

@@ -1,39 +1,18 @@
 import { constants, statSync } from 'node:fs';
 import { mkdir, open, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import type { DurableWriteStats, UsageRecord, UsageSink } from '../keys/index.js';
 
-/** One billable call: a successful POST /crosstab. */
-export interface UsageRecord {
-  /** ISO 8601 time the result was computed. */
-  time: string;
-  /** The X-Request-Id of the call. */
-  requestId: string;
-  /** Id of the API key (never the key). */
-  keyId: string;
-  survey: string;
-  /** Number of target codes in the request (1 or 2). */
-  targets: number;
-  /** The account billed, when the key belongs to one (database keys, single sign-on). */
-  accountId?: string;
-}
-
-/**
- * Where usage goes. `record` resolves once the record is durable; the handler sends the 200
- * only after that, and sends no 200 when it rejects.
- */
-export interface UsageSink {
-  record(usage: UsageRecord): Promise<void>;
-  /** Waits for pending records, then releases the sink. */
-  close(): Promise<void>;
-}
+export type { DurableWriteStats, UsageRecord, UsageSink } from '../keys/index.js';
 
 export interface NdjsonLedgerOptions {
   /**
    * Told when the ledger reopens its path (the file or its folder was removed or renamed, or
    * reopen() was called), when it cuts a failed write back to the last whole record, and
-   * when it closes (how many records it made durable, in how many writes, how long they took).
+   * when it closes (how many records it made durable, in how many writes, how long they took:
+   * in words in `message`, as data in `stats`).
    */
-  onEvent?: (event: 'ledger_reopened' | 'ledger_repaired' | 'ledger_closed', message: string) => void;
+  onEvent?: (event: 'ledger_reopened' | 'ledger_repaired' | 'ledger_closed', message: string, stats?: DurableWriteStats) => void;
 }
 
 interface Pending {
@@ -228,6 +207,7 @@ export class NdjsonLedger implements UsageSink {
       'ledger_closed',
       `Closed usage ledger ${this.path}: ${records} records in ${flushes} durable writes` +
         (flushes === 0 ? '.' : ` (${(records / flushes).toFixed(1)} billed calls per durable write, ${Math.round((writeMs * 1000) / flushes)} µs per write on average).`),
+      { records, durableWrites: flushes, writeMs },
     );
   }
 }

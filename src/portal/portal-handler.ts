@@ -1,6 +1,6 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import { accountById, addKey, listKeys, parseExpiry, revokeKey, rotateKey, usageDetail, usageReport, parseUsageRange, type Database, type DbKeyStore, type RangeLabels } from '../access/index.js';
-import { CrosstabError, ErrorCode, isCrosstabError } from '../index.js';
+import { accountById, addKey, listKeys, parseExpiry, revokeKey, rotateKey, usageDetail, usageReport, parseUsageRange, type Database, type DbKeyStore } from '../access/index.js';
+import { CrosstabError, ErrorCode, isCrosstabError, labelledMessage } from '../index.js';
 import type { HandlerRequest, HandlerResponse, TrustedProxies } from '../http/index.js';
 import { clientAddress, forwardedProto, headerOf, proxyTrust } from '../http/index.js';
 import { PORTAL_CSS, PORTAL_JS } from './assets.js';
@@ -8,6 +8,7 @@ import type { PageContext } from './html.js';
 import { keysPage, newKeyPage, passwordPage, signInPage, usageCsv, usagePage } from './pages.js';
 import { changePassword, SESSION_SECONDS, sessionOf, signIn, signOut, type Session } from './sessions.js';
 import { SignInThrottle, type SignInThrottleOptions } from './sign-in-throttle.js';
+import { allowedMethods, findRoute, type PortalRoute, type RouteContext } from './routes.js';
 
 export interface PortalOptions {
   db: Database;
@@ -38,8 +39,11 @@ export interface Portal {
   handle(request: HandlerRequest): Promise<HandlerResponse>;
 }
 
-/** The usage form's field labels, for its error messages. */
-const RANGE_LABELS: RangeLabels = { from: 'From', to: 'To' };
+/** The labels of the portal's form fields, for the library's errors about them. */
+const FIELD_LABELS: Readonly<Record<string, string>> = { from: 'From', to: 'To', name: 'Environment', expires: 'Expires' };
+const labelOf = (field: string): string | undefined => (Object.hasOwn(FIELD_LABELS, field) ? FIELD_LABELS[field] : undefined);
+/** A failure's message as the portal shows it: its fields named as the form labels them. */
+const messageOf = (error: unknown): string => (error instanceof CrosstabError ? labelledMessage(error, labelOf) : (error as Error).message);
 const SESSION_COOKIE = 'crosstab_portal';
 const SIGN_IN_COOKIE = 'crosstab_portal_signin';
 const SECURITY_HEADERS = {
@@ -126,10 +130,10 @@ export function createPortal(options: PortalOptions): Portal {
     const range = { from: query.get('from') || `${today.slice(0, 8)}01`, to: query.get('to') || today };
     let bounds: { from: Date | null; to: Date | null };
     try {
-      bounds = parseUsageRange(range.from, range.to, RANGE_LABELS);
+      bounds = parseUsageRange(range.from, range.to);
     } catch (error) {
       if (!(error instanceof CrosstabError)) throw error;
-      return page(400, usagePage(context('Usage', session), undefined, range, error.message));
+      return page(400, usagePage(context('Usage', session), undefined, range, messageOf(error)));
     }
     if (csv) {
       const detail = await usageDetail(db, session.accountName, bounds.from, bounds.to);
@@ -139,90 +143,123 @@ export function createPortal(options: PortalOptions): Portal {
       const filename = `usage-${session.accountName}-${first}-${last}.csv`;
       return { status: 200, headers: { ...SECURITY_HEADERS, 'content-type': 'text/csv; charset=utf-8', 'content-disposition': `attachment; filename="${filename}"` }, body: usageCsv(detail) };
     }
-    const byDay = await usageReport(db, { account: session.accountName, ...range, by: 'day', labels: RANGE_LABELS });
-    const byKey = await usageReport(db, { account: session.accountName, ...range, by: 'key', labels: RANGE_LABELS });
+    const byDay = await usageReport(db, { account: session.accountName, ...range, by: 'day' });
+    const byKey = await usageReport(db, { account: session.accountName, ...range, by: 'key' });
     return page(200, usagePage(context('Usage', session), { byDay, byKey }, range));
   }
 
+  const asset = (contentType: string, body: string): HandlerResponse => ({ status: 200, headers: { 'content-type': contentType, 'cache-control': 'public, max-age=3600', 'x-content-type-options': 'nosniff' }, body });
+
+  async function signInPost({ request, cookies: jar }: RouteContext): Promise<HandlerResponse> {
+    const form = formOf(request);
+    if (!sameToken(form.get('csrf') ?? undefined, jar.get(SIGN_IN_COOKIE))) return csrfRefused();
+    const email = form.get('email') ?? '';
+    const address = clientAddress(request, proxies);
+    const attempt = await throttle.attempt(address);
+    if (!attempt.admitted) {
+      const wait = attempt.retryAfterSeconds;
+      const minutes = Math.ceil(wait / 60);
+      const message = `Too many failed sign-ins from your network address: try again in ${minutes} minute${minutes === 1 ? '' : 's'}. If you forgot your password, ask your provider contact for a new one.`;
+      const refused = await signInForm(request, message, email, 429);
+      return { ...refused, headers: { ...refused.headers, 'retry-after': String(wait) } };
+    }
+    const result = await signIn(db, email, form.get('password') ?? '');
+    // A right password (also of a disabled user) is not a failure of this address.
+    if (result.ok || result.passwordRight) await attempt.succeeded();
+    if (!result.ok) return signInForm(request, result.message, email, 401);
+    return redirect(`${base}/keys`, { 'set-cookie': cookie(request, SESSION_COOKIE, result.sessionId, SESSION_SECONDS) });
+  }
+
+  async function changePasswordPost(request: HandlerRequest, session: Session, form: URLSearchParams): Promise<HandlerResponse> {
+    const changed = await changePassword(db, session, form.get('current') ?? '', form.get('next') ?? '', form.get('repeat') ?? '');
+    if ('problem' in changed) return page(400, passwordPage(context('Password', session), session.csrfToken, session.mustChangePassword, changed.problem));
+    return redirect(`${base}/keys`, { 'set-cookie': cookie(request, SESSION_COOKIE, changed.sessionId, SESSION_SECONDS) });
+  }
+
+  async function newKey(session: Session, form: URLSearchParams): Promise<HandlerResponse> {
+    const id = form.get('id') ?? undefined;
+    const sent = await alreadySent(session, id);
+    if (sent) return sent;
+    try {
+      const expires = form.get('expires') || undefined;
+      const { apiKey, key } = await addKey(db, { account: session.accountName, name: form.get('name') ?? '', expiresAt: parseExpiry(expires === undefined ? undefined : `${expires}T23:59:59Z`), userId: session.userId, ...(id === undefined ? {} : { id }) });
+      return page(200, newKeyPage(context('New key', session), apiKey, key, curlFor(apiKey)));
+    } catch (error) {
+      return (await alreadySent(session, id, error)) ?? keysView(session, { kind: 'error', text: messageOf(error) }, 400);
+    }
+  }
+
+  async function keyAction(session: Session, form: URLSearchParams, keyId: string, verb: string): Promise<HandlerResponse> {
+    const id = verb === 'rotate' ? (form.get('id') ?? undefined) : undefined;
+    const sent = await alreadySent(session, id);
+    if (sent) return sent;
+    try {
+      if (verb === 'revoke') {
+        const key = await revokeKey(db, session.accountId, keyId);
+        options.keys.invalidate();
+        return keysView(session, { kind: 'success', text: `Key ${key.name} (${key.id}) is revoked: calls with it now get 401.` });
+      }
+      const rotated = await rotateKey(db, session.accountId, keyId, { graceSeconds: Number(form.get('grace') ?? '0'), userId: session.userId, ...(id === undefined ? {} : { id }) });
+      options.keys.invalidate();
+      return page(200, newKeyPage(context('Rotated key', session), rotated.apiKey, rotated.key, curlFor(rotated.apiKey), rotated.old));
+    } catch (error) {
+      return (await alreadySent(session, id, error)) ?? keysView(session, { kind: 'error', text: messageOf(error) }, 400);
+    }
+  }
+
+  /** Context of a route that needs a session (signed-in, account): the session is there. */
+  type SignedIn = RouteContext & { session: Session };
+  const signedIn = (handle: (context: SignedIn) => Promise<HandlerResponse> | HandlerResponse) => (context: RouteContext) => handle(context as SignedIn);
+  const posted = (handle: (context: SignedIn & { form: URLSearchParams }) => Promise<HandlerResponse>) => (context: RouteContext) => handle(context as SignedIn & { form: URLSearchParams });
+
+  /** Every page and action of the portal, checked in this order within each access level. */
+  const routes: PortalRoute[] = [
+    { method: 'GET', path: '/assets/portal.css', access: 'static', handle: () => asset('text/css; charset=utf-8', PORTAL_CSS) },
+    { method: 'GET', path: '/assets/portal.js', access: 'static', handle: () => asset('text/javascript; charset=utf-8', PORTAL_JS) },
+    { method: 'GET', path: '/sign-in', access: 'public', handle: ({ request, session }) => (session ? redirect(`${base}/keys`) : signInForm(request)) },
+    { method: 'POST', path: '/sign-in', access: 'public', handle: signInPost },
+    {
+      method: 'POST', path: '/sign-out', access: 'signed-in',
+      handle: signedIn(async ({ request, session }) => {
+        await signOut(db, session);
+        return redirect(`${base}/sign-in`, { 'set-cookie': cookie(request, SESSION_COOKIE, '', 0) });
+      }),
+    },
+    { method: 'POST', path: '/password', access: 'signed-in', handle: posted(({ request, session, form }) => changePasswordPost(request, session, form)) },
+    { method: '*', path: '/password', access: 'signed-in', handle: signedIn(({ session }) => page(200, passwordPage(context('Password', session), session.csrfToken, session.mustChangePassword))) },
+    { method: '*', path: '', access: 'account', handle: () => redirect(`${base}/keys`) },
+    { method: '*', path: '/', access: 'account', handle: () => redirect(`${base}/keys`) },
+    { method: 'POST', path: '/keys', access: 'account', handle: posted(({ session, form }) => newKey(session, form)) },
+    { method: '*', path: '/keys', access: 'account', handle: signedIn(({ session }) => keysView(session)) },
+    { method: 'POST', path: /^\/keys\/(key_[0-9a-f]{16})\/(rotate|revoke)$/, access: 'account', handle: posted(({ session, form, params }) => keyAction(session, form, params[0] as string, params[1] as string)) },
+    { method: 'GET', path: '/usage', access: 'account', handle: signedIn(({ session, query }) => usage(session, false, query)) },
+    { method: 'GET', path: '/usage.csv', access: 'account', handle: signedIn(({ session, query }) => usage(session, true, query)) },
+  ];
+
+  const notFound = (): HandlerResponse => page(404, `<!doctype html><html lang="en"><title>Not found</title><main><h1>Page not found</h1><p><a href="${base}">Back to the portal</a></p></main></html>`);
+
   async function route(request: HandlerRequest, method: string, path: string, query: URLSearchParams): Promise<HandlerResponse> {
-    if (method === 'GET' && path === '/assets/portal.css') return { status: 200, headers: { 'content-type': 'text/css; charset=utf-8', 'cache-control': 'public, max-age=3600', 'x-content-type-options': 'nosniff' }, body: PORTAL_CSS };
-    if (method === 'GET' && path === '/assets/portal.js') return { status: 200, headers: { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'public, max-age=3600', 'x-content-type-options': 'nosniff' }, body: PORTAL_JS };
+    const run = (found: { route: PortalRoute; params: string[] }, session: Session | undefined, form: URLSearchParams | undefined, jar: Map<string, string>) =>
+      found.route.handle({ request, session, form, query, cookies: jar, params: found.params });
+    const assets = findRoute(routes, 'static', method, path);
+    if (assets) return run(assets, undefined, undefined, new Map());
 
     const jar = cookies(request);
     const session = await sessionOf(db, jar.get(SESSION_COOKIE));
-    if (path === '/sign-in') {
-      if (method === 'GET') return session ? redirect(`${base}/keys`) : signInForm(request);
-      if (method !== 'POST') return page(405, 'Method not allowed', { allow: 'GET, POST' });
-      const form = formOf(request);
-      if (!sameToken(form.get('csrf') ?? undefined, jar.get(SIGN_IN_COOKIE))) return csrfRefused();
-      const email = form.get('email') ?? '';
-      const address = clientAddress(request, proxies);
-      const attempt = await throttle.attempt(address);
-      if (!attempt.admitted) {
-        const wait = attempt.retryAfterSeconds;
-        const minutes = Math.ceil(wait / 60);
-        const message = `Too many failed sign-ins from your network address: try again in ${minutes} minute${minutes === 1 ? '' : 's'}. If you forgot your password, ask your provider contact for a new one.`;
-        const refused = await signInForm(request, message, email, 429);
-        return { ...refused, headers: { ...refused.headers, 'retry-after': String(wait) } };
-      }
-      const result = await signIn(db, email, form.get('password') ?? '');
-      // A right password (also of a disabled user) is not a failure of this address.
-      if (result.ok || result.passwordRight) await attempt.succeeded();
-      if (!result.ok) return signInForm(request, result.message, email, 401);
-      return redirect(`${base}/keys`, { 'set-cookie': cookie(request, SESSION_COOKIE, result.sessionId, SESSION_SECONDS) });
-    }
+    const open = findRoute(routes, 'public', method, path);
+    if (open) return run(open, session, undefined, jar);
+    const allow = allowedMethods(routes, 'public', path);
+    if (allow.length > 0) return page(405, 'Method not allowed', { allow: allow.join(', ') });
     if (session === undefined) return path === '' || path === '/' ? redirect(`${base}/sign-in`) : method === 'GET' ? signInForm(request, undefined, undefined, 401, 'Sign in to continue.') : csrfRefused();
 
     const form = method === 'POST' ? formOf(request) : undefined;
     if (form && !sameToken(form.get('csrf') ?? undefined, session.csrfToken)) return csrfRefused();
-    if (path === '/sign-out' && method === 'POST') {
-      await signOut(db, session);
-      return redirect(`${base}/sign-in`, { 'set-cookie': cookie(request, SESSION_COOKIE, '', 0) });
-    }
-    if (path === '/password') {
-      if (form === undefined) return page(200, passwordPage(context('Password', session), session.csrfToken, session.mustChangePassword));
-      const changed = await changePassword(db, session, form.get('current') ?? '', form.get('next') ?? '', form.get('repeat') ?? '');
-      if ('problem' in changed) return page(400, passwordPage(context('Password', session), session.csrfToken, session.mustChangePassword, changed.problem));
-      return redirect(`${base}/keys`, { 'set-cookie': cookie(request, SESSION_COOKIE, changed.sessionId, SESSION_SECONDS) });
-    }
+    const signedInRoute = findRoute(routes, 'signed-in', method, path);
+    if (signedInRoute) return run(signedInRoute, session, form, jar);
     // A one-time password must be replaced before anything else.
     if (session.mustChangePassword) return redirect(`${base}/password`);
-
-    if (path === '' || path === '/') return redirect(`${base}/keys`);
-    if (path === '/keys' && form === undefined) return keysView(session);
-    if (path === '/keys' && form) {
-      const id = form.get('id') ?? undefined;
-      const sent = await alreadySent(session, id);
-      if (sent) return sent;
-      try {
-        const expires = form.get('expires') || undefined;
-        const { apiKey, key } = await addKey(db, { account: session.accountName, name: form.get('name') ?? '', expiresAt: parseExpiry(expires === undefined ? undefined : `${expires}T23:59:59Z`, 'Expires'), userId: session.userId, ...(id === undefined ? {} : { id }) });
-        return page(200, newKeyPage(context('New key', session), apiKey, key, curlFor(apiKey)));
-      } catch (error) {
-        return (await alreadySent(session, id, error)) ?? keysView(session, { kind: 'error', text: (error as Error).message.replace(/^--name/, 'Environment') }, 400);
-      }
-    }
-    const action = /^\/keys\/(key_[0-9a-f]{16})\/(rotate|revoke)$/.exec(path);
-    if (action && form) {
-      const [, keyId, verb] = action as unknown as [string, string, string];
-      const id = verb === 'rotate' ? (form.get('id') ?? undefined) : undefined;
-      const sent = await alreadySent(session, id);
-      if (sent) return sent;
-      try {
-        if (verb === 'revoke') {
-          const key = await revokeKey(db, session.accountId, keyId);
-          options.keys.invalidate();
-          return keysView(session, { kind: 'success', text: `Key ${key.name} (${key.id}) is revoked: calls with it now get 401.` });
-        }
-        const rotated = await rotateKey(db, session.accountId, keyId, { graceSeconds: Number(form.get('grace') ?? '0'), userId: session.userId, ...(id === undefined ? {} : { id }) });
-        options.keys.invalidate();
-        return page(200, newKeyPage(context('Rotated key', session), rotated.apiKey, rotated.key, curlFor(rotated.apiKey), rotated.old));
-      } catch (error) {
-        return (await alreadySent(session, id, error)) ?? keysView(session, { kind: 'error', text: (error as Error).message }, 400);
-      }
-    }
-    if ((path === '/usage' || path === '/usage.csv') && method === 'GET') return usage(session, path === '/usage.csv', query);
-    return page(404, `<!doctype html><html lang="en"><title>Not found</title><main><h1>Page not found</h1><p><a href="${base}">Back to the portal</a></p></main></html>`);
+    const accountRoute = findRoute(routes, 'account', method, path);
+    return accountRoute ? run(accountRoute, session, form, jar) : notFound();
   }
 
   return {

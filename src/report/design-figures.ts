@@ -1,7 +1,8 @@
 import type { TableResult } from '../facade/types.js';
 import type { LonelyPsu, PsuStructure } from '../stats/design-variance.js';
 import { linearizationVariance, totalStandardError } from '../stats/standard-error.js';
-import { type TableDesign, TableVariance, type TableSums } from '../stats/table-design.js';
+import { type TableDesign, TableVariance, type TableSums } from '../stats/table-variance.js';
+import type { CellSums } from '../stats/types.js';
 import { percentBases, type PercentBases } from './percent-bases.js';
 
 /** How the variances of a table are computed. */

@@ -9,7 +9,7 @@
  * its own variable: its figures on that axis are undefined (NaN).
  */
 import type { AxisEntry, PercentBase, TableResult } from '../facade/types.js';
-import type { Slot } from '../stats/table-design.js';
+import type { Slot } from '../stats/table-variance.js';
 import type { CellSums } from '../stats/types.js';
 import { columnGroups } from './column-groups.js';
 

@@ -1,6 +1,6 @@
 import type { TableResult } from '../facade/types.js';
 import { raoScott } from '../stats/rao-scott.js';
-import { simpleProportionCovariance } from '../stats/table-design.js';
+import { simpleProportionCovariance } from '../stats/table-variance.js';
 import { columnGroups, type ColumnGroup } from './column-groups.js';
 import type { DesignFigures } from './design-figures.js';
 

@@ -28,8 +28,8 @@ export type {
 } from './significance.js';
 export { LONELY_PSU, replicateCovariance, replicateVariance, taylorCovariance, taylorVariance } from './design-variance.js';
 export type { LonelyPsu, PsuStructure, ReplicateSettings } from './design-variance.js';
-export { TableVariance, simpleProportionCovariance } from './table-design.js';
-export type { PsuSums, ReplicateTable, Slot, TableDesign, TableSums } from './table-design.js';
+export { TableVariance, simpleProportionCovariance } from './table-variance.js';
+export type { PsuSums, ReplicateTable, Slot, TableDesign, TableSums } from './table-variance.js';
 export { raoScott } from './rao-scott.js';
 export type { RaoScottResult } from './rao-scott.js';
 export { fUpperTail, incompleteBeta, logGamma } from './f-distribution.js';

@@ -5,7 +5,7 @@
 // (rewritten-shapes.ts: OR-chains of single values of one column inside AND, NOT and OR).
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, it } from 'vitest';
-import { tablePlans } from '../../src/clickhouse/engine.js';
+import { tablePlans } from '../../src/facade/clickhouse-engine.js';
 import { openDataset } from '../../src/index.js';
 import type { Expr } from '../../src/query/ast.js';
 import { skipClickHouse, startCluster, type ClickHouseCluster } from '../support/clickhouse-server.js';

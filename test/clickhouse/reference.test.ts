@@ -1,7 +1,7 @@
 // The GSS and NHANES datasets pushed to two ClickHouse shards on loopback: every R reference
 // query, tables, groups and errors give the WASM engine's answers (weights to 1e-9, counts exactly).
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { tablePlans } from '../../src/clickhouse/engine.js';
+import { tablePlans } from '../../src/facade/clickhouse-engine.js';
 import { openDataset, type Dataset } from '../../src/index.js';
 import { referenceFiles, referenceQueries } from '../support/reference-queries.js';
 import { skipClickHouse, startCluster, type ClickHouseCluster } from '../support/clickhouse-server.js';

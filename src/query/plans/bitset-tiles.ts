@@ -8,14 +8,15 @@ import { NS_PER_WORD_CELL } from '../costs.js';
 import type { DenseView, Evaluator } from '../evaluate.js';
 import { runLimited, settleAll, SLICE_MS, TASK_MS } from '../executor.js';
 import type { Bound } from '../resolve.js';
-import { checkAborted, type TableCells, type TableRun } from './plan.js';
+import { checkAborted, type TableCells, type TableInput, type TableRun } from './plan.js';
 
 /** Materialised column bitsets of one block stay under this many bytes. */
 const COLUMN_BLOCK_BYTES = 256 * 1024 * 1024;
 /** Rows per tile: 16 row bitset chunks of 16 KiB stay in L2 beside one column chunk. */
 const TILE_ROWS = 16;
 
-export async function bitsetTable(kernel: Kernel, evaluator: Evaluator, base: DenseView, rows: Bound[], columns: Bound[], weights: WeightVector, run: TableRun): Promise<TableCells> {
+export async function bitsetTable(input: TableInput): Promise<TableCells> {
+  const { kernel, evaluator, base, rows, columns, weights, run } = input;
   // Margins come out of the same kernels: an extra row of everyone (base AND column) and an
   // extra column of everyone (base AND row), with the operands already prepared.
   const all: Bound = { op: 'all' };

@@ -4,13 +4,11 @@
  * every cell, margin and the base total in the same pass, split by word range across the
  * pool like the other group-by plans.
  */
-import type { Kernel, WeightVector } from '../../kernel/kernel.js';
-import type { PsuSums } from '../../stats/table-design.js';
-import type { DenseView, Evaluator } from '../evaluate.js';
+import type { PsuSums } from '../../stats/table-variance.js';
 import { settleAll } from '../executor.js';
 import { cellsFromTriples, scratchMemory, sumParts } from './group-by-parts.js';
 import { multiPass } from './group-by-multi.js';
-import type { TableCells, TableRun, ValueNode } from './plan.js';
+import type { TableCells, TableInput, ValueNode } from './plan.js';
 
 /** PSU numbers of every respondent, in kernel memory (u32, padded to words * 64). */
 export interface ClusterColumn {
@@ -18,16 +16,8 @@ export interface ClusterColumn {
   clusters: number;
 }
 
-export async function groupByDesignTable(
-  kernel: Kernel,
-  evaluator: Evaluator,
-  base: DenseView,
-  rows: ValueNode[],
-  columns: ValueNode[],
-  weights: WeightVector,
-  psus: ClusterColumn,
-  run: TableRun,
-): Promise<TableCells & { clusterSums: PsuSums }> {
+export async function groupByDesignTable(input: TableInput<ValueNode>, psus: ClusterColumn): Promise<TableCells & { clusterSums: PsuSums }> {
+  const { kernel, rows, columns, run } = input;
   const memory = kernel.memory;
   const nRows = rows.length;
   const nColumns = columns.length;
@@ -36,7 +26,7 @@ export async function groupByDesignTable(
   const scratch = scratchMemory(memory);
   try {
     // One more slot per respondent than groupByMulti: the base total per PSU.
-    const pass = multiPass(kernel, evaluator, base, rows, columns, weights, run, scratch, 1, (cells + nRows + nColumns) * kernel.layout.cellBytes + psus.clusters * slots * 8);
+    const pass = multiPass(input, scratch, 1, (cells + nRows + nColumns) * kernel.layout.cellBytes + psus.clusters * slots * 8);
     const tasks = pass.ranges.map(() => ({ acc: scratch.alloc((cells + nRows + nColumns) * kernel.layout.cellBytes), psuAcc: scratch.alloc(psus.clusters * slots * 8) }));
     await settleAll(
       pass.ranges.map((range, part) => {

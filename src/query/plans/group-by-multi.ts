@@ -4,27 +4,20 @@
  * it has, margins in the same pass; split by word range across the pool when it is worth it.
  */
 import type { KernelExports } from '../../kernel/exports.js';
-import type { Kernel, WeightVector } from '../../kernel/kernel.js';
 import { NS_PER_RESPONDENT } from '../costs.js';
-import type { DenseView, Evaluator } from '../evaluate.js';
 import { settleAll } from '../executor.js';
 import { axisVariables, cellsFromTriples, type ScratchMemory, scratchMemory, splitWords, sumParts, type WordRange } from './group-by-parts.js';
-import type { TableCells, TableRun, ValueNode } from './plan.js';
+import type { TableCells, TableInput, ValueNode } from './plan.js';
 
 /** The axis variables of both axes, the pass's cost estimate and its split into word ranges. */
 export function multiPass(
-  kernel: Kernel,
-  evaluator: Evaluator,
-  base: DenseView,
-  rows: ValueNode[],
-  columns: ValueNode[],
-  weights: WeightVector,
-  run: TableRun,
+  input: TableInput<ValueNode>,
   scratch: ScratchMemory,
   extraSlots: number,
   /** Accumulator bytes of one word range. */
   partBytes: number,
 ) {
+  const { kernel, evaluator, base, rows, columns, weights, run } = input;
   const words = evaluator.words;
   const rowVars = axisVariables(kernel, evaluator, scratch, rows);
   const colVars = axisVariables(kernel, evaluator, scratch, columns);
@@ -39,14 +32,15 @@ export function multiPass(
   return { ...split, args };
 }
 
-export async function groupByMultiTable(kernel: Kernel, evaluator: Evaluator, base: DenseView, rows: ValueNode[], columns: ValueNode[], weights: WeightVector, run: TableRun): Promise<TableCells> {
+export async function groupByMultiTable(input: TableInput<ValueNode>): Promise<TableCells> {
+  const { kernel, rows, columns, run } = input;
   const nRows = rows.length;
   const nColumns = columns.length;
   const cells = nRows * nColumns;
   const slots = cells + nRows + nColumns;
   const scratch = scratchMemory(kernel.memory);
   try {
-    const pass = multiPass(kernel, evaluator, base, rows, columns, weights, run, scratch, 0, slots * kernel.layout.cellBytes);
+    const pass = multiPass(input, scratch, 0, slots * kernel.layout.cellBytes);
     const accs = pass.ranges.map(() => scratch.alloc(slots * kernel.layout.cellBytes));
     await settleAll(pass.ranges.map((range, part) => pass.executor.run({ fn: 'groupByMulti', args: pass.args(range, accs[part]!) }, run.signal)));
     run.onProgress?.(cells, cells);

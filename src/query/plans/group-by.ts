@@ -5,14 +5,14 @@
  * worth it.
  */
 import type { KernelTask } from '../../kernel/exports.js';
-import type { CellSums, Kernel, WeightVector } from '../../kernel/kernel.js';
+import type { CellSums } from '../../kernel/kernel.js';
 import { NS_PER_RESPONDENT } from '../costs.js';
-import type { DenseView, Evaluator } from '../evaluate.js';
 import { settleAll } from '../executor.js';
 import { scratchMemory, singleVariableMap, splitWords, sumParts } from './group-by-parts.js';
-import type { TableCells, TableRun, ValueNode } from './plan.js';
+import type { TableCells, TableInput, ValueNode } from './plan.js';
 
-export async function groupByTable(kernel: Kernel, evaluator: Evaluator, base: DenseView, rows: ValueNode[], columns: ValueNode[], weights: WeightVector, run: TableRun): Promise<TableCells> {
+export async function groupByTable(input: TableInput<ValueNode>): Promise<TableCells> {
+  const { kernel, evaluator, base, rows, columns, weights, run } = input;
   const memory = kernel.memory;
   const words = evaluator.words;
   const nRows = rows.length;

@@ -1,6 +1,7 @@
 /** What every table plan takes and gives back. */
 import { throwIfCancelled } from '../../errors.js';
-import type { CellSums } from '../../kernel/kernel.js';
+import type { CellSums, Kernel, WeightVector } from '../../kernel/kernel.js';
+import type { DenseView, Evaluator } from '../evaluate.js';
 import type { Executor } from '../executor.js';
 import type { Bound } from '../resolve.js';
 
@@ -20,6 +21,21 @@ export interface TableCells {
   execution: 'inline' | 'pool';
   /** base AND row, base AND column. */
   margins: { rows: CellSums[]; columns: CellSums[] };
+}
+
+/**
+ * What a table plan computes over: the kernel and the dataset's evaluator, the base's
+ * respondents, the row and column expressions (`Axis`: bound expressions, or values of
+ * single-coded variables for the group-by plans), the weights and the run (signal, executor).
+ */
+export interface TableInput<Axis = Bound> {
+  kernel: Kernel;
+  evaluator: Evaluator;
+  base: DenseView;
+  rows: Axis[];
+  columns: Axis[];
+  weights: WeightVector;
+  run: TableRun;
 }
 
 export interface TableRun {

@@ -3,13 +3,12 @@
  * nets): one `clusterSumsAnd` pass per cell and margin, on the calling thread, beside the
  * bitset plan that computes the table's triples.
  */
-import type { Kernel, WeightVector } from '../../kernel/kernel.js';
-import type { PsuSums } from '../../stats/table-design.js';
-import type { DenseView, Evaluator } from '../evaluate.js';
-import type { Bound } from '../resolve.js';
+import type { PsuSums } from '../../stats/table-variance.js';
 import type { ClusterColumn } from './group-by-design.js';
+import type { TableInput } from './plan.js';
 
-export function psuSumsCellByCell(kernel: Kernel, evaluator: Evaluator, base: DenseView, rows: Bound[], columns: Bound[], weights: WeightVector, psus: ClusterColumn): PsuSums {
+export function psuSumsCellByCell(input: TableInput, psus: ClusterColumn): PsuSums {
+  const { kernel, evaluator, base, rows, columns, weights } = input;
   const memory = kernel.memory;
   const nRows = rows.length;
   const nColumns = columns.length;

@@ -9,13 +9,10 @@
  * the triples and add one `clusterSumsAnd` pass per cell (plans/psu-cell-by-cell.ts).
  */
 import { CrosstabError, ErrorCode } from '../errors.js';
-import type { Kernel, WeightVector } from '../kernel/kernel.js';
-import type { PsuSums } from '../stats/table-design.js';
-import type { DenseView, Evaluator } from './evaluate.js';
+import type { PsuSums } from '../stats/table-variance.js';
 import { type ClusterColumn, groupByDesignTable } from './plans/group-by-design.js';
-import { checkAborted, type TableCells, type TableRun, valueAxis } from './plans/plan.js';
+import { checkAborted, type TableCells, type TableInput, valueAxis } from './plans/plan.js';
 import { psuSumsCellByCell } from './plans/psu-cell-by-cell.js';
-import type { Bound } from './resolve.js';
 import { computeTable } from './table.js';
 
 export type { ClusterColumn } from './plans/group-by-design.js';
@@ -24,16 +21,8 @@ export type { ClusterColumn } from './plans/group-by-design.js';
 const MAX_PSU_SUMS_BYTES = 512 * 2 ** 20;
 
 /** The cells of a table with their per-PSU sums. */
-export async function computeDesignTable(
-  kernel: Kernel,
-  evaluator: Evaluator,
-  base: DenseView,
-  rows: Bound[],
-  columns: Bound[],
-  weights: WeightVector,
-  psus: ClusterColumn,
-  run: TableRun,
-): Promise<TableCells & { clusterSums: PsuSums }> {
+export async function computeTableWithPsuSums(input: TableInput, psus: ClusterColumn): Promise<TableCells & { clusterSums: PsuSums }> {
+  const { rows, columns, run } = input;
   checkAborted(run.signal);
   const slots = rows.length * columns.length + rows.length + columns.length + 1;
   const bytes = slots * psus.clusters * 8;
@@ -44,8 +33,8 @@ export async function computeDesignTable(
     });
   }
   if (valueAxis(rows) && valueAxis(columns)) {
-    return groupByDesignTable(kernel, evaluator, base, rows, columns, weights, psus, run);
+    return groupByDesignTable({ ...input, rows, columns }, psus);
   }
-  const cells = await computeTable(kernel, evaluator, base, rows, columns, weights, run);
-  return { ...cells, clusterSums: psuSumsCellByCell(kernel, evaluator, base, rows, columns, weights, psus) };
+  const cells = await computeTable(input);
+  return { ...cells, clusterSums: psuSumsCellByCell(input, psus) };
 }

@@ -2,12 +2,12 @@ import { clusterStructure, describeDesign, type ClusterStructure } from '../data
 import { BufferKind, type StoredVariable } from '../dataset/format.js';
 import type { LoadedDataset } from '../dataset/reader.js';
 import type { Kernel, WeightVector } from '../kernel/kernel.js';
-import { computeDesignTable } from '../query/design-table.js';
+import { computeTableWithPsuSums } from '../query/table-with-psu-sums.js';
 import type { DenseView, Evaluator } from '../query/evaluate.js';
 import type { Bound } from '../query/resolve.js';
 import { computeTable, type TableCells, type TableRun } from '../query/table.js';
 import { replicateRank } from '../stats/replicate-rank.js';
-import type { TableDesign } from '../stats/table-design.js';
+import type { TableDesign } from '../stats/table-variance.js';
 import type { DesignInfo } from './types.js';
 
 /**
@@ -52,17 +52,17 @@ export class DatasetDesign {
     if (stored?.psu) {
       const structure = this.psus();
       const column = this.psuColumn!;
-      const cells = await computeDesignTable(this.kernel, this.evaluator, base, rows, columns, weights, { ptr: column.ptr, clusters: structure.clusters }, run);
+      const cells = await computeTableWithPsuSums({ kernel: this.kernel, evaluator: this.evaluator, base, rows, columns, weights, run }, { ptr: column.ptr, clusters: structure.clusters });
       const { clusterSums, ...rest } = cells;
       return { cells: rest, design: { kind: 'taylor', psus: { clusters: structure.clusters, stratumOf: structure.stratumOf, strata: structure.strata }, clusterSums } };
     }
-    const cells = await computeTable(this.kernel, this.evaluator, base, rows, columns, weights, run);
+    const cells = await computeTable({ kernel: this.kernel, evaluator: this.evaluator, base, rows, columns, weights, run });
     const replicates = stored?.replicates;
     if (!replicates || weight !== this.data.meta.weights[0]!.name) return { cells, design: simple };
     const estimates = [];
     for (const name of replicates.weights) {
       const vector = this.evaluator.weights(name);
-      const replicate = await computeTable(this.kernel, this.evaluator, base, rows, columns, vector, run);
+      const replicate = await computeTable({ kernel: this.kernel, evaluator: this.evaluator, base, rows, columns, weights: vector, run });
       estimates.push({
         weighted: replicate.sums,
         rowTotals: Float64Array.from(replicate.margins.rows, (sums) => sums.weighted),

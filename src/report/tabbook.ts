@@ -1,13 +1,13 @@
 import { CrosstabError, ErrorCode, fieldError, throwIfCancelled } from '../errors.js';
-import type { Tabbook, TabbookTable } from '../report/tabbook-model.js';
-import { normalizeStats, type StatName } from '../report/statistics.js';
-import { tableStatistics, type TableStatisticsOptions } from '../report/table-statistics.js';
+import type { Tabbook, TabbookTable } from './tabbook-model.js';
+import { normalizeStats, type StatName } from './statistics.js';
+import { tableStatistics, type TableStatisticsOptions } from './table-statistics.js';
 import { quoteText, shorten } from '../text/expression-text.js';
 import { suggest } from '../text/suggest.js';
-import { expandAxis } from './axes.js';
-import type { Dataset } from './dataset.js';
-import { invalidOption, requireGroups, requireObject, requireSignal, requireString } from './options.js';
-import type { AxisItem, DatasetInfo, TableQuery } from './types.js';
+import { expandAxis } from '../facade/axes.js';
+import type { Dataset } from '../facade/dataset.js';
+import { invalidOption, requireGroups, requireObject, requireSignal, requireString } from '../facade/options.js';
+import type { AxisItem, DatasetInfo, TableQuery } from '../facade/types.js';
 
 export interface TabbookOptions {
   /**

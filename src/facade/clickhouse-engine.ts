@@ -1,14 +1,14 @@
 import { CrosstabError, ErrorCode } from '../errors.js';
 import type { StoredMeta } from '../dataset/format.js';
-import type { DatasetEngine, EngineRun, EngineTable } from '../facade/engine.js';
-import type { DesignInfo } from '../facade/types.js';
+import type { DatasetEngine, EngineRun, EngineTable } from './engine.js';
+import type { DesignInfo } from './types.js';
 import type { CellSums } from '../kernel/kernel.js';
 import type { Bound } from '../query/resolve.js';
-import { ClickHouseConnection, UNKNOWN_TABLE } from './connection.js';
-import { datasetTables, qualified, versionTables, type DatasetTables, type VersionRow } from './schema.js';
-import { axisMembership, toSql, weightColumn } from './sql.js';
-import { parseClickHouseUrl } from './url.js';
-import { newestVersion, newestVersionNumber, tableNames } from './versions.js';
+import { ClickHouseConnection, UNKNOWN_TABLE } from '../clickhouse/connection.js';
+import { datasetTables, qualified, versionTables, type DatasetTables, type VersionRow } from '../clickhouse/schema.js';
+import { axisMembership, toSql, weightColumn } from '../clickhouse/sql.js';
+import { parseClickHouseUrl } from '../clickhouse/url.js';
+import { newestVersion, newestVersionNumber, tableNames } from '../clickhouse/versions.js';
 
 /**
  * Tables of at most this many cells are one countIf/sumIf per cell and margin; bigger ones

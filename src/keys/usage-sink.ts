@@ -1,0 +1,35 @@
+/** One billable call: a successful POST /crosstab. */
+export interface UsageRecord {
+  /** ISO 8601 time the result was computed. */
+  time: string;
+  /** The X-Request-Id of the call. */
+  requestId: string;
+  /** Id of the API key (never the key). */
+  keyId: string;
+  survey: string;
+  /** Number of target codes in the request (1 or 2). */
+  targets: number;
+  /** The account billed, when the key belongs to one (database keys, single sign-on). */
+  accountId?: string;
+}
+
+/**
+ * Where usage goes. `record` resolves once the record is durable; the handler sends the 200
+ * only after that, and sends no 200 when it rejects.
+ */
+export interface UsageSink {
+  record(usage: UsageRecord): Promise<void>;
+  /** Waits for pending records, then releases the sink. */
+  close(): Promise<void>;
+}
+
+/**
+ * What a usage sink made durable, as data for measurements (logs say it in words): records,
+ * the durable writes that held them (ledger fsyncs, database commits) and the wall time those
+ * writes were in flight, in ms.
+ */
+export interface DurableWriteStats {
+  records: number;
+  durableWrites: number;
+  writeMs: number;
+}
