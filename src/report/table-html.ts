@@ -76,7 +76,7 @@ export function tableToHTMLSection(result: TableResult, statistics?: TableStatis
   html.push(
     `<p class="meta">Base <code>${escapeHTML(result.base)}</code> · weight ${escapeHTML(result.weight ?? 'none (unweighted)')} · units ${result.units} · ${formatCount(result.total.respondents, 0)} respondents</p>`,
   );
-  html.push(`<p class="meta percent-base">${escape(missingNote(result, statistics))}</p>`);
+  html.push(`<p class="meta percent-base">${escapeHTML(missingNote(result, statistics))}</p>`);
   html.push('<table class="crosstab">', '<thead>');
   html.push(
     `<tr><th class="corner" rowspan="2"></th><th class="total" rowspan="2">Total</th>${heads
