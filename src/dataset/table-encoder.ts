@@ -131,6 +131,40 @@ export class ColumnEncoder extends ChunkedRows<RowIds> {
 
   set(row: number, value: CellValue): void {
     if (value === '' || value === null || value === undefined || Number.isNaN(value)) return;
+    const id = this.idOf(value);
+    let at = row - this.start;
+    // `>>> 0` sends a negative index (a row before this chunk) to the slow path, which refuses it.
+    // (The index is found before `current` is read: slot() may replace it.)
+    if ((at >>> 0) >= this.current.length) at = this.slot(row);
+    this.current[at] = id;
+    this.counted[id]!++;
+  }
+
+  /**
+   * Rows `start .. start + count - 1` from `values[from .. from + count - 1]`, as set() would
+   * take them one by one (blanks stay 0), a column chunk at a time: how Parquet and Arrow
+   * readers hand over decoded pages and vectors.
+   */
+  setValues(start: number, values: ArrayLike<CellValue>, from = 0, count = values.length - from): void {
+    let done = 0;
+    while (done < count) {
+      const at = this.slot(start + done);
+      const take = Math.min(count - done, this.current.length - at);
+      let ids = this.current;
+      for (let k = 0; k < take; k++) {
+        const value = values[from + done + k];
+        if (value === '' || value === null || value === undefined || Number.isNaN(value)) continue;
+        const id = this.idOf(value);
+        if (this.current !== ids) ids = this.current;
+        ids[at + k] = id;
+        this.counted[id]!++;
+      }
+      done += take;
+    }
+  }
+
+  /** The id of a non-blank value, numbering it if new. May widen `current` and grow `counted`. */
+  private idOf(value: string | number | bigint | boolean): number {
     // Parquet and Arrow INT64 arrive as bigint; as Map keys numbers hash much faster.
     if (typeof value === 'bigint' && value <= maxSafe && value >= -maxSafe) value = Number(value);
     if (value !== this.lastValue) {
@@ -151,12 +185,7 @@ export class ColumnEncoder extends ChunkedRows<RowIds> {
       this.lastValue = value;
       this.lastId = id;
     }
-    let at = row - this.start;
-    // `>>> 0` sends a negative index (a row before this chunk) to the slow path, which refuses it.
-    // (The index is found before `current` is read: slot() may replace it.)
-    if ((at >>> 0) >= this.current.length) at = this.slot(row);
-    this.current[at] = this.lastId;
-    this.counted[this.lastId]!++;
+    return this.lastId;
   }
 
   /**
@@ -217,14 +246,28 @@ export class WeightEncoder extends ChunkedRows<Float64Array> {
   }
 
   set(row: number, value: CellValue): void {
-    let number = Number.NaN;
-    if (typeof value === 'number') number = value;
-    else if (typeof value === 'string') number = decimalNumber.test(value) ? Number(value) : Number.NaN;
-    else if (typeof value === 'bigint') number = Number(value);
+    const number = this.numberOf(value);
     if (!(number >= 0 && number < Infinity)) throw this.badWeight(row, value, number);
     let at = row - this.start;
     if ((at >>> 0) >= this.current.length) at = this.slot(row);
     this.current[at] = number;
+  }
+
+  /** Rows `start .. start + count - 1` from `values[from ..]`, each checked as set() checks it. */
+  setValues(start: number, values: ArrayLike<CellValue>, from = 0, count = values.length - from): void {
+    let done = 0;
+    while (done < count) {
+      const at = this.slot(start + done);
+      const take = Math.min(count - done, this.current.length - at);
+      const out = this.current;
+      for (let k = 0; k < take; k++) {
+        const value = values[from + done + k];
+        const number = typeof value === 'number' ? value : this.numberOf(value);
+        if (!(number >= 0 && number < Infinity)) throw this.badWeight(start + done + k, value, number);
+        out[at + k] = number;
+      }
+      done += take;
+    }
   }
 
   /** Rows `start .. start + values.length - 1` at once; the values are valid weights (>= 0, finite). */
@@ -235,6 +278,13 @@ export class WeightEncoder extends ChunkedRows<Float64Array> {
   /** The weights of rows `0 .. rows - 1`; the encoder is empty afterwards. */
   take(rows: number): Float64Array {
     return this.joined(rows, (length) => new Float64Array(length));
+  }
+
+  private numberOf(value: CellValue): number {
+    if (typeof value === 'number') return value;
+    if (typeof value === 'string') return decimalNumber.test(value) ? Number(value) : Number.NaN;
+    if (typeof value === 'bigint') return Number(value);
+    return Number.NaN;
   }
 
   protected grownCopy(length: number): Float64Array {
