@@ -145,14 +145,16 @@ export class ColumnEncoder extends ChunkedRows<RowIds> {
    * take them one by one (blanks stay 0), a column chunk at a time: how Parquet and Arrow
    * readers hand over decoded pages and vectors.
    */
-  setValues(start: number, values: ArrayLike<CellValue>, from = 0, count = values.length - from): void {
+  setValues(start: number, values: ArrayLike<CellValue>, from = 0, count = values.length - from, valid?: Validity): void {
     let done = 0;
     while (done < count) {
       const at = this.slot(start + done);
       const take = Math.min(count - done, this.current.length - at);
       let ids = this.current;
       for (let k = 0; k < take; k++) {
-        const value = values[from + done + k];
+        const i = from + done + k;
+        if (valid !== undefined && isNullAt(valid, i)) continue;
+        const value = values[i];
         if (value === '' || value === null || value === undefined || Number.isNaN(value)) continue;
         const id = this.idOf(value);
         if (this.current !== ids) ids = this.current;
@@ -254,14 +256,15 @@ export class WeightEncoder extends ChunkedRows<Float64Array> {
   }
 
   /** Rows `start .. start + count - 1` from `values[from ..]`, each checked as set() checks it. */
-  setValues(start: number, values: ArrayLike<CellValue>, from = 0, count = values.length - from): void {
+  setValues(start: number, values: ArrayLike<CellValue>, from = 0, count = values.length - from, valid?: Validity): void {
     let done = 0;
     while (done < count) {
       const at = this.slot(start + done);
       const take = Math.min(count - done, this.current.length - at);
       const out = this.current;
       for (let k = 0; k < take; k++) {
-        const value = values[from + done + k];
+        const i = from + done + k;
+        const value = valid !== undefined && isNullAt(valid, i) ? null : values[i];
         const number = typeof value === 'number' ? value : this.numberOf(value);
         if (!(number >= 0 && number < Infinity)) throw this.badWeight(start + done + k, value, number);
         out[at + k] = number;
@@ -371,6 +374,17 @@ export class TableEncoder {
     const weights: RawWeight[] = this.weights.map((weight) => ({ name: weight.name, values: weight.take(rows) }));
     return { source: this.file, rows, columns, weights };
   }
+}
+
+/** An Arrow-style validity bitmap: value `i` is null when bit `offset + i` is 0. */
+export interface Validity {
+  bits: Uint8Array;
+  offset: number;
+}
+
+function isNullAt(valid: Validity, i: number): boolean {
+  const bit = valid.offset + i;
+  return (valid.bits[bit >> 3]! & (1 << (bit & 7))) === 0;
 }
 
 function grownCounts(counts: Uint32Array, id: number): Uint32Array {
