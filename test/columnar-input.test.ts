@@ -19,7 +19,8 @@ const rows = 5000;
 const data = Array.from({ length: rows }, (_, i) => ({
   w: (i % 7) + 0.5,
   small: i % 5 === 0 ? null : i % 3,
-  big: i % 11 === 0 ? null : BigInt(i * 1_000_003),
+  big: i % 11 === 0 ? null : BigInt((i - 2500) * 1_000_003),
+  huge: i % 17 === 0 ? null : 2n ** 53n + BigInt(i % 40) - 20n,
   real: i % 13 === 0 ? null : (i % 9) / 4,
   text: i % 6 === 0 ? null : `0${i % 4}`,
   unique: `id-${i}`,
@@ -33,15 +34,16 @@ beforeAll(async () => {
   const text = (value: unknown) => (value === null ? '' : String(value));
   writeFileSync(paths.csv, [names.join(','), ...data.map((row) => names.map((name) => text(row[name])).join(','))].join('\n') + '\n');
   const duck = await (await DuckDBInstance.create(':memory:')).connect();
-  const types = `{'w': 'DOUBLE', 'small': 'INTEGER', 'big': 'BIGINT', 'real': 'DOUBLE', 'text': 'VARCHAR', 'unique': 'VARCHAR', 'flag': 'BOOLEAN', 'empty': 'INTEGER'}`;
+  const types = `{'w': 'DOUBLE', 'small': 'INTEGER', 'big': 'BIGINT', 'huge': 'BIGINT', 'real': 'DOUBLE', 'text': 'VARCHAR', 'unique': 'VARCHAR', 'flag': 'BOOLEAN', 'empty': 'INTEGER'}`;
   const source = `read_csv('${paths.csv}', header = true, types = ${types})`;
   for (const codec of ['snappy', 'zstd'] as const) await duck.run(`COPY (SELECT * FROM ${source}) TO '${paths[codec]}' (FORMAT parquet, ROW_GROUP_SIZE 1000, COMPRESSION ${codec})`);
-  await duck.run(`COPY (SELECT * REPLACE (CASE WHEN small = 2 AND big > 4000000000 THEN -1 ELSE w END AS w) FROM ${source}) TO '${paths.badWeight}' (FORMAT parquet, ROW_GROUP_SIZE 1000)`);
+  await duck.run(`COPY (SELECT * REPLACE (CASE WHEN small = 2 AND big > 1000000000 THEN -1 ELSE w END AS w) FROM ${source}) TO '${paths.badWeight}' (FORMAT parquet, ROW_GROUP_SIZE 1000)`);
   const column = <T>(name: keyof (typeof data)[0]) => data.map((row) => row[name]) as T[];
   const whole = new Table({
     w: vectorFromArray(column<number>('w'), new Float64()),
     small: vectorFromArray(column<number | null>('small'), new Int32()),
     big: vectorFromArray(column<bigint | null>('big'), new Int64()),
+    huge: vectorFromArray(column<bigint | null>('huge'), new Int64()),
     real: vectorFromArray(column<number | null>('real'), new Float64()),
     text: vectorFromArray(column<string | null>('text'), new Dictionary(new Utf8(), new Int32())),
     unique: vectorFromArray(column<string>('unique'), new Utf8()),
@@ -76,7 +78,7 @@ describe('Parquet and Arrow read column-wise', () => {
   });
 
   it('names the first bad weight by row, past the first row group', async () => {
-    const first = data.findIndex((row) => row.small === 2 && row.big !== null && row.big > 4_000_000_000n);
+    const first = data.findIndex((row) => row.small === 2 && row.big !== null && row.big > 1_000_000_000n);
     expect(first).toBeGreaterThan(1000);
     const error = await readInput(paths.badWeight, { weights: ['w'] }).then(() => undefined, (caught: unknown) => caught);
     expect(error).toBeInstanceOf(CrosstabError);
