@@ -1,8 +1,8 @@
 import type { FileHandle } from 'node:fs/promises';
-import { type DataType, DataType as Types, type Field, RecordBatchReader, type Vector } from 'apache-arrow';
+import { type DataType, DataType as Types, type Field, makeVector, RecordBatchReader, type Vector } from 'apache-arrow';
 import type { RawTable, ReadOptions } from './raw-table.js';
 import { checkTrailer, readTypedFile } from './input-file.js';
-import { type CellValue, inputError, TableEncoder } from './table-encoder.js';
+import { type CellValue, type ColumnEncoder, inputError, TableEncoder, type Validity, type WeightEncoder } from './table-encoder.js';
 
 /**
  * Reads an Arrow IPC file (`ARROW1`, "Feather v2") or an Arrow IPC stream into
@@ -37,9 +37,7 @@ export async function readArrow(path: string, options: ReadOptions): Promise<Raw
       for (const i of wanted) {
         const target = encoder.columns[i] ?? encoder.weightAt[i]!;
         const vector = batch.getChildAt(i)!;
-        const fast = fastValues(vector);
-        if (fast) for (let row = 0; row < batch.numRows; row++) target.set(rows + row, fast[row]);
-        else {
+        if (!storeColumnar(target, rows, vector)) {
           const cell = cells.get(i)!;
           for (let row = 0; row < batch.numRows; row++) target.set(rows + row, cell(vector.get(row)));
         }
@@ -65,12 +63,31 @@ async function checkEndOfStream(handle: FileHandle, size: number, path: string):
   throw inputError(path, `the Arrow IPC stream does not end with its end-of-stream marker: it is truncated (${size} bytes)`, hint);
 }
 
-/** Plain numbers without nulls: the typed array itself (no per-value calls). */
-function fastValues(vector: Vector): ArrayLike<number | bigint> | undefined {
-  if (vector.nullCount !== 0) return undefined;
+/**
+ * Numbers and text go over a whole vector at a time: the value buffer itself (ints, floats;
+ * nulls from the validity bitmap) or the vector's strings, and a dictionary-encoded column's
+ * dictionary once per batch with its indices. Other types (dates, booleans...) go cell by
+ * cell. Returns whether the vector was stored.
+ */
+function storeColumnar(target: ColumnEncoder | WeightEncoder, start: number, vector: Vector): boolean {
   const type = vector.type as DataType;
-  if (Types.isInt(type) || (Types.isFloat(type) && type.precision !== 0)) return vector.toArray() as ArrayLike<number | bigint>;
-  return undefined;
+  const plainNumbers = Types.isInt(type) || (Types.isFloat(type) && type.precision !== 0);
+  const dictionaryOfPlain = Types.isDictionary(type) && (Types.isUtf8(type.dictionary) || Types.isLargeUtf8(type.dictionary) || Types.isInt(type.dictionary));
+  if (!plainNumbers && !Types.isUtf8(type) && !Types.isLargeUtf8(type) && !dictionaryOfPlain) return false;
+  let at = start;
+  for (const data of vector.data) {
+    const valid: Validity | undefined = data.nullCount > 0 && data.nullBitmap ? { bits: data.nullBitmap, offset: data.offset } : undefined;
+    if (plainNumbers) target.setValues(at, data.values as ArrayLike<number | bigint>, 0, data.length, valid);
+    else if (dictionaryOfPlain) {
+      const words = (data.dictionary as Vector).toArray() as ArrayLike<CellValue>;
+      const indices = data.values as ArrayLike<number>;
+      const cells: CellValue[] = new Array(data.length);
+      for (let k = 0; k < data.length; k++) cells[k] = words[indices[k]!];
+      target.setValues(at, cells, 0, data.length, valid);
+    } else target.setValues(at, makeVector(data).toArray() as ArrayLike<CellValue>, 0, data.length);
+    at += data.length;
+  }
+  return true;
 }
 
 /** How one column's values (as `Vector.get` returns them) become cells; refuses types a crosstab cannot use. */

@@ -72,7 +72,24 @@ function storeChunk(encoder: TableEncoder, position: number, chunk: ColumnData, 
   const name = column?.source.name ?? encoder.weightAt[position]!.name;
   const start = Math.max(chunk.rowStart, from);
   const end = Math.min(chunk.rowEnd, to);
+  if (end <= start) return;
+  const offset = start - chunk.rowStart;
+  // Decoded pages of numbers, text and booleans go over whole; dates left as objects and
+  // binary values are looked at (and refused) cell by cell.
+  if (ArrayBuffer.isView(values) || plainCells(values, offset, end - start)) {
+    target.setValues(start, values as ArrayLike<CellValue>, offset, end - start);
+    return;
+  }
   for (let row = start; row < end; row++) target.set(row, cellOf(values[row - chunk.rowStart], name));
+}
+
+/** Whether `values[from .. from + count - 1]` are all cells as they are (no objects but null). */
+function plainCells(values: ArrayLike<unknown>, from: number, count: number): boolean {
+  for (let i = from; i < from + count; i++) {
+    const value = values[i];
+    if (typeof value === 'object' && value !== null) return false;
+  }
+  return true;
 }
 
 function cellOf(value: unknown, column: string): CellValue {

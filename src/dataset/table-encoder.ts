@@ -43,6 +43,8 @@ const initialRowCapacity = 4096;
  */
 const chunkRows = 1 << 20;
 const maxSafe = BigInt(Number.MAX_SAFE_INTEGER);
+/** Whole numbers below this have their ids in an array (see ColumnEncoder.smallIds). */
+const smallInts = 1 << 14;
 /** Weights written as text: plain decimal notation only (no hex, `Infinity`, spaces or `1,5`). */
 const decimalNumber = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
 
@@ -118,6 +120,9 @@ export class ColumnEncoder extends ChunkedRows<RowIds> {
   private lastId = 0;
   /** Dictionary entries that are in `codes` (append() leaves the rest for mapAppended). */
   private mapped = 0;
+  /** Ids of whole numbers 0 .. smallInts - 1 by value (0: not seen), made at the first one: codes
+   * in numeric columns (Parquet, Arrow) change from row to row, and an array beats the Map. */
+  private smallIds: Uint32Array | undefined;
   /** Rows per id so far (index 0 unused: blanks are not counted), so the compiler need not count. */
   private counted: Uint32Array = new Uint32Array(256);
 
@@ -131,8 +136,48 @@ export class ColumnEncoder extends ChunkedRows<RowIds> {
 
   set(row: number, value: CellValue): void {
     if (value === '' || value === null || value === undefined || Number.isNaN(value)) return;
+    const id = this.idOf(value);
+    let at = row - this.start;
+    // `>>> 0` sends a negative index (a row before this chunk) to the slow path, which refuses it.
+    // (The index is found before `current` is read: slot() may replace it.)
+    if ((at >>> 0) >= this.current.length) at = this.slot(row);
+    this.current[at] = id;
+    this.counted[id]!++;
+  }
+
+  /**
+   * Rows `start .. start + count - 1` from `values[from .. from + count - 1]`, as set() would
+   * take them one by one (blanks stay 0), a column chunk at a time: how Parquet and Arrow
+   * readers hand over decoded pages and vectors.
+   */
+  setValues(start: number, values: ArrayLike<CellValue>, from = 0, count = values.length - from, valid?: Validity): void {
+    const numbers = values instanceof BigInt64Array ? safeNumbers(values, from, count) : undefined;
+    if (numbers !== undefined) return this.setValues(start, numbers, 0, count, valid && { bits: valid.bits, offset: valid.offset + from });
+    let done = 0;
+    while (done < count) {
+      const at = this.slot(start + done);
+      const take = Math.min(count - done, this.current.length - at);
+      let ids = this.current;
+      for (let k = 0; k < take; k++) {
+        const i = from + done + k;
+        if (valid !== undefined && isNullAt(valid, i)) continue;
+        const value = values[i];
+        if (value === '' || value === null || value === undefined || Number.isNaN(value)) continue;
+        const id = this.idOf(value);
+        if (this.current !== ids) ids = this.current;
+        ids[at + k] = id;
+        this.counted[id]!++;
+      }
+      done += take;
+    }
+  }
+
+  /** The id of a non-blank value, numbering it if new. May widen `current` and grow `counted`. */
+  private idOf(value: string | number | bigint | boolean): number {
     // Parquet and Arrow INT64 arrive as bigint; as Map keys numbers hash much faster.
     if (typeof value === 'bigint' && value <= maxSafe && value >= -maxSafe) value = Number(value);
+    const small = typeof value === 'number' && value >= 0 && value < smallInts && Math.trunc(value) === value;
+    if (small && this.smallIds !== undefined && this.smallIds[value as number]! !== 0) return this.smallIds[value as number]!;
     if (value !== this.lastValue) {
       // Values a build worker appended are looked up from here on (append() skips the map).
       if (this.mapped !== this.dictionary.length) this.mapAppended();
@@ -143,6 +188,7 @@ export class ColumnEncoder extends ChunkedRows<RowIds> {
         this.mapped = id;
         if (id >= this.counted.length) this.counted = grownCounts(this.counted, id);
         this.codes.set(typeof value === 'string' ? text : value, id);
+        if (small) (this.smallIds ??= new Uint32Array(smallInts))[value as number] = id;
         if (id > this.limit) {
           this.current = widened(this.current, id);
           this.limit = idLimit(this.current);
@@ -151,12 +197,7 @@ export class ColumnEncoder extends ChunkedRows<RowIds> {
       this.lastValue = value;
       this.lastId = id;
     }
-    let at = row - this.start;
-    // `>>> 0` sends a negative index (a row before this chunk) to the slow path, which refuses it.
-    // (The index is found before `current` is read: slot() may replace it.)
-    if ((at >>> 0) >= this.current.length) at = this.slot(row);
-    this.current[at] = this.lastId;
-    this.counted[this.lastId]!++;
+    return this.lastId;
   }
 
   /**
@@ -217,14 +258,31 @@ export class WeightEncoder extends ChunkedRows<Float64Array> {
   }
 
   set(row: number, value: CellValue): void {
-    let number = Number.NaN;
-    if (typeof value === 'number') number = value;
-    else if (typeof value === 'string') number = decimalNumber.test(value) ? Number(value) : Number.NaN;
-    else if (typeof value === 'bigint') number = Number(value);
+    const number = this.numberOf(value);
     if (!(number >= 0 && number < Infinity)) throw this.badWeight(row, value, number);
     let at = row - this.start;
     if ((at >>> 0) >= this.current.length) at = this.slot(row);
     this.current[at] = number;
+  }
+
+  /** Rows `start .. start + count - 1` from `values[from ..]`, each checked as set() checks it. */
+  setValues(start: number, values: ArrayLike<CellValue>, from = 0, count = values.length - from, valid?: Validity): void {
+    const numbers = values instanceof BigInt64Array ? safeNumbers(values, from, count) : undefined;
+    if (numbers !== undefined) return this.setValues(start, numbers, 0, count, valid && { bits: valid.bits, offset: valid.offset + from });
+    let done = 0;
+    while (done < count) {
+      const at = this.slot(start + done);
+      const take = Math.min(count - done, this.current.length - at);
+      const out = this.current;
+      for (let k = 0; k < take; k++) {
+        const i = from + done + k;
+        const value = valid !== undefined && isNullAt(valid, i) ? null : values[i];
+        const number = typeof value === 'number' ? value : this.numberOf(value);
+        if (!(number >= 0 && number < Infinity)) throw this.badWeight(start + done + k, value, number);
+        out[at + k] = number;
+      }
+      done += take;
+    }
   }
 
   /** Rows `start .. start + values.length - 1` at once; the values are valid weights (>= 0, finite). */
@@ -235,6 +293,13 @@ export class WeightEncoder extends ChunkedRows<Float64Array> {
   /** The weights of rows `0 .. rows - 1`; the encoder is empty afterwards. */
   take(rows: number): Float64Array {
     return this.joined(rows, (length) => new Float64Array(length));
+  }
+
+  private numberOf(value: CellValue): number {
+    if (typeof value === 'number') return value;
+    if (typeof value === 'string') return decimalNumber.test(value) ? Number(value) : Number.NaN;
+    if (typeof value === 'bigint') return Number(value);
+    return Number.NaN;
   }
 
   protected grownCopy(length: number): Float64Array {
@@ -321,6 +386,36 @@ export class TableEncoder {
     const weights: RawWeight[] = this.weights.map((weight) => ({ name: weight.name, values: weight.take(rows) }));
     return { source: this.file, rows, columns, weights };
   }
+}
+
+/** An Arrow-style validity bitmap: value `i` is null when bit `offset + i` is 0. */
+export interface Validity {
+  bits: Uint8Array;
+  offset: number;
+}
+
+function isNullAt(valid: Validity, i: number): boolean {
+  const bit = valid.offset + i;
+  return (valid.bits[bit >> 3]! & (1 << (bit & 7))) === 0;
+}
+
+const littleEndian = new Uint8Array(Uint16Array.of(1).buffer)[0] === 1;
+
+/**
+ * `values[from .. from + count - 1]` as numbers, read as 32-bit halves (reading a
+ * BigInt64Array element makes a BigInt on the heap, about as slow as a Map lookup), or
+ * undefined when one is beyond Number.MAX_SAFE_INTEGER (those stay bigint, written exactly).
+ */
+function safeNumbers(values: BigInt64Array, from: number, count: number): Float64Array | undefined {
+  if (!littleEndian) return undefined;
+  const halves = new Int32Array(values.buffer, values.byteOffset + from * 8, count * 2);
+  const out = new Float64Array(count);
+  for (let k = 0; k < count; k++) {
+    const high = halves[2 * k + 1]!;
+    if (high > 0x1fffff || high < -0x1fffff) return undefined;
+    out[k] = high * 4294967296 + (halves[2 * k]! >>> 0);
+  }
+  return out;
 }
 
 function grownCounts(counts: Uint32Array, id: number): Uint32Array {

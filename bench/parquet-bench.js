@@ -1,0 +1,92 @@
+#!/usr/bin/env node
+// `npm run bench:parquet` (also a step of `npm run bench`): how fast `crosstab build` reads
+// Parquet (snappy, zstd) and Arrow IPC against CSV.gz and against DuckDB loading the same
+// Parquet file (`CREATE TABLE t AS SELECT * FROM read_parquet(...)`), in one run, as ratios.
+// The inputs are the ACS PUMS 2024 person CSV made into Parquet and Arrow by DuckDB, once,
+// cached in the temp folder (bench/lib/parquet-inputs.js). Every build must give the same
+// dataset as the CSV build (bench/lib/build-fingerprint.js), or the bench fails.
+//   node bench/parquet-bench.js [--runs N] [--json out.json] [--md out.md] [--no-write]
+// Results go to bench/results/DATE-parquet.{json,md}. Builds run `dist/cli/main.js` (run
+// `npm run build:ts` first) in a child process each, wall time from spawn to exit.
+import { execFileSync } from 'node:child_process';
+import { existsSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { dataDir, repoRoot } from './lib/datasets.js';
+import { describeMachine } from './lib/machine.js';
+import { buildFingerprint } from './lib/build-fingerprint.js';
+import { parquetInputs } from './lib/parquet-inputs.js';
+
+const args = process.argv.slice(2);
+const flag = (name) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
+const runs = Number(flag('--runs') ?? 1);
+const csv = join(dataDir(), 'acs_pums_2024_person.csv.gz');
+if (!existsSync(csv)) {
+  console.warn(`SKIPPED: ${csv} is absent; the Parquet bench needs the ACS file.`);
+  process.exit(0);
+}
+const cache = join(tmpdir(), 'crosstab-bench-parquet');
+const machine = describeMachine();
+const inputs = await parquetInputs(csv, cache);
+
+async function duckdbLoad(path) {
+  const db = await DuckDBInstance.create(':memory:');
+  const connection = await db.connect();
+  const started = performance.now();
+  await connection.run(`CREATE TABLE t AS SELECT * FROM read_parquet('${path.replaceAll("'", "''")}')`);
+  const ms = performance.now() - started;
+  connection.closeSync?.();
+  return ms;
+}
+
+function build(input, label) {
+  const out = join(cache, `built-${label}.arrow`);
+  rmSync(out, { force: true });
+  const started = performance.now();
+  execFileSync(process.execPath, [join(repoRoot, 'dist', 'cli', 'main.js'), 'build', input, '--weight', 'PWGTP', '--survey', 'ACS', '--out', out], { stdio: ['ignore', 'ignore', 'inherit'] });
+  return { ms: performance.now() - started, out };
+}
+
+const rows = [];
+for (let run = 0; run < runs; run++) {
+  for (const codec of ['snappy', 'zstd']) rows.push({ run, what: `DuckDB read_parquet (${codec})`, ms: await duckdbLoad(inputs[codec]) });
+  for (const [label, input] of [['csv.gz', csv], ['parquet-snappy', inputs.snappy], ['parquet-zstd', inputs.zstd], ['arrow', inputs.arrow]]) {
+    const { ms, out } = build(input, label);
+    rows.push({ run, what: `crosstab build (${label})`, ms, fingerprint: await buildFingerprint(out) });
+  }
+}
+const csvPrint = rows.find((row) => row.what === 'crosstab build (csv.gz)').fingerprint;
+const differing = rows.filter((row) => row.fingerprint !== undefined && row.fingerprint !== csvPrint);
+const best = (what) => Math.min(...rows.filter((row) => row.what === what).map((row) => row.ms));
+const duck = { snappy: best('DuckDB read_parquet (snappy)'), zstd: best('DuckDB read_parquet (zstd)') };
+const csvMs = best('crosstab build (csv.gz)');
+const summary = [
+  ['crosstab build (parquet-snappy)', duck.snappy],
+  ['crosstab build (parquet-zstd)', duck.zstd],
+  ['crosstab build (arrow)', duck.snappy],
+  ['crosstab build (csv.gz)', duck.snappy],
+].map(([what, duckMs]) => ({ what, ms: best(what), overDuckdbSnappyOrSame: best(what) / duckMs, overCsvBuild: best(what) / csvMs }));
+const date = new Date().toISOString();
+const load = `load average at start ${machine.loadAverageAtStart.map((x) => x.toFixed(2)).join(' ')} on ${machine.cores} cores: other work shared the machine; compare within this run only`;
+const lines = [
+  `# Parquet and Arrow input, ${date.slice(0, 10)}`,
+  '',
+  `${machine.cores} cores (${machine.cpuModel}), ${(machine.memoryBytes / 1e9).toFixed(1)} GB, Node ${machine.node}, ${machine.platform}; ${load}.`,
+  `ACS PUMS 2024 person file (2,736,891 rows, 38 columns), best of ${runs} run(s). Same dataset as the CSV build: ${differing.length === 0 ? 'yes, every build' : `NO: ${differing.map((row) => row.what).join(', ')}`}.`,
+  '',
+  '| what | ms | / DuckDB read_parquet (same codec; snappy for Arrow and CSV) | / CSV.gz build |',
+  '| --- | ---: | ---: | ---: |',
+  ...['DuckDB read_parquet (snappy)', 'DuckDB read_parquet (zstd)'].map((what) => `| ${what} | ${best(what).toFixed(0)} | 1.00 | ${(best(what) / csvMs).toFixed(2)} |`),
+  ...summary.map((row) => `| ${row.what} | ${row.ms.toFixed(0)} | ${row.overDuckdbSnappyOrSame.toFixed(2)} | ${row.overCsvBuild.toFixed(2)} |`),
+];
+console.log(lines.join('\n'));
+if (!args.includes('--no-write')) {
+  const base = join(repoRoot, 'bench', 'results', `${date.slice(0, 10)}-parquet`);
+  writeFileSync(flag('--json') ?? `${base}.json`, JSON.stringify({ date, command: `node bench/parquet-bench.js ${args.join(' ')}`.trim(), machine, runs, duckdbThreads: 'default (all cores)', rows, summary }, null, 2) + '\n');
+  writeFileSync(flag('--md') ?? `${base}.md`, lines.join('\n') + '\n');
+}
+if (differing.length > 0) {
+  console.error(`parquet bench: builds differ from the CSV build: ${differing.map((row) => row.what).join(', ')}`);
+  process.exit(1);
+}
