@@ -3,12 +3,16 @@ import { CrosstabError, ErrorCode } from '../index.js';
 import { createCorsPolicy, type CorsPolicy } from './cors.js';
 import { AuthFailureLimiter, type AuthFailureLimits } from './auth-failures.js';
 import { proxyTrust, type TrustedProxies } from './client-address.js';
-import { createCrosstabOperation } from './crosstab-operation.js';
+import { createCallerCheck } from './caller.js';
+import { parseJsonBody } from './crosstab-request.js';
 import type { AccessLogEntry, CrosstabDataset, HandlerRequest, HandlerResponse } from './handler-types.js';
-import { headerOf } from './headers.js';
+import { headerOf, isJsonContentType } from './headers.js';
 import { FileKeyStore, type KeyStore } from './key-store.js';
 import { buildOpenApiDocument } from './openapi.js';
-import { errorBody, fromThrown, quote, serviceError, statusOf, type ServiceError } from './service-error.js';
+import { isBilledAnswer, type Route, type RouteResult, type ServiceContext } from './route.js';
+import { createRouter, type Router } from './router.js';
+import { ROUTES } from './routes.js';
+import { errorBody, fromThrown, isServiceError, quote, serviceError, statusOf, type ServiceError } from './service-error.js';
 import { NdjsonLedger, type UsageSink } from './usage-ledger.js';
 
 export type { HandlerHeaders } from './headers.js';
@@ -55,7 +59,15 @@ export interface CrosstabHandler {
 }
 
 const JSON_TYPE = 'application/json; charset=utf-8';
-const OPERATIONS: Record<string, readonly string[]> = { '/docs': ['GET', 'HEAD'], '/crosstab': ['POST', 'OPTIONS'] };
+
+/** "GET /v1/docs, POST /v1/crosstab and OPTIONS /v1/crosstab": every operation of the table. */
+function operationList(router: Router, basePath: string): string {
+  const operations = router.paths.flatMap(({ template, routes, preflight }) => [
+    ...routes.map((route) => `${route.method} ${basePath}${template}`),
+    ...(preflight ? [`OPTIONS ${basePath}${template}`] : []),
+  ]);
+  return operations.length === 1 ? (operations[0] as string) : `${operations.slice(0, -1).join(', ')} and ${operations.at(-1) as string}`;
+}
 
 function invalidOption(option: string, message: string): CrosstabError {
   return new CrosstabError(ErrorCode.invalidOption, `${option} ${message}`, { field: option });
@@ -70,7 +82,7 @@ function checkBasePath(basePath: string): string {
 }
 
 /**
- * Creates the framework-neutral handler for GET /docs, POST /crosstab and OPTIONS /crosstab
+ * Creates the framework-neutral handler for the operations of the route table (routes.ts)
  * under `basePath`. Rejects when an option is invalid or the key file cannot be read.
  */
 export async function createCrosstabHandler(options: CrosstabHandlerOptions): Promise<CrosstabHandler> {
@@ -100,9 +112,55 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
     typeof options.usage === 'string'
       ? await NdjsonLedger.open(options.usage, { onEvent: (event, message) => log({ time: new Date().toISOString(), event, message }) })
       : options.usage;
-  const docsBody = JSON.stringify(buildOpenApiDocument({ serverUrl: options.serverUrl ?? basePath, maxBodyBytes }));
+  const router = createRouter(ROUTES);
+  const operations = operationList(router, basePath);
+  const service: ServiceContext = {
+    surveys,
+    maxBodyBytes,
+    openApiDocument: JSON.stringify(buildOpenApiDocument({ serverUrl: options.serverUrl ?? basePath, maxBodyBytes, routes: ROUTES })),
+  };
+  const checkCaller = createCallerCheck({ keys, proxies, authFailures });
 
-  const crosstab = createCrosstabOperation({ surveys, keys, usage, maxBodyBytes, proxies, authFailures });
+  /** The route's checks in order (caller, Content-Type, size, JSON), its operation, then billing. */
+  async function run(route: Route, request: HandlerRequest, requestId: string, entry: AccessLogEntry, params: Record<string, string>): Promise<ServiceError | string> {
+    const caller = route.auth ? await checkCaller(request, entry) : undefined;
+    if (caller !== undefined && isServiceError(caller)) return caller;
+    let json: unknown;
+    if (route.body === 'json') {
+      if (!isJsonContentType(headerOf(request.headers, 'content-type'))) {
+        return serviceError('unsupported_media_type', 'Content-Type must be application/json.', 'Send the body as JSON with the header `Content-Type: application/json`.');
+      }
+      const declaredLength = Number(headerOf(request.headers, 'content-length') ?? 0);
+      const bodyLength = typeof request.body === 'string' ? Buffer.byteLength(request.body) : (request.body?.byteLength ?? 0);
+      if (declaredLength > maxBodyBytes || bodyLength > maxBodyBytes) {
+        return serviceError('payload_too_large', `The request body is larger than ${maxBodyBytes} bytes.`, 'A CrosstabRequest is small: send one survey, one population base and 1 to 2 target codes.');
+      }
+      const parsed = parseJsonBody(request.body);
+      if (isServiceError(parsed)) return parsed;
+      json = parsed.json;
+    }
+    const context = { request, requestId, entry, params, service, json };
+    const result: RouteResult = route.auth ? await route.handle({ ...context, caller: caller as NonNullable<typeof caller> }) : await route.handle(context);
+    if (!isBilledAnswer(result)) return result;
+    if (!route.billed || caller === undefined) return result.body;
+    try {
+      await usage.record({
+        time: new Date().toISOString(),
+        requestId,
+        keyId: caller.id,
+        survey: result.usage.survey,
+        targets: result.usage.targets,
+        ...(caller.accountId === undefined ? {} : { accountId: caller.accountId }),
+      });
+    } catch (error) {
+      // A store that is unavailable says so once in its own event; any other failure is logged here.
+      const known = fromThrown(error);
+      if (known !== undefined) return known;
+      entry.error = (error as Error).stack ?? String(error);
+      return serviceError('unavailable', 'The usage of this request could not be recorded; it was not billed.', 'Retry later; if it persists, report the X-Request-Id response header to the provider.');
+    }
+    return result.body;
+  }
   let inFlight = 0;
   let drained: (() => void) | undefined;
   let closing: Promise<void> | undefined;
@@ -133,24 +191,23 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
     let status = 200;
     let body = '';
     try {
-      const operation = owns(path) ? path.slice(basePath.length) : undefined;
-      const methods = operation === undefined ? undefined : OPERATIONS[operation];
+      const match = owns(path) ? router.match(path.slice(basePath.length + 1).split('/')) : undefined;
+      const route = match?.path.routes.find((candidate) => candidate.method === (method === 'HEAD' ? 'GET' : method));
       let outcome: ServiceError | string;
       if (closing) {
         outcome = serviceError('unavailable', 'The service is shutting down.', 'Retry the request in a few seconds.');
-      } else if (methods === undefined) {
-        outcome = serviceError('not_found', `No operation at ${quote(path)}.`, `The operations are GET ${basePath}/docs, POST ${basePath}/crosstab and OPTIONS ${basePath}/crosstab.`);
-      } else if (!methods.includes(method)) {
-        headers['allow'] = methods.join(', ');
-        outcome = serviceError('method_not_allowed', `${quote(method, 16)} is not allowed on ${path}.`, `Use ${methods.join(' or ')}.`);
-      } else if (operation === '/docs') {
-        outcome = docsBody;
-      } else if (method === 'OPTIONS') {
-        Object.assign(headers, cors.preflightHeaders(origin));
+      } else if (match === undefined) {
+        outcome = serviceError('not_found', `No operation at ${quote(path)}.`, `The operations are ${operations}.`);
+      } else if (method === 'OPTIONS' && match.path.preflight) {
+        Object.assign(headers, cors.preflightHeaders(origin, match.path.allow));
         delete headers['cache-control'];
         outcome = '';
+      } else if (route === undefined) {
+        const allow = match.path.allow;
+        headers['allow'] = allow.join(', ');
+        outcome = serviceError('method_not_allowed', `${quote(method, 16)} is not allowed on ${path}.`, `Use ${allow.join(' or ')}.`);
       } else {
-        outcome = await crosstab(request, requestId, entry);
+        outcome = await run(route, request, requestId, entry, match.params);
       }
       if (typeof outcome === 'string') {
         body = outcome;
