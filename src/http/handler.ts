@@ -3,6 +3,7 @@ import { CrosstabError, ErrorCode } from '../index.js';
 import { createCorsPolicy, type CorsPolicy } from './cors.js';
 import { AuthFailureLimiter, type AuthFailureLimits } from './auth-failures.js';
 import { proxyTrust, type TrustedProxies } from './client-address.js';
+import { defaultAuthenticators } from './authenticators.js';
 import { createCallerCheck } from './caller.js';
 import { parseJsonBody } from './crosstab-request.js';
 import type { AccessLogEntry, CrosstabDataset, HandlerRequest, HandlerResponse } from './handler-types.js';
@@ -119,7 +120,8 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
     maxBodyBytes,
     openApiDocument: JSON.stringify(buildOpenApiDocument({ serverUrl: options.serverUrl ?? basePath, maxBodyBytes, routes: ROUTES })),
   };
-  const checkCaller = createCallerCheck({ keys, proxies, authFailures });
+  const authenticators = defaultAuthenticators(keys, { proxies, authFailures });
+  const checkCaller = createCallerCheck(authenticators, keys);
 
   /** The route's checks in order (caller, Content-Type, size, JSON), its operation, then billing. */
   async function run(route: Route, request: HandlerRequest, requestId: string, entry: AccessLogEntry, params: Record<string, string>): Promise<ServiceError | string> {
