@@ -12,6 +12,7 @@ import { FileKeyStore, type KeyStore } from './key-store.js';
 import { buildOpenApiDocument } from './openapi.js';
 import { isBilledAnswer, type Route, type RouteResult, type ServiceContext } from './route.js';
 import { createRouter, type Router } from './router.js';
+import { pathnameOf, pathSegments } from './request-path.js';
 import { ROUTES } from './routes.js';
 import { errorBody, fromThrown, isServiceError, quote, serviceError, statusOf, type ServiceError } from './service-error.js';
 import { NdjsonLedger, type UsageSink } from './usage-ledger.js';
@@ -76,7 +77,7 @@ function invalidOption(option: string, message: string): CrosstabError {
 
 function checkBasePath(basePath: string): string {
   const trimmed = basePath.replace(/\/+$/, '');
-  if (!trimmed.startsWith('/') || !trimmed.split('/').includes('v1') || /[?#\s]/.test(trimmed)) {
+  if (!trimmed.startsWith('/') || !(pathSegments(trimmed) ?? []).includes('v1') || /[?#\s]/.test(trimmed)) {
     throw invalidOption('basePath', `must be an absolute path with a "v1" segment, such as "/v1" or "/audience/v1"; got ${JSON.stringify(basePath)}.`);
   }
   return trimmed;
@@ -167,11 +168,15 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
   let drained: (() => void) | undefined;
   let closing: Promise<void> | undefined;
 
-  const owns = (path: string): boolean => {
-    const query = path.indexOf('?');
-    const pathname = query === -1 ? path : path.slice(0, query);
-    return pathname === basePath || pathname.startsWith(`${basePath}/`);
+  const baseSegments = pathSegments(basePath) ?? [];
+  /** The segments of `path` below the base path, or undefined when it is not under it. */
+  const operationSegments = (path: string): string[] | undefined => {
+    const segments = pathSegments(pathnameOf(path));
+    if (segments === undefined || segments.length < baseSegments.length) return undefined;
+    if (!baseSegments.every((segment, index) => segments[index] === segment)) return undefined;
+    return segments.slice(baseSegments.length);
   };
+  const owns = (path: string): boolean => typeof path === 'string' && operationSegments(path) !== undefined;
 
   async function respond(raw: HandlerRequest): Promise<HandlerResponse> {
     const request: HandlerRequest = {
@@ -184,16 +189,16 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
     const started = performance.now();
     const requestId = randomUUID();
     const method = typeof request.method === 'string' ? request.method.toUpperCase() : '';
-    const rawPath = typeof request.path === 'string' ? request.path : '';
-    const query = rawPath.indexOf('?');
-    const path = (query === -1 ? rawPath : rawPath.slice(0, query)).slice(0, 512);
+    const pathname = pathnameOf(typeof request.path === 'string' ? request.path : '');
+    const path = pathname.slice(0, 512);
     const entry: AccessLogEntry = { time: new Date().toISOString(), requestId, method: method.slice(0, 16), path, status: 0, ms: 0 };
     const origin = headerOf(request.headers, 'origin');
     const headers: Record<string, string> = { 'x-request-id': requestId, 'x-content-type-options': 'nosniff', 'cache-control': 'no-store', ...cors.responseHeaders(origin) };
     let status = 200;
     let body = '';
     try {
-      const match = owns(path) ? router.match(path.slice(basePath.length + 1).split('/')) : undefined;
+      const segments = operationSegments(pathname);
+      const match = segments === undefined || segments.length === 0 ? undefined : router.match(segments);
       const route = match?.path.routes.find((candidate) => candidate.method === (method === 'HEAD' ? 'GET' : method));
       let outcome: ServiceError | string;
       if (closing) {

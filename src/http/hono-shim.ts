@@ -9,9 +9,12 @@ export interface HonoContextLike {
 /** Hono middleware: `app.use(crosstabHono(handler))`. Requests outside `handler.basePath` go on to `next()`. */
 export function crosstabHono(handler: CrosstabHandler): (c: HonoContextLike, next: () => Promise<void>) => Promise<Response | void> {
   return async (c, next) => {
-    if (!handler.owns(c.req.path)) return next();
+    // The path as sent (c.req.path is percent-decoded): the handler applies the one path rule.
+    const url = c.req.raw.url;
+    const path = url.slice(url.indexOf('/', url.indexOf('//') + 2));
+    if (!handler.owns(path)) return next();
     const body = await readWebBody(c.req.raw, handler.maxBodyBytes);
-    const response = await handler.handle({ method: c.req.method, path: c.req.path, headers: c.req.raw.headers, body });
+    const response = await handler.handle({ method: c.req.method, path, headers: c.req.raw.headers, body });
     // A body cut at the limit (see readWebBody) ends the connection rather than being drained.
     const cut = body.byteLength > handler.maxBodyBytes || Number(c.req.raw.headers.get('content-length') ?? 0) > handler.maxBodyBytes;
     const headers = cut ? { ...response.headers, connection: 'close' } : response.headers;
