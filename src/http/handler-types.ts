@@ -16,6 +16,13 @@ export interface HandlerRequest {
   headers: HandlerHeaders;
   /** The raw body (a shim reads at most `maxBodyBytes + 1` bytes of it). */
   body?: Uint8Array | string;
+  /**
+   * Instead of `body`: reads the body when the handler asks, so that an answer the headers
+   * decide (unknown path, wrong method, bad key, wrong Content-Type, too large) is sent
+   * without waiting for it, and with `Connection: close`. Called at most once; resolves with
+   * at most `maxBodyBytes + 1` bytes; stops reading when `signal` aborts (the body timeout).
+   */
+  readBody?: (signal: AbortSignal) => Promise<Uint8Array>;
   /** The peer's IP address, when the shim knows it (the portal throttles sign-ins by it). */
   remoteAddress?: string;
 }

@@ -5,16 +5,17 @@ import { AuthFailureLimiter, type AuthFailureLimits } from './auth-failures.js';
 import { proxyTrust, type TrustedProxies } from './client-address.js';
 import { defaultAuthenticators } from './authenticators.js';
 import { createCallerCheck } from './caller.js';
-import { parseJsonBody } from './crosstab-request.js';
 import type { AccessLogEntry, CrosstabDataset, HandlerRequest, HandlerResponse } from './handler-types.js';
-import { headerOf, isJsonContentType } from './headers.js';
+import { headerOf } from './headers.js';
 import { FileKeyStore, type KeyStore } from './key-store.js';
 import { buildOpenApiDocument } from './openapi.js';
-import { isBilledAnswer, type Route, type RouteResult, type ServiceContext } from './route.js';
+import type { ServiceContext } from './route.js';
+import { requestBody } from './request-body.js';
+import { createRoutePipeline } from './route-pipeline.js';
 import { createRouter, type Router } from './router.js';
 import { pathnameOf, pathSegments } from './request-path.js';
 import { ROUTES } from './routes.js';
-import { errorBody, fromThrown, isServiceError, quote, serviceError, statusOf, type ServiceError } from './service-error.js';
+import { errorBody, fromThrown, quote, serviceError, statusOf, type ServiceError } from './service-error.js';
 import { NdjsonLedger, type UsageSink } from './usage-ledger.js';
 
 export type { HandlerHeaders } from './headers.js';
@@ -33,6 +34,13 @@ export interface CrosstabHandlerOptions {
   corsOrigins?: '*' | readonly string[];
   /** Largest accepted request body in bytes. Default 16384. */
   maxBodyBytes?: number;
+  /**
+   * Time in ms for a request body the answer needs to arrive, counted per request from the
+   * handler's receipt of its headers; later, the answer is 408 and the connection ends.
+   * Applies where the shim lets the handler read the body (`readBody`: node:http, listen()).
+   * Default 10000.
+   */
+  bodyTimeoutMs?: number;
   /** servers[0].url of the OpenAPI document. Default: basePath. */
   serverUrl?: string;
   /** Key file stat-check interval in ms (default 500). */
@@ -48,10 +56,19 @@ export interface CrosstabHandlerOptions {
   log?: (entry: AccessLogEntry | { time: string; event: string; message: string }) => void;
 }
 
+/** Counts of the handler since it was created (also logged as `handler_closed` on close). */
+export interface CrosstabHandlerStats {
+  /** Requests answered 408 because their body did not arrive within `bodyTimeoutMs`. */
+  bodyTimeouts: number;
+  /** Requests answered without reading the body they declared (the connection then ended). */
+  unreadBodies: number;
+}
+
 /** The framework-neutral REST adapter: feed it requests, send back its responses. */
 export interface CrosstabHandler {
   readonly basePath: string;
   readonly maxBodyBytes: number;
+  readonly stats?: Readonly<CrosstabHandlerStats>;
   /** Whether `path` is under basePath (shims pass other paths on to the framework). */
   owns(path: string): boolean;
   /** Never rejects: every failure becomes an error response. */
@@ -92,6 +109,8 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
   const basePath = checkBasePath(options.basePath ?? '/v1');
   const maxBodyBytes = options.maxBodyBytes ?? 16_384;
   if (!Number.isInteger(maxBodyBytes) || maxBodyBytes < 256) throw invalidOption('maxBodyBytes', `must be an integer of at least 256; got ${String(maxBodyBytes)}.`);
+  const bodyTimeoutMs = options.bodyTimeoutMs ?? 10_000;
+  if (!Number.isInteger(bodyTimeoutMs) || bodyTimeoutMs < 1 || bodyTimeoutMs > 2_147_483_647) throw invalidOption('bodyTimeoutMs', `must be a positive integer (milliseconds); got ${String(bodyTimeoutMs)}.`);
   if (!Array.isArray(options.datasets) || options.datasets.length === 0) throw invalidOption('datasets', 'must list at least one open dataset.');
   const surveys = new Map<string, CrosstabDataset>();
   for (const dataset of options.datasets) {
@@ -122,48 +141,9 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
     openApiDocument: JSON.stringify(buildOpenApiDocument({ serverUrl: options.serverUrl ?? basePath, maxBodyBytes, routes: ROUTES })),
   };
   const authenticators = defaultAuthenticators(keys, { proxies, authFailures });
-  const checkCaller = createCallerCheck(authenticators, keys);
 
-  /** The route's checks in order (caller, Content-Type, size, JSON), its operation, then billing. */
-  async function run(route: Route, request: HandlerRequest, requestId: string, entry: AccessLogEntry, params: Record<string, string>): Promise<ServiceError | string> {
-    const caller = route.auth ? await checkCaller(request, entry) : undefined;
-    if (caller !== undefined && isServiceError(caller)) return caller;
-    let json: unknown;
-    if (route.body === 'json') {
-      if (!isJsonContentType(headerOf(request.headers, 'content-type'))) {
-        return serviceError('unsupported_media_type', 'Content-Type must be application/json.', 'Send the body as JSON with the header `Content-Type: application/json`.');
-      }
-      const declaredLength = Number(headerOf(request.headers, 'content-length') ?? 0);
-      const bodyLength = typeof request.body === 'string' ? Buffer.byteLength(request.body) : (request.body?.byteLength ?? 0);
-      if (declaredLength > maxBodyBytes || bodyLength > maxBodyBytes) {
-        return serviceError('payload_too_large', `The request body is larger than ${maxBodyBytes} bytes.`, 'A CrosstabRequest is small: send one survey, one population base and 1 to 2 target codes.');
-      }
-      const parsed = parseJsonBody(request.body);
-      if (isServiceError(parsed)) return parsed;
-      json = parsed.json;
-    }
-    const context = { request, requestId, entry, params, service, json };
-    const result: RouteResult = route.auth ? await route.handle({ ...context, caller: caller as NonNullable<typeof caller> }) : await route.handle(context);
-    if (!isBilledAnswer(result)) return result;
-    if (!route.billed || caller === undefined) return result.body;
-    try {
-      await usage.record({
-        time: new Date().toISOString(),
-        requestId,
-        keyId: caller.id,
-        survey: result.usage.survey,
-        targets: result.usage.targets,
-        ...(caller.accountId === undefined ? {} : { accountId: caller.accountId }),
-      });
-    } catch (error) {
-      // A store that is unavailable says so once in its own event; any other failure is logged here.
-      const known = fromThrown(error);
-      if (known !== undefined) return known;
-      entry.error = (error as Error).stack ?? String(error);
-      return serviceError('unavailable', 'The usage of this request could not be recorded; it was not billed.', 'Retry later; if it persists, report the X-Request-Id response header to the provider.');
-    }
-    return result.body;
-  }
+  const run = createRoutePipeline({ service, checkCaller: createCallerCheck(authenticators, keys), usage });
+  const stats = { bodyTimeouts: 0, unreadBodies: 0 };
   let inFlight = 0;
   let drained: (() => void) | undefined;
   let closing: Promise<void> | undefined;
@@ -184,9 +164,11 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
       path: raw.path,
       headers: raw.headers ?? {},
       ...(raw.body === undefined ? {} : { body: raw.body }),
+      ...(typeof raw.readBody === 'function' ? { readBody: raw.readBody } : {}),
       ...(typeof raw.remoteAddress === 'string' ? { remoteAddress: raw.remoteAddress } : {}),
     };
     const started = performance.now();
+    const body = requestBody(request, { maxBodyBytes, deadline: started + bodyTimeoutMs, timeoutMs: bodyTimeoutMs, timedOut: () => stats.bodyTimeouts++ });
     const requestId = randomUUID();
     const method = typeof request.method === 'string' ? request.method.toUpperCase() : '';
     const pathname = pathnameOf(typeof request.path === 'string' ? request.path : '');
@@ -195,7 +177,7 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
     const origin = headerOf(request.headers, 'origin');
     const headers: Record<string, string> = { 'x-request-id': requestId, 'x-content-type-options': 'nosniff', 'cache-control': 'no-store', ...cors.responseHeaders(origin) };
     let status = 200;
-    let body = '';
+    let text = '';
     try {
       const segments = operationSegments(pathname);
       const match = segments === undefined || segments.length === 0 ? undefined : router.match(segments);
@@ -214,14 +196,14 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
         headers['allow'] = allow.join(', ');
         outcome = serviceError('method_not_allowed', `${quote(method, 16)} is not allowed on ${path}.`, `Use ${allow.join(' or ')}.`);
       } else {
-        outcome = await run(route, request, requestId, entry, match.params);
+        outcome = await run({ route, request, body, requestId, entry, params: match.params });
       }
       if (typeof outcome === 'string') {
-        body = outcome;
+        text = outcome;
       } else {
         status = statusOf(outcome);
         entry.code = outcome.code;
-        body = JSON.stringify(errorBody(outcome));
+        text = JSON.stringify(errorBody(outcome));
         if (outcome.code === 'payload_too_large') headers['connection'] = 'close';
         if (outcome.retryAfterSeconds !== undefined) headers['retry-after'] = String(outcome.retryAfterSeconds);
       }
@@ -232,13 +214,18 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
       const outcome = known ?? serviceError('internal', 'Internal error.', 'Retry later; if it persists, report the X-Request-Id response header to the provider.');
       status = statusOf(outcome);
       entry.code = outcome.code;
-      body = JSON.stringify(errorBody(outcome));
+      text = JSON.stringify(errorBody(outcome));
       if (outcome.retryAfterSeconds !== undefined) headers['retry-after'] = String(outcome.retryAfterSeconds);
     }
-    if (body !== '') headers['content-type'] = JSON_TYPE;
-    headers['content-length'] = String(Buffer.byteLength(body));
+    if (text !== '') headers['content-type'] = JSON_TYPE;
+    headers['content-length'] = String(Buffer.byteLength(text));
     // HEAD /docs: the headers GET would send, without the body (error bodies stay: servers drop them).
-    if (method === 'HEAD' && status < 400) body = '';
+    if (method === 'HEAD' && status < 400) text = '';
+    // A body the answer did not need is not read: the connection ends with the answer.
+    if (body.leftUnread) {
+      headers['connection'] = 'close';
+      stats.unreadBodies++;
+    }
     entry.status = status;
     entry.ms = Math.round((performance.now() - started) * 1000) / 1000;
     try {
@@ -246,7 +233,7 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
     } catch {
       // A failing logger must not fail the request.
     }
-    return { status, headers, body };
+    return { status, headers, body: text };
   }
 
   const settled = (): void => {
@@ -256,6 +243,7 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
   return {
     basePath,
     maxBodyBytes,
+    stats,
     owns,
     handle(request) {
       inFlight++;
@@ -267,6 +255,15 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
     close() {
       closing ??= (async () => {
         if (inFlight > 0) await new Promise<void>((resolve) => (drained = resolve));
+        try {
+          log({
+            time: new Date().toISOString(),
+            event: 'handler_closed',
+            message: `${stats.bodyTimeouts} request bodies too slow (408), ${stats.unreadBodies} bodies not read (answered from the headers)`,
+          });
+        } catch {
+          // A failing logger must not keep the stores open.
+        }
         await keys.close();
         await usage.close();
       })();

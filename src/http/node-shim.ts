@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { CrosstabHandler, HandlerResponse } from './handler.js';
 import type { HandlerRequest } from './handler-types.js';
-import { readNodeBodyThen } from './read-body.js';
+import { readNodeBody } from './read-body.js';
 import { errorBody, serviceError } from './service-error.js';
 
 const INTERNAL_BODY = JSON.stringify(
@@ -67,25 +67,16 @@ export interface NodeListenerOptions {
 export function createNodeListener(handler: CrosstabHandler, options: NodeListenerOptions = {}): (req: IncomingMessage, res: ServerResponse) => void {
   const closeConnections = options.closeConnections ?? (() => false);
   return (req, res) => {
-    const fail = (): void => {
-      res.destroy();
-    };
-    readNodeBodyThen(
-      req,
-      handler.maxBodyBytes,
-      (body) => {
-        const remoteAddress = req.socket.remoteAddress;
-        const request: HandlerRequest = { method: req.method ?? '', path: req.url ?? '/', headers: req.headers, body };
-        if (remoteAddress !== undefined) request.remoteAddress = remoteAddress;
-        let pending: Promise<HandlerResponse>;
-        try {
-          pending = handler.handle(request);
-        } catch (error) {
-          pending = Promise.reject(error);
-        }
-        pending.then((response) => sendNodeResponse(res, response, closeConnections())).catch((error: unknown) => failNodeResponse(res, error));
-      },
-      fail,
-    );
+    const remoteAddress = req.socket.remoteAddress;
+    // The body is read only if the handler asks: an answer the headers decide goes out at once.
+    const request: HandlerRequest = { method: req.method ?? '', path: req.url ?? '/', headers: req.headers, readBody: (signal) => readNodeBody(req, handler.maxBodyBytes, signal) };
+    if (remoteAddress !== undefined) request.remoteAddress = remoteAddress;
+    let pending: Promise<HandlerResponse>;
+    try {
+      pending = handler.handle(request);
+    } catch (error) {
+      pending = Promise.reject(error);
+    }
+    pending.then((response) => sendNodeResponse(res, response, closeConnections())).catch((error: unknown) => failNodeResponse(res, error));
   };
 }

@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import type { HandlerRequest } from './handler-types.js';
 
 const EMPTY = new Uint8Array(0);
 
@@ -11,12 +12,15 @@ function declaredTooLarge(contentLength: string | null | undefined, limit: numbe
  * answer 413 without buffering an oversized upload. The rest is not read: the response then
  * carries `Connection: close` (sendNodeResponse) and the connection ends with it.
  */
-export function readNodeBody(request: IncomingMessage, limit: number): Promise<Uint8Array> {
-  return new Promise((resolve, reject) => readNodeBodyThen(request, limit, resolve, reject));
+export function readNodeBody(request: IncomingMessage, limit: number, signal?: AbortSignal): Promise<Uint8Array> {
+  return new Promise((resolve, reject) => readNodeBodyThen(request, limit, resolve, reject, signal));
 }
 
-/** readNodeBody with callbacks: `done` is called once with the body, or `failed` with the stream's error. */
-export function readNodeBodyThen(request: IncomingMessage, limit: number, done: (body: Uint8Array) => void, failed: (error: Error) => void): void {
+/**
+ * readNodeBody with callbacks: `done` is called once with the body, or `failed` with the
+ * stream's error or when `signal` aborts (reading then stops, the rest is left unread).
+ */
+export function readNodeBodyThen(request: IncomingMessage, limit: number, done: (body: Uint8Array) => void, failed: (error: Error) => void, signal?: AbortSignal): void {
   // Already consumed (a body parser ran first): nothing left to read; do not wait for 'end'.
   if (request.readableEnded || declaredTooLarge(request.headers['content-length'], limit)) {
     done(EMPTY);
@@ -41,14 +45,37 @@ export function readNodeBodyThen(request: IncomingMessage, limit: number, done: 
     }
   };
   const onEnd = (): void => finish(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks));
-  request.on('data', onData);
-  request.on('end', onEnd);
-  // An error after the body was handed on (a client gone mid-upload of an oversized body) is not ours.
-  request.on('error', (error) => {
+  const fail = (error: Error): void => {
     if (settled) return;
     settled = true;
     failed(error);
-  });
+  };
+  request.on('data', onData);
+  request.on('end', onEnd);
+  // An error after the body was handed on (a client gone mid-upload of an oversized body) is not ours.
+  request.on('error', fail);
+  signal?.addEventListener(
+    'abort',
+    () => {
+      if (settled) return;
+      request.off('data', onData);
+      request.off('end', onEnd);
+      request.pause();
+      fail(new Error('The request body was not read to its end: reading was aborted.'));
+    },
+    { once: true },
+  );
+}
+
+/**
+ * The request with its body read (for code that needs `body`, such as the portal): a request
+ * that offers `readBody` instead is read whole now (an empty body when the client is gone).
+ */
+export async function withBody(request: HandlerRequest): Promise<HandlerRequest> {
+  if (request.body !== undefined || typeof request.readBody !== 'function') return request;
+  const body = await request.readBody(new AbortController().signal).catch(() => EMPTY);
+  const { readBody: _read, ...rest } = request;
+  return { ...rest, body };
 }
 
 /** Reads at most `limit + 1` bytes of a fetch `Request` body (Hono and other web-standard frameworks). */

@@ -1,4 +1,4 @@
-import type { CrosstabHandler } from '../http/index.js';
+import { withBody, type CrosstabHandler } from '../http/index.js';
 import type { Portal } from './portal-handler.js';
 
 /**
@@ -10,7 +10,7 @@ export function mountPortal(api: CrosstabHandler, portal: Portal): CrosstabHandl
     basePath: api.basePath,
     maxBodyBytes: api.maxBodyBytes,
     owns: (path) => portal.owns(path) || api.owns(path),
-    handle: (request) => (portal.owns(request.path ?? '') ? portal.handle(request) : api.handle(request)),
+    handle: async (request) => (portal.owns(request.path ?? '') ? portal.handle(await withBody(request)) : api.handle(request)),
     close: () => api.close(),
   };
 }

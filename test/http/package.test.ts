@@ -40,6 +40,7 @@ const EXPORTS = [
   'rotateApiKey',
   'sendNodeResponse',
   'serviceErrorStatus',
+  'withBody',
   'writeKeyFile',
 ];
 
