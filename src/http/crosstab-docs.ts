@@ -22,7 +22,7 @@ export function crosstabDocs(settings: { maxBodyBytes: number }): RouteDocs {
           headers: corsHeaders,
           content: { 'application/json': { schema: { $ref: '#/components/schemas/CrosstabResponse' } } },
         },
-        ...errorResponses([400, 401, 403, 413, 415, 429, 500, 503]),
+        ...errorResponses([400, 401, 403, 408, 413, 415, 429, 500, 503]),
       },
     },
     schemas: {

@@ -23,7 +23,7 @@ const statusDescriptions: Record<number, string> = {
   403: 'The key is valid but not entitled to the survey, the authorization group, or a variable or code used in an expression.',
   404: 'No operation at this path.',
   405: 'The path does not accept this method (see the Allow header).',
-  408: 'The whole request did not arrive in time.',
+  408: 'The request body did not arrive within the body timeout of its headers, or the whole request not in time; the connection is closed. Not billed.',
   413: 'The request body is larger than the limit.',
   415: 'Content-Type is not application/json with UTF-8.',
   429: "The account's rate limit or monthly quota is used up, or the caller's address sent too many unknown, revoked or expired keys; retry after the Retry-After header's seconds. Not billed.",

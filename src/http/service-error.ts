@@ -31,7 +31,7 @@ export const serviceErrorStatus = {
   not_found: 404,
   /** The path exists but not with this method. */
   method_not_allowed: 405,
-  /** The whole request did not arrive in time (node:http servers of `listen`). */
+  /** The body the answer needs did not arrive within the body timeout, or the whole request not in time (`listen`). */
   request_timeout: 408,
   /** The body is larger than the configured limit. */
   payload_too_large: 413,
