@@ -18,6 +18,7 @@ interface ServeOptions {
   corsOrigin?: string[];
   ledger: string;
   maxBodyBytes: string;
+  bodyTimeout: string;
   publicUrl?: string;
   accessLog?: boolean;
   maxConnections?: string;
@@ -94,6 +95,7 @@ export function registerServeCommand(program: Command): void {
     .option('--cors-origin <origin>', 'allowed browser origin, repeatable (default: any origin)', collect)
     .option('--ledger <file>', 'file mode: usage ledger (NDJSON, one fsync\'d line per billed request)', join(DEV_FOLDER, 'usage.ndjson'))
     .option('--max-body-bytes <n>', 'largest accepted request body', '16384')
+    .option('--body-timeout <ms>', 'a request body the answer needs must arrive within this many ms of its headers, else 408 (at most 30000)', '10000')
     .option('--public-url <url>', 'server URL advertised in GET /docs (default: the base path)')
     .option('--oidc-issuer <url>', 'single sign-on: trust JWT access tokens of this OpenID Connect issuer, repeatable (needs --oidc-audience)', collect)
     .option('--oidc-audience <aud>', 'single sign-on: the "aud" the access tokens must carry (this API\'s identifier)')
@@ -110,6 +112,8 @@ export function registerServeCommand(program: Command): void {
     .action(async (options: ServeOptions) => {
       const port = integerOption(options.port, '--port', 0, 65535);
       const maxBodyBytes = integerOption(options.maxBodyBytes, '--max-body-bytes', 256, 16 * 1024 * 1024);
+      // The server's own limit on a whole request is 30 s: a longer body timeout would never fire.
+      const bodyTimeoutMs = integerOption(options.bodyTimeout, '--body-timeout', 1, 30_000);
       const limits = {
         ...(options.maxConnections === undefined ? {} : { maxConnections: integerOption(options.maxConnections, '--max-connections', 1, 1_000_000) }),
         ...(options.maxConnectionsPerAddress === undefined
@@ -163,6 +167,7 @@ export function registerServeCommand(program: Command): void {
           basePath: options.basePath,
           corsOrigins: options.corsOrigin ?? '*',
           maxBodyBytes,
+          bodyTimeoutMs,
           ...(options.publicUrl === undefined ? {} : { serverUrl: options.publicUrl }),
           trustProxy,
           log,
