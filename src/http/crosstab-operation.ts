@@ -25,8 +25,10 @@ export function createCrosstabOperation(context: {
   maxBodyBytes: number;
   proxies: ProxyTrust;
   authFailures: AuthFailureLimiter;
+  /** Mount path: hints point at GET {basePath}/surveys/{SurveyCode}. */
+  basePath: string;
 }): CrosstabOperation {
-  const { surveys, keys, usage, maxBodyBytes, proxies, authFailures } = context;
+  const { surveys, keys, usage, maxBodyBytes, proxies, authFailures, basePath } = context;
   return async (request, requestId, entry) => {
     const authorization = headerOf(request.headers, 'authorization');
     const keyHeader = headerOf(request.headers, AUTH_HEADER);
@@ -102,7 +104,7 @@ export function createCrosstabOperation(context: {
       });
     } catch (error) {
       if (!isCrosstabError(error)) throw error;
-      return fromEngineError(error);
+      return fromEngineError(error, `${basePath}/surveys/${encodeURIComponent(body.SurveyCode)}`);
     }
     const response = JSON.stringify(toServiceResponse(result));
     try {
@@ -112,6 +114,7 @@ export function createCrosstabOperation(context: {
         keyId: key.id,
         survey: body.SurveyCode,
         targets: body.TargetCodes.length,
+        operation: 'crosstab',
         ...(key.accountId === undefined ? {} : { accountId: key.accountId }),
       });
     } catch (error) {

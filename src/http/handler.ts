@@ -4,6 +4,8 @@ import { createCorsPolicy, type CorsPolicy } from './cors.js';
 import { AuthFailureLimiter, type AuthFailureLimits } from './auth-failures.js';
 import { proxyTrust, type TrustedProxies } from './client-address.js';
 import { createCrosstabOperation } from './crosstab-operation.js';
+import { createCatalogRoutes } from './catalog-routes.js';
+import { applyReplyHeaders, isOperationReply, type OperationReply } from './operation-reply.js';
 import type { AccessLogEntry, CrosstabDataset, HandlerRequest, HandlerResponse } from './handler-types.js';
 import { headerOf } from './headers.js';
 import { FileKeyStore, type KeyStore } from './key-store.js';
@@ -102,7 +104,9 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
       : options.usage;
   const docsBody = JSON.stringify(buildOpenApiDocument({ serverUrl: options.serverUrl ?? basePath, maxBodyBytes }));
 
-  const crosstab = createCrosstabOperation({ surveys, keys, usage, maxBodyBytes, proxies, authFailures });
+  const crosstab = createCrosstabOperation({ surveys, keys, usage, maxBodyBytes, proxies, authFailures, basePath });
+  // Survey catalog and tables (GET /surveys, GET /surveys/{SurveyCode}, POST /tables): catalog-routes.ts.
+  const catalog = createCatalogRoutes({ surveys, keys, usage, maxBodyBytes, proxies, authFailures, basePath });
   let inFlight = 0;
   let drained: (() => void) | undefined;
   let closing: Promise<void> | undefined;
@@ -134,12 +138,12 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
     let body = '';
     try {
       const operation = owns(path) ? path.slice(basePath.length) : undefined;
-      const methods = operation === undefined ? undefined : OPERATIONS[operation];
-      let outcome: ServiceError | string;
+      const methods = operation === undefined ? undefined : (OPERATIONS[operation] ?? catalog.methodsOf(operation));
+      let outcome: ServiceError | string | OperationReply;
       if (closing) {
         outcome = serviceError('unavailable', 'The service is shutting down.', 'Retry the request in a few seconds.');
       } else if (methods === undefined) {
-        outcome = serviceError('not_found', `No operation at ${quote(path)}.`, `The operations are GET ${basePath}/docs, POST ${basePath}/crosstab and OPTIONS ${basePath}/crosstab.`);
+        outcome = serviceError('not_found', `No operation at ${quote(path)}.`, `The operations are GET ${basePath}/docs, POST ${basePath}/crosstab, GET ${basePath}/surveys, GET ${basePath}/surveys/{SurveyCode} and POST ${basePath}/tables.`);
       } else if (!methods.includes(method)) {
         headers['allow'] = methods.join(', ');
         outcome = serviceError('method_not_allowed', `${quote(method, 16)} is not allowed on ${path}.`, `Use ${methods.join(' or ')}.`);
@@ -149,11 +153,17 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
         Object.assign(headers, cors.preflightHeaders(origin));
         delete headers['cache-control'];
         outcome = '';
+      } else if (operation !== '/crosstab') {
+        outcome = await catalog.handle(operation as string, request, requestId, entry);
       } else {
         outcome = await crosstab(request, requestId, entry);
       }
       if (typeof outcome === 'string') {
         body = outcome;
+      } else if (isOperationReply(outcome)) {
+        status = outcome.status;
+        applyReplyHeaders(headers, outcome);
+        body = outcome.body;
       } else {
         status = statusOf(outcome);
         entry.code = outcome.code;
@@ -171,8 +181,8 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
       body = JSON.stringify(errorBody(outcome));
       if (outcome.retryAfterSeconds !== undefined) headers['retry-after'] = String(outcome.retryAfterSeconds);
     }
-    if (body !== '') headers['content-type'] = JSON_TYPE;
-    headers['content-length'] = String(Buffer.byteLength(body));
+    if (body !== '' && headers['content-type'] === undefined) headers['content-type'] = JSON_TYPE;
+    if (status !== 304) headers['content-length'] = String(Buffer.byteLength(body));
     // HEAD /docs: the headers GET would send, without the body (error bodies stay: servers drop them).
     if (method === 'HEAD' && status < 400) body = '';
     entry.status = status;

@@ -1,5 +1,6 @@
-import { ConditionalResult } from '../index.js';
+import { ConditionalResult, MAX_AXIS } from '../index.js';
 import { AUTH_HEADER } from './auth.js';
+import { catalogOpenApi } from './catalog-openapi.js';
 import { ALL, MAX_EXPRESSION_LENGTH, MAX_NAME_LENGTH, MAX_TARGET_CODES, MIN_TARGET_CODES } from './crosstab-request.js';
 import { serviceErrorStatus, type ServiceErrorCode } from './service-error.js';
 
@@ -13,6 +14,7 @@ export const errorSchemaNames: Record<number, string> = {
   403: 'ForbiddenError',
   404: 'NotFoundError',
   405: 'MethodNotAllowedError',
+  406: 'NotAcceptableError',
   408: 'RequestTimeoutError',
   413: 'PayloadTooLargeError',
   415: 'UnsupportedMediaTypeError',
@@ -28,6 +30,7 @@ const statusDescriptions: Record<number, string> = {
   403: 'The key is valid but not entitled to the survey, the authorization group, or a variable or code used in an expression.',
   404: 'No operation at this path.',
   405: 'The path does not accept this method (see the Allow header).',
+  406: 'The Accept header names no format the operation answers in.',
   408: 'The whole request did not arrive in time.',
   413: 'The request body is larger than the limit.',
   415: 'Content-Type is not application/json with UTF-8.',
@@ -57,7 +60,7 @@ function errorSchema(status: number): object {
         properties: {
           code: { type: 'string', enum: codesFor(status) },
           message: { type: 'string' },
-          field: { type: 'string', description: 'The request field at fault: SurveyCode, AuthorizationGroup, PopulationBaseCode, TargetCodes or an unknown field name.' },
+          field: { type: 'string', description: 'The request field at fault: SurveyCode, AuthorizationGroup, PopulationBaseCode, TargetCodes (POST /tables: Rows, Columns, Weight, Statistics, Missing) or an unknown field name.' },
           hint: { type: 'string', description: 'How to fix the request.' },
         },
       },
@@ -91,16 +94,20 @@ Errors carry ResultCode = HTTP status, ResultDescription = error.message and an 
 
 AuthorizationGroup: absent, null or \`${ALL}\` means every group the key is entitled to; a group name restricts the expressions to that group's variables and codes.
 
-GET /docs is free, needs no key and is never billed: use it as a liveness probe.`;
+GET /docs is free, needs no key and is never billed: use it as a liveness probe.
+
+GET /surveys lists the surveys your key may query; GET /surveys/{SurveyCode} lists a survey's variables, values (with rounded respondent counts, suppressed for low bases), ranges, codes and weights within your authorization groups, each with the expression that selects it. Both need the key, are never billed and send an ETag (If-None-Match gives 304). POST /tables computes a whole table (rows x columns, up to ${MAX_AXIS} entries per axis) as JSON or, with \`Accept: text/csv\`, CSV; billed once per 200.`;
 
 /** The OpenAPI 3.0.1 description served by GET /docs. */
 export function buildOpenApiDocument(options: { serverUrl: string; maxBodyBytes: number }): Record<string, unknown> {
   const errorStatuses = Object.keys(errorSchemaNames).map(Number);
+  // Survey catalog and tables: paths and schemas in catalog-openapi.ts.
+  const catalog = catalogOpenApi({ maxBodyBytes: options.maxBodyBytes, errorResponse, corsHeaders });
   return {
     openapi: '3.0.1',
     info: { title: 'Crosstab Query Service', description, version: API_VERSION },
     servers: [{ url: options.serverUrl, description: 'This service; the path carries the API version segment v1.' }],
-    tags: [{ name: 'crosstab' }],
+    tags: [{ name: 'crosstab' }, { name: 'catalog' }],
     paths: {
       '/docs': {
         get: {
@@ -154,6 +161,7 @@ export function buildOpenApiDocument(options: { serverUrl: string; maxBodyBytes:
           },
         },
       },
+      ...catalog.paths,
     },
     components: {
       securitySchemes: {
@@ -228,6 +236,7 @@ export function buildOpenApiDocument(options: { serverUrl: string; maxBodyBytes:
           properties: { openapi: { type: 'string' }, info: { type: 'object' }, paths: { type: 'object' } },
         },
         ...Object.fromEntries(errorStatuses.map((status) => [errorSchemaNames[status], errorSchema(status)])),
+        ...catalog.schemas,
       },
     },
   };
