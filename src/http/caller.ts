@@ -19,8 +19,8 @@ export interface CallerContext {
  * The caller of an authenticated operation, as POST /crosstab establishes it: the
  * Service-Engine-Authorizer key (or, where single sign-on is on and no key is sent, the
  * Bearer access token), failed keys counted per client address, then the account's
- * admission (rate limit; the monthly quota only for billed operations: `billed` false
- * lets a free call through an exhausted quota).
+ * admission (rate limit; the monthly quota only for billed operations: a free call is
+ * neither counted towards the quota nor refused by it).
  */
 export async function identifyCaller(context: CallerContext, request: HandlerRequest, entry: AccessLogEntry, billed: boolean): Promise<ApiKeyRecord | ServiceError> {
   const { keys, proxies, authFailures } = context;
@@ -51,8 +51,8 @@ export async function identifyCaller(context: CallerContext, request: HandlerReq
     return key;
   }
   entry.keyId = key.id;
-  const refusal = keys.admit === undefined ? undefined : await keys.admit(key);
-  if (refusal !== undefined && (billed || refusal.code !== 'quota_exceeded')) {
+  const refusal = keys.admit === undefined ? undefined : await keys.admit(key, { billed });
+  if (refusal !== undefined) {
     const hint = refusal.code === 'rate_limited' ? "Slow down: retry after the Retry-After header's seconds; ask the provider for a higher contracted rate." : "Retry after the Retry-After header's seconds (the next month), or ask the provider to raise the quota.";
     return { ...serviceError(refusal.code, refusal.message, hint), retryAfterSeconds: refusal.retryAfterSeconds };
   }

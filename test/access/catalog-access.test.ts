@@ -91,4 +91,14 @@ describe('catalog and tables on the accounts database', () => {
     expect((await get('/surveys/GSS', quota)).status).toBe(200);
     expect(await billedCalls('quota')).toBe(1);
   });
+
+  it('catalog calls do not count towards the monthly quota', async () => {
+    await addAccount(db, 'browsing', parseLicences(['GSS'], ['GSS:_ALL_']), { monthlyQuota: 2 });
+    const key = { 'service-engine-authorizer': (await addKey(db, { account: 'browsing', name: 'production' })).apiKey };
+    for (let i = 0; i < 5; i++) expect((await get('/surveys/GSS', key)).status).toBe(200);
+    expect((await post('/tables', key, TABLE)).status).toBe(200);
+    expect((await post('/tables', key, TABLE)).status).toBe(200);
+    expect((await post('/tables', key, TABLE)).status).toBe(429);
+    expect(await billedCalls('browsing')).toBe(2);
+  });
 });
