@@ -85,7 +85,7 @@ function exampleTargets(dataset: Dataset): string[] {
 /** `crosstab serve`: the REST API over node:http, with graceful shutdown on SIGTERM/SIGINT. */
 export function registerServeCommand(program: Command): void {
   databaseOption(program.command('serve'))
-    .description('serve the REST API: GET <base>/docs, POST <base>/crosstab, OPTIONS <base>/crosstab')
+    .description('serve the REST API: GET <base>/docs, POST <base>/crosstab, GET <base>/surveys[/{SurveyCode}], POST <base>/tables')
     .option('--dataset <file>', 'compiled dataset (or clickhouse://host:port/db?table=NAME from `crosstab push`) to serve, repeatable (default: the bundled datasets/build/*.arrow)', collect)
     .option('--keys <file>', 'API key file from `crosstab keys add --keys` (file mode; default: the accounts and keys of --database)')
     .option('--port <n>', 'TCP port (0 = any free port)', '8080')
