@@ -112,8 +112,11 @@ function catalogVariable(variable: VariableInfo, suppressedAtOrBelow: number): C
       return shown;
     });
   }
-  if (variable.kind === 'numeric' && variable.min !== undefined && variable.max !== undefined) {
-    entry.Range = { Min: variable.min, Max: variable.max, Expression: rangeExpression(variable.name, numberText(variable.min), numberText(variable.max)) };
+  // JSON has no infinities (a file's overflowing numbers): such a variable is described by its values.
+  if (variable.kind === 'numeric' && Number.isFinite(variable.min) && Number.isFinite(variable.max)) {
+    const min = variable.min as number;
+    const max = variable.max as number;
+    entry.Range = { Min: min, Max: max, Expression: rangeExpression(variable.name, numberText(min), numberText(max)) };
   }
   if (variable.missing > 0) entry.Missing = { Expression: `${nameText(variable.name)}=NA`, Respondents: shownCount(variable.missing, suppressedAtOrBelow) };
   return entry;

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { openDataset, tableStatistics, tableToCSV, tableToJSON, type Dataset } from '../../src/index.js';
 import { buildOpenApiDocument, createCrosstabHandler, listen, type RunningServer } from '../../src/http/index.js';
-import { ContractJudge, makeKeyFile, readLedger, tempDir, type TestKeys } from './support.js';
+import { ContractJudge, makeKeyFile, readLedger, shims, tempDir, type TestKeys } from './support.js';
 
 const paths = inject('testDatasets');
 let gss: Dataset;
@@ -280,5 +280,36 @@ describe('POST /crosstab', () => {
     const reply = await call('POST', '/crosstab', keys.gssDemographics, { body: { SurveyCode: 'GSS', PopulationBaseCode: '*', TargetCodes: ['sexx=1'] } });
     expect(reply.status).toBe(400);
     expect(reply.body.error.hint).toContain('GET /v1/surveys/GSS lists the variables your key may use.');
+  });
+});
+
+describe.each(shims)('catalog and tables over $name', (shim) => {
+  it('sends 304 with no body, the ETag and Cache-Control, and CSV with its Content-Type', async () => {
+    const dir = tempDir();
+    const handler = await createCrosstabHandler({ datasets: [gss], keys: keys.path, usage: join(dir, 'usage.ndjson') });
+    const running = await shim.start(handler);
+    try {
+      const headers = { 'service-engine-authorizer': keys.gss };
+      const first = await fetch(`${running.origin}/v1/surveys/GSS`, { headers });
+      expect(first.status).toBe(200);
+      expect(first.headers.get('content-type')).toMatch(/^application\/json/);
+      const etag = first.headers.get('etag') as string;
+      expect(etag).toMatch(/^"[0-9a-f]{32}"$/);
+      const again = await fetch(`${running.origin}/v1/surveys/GSS`, { headers: { ...headers, 'if-none-match': etag } });
+      expect(again.status).toBe(304);
+      expect(await again.text()).toBe('');
+      expect(again.headers.get('cache-control')).toBe(first.headers.get('cache-control'));
+      const csv = await fetch(`${running.origin}/v1/tables`, {
+        method: 'POST',
+        headers: { ...headers, 'content-type': 'application/json', accept: 'text/csv' },
+        body: JSON.stringify({ SurveyCode: 'GSS', PopulationBaseCode: '*', Rows: [{ Variable: 'sex' }], Columns: ['BA+'] }),
+      });
+      expect(csv.status).toBe(200);
+      expect(csv.headers.get('content-type')).toBe('text/csv; charset=utf-8');
+      expect(await csv.text()).toBe(tableToCSV(await gss.table({ base: '*', rows: [{ variable: 'sex' }], columns: ['BA+'] })));
+    } finally {
+      await running.close();
+      await handler.close();
+    }
   });
 });
