@@ -63,6 +63,7 @@ describe('portal Surveys page (embedded database)', () => {
   it('answers 404 for a survey the account does not license, and sends a signed-out visitor to sign in', async () => {
     const other = await send(origin, 'GET', '/portal/surveys?survey=NHANES', { cookie });
     expect(other.status).toBe(404);
+    expect(other.body).toContain('Your account has no survey NHANES.');
     expect(other.body).not.toContain('RIAGENDR');
     expect((await send(origin, 'GET', '/portal/surveys?survey=GSS')).status).toBe(401);
   });
