@@ -26,26 +26,26 @@ const MAX_CACHED_BODIES = 256;
  */
 export function createSurveysOperation(context: CallerContext & { surveys: ReadonlyMap<string, CatalogDataset> }): SurveysOperation {
   const { surveys } = context;
-  const details = new Map<string, string>();
+  const details = new Map<string, Tagged>();
 
-  const detailBody = (dataset: CatalogDataset, groups: string[]): string => {
+  const detailBody = (dataset: CatalogDataset, groups: string[]): Tagged => {
     const cacheKey = JSON.stringify([dataset.info.survey, groups]);
-    let body = details.get(cacheKey);
-    if (body === undefined) {
-      body = JSON.stringify(surveyDetail(dataset, groups));
+    let tagged = details.get(cacheKey);
+    if (tagged === undefined) {
+      tagged = tag(JSON.stringify(surveyDetail(dataset, groups)));
       if (details.size >= MAX_CACHED_BODIES) details.clear();
-      details.set(cacheKey, body);
+      details.set(cacheKey, tagged);
     }
-    return body;
+    return tagged;
   };
 
   return async (request, surveyCode, entry) => {
     const key = await identifyCaller(context, request, entry, false);
     if (isServiceError(key)) return key;
     const usable = (dataset: CatalogDataset): boolean => entitledToSurvey(key, dataset.info.survey) && callerGroups(key, dataset.info) !== undefined;
-    let body: string;
+    let answer: Tagged;
     if (surveyCode === undefined) {
-      body = JSON.stringify({ Surveys: [...surveys.values()].filter(usable).map((dataset) => surveySummary(dataset.info)) });
+      answer = tag(JSON.stringify({ Surveys: [...surveys.values()].filter(usable).map((dataset) => surveySummary(dataset.info)) }));
     } else {
       const code = decodeSegment(surveyCode);
       if (isServiceError(code)) return code;
@@ -61,13 +61,22 @@ export function createSurveysOperation(context: CallerContext & { surveys: Reado
       if (groups === undefined) {
         return serviceError('forbidden_survey', `This API key is not entitled to any authorization group of survey ${dataset.info.survey}.`, 'Ask the provider to extend the key to a group of this survey.', 'SurveyCode');
       }
-      body = detailBody(dataset, groups);
+      answer = detailBody(dataset, groups);
     }
-    const etag = `"${sha256(body, 'hex').slice(0, 32)}"`;
-    const headers = { etag, 'cache-control': `private, max-age=${CATALOG_MAX_AGE_SECONDS}`, vary: 'Service-Engine-Authorizer, Authorization' };
-    if (matchesETag(headerOf(request.headers, 'if-none-match'), etag)) return { status: 304, headers, body: '' };
-    return { status: 200, headers, body };
+    const headers = { etag: answer.etag, 'cache-control': `private, max-age=${CATALOG_MAX_AGE_SECONDS}`, vary: 'Service-Engine-Authorizer, Authorization' };
+    if (matchesETag(headerOf(request.headers, 'if-none-match'), answer.etag)) return { status: 304, headers, body: '' };
+    return { status: 200, headers, body: answer.body };
   };
+}
+
+/** A catalog body and its entity tag (a hash of the body, which depends on the caller's rights). */
+interface Tagged {
+  body: string;
+  etag: string;
+}
+
+function tag(body: string): Tagged {
+  return { body, etag: `"${sha256(body, 'hex').slice(0, 32)}"` };
 }
 
 /** The SurveyCode of the path, percent-decoded. */
