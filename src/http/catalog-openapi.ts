@@ -1,6 +1,7 @@
 /** The OpenAPI fragment of GET /surveys, GET /surveys/{SurveyCode} and POST /tables: their paths and schemas. */
 import { MAX_AXIS, STAT_NAMES } from '../index.js';
 import { MAX_EXPRESSION_LENGTH, MAX_NAME_LENGTH } from './crosstab-request.js';
+import { MAX_LISTED_NUMERIC_VALUES } from './survey-catalog.js';
 import { CATALOG_MAX_AGE_SECONDS } from './surveys-operation.js';
 import { MAX_TABLE_CELLS } from './tables-operation.js';
 import { TABLE_FIELDS } from './tables-request.js';
@@ -117,7 +118,7 @@ export function catalogOpenApi(options: { maxBodyBytes: number; errorResponse: (
         Distinct: { type: 'integer', minimum: 0 },
         Values: {
           type: 'array',
-          description: `Absent for a variable of more than ${MAX_AXIS} distinct values.`,
+          description: `Absent for a variable of more than ${MAX_AXIS} distinct values, and for a numeric variable without value labels of more than ${MAX_LISTED_NUMERIC_VALUES} (its Range describes it).`,
           items: {
             type: 'object',
             required: ['Value', 'Expression', 'Respondents'],

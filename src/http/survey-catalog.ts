@@ -13,6 +13,13 @@ import { isServiceError } from './service-error.js';
 /** Shown respondent counts are rounded to a multiple of this. */
 export const RESPONDENT_ROUNDING = 10;
 
+/**
+ * A numeric variable without value labels lists its values only up to this many; beyond, its
+ * Range describes it (an id or a weight-like column would list thousands of values, nearly
+ * all suppressed).
+ */
+export const MAX_LISTED_NUMERIC_VALUES = 200;
+
 /** The part of a served dataset the catalog reads. */
 export interface CatalogDataset {
   readonly info: DatasetInfo;
@@ -49,7 +56,10 @@ export interface CatalogVariable {
   AuthorizationGroup: string;
   /** Number of distinct answers (not blank). */
   Distinct: number;
-  /** Values with labels and counts; absent for a variable of more than 5,000 distinct values. */
+  /**
+   * Values with labels and counts; absent for a variable of more than 5,000 distinct values,
+   * and for a numeric one without value labels of more than MAX_LISTED_NUMERIC_VALUES.
+   */
   Values?: CatalogValue[];
   /** Numeric variables: the smallest and largest answers, and the range expression covering every answer. */
   Range?: { Min: number; Max: number; Expression: string };
@@ -105,7 +115,8 @@ export function shownCount(respondents: number, suppressedAtOrBelow: number): Sh
 function catalogVariable(variable: VariableInfo, suppressedAtOrBelow: number): CatalogVariable {
   const entry: CatalogVariable = { Name: variable.name, Kind: variable.kind, AuthorizationGroup: variable.group, Distinct: variable.distinct };
   if (variable.label !== undefined) entry.Label = variable.label;
-  if (variable.values !== undefined) {
+  const listed = variable.kind === 'text' || variable.distinct <= MAX_LISTED_NUMERIC_VALUES || variable.values?.some((value) => value.label !== undefined);
+  if (variable.values !== undefined && listed) {
     entry.Values = variable.values.map((value) => {
       const shown: CatalogValue = { Value: value.value, Expression: valueExpression(variable.name, value.value), Respondents: shownCount(value.respondents, suppressedAtOrBelow) };
       if (value.label !== undefined) shown.Label = value.label;

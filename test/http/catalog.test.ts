@@ -123,8 +123,15 @@ describe('GET /surveys/{SurveyCode}', () => {
       const threshold = dataset.info.stability.veryUnstableMax;
       expect(reply.body.SuppressedAtOrBelow).toBe(threshold);
       let suppressed = 0;
+      let rangeOnly = 0;
       for (const variable of reply.body.Variables) {
         const stored = dataset.info.variables.find((candidate) => candidate.name === variable.Name)!;
+        if (variable.Values === undefined) {
+          // Only a numeric variable of many unlabelled values (or more than 5,000) is described by its range alone.
+          expect(stored.kind === 'numeric' && stored.distinct > 200 && !stored.values?.some((value) => value.label !== undefined), variable.Name).toBe(true);
+          expect(variable.Range, variable.Name).toBeDefined();
+          rangeOnly++;
+        }
         const expressions: string[] = [];
         const counts: number[] = [];
         const shown: Array<number | null> = [];
@@ -160,6 +167,7 @@ describe('GET /surveys/{SurveyCode}', () => {
       }
       // GSS has values of 30 respondents or fewer (NHANES has none).
       if (code === 'GSS') expect(suppressed, 'GSS has low-base values').toBeGreaterThan(0);
+      if (code === 'GSS') expect(rangeOnly, 'GSS has numeric variables of many values (id, weights)').toBeGreaterThan(0);
     }
   });
 
