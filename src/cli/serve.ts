@@ -86,7 +86,7 @@ function exampleTargets(dataset: Dataset): string[] {
 /** `crosstab serve`: the REST API over node:http, with graceful shutdown on SIGTERM/SIGINT. */
 export function registerServeCommand(program: Command): void {
   databaseOption(program.command('serve'))
-    .description('serve the REST API: GET <base>/docs, POST <base>/crosstab, OPTIONS <base>/crosstab')
+    .description('serve the REST API: GET <base>/docs, POST <base>/crosstab, GET <base>/surveys[/{SurveyCode}], POST <base>/tables')
     .option('--dataset <file>', 'compiled dataset (or clickhouse://host:port/db?table=NAME from `crosstab push`) to serve, repeatable (default: the bundled datasets/build/*.arrow)', collect)
     .option('--keys <file>', 'API key file from `crosstab keys add --keys` (file mode; default: the accounts and keys of --database)')
     .option('--port <n>', 'TCP port (0 = any free port)', '8080')
@@ -175,7 +175,7 @@ export function registerServeCommand(program: Command): void {
         const first = datasets[0] as Dataset;
         const exampleBody = JSON.stringify({ SurveyCode: first.info.survey, PopulationBaseCode: '*', TargetCodes: exampleTargets(first) });
         let apiUrl = options.publicUrl ?? '';
-        const served = access ? mountPortal(handler, createPortal({ db: access.db, keys: access.keys, apiUrl: () => apiUrl, exampleBody, trustProxy, ...(options.publicUrl?.startsWith('https:') ? { secureCookies: true } : {}) })) : handler;
+        const served = access ? mountPortal(handler, createPortal({ db: access.db, keys: access.keys, apiUrl: () => apiUrl, exampleBody, trustProxy, surveys: datasets, ...(options.publicUrl?.startsWith('https:') ? { secureCookies: true } : {}) })) : handler;
         const server = await listen(served, { port, host: options.host, ...limits }).catch(async (error: NodeJS.ErrnoException) => {
           await handler.close();
           if (error.code === 'EADDRINUSE' || error.code === 'EACCES') {

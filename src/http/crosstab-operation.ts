@@ -38,7 +38,7 @@ export async function crosstabOperation(context: AuthenticatedContext): Promise<
     });
   } catch (error) {
     if (!isCrosstabError(error)) throw error;
-    return fromEngineError(error);
+    return fromEngineError(error, `${service.basePath}/surveys/${encodeURIComponent(body.SurveyCode)}`);
   }
-  return { body: JSON.stringify(toServiceResponse(result)), usage: { survey: body.SurveyCode, targets: body.TargetCodes.length } };
+  return { body: JSON.stringify(toServiceResponse(result)), usage: { survey: body.SurveyCode, targets: body.TargetCodes.length, operation: 'crosstab' } };
 }

@@ -1,11 +1,15 @@
 /** The framework-neutral request, response and dataset types the handler and its operations share. */
-import type { CrosstabQuery, CrosstabResult, DatasetInfo } from '../index.js';
+import type { CrosstabQuery, CrosstabResult, DatasetInfo, TableQuery, TableResult } from '../index.js';
 import type { HandlerHeaders } from './headers.js';
 
 /** What the handler needs of a dataset: `Dataset` from openDataset() fits. */
 export interface CrosstabDataset {
   readonly info: DatasetInfo;
   crosstab(query: CrosstabQuery): Promise<CrosstabResult>;
+  /** POST /tables (a dataset without it answers only POST /crosstab). */
+  table?(query: TableQuery): Promise<TableResult>;
+  /** Authorization groups an expression touches: GET /surveys/{SurveyCode} shows a code's definition only when all are the caller's. */
+  groupsOf?(expression: string): string[];
 }
 
 /** A framework-neutral HTTP request. */

@@ -9,11 +9,12 @@ import type { AccessLogEntry, CrosstabDataset, HandlerRequest, HandlerResponse }
 import { headerOf } from './headers.js';
 import { FileKeyStore, type KeyStore } from './key-store.js';
 import { buildOpenApiDocument } from './openapi.js';
+import { applyReplyHeaders, isOperationReply, type OperationReply } from './operation-reply.js';
 import type { ServiceContext } from './route.js';
 import { requestBody } from './request-body.js';
 import { createRoutePipeline } from './route-pipeline.js';
 import { createRouter, type Router } from './router.js';
-import { pathnameOf, pathSegments } from './request-path.js';
+import { decodeSegments, pathnameOf, pathSegments } from './request-path.js';
 import { ROUTES } from './routes.js';
 import { errorBody, fromThrown, quote, serviceError, statusOf, type ServiceError } from './service-error.js';
 import { NdjsonLedger, type UsageSink } from './usage-ledger.js';
@@ -138,6 +139,7 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
   const service: ServiceContext = {
     surveys,
     maxBodyBytes,
+    basePath,
     openApiDocument: JSON.stringify(buildOpenApiDocument({ serverUrl: options.serverUrl ?? basePath, maxBodyBytes, routes: ROUTES })),
   };
   const authenticators = defaultAuthenticators(keys, { proxies, authFailures });
@@ -150,11 +152,11 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
 
   const baseSegments = pathSegments(basePath) ?? [];
   /**
-   * The segments of `path` below the base path (null when one of them is not valid
-   * percent-encoded UTF-8: such a path is owned but names no operation), or undefined when it
-   * is not under the base path.
+   * The segments of `path` below the base path, each percent-decoded once (`{ raw }` for one
+   * that is not valid percent-encoded UTF-8: it names no operation, or is a bad path
+   * parameter), or undefined when the path is not under the base path.
    */
-  const operationSegments = (path: string): string[] | null | undefined => {
+  const operationSegments = (path: string): (string | { raw: string })[] | undefined => {
     const pathname = pathnameOf(path);
     if (!pathname.startsWith('/')) return undefined;
     const raw = pathname.slice(1).split('/');
@@ -162,7 +164,7 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
     const base = pathSegments(`/${raw.slice(0, baseSegments.length).join('/')}`);
     if (base === undefined || !baseSegments.every((segment, index) => base[index] === segment)) return undefined;
     const rest = raw.slice(baseSegments.length);
-    return rest.length === 0 ? [] : (pathSegments(`/${rest.join('/')}`) ?? null);
+    return decodeSegments(rest);
   };
   const owns = (path: string): boolean => typeof path === 'string' && operationSegments(path) !== undefined;
 
@@ -188,9 +190,9 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
     let text = '';
     try {
       const segments = operationSegments(pathname);
-      const match = segments == null || segments.length === 0 ? undefined : router.match(segments);
+      const match = segments === undefined || segments.length === 0 ? undefined : router.match(segments);
       const route = match?.path.routes.find((candidate) => candidate.method === (method === 'HEAD' ? 'GET' : method));
-      let outcome: ServiceError | string;
+      let outcome: ServiceError | OperationReply | string;
       if (closing) {
         outcome = serviceError('unavailable', 'The service is shutting down.', 'Retry the request in a few seconds.');
       } else if (match === undefined) {
@@ -199,6 +201,9 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
         Object.assign(headers, cors.preflightHeaders(origin, match.path.allow));
         delete headers['cache-control'];
         outcome = '';
+      } else if (route !== undefined && match.undecodable !== undefined) {
+        const [param, raw] = Object.entries(match.undecodable)[0] as [string, string];
+        outcome = serviceError('invalid_request', `The ${param} in the path is not valid percent-encoding: ${quote(raw)}.`, `Percent-encode the ${param} as UTF-8 (encodeURIComponent).`, param);
       } else if (route === undefined) {
         const allow = match.path.allow;
         headers['allow'] = allow.join(', ');
@@ -208,6 +213,10 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
       }
       if (typeof outcome === 'string') {
         text = outcome;
+      } else if (isOperationReply(outcome)) {
+        status = outcome.status;
+        applyReplyHeaders(headers, outcome);
+        text = outcome.body;
       } else {
         status = statusOf(outcome);
         entry.code = outcome.code;
@@ -225,8 +234,8 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
       text = JSON.stringify(errorBody(outcome));
       if (outcome.retryAfterSeconds !== undefined) headers['retry-after'] = String(outcome.retryAfterSeconds);
     }
-    if (text !== '') headers['content-type'] = JSON_TYPE;
-    headers['content-length'] = String(Buffer.byteLength(text));
+    if (text !== '' && headers['content-type'] === undefined) headers['content-type'] = JSON_TYPE;
+    if (status !== 304) headers['content-length'] = String(Buffer.byteLength(text));
     // HEAD /docs: the headers GET would send, without the body (error bodies stay: servers drop them).
     if (method === 'HEAD' && status < 400) text = '';
     // A body the answer did not need is not read: the connection ends with the answer.

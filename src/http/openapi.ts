@@ -1,4 +1,4 @@
-import { ConditionalResult } from '../index.js';
+import { ConditionalResult, MAX_AXIS } from '../index.js';
 import { AUTH_HEADER } from './auth.js';
 import { ALL } from './crosstab-request.js';
 import { errorSchema, errorSchemaNames, string } from './openapi-parts.js';
@@ -23,7 +23,9 @@ Errors carry ResultCode = HTTP status, ResultDescription = error.message and an 
 
 AuthorizationGroup: absent, null or \`${ALL}\` means every group the key is entitled to; a group name restricts the expressions to that group's variables and codes.
 
-GET /docs is free, needs no key and is never billed: use it as a liveness probe.`;
+GET /docs is free, needs no key and is never billed: use it as a liveness probe.
+
+GET /surveys lists the surveys your key may query; GET /surveys/{SurveyCode} lists a survey's variables, values (with rounded respondent counts, suppressed for low bases), ranges, codes and weights within your authorization groups, each with the expression that selects it. Both need the key, are never billed and send an ETag (If-None-Match gives 304). POST /tables computes a whole table (rows x columns, up to ${MAX_AXIS} entries per axis) as JSON or, with \`Accept: text/csv\`, CSV; billed once per 200.`;
 
 /** The preflight operation of a path whose routes a browser calls only after one. */
 function preflightOperation(template: string, routes: readonly Route[], allow: readonly string[], operationId: string): Record<string, unknown> {
@@ -74,7 +76,7 @@ export function buildOpenApiDocument(options: { serverUrl: string; maxBodyBytes:
     openapi: '3.0.1',
     info: { title: 'Crosstab Query Service', description, version: API_VERSION },
     servers: [{ url: options.serverUrl, description: 'This service; the path carries the API version segment v1.' }],
-    tags: [{ name: 'crosstab' }],
+    tags: [{ name: 'crosstab' }, { name: 'catalog' }],
     paths,
     components: {
       securitySchemes: {

@@ -13,6 +13,21 @@ export function pathnameOf(path: string): string {
 }
 
 /**
+ * Each segment of a path (below `/`, split on `/`) percent-decoded once, or `{ raw }` for a
+ * segment that is not valid percent-encoded UTF-8.
+ */
+export function decodeSegments(segments: readonly string[]): (string | { raw: string })[] {
+  return segments.map((segment) => {
+    if (!segment.includes('%')) return segment;
+    try {
+      return decodeURIComponent(segment);
+    } catch {
+      return { raw: segment };
+    }
+  });
+}
+
+/**
  * The decoded segments of an absolute path (`/v1/docs` -> ['v1', 'docs']), or undefined when
  * a segment is not valid percent-encoded UTF-8 (such a path names no operation).
  */

@@ -3,7 +3,7 @@ import { parseJsonBody } from './crosstab-request.js';
 import type { AccessLogEntry, HandlerRequest } from './handler-types.js';
 import { headerOf, isJsonContentType } from './headers.js';
 import type { RequestBody } from './request-body.js';
-import { isBilledAnswer, type Route, type RouteResult, type ServiceContext } from './route.js';
+import { isBilledAnswer, type OperationReply, type Route, type RouteResult, type ServiceContext } from './route.js';
 import { fromThrown, isServiceError, serviceError, type ServiceError } from './service-error.js';
 import type { UsageSink } from './usage-ledger.js';
 
@@ -22,15 +22,17 @@ export interface RouteCall {
  * before the body is read (caller, Content-Type, declared size), then the body (size, JSON),
  * the operation, and the usage record of a billed answer (durable before the 200 is sent).
  */
-export function createRoutePipeline(context: { service: ServiceContext; checkCaller: CallerCheck; usage: UsageSink }): (call: RouteCall) => Promise<ServiceError | string> {
+export function createRoutePipeline(context: { service: ServiceContext; checkCaller: CallerCheck; usage: UsageSink }): (call: RouteCall) => Promise<ServiceError | OperationReply | string> {
   const { service, checkCaller, usage } = context;
   const { maxBodyBytes } = service;
   const tooLarge = (): ServiceError =>
     serviceError('payload_too_large', `The request body is larger than ${maxBodyBytes} bytes.`, 'A CrosstabRequest is small: send one survey, one population base and 1 to 2 target codes.');
 
   return async ({ route, request, body, requestId, entry, params }) => {
-    const caller = route.auth ? await checkCaller(request, entry) : undefined;
+    const caller = route.auth ? await checkCaller(request, entry, route.billed) : undefined;
     if (caller !== undefined && isServiceError(caller)) return caller;
+    const refused = route.accepts?.(request);
+    if (refused !== undefined) return refused;
     let json: unknown;
     if (route.body === 'json') {
       if (!isJsonContentType(headerOf(request.headers, 'content-type'))) {
@@ -55,6 +57,7 @@ export function createRoutePipeline(context: { service: ServiceContext; checkCal
         keyId: caller.id,
         survey: result.usage.survey,
         targets: result.usage.targets,
+        operation: result.usage.operation,
         ...(caller.accountId === undefined ? {} : { accountId: caller.accountId }),
       });
     } catch (error) {

@@ -1,6 +1,7 @@
 /** What one entry of the route table says, and what its operation is given and returns. */
 import type { AccessLogEntry, CrosstabDataset, HandlerRequest } from './handler-types.js';
 import type { ApiKeyRecord } from './key-file.js';
+import { isOperationReply, type OperationReply } from './operation-reply.js';
 import type { ServiceError } from './service-error.js';
 
 export type RouteMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -10,6 +11,8 @@ export interface ServiceContext {
   /** The open datasets by SurveyCode. */
   readonly surveys: ReadonlyMap<string, CrosstabDataset>;
   readonly maxBodyBytes: number;
+  /** The mount path (hints point at GET {basePath}/surveys/{SurveyCode}). */
+  readonly basePath: string;
   /** The OpenAPI document (JSON) that GET /docs serves, built from the route table. */
   readonly openApiDocument: string;
 }
@@ -32,17 +35,18 @@ export interface AuthenticatedContext extends RouteContext {
   readonly caller: ApiKeyRecord;
 }
 
-/** A billed answer: the 200 body and what the usage record says about it. */
+/** A billed answer: the 200 (JSON text, or a reply with its own headers) and what the usage record says about it. */
 export interface BilledAnswer {
-  readonly body: string;
-  readonly usage: { readonly survey: string; readonly targets: number };
+  readonly body: string | OperationReply;
+  readonly usage: { readonly survey: string; readonly targets: number; readonly operation: 'crosstab' | 'table' };
 }
 
 /**
- * What an operation returns: a 200 body (JSON text, '' for none), a billed 200 (recorded
- * durably before it is sent, only on a billed route), or the error that refused the request.
+ * What an operation returns: a 200 body (JSON text, '' for none), a reply with its own status
+ * and headers (caching, content type), a billed 200 (recorded durably before it is sent, only
+ * on a billed route), or the error that refused the request.
  */
-export type RouteResult = string | BilledAnswer | ServiceError;
+export type RouteResult = string | OperationReply | BilledAnswer | ServiceError;
 
 /** What the OpenAPI document says of a route; built once, with the handler's settings. */
 export interface RouteDocs {
@@ -64,6 +68,11 @@ interface RouteBase {
    * without waiting for it, with `Connection: close`.
    */
   readonly body?: 'json';
+  /**
+   * A further check decided from the headers alone, run after the caller and before the
+   * body's Content-Type (POST /tables: Accept, 406).
+   */
+  readonly accepts?: (request: HandlerRequest) => ServiceError | undefined;
   /** The OpenAPI fragment of this operation. */
   readonly docs: (settings: { maxBodyBytes: number }) => RouteDocs;
 }
@@ -85,3 +94,5 @@ export type Route = PublicRoute | AuthenticatedRoute;
 export function isBilledAnswer(value: RouteResult): value is BilledAnswer {
   return typeof value === 'object' && 'usage' in value && 'body' in value;
 }
+
+export { isOperationReply, type OperationReply };

@@ -17,13 +17,19 @@ export interface PathRoutes {
 export interface RouteMatch {
   readonly path: PathRoutes;
   readonly params: Record<string, string>;
+  /** Path parameters whose segment is not valid percent-encoded UTF-8, with the segment as sent. */
+  readonly undecodable?: Record<string, string>;
 }
 
 export interface Router {
   /** Every path template, in table order. */
   readonly paths: readonly PathRoutes[];
-  /** The path template matching `segments` (the path below the base path, split on `/`), if any. */
-  match(segments: readonly string[]): RouteMatch | undefined;
+  /**
+   * The path template matching `segments` (the path below the base path, split on `/` and
+   * percent-decoded), if any. A segment that could not be decoded is given as `{ raw }`: it
+   * matches no literal segment, and a parameter only as `undecodable`.
+   */
+  match(segments: readonly (string | { raw: string })[]): RouteMatch | undefined;
 }
 
 interface CompiledPath {
@@ -73,14 +79,16 @@ export function createRouter(table: readonly Route[]): Router {
       for (const candidate of bySpecificity) {
         if (candidate.segments.length !== segments.length) continue;
         const params: Record<string, string> = {};
+        const undecodable: Record<string, string> = {};
         const fits = candidate.segments.every((expected, index) => {
-          const actual = segments[index] as string;
+          const actual = segments[index] as string | { raw: string };
           if (typeof expected === 'string') return actual === expected;
           if (actual === '') return false;
-          params[expected.param] = actual;
+          if (typeof actual === 'string') params[expected.param] = actual;
+          else undecodable[expected.param] = actual.raw;
           return true;
         });
-        if (fits) return { path: candidate.entry, params };
+        if (fits) return Object.keys(undecodable).length === 0 ? { path: candidate.entry, params } : { path: candidate.entry, params, undecodable };
       }
       return undefined;
     },

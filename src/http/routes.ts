@@ -11,9 +11,12 @@
  * - An auth method is one authenticator in the ordered list of authenticators.ts.
  * - An error code is one entry of service-error.ts (its HTTP status, checked exhaustive).
  */
+import { describeSurveyDocs, listSurveysDocs, tablesDocs } from './catalog-openapi.js';
 import { crosstabDocs } from './crosstab-docs.js';
 import { crosstabOperation } from './crosstab-operation.js';
 import type { Route } from './route.js';
+import { surveyOperation, surveysOperation } from './surveys-operation.js';
+import { tablesAccept, tablesOperation } from './tables-operation.js';
 
 export const ROUTES: readonly Route[] = [
   {
@@ -53,4 +56,9 @@ export const ROUTES: readonly Route[] = [
     handle: crosstabOperation,
     docs: crosstabDocs,
   },
+  // The survey catalog: free (never billed), counted against the account's rate limit.
+  { method: 'GET', path: '/surveys', auth: true, billed: false, handle: surveysOperation, docs: listSurveysDocs },
+  { method: 'GET', path: '/surveys/{SurveyCode}', auth: true, billed: false, handle: surveyOperation, docs: describeSurveyDocs },
+  // A whole table, JSON or CSV by Accept; billed once per 200.
+  { method: 'POST', path: '/tables', auth: true, billed: true, body: 'json', accepts: tablesAccept, handle: tablesOperation, docs: tablesDocs },
 ];

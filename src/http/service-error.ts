@@ -45,6 +45,8 @@ export const serviceErrorStatus = {
   too_many_failed_keys: 429,
   /** Content-Type is not application/json (UTF-8). */
   unsupported_media_type: 415,
+  /** The Accept header names no format the operation answers in (POST /tables: JSON or CSV). */
+  not_acceptable: 406,
   /** A bug in the service; the request id is in the X-Request-Id header. */
   internal: 500,
   /** The service is shutting down, cannot record usage or cannot reach its accounts database right now; retry later. */
@@ -183,14 +185,14 @@ export const engineErrorMappings = {
 
 /**
  * Maps an engine error from `crosstab()` onto a service error, pointing `field` at the
- * request field holding the expression at fault and naming it in the message.
+ * request field holding the expression at fault and naming it in the message. `catalog` is
+ * the path of the survey's GET /surveys/{SurveyCode}, which lists what the caller may use.
  */
-export function fromEngineError(error: CrosstabError): ServiceError {
+export function fromEngineError(error: CrosstabError, catalog?: string): ServiceError {
   const where = requestFieldOf(error.details.field);
   const ownMessage = error.details.problem ?? error.message;
   const message = where ? `${where.label}: ${ownMessage}` : error.message;
-  // The dataset's description is the provider's: an API caller asks the provider for it.
-  const listed = error.details.listed ? ` Ask the survey's provider for its ${error.details.listed}.` : '';
+  const listed = error.details.listed ? ` GET ${catalog ?? '/v1/surveys/{SurveyCode}'} lists the ${error.details.listed} your key may use.` : '';
   const hint = error.details.hint === undefined ? undefined : error.details.hint + listed;
   const suggestions = error.details.suggestions?.slice(0, 5) ?? [];
   const didYouMean = suggestions.length > 0 ? ` Did you mean ${suggestions.map((s) => JSON.stringify(s)).join(', ')}?` : '';

@@ -8,6 +8,8 @@ import type { PageContext } from './html.js';
 import { keysPage, newKeyPage, passwordPage, signInPage, usageCsv, usagePage } from './pages.js';
 import { changePassword, SESSION_SECONDS, sessionOf, signIn, signOut, type Session } from './sessions.js';
 import { SignInThrottle, type SignInThrottleOptions } from './sign-in-throttle.js';
+import { accountCatalog, surveysPage } from './surveys-page.js';
+import type { CatalogDataset } from '../http/survey-catalog.js';
 
 export interface PortalOptions {
   db: Database;
@@ -29,6 +31,8 @@ export interface PortalOptions {
    * throttled by, and X-Forwarded-Proto the scheme (https: Secure cookies). Default false.
    */
   trustProxy?: TrustedProxies;
+  /** The served surveys: the Surveys page lists those the account licenses (none without). */
+  surveys?: readonly CatalogDataset[];
 }
 
 /** The developer portal: a framework-neutral handler of HandlerRequests under basePath. */
@@ -222,6 +226,12 @@ export function createPortal(options: PortalOptions): Portal {
       }
     }
     if ((path === '/usage' || path === '/usage.csv') && method === 'GET') return usage(session, path === '/usage.csv', query);
+    if (path === '/surveys' && method === 'GET') {
+      const selected = query.get('survey') ?? undefined;
+      const catalog = accountCatalog(await accountById(db, session.accountId), options.surveys ?? [], selected);
+      const missing = selected !== undefined && catalog.detail === undefined ? selected.slice(0, 60) : undefined;
+      return page(missing === undefined ? 200 : 404, surveysPage(context('Surveys', session), catalog, missing));
+    }
     return page(404, `<!doctype html><html lang="en"><title>Not found</title><main><h1>Page not found</h1><p><a href="${base}">Back to the portal</a></p></main></html>`);
   }
 

@@ -14,6 +14,9 @@ describe('route table', () => {
     expect(router.match(['surveys'])?.path.template).toBe('/surveys');
     expect(router.match(['surveys', ''])).toBeUndefined();
     expect(router.match(['surveys', 'GSS', 'x'])).toBeUndefined();
+    // A segment that is not valid percent-encoding: no literal, a parameter only as undecodable.
+    expect(router.match(['surveys', { raw: '%E0%A4%A' }])).toMatchObject({ path: { template: '/surveys/{SurveyCode}' }, params: {}, undecodable: { SurveyCode: '%E0%A4%A' } });
+    expect(router.match([{ raw: '%zz' }])).toBeUndefined();
   });
 
   it('derives Allow and the preflight from the routes of a path', () => {
@@ -30,6 +33,12 @@ describe('route table', () => {
 
   it('serves the operations of the REST API', () => {
     const router = createRouter(ROUTES);
-    expect(router.paths.map(({ template, allow }) => `${template}: ${allow.join(', ')}`)).toEqual(['/docs: GET, HEAD', '/crosstab: POST, OPTIONS']);
+    expect(router.paths.map(({ template, allow }) => `${template}: ${allow.join(', ')}`)).toEqual([
+      '/docs: GET, HEAD',
+      '/crosstab: POST, OPTIONS',
+      '/surveys: GET, HEAD, OPTIONS',
+      '/surveys/{SurveyCode}: GET, HEAD, OPTIONS',
+      '/tables: POST, OPTIONS',
+    ]);
   });
 });
