@@ -25,8 +25,8 @@ export interface RouteCall {
 export function createRoutePipeline(context: { service: ServiceContext; checkCaller: CallerCheck; usage: UsageSink }): (call: RouteCall) => Promise<ServiceError | OperationReply | string> {
   const { service, checkCaller, usage } = context;
   const { maxBodyBytes } = service;
-  const tooLarge = (): ServiceError =>
-    serviceError('payload_too_large', `The request body is larger than ${maxBodyBytes} bytes.`, 'A CrosstabRequest is small: send one survey, one population base and 1 to 2 target codes.');
+  const tooLarge = (route: Route): ServiceError =>
+    serviceError('payload_too_large', `The request body is larger than ${maxBodyBytes} bytes.`, route.tooLargeHint ?? 'Send a smaller body, or ask the provider for a larger request limit.');
 
   return async ({ route, request, body, requestId, entry, params }) => {
     const caller = route.auth ? await checkCaller(request, entry, route.billed) : undefined;
@@ -38,10 +38,10 @@ export function createRoutePipeline(context: { service: ServiceContext; checkCal
       if (!isJsonContentType(headerOf(request.headers, 'content-type'))) {
         return serviceError('unsupported_media_type', 'Content-Type must be application/json.', 'Send the body as JSON with the header `Content-Type: application/json`.');
       }
-      if (Number(headerOf(request.headers, 'content-length') ?? 0) > maxBodyBytes) return tooLarge();
+      if (Number(headerOf(request.headers, 'content-length') ?? 0) > maxBodyBytes) return tooLarge(route);
       const bytes = await body.read();
       if (isServiceError(bytes)) return bytes;
-      if ((typeof bytes === 'string' ? Buffer.byteLength(bytes) : bytes.byteLength) > maxBodyBytes) return tooLarge();
+      if ((typeof bytes === 'string' ? Buffer.byteLength(bytes) : bytes.byteLength) > maxBodyBytes) return tooLarge(route);
       const parsed = parseJsonBody(bytes);
       if (isServiceError(parsed)) return parsed;
       json = parsed.json;

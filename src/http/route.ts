@@ -68,6 +68,8 @@ interface RouteBase {
    * without waiting for it, with `Connection: close`.
    */
   readonly body?: 'json';
+  /** How to make the body smaller, the hint of its 413. */
+  readonly tooLargeHint?: string;
   /**
    * A further check decided from the headers alone, run after the caller and before the
    * body's Content-Type (POST /tables: Accept, 406).

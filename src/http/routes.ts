@@ -53,6 +53,7 @@ export const ROUTES: readonly Route[] = [
     auth: true,
     billed: true,
     body: 'json',
+    tooLargeHint: 'A CrosstabRequest is small: send one survey, one population base and 1 to 2 target codes.',
     handle: crosstabOperation,
     docs: crosstabDocs,
   },
@@ -60,5 +61,15 @@ export const ROUTES: readonly Route[] = [
   { method: 'GET', path: '/surveys', auth: true, billed: false, handle: surveysOperation, docs: listSurveysDocs },
   { method: 'GET', path: '/surveys/{SurveyCode}', auth: true, billed: false, handle: surveyOperation, docs: describeSurveyDocs },
   // A whole table, JSON or CSV by Accept; billed once per 200.
-  { method: 'POST', path: '/tables', auth: true, billed: true, body: 'json', accepts: tablesAccept, handle: tablesOperation, docs: tablesDocs },
+  {
+    method: 'POST',
+    path: '/tables',
+    auth: true,
+    billed: true,
+    body: 'json',
+    accepts: tablesAccept,
+    tooLargeHint: 'Expand whole variables with {"Variable": ...} instead of listing their values, or ask the provider for a larger request limit.',
+    handle: tablesOperation,
+    docs: tablesDocs,
+  },
 ];

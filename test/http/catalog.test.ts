@@ -310,6 +310,9 @@ describe('POST /tables', () => {
     const tooLarge = expectError(await postTable({ ...spec, Rows: Array(600).fill('sex=1'), Columns: Array(500).fill('sex=2') }), 400, 'invalid_request', 'Rows', judged);
     expect(tooLarge.message).toMatch(/600 rows x 500 columns = 300000 cells; at most 250000/);
     expectError(await postTable('{"SurveyCode": "GSS",'), 400, 'invalid_json', undefined, judged);
+    // Larger than this server's 64 KiB: the hint is the table's own (whole variables), not POST /crosstab's.
+    const huge = expectError(await postTable({ ...spec, Rows: Array(10_000).fill('sex=1') }), 413, 'payload_too_large', undefined, judged);
+    expect(huge.hint).toContain('{"Variable": ...}');
     expect(readLedger(ledgerPath).length).toBe(before);
   });
 
