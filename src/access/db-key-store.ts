@@ -203,8 +203,10 @@ export class DbKeyStore implements KeyStore {
   }
 
   /** Counts the call against its account's rate limit and monthly quota, if it has any. */
-  admit(key: ApiKeyRecord): AdmissionRefusal | undefined | Promise<AdmissionRefusal | undefined> {
-    const limits = key.accountId === undefined ? undefined : this.limits.get(key.accountId);
+  admit(key: ApiKeyRecord, call?: { billed: boolean }): AdmissionRefusal | undefined | Promise<AdmissionRefusal | undefined> {
+    const known = key.accountId === undefined ? undefined : this.limits.get(key.accountId);
+    // A free call is not counted towards the quota (nor refused by it).
+    const limits = known !== undefined && call?.billed === false ? { ...known, monthlyQuota: null } : known;
     if (limits === undefined || (limits.ratePerMinute === null && limits.monthlyQuota === null)) return undefined;
     return this.limiter.admit(key.accountId as string, limits);
   }

@@ -117,6 +117,15 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       ALTER TABLE usage ADD CONSTRAINT usage_pkey PRIMARY KEY (account_id, time, request_id);
     `,
   },
+  {
+    version: 4,
+    name: 'usage: which operation was billed (crosstab or table)',
+    sql: `
+      -- Rows written before tables were served are crosstab calls. For a table, targets
+      -- holds its row and column entries (whole variables expanded).
+      ALTER TABLE usage ADD COLUMN operation text NOT NULL DEFAULT 'crosstab' CHECK (operation IN ('crosstab', 'table'));
+    `,
+  },
 ];
 
 /** Any fixed number: replicas starting at once take turns applying migrations. */

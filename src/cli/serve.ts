@@ -19,6 +19,7 @@ interface ServeOptions {
   corsOrigin?: string[];
   ledger: string;
   maxBodyBytes: string;
+  bodyTimeout: string;
   publicUrl?: string;
   accessLog?: boolean;
   maxConnections?: string;
@@ -86,7 +87,7 @@ function exampleTargets(dataset: Dataset): string[] {
 /** `crosstab serve`: the REST API over node:http, with graceful shutdown on SIGTERM/SIGINT. */
 export function registerServeCommand(program: Command): void {
   databaseOption(program.command('serve'))
-    .description('serve the REST API: GET <base>/docs, POST <base>/crosstab, OPTIONS <base>/crosstab')
+    .description('serve the REST API: GET <base>/docs, POST <base>/crosstab, GET <base>/surveys[/{SurveyCode}], POST <base>/tables')
     .option('--dataset <file>', 'compiled dataset (or clickhouse://host:port/db?table=NAME from `crosstab push`) to serve, repeatable (default: the bundled datasets/build/*.arrow)', collect)
     .option('--keys <file>', 'API key file from `crosstab keys add --keys` (file mode; default: the accounts and keys of --database)')
     .option('--port <n>', 'TCP port (0 = any free port)', '8080')
@@ -95,6 +96,7 @@ export function registerServeCommand(program: Command): void {
     .option('--cors-origin <origin>', 'allowed browser origin, repeatable (default: any origin)', collect)
     .option('--ledger <file>', 'file mode: usage ledger (NDJSON, one fsync\'d line per billed request)', join(DEV_FOLDER, 'usage.ndjson'))
     .option('--max-body-bytes <n>', 'largest accepted request body', '16384')
+    .option('--body-timeout <ms>', 'a request body the answer needs must arrive within this many ms of its headers, else 408 (at most 30000)', '10000')
     .option('--public-url <url>', 'server URL advertised in GET /docs (default: the base path)')
     .option('--oidc-issuer <url>', 'single sign-on: trust JWT access tokens of this OpenID Connect issuer, repeatable (needs --oidc-audience)', collect)
     .option('--oidc-audience <aud>', 'single sign-on: the "aud" the access tokens must carry (this API\'s identifier)')
@@ -111,6 +113,8 @@ export function registerServeCommand(program: Command): void {
     .action(async (options: ServeOptions) => {
       const port = integerOption(options.port, '--port', 0, 65535);
       const maxBodyBytes = integerOption(options.maxBodyBytes, '--max-body-bytes', 256, 16 * 1024 * 1024);
+      // The server's own limit on a whole request is 30 s: a longer body timeout would never fire.
+      const bodyTimeoutMs = integerOption(options.bodyTimeout, '--body-timeout', 1, 30_000);
       const limits = {
         ...(options.maxConnections === undefined ? {} : { maxConnections: integerOption(options.maxConnections, '--max-connections', 1, 1_000_000) }),
         ...(options.maxConnectionsPerAddress === undefined
@@ -164,6 +168,7 @@ export function registerServeCommand(program: Command): void {
           basePath: options.basePath,
           corsOrigins: options.corsOrigin ?? '*',
           maxBodyBytes,
+          bodyTimeoutMs,
           ...(options.publicUrl === undefined ? {} : { serverUrl: options.publicUrl }),
           trustProxy,
           log,
@@ -171,7 +176,7 @@ export function registerServeCommand(program: Command): void {
         const first = datasets[0] as Dataset;
         const exampleBody = JSON.stringify({ SurveyCode: first.info.survey, PopulationBaseCode: '*', TargetCodes: exampleTargets(first) });
         let apiUrl = options.publicUrl ?? '';
-        const served = access ? mountPortal(handler, createPortal({ db: access.db, keys: access.keys, apiUrl: () => apiUrl, exampleBody, trustProxy, ...(options.publicUrl?.startsWith('https:') ? { secureCookies: true } : {}) })) : handler;
+        const served = access ? mountPortal(handler, createPortal({ db: access.db, keys: access.keys, apiUrl: () => apiUrl, exampleBody, trustProxy, surveys: datasets, ...(options.publicUrl?.startsWith('https:') ? { secureCookies: true } : {}) })) : handler;
         const server = await listen(served, { port, host: options.host, ...limits }).catch(async (error: NodeJS.ErrnoException) => {
           await handler.close();
           if (error.code === 'EADDRINUSE' || error.code === 'EACCES') {

@@ -7,8 +7,8 @@ export const CORS_MAX_AGE_SECONDS = 7200;
 export interface CorsPolicy {
   /** Headers for every response to a request with this Origin header. */
   responseHeaders(origin: string | undefined): Record<string, string>;
-  /** Headers for the OPTIONS /crosstab preflight. */
-  preflightHeaders(origin: string | undefined): Record<string, string>;
+  /** Headers for an OPTIONS preflight of a path that allows `methods`. */
+  preflightHeaders(origin: string | undefined, methods: readonly string[]): Record<string, string>;
 }
 
 /**
@@ -30,9 +30,9 @@ export function createCorsPolicy(origins: '*' | readonly string[] = '*'): CorsPo
   const anyOrigin = allowed === undefined ? Object.freeze({ ...allowOrigin(undefined), 'access-control-expose-headers': 'X-Request-Id' }) : undefined;
   return {
     responseHeaders: (origin) => anyOrigin ?? { ...allowOrigin(origin), 'access-control-expose-headers': 'X-Request-Id' },
-    preflightHeaders: (origin) => ({
+    preflightHeaders: (origin, methods) => ({
       ...allowOrigin(origin),
-      'access-control-allow-methods': 'POST, OPTIONS',
+      'access-control-allow-methods': methods.filter((method) => method !== 'HEAD').join(', '),
       'access-control-allow-headers': `Content-Type, ${AUTH_HEADER}`,
       'access-control-max-age': String(CORS_MAX_AGE_SECONDS),
     }),

@@ -1,133 +1,44 @@
 import { isCrosstabError, toServiceResponse, type CrosstabResult } from '../index.js';
-import { AUTH_HEADER, authenticate, authenticateBearer, authorize, entitledToSurvey } from './auth.js';
-import type { AuthFailureLimiter } from './auth-failures.js';
-import { clientAddress, type ProxyTrust } from './client-address.js';
-import { API_KEY_PATTERN } from './key-file.js';
-import { parseJsonBody, validateCrosstabRequest } from './crosstab-request.js';
-import { readRequestBody } from './read-body.js';
-import type { AccessLogEntry, CrosstabDataset, HandlerRequest } from './handler-types.js';
-import { headerOf, isJsonContentType } from './headers.js';
-import type { KeyStore } from '../keys/index.js';
-import { fromEngineError, fromThrown, isServiceError, quote, serviceError, type ServiceError } from './service-error.js';
-import type { UsageSink } from '../keys/index.js';
-
-/** Answers POST /crosstab: the 200 body, or the error that refused the request. */
-export type CrosstabOperation = (request: HandlerRequest, requestId: string, entry: AccessLogEntry) => Promise<ServiceError | string>;
+import { authorize, entitledToSurvey } from './auth.js';
+import { validateCrosstabRequest } from './crosstab-request.js';
+import type { AuthenticatedContext, RouteResult } from './route.js';
+import { fromEngineError, isServiceError, quote, serviceError } from './service-error.js';
 
 /**
- * POST /crosstab, checks in a fixed order (so an unchanged request fails identically):
- * key, Content-Type, size, JSON, fields, survey entitlement, survey, group, expressions.
- * Usage is recorded (durably) before the result is returned, and only for a result.
+ * POST /crosstab, after the caller, Content-Type, size and JSON were checked (in that order,
+ * by the handler): fields, survey entitlement, survey, group, expressions. So an unchanged
+ * request fails identically. The 200 is billed (recorded by the handler before it is sent).
  */
-export function createCrosstabOperation(context: {
-  surveys: ReadonlyMap<string, CrosstabDataset>;
-  keys: KeyStore;
-  usage: UsageSink;
-  maxBodyBytes: number;
-  proxies: ProxyTrust;
-  authFailures: AuthFailureLimiter;
-}): CrosstabOperation {
-  const { surveys, keys, usage, maxBodyBytes, proxies, authFailures } = context;
-  return async (request, requestId, entry) => {
-    const authorization = headerOf(request.headers, 'authorization');
-    const keyHeader = headerOf(request.headers, AUTH_HEADER);
-    const bearer = authorization !== undefined && keys.lookupBearer !== undefined && keyHeader === undefined;
-    // A well-formed key is looked up (a database query when not cached): counted per address when it fails.
-    const apiKey = bearer ? undefined : keyHeader?.trim();
-    const lookedUp = apiKey !== undefined && API_KEY_PATTERN.test(apiKey);
-    const address = lookedUp ? clientAddress(request, proxies) : '';
-    if (lookedUp && !(keys.knows?.(apiKey) ?? false)) {
-      const wait = authFailures.retryAfter(address);
-      if (wait !== undefined) {
-        return {
-          ...serviceError(
-            'too_many_failed_keys',
-            `Too many requests with an unknown, revoked or expired API key from your address (${authFailures.maxFailures} within ${authFailures.windowMs / 1000} s).`,
-            'Check the key your client sends (the developer portal lists your keys) and retry after the Retry-After header\'s seconds.',
-          ),
-          retryAfterSeconds: wait,
-        };
-      }
-    }
-    // Awaited only when the store is asynchronous this time (a key not in its cache): a
-    // settled value costs no extra turn of the event loop.
-    const identified = bearer
-      ? authenticateBearer(authorization as string, (token) => (keys.lookupBearer as NonNullable<KeyStore['lookupBearer']>).call(keys, token))
-      : authenticate(keyHeader, { cookie: headerOf(request.headers, 'cookie') !== undefined, authorization: authorization !== undefined }, keys);
-    const key = identified instanceof Promise ? await identified : identified;
-    if (isServiceError(key)) {
-      if (lookedUp) authFailures.recordFailure(address);
-      return key;
-    }
-    entry.keyId = key.id;
-    const admission = keys.admit === undefined ? undefined : keys.admit(key);
-    const refusal = admission instanceof Promise ? await admission : admission;
-    if (refusal !== undefined) {
-      const hint = refusal.code === 'rate_limited' ? 'Slow down: retry after the Retry-After header\'s seconds; ask the provider for a higher contracted rate.' : 'Retry after the Retry-After header\'s seconds (the next month), or ask the provider to raise the quota.';
-      return { ...serviceError(refusal.code, refusal.message, hint), retryAfterSeconds: refusal.retryAfterSeconds };
-    }
+export async function crosstabOperation(context: AuthenticatedContext): Promise<RouteResult> {
+  const { caller: key, entry, service } = context;
+  const { surveys } = service;
+  const body = validateCrosstabRequest(context.json);
+  if (isServiceError(body)) return body;
+  entry.survey = body.SurveyCode.slice(0, 64);
 
-    if (!isJsonContentType(headerOf(request.headers, 'content-type'))) {
-      return serviceError('unsupported_media_type', 'Content-Type must be application/json.', 'Send the body as JSON with the header `Content-Type: application/json`.');
-    }
-    const tooLarge = (): ServiceError =>
-      serviceError('payload_too_large', `The request body is larger than ${maxBodyBytes} bytes.`, 'A CrosstabRequest is small: send one survey, one population base and 1 to 2 target codes.');
-    if (Number(headerOf(request.headers, 'content-length') ?? 0) > maxBodyBytes) return tooLarge();
-    let raw: Uint8Array | string;
-    try {
-      raw = typeof request.body === 'string' || request.body instanceof Uint8Array ? request.body : await readRequestBody(request.body, maxBodyBytes);
-    } catch {
-      // The client went away mid-upload: nobody reads this answer; the access log records it.
-      return serviceError('invalid_request', 'The connection closed before the request body was complete.', 'Send the whole body: Content-Length bytes, or chunks up to the last (empty) one.');
-    }
-    if ((typeof raw === 'string' ? Buffer.byteLength(raw) : raw.byteLength) > maxBodyBytes) return tooLarge();
-    const parsed = parseJsonBody(raw);
-    if (isServiceError(parsed)) return parsed;
-    const body = validateCrosstabRequest(parsed.json);
-    if (isServiceError(body)) return body;
-    entry.survey = body.SurveyCode.slice(0, 64);
+  // Named only in the two refusals below; not computed for a request that passes.
+  const visible = (): string[] => [...surveys.keys()].filter((survey) => entitledToSurvey(key, survey));
+  if (!entitledToSurvey(key, body.SurveyCode)) {
+    // Not entitled: 403 whether or not the survey exists, so keys cannot probe for surveys.
+    return serviceError('forbidden_survey', `This API key is not entitled to survey ${quote(body.SurveyCode)}.`, `The key is entitled to: ${visible().join(', ') || 'no survey served here'}. Ask the provider to license the survey for your key.`, 'SurveyCode');
+  }
+  const dataset = surveys.get(body.SurveyCode);
+  if (dataset === undefined) {
+    return serviceError('unknown_survey', `No survey ${quote(body.SurveyCode)} is served here.`, `Use one of: ${visible().join(', ')} (SurveyCodes are case-sensitive).`, 'SurveyCode');
+  }
+  const access = authorize(key, dataset.info, body.AuthorizationGroup);
+  if (isServiceError(access)) return access;
 
-    // Named only in the two refusals below; not computed for a request that passes.
-    const visible = (): string[] => [...surveys.keys()].filter((survey) => entitledToSurvey(key, survey));
-    if (!entitledToSurvey(key, body.SurveyCode)) {
-      // Not entitled: 403 whether or not the survey exists, so keys cannot probe for surveys.
-      return serviceError('forbidden_survey', `This API key is not entitled to survey ${quote(body.SurveyCode)}.`, `The key is entitled to: ${visible().join(', ') || 'no survey served here'}. Ask the provider to license the survey for your key.`, 'SurveyCode');
-    }
-    const dataset = surveys.get(body.SurveyCode);
-    if (dataset === undefined) {
-      return serviceError('unknown_survey', `No survey ${quote(body.SurveyCode)} is served here.`, `Use one of: ${visible().join(', ')} (SurveyCodes are case-sensitive).`, 'SurveyCode');
-    }
-    const access = authorize(key, dataset.info, body.AuthorizationGroup);
-    if (isServiceError(access)) return access;
-
-    let result: CrosstabResult;
-    try {
-      result = await dataset.crosstab({
-        base: body.PopulationBaseCode,
-        targets: body.TargetCodes,
-        ...(access.allowedGroups === undefined ? {} : { allowedGroups: access.allowedGroups }),
-      });
-    } catch (error) {
-      if (!isCrosstabError(error)) throw error;
-      return fromEngineError(error);
-    }
-    const response = JSON.stringify(toServiceResponse(result));
-    try {
-      await usage.record({
-        time: new Date().toISOString(),
-        requestId,
-        keyId: key.id,
-        survey: body.SurveyCode,
-        targets: body.TargetCodes.length,
-        ...(key.accountId === undefined ? {} : { accountId: key.accountId }),
-      });
-    } catch (error) {
-      // A store that is unavailable says so once in its own event; any other failure is logged here.
-      const known = fromThrown(error);
-      if (known !== undefined) return known;
-      entry.error = (error as Error).stack ?? String(error);
-      return serviceError('unavailable', 'The usage of this request could not be recorded; it was not billed.', 'Retry later; if it persists, report the X-Request-Id response header to the provider.');
-    }
-    return response;
-  };
+  let result: CrosstabResult;
+  try {
+    result = await dataset.crosstab({
+      base: body.PopulationBaseCode,
+      targets: body.TargetCodes,
+      ...(access.allowedGroups === undefined ? {} : { allowedGroups: access.allowedGroups }),
+    });
+  } catch (error) {
+    if (!isCrosstabError(error)) throw error;
+    return fromEngineError(error, `${service.basePath}/surveys/${encodeURIComponent(body.SurveyCode)}`);
+  }
+  return { body: JSON.stringify(toServiceResponse(result)), usage: { survey: body.SurveyCode, targets: body.TargetCodes.length, operation: 'crosstab' } };
 }

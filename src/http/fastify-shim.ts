@@ -25,7 +25,7 @@ export function crosstabFastify(handler: CrosstabHandler): (app: FastifyInstance
     app.removeAllContentTypeParsers();
     app.addContentTypeParser('*', (_request, _payload, done) => done(null));
     const route = async (request: { url: string; raw: IncomingMessage }, reply: FastifyReplyLike): Promise<unknown> => {
-      const response = await handler.handle(nodeRequest(request.raw, request.url));
+      const response = await handler.handle(nodeRequest(request.raw, request.url, handler.maxBodyBytes));
       // A body not read to its end ends the connection rather than being drained.
       const headers = request.raw.complete ? response.headers : { ...response.headers, connection: 'close' };
       return reply.code(response.status).headers(headers).send(response.body);

@@ -1,12 +1,15 @@
 /** The framework-neutral request, response and dataset types the handler and its operations share. */
-import type { CrosstabQuery, CrosstabResult, DatasetInfo } from '../index.js';
+import type { CrosstabQuery, CrosstabResult, DatasetInfo, TableQuery, TableResult } from '../index.js';
 import type { HandlerHeaders } from './headers.js';
-import type { RequestBody } from './read-body.js';
 
 /** What the handler needs of a dataset: `Dataset` from openDataset() fits. */
 export interface CrosstabDataset {
   readonly info: DatasetInfo;
   crosstab(query: CrosstabQuery): Promise<CrosstabResult>;
+  /** POST /tables (a dataset without it answers only POST /crosstab). */
+  table?(query: TableQuery): Promise<TableResult>;
+  /** Authorization groups an expression touches: GET /surveys/{SurveyCode} shows a code's definition only when all are the caller's. */
+  groupsOf?(expression: string): string[];
 }
 
 /** A framework-neutral HTTP request. */
@@ -15,11 +18,15 @@ export interface HandlerRequest {
   /** Path with optional query string, e.g. `/v1/crosstab`. */
   path: string;
   headers: HandlerHeaders;
+  /** The body, already read (code that calls the handler itself; every shim passes `readBody`). */
+  body?: Uint8Array | string;
   /**
-   * The raw body: bytes, or the request's own stream (a node:http request, a fetch body), which
-   * the handler reads only when the answer needs it, and at most `maxBodyBytes + 1` bytes of it.
+   * Instead of `body`: reads the request's own stream when the handler asks, so that an answer the headers
+   * decide (unknown path, wrong method, bad key, wrong Content-Type, too large) is sent
+   * without waiting for it, and with `Connection: close`. Called at most once; resolves with
+   * at most `maxBodyBytes + 1` bytes; stops reading when `signal` aborts (the body timeout).
    */
-  body?: RequestBody;
+  readBody?: (signal: AbortSignal) => Promise<Uint8Array>;
   /** The peer's IP address, when the shim knows it (the portal throttles sign-ins by it). */
   remoteAddress?: string;
 }

@@ -3,11 +3,19 @@ import { CrosstabError, ErrorCode } from '../index.js';
 import { createCorsPolicy, type CorsPolicy } from './cors.js';
 import { AuthFailureLimiter, type AuthFailureLimits } from './auth-failures.js';
 import { proxyTrust, type TrustedProxies } from './client-address.js';
-import { createCrosstabOperation } from './crosstab-operation.js';
+import { defaultAuthenticators } from './authenticators.js';
+import { createCallerCheck } from './caller.js';
 import type { AccessLogEntry, CrosstabDataset, HandlerRequest, HandlerResponse } from './handler-types.js';
 import { headerOf } from './headers.js';
 import { FileKeyStore, type KeyStore } from './key-store.js';
 import { buildOpenApiDocument } from './openapi.js';
+import { applyReplyHeaders, isOperationReply, type OperationReply } from './operation-reply.js';
+import type { ServiceContext } from './route.js';
+import { requestBody } from './request-body.js';
+import { createRoutePipeline } from './route-pipeline.js';
+import { createRouter, type Router } from './router.js';
+import { decodeSegments, pathnameOf, pathSegments } from './request-path.js';
+import { ROUTES } from './routes.js';
 import { errorBody, fromThrown, quote, serviceError, statusOf, type ServiceError } from './service-error.js';
 import { NdjsonLedger, type UsageSink } from './usage-ledger.js';
 
@@ -27,6 +35,13 @@ export interface CrosstabHandlerOptions {
   corsOrigins?: '*' | readonly string[];
   /** Largest accepted request body in bytes. Default 16384. */
   maxBodyBytes?: number;
+  /**
+   * Time in ms for a request body the answer needs to arrive, counted per request from the
+   * handler's receipt of its headers; later, the answer is 408 and the connection ends.
+   * Applies to every shim (they all pass `readBody`), not to a request that brings `body`.
+   * Default 10000.
+   */
+  bodyTimeoutMs?: number;
   /** servers[0].url of the OpenAPI document. Default: basePath. */
   serverUrl?: string;
   /** Key file stat-check interval in ms (default 500). */
@@ -42,10 +57,19 @@ export interface CrosstabHandlerOptions {
   log?: (entry: AccessLogEntry | { time: string; event: string; message: string }) => void;
 }
 
+/** Counts of the handler since it was created (also logged as `handler_closed` on close). */
+export interface CrosstabHandlerStats {
+  /** Requests answered 408 because their body did not arrive within `bodyTimeoutMs`. */
+  bodyTimeouts: number;
+  /** Requests answered without reading the body they declared (the connection then ended). */
+  unreadBodies: number;
+}
+
 /** The framework-neutral REST adapter: feed it requests, send back its responses. */
 export interface CrosstabHandler {
   readonly basePath: string;
   readonly maxBodyBytes: number;
+  readonly stats?: Readonly<CrosstabHandlerStats>;
   /** Whether `path` is under basePath (shims pass other paths on to the framework). */
   owns(path: string): boolean;
   /** Never rejects: every failure becomes an error response. */
@@ -55,7 +79,15 @@ export interface CrosstabHandler {
 }
 
 const JSON_TYPE = 'application/json; charset=utf-8';
-const OPERATIONS: Record<string, readonly string[]> = { '/docs': ['GET', 'HEAD'], '/crosstab': ['POST', 'OPTIONS'] };
+
+/** "GET /v1/docs, POST /v1/crosstab and OPTIONS /v1/crosstab": every operation of the table. */
+function operationList(router: Router, basePath: string): string {
+  const operations = router.paths.flatMap(({ template, routes, preflight }) => [
+    ...routes.map((route) => `${route.method} ${basePath}${template}`),
+    ...(preflight ? [`OPTIONS ${basePath}${template}`] : []),
+  ]);
+  return operations.length === 1 ? (operations[0] as string) : `${operations.slice(0, -1).join(', ')} and ${operations.at(-1) as string}`;
+}
 
 function invalidOption(option: string, message: string): CrosstabError {
   return new CrosstabError(ErrorCode.invalidOption, `${option} ${message}`, { field: option });
@@ -63,14 +95,14 @@ function invalidOption(option: string, message: string): CrosstabError {
 
 function checkBasePath(basePath: string): string {
   const trimmed = basePath.replace(/\/+$/, '');
-  if (!trimmed.startsWith('/') || !trimmed.split('/').includes('v1') || /[?#\s]/.test(trimmed)) {
+  if (!trimmed.startsWith('/') || !(pathSegments(trimmed) ?? []).includes('v1') || /[?#\s]/.test(trimmed)) {
     throw invalidOption('basePath', `must be an absolute path with a "v1" segment, such as "/v1" or "/audience/v1"; got ${JSON.stringify(basePath)}.`);
   }
   return trimmed;
 }
 
 /**
- * Creates the framework-neutral handler for GET /docs, POST /crosstab and OPTIONS /crosstab
+ * Creates the framework-neutral handler for the operations of the route table (routes.ts)
  * under `basePath`. Rejects when an option is invalid or the key file cannot be read.
  */
 export async function createCrosstabHandler(options: CrosstabHandlerOptions): Promise<CrosstabHandler> {
@@ -78,6 +110,8 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
   const basePath = checkBasePath(options.basePath ?? '/v1');
   const maxBodyBytes = options.maxBodyBytes ?? 16_384;
   if (!Number.isInteger(maxBodyBytes) || maxBodyBytes < 256) throw invalidOption('maxBodyBytes', `must be an integer of at least 256; got ${String(maxBodyBytes)}.`);
+  const bodyTimeoutMs = options.bodyTimeoutMs ?? 10_000;
+  if (!Number.isInteger(bodyTimeoutMs) || bodyTimeoutMs < 1 || bodyTimeoutMs > 2_147_483_647) throw invalidOption('bodyTimeoutMs', `must be a positive integer (milliseconds); got ${String(bodyTimeoutMs)}.`);
   if (!Array.isArray(options.datasets) || options.datasets.length === 0) throw invalidOption('datasets', 'must list at least one open dataset.');
   const surveys = new Map<string, CrosstabDataset>();
   for (const dataset of options.datasets) {
@@ -100,18 +134,39 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
     typeof options.usage === 'string'
       ? await NdjsonLedger.open(options.usage, { onEvent: (event, message) => log({ time: new Date().toISOString(), event, message }) })
       : options.usage;
-  const docsBody = JSON.stringify(buildOpenApiDocument({ serverUrl: options.serverUrl ?? basePath, maxBodyBytes }));
+  const router = createRouter(ROUTES);
+  const operations = operationList(router, basePath);
+  const service: ServiceContext = {
+    surveys,
+    maxBodyBytes,
+    basePath,
+    openApiDocument: JSON.stringify(buildOpenApiDocument({ serverUrl: options.serverUrl ?? basePath, maxBodyBytes, routes: ROUTES })),
+  };
+  const authenticators = defaultAuthenticators(keys, { proxies, authFailures });
 
-  const crosstab = createCrosstabOperation({ surveys, keys, usage, maxBodyBytes, proxies, authFailures });
+  const run = createRoutePipeline({ service, checkCaller: createCallerCheck(authenticators, keys), usage });
+  const stats = { bodyTimeouts: 0, unreadBodies: 0 };
   let inFlight = 0;
   let drained: (() => void) | undefined;
   let closing: Promise<void> | undefined;
 
-  const owns = (path: string): boolean => {
-    const query = path.indexOf('?');
-    const pathname = query === -1 ? path : path.slice(0, query);
-    return pathname === basePath || pathname.startsWith(`${basePath}/`);
+  const baseSegments = pathSegments(basePath) ?? [];
+  /**
+   * The segments of `path` below the base path, each percent-decoded once (`{ raw }` for one
+   * that is not valid percent-encoded UTF-8: it names no operation, or is a bad path
+   * parameter), or undefined when the path is not under the base path.
+   */
+  const operationSegments = (path: string): (string | { raw: string })[] | undefined => {
+    const pathname = pathnameOf(path);
+    if (!pathname.startsWith('/')) return undefined;
+    const raw = pathname.slice(1).split('/');
+    if (raw.length < baseSegments.length) return undefined;
+    const base = pathSegments(`/${raw.slice(0, baseSegments.length).join('/')}`);
+    if (base === undefined || !baseSegments.every((segment, index) => base[index] === segment)) return undefined;
+    const rest = raw.slice(baseSegments.length);
+    return decodeSegments(rest);
   };
+  const owns = (path: string): boolean => typeof path === 'string' && operationSegments(path) !== undefined;
 
   async function respond(raw: HandlerRequest): Promise<HandlerResponse> {
     const request: HandlerRequest = {
@@ -119,45 +174,53 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
       path: raw.path,
       headers: raw.headers ?? {},
       ...(raw.body === undefined ? {} : { body: raw.body }),
+      ...(typeof raw.readBody === 'function' ? { readBody: raw.readBody } : {}),
       ...(typeof raw.remoteAddress === 'string' ? { remoteAddress: raw.remoteAddress } : {}),
     };
     const started = performance.now();
+    const body = requestBody(request, { maxBodyBytes, deadline: started + bodyTimeoutMs, timeoutMs: bodyTimeoutMs, timedOut: () => stats.bodyTimeouts++ });
     const requestId = randomUUID();
     const method = typeof request.method === 'string' ? request.method.toUpperCase() : '';
-    const rawPath = typeof request.path === 'string' ? request.path : '';
-    const query = rawPath.indexOf('?');
-    const path = (query === -1 ? rawPath : rawPath.slice(0, query)).slice(0, 512);
+    const pathname = pathnameOf(typeof request.path === 'string' ? request.path : '');
+    const path = pathname.slice(0, 512);
     const entry: AccessLogEntry = { time: new Date().toISOString(), requestId, method: method.slice(0, 16), path, status: 0, ms: 0 };
     const origin = headerOf(request.headers, 'origin');
     const headers: Record<string, string> = { 'x-request-id': requestId, 'x-content-type-options': 'nosniff', 'cache-control': 'no-store', ...cors.responseHeaders(origin) };
     let status = 200;
-    let body = '';
+    let text = '';
     try {
-      const operation = owns(path) ? path.slice(basePath.length) : undefined;
-      const methods = operation === undefined ? undefined : OPERATIONS[operation];
-      let outcome: ServiceError | string;
+      const segments = operationSegments(pathname);
+      const match = segments === undefined || segments.length === 0 ? undefined : router.match(segments);
+      const route = match?.path.routes.find((candidate) => candidate.method === (method === 'HEAD' ? 'GET' : method));
+      let outcome: ServiceError | OperationReply | string;
       if (closing) {
         outcome = serviceError('unavailable', 'The service is shutting down.', 'Retry the request in a few seconds.');
-      } else if (methods === undefined) {
-        outcome = serviceError('not_found', `No operation at ${quote(path)}.`, `The operations are GET ${basePath}/docs, POST ${basePath}/crosstab and OPTIONS ${basePath}/crosstab.`);
-      } else if (!methods.includes(method)) {
-        headers['allow'] = methods.join(', ');
-        outcome = serviceError('method_not_allowed', `${quote(method, 16)} is not allowed on ${path}.`, `Use ${methods.join(' or ')}.`);
-      } else if (operation === '/docs') {
-        outcome = docsBody;
-      } else if (method === 'OPTIONS') {
-        Object.assign(headers, cors.preflightHeaders(origin));
+      } else if (match === undefined) {
+        outcome = serviceError('not_found', `No operation at ${quote(path)}.`, `The operations are ${operations}.`);
+      } else if (method === 'OPTIONS' && match.path.preflight) {
+        Object.assign(headers, cors.preflightHeaders(origin, match.path.allow));
         delete headers['cache-control'];
         outcome = '';
+      } else if (route !== undefined && match.undecodable !== undefined) {
+        const [param, raw] = Object.entries(match.undecodable)[0] as [string, string];
+        outcome = serviceError('invalid_request', `The ${param} in the path is not valid percent-encoding: ${quote(raw)}.`, `Percent-encode the ${param} as UTF-8 (encodeURIComponent).`, param);
+      } else if (route === undefined) {
+        const allow = match.path.allow;
+        headers['allow'] = allow.join(', ');
+        outcome = serviceError('method_not_allowed', `${quote(method, 16)} is not allowed on ${path}.`, `Use ${allow.join(' or ')}.`);
       } else {
-        outcome = await crosstab(request, requestId, entry);
+        outcome = await run({ route, request, body, requestId, entry, params: match.params });
       }
       if (typeof outcome === 'string') {
-        body = outcome;
+        text = outcome;
+      } else if (isOperationReply(outcome)) {
+        status = outcome.status;
+        applyReplyHeaders(headers, outcome);
+        text = outcome.body;
       } else {
         status = statusOf(outcome);
         entry.code = outcome.code;
-        body = JSON.stringify(errorBody(outcome));
+        text = JSON.stringify(errorBody(outcome));
         if (outcome.code === 'payload_too_large') headers['connection'] = 'close';
         if (outcome.retryAfterSeconds !== undefined) headers['retry-after'] = String(outcome.retryAfterSeconds);
       }
@@ -168,13 +231,18 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
       const outcome = known ?? serviceError('internal', 'Internal error.', 'Retry later; if it persists, report the X-Request-Id response header to the provider.');
       status = statusOf(outcome);
       entry.code = outcome.code;
-      body = JSON.stringify(errorBody(outcome));
+      text = JSON.stringify(errorBody(outcome));
       if (outcome.retryAfterSeconds !== undefined) headers['retry-after'] = String(outcome.retryAfterSeconds);
     }
-    if (body !== '') headers['content-type'] = JSON_TYPE;
-    headers['content-length'] = String(Buffer.byteLength(body));
+    if (text !== '' && headers['content-type'] === undefined) headers['content-type'] = JSON_TYPE;
+    if (status !== 304) headers['content-length'] = String(Buffer.byteLength(text));
     // HEAD /docs: the headers GET would send, without the body (error bodies stay: servers drop them).
-    if (method === 'HEAD' && status < 400) body = '';
+    if (method === 'HEAD' && status < 400) text = '';
+    // A body the answer did not need is not read: the connection ends with the answer.
+    if (body.leftUnread) {
+      headers['connection'] = 'close';
+      stats.unreadBodies++;
+    }
     entry.status = status;
     entry.ms = Math.round((performance.now() - started) * 1000) / 1000;
     try {
@@ -182,7 +250,7 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
     } catch {
       // A failing logger must not fail the request.
     }
-    return { status, headers, body };
+    return { status, headers, body: text };
   }
 
   const settled = (): void => {
@@ -192,6 +260,7 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
   return {
     basePath,
     maxBodyBytes,
+    stats,
     owns,
     handle(request) {
       inFlight++;
@@ -203,6 +272,15 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
     close() {
       closing ??= (async () => {
         if (inFlight > 0) await new Promise<void>((resolve) => (drained = resolve));
+        try {
+          log({
+            time: new Date().toISOString(),
+            event: 'handler_closed',
+            message: `${stats.bodyTimeouts} request bodies too slow (408), ${stats.unreadBodies} bodies not read (answered from the headers)`,
+          });
+        } catch {
+          // A failing logger must not keep the stores open.
+        }
         await keys.close();
         await usage.close();
       })();

@@ -17,6 +17,7 @@ export type {
   CrosstabDataset,
   CrosstabHandler,
   CrosstabHandlerOptions,
+  CrosstabHandlerStats,
   HandlerHeaders,
   HandlerRequest,
   HandlerResponse,
@@ -28,8 +29,7 @@ export { crosstabExpress } from './express-shim.js';
 export type { NodeMiddleware } from './express-shim.js';
 export { crosstabHono } from './hono-shim.js';
 export type { HonoContextLike } from './hono-shim.js';
-export { readNodeBody, readRequestBody, readWebBody } from './read-body.js';
-export type { RequestBody } from './read-body.js';
+export { readNodeBody, readWebBody, withBody } from './read-body.js';
 export { listen } from './server.js';
 export type { ListenOptions, RunningServer } from './server.js';
 export type { ConnectionLimits } from './connection-limits.js';

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { CrosstabHandler, HandlerResponse } from './handler.js';
 import type { HandlerRequest } from './handler-types.js';
+import { readNodeBody } from './read-body.js';
 import { errorBody, serviceError } from './service-error.js';
 
 const INTERNAL_BODY = JSON.stringify(
@@ -61,15 +62,15 @@ export interface NodeListenerOptions {
 
 /**
  * A node:http request listener: `http.createServer(createNodeListener(handler))`.
- * Paths outside `handler.basePath` get a 404 error body. The request stream goes to the
- * handler unread: it reads the body only when the answer needs it.
+ * Paths outside `handler.basePath` get a 404 error body. The body is read only if the handler
+ * asks: an answer the headers decide goes out at once.
  */
 export function createNodeListener(handler: CrosstabHandler, options: NodeListenerOptions = {}): (req: IncomingMessage, res: ServerResponse) => void {
   const closeConnections = options.closeConnections ?? (() => false);
   return (req, res) => {
     let pending: Promise<HandlerResponse>;
     try {
-      pending = handler.handle(nodeRequest(req, req.url ?? '/'));
+      pending = handler.handle(nodeRequest(req, req.url ?? '/', handler.maxBodyBytes));
     } catch (error) {
       pending = Promise.reject(error);
     }
@@ -77,9 +78,12 @@ export function createNodeListener(handler: CrosstabHandler, options: NodeListen
   };
 }
 
-/** The handler's view of a node:http request: its stream as the body, unread. */
-export function nodeRequest(req: IncomingMessage, path: string): HandlerRequest {
-  const request: HandlerRequest = { method: req.method ?? '', path, headers: req.headers, body: req };
+/**
+ * The handler's view of a node:http request (every node-based shim): `readBody` reads at most
+ * `limit + 1` bytes of its stream when the handler asks, and stops when the handler's signal aborts.
+ */
+export function nodeRequest(req: IncomingMessage, path: string, limit: number): HandlerRequest {
+  const request: HandlerRequest = { method: req.method ?? '', path, headers: req.headers, readBody: (signal) => readNodeBody(req, limit, signal) };
   const remoteAddress = req.socket?.remoteAddress;
   if (remoteAddress !== undefined) request.remoteAddress = remoteAddress;
   return request;

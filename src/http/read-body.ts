@@ -1,13 +1,8 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
+import type { HandlerRequest } from './handler-types.js';
 
 const EMPTY = new Uint8Array(0);
-
-/**
- * A request body as a shim hands it to the handler: bytes, or the request's own stream (a
- * node:http request, or a fetch body), which the handler reads only when and as far as it needs.
- */
-export type RequestBody = Uint8Array | string | Readable | ReadableStream<Uint8Array>;
 
 /** A node stream with the request's headers when it is a node:http request. */
 type NodeBody = Readable & { headers?: IncomingHttpHeaders };
@@ -16,25 +11,41 @@ function declaredTooLarge(contentLength: string | null | undefined, limit: numbe
   return contentLength != null && Number(contentLength) > limit;
 }
 
+function gone(): Error {
+  return Object.assign(new Error('aborted'), { code: 'ECONNRESET' });
+}
+
+function stopped(): Error {
+  return new Error('The request body was not read to its end: reading was aborted.');
+}
+
 /**
  * Reads at most `limit + 1` bytes of a node:http request body: enough for the handler to
  * answer 413 without buffering an oversized upload. The rest is not read: the response then
  * carries `Connection: close` (sendNodeResponse) and the connection ends with it. Rejects
- * when the client goes away before the body's end.
+ * when the client goes away before the body's end, or when `signal` aborts (reading stops).
  */
-export function readNodeBody(request: NodeBody, limit: number): Promise<Uint8Array> {
-  return new Promise((resolve, reject) => readNodeBodyThen(request, limit, resolve, reject));
+export function readNodeBody(request: NodeBody, limit: number, signal?: AbortSignal): Promise<Uint8Array> {
+  return new Promise((resolve, reject) => readNodeBodyThen(request, limit, resolve, reject, signal));
 }
 
-/** readNodeBody with callbacks: `done` is called once with the body, or `failed` with the stream's error. */
-export function readNodeBodyThen(request: NodeBody, limit: number, done: (body: Uint8Array) => void, failed: (error: Error) => void): void {
+/**
+ * readNodeBody with callbacks: `done` is called once with the body, or `failed` with the
+ * stream's error, when the stream closes before its end, or when `signal` aborts (reading
+ * then stops, the rest is left unread).
+ */
+export function readNodeBodyThen(request: NodeBody, limit: number, done: (body: Uint8Array) => void, failed: (error: Error) => void, signal?: AbortSignal): void {
   // Already consumed (a body parser ran first): nothing left to read; do not wait for 'end'.
   if (request.readableEnded || declaredTooLarge(request.headers?.['content-length'], limit)) {
     done(EMPTY);
     return;
   }
   if (request.destroyed) {
-    failed(Object.assign(new Error('aborted'), { code: 'ECONNRESET' }));
+    failed(gone());
+    return;
+  }
+  if (signal?.aborted) {
+    failed(stopped());
     return;
   }
   const chunks: Buffer[] = [];
@@ -63,67 +74,73 @@ export function readNodeBodyThen(request: NodeBody, limit: number, done: (body: 
   const onEnd = (): void => finish(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks));
   request.on('data', onData);
   request.on('end', onEnd);
-  // An error after the body was handed on (a client gone mid-upload of an oversized body) is not ours.
+  // An error after the body was handed on (a client gone mid-upload of an oversized body) is not
+  // ours, but the listener stays: an 'error' without one would reach the framework.
   request.on('error', fail);
   // Closed without 'end' or 'error' (a destroyed stream): the body will never arrive.
-  request.on('close', () => fail(Object.assign(new Error('aborted'), { code: 'ECONNRESET' })));
+  request.on('close', () => fail(gone()));
+  signal?.addEventListener(
+    'abort',
+    () => {
+      if (settled) return;
+      request.off('data', onData);
+      request.off('end', onEnd);
+      request.pause();
+      fail(stopped());
+    },
+    { once: true },
+  );
 }
 
-/** Reads at most `limit + 1` bytes of a fetch body stream; rejects when the stream fails (the client went away). */
-async function readWebStream(stream: ReadableStream<Uint8Array>, limit: number): Promise<Uint8Array> {
+/**
+ * Reads at most `limit + 1` bytes of a fetch body stream; rejects when the stream fails (the
+ * client went away) or when `signal` aborts (the stream is then cancelled).
+ */
+export async function readWebStream(stream: ReadableStream<Uint8Array>, limit: number, signal?: AbortSignal): Promise<Uint8Array> {
+  if (signal?.aborted) throw stopped();
   const reader = stream.getReader();
+  const onAbort = (): void => void reader.cancel().catch(() => {});
+  signal?.addEventListener('abort', onAbort, { once: true });
   const chunks: Uint8Array[] = [];
   let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    chunks.push(value);
-    size += value.byteLength;
-    if (size > limit) {
-      await reader.cancel().catch(() => {});
-      break;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (signal?.aborted) throw stopped();
+      if (done) break;
+      chunks.push(value);
+      size += value.byteLength;
+      if (size > limit) {
+        await reader.cancel().catch(() => {});
+        break;
+      }
     }
+  } finally {
+    signal?.removeEventListener('abort', onAbort);
   }
   return Buffer.concat(chunks).subarray(0, limit + 1);
 }
 
-/** Reads at most `limit + 1` bytes of a fetch `Request` body (Hono and other web-standard frameworks). */
-export async function readWebBody(request: Request, limit: number): Promise<Uint8Array> {
+/**
+ * Reads at most `limit + 1` bytes of a fetch `Request` body (Hono and other web-standard
+ * frameworks); stops when `signal` aborts.
+ */
+export async function readWebBody(request: Request, limit: number, signal?: AbortSignal): Promise<Uint8Array> {
   if (request.body === null) return EMPTY;
   if (declaredTooLarge(request.headers.get('content-length'), limit)) {
     await request.body.cancel().catch(() => {});
     return EMPTY;
   }
-  return readWebStream(request.body, limit);
+  return readWebStream(request.body, limit, signal);
 }
 
 /**
- * The first `limit + 1` bytes of a RequestBody (bytes and strings as they are). Rejects when
- * the client goes away before the body's end.
+ * The request with its body read (for code that needs `body`, such as the portal): a request
+ * that offers `readBody` instead is read whole now (an empty body when the client is gone).
  */
-export function readRequestBody(body: RequestBody | undefined, limit: number): Promise<Uint8Array | string> {
-  if (body === undefined) return Promise.resolve(EMPTY);
-  if (typeof body === 'string' || body instanceof Uint8Array) return Promise.resolve(body);
-  if ('getReader' in body) return readWebStream(body, limit);
-  return readNodeBody(body, limit);
-}
-
-/**
- * A fetch body stream that reads `source` only when it is read itself (no read-ahead), and
- * calls `ended` once the source's end was read.
- */
-export function watchEnd(source: ReadableStream<Uint8Array>, ended: () => void): ReadableStream<Uint8Array> {
-  const reader = source.getReader();
-  return new ReadableStream<Uint8Array>(
-    {
-      async pull(controller) {
-        const { done, value } = await reader.read();
-        if (!done) return controller.enqueue(value);
-        ended();
-        controller.close();
-      },
-      cancel: (reason) => reader.cancel(reason),
-    },
-    { highWaterMark: 0 },
-  );
+export async function withBody(request: HandlerRequest): Promise<HandlerRequest> {
+  if (request.body !== undefined || typeof request.readBody !== 'function') return request;
+  const body = await request.readBody(new AbortController().signal).catch(() => EMPTY);
+  const { readBody: _read, ...rest } = request;
+  return { ...rest, body };
 }

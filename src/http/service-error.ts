@@ -1,4 +1,4 @@
-import { isCrosstabError, type CrosstabError } from '../index.js';
+import { isCrosstabError, type CrosstabError, type ErrorCode } from '../index.js';
 
 /**
  * Every `error.code` the REST adapter returns, with its HTTP status. This is the only
@@ -31,7 +31,7 @@ export const serviceErrorStatus = {
   not_found: 404,
   /** The path exists but not with this method. */
   method_not_allowed: 405,
-  /** The whole request did not arrive in time (node:http servers of `listen`). */
+  /** The body the answer needs did not arrive within the body timeout, or the whole request not in time (`listen`). */
   request_timeout: 408,
   /** The body is larger than the configured limit. */
   payload_too_large: 413,
@@ -45,6 +45,8 @@ export const serviceErrorStatus = {
   too_many_failed_keys: 429,
   /** Content-Type is not application/json (UTF-8). */
   unsupported_media_type: 415,
+  /** The Accept header names no format the operation answers in (POST /tables: JSON or CSV). */
+  not_acceptable: 406,
   /** A bug in the service; the request id is in the X-Request-Id header. */
   internal: 500,
   /** The service is shutting down, cannot record usage or cannot reach its accounts database right now; retry later. */
@@ -134,47 +136,67 @@ function requestFieldOf(engineField: unknown): { field: RequestField; label: str
   return undefined;
 }
 
+/** What an engine error's mapping is given: the error, its message and hint in the API's words. */
+interface EngineErrorText {
+  error: CrosstabError;
+  where: { field: RequestField; label: string } | undefined;
+  message: string;
+  hint: string | undefined;
+  didYouMean: string;
+}
+
+type EngineErrorMapping = (text: EngineErrorText) => ServiceError;
+
+/** A fault of the server or its data, not of the request: 500, with the request id to report. */
+const internalError: EngineErrorMapping = () => serviceError('internal', 'Internal error.', 'Retry later; if it persists, report the X-Request-Id response header to the provider.');
+const shuttingDown: EngineErrorMapping = () => serviceError('unavailable', 'The service is shutting down.', 'Retry the request in a few seconds.');
+const unknownName: EngineErrorMapping = ({ error, message, hint, didYouMean, where }) =>
+  serviceError(error.code as 'unknown_variable' | 'unknown_value' | 'unknown_code', message, (hint ?? 'Use a variable, value or code defined by the survey codebook.') + didYouMean, where?.field);
+
+/**
+ * The answer to each engine error code. Exhaustive by construction: a new library error code
+ * does not compile until it is given its answer here (no default that turns it into a 500).
+ */
+export const engineErrorMappings = {
+  // The request was validated already; an option the engine still refuses is client input.
+  invalid_option: ({ message, hint, where }) => serviceError('invalid_request', message, hint ?? 'Check PopulationBaseCode and TargetCodes.', where?.field),
+  invalid_expression: ({ message, hint, where }) => serviceError('invalid_expression', message, hint ?? 'Check the expression against the grammar in the API description (GET /docs).', where?.field),
+  unknown_variable: unknownName,
+  unknown_value: unknownName,
+  unknown_code: unknownName,
+  forbidden_group: ({ message, hint, where }) =>
+    serviceError('forbidden_survey', message, hint ?? 'Use only variables and codes of the authorization groups your key is entitled to, or ask for a key with more groups.', where?.field),
+  cancelled: shuttingDown,
+  dataset_closed: shuttingDown,
+  // The server's memory, not the request, is at fault: a request of 1 or 2 targets is small.
+  out_of_memory: () => serviceError('unavailable', 'The service is out of query memory right now.', 'Retry the request later; if it persists, tell the provider (the server holds too many or too large datasets).'),
+  backend_unavailable: () => serviceError('unavailable', 'The data backend of this survey is unavailable.', 'Retry the request in a few seconds.'),
+  store_unavailable: () => storeUnavailable(),
+  // Faults of the served files or of the process, never of a query's input.
+  file_not_found: internalError,
+  invalid_input: internalError,
+  invalid_codebook: internalError,
+  corrupt_dataset: internalError,
+  unsupported_version: internalError,
+  locked: internalError,
+  worker_failed: internalError,
+  internal: internalError,
+} satisfies Record<ErrorCode, EngineErrorMapping>;
+
 /**
  * Maps an engine error from `crosstab()` onto a service error, pointing `field` at the
- * request field holding the expression at fault and naming it in the message.
+ * request field holding the expression at fault and naming it in the message. `catalog` is
+ * the path of the survey's GET /surveys/{SurveyCode}, which lists what the caller may use.
  */
-export function fromEngineError(error: CrosstabError): ServiceError {
+export function fromEngineError(error: CrosstabError, catalog?: string): ServiceError {
   const where = requestFieldOf(error.details.field);
   const ownMessage = error.details.problem ?? error.message;
   const message = where ? `${where.label}: ${ownMessage}` : error.message;
-  // The dataset's description is the provider's: an API caller asks the provider for it.
-  const listed = error.details.listed ? ` Ask the survey's provider for its ${error.details.listed}.` : '';
+  const listed = error.details.listed ? ` GET ${catalog ?? '/v1/surveys/{SurveyCode}'} lists the ${error.details.listed} your key may use.` : '';
   const hint = error.details.hint === undefined ? undefined : error.details.hint + listed;
   const suggestions = error.details.suggestions?.slice(0, 5) ?? [];
   const didYouMean = suggestions.length > 0 ? ` Did you mean ${suggestions.map((s) => JSON.stringify(s)).join(', ')}?` : '';
-  switch (error.code) {
-    case 'invalid_option':
-      // The request was validated already; an option the engine still refuses is client input.
-      return serviceError('invalid_request', message, hint ?? 'Check PopulationBaseCode and TargetCodes.', where?.field);
-    case 'invalid_expression':
-      return serviceError('invalid_expression', message, hint ?? 'Check the expression against the grammar in the API description (GET /docs).', where?.field);
-    case 'unknown_variable':
-    case 'unknown_value':
-    case 'unknown_code':
-      return serviceError(error.code, message, (hint ?? 'Use a variable, value or code defined by the survey codebook.') + didYouMean, where?.field);
-    case 'forbidden_group':
-      return serviceError(
-        'forbidden_survey',
-        message,
-        hint ?? 'Use only variables and codes of the authorization groups your key is entitled to, or ask for a key with more groups.',
-        where?.field,
-      );
-    case 'cancelled':
-    case 'dataset_closed':
-      return serviceError('unavailable', 'The service is shutting down.', 'Retry the request in a few seconds.');
-    case 'out_of_memory':
-      // The server's memory, not the request, is at fault: a request of 1 or 2 targets is small.
-      return serviceError('unavailable', 'The service is out of query memory right now.', 'Retry the request later; if it persists, tell the provider (the server holds too many or too large datasets).');
-    case 'backend_unavailable':
-      return serviceError('unavailable', 'The data backend of this survey is unavailable.', 'Retry the request in a few seconds.');
-    case 'store_unavailable':
-      return storeUnavailable();
-    default:
-      return serviceError('internal', 'Internal error.', 'Retry later; if it persists, report the X-Request-Id response header to the provider.');
-  }
+  // A code from a newer library than this adapter was compiled with is still a 500, not a throw.
+  const mapping: EngineErrorMapping = Object.hasOwn(engineErrorMappings, error.code) ? engineErrorMappings[error.code] : internalError;
+  return mapping({ error, where, message, hint, didYouMean });
 }

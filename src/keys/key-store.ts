@@ -14,8 +14,12 @@ export interface KeyStore {
    * answer synchronously (a cached key): the handler then does not wait a turn for it.
    */
   lookup(apiKey: string): ApiKeyRecord | undefined | Promise<ApiKeyRecord | undefined>;
-  /** Optional per-account limits, counted for every authenticated call; a refusal becomes a 429. May answer synchronously. */
-  admit?(key: ApiKeyRecord): AdmissionRefusal | undefined | Promise<AdmissionRefusal | undefined>;
+  /**
+   * Optional per-account limits, counted for every authenticated call; a refusal becomes a 429.
+   * A call that is never billed (`billed: false`, the survey catalog) counts against the rate
+   * limit only, not the monthly quota. May answer synchronously.
+   */
+  admit?(key: ApiKeyRecord, call?: { billed: boolean }): AdmissionRefusal | undefined | Promise<AdmissionRefusal | undefined>;
   /**
    * Optional single sign-on: the caller of an `Authorization: Bearer` access token, or why the
    * token is refused (401). A valid token of no account gets a record with no surveys (403).

@@ -1,4 +1,4 @@
-/** One billable call: a successful POST /crosstab. */
+/** One billable call: a successful POST /crosstab or POST /tables. */
 export interface UsageRecord {
   /** ISO 8601 time the result was computed. */
   time: string;
@@ -7,8 +7,10 @@ export interface UsageRecord {
   /** Id of the API key (never the key). */
   keyId: string;
   survey: string;
-  /** Number of target codes in the request (1 or 2). */
+  /** POST /crosstab: its target codes (1 or 2); POST /tables: its row and column entries, whole variables expanded. */
   targets: number;
+  /** Which operation was billed; absent in records written before tables were served (crosstab). */
+  operation?: 'crosstab' | 'table';
   /** The account billed, when the key belongs to one (database keys, single sign-on). */
   accountId?: string;
 }

@@ -28,7 +28,7 @@ export interface PageContext {
   /** Signed in: the e-mail, account and CSRF token for the sign-out form. */
   user?: { email: string; account: string; csrf: string };
   /** The nav entry of this page. */
-  current?: 'keys' | 'usage';
+  current?: 'keys' | 'usage' | 'surveys';
   apiDocs: string;
 }
 
@@ -39,6 +39,7 @@ export function layout(context: PageContext, body: Raw): string {
     ? html`<nav aria-label="Portal">
         <a href="${base}/keys"${raw(context.current === 'keys' ? ' aria-current="page"' : '')}>Access &amp; keys</a>
         <a href="${base}/usage"${raw(context.current === 'usage' ? ' aria-current="page"' : '')}>Usage</a>
+        <a href="${base}/surveys"${raw(context.current === 'surveys' ? ' aria-current="page"' : '')}>Surveys</a>
         <a href="${context.apiDocs}">API reference</a>
       </nav>
       <div class="who"><span>${user.email}<br><small>${user.account}</small></span>

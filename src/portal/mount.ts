@@ -1,4 +1,4 @@
-import { readRequestBody, type CrosstabHandler } from '../http/index.js';
+import { withBody, type CrosstabHandler } from '../http/index.js';
 import type { Portal } from './portal-handler.js';
 
 /**
@@ -10,12 +10,7 @@ export function mountPortal(api: CrosstabHandler, portal: Portal): CrosstabHandl
     basePath: api.basePath,
     maxBodyBytes: api.maxBodyBytes,
     owns: (path) => portal.owns(path) || api.owns(path),
-    async handle(request) {
-      if (!portal.owns(request.path ?? '')) return api.handle(request);
-      // The portal reads its forms whole (at most maxBodyBytes + 1 bytes); a body cut off by the client is empty.
-      const body = await readRequestBody(request.body, api.maxBodyBytes).catch(() => '');
-      return portal.handle({ ...request, body });
-    },
+    handle: async (request) => (portal.owns(request.path ?? '') ? portal.handle(await withBody(request)) : api.handle(request)),
     close: () => api.close(),
   };
 }

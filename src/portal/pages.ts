@@ -152,7 +152,7 @@ export function usagePage(context: PageContext, report: { byDay: UsageReport; by
   </form></section>`;
   if (report === undefined) {
     return layout({ ...context, current: 'usage' }, html`<h1>Usage</h1>
-  <p class="lead">Billed calls (successful POST /crosstab) of your account in a range of days (UTC).</p>
+  <p class="lead">Billed calls (successful POST /crosstab and POST /tables) of your account in a range of days (UTC).</p>
   ${notice('error', error)}
   ${form}`);
   }
@@ -160,7 +160,7 @@ export function usagePage(context: PageContext, report: { byDay: UsageReport; by
   const days = byDay.rows as Array<{ day: string; calls: number }>;
   const keys = byKey.rows as Array<{ key: string; name: string; calls: number }>;
   return layout({ ...context, current: 'usage' }, html`<h1>Usage</h1>
-  <p class="lead">Billed calls (successful POST /crosstab) of account <strong>${byDay.account}</strong>: <strong>${byDay.calls}</strong> from ${range.from} to ${range.to} (UTC).</p>
+  <p class="lead">Billed calls (successful POST /crosstab and POST /tables) of account <strong>${byDay.account}</strong>: <strong>${byDay.calls}</strong> from ${range.from} to ${range.to} (UTC).</p>
   ${notice('error', error)}
   ${form}
   <section class="card" aria-labelledby="per-day"><h2 id="per-day">Per day</h2>${byDay.calls === 0 ? chart([]) : chart(everyDay(days, range))}</section>

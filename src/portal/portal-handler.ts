@@ -9,6 +9,8 @@ import { keysPage, newKeyPage, passwordPage, signInPage, usageCsv, usagePage } f
 import { changePassword, SESSION_SECONDS, sessionOf, signIn, signOut, type Session } from './sessions.js';
 import { SignInThrottle, type SignInThrottleOptions } from './sign-in-throttle.js';
 import { allowedMethods, findRoute, type PortalRoute, type RouteContext } from './routes.js';
+import { accountCatalog, surveysPage } from './surveys-page.js';
+import type { CatalogDataset } from '../http/survey-catalog.js';
 
 export interface PortalOptions {
   db: Database;
@@ -30,6 +32,8 @@ export interface PortalOptions {
    * throttled by, and X-Forwarded-Proto the scheme (https: Secure cookies). Default false.
    */
   trustProxy?: TrustedProxies;
+  /** The served surveys: the Surveys page lists those the account licenses (none without). */
+  surveys?: readonly CatalogDataset[];
 }
 
 /** The developer portal: a framework-neutral handler of HandlerRequests under basePath. */
@@ -125,6 +129,14 @@ export function createPortal(options: PortalOptions): Portal {
   }
 
   /** The usage page or its CSV; a bad range is answered on the page, with the entered values kept. */
+  /** The Surveys page: the catalog of the account's licensed surveys, one survey's detail when `?survey=` names it. */
+  async function surveys(session: Session, query: URLSearchParams): Promise<HandlerResponse> {
+    const selected = query.get('survey') ?? undefined;
+    const catalog = accountCatalog(await accountById(db, session.accountId), options.surveys ?? [], selected);
+    const missing = selected !== undefined && catalog.detail === undefined ? selected.slice(0, 60) : undefined;
+    return page(missing === undefined ? 200 : 404, surveysPage(context('Surveys', session), catalog, missing));
+  }
+
   async function usage(session: Session, csv: boolean, query: URLSearchParams): Promise<HandlerResponse> {
     const today = new Date().toISOString().slice(0, 10);
     const range = { from: query.get('from') || `${today.slice(0, 8)}01`, to: query.get('to') || today };
@@ -234,6 +246,7 @@ export function createPortal(options: PortalOptions): Portal {
     { method: 'POST', path: /^\/keys\/(key_[0-9a-f]{16})\/(rotate|revoke)$/, access: 'account', handle: posted(({ session, form, params }) => keyAction(session, form, params[0] as string, params[1] as string)) },
     { method: 'GET', path: '/usage', access: 'account', handle: signedIn(({ session, query }) => usage(session, false, query)) },
     { method: 'GET', path: '/usage.csv', access: 'account', handle: signedIn(({ session, query }) => usage(session, true, query)) },
+    { method: 'GET', path: '/surveys', access: 'account', handle: signedIn(({ session, query }) => surveys(session, query)) },
   ];
 
   const notFound = (): HandlerResponse => page(404, `<!doctype html><html lang="en"><title>Not found</title><main><h1>Page not found</h1><p><a href="${base}">Back to the portal</a></p></main></html>`);

@@ -314,8 +314,8 @@ describe.each(shims)('REST contract over $name', (shim) => {
       const records = readLedger(ledgerPath);
       expect(records.length).toBe(billed);
       const first = records[0] as Record<string, unknown>;
-      expect(Object.keys(first).sort()).toEqual(['keyId', 'requestId', 'survey', 'targets', 'time']);
-      expect(first).toMatchObject({ keyId: keys.allId, survey: 'GSS', targets: 1 });
+      expect(Object.keys(first).sort()).toEqual(['keyId', 'operation', 'requestId', 'survey', 'targets', 'time']);
+      expect(first).toMatchObject({ keyId: keys.allId, survey: 'GSS', targets: 1, operation: 'crosstab' });
       expect(JSON.stringify(records)).not.toContain('ctk_');
       expect(new Set(records.map((record) => record.requestId)).size).toBe(records.length);
     });

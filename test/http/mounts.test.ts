@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { openDataset, type Dataset } from '../../src/index.js';
 import { createCrosstabHandler, type AccessLogEntry, type CrosstabHandler } from '../../src/http/index.js';
-import { makeKeyFile, shims, tempDir, type RunningShim, type TestKeys } from './support.js';
+import { makeKeyFile, readLedger, shims, tempDir, type RunningShim, type TestKeys } from './support.js';
 
 const paths = inject('testDatasets');
 let gss: Dataset;
@@ -78,6 +78,8 @@ UNPARSABLE['express'] = UNPARSABLE['node:http'] as (typeof UNPARSABLE)[string];
 UNPARSABLE['hono'] = UNPARSABLE['node:http'] as (typeof UNPARSABLE)[string];
 UNPARSABLE['hono (fetch only)'] = UNPARSABLE['node:http'] as (typeof UNPARSABLE)[string];
 
+const SLOW_BODY_TIMEOUT_MS = 1000;
+
 describe.each(shims)('mounted on $name', (shim) => {
   let handler: CrosstabHandler;
   let server: RunningShim;
@@ -88,6 +90,8 @@ describe.each(shims)('mounted on $name', (shim) => {
       datasets: [gss],
       keys: keys.path,
       usage: join(dir, `usage-${shim.name}.ndjson`),
+      // Short, so that a slow body meets it within the test; long enough for a body sent at once.
+      bodyTimeoutMs: SLOW_BODY_TIMEOUT_MS,
       log: (entry) => {
         if ('requestId' in entry) log.push(entry);
       },
@@ -167,6 +171,25 @@ describe.each(shims)('mounted on $name', (shim) => {
     expect(headers).toMatch(new RegExp(`^http/1\\.1 ${status} `));
     expect(headers).toContain('\r\nconnection: close\r\n');
     expect(headers).toContain('\r\nx-request-id: ');
+  });
+
+  it('a valid request whose body is too slow: 408 request_timeout with Connection: close, then closed, not billed', async () => {
+    const body = JSON.stringify({ SurveyCode: 'GSS', PopulationBaseCode: '*', TargetCodes: ['sex=2'] });
+    const head = `POST /v1/crosstab HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nService-Engine-Authorizer: ${keys.all}\r\nContent-Length: ${body.length}\r\n\r\n`;
+    const before = log.length;
+    // The first 10 bytes, the rest never: only the body timeout can end the exchange.
+    const answer = await exchange(server.origin, [head, body.slice(0, 10)]);
+    const headers = `${answer.slice(0, answer.indexOf('\r\n\r\n')).toLowerCase()}\r\n`;
+    expect(headers).toMatch(/^http\/1\.1 408 /);
+    expect(headers).toContain('\r\nconnection: close\r\n');
+    expect(bodyOf(answer)).toMatchObject({ ResultCode: 408, error: { code: 'request_timeout' } });
+    expect(log.slice(before).filter((entry) => entry.method === 'POST')).toMatchObject([{ path: '/v1/crosstab', status: 408, code: 'request_timeout' }]);
+    expect(readLedger(join(dir, `usage-${shim.name}.ndjson`))).toEqual([]);
+    // The same request sent whole is answered (the timeout is per request, from its headers).
+    const whole = await fetch(`${server.origin}/v1/crosstab`, { method: 'POST', headers: { 'content-type': 'application/json', 'service-engine-authorizer': keys.all }, body });
+    expect(whole.status).toBe(200);
+    expect(readLedger(join(dir, `usage-${shim.name}.ndjson`))).toHaveLength(1);
+    expect(server.frameworkErrors).toEqual([]);
   });
 
   it('HTTP the server cannot parse gets the answer docs/http.md names for this mount', async () => {

@@ -35,12 +35,12 @@ const EXPORTS = [
   'proxyTrust',
   'readKeyFile',
   'readNodeBody',
-  'readRequestBody',
   'readWebBody',
   'revokeApiKey',
   'rotateApiKey',
   'sendNodeResponse',
   'serviceErrorStatus',
+  'withBody',
   'writeKeyFile',
 ];
 

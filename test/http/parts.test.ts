@@ -77,7 +77,7 @@ describe('CORS policy', () => {
     expect(cors.responseHeaders('http://localhost:3000')).toMatchObject({ 'access-control-allow-origin': 'http://localhost:3000', vary: 'Origin' });
     expect(cors.responseHeaders('https://evil.example')['access-control-allow-origin']).toBe('https://app.example');
     expect(cors.responseHeaders(undefined)['access-control-allow-origin']).toBe('https://app.example');
-    expect(createCorsPolicy('*').preflightHeaders('https://x.example')).toMatchObject({
+    expect(createCorsPolicy('*').preflightHeaders('https://x.example', ['POST', 'OPTIONS'])).toMatchObject({
       'access-control-allow-origin': '*',
       'access-control-allow-methods': 'POST, OPTIONS',
       'access-control-allow-headers': 'Content-Type, Service-Engine-Authorizer',

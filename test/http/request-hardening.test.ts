@@ -62,14 +62,14 @@ describe('a key limited to demographics learns nothing of other groups', () => {
     expect(answer.error?.code).toBe('forbidden_survey');
   });
 
-  it('hints name the valid values, or the provider, never a server command', async () => {
+  it('hints name the valid values, or GET /surveys/{SurveyCode}, never a server command', async () => {
     for (const target of ['sexx=1', 'sex=7', 'sex=Femal', 'age=200', 'NOPE']) {
       const answer = await ask([target], keys.gssDemographics);
       expect(answer.status, target).toBe(400);
       expect(answer.error?.hint, target).not.toMatch(/crosstab /);
     }
     expect((await ask(['sex=7'], keys.gssDemographics)).error?.hint).toContain('1 (Male), 2 (Female)');
-    expect((await ask(['sexx=1'], keys.gssDemographics)).error?.hint).toMatch(/Ask the survey's provider for its variables\./);
+    expect((await ask(['sexx=1'], keys.gssDemographics)).error?.hint).toMatch(/GET \/v1\/surveys\/GSS lists the variables your key may use\./);
   });
 
   it('still suggests names and values of its own groups', async () => {

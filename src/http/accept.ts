@@ -1,0 +1,34 @@
+/** Content negotiation by the Accept header, for operations that answer in more than one format. */
+
+/** The media types of an Excel workbook (written by a report writer, not here yet). */
+export const XLSX_TYPE = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
+
+export type ResponseFormat = 'json' | 'csv' | 'xlsx';
+
+const FORMAT_OF: Record<string, ResponseFormat> = {
+  'application/json': 'json',
+  'text/csv': 'csv',
+  [XLSX_TYPE]: 'xlsx',
+  'application/*': 'json',
+  'text/*': 'csv',
+  '*/*': 'json',
+};
+
+/**
+ * The format `accept` prefers (highest q; on a tie the first listed), JSON when the header is
+ * absent or empty, or undefined when it accepts none of them (406).
+ */
+export function negotiateFormat(accept: string | undefined): ResponseFormat | undefined {
+  if (accept === undefined || accept.trim() === '') return 'json';
+  let best: { format: ResponseFormat; q: number } | undefined;
+  for (const range of accept.split(',')) {
+    const [type, ...params] = range.split(';').map((part) => part.trim().toLowerCase());
+    const format = FORMAT_OF[type ?? ''];
+    if (format === undefined) continue;
+    const qParam = params.find((param) => param.startsWith('q='));
+    const q = qParam === undefined ? 1 : Number(qParam.slice(2));
+    if (!(q > 0) || q > 1) continue;
+    if (best === undefined || q > best.q) best = { format, q };
+  }
+  return best?.format;
+}

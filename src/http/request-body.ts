@@ -1,0 +1,70 @@
+import type { HandlerRequest } from './handler-types.js';
+import { headerOf } from './headers.js';
+import { serviceError, type ServiceError } from './service-error.js';
+
+/** The body of one request, read only if the answer depends on it. */
+export interface RequestBody {
+  /**
+   * The body (at most `maxBodyBytes + 1` bytes), read at most once; or 408 when it has not
+   * arrived by the deadline, or 400 when the connection ended before it was whole.
+   */
+  read(): Promise<Uint8Array | string | ServiceError>;
+  /**
+   * Whether the request declared a body that the handler did not read to its end (never
+   * asked for, cut at the limit, too slow): its answer then ends the connection.
+   */
+  readonly leftUnread: boolean;
+}
+
+/** Whether the headers announce a body (a Content-Length above 0, or a Transfer-Encoding). */
+export function declaresBody(request: HandlerRequest): boolean {
+  const length = headerOf(request.headers, 'content-length');
+  return (length !== undefined && length.trim() !== '0') || headerOf(request.headers, 'transfer-encoding') !== undefined;
+}
+
+/**
+ * The body of `request`: the one a shim read already (`body`), or read through `readBody`
+ * when asked, until `deadline` (a performance.now() time). `timedOut` is called when the
+ * deadline passes first.
+ */
+export function requestBody(request: HandlerRequest, options: { maxBodyBytes: number; deadline: number; timeoutMs: number; timedOut: () => void }): RequestBody {
+  const given = request.body;
+  const reader = request.readBody;
+  const declared = given === undefined && reader !== undefined && declaresBody(request);
+  let whole = false;
+  let reading: Promise<Uint8Array | string | ServiceError> | undefined;
+
+  const readWithin = async (readBody: NonNullable<HandlerRequest['readBody']>): Promise<Uint8Array | ServiceError> => {
+    const controller = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((resolve) => {
+      timer = setTimeout(() => resolve('late'), Math.max(0, options.deadline - performance.now()));
+    });
+    try {
+      const bytes = await Promise.race([readBody(controller.signal), late]);
+      if (bytes === 'late') {
+        controller.abort();
+        options.timedOut();
+        return serviceError('request_timeout', `The request body did not arrive within ${options.timeoutMs} ms of its headers.`, 'Send the whole body at once, right after the headers.');
+      }
+      whole = bytes.byteLength <= options.maxBodyBytes;
+      return bytes;
+    } catch {
+      return serviceError('invalid_request', 'The connection ended before the request body was whole.', 'Send the whole body, as long as its Content-Length says.');
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+
+  return {
+    read() {
+      if (given !== undefined) return Promise.resolve(given);
+      if (reader === undefined) return Promise.resolve(new Uint8Array(0));
+      reading ??= readWithin(reader);
+      return reading;
+    },
+    get leftUnread() {
+      return declared && !whole;
+    },
+  };
+}

@@ -1,0 +1,43 @@
+/**
+ * The one rule for request paths, whatever framework passed them on: the path is split on
+ * `/`, then each segment is percent-decoded exactly once. So `/v1/%64ocs` is `/v1/docs`, an
+ * encoded slash (`%2F`) stays inside its segment (a path parameter may hold one), and
+ * `%2564` decodes to `%64`, never further. Dot segments are not resolved: `/v1/x/../docs`
+ * names no operation. Shims pass the path as the client sent it.
+ */
+
+/** The path without its query string. */
+export function pathnameOf(path: string): string {
+  const query = path.indexOf('?');
+  return query === -1 ? path : path.slice(0, query);
+}
+
+/**
+ * Each segment of a path (below `/`, split on `/`) percent-decoded once, or `{ raw }` for a
+ * segment that is not valid percent-encoded UTF-8.
+ */
+export function decodeSegments(segments: readonly string[]): (string | { raw: string })[] {
+  return segments.map((segment) => {
+    if (!segment.includes('%')) return segment;
+    try {
+      return decodeURIComponent(segment);
+    } catch {
+      return { raw: segment };
+    }
+  });
+}
+
+/**
+ * The decoded segments of an absolute path (`/v1/docs` -> ['v1', 'docs']), or undefined when
+ * a segment is not valid percent-encoded UTF-8 (such a path names no operation).
+ */
+export function pathSegments(pathname: string): string[] | undefined {
+  if (!pathname.startsWith('/')) return undefined;
+  const segments = pathname.slice(1).split('/');
+  if (!pathname.includes('%')) return segments;
+  try {
+    return segments.map((segment) => decodeURIComponent(segment));
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,72 @@
+import type { CallerCheck } from './caller.js';
+import { parseJsonBody } from './crosstab-request.js';
+import type { AccessLogEntry, HandlerRequest } from './handler-types.js';
+import { headerOf, isJsonContentType } from './headers.js';
+import type { RequestBody } from './request-body.js';
+import { isBilledAnswer, type OperationReply, type Route, type RouteResult, type ServiceContext } from './route.js';
+import { fromThrown, isServiceError, serviceError, type ServiceError } from './service-error.js';
+import type { UsageSink } from './usage-ledger.js';
+
+/** One matched request: the route, and what the request brings. */
+export interface RouteCall {
+  route: Route;
+  request: HandlerRequest;
+  body: RequestBody;
+  requestId: string;
+  entry: AccessLogEntry;
+  params: Record<string, string>;
+}
+
+/**
+ * Runs a matched route: its checks in a fixed order, every one decided from the headers
+ * before the body is read (caller, Content-Type, declared size), then the body (size, JSON),
+ * the operation, and the usage record of a billed answer (durable before the 200 is sent).
+ */
+export function createRoutePipeline(context: { service: ServiceContext; checkCaller: CallerCheck; usage: UsageSink }): (call: RouteCall) => Promise<ServiceError | OperationReply | string> {
+  const { service, checkCaller, usage } = context;
+  const { maxBodyBytes } = service;
+  const tooLarge = (route: Route): ServiceError =>
+    serviceError('payload_too_large', `The request body is larger than ${maxBodyBytes} bytes.`, route.tooLargeHint ?? 'Send a smaller body, or ask the provider for a larger request limit.');
+
+  return async ({ route, request, body, requestId, entry, params }) => {
+    const caller = route.auth ? await checkCaller(request, entry, route.billed) : undefined;
+    if (caller !== undefined && isServiceError(caller)) return caller;
+    const refused = route.accepts?.(request);
+    if (refused !== undefined) return refused;
+    let json: unknown;
+    if (route.body === 'json') {
+      if (!isJsonContentType(headerOf(request.headers, 'content-type'))) {
+        return serviceError('unsupported_media_type', 'Content-Type must be application/json.', 'Send the body as JSON with the header `Content-Type: application/json`.');
+      }
+      if (Number(headerOf(request.headers, 'content-length') ?? 0) > maxBodyBytes) return tooLarge(route);
+      const bytes = await body.read();
+      if (isServiceError(bytes)) return bytes;
+      if ((typeof bytes === 'string' ? Buffer.byteLength(bytes) : bytes.byteLength) > maxBodyBytes) return tooLarge(route);
+      const parsed = parseJsonBody(bytes);
+      if (isServiceError(parsed)) return parsed;
+      json = parsed.json;
+    }
+    const call = { request, requestId, entry, params, service, json };
+    const result: RouteResult = route.auth ? await route.handle({ ...call, caller: caller as NonNullable<typeof caller> }) : await route.handle(call);
+    if (!isBilledAnswer(result)) return result;
+    if (!route.billed || caller === undefined) return result.body;
+    try {
+      await usage.record({
+        time: new Date().toISOString(),
+        requestId,
+        keyId: caller.id,
+        survey: result.usage.survey,
+        targets: result.usage.targets,
+        operation: result.usage.operation,
+        ...(caller.accountId === undefined ? {} : { accountId: caller.accountId }),
+      });
+    } catch (error) {
+      // A store that is unavailable says so once in its own event; any other failure is logged here.
+      const known = fromThrown(error);
+      if (known !== undefined) return known;
+      entry.error = (error as Error).stack ?? String(error);
+      return serviceError('unavailable', 'The usage of this request could not be recorded; it was not billed.', 'Retry later; if it persists, report the X-Request-Id response header to the provider.');
+    }
+    return result.body;
+  };
+}

@@ -1,0 +1,75 @@
+/**
+ * The route table of the REST API: every operation, once.
+ *
+ * Where things go:
+ * - A REST endpoint is one entry here: method, path below the base path (`{Name}` segments are
+ *   path parameters, given percent-decoded in `params`), whether it needs a caller (`auth`),
+ *   whether its 200 is billed, whether it reads a JSON body, its operation and its OpenAPI
+ *   fragment. Dispatch, the 404 and 405 answers (with Allow), HEAD for GET, the OPTIONS
+ *   preflight (for paths with a route that needs a credential or a body) and GET /docs all
+ *   read this table. An operation's code goes in its own file (crosstab-operation.ts).
+ * - An auth method is one authenticator in the ordered list of authenticators.ts.
+ * - An error code is one entry of service-error.ts (its HTTP status, checked exhaustive).
+ */
+import { describeSurveyDocs, listSurveysDocs, tablesDocs } from './catalog-openapi.js';
+import { crosstabDocs } from './crosstab-docs.js';
+import { crosstabOperation } from './crosstab-operation.js';
+import type { Route } from './route.js';
+import { surveyOperation, surveysOperation } from './surveys-operation.js';
+import { tablesAccept, tablesOperation } from './tables-operation.js';
+
+export const ROUTES: readonly Route[] = [
+  {
+    method: 'GET',
+    path: '/docs',
+    auth: false,
+    billed: false,
+    handle: ({ service }) => service.openApiDocument,
+    docs: () => ({
+      operation: {
+        operationId: 'docs',
+        summary: 'The OpenAPI description of this service (free liveness probe).',
+        tags: ['crosstab'],
+        security: [],
+        responses: {
+          200: {
+            description: 'This OpenAPI document.',
+            content: { 'application/json': { schema: { $ref: '#/components/schemas/OpenApiDocument' } } },
+          },
+        },
+      },
+      schemas: {
+        OpenApiDocument: {
+          type: 'object',
+          required: ['openapi', 'info', 'paths'],
+          properties: { openapi: { type: 'string' }, info: { type: 'object' }, paths: { type: 'object' } },
+        },
+      },
+    }),
+  },
+  {
+    method: 'POST',
+    path: '/crosstab',
+    auth: true,
+    billed: true,
+    body: 'json',
+    tooLargeHint: 'A CrosstabRequest is small: send one survey, one population base and 1 to 2 target codes.',
+    handle: crosstabOperation,
+    docs: crosstabDocs,
+  },
+  // The survey catalog: free (never billed), counted against the account's rate limit.
+  { method: 'GET', path: '/surveys', auth: true, billed: false, handle: surveysOperation, docs: listSurveysDocs },
+  { method: 'GET', path: '/surveys/{SurveyCode}', auth: true, billed: false, handle: surveyOperation, docs: describeSurveyDocs },
+  // A whole table, JSON or CSV by Accept; billed once per 200.
+  {
+    method: 'POST',
+    path: '/tables',
+    auth: true,
+    billed: true,
+    body: 'json',
+    accepts: tablesAccept,
+    tooLargeHint: 'Expand whole variables with {"Variable": ...} instead of listing their values, or ask the provider for a larger request limit.',
+    handle: tablesOperation,
+    docs: tablesDocs,
+  },
+];
