@@ -206,5 +206,9 @@ export function labelledMessage(error: CrosstabError, label: (field: string) => 
       if (problem.startsWith(other, at)) text = `${text.slice(0, at)}${label(other) ?? other}${text.slice(at + other.length)}`;
     }
   }
-  return `${name} ${text}`;
+  // Keep fieldError()'s separator (`' '`, `': '`) between the field and its problem.
+  const { message } = error;
+  const at = message.length - problem.length;
+  const separator = message.startsWith(field as string) && message.endsWith(problem) && at >= (field as string).length ? message.slice((field as string).length, at) : ' ';
+  return `${name}${separator}${text}`;
 }

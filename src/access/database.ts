@@ -1,4 +1,4 @@
-import { CrosstabError, ErrorCode } from '../errors.js';
+import { CrosstabError, ErrorCode, fieldError } from '../errors.js';
 import { openEmbedded } from './embedded-database.js';
 import { migrate } from './migrations.js';
 import type { Database } from './queryable.js';
@@ -34,14 +34,14 @@ export interface OpenDatabaseOptions {
 
 /**
  * Opens the database at `location` (a `postgres://` URL or a folder for the embedded store)
- * and brings its schema up to date. Rejects with a CrosstabError naming `--database` when it
+ * and brings its schema up to date. Rejects with a CrosstabError naming the field `database` when it
  * cannot be reached, when another process holds the embedded folder, or when the embedded
  * folder once held a database that is gone. Every operation of the database returned is
  * bounded by `timeoutMs`, and a store that cannot serve rejects with `store_unavailable`.
  */
 export async function openDatabase(location: string, options: OpenDatabaseOptions = {}): Promise<Database> {
   if (typeof location !== 'string' || location.trim() === '') {
-    throw new CrosstabError(ErrorCode.invalidOption, '--database must be a postgres:// URL or a folder.', { field: '--database' });
+    throw fieldError(ErrorCode.invalidOption, 'database', 'must be a postgres:// URL or a folder.');
   }
   const timeoutMs = options.timeoutMs ?? DEFAULT_STORE_TIMEOUT_MS;
   if (!Number.isInteger(timeoutMs) || timeoutMs < 1) throw new CrosstabError(ErrorCode.invalidOption, `timeoutMs must be a positive integer (ms); got ${String(timeoutMs)}.`, { field: 'timeoutMs' });

@@ -67,7 +67,7 @@ export async function openEmbedded(folder: string, timeoutMs: number): Promise<D
     const marker = await readFile(lockPath, 'utf8').catch(() => '');
     if (!hadDatabase && marker.startsWith(CREATED)) {
       throw new CrosstabError(ErrorCode.invalidOption, `The embedded database ${folder} is missing: ${lockPath} records that one was created in ${path}, and that folder is now ${identityOf(path) === undefined ? 'gone' : 'empty'}.`, {
-        field: '--database',
+        field: 'database',
         hint: `Restore the folder (from a backup, or move it back), or point --database at where it is now. To start over with a new, empty database on purpose, delete ${lockPath} as well.`,
       });
     }
@@ -75,7 +75,7 @@ export async function openEmbedded(folder: string, timeoutMs: number): Promise<D
       db = await DatabaseThread.start(path);
     } catch (error) {
       throw new CrosstabError(ErrorCode.invalidOption, `Cannot open the embedded database ${folder}: ${(error as Error).message}.`, {
-        field: '--database',
+        field: 'database',
         hint: 'Give --database an empty or existing PGlite folder, or a postgres:// URL.',
       });
     }

@@ -39,7 +39,7 @@ export type LockHelper = keyof typeof LOCK_HELPERS;
 
 function inUse(folder: string, path: string): CrosstabError {
   return new CrosstabError(ErrorCode.locked, `The embedded database ${folder} is in use by another process (it holds ${path}).`, {
-    field: '--database',
+    field: 'database',
     hint: 'An embedded database serves one process at a time: stop that process (e.g. `crosstab serve`, perhaps in another container on the same volume) first, or run every process on a PostgreSQL server with --database postgres://...',
   });
 }
@@ -59,7 +59,7 @@ function start(helper: LockHelper, path: string, folder: string): Promise<ChildP
     child.once('error', reject);
     child.once('exit', (code) => {
       if (code === CONFLICT) reject(inUse(folder, path));
-      else reject(new CrosstabError(ErrorCode.locked, `Cannot lock the embedded database ${folder} (${path}): ${helper} exited with ${code}${stderr.trim() === '' ? '' : `: ${stderr.trim()}`}.`, { field: '--database', hint: 'Check that the folder beside the database is writable.' }));
+      else reject(new CrosstabError(ErrorCode.locked, `Cannot lock the embedded database ${folder} (${path}): ${helper} exited with ${code}${stderr.trim() === '' ? '' : `: ${stderr.trim()}`}.`, { field: 'database', hint: 'Check that the folder beside the database is writable.' }));
     });
   });
 }
@@ -80,7 +80,7 @@ export async function lockEmbedded(path: string, folder: string, helpers: readon
   }
   if (child === undefined) {
     throw new CrosstabError(ErrorCode.locked, `Cannot lock the embedded database ${folder}: neither ${helpers.join(' nor ')} is installed.`, {
-      field: '--database',
+      field: 'database',
       hint: 'Install util-linux (flock) or perl, or run on a PostgreSQL server with --database postgres://...',
     });
   }

@@ -52,7 +52,7 @@ export async function openServer(url: string, poolSize: number, timeoutMs: numbe
   } catch (error) {
     await close();
     throw new CrosstabError(ErrorCode.invalidOption, `Cannot connect to the database ${location}: ${(error as Error).message}.`, {
-      field: '--database',
+      field: 'database',
       hint: 'Check the URL (postgres://user:password@host:port/database), that the server runs and that the user may connect.',
     });
   }

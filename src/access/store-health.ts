@@ -16,7 +16,7 @@ export type StoreEventListener = (event: 'store_down' | 'store_up', message: str
 
 /** A store error for `location`: what happened and what to do. */
 export function storeUnavailable(location: string, problem: string, hint = 'Retry later; the service answers 503 until its database is back.'): CrosstabError {
-  return new CrosstabError(ErrorCode.storeUnavailable, `The access database ${location} is unavailable: ${problem}`, { field: '--database', hint });
+  return new CrosstabError(ErrorCode.storeUnavailable, `The access database ${location} is unavailable: ${problem}`, { field: 'database', hint });
 }
 
 /**

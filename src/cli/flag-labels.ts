@@ -6,25 +6,33 @@ const FLAGS: Readonly<Record<string, string>> = {
   account: '--account',
   by: '--by',
   claim: '--claim',
+  cluster: '--cluster',
+  codebook: '--codebook',
+  database: '--database',
   email: '--email',
   exclude: '--exclude',
   expires: '--expires',
   from: '--from',
   groups: '--groups',
   issuer: '--issuer',
+  keepVersions: '--keep-versions',
   name: '--name',
   out: '--out',
+  shardUrl: '--shard-url',
+  shards: '--shards',
   stability: '--unstable-max/--very-unstable-max',
   subject: '--subject',
   survey: '--survey',
   surveys: '--surveys',
+  table: '--table',
   threads: '--threads',
   to: '--to',
   units: '--units',
   weights: '--weight',
 };
 
-/** The flag that sets `field`, if the CLI has one. */
+/** The flag that sets `field`, if the CLI has one; `shardUrl[2]` (the third of a repeated flag) is `--shard-url[2]`. */
 export function flagOf(field: string): string | undefined {
-  return Object.hasOwn(FLAGS, field) ? FLAGS[field] : undefined;
+  const [, name = field, index = ''] = /^(.*?)(\[\d+\])?$/.exec(field) ?? [];
+  return Object.hasOwn(FLAGS, name) ? `${FLAGS[name]}${index}` : undefined;
 }

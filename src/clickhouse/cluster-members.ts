@@ -1,4 +1,4 @@
-import { CrosstabError, ErrorCode } from '../errors.js';
+import { CrosstabError, ErrorCode, fieldError, mention, problemText } from '../errors.js';
 import { ClickHouseConnection } from './connection.js';
 import { checkIdentifier, parseClickHouseUrl, type ClickHouseLocation } from './url.js';
 
@@ -26,28 +26,27 @@ export async function shardsOf(entry: ClickHouseConnection, location: ClickHouse
   const cluster = options.cluster;
   if (cluster === undefined) {
     if (options.shards !== undefined || options.shardUrls?.length) {
-      throw new CrosstabError(ErrorCode.invalidOption, '--shards and --shard-url need --cluster NAME', { field: '--cluster', hint: 'Name the remote_servers cluster of the server config.' });
+      const problem = problemText`NAME is needed by ${mention('shards')} and ${mention('shardUrl')}`;
+      throw fieldError(ErrorCode.invalidOption, 'cluster', problem.text, { mentions: problem.mentions, hint: 'Name the remote_servers cluster of the server config.' });
     }
     return [];
   }
-  checkIdentifier(cluster, '--cluster');
+  checkIdentifier(cluster, 'cluster');
   const membersSql = `SELECT shard_num, replica_num, host_name, host_address, port, is_local FROM system.clusters WHERE cluster = '${cluster}' ORDER BY shard_num, replica_num`;
   const members = (await entry.rows<Member>(membersSql)).map(numericMember);
   if (members.length === 0) {
     const names = await entry.rows<{ cluster: string }>('SELECT DISTINCT cluster FROM system.clusters ORDER BY cluster');
-    throw new CrosstabError(ErrorCode.invalidOption, `--cluster: ${location.display} has no cluster "${cluster}" in its remote_servers`, {
-      field: '--cluster',
+    throw fieldError(ErrorCode.invalidOption, 'cluster', `${location.display} has no cluster "${cluster}" in its remote_servers`, {
       suggestions: names.map((row) => row.cluster),
       hint: `Clusters defined there: ${names.map((row) => row.cluster).join(', ') || 'none'}.`,
-    });
+    }, ': ');
   }
   const listed = members.map(describeMember).join(', ');
   const replicated = members.find((member) => member.replica_num > 1);
   if (replicated) {
-    throw new CrosstabError(ErrorCode.invalidOption, `--cluster: shard ${replicated.shard_num} of cluster "${cluster}" has more than one replica (${listed})`, {
-      field: '--cluster',
+    throw fieldError(ErrorCode.invalidOption, 'cluster', `shard ${replicated.shard_num} of cluster "${cluster}" has more than one replica (${listed})`, {
       hint: 'push writes one plain MergeTree table per shard, so another replica of a shard would answer without its respondents: use a cluster with one server per shard.',
-    });
+    }, ': ');
   }
   const shardCount = members.length;
   if (options.shards !== undefined && options.shards !== shardCount) {
@@ -57,7 +56,7 @@ export async function shardsOf(entry: ClickHouseConnection, location: ClickHouse
   const shards: Array<{ location: ClickHouseLocation; connection: ClickHouseConnection; member: Member }> = [];
   try {
     for (const [i, url] of urls.entries()) {
-      const parsed = parseClickHouseUrl(url, `--shard-url[${i}]`, location.table);
+      const parsed = parseClickHouseUrl(url, `shardUrl[${i}]`, location.table);
       const shard = { ...parsed, display: parsed.http };
       const connection = await ClickHouseConnection.connect(shard);
       shards.push({ location: shard, connection, member: await memberAt(connection, membersSql, members, cluster, listed) });
@@ -65,16 +64,16 @@ export async function shardsOf(entry: ClickHouseConnection, location: ClickHouse
     for (const [i, shard] of shards.entries()) {
       const first = shards.findIndex((other) => other.member.shard_num === shard.member.shard_num);
       if (first !== i) {
-        throw new CrosstabError(ErrorCode.invalidOption, `--shard-url ${shard.location.http} and --shard-url ${shards[first]!.location.http} are the same server of cluster "${cluster}": ${describeMember(shard.member)}`, {
-          field: '--shard-url',
+        const problem = problemText`${shard.location.http} and ${mention('shardUrl')} ${shards[first]!.location.http} are the same server of cluster "${cluster}": ${describeMember(shard.member)}`;
+        throw fieldError(ErrorCode.invalidOption, 'shardUrl', problem.text, {
+          mentions: problem.mentions,
           hint: `Give each shard's HTTP URL once. Members of "${cluster}" (host:native port): ${listed}.`,
         });
       }
     }
     const missing = members.filter((member) => !shards.some((shard) => shard.member.shard_num === member.shard_num));
     if (missing.length > 0) {
-      throw new CrosstabError(ErrorCode.invalidOption, `cluster "${cluster}" has ${shardCount} shards, and no --shard-url names ${missing.map(describeMember).join(', ')}`, {
-        field: '--shard-url',
+      throw fieldError(ErrorCode.invalidOption, 'shardUrl', `is missing for ${missing.map(describeMember).join(', ')}: cluster "${cluster}" has ${shardCount} shards`, {
         hint: `Give the HTTP URL of every shard (--shard-url once each; members of "${cluster}", host:native port: ${listed}): its MergeTree table is created through it (18.16 has no ON CLUSTER without ZooKeeper).`,
       });
     }
@@ -95,12 +94,12 @@ async function memberAt(connection: ClickHouseConnection, membersSql: string, me
   const hint = `Each --shard-url must be the HTTP URL of one server of "${cluster}" (members, host:native port: ${listed}), and each shard's config must define "${cluster}" as the server of --clickhouse does.`;
   const own = (await connection.rows<Member>(membersSql)).map(numericMember);
   if (own.length === 0) {
-    throw new CrosstabError(ErrorCode.invalidOption, `--shard-url ${url}: the server there has no cluster "${cluster}" in its remote_servers, so it cannot be matched with a member of the cluster (${listed})`, { field: '--shard-url', hint });
+    throw fieldError(ErrorCode.invalidOption, 'shardUrl', `${url}: the server there has no cluster "${cluster}" in its remote_servers, so it cannot be matched with a member of the cluster (${listed})`, { hint });
   }
   const local = own.filter((member) => member.is_local === 1);
   const matches = local.flatMap((self) => members.filter((member) => member.port === self.port && (member.host_name === self.host_name || member.host_address === self.host_address)));
   if (local.length !== 1 || matches.length !== 1) {
-    throw new CrosstabError(ErrorCode.invalidOption, `--shard-url ${url} is not a member of cluster "${cluster}" (${listed})`, { field: '--shard-url', hint });
+    throw fieldError(ErrorCode.invalidOption, 'shardUrl', `${url} is not a member of cluster "${cluster}" (${listed})`, { hint });
   }
   return matches[0]!;
 }

@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import { CrosstabError, ErrorCode } from '../errors.js';
+import { CrosstabError, ErrorCode, fieldError } from '../errors.js';
 import { BufferKind } from '../dataset/format.js';
 import { loadDataset, type LoadedDataset } from '../dataset/reader.js';
 import { mainThreadKernel } from '../kernel/kernel.js';
@@ -59,7 +59,7 @@ export async function pushDataset(path: string, options: PushOptions): Promise<P
   const started = performance.now();
   const keep = options.keepVersions ?? 1;
   if (!Number.isInteger(keep) || keep < 0) {
-    throw new CrosstabError(ErrorCode.invalidOption, `--keep-versions must be a whole number from 0, not ${String(options.keepVersions)}`, { field: '--keep-versions' });
+    throw fieldError(ErrorCode.invalidOption, 'keepVersions', `must be a whole number from 0, not ${String(options.keepVersions)}`);
   }
   const kernel = mainThreadKernel();
   const data = await loadDataset(path, kernel, { preload: true });
@@ -68,7 +68,7 @@ export async function pushDataset(path: string, options: PushOptions): Promise<P
     const defaultTable = meta.survey.toLowerCase().replace(/[^a-z0-9_]/g, '_').replace(/^(?=\d)/, 't');
     const location = parseClickHouseUrl(options.clickhouse, '--clickhouse', defaultTable);
     if (options.table !== undefined) {
-      location.table = checkIdentifier(options.table, '--table');
+      location.table = checkIdentifier(options.table, 'table');
       location.display = location.display.replace(/\?table=.*$/, `?table=${location.table}`);
     }
     const entry = await ClickHouseConnection.connect(location);
@@ -85,7 +85,7 @@ export async function pushDataset(path: string, options: PushOptions): Promise<P
       if ((published !== undefined || legacy.length > 0) && !options.replace) {
         const existing = published !== undefined ? [`version ${published} in ${tables.versions}`] : legacy.map(([node, name]) => `${name} on ${node.location.display}`);
         throw new CrosstabError(ErrorCode.invalidOption, `${location.display}: the dataset already exists (${existing.join(', ')})`, {
-          field: '--table',
+          field: 'table',
           hint: 'Pass --replace to publish a new version of it (readers keep answering from the version they opened), or --table NAME to push beside it.',
         });
       }

@@ -1,4 +1,4 @@
-import { CrosstabError, ErrorCode } from '../errors.js';
+import { CrosstabError, ErrorCode, fieldError } from '../errors.js';
 
 /** Where a ClickHouse-backed dataset lives: the HTTP endpoint, database and table. */
 export interface ClickHouseLocation {
@@ -28,10 +28,13 @@ export function isClickHouseUrl(source: string): boolean {
  */
 export function parseClickHouseUrl(source: string, option: string, defaultTable?: string): ClickHouseLocation {
   const bad = (what: string): never => {
-    throw new CrosstabError(ErrorCode.invalidOption, `${option}: ${what}`, {
-      field: option,
-      hint: 'Write clickhouse://host:8123/database?table=NAME (the HTTP port of the server; user:password@ before the host if needed).',
-    });
+    throw fieldError(
+      ErrorCode.invalidOption,
+      option,
+      what,
+      { hint: 'Write clickhouse://host:8123/database?table=NAME (the HTTP port of the server; user:password@ before the host if needed).' },
+      ': ',
+    );
   };
   if (typeof source !== 'string' || source === '') bad('a ClickHouse URL is required');
   let url: URL;
@@ -65,7 +68,7 @@ export function parseClickHouseUrl(source: string, option: string, defaultTable?
 /** `name` when it is a plain identifier (letters, digits, _), else an invalid_option naming `option`. */
 export function checkIdentifier(name: string, option: string): string {
   if (!IDENTIFIER.test(name)) {
-    throw new CrosstabError(ErrorCode.invalidOption, `${option} ${JSON.stringify(name)} must be letters, digits and _ (not starting with a digit)`, { field: option });
+    throw fieldError(ErrorCode.invalidOption, option, `${JSON.stringify(name)} must be letters, digits and _ (not starting with a digit)`);
   }
   return name;
 }

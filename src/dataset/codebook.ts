@@ -29,7 +29,7 @@ export async function readCodebook(path: string): Promise<Codebook> {
   } catch (error) {
     throw new CrosstabError(ErrorCode.fileNotFound, `${path}: cannot read the codebook (${(error as Error).message})`, {
       file: path,
-      field: '--codebook',
+      field: 'codebook',
       hint: 'Pass the path of a codebook JSON file.',
     });
   }

@@ -102,7 +102,7 @@ describe('the embedded database lock', () => {
     const winners = opened.flatMap((outcome) => (outcome.status === 'fulfilled' ? [outcome.value as Database] : []));
     expect(winners.length).toBe(1);
     const refusal = opened.find((outcome) => outcome.status === 'rejected') as PromiseRejectedResult;
-    expect(refusal.reason).toMatchObject({ code: 'locked', details: { field: '--database' } });
+    expect(refusal.reason).toMatchObject({ code: 'locked', details: { field: 'database' } });
     expect((refusal.reason as Error).message).toContain(`embedded database ${database} is in use`);
     await winners[0]?.close();
   });

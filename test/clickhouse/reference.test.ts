@@ -167,7 +167,7 @@ describe.skipIf(skipClickHouse)('ClickHouse backend, two shards: the same answer
     } finally {
       oneServer.close();
     }
-    expect((await rejection(pushDataset(paths.gss, { clickhouse: single, table: 'bad-name' }))).details.field).toBe('--table');
+    expect((await rejection(pushDataset(paths.gss, { clickhouse: single, table: 'bad-name' }))).details.field).toBe('table');
     expect((await rejection(pushDataset(paths.gss, { clickhouse: 'ftp://x/db' }))).code).toBe('invalid_option');
     expect((await rejection(pushDataset(paths.gss, { clickhouse: urls.gss, cluster: 'nope', shardUrls: [] }))).details.hint).toMatch(/crosstab_test/);
     expect((await rejection(pushDataset(paths.gss, { clickhouse: urls.gss, cluster: cluster.cluster, shards: 3, shardUrls: [] }))).details.field).toBe('--shards');
@@ -204,17 +204,17 @@ describe.skipIf(skipClickHouse)('push: every --shard-url must be a shard of --cl
 
     const outside = await push([first, outsider.url]);
     expect(outside.code).toBe('invalid_option');
-    expect(outside.details.field).toBe('--shard-url');
-    expect(outside.message).toContain(`--shard-url ${outsider.url} is not a member of cluster "crosstab_test"`);
+    expect(outside.details.field).toBe('shardUrl');
+    expect(outside.message).toContain(`shardUrl ${outsider.url} is not a member of cluster "crosstab_test"`);
     for (const member of members()) expect(outside.message).toContain(member);
 
     const twice = await push([first, first]);
-    expect(twice.details.field).toBe('--shard-url');
-    expect(twice.message).toContain(`--shard-url ${first} and --shard-url ${first} are the same server`);
+    expect(twice.details.field).toBe('shardUrl');
+    expect(twice.message).toContain(`shardUrl ${first} and shardUrl ${first} are the same server`);
 
     const missing = await push([second]);
-    expect(missing.details.field).toBe('--shard-url');
-    expect(missing.message).toContain(`no --shard-url names ${members()[0]}`);
+    expect(missing.details.field).toBe('shardUrl');
+    expect(missing.message).toContain(`shardUrl is missing for ${members()[0]}`);
 
     for (const server of [first, second, outsider.url]) {
       for (const table of ['mismatch__versions', 'mismatch__v1', 'mismatch__v1_local']) expect(await exists(server, table), `${table} on ${server}`).toBe(0);

@@ -140,7 +140,7 @@ describe.skipIf(skipClickHouse)('push --replace under open readers, two shards',
     const where = `clickhouse://127.0.0.1:${cluster.shards[0]!.http}/replaced?table=kept`;
     const shardUrls = cluster.shards.map((shard) => shard.url);
     const options = { clickhouse: where, cluster: cluster.cluster, shardUrls };
-    expect((await rejection(pushDataset(paths.old, { ...options, keepVersions: -1 }))).details.field).toBe('--keep-versions');
+    expect((await rejection(pushDataset(paths.old, { ...options, keepVersions: -1 }))).details.field).toBe('keepVersions');
     expect((await pushDataset(paths.old, options)).version).toBe(1);
     // What an interrupted push of version 2 leaves: its tables, no row.
     await sql(shardUrls[1]!, 'CREATE TABLE replaced.kept__v2_local (rid UInt32) ENGINE = MergeTree ORDER BY rid');
