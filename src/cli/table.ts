@@ -5,6 +5,9 @@ import type { Dataset } from '../facade/dataset.js';
 import { openCompiled } from './open-compiled.js';
 import type { AxisItem, MissingMode, PercentBase, TableResult } from '../facade/types.js';
 import { LONELY_PSU, type LonelyPsu } from '../stats/design-variance.js';
+import { CORRECTIONS, type Correction } from '../stats/significance.js';
+import { STANDARD_ERROR_METHODS, type StandardErrorMethod } from '../stats/standard-error.js';
+import { DOMAINS, type Domain } from '../report/design-figures.js';
 import { normalizeStats, STAT_NAMES, type StatName } from '../report/statistics.js';
 import { tableStatistics, type TableStatistics } from '../report/table-statistics.js';
 import { tableToCSV } from '../report/table-csv.js';
@@ -43,11 +46,11 @@ export function registerTableCommand(program: Command): void {
     .option('--column <expr>', 'a column expression (repeat for more)', collect('--column'))
     .option('--columns <variable>', 'one column per value of a variable (repeat for more)', collect('--columns'))
     .option('--stats <list>', `all, or a comma list of ${STAT_NAMES.join(',')}`, 'vpct')
-    .option('--se <method>', 'standard error: linearization (R svymean) or kish (effective base)', 'linearization')
-    .option('--correction <method>', 'multiple comparisons: none, bonferroni or holm', 'none')
+    .option('--se <method>', 'standard error: linearization (R svymean) or kish (effective base)', STANDARD_ERROR_METHODS[0])
+    .option('--correction <method>', `multiple comparisons: ${orList(CORRECTIONS)}`, CORRECTIONS[0])
     .option('--alpha <level>', 'significance level of the column tests', '0.05')
-    .option('--domain <n>', 'simple design: file (base as a domain of the whole file, R subset(); N = file respondents) or base (N = base respondents)', 'file')
-    .option('--lonely-psu <option>', `strata with one PSU: ${LONELY_PSU.join(', ')} (R survey.lonely.psu)`, 'fail')
+    .option('--domain <n>', 'simple design: file (base as a domain of the whole file, R subset(); N = file respondents) or base (N = base respondents)', DOMAINS[0])
+    .option('--lonely-psu <option>', `strata with one PSU: ${LONELY_PSU.join(', ')} (R survey.lonely.psu)`, LONELY_PSU[0])
     .option('--missing <mode>', 'show (default): a "No answer" entry per expanded variable with blanks in the base; hide: none', 'show')
     .option('--percent-base <base>', 'total (default): percentages of every base respondent; valid: of those who answered', 'total')
     .option('--execution <where>', 'auto, inline (calling thread) or pool (worker threads)', 'auto')
@@ -89,10 +92,10 @@ interface TableFlags {
   rows: Ordered[];
   columns: Ordered[];
   stats: StatName[];
-  se: 'linearization' | 'kish';
-  correction: 'none' | 'bonferroni' | 'holm';
+  se: StandardErrorMethod;
+  correction: Correction;
   alpha: number;
-  domain: 'file' | 'base';
+  domain: Domain;
   lonelyPsu: LonelyPsu;
   missing: MissingMode;
   percentBase: PercentBase;
@@ -111,10 +114,10 @@ function readFlags(flags: Record<string, unknown>): TableFlags {
     throw flagError('--column', 'no columns: give at least one --column EXPR or --columns VARIABLE', "e.g. --columns sex --column 'age=18..34'");
   }
   const stats = readStats(String(flags['stats']));
-  const se = oneOf('--se', flags['se'], ['linearization', 'kish'] as const);
-  const correction = oneOf('--correction', flags['correction'], ['none', 'bonferroni', 'holm'] as const);
+  const se = oneOf('--se', flags['se'], STANDARD_ERROR_METHODS);
+  const correction = oneOf('--correction', flags['correction'], CORRECTIONS);
   const format = oneOf('--format', flags['format'], FORMATS);
-  const domain = oneOf('--domain', flags['domain'], ['file', 'base'] as const);
+  const domain = oneOf('--domain', flags['domain'], DOMAINS);
   const lonelyPsu = oneOf('--lonely-psu', flags['lonelyPsu'], LONELY_PSU);
   const execution = oneOf('--execution', flags['execution'], ['auto', 'inline', 'pool'] as const);
   const missing = oneOf('--missing', flags['missing'], ['show', 'hide'] as const);
@@ -149,6 +152,11 @@ function oneOf<T extends string>(flag: string, value: unknown, allowed: readonly
     throw flagError(flag, `${flag} must be ${allowed.join(', ')}; not "${String(value)}"`, `e.g. ${flag} ${allowed[0]}`);
   }
   return value as T;
+}
+
+/** `a, b or c`, for help texts. */
+function orList(names: readonly string[]): string {
+  return names.length < 2 ? names.join('') : `${names.slice(0, -1).join(', ')} or ${names.at(-1)!}`;
 }
 
 function flagError(flag: string, message: string, hint: string): CrosstabError {

@@ -6,6 +6,10 @@ import type { CellSums } from '../stats/types.js';
 import { percentBases, type PercentBases } from './percent-bases.js';
 
 /** How the variances of a table are computed. */
+/** What a simple design's N is when the base is a subset: the whole file's respondents (`file`, the default) or the base's. */
+export const DOMAINS = ['file', 'base'] as const;
+export type Domain = (typeof DOMAINS)[number];
+
 export type VarianceKind = 'simple' | 'taylor' | 'replicate';
 
 /** The design-based variances a table report needs, whatever the design. */
@@ -35,7 +39,7 @@ export interface DesignFigures {
  * the file's respondents; `'base'` uses the base's respondents (R: a design built on the
  * base's rows). Complex designs are always domains of the whole file.
  */
-export function designFigures(result: TableResult, domain: 'file' | 'base', lonelyPsu: LonelyPsu, bases: PercentBases = percentBases(result, 'total')): DesignFigures {
+export function designFigures(result: TableResult, domain: Domain, lonelyPsu: LonelyPsu, bases: PercentBases = percentBases(result, 'total')): DesignFigures {
   const columns = result.columns.length;
   const sums: TableSums = {
     rows: result.rows.length,

@@ -12,10 +12,10 @@ export const TABLE_METADATA_KEY = 'crosstab.table';
  * The table as an Apache Arrow table, one row per cell (rows outer, columns inner):
  * `row`, `column` (Int32, 0-based), `rowLabel`, `rowExpr`, `columnLabel`, `columnExpr`,
  * `columnLetter` (Utf8, null when the column is not compared), `weighted`,
- * `sumSqWeights` (Float64), `respondents` (Int32), `stability` (Utf8), then each
- * requested statistic as Float64 (`columnPct`, `rowPct`, `tablePct`, `index`,
- * `effectiveBase`, `designEffect`, `columnPctSE`, `columnPctMoE`; null where undefined)
- * and `letters` (Utf8). The schema metadata `crosstab.table` holds base, weight,
+ * `sumSqWeights` (Float64), `respondents` (Int32), `stability` (Utf8), then the figure of
+ * each requested statistic as Float64, named and ordered as the statistics registry
+ * (FIGURES: `columnPct` … `weightedSE`, `weightedMoE`; null where undefined), and
+ * `letters` (Utf8). The schema metadata `crosstab.table` holds base, weight,
  * units, thresholds, totals, statistics settings and column groups as JSON.
  */
 export function tableToArrow(result: TableResult, statistics?: TableStatistics): Table {

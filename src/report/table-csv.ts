@@ -6,9 +6,9 @@ import type { TableStatistics } from './table-statistics.js';
  * The table as long CSV (RFC 4180, `\n` line ends): a header, then one line per cell,
  * rows outer, columns inner. Columns: `row`, `rowLabel`, `rowExpr`, `column`,
  * `columnLabel`, `columnExpr`, `columnLetter`, `weighted`, `respondents`,
- * `sumSqWeights`, `stability`, then each requested statistic (`columnPct`, `rowPct`,
- * `tablePct`, `index`, `effectiveBase`, `designEffect`, `columnPctSE`, `columnPctMoE`,
- * `letters`). Indexes are 0-based, percentages proportions (0–1), numbers in
+ * `sumSqWeights`, `stability`, then the figure of each requested statistic, named and
+ * ordered as the statistics registry (FIGURES: `columnPct` … `weightedSE`, `weightedMoE`),
+ * then `letters`. Indexes are 0-based, percentages proportions (0–1), numbers in
  * shortest round-trip form, undefined figures empty.
  */
 export function tableToCSV(result: TableResult, statistics?: TableStatistics): string {

@@ -12,9 +12,11 @@ import {
   type StandardErrorMethod,
 } from '../stats/index.js';
 import { LONELY_PSU, type LonelyPsu } from '../stats/design-variance.js';
+import { CORRECTIONS } from '../stats/significance.js';
+import { STANDARD_ERROR_METHODS } from '../stats/standard-error.js';
 import { columnGroups, type ColumnGroup } from './column-groups.js';
 import { raoScottTests, type RaoScottTest } from './rao-scott-tests.js';
-import { designFigures, type DesignFigures, type VarianceKind } from './design-figures.js';
+import { designFigures, DOMAINS, type DesignFigures, type Domain, type VarianceKind } from './design-figures.js';
 import { percentBases, type PercentBases } from './percent-bases.js';
 import { readPercentBase } from '../facade/axes.js';
 import { FIGURES, normalizeStats, type FigureField, type StatName } from './statistics.js';
@@ -50,7 +52,7 @@ export interface TableStatisticsOptions {
    * design (R `subset(design, base)`, N = the file's respondents); `base` as a design of
    * its own (N = the base's respondents). Complex designs are always domains of the file.
    */
-  domain?: 'file' | 'base';
+  domain?: Domain;
   /** Strata with one PSU (Taylor designs), as R's `survey.lonely.psu`; default `fail`. */
   lonelyPsu?: LonelyPsu;
   /**
@@ -94,7 +96,7 @@ export interface TableStatistics extends FigureArrays {
   correction: Correction;
   alpha: number;
   deff: 'replace' | 'population';
-  domain: 'file' | 'base';
+  domain: Domain;
   lonelyPsu: LonelyPsu;
   /** What the percentages are of: `total` (every base respondent) or `valid` (those who answered). */
   percentBase: PercentBase;
@@ -250,13 +252,13 @@ function readOptions(options: TableStatisticsOptions) {
   if (typeof options !== 'object' || options === null) throw invalidOption('options', 'options must be an object');
   const stats = normalizeStats(options.stats);
   const se = options.se ?? 'linearization';
-  if (se !== 'linearization' && se !== 'kish') throw invalidOption('options.se', `options.se must be 'linearization' or 'kish', not ${String(se)}`);
+  if (!(STANDARD_ERROR_METHODS as readonly string[]).includes(se)) throw invalidOption('options.se', `options.se must be 'linearization' or 'kish', not ${String(se)}`);
   const test = options.test ?? (se === 'kish' ? 'pooled-effective' : 'linearization');
   if (test !== 'linearization' && test !== 'pooled-effective') {
     throw invalidOption('options.test', `options.test must be 'linearization' or 'pooled-effective', not ${String(test)}`);
   }
   const correction = options.correction ?? 'none';
-  if (correction !== 'none' && correction !== 'bonferroni' && correction !== 'holm') {
+  if (!(CORRECTIONS as readonly string[]).includes(correction)) {
     throw invalidOption('options.correction', `options.correction must be 'none', 'bonferroni' or 'holm', not ${String(correction)}`);
   }
   const alpha = options.alpha ?? 0.05;
@@ -266,7 +268,7 @@ function readOptions(options: TableStatisticsOptions) {
   const deff = options.deff ?? 'replace';
   if (deff !== 'replace' && deff !== 'population') throw invalidOption('options.deff', `options.deff must be 'replace' or 'population', not ${String(deff)}`);
   const domain = options.domain ?? 'file';
-  if (domain !== 'file' && domain !== 'base') throw invalidOption('options.domain', `options.domain must be 'file' or 'base', not ${String(domain)}`);
+  if (!(DOMAINS as readonly string[]).includes(domain)) throw invalidOption('options.domain', `options.domain must be 'file' or 'base', not ${String(domain)}`);
   const lonelyPsu = options.lonelyPsu ?? 'fail';
   if (!(LONELY_PSU as readonly string[]).includes(lonelyPsu)) {
     throw invalidOption('options.lonelyPsu', `options.lonelyPsu must be one of ${LONELY_PSU.join(', ')}, not ${String(lonelyPsu)}`);

@@ -11,7 +11,9 @@ export interface ColumnCell {
 }
 
 export type ComparisonMethod = 'linearization' | 'pooled-effective';
-export type Correction = 'none' | 'bonferroni' | 'holm';
+/** The multiple-comparison corrections of column tests, the default first. */
+export const CORRECTIONS = ['none', 'bonferroni', 'holm'] as const;
+export type Correction = (typeof CORRECTIONS)[number];
 
 export interface ComparisonOptions {
   /**

@@ -8,7 +8,9 @@ import type { CellSums } from './types.js';
  */
 export const NORMAL_CRITICAL_95 = 1.9599639845400536;
 
-export type StandardErrorMethod = 'linearization' | 'kish';
+/** The standard-error methods of column proportions, the default first. */
+export const STANDARD_ERROR_METHODS = ['linearization', 'kish'] as const;
+export type StandardErrorMethod = (typeof STANDARD_ERROR_METHODS)[number];
 
 export interface StandardErrorOptions {
   /**
