@@ -13,7 +13,10 @@
  *   clickhouse   ClickHouse connection, schema, push, bound expressions as SQL
  *   pool         worker-thread pool over shared memory
  *   query        parser, resolver, evaluator, table plans
- *   dataset      input readers, compiler, Arrow file format
+ *   dataset/file   the dataset file: reader (lazy buffers, checksums), writer, add-weight
+ *   dataset/build  the compiler: classify, encode columns (worker threads), codebook, design
+ *   dataset/input  CSV, SPSS, Parquet and Arrow readers into raw tables, and their workers
+ *   dataset/format.ts  the on-disk format's layout and metadata types, shared by the three above
  *   stats        statistics from cell and design sums
  *   weighting    raking, post-stratification and calibration over arrays of cells
  *   kernel       the WebAssembly kernel's loader, memory and typed exports
@@ -34,7 +37,10 @@ const LAYERS = [
   'clickhouse',
   'pool',
   'query',
-  'dataset',
+  'dataset/file',
+  'dataset/build',
+  'dataset/input',
+  'dataset/format\\.ts',
   'stats',
   'weighting',
   'kernel',

@@ -4,11 +4,11 @@
 // its own, and allocates (its dictionaries grow with the data), which the query kernel
 // never does.
 //
-// The caller (src/dataset/csv-worker.js) copies a chunk of whole lines (each ending with
+// The caller (src/dataset/input/csv-worker.js) copies a chunk of whole lines (each ending with
 // '\n') into `src`, zero-padded to a multiple of 64 bytes, and calls encodeChunk. A line the
 // fast path cannot take (a quote or '\r', i.e. quoted fields, CRLF or CR endings; or a field
 // count other than the header's) stops it at that line's first byte, and the JavaScript
-// reader reads from there (src/dataset/csv-chunks.ts), so both give the same table or the
+// reader reads from there (src/dataset/input/csv-chunks.ts), so both give the same table or the
 // same error. Weights this code cannot convert exactly (see parseWeight) are listed for the
 // caller, which converts them as the JavaScript reader does (or finds them invalid).
 //

@@ -24,8 +24,8 @@ export { toServiceResponse, stabilityFlag, ConditionalResult } from './facade/se
 export type { ServiceResponse, ServiceResult } from './facade/service-shape.js';
 export { parseExpression } from './query/parse.js';
 export type { Expr } from './query/ast.js';
-export { parseCodebook, readCodebook } from './dataset/codebook.js';
-export type { Codebook, VariableDescription } from './dataset/codebook.js';
+export { parseCodebook, readCodebook } from './dataset/build/codebook.js';
+export type { Codebook, VariableDescription } from './dataset/build/codebook.js';
 export { CrosstabError, ErrorCode, isCrosstabError, labelledMessage } from './errors.js';
 export type { ErrorDetails } from './errors.js';
 export type {
@@ -54,6 +54,6 @@ export { writeTabbook, TABBOOK_FORMATS, TABBOOK_LAYOUTS } from './report/index.j
 export type { Tabbook, TabbookTable, TabbookFormat, TabbookLayout, WriteTabbookOptions } from './report/index.js';
 export { STAT_NAMES, tableStatistics, columnGroups, tableToJSON, tableToCSV, tableToArrow, tableToArrowIPC, TABLE_METADATA_KEY, tableToText, tableToHTML, indexColour } from './report/index.js';
 export type { StatName, TableStatistics, TableStatisticsOptions, ColumnComparison, ColumnGroup, TableJson, TableJsonAxisEntry, TableJsonCell, TableJsonComparison, TableJsonRaoScott, RaoScottTest, VarianceKind, DisplayOptions } from './report/index.js';
-export type { DesignOptions, ReplicateType } from './dataset/design.js';
+export type { DesignOptions, ReplicateType } from './dataset/build/design.js';
 export type { LonelyPsu } from './stats/design-variance.js';
 export type { TableDesign } from './stats/table-variance.js';

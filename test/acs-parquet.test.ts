@@ -8,8 +8,8 @@ import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { Int64, Table, tableToIPC, Utf8, vectorFromArray } from 'apache-arrow';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RawTable } from '../src/dataset/raw-table.js';
-import { readInput } from '../src/dataset/read-input.js';
+import type { RawTable } from '../src/dataset/input/raw-table.js';
+import { readInput } from '../src/dataset/input/read-input.js';
 import { acsCsv, skipWithoutAcs } from './support/paths.js';
 
 const skipAcs = skipWithoutAcs('test/acs-parquet.test.ts (ACS as Parquet and Arrow)');

@@ -1,5 +1,5 @@
 // The dataset reader decodes the Arrow IPC footer and record batch messages by hand
-// (src/dataset/arrow-file.ts, so that opening a dataset does not load apache-arrow): it must
+// (src/dataset/file/arrow-file.ts, so that opening a dataset does not load apache-arrow): it must
 // read what apache-arrow reads, on files written by the writer and by apache-arrow itself.
 import { closeSync, mkdtempSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -8,7 +8,7 @@ import { Binary, Field, Int32, makeData, RecordBatch, Schema, Struct, Table, tab
 import { Footer } from 'apache-arrow/ipc/metadata/file';
 import { Message, type RecordBatch as RecordBatchHeader } from 'apache-arrow/ipc/metadata/message';
 import { describe, expect, inject, it } from 'vitest';
-import { readArrowStructure } from '../src/dataset/arrow-file.js';
+import { readArrowStructure } from '../src/dataset/file/arrow-file.js';
 
 function structure(path: string) {
   const fd = openSync(path, 'r');

@@ -8,9 +8,9 @@ import { gzipSync } from 'node:zlib';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import fc from 'fast-check';
 import { buildDataset, CrosstabError, Dataset, ErrorCode, openDataset, type TableResult } from '../src/index.js';
-import { compileDataset } from '../src/dataset/compile.js';
-import { readInput } from '../src/dataset/read-input.js';
-import { writeDataset } from '../src/dataset/writer.js';
+import { compileDataset } from '../src/dataset/build/compile.js';
+import { readInput } from '../src/dataset/input/read-input.js';
+import { writeDataset } from '../src/dataset/file/writer.js';
 import { cliPath } from './support/paths.js';
 import { rejection } from './support/rejection.js';
 

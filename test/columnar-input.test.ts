@@ -9,8 +9,8 @@ import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { Bool, Float64, Int32, Int64, Table, tableToIPC, Utf8, vectorFromArray, Dictionary } from 'apache-arrow';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RawTable } from '../src/dataset/raw-table.js';
-import { readInput } from '../src/dataset/read-input.js';
+import type { RawTable } from '../src/dataset/input/raw-table.js';
+import { readInput } from '../src/dataset/input/read-input.js';
 import { CrosstabError } from '../src/index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'columnar-input-test-'));

@@ -5,9 +5,9 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { compileDataset } from '../src/dataset/compile.js';
-import { readCsv } from '../src/dataset/read-csv.js';
-import { writeDataset } from '../src/dataset/writer.js';
+import { compileDataset } from '../src/dataset/build/compile.js';
+import { readCsv } from '../src/dataset/input/read-csv.js';
+import { writeDataset } from '../src/dataset/file/writer.js';
 import { buildDataset, CrosstabError, ErrorCode, openDataset } from '../src/index.js';
 import { gssCsv, nhanesCsv } from './support/paths.js';
 

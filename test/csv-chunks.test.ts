@@ -1,4 +1,4 @@
-// The CSV reader's worker path (WebAssembly encoder, src/dataset/csv-chunks.ts) against the
+// The CSV reader's worker path (WebAssembly encoder, src/dataset/input/csv-chunks.ts) against the
 // same reader on one thread, on the real survey files and on large generated files whose
 // problems come late: the same table (ids, dictionaries in first-seen order, weights to the
 // bit) or the same error at the same line. test/csv-records.test.ts runs random CSVs.
@@ -7,8 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
-import { readCsvTuned, type CsvTuning } from '../src/dataset/read-csv.js';
-import type { RawTable } from '../src/dataset/raw-table.js';
+import { readCsvTuned, type CsvTuning } from '../src/dataset/input/read-csv.js';
+import type { RawTable } from '../src/dataset/input/raw-table.js';
 import { CrosstabError } from '../src/errors.js';
 import { gssCsv, nhanesCsv } from './support/paths.js';
 

@@ -1,5 +1,5 @@
 // The CSV fast paths (native split of lines without quotes or '\r'; the WebAssembly encoder
-// in worker threads, src/dataset/csv-chunks.ts) against csv-parse alone on random CSVs:
+// in worker threads, src/dataset/input/csv-chunks.ts) against csv-parse alone on random CSVs:
 // quotes, embedded newlines, CR/CRLF/LF endings, a BOM, blank lines, UTF-8, ragged rows,
 // weights of every form (and bad ones), missing final newline, read in random chunk sizes.
 // The tables, or the errors, must be identical.
@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { readCsvTuned, type CsvTuning } from '../src/dataset/read-csv.js';
+import { readCsvTuned, type CsvTuning } from '../src/dataset/input/read-csv.js';
 import { CrosstabError } from '../src/index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'crosstab-csv-fast-'));

@@ -8,8 +8,8 @@ import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { tableFromIPC, tableToIPC } from 'apache-arrow';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
-import { readArrowStructure } from '../src/dataset/arrow-file.js';
-import { rebuildCommand } from '../src/dataset/rebuild-command.js';
+import { readArrowStructure } from '../src/dataset/file/arrow-file.js';
+import { rebuildCommand } from '../src/dataset/file/rebuild-command.js';
 import { CrosstabError, ErrorCode, openDataset, type OpenOptions } from '../src/index.js';
 import { cliPath } from './support/paths.js';
 

@@ -3,11 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
-import { readCsv } from '../src/dataset/read-csv.js';
-import type { RawTable, ReadOptions } from '../src/dataset/raw-table.js';
+import { readCsv } from '../src/dataset/input/read-csv.js';
+import type { RawTable, ReadOptions } from '../src/dataset/input/raw-table.js';
 import { CrosstabError, ErrorCode } from '../src/errors.js';
 import { suggest } from '../src/text/suggest.js';
-import { TableEncoder } from '../src/dataset/table-encoder.js';
+import { TableEncoder } from '../src/dataset/input/table-encoder.js';
 import { acsCsv, gssCsv, skipWithoutAcs } from './support/paths.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'read-csv-test-'));

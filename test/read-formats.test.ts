@@ -24,9 +24,9 @@ import {
   vectorFromArray,
 } from 'apache-arrow';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { RawTable, ReadOptions } from '../src/dataset/raw-table.js';
-import { readCsv } from '../src/dataset/read-csv.js';
-import { readInput, sniffFormat } from '../src/dataset/read-input.js';
+import type { RawTable, ReadOptions } from '../src/dataset/input/raw-table.js';
+import { readCsv } from '../src/dataset/input/read-csv.js';
+import { readInput, sniffFormat } from '../src/dataset/input/read-input.js';
 import { buildDataset, CrosstabError, ErrorCode, openDataset, type Dataset } from '../src/index.js';
 import { gssCsv, nhanesCsv, repoRoot } from './support/paths.js';
 import { referenceQueries } from './support/reference-queries.js';

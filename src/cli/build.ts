@@ -1,5 +1,5 @@
 import { type Command, InvalidArgumentError } from 'commander';
-import type { DesignOptions } from '../dataset/design.js';
+import type { DesignOptions } from '../dataset/build/design.js';
 import { SingleBar } from 'cli-progress';
 import { buildDataset } from '../facade/build.js';
 import { ErrorCode, isCrosstabError } from '../errors.js';

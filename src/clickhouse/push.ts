@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import { CrosstabError, ErrorCode, fieldError } from '../errors.js';
 import { BufferKind } from '../dataset/format.js';
-import { loadDataset, type LoadedDataset } from '../dataset/reader.js';
+import { loadDataset, type LoadedDataset } from '../dataset/file/reader.js';
 import { mainThreadKernel } from '../kernel/kernel.js';
 import { shardsOf } from './cluster-members.js';
 import { ClickHouseConnection } from './connection.js';

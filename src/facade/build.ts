@@ -1,12 +1,12 @@
 import { stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { CrosstabError, ErrorCode, throwIfCancelled } from '../errors.js';
-import { defaultBuildThreads, PARALLEL_BUILD_MIN_ROWS } from '../dataset/build-threads.js';
-import { readCodebook } from '../dataset/codebook.js';
-import { compileDataset, type CompiledDataset } from '../dataset/compile.js';
-import { declareDesign, type DesignOptions } from '../dataset/design.js';
+import { defaultBuildThreads, PARALLEL_BUILD_MIN_ROWS } from '../dataset/input/build-threads.js';
+import { readCodebook } from '../dataset/build/codebook.js';
+import { compileDataset, type CompiledDataset } from '../dataset/build/compile.js';
+import { declareDesign, type DesignOptions } from '../dataset/build/design.js';
 import { BUILD_CANCELLED_HINT, BufferKind, type StoredVariable } from '../dataset/format.js';
-import type { readInput } from '../dataset/read-input.js';
+import type { readInput } from '../dataset/input/read-input.js';
 import { Resolver } from '../query/resolve.js';
 import { invalidOption, requireSignal } from './options.js';
 import type { StabilityThresholds } from './types.js';
@@ -84,7 +84,7 @@ export async function buildDataset(input: string, options: BuildOptions): Promis
   } else if (onProgress) readOptions.onProgress = onProgress;
   // The input readers and the writer (csv-parse, hyparquet, apache-arrow) load on first
   // build, not with the package: opening a built dataset and querying it never needs them.
-  const { readInput: read } = await import('../dataset/read-input.js');
+  const { readInput: read } = await import('../dataset/input/read-input.js');
   const table = await read(input, readOptions);
   cancelled();
 
@@ -128,7 +128,7 @@ export async function buildDataset(input: string, options: BuildOptions): Promis
     }
   }
   cancelled();
-  const { writeDataset } = await import('../dataset/writer.js');
+  const { writeDataset } = await import('../dataset/file/writer.js');
   const written = await writeDataset(compiled, checked.out, signal);
   return {
     out: checked.out,

@@ -1,6 +1,6 @@
-import { clusterStructure, describeDesign, type ClusterStructure } from '../dataset/design.js';
+import { clusterStructure, describeDesign, type ClusterStructure } from '../dataset/build/design.js';
 import { BufferKind, type StoredVariable } from '../dataset/format.js';
-import type { LoadedDataset } from '../dataset/reader.js';
+import type { LoadedDataset } from '../dataset/file/reader.js';
 import type { Kernel, WeightVector } from '../kernel/kernel.js';
 import { computeTableWithPsuSums } from '../query/table-with-psu-sums.js';
 import type { DenseView, Evaluator } from '../query/evaluate.js';

@@ -1,5 +1,5 @@
 import { AXIS_LIMIT } from '../dataset/format.js';
-import type { LoadedDataset } from '../dataset/reader.js';
+import type { LoadedDataset } from '../dataset/file/reader.js';
 import { DEFAULT_MISSING_LABEL, type DatasetInfo, type StabilityLevel, type StabilityThresholds, type VariableInfo } from './types.js';
 
 

@@ -1,6 +1,6 @@
 import { CrosstabError, ErrorCode, throwIfCancelled } from '../errors.js';
 import { AXIS_LIMIT, type StoredMeta } from '../dataset/format.js';
-import { loadDataset, type LoadOptions } from '../dataset/reader.js';
+import { loadDataset, type LoadOptions } from '../dataset/file/reader.js';
 import { mainThreadKernel } from '../kernel/kernel.js';
 import { Evaluator } from '../query/evaluate.js';
 import { checkpoint } from '../query/executor.js';

@@ -1,5 +1,5 @@
 import { availableParallelism } from 'node:os';
-import type { LoadedDataset } from '../dataset/reader.js';
+import type { LoadedDataset } from '../dataset/file/reader.js';
 import type { CellSums, Kernel, WeightVector } from '../kernel/kernel.js';
 import { sharedPool } from '../pool/pool.js';
 import { estimateCellsMs, poolCells } from '../query/cells-plan.js';

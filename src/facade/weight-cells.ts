@@ -1,5 +1,5 @@
 import { CrosstabError, ErrorCode } from '../errors.js';
-import type { RankColumn } from '../dataset/respondent-columns.js';
+import type { RankColumn } from '../dataset/file/respondent-columns.js';
 import type { StoredVariable } from '../dataset/format.js';
 
 /**

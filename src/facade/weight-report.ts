@@ -1,5 +1,5 @@
 import type { StoredVariable } from '../dataset/format.js';
-import type { RankColumn } from '../dataset/respondent-columns.js';
+import type { RankColumn } from '../dataset/file/respondent-columns.js';
 import { type CellSolution, weightSpread, type WeightSpread } from '../weighting/index.js';
 import type { FineCells } from './weight-cells.js';
 import type { GroupProblem } from './weight-problem.js';

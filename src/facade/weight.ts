@@ -1,9 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import { CrosstabError, ErrorCode } from '../errors.js';
-import { writeWithWeight } from '../dataset/add-weight.js';
+import { writeWithWeight } from '../dataset/file/add-weight.js';
 import type { StoredVariable } from '../dataset/format.js';
-import { loadDataset } from '../dataset/reader.js';
-import { rankColumn, weightColumn } from '../dataset/respondent-columns.js';
+import { loadDataset } from '../dataset/file/reader.js';
+import { rankColumn, weightColumn } from '../dataset/file/respondent-columns.js';
 import { mainThreadKernel } from '../kernel/kernel.js';
 import { calibrate, type CellSolution, postStratify, rake, trimWeights, weightSpread } from '../weighting/index.js';
 import { fineCells } from './weight-cells.js';

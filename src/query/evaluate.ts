@@ -1,6 +1,6 @@
 import { BufferKind } from '../dataset/format.js';
 import { CrosstabError, ErrorCode } from '../errors.js';
-import type { LoadedDataset } from '../dataset/reader.js';
+import type { LoadedDataset } from '../dataset/file/reader.js';
 import type { KernelExports } from '../kernel/exports.js';
 import type { CellSums, Kernel, WeightVector } from '../kernel/kernel.js';
 import { NS_PER_LISTED_RESPONDENT, NS_PER_WORD_CELL } from './costs.js';

@@ -2,8 +2,8 @@
 // more than two 2,048-word (131,072-respondent) chunks of the kernel's cache-blocked tile
 // loop, so every plan crosses chunk boundaries and ends on a partial chunk. Generated from a
 // fixed seed on every run (global setup builds it once), never committed.
-import { compileDataset } from '../../src/dataset/compile.js';
-import { writeDataset } from '../../src/dataset/writer.js';
+import { compileDataset } from '../../src/dataset/build/compile.js';
+import { writeDataset } from '../../src/dataset/file/writer.js';
 import { rawTable } from './make-dataset.js';
 import type { ReferenceTable } from './reference-engine.js';
 

@@ -1,11 +1,11 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { compileDataset } from '../../src/dataset/compile.js';
-import type { RawTable } from '../../src/dataset/raw-table.js';
-import { writeDataset } from '../../src/dataset/writer.js';
+import { compileDataset } from '../../src/dataset/build/compile.js';
+import type { RawTable } from '../../src/dataset/input/raw-table.js';
+import { writeDataset } from '../../src/dataset/file/writer.js';
 import { openDataset, type Dataset, type OpenOptions } from '../../src/facade/dataset.js';
-import type { Codebook } from '../../src/dataset/codebook.js';
+import type { Codebook } from '../../src/dataset/build/codebook.js';
 
 let folder: string | undefined;
 let serial = 0;

@@ -2,8 +2,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import type { WeightOptions } from '../../src/index.js';
-import { loadDataset } from '../../src/dataset/reader.js';
-import { rankColumn, weightColumn } from '../../src/dataset/respondent-columns.js';
+import { loadDataset } from '../../src/dataset/file/reader.js';
+import { rankColumn, weightColumn } from '../../src/dataset/file/respondent-columns.js';
 import { mainThreadKernel } from '../../src/kernel/kernel.js';
 import { repoRoot } from './paths.js';
 

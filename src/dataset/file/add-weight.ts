@@ -1,8 +1,8 @@
 import { open } from 'node:fs/promises';
-import { StreamingChecksum } from '../kernel/checksum.js';
-import type { Kernel } from '../kernel/kernel.js';
-import type { BufferSpec, CompiledDataset } from './compile.js';
-import { BufferKind, type StoredMeta } from './format.js';
+import { StreamingChecksum } from '../../kernel/checksum.js';
+import type { Kernel } from '../../kernel/kernel.js';
+import type { BufferSpec, CompiledDataset } from '../build/compile.js';
+import { BufferKind, type StoredMeta } from '../format.js';
 import type { BufferEntry } from './lazy-buffers.js';
 import type { LoadedDataset } from './loaded-dataset.js';
 import { corrupt } from './reader.js';

@@ -1,4 +1,4 @@
-import type { RowIds } from './row-ids.js';
+import type { RowIds } from '../input/row-ids.js';
 
 /** What one variable's buffers are made from. */
 export interface ColumnBuffersTask {

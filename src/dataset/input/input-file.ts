@@ -1,5 +1,5 @@
 import { type FileHandle, open } from 'node:fs/promises';
-import { CrosstabError, ErrorCode } from '../errors.js';
+import { CrosstabError, ErrorCode } from '../../errors.js';
 import type { RawTable, ReadOptions } from './raw-table.js';
 import { inputError } from './table-encoder.js';
 

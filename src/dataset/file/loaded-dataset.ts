@@ -1,4 +1,4 @@
-import type { BufferKind, StoredMeta } from './format.js';
+import type { BufferKind, StoredMeta } from '../format.js';
 
 /** A buffer of the dataset, now in kernel memory. */
 export interface LoadedBuffer {

@@ -1,5 +1,5 @@
-import { AXIS_LIMIT } from './format.js';
-import type { RawColumn } from './raw-table.js';
+import { AXIS_LIMIT } from '../format.js';
+import type { RawColumn } from '../input/raw-table.js';
 
 /**
  * Plain decimal numbers: no leading zeros (so `06` stays text), optional sign, fraction

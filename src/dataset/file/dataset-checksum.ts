@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { FORMAT_VERSION } from './format.js';
+import { FORMAT_VERSION } from '../format.js';
 
 /** Characters of a buffer hash: XXH64 as lowercase hex. */
 export const HASH_CHARS = 16;

@@ -1,7 +1,7 @@
 import { Worker } from 'node:worker_threads';
-import { CrosstabError, ErrorCode } from '../errors.js';
+import { CrosstabError, ErrorCode } from '../../errors.js';
 import type { ColumnBuffersTask } from './column-buffers.js';
-import { workerFile } from './worker-file.js';
+import { workerFile } from '../input/worker-file.js';
 
 interface Waiting {
   resolve: (buffers: Uint8Array[]) => void;
@@ -20,7 +20,7 @@ export class ColumnPool {
   private failure: Error | undefined;
 
   constructor(threads: number) {
-    const path = workerFile('compile-worker.js', 'the dataset build worker');
+    const path = workerFile('compile-worker.js', 'the dataset build worker', import.meta.url);
     for (let i = 0; i < threads; i++) {
       const worker = new Worker(path);
       const entry = { worker, waiting: 0 };

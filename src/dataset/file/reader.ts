@@ -1,11 +1,11 @@
 import { closeSync, fstatSync, openSync } from 'node:fs';
-import { CrosstabError, echo, ErrorCode } from '../errors.js';
-import { bitsetWords } from '../kernel/exports.js';
-import type { Kernel } from '../kernel/kernel.js';
+import { CrosstabError, echo, ErrorCode } from '../../errors.js';
+import { bitsetWords } from '../../kernel/exports.js';
+import type { Kernel } from '../../kernel/kernel.js';
 import { type ArrowSchema, ArrowFileProblem, type BatchLocation, readArrowStructure, readAt } from './arrow-file.js';
 import { datasetChecksum, HASH_CHARS } from './dataset-checksum.js';
-import { paddedSize } from './compile.js';
-import { BufferKind, CHECKSUM_KEY, FORMAT_KEY, FORMAT_VERSION, META_KEY, type StoredMeta } from './format.js';
+import { paddedSize } from '../build/compile.js';
+import { BufferKind, CHECKSUM_KEY, FORMAT_KEY, FORMAT_VERSION, META_KEY, type StoredMeta } from '../format.js';
 import { type BufferEntry, lazyDataset, readFailure, readParallel } from './lazy-buffers.js';
 import type { LoadedBuffer, LoadedDataset } from './loaded-dataset.js';
 import { rebuildCommand } from './rebuild-command.js';

@@ -1,5 +1,5 @@
-import { CrosstabError, ErrorCode } from '../errors.js';
-import { suggest } from '../text/suggest.js';
+import { CrosstabError, ErrorCode } from '../../errors.js';
+import { suggest } from '../../text/suggest.js';
 import type { RawColumn, RawTable, RawWeight, ReadOptions } from './raw-table.js';
 import { grownIds, idLimit, rowIds, type RowIds, widened } from './row-ids.js';
 
@@ -202,7 +202,7 @@ export class ColumnEncoder extends ChunkedRows<RowIds> {
 
   /**
    * Appends values found new by a CSV build worker, which owns this column's numbering
-   * (src/dataset/csv-chunks.ts): the worker's ids are this column's ids.
+   * (src/dataset/input/csv-chunks.ts): the worker's ids are this column's ids.
    */
   append(values: string[]): void {
     for (const value of values) this.dictionary.push(value);

@@ -1,5 +1,5 @@
-import type { Kernel } from '../kernel/kernel.js';
-import { BufferKind, type StoredVariable } from './format.js';
+import type { Kernel } from '../../kernel/kernel.js';
+import { BufferKind, type StoredVariable } from '../format.js';
 import type { LoadedDataset } from './loaded-dataset.js';
 
 /** A variable's value rank per respondent (1-based, 0 = blank), in respondent order. */

@@ -1,6 +1,6 @@
 // A CSV build worker: encodes its share of the columns of every chunk with the WebAssembly
 // encoder (assembly/csv.ts, build/csv.wasm) in a memory of its own. Every worker reads
-// every line; each owns some columns (src/dataset/csv-chunks.ts deals them out), so a
+// every line; each owns some columns (src/dataset/input/csv-chunks.ts deals them out), so a
 // column's dictionary lives in one worker for the whole build and the ids it hands out are
 // the table's ids: the main thread copies them, and gets each new value once, as bytes.
 // Plain JavaScript so that the same file runs under the test runner (from src/) and from

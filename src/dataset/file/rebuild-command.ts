@@ -1,4 +1,4 @@
-import { DEFAULT_GROUP, DEFAULT_STABILITY, type StoredMeta } from './format.js';
+import { DEFAULT_GROUP, DEFAULT_STABILITY, type StoredMeta } from '../format.js';
 
 /** A shell word, quoted when it needs to be. */
 function word(text: string): string {

@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import { Worker } from 'node:worker_threads';
-import { CrosstabError, ErrorCode } from '../errors.js';
-import { CSV_ENCODER_ABI, csvEncoderModule } from '../kernel/wasm-module.js';
+import { CrosstabError, ErrorCode } from '../../errors.js';
+import { CSV_ENCODER_ABI, csvEncoderModule } from '../../kernel/wasm-module.js';
 import type { CsvRecords } from './csv-records.js';
 import type { RowIds } from './row-ids.js';
 import type { ColumnEncoder, WeightEncoder } from './table-encoder.js';
@@ -188,7 +188,7 @@ export class CsvChunks extends Writable {
       least.columns.push(column);
       least.cost += costs[column.position]!;
     }
-    const path = workerFile('csv-worker.js', 'the CSV build worker');
+    const path = workerFile('csv-worker.js', 'the CSV build worker', import.meta.url);
     for (let i = 0; i < threads; i++) {
       const mine = shares[i]!.columns.sort((a, b) => a.position - b.position);
       const kinds = new Uint8Array(layout.width);

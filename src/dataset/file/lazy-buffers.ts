@@ -1,10 +1,10 @@
 import { closeSync, read } from 'node:fs';
-import { CrosstabError, echo, ErrorCode } from '../errors.js';
-import { checksumInKernel } from '../kernel/checksum.js';
-import type { Kernel } from '../kernel/kernel.js';
+import { CrosstabError, echo, ErrorCode } from '../../errors.js';
+import { checksumInKernel } from '../../kernel/checksum.js';
+import type { Kernel } from '../../kernel/kernel.js';
 import { ArrowFileProblem, readAt } from './arrow-file.js';
 import type { BufferRow } from './dataset-checksum.js';
-import type { StoredMeta } from './format.js';
+import type { StoredMeta } from '../format.js';
 import type { LoadedBuffer, LoadedDataset } from './loaded-dataset.js';
 
 /** A buffer of an open dataset: where it goes in kernel memory, where it is in the file, its hash. */

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
-import { CrosstabError, ErrorCode } from '../errors.js';
-import { DEFAULT_GROUP, type CodeInfo } from './format.js';
+import { CrosstabError, ErrorCode } from '../../errors.js';
+import { DEFAULT_GROUP, type CodeInfo } from '../format.js';
 
 export interface VariableDescription {
   label?: string;

@@ -5,14 +5,14 @@ import { Schema } from 'apache-arrow';
 import { MetadataVersion } from 'apache-arrow/enum';
 import { FileBlock, Footer } from 'apache-arrow/ipc/metadata/file';
 import { BufferRegion, FieldNode, Message, RecordBatch } from 'apache-arrow/ipc/metadata/message';
-import { throwIfCancelled } from '../errors.js';
-import { mainThreadKernel } from '../kernel/kernel.js';
-import { StreamingChecksum } from '../kernel/checksum.js';
+import { throwIfCancelled } from '../../errors.js';
+import { mainThreadKernel } from '../../kernel/kernel.js';
+import { StreamingChecksum } from '../../kernel/checksum.js';
 import { bufferFields } from './buffer-table.js';
 import { type BufferRow, datasetChecksum, HASH_CHARS } from './dataset-checksum.js';
-import type { BufferSpec, CompiledDataset } from './compile.js';
-import { paddedSize } from './compile.js';
-import { BUILD_CANCELLED_HINT, CHECKSUM_KEY, FORMAT_KEY, FORMAT_VERSION, META_KEY } from './format.js';
+import type { BufferSpec, CompiledDataset } from '../build/compile.js';
+import { paddedSize } from '../build/compile.js';
+import { BUILD_CANCELLED_HINT, CHECKSUM_KEY, FORMAT_KEY, FORMAT_VERSION, META_KEY } from '../format.js';
 
 /** Record batches are cut so that no batch's value buffer exceeds this (Binary offsets are i32). */
 const BATCH_BYTES = 256 * 1024 * 1024;

@@ -10,9 +10,9 @@
  * recomputed from the index columns when needed: at build time to validate, at open time
  * to run queries. Replicate weights are extra weight vectors.
  */
-import { CrosstabError, ErrorCode } from '../errors.js';
-import { replicateRank } from '../stats/replicate-rank.js';
-import { REPLICATE_TYPES, type ReplicateType, type StoredDesign, type StoredMeta, type StoredVariable } from './format.js';
+import { CrosstabError, ErrorCode } from '../../errors.js';
+import { replicateRank } from '../../stats/replicate-rank.js';
+import { REPLICATE_TYPES, type ReplicateType, type StoredDesign, type StoredMeta, type StoredVariable } from '../format.js';
 
 export { REPLICATE_TYPES };
 export type { ReplicateType, StoredDesign };

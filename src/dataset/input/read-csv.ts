@@ -6,7 +6,7 @@ import { CsvError } from 'csv-parse';
 import { defaultBuildThreads } from './build-threads.js';
 import { CsvChunks, type EncodedRowsTarget } from './csv-chunks.js';
 import { CsvRecords } from './csv-records.js';
-import { CrosstabError, ErrorCode } from '../errors.js';
+import { CrosstabError, ErrorCode } from '../../errors.js';
 import { checkReadOptions, unreadable } from './input-file.js';
 import type { RawTable, ReadOptions } from './raw-table.js';
 import { type ColumnEncoder, placedError, TableEncoder, type WeightEncoder } from './table-encoder.js';

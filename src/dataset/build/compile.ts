@@ -1,4 +1,4 @@
-import { bitsetWords } from '../kernel/exports.js';
+import { bitsetWords } from '../../kernel/exports.js';
 import { classifyColumn } from './classify.js';
 import type { Codebook } from './codebook.js';
 import {
@@ -11,10 +11,10 @@ import {
   type StabilityThresholds,
   type StoredMeta,
   type StoredVariable,
-} from './format.js';
+} from '../format.js';
 import { columnBuffers } from './column-buffers.js';
 import { ColumnPool } from './column-pool.js';
-import type { RawColumn, RawTable } from './raw-table.js';
+import type { RawColumn, RawTable } from '../input/raw-table.js';
 import { weightOrder } from './weight-order.js';
 
 export interface CompileOptions {
