@@ -31,10 +31,23 @@ function contrast(a: string, b: string): number {
   return (hi + 0.05) / (lo + 0.05);
 }
 
+/** The browser globals the page-side functions use (the tests compile without the DOM library). */
+interface PageNode {
+  parentElement: PageNode | null;
+}
+interface PageStyle {
+  backgroundColor: string;
+  outlineStyle: string;
+  getPropertyValue(name: string): string;
+}
+type PageWindow = { getComputedStyle(node: PageNode): PageStyle };
+
 /** An element's own computed style property and the first opaque background behind it. */
 function colours(locator: Locator, property: string): Promise<{ own: string; background: string }> {
-  return locator.evaluate((element, name) => {
-    let node: Element | null = element.parentElement;
+  return locator.evaluate((target, name) => {
+    const getComputedStyle = (node: PageNode): PageStyle => (globalThis as unknown as PageWindow).getComputedStyle(node);
+    const element = target as unknown as PageNode;
+    let node: PageNode | null = element.parentElement;
     let background = 'rgb(255, 255, 255)';
     while (node) {
       const color = getComputedStyle(node).backgroundColor;
@@ -131,7 +144,7 @@ describe('developer portal: contrast, small screens, names, confirmations, icon,
     expect(contrast(border.own, border.background)).toBeGreaterThanOrEqual(3);
     await input.focus();
     const ring = await colours(input, 'outline-color');
-    expect(await input.evaluate((element) => getComputedStyle(element).outlineStyle)).not.toBe('none');
+    expect(await input.evaluate((element) => (globalThis as unknown as PageWindow).getComputedStyle(element as unknown as PageNode).outlineStyle)).not.toBe('none');
     expect(contrast(ring.own, ring.background)).toBeGreaterThanOrEqual(3);
     const button = page.getByRole('button', { name: 'Create key' });
     await button.focus();
@@ -175,29 +188,29 @@ describe('developer portal: contrast, small screens, names, confirmations, icon,
       expect(box!.x).toBeGreaterThanOrEqual(0);
       expect(box!.x + box!.width).toBeLessThanOrEqual(390);
     }
-    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
     await page.setViewportSize({ width: 1280, height: 900 });
     await shot('keys');
   });
 
   it('renders the API reference from GET /v1/docs as a portal page listing every path', async () => {
-    const document = (await (await fetch(`${origin}/v1/docs`)).json()) as { paths: Record<string, Record<string, unknown>> };
+    const openapi = (await (await fetch(`${origin}/v1/docs`)).json()) as { paths: Record<string, Record<string, unknown>> };
     await page.goto(`${origin}/portal/keys`);
     await page.getByRole('link', { name: 'API reference' }).click();
     await page.waitForURL(`${origin}/portal/api`);
     expect(await page.title()).toMatch(/^API reference/);
-    expect(Object.keys(document.paths).length).toBeGreaterThan(0);
-    for (const [path, operations] of Object.entries(document.paths)) {
+    expect(Object.keys(openapi.paths).length).toBeGreaterThan(0);
+    for (const [path, operations] of Object.entries(openapi.paths)) {
       const region = page.getByRole('region', { name: path, exact: true });
       expect(await region.count()).toBe(1);
       for (const method of Object.keys(operations)) expect(await region.getByRole('heading', { name: `${method.toUpperCase()} ${path}`, exact: true }).count()).toBe(1);
     }
     const errors = await page.getByRole('region', { name: 'Error codes' }).textContent();
     expect(errors).toMatch(/401.*unauthorized/s);
-    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(1280);
+    expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(1280);
     await shot('api-reference');
     await page.setViewportSize({ width: 390, height: 844 });
-    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
     await page.setViewportSize({ width: 1280, height: 900 });
   });
 
