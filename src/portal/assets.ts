@@ -45,7 +45,7 @@ footer { max-width:1040px; margin:2rem auto; padding:0 1.5rem 2rem; color:var(--
 .muted { color:var(--muted); } .nowrap { white-space:nowrap; } .row > div.shrink { flex:0 0 auto; min-width:0; } label.tight { margin:0; white-space:nowrap; }
 .table-wrap { overflow-x:auto; } .inline { flex-wrap:wrap; } .cell-actions { display:flex; gap:.6rem; align-items:center; flex-wrap:wrap; }
 @media (max-width: 640px) {
-  main { margin:1.2rem auto; padding:0 .8rem; } .card { padding:1rem; } .bar { padding:.8rem; } nav { flex-wrap:wrap; gap:.4rem 1rem; }
+  main { margin:1.2rem auto; padding:0 .8rem; } .card { padding:1rem; } .bar { padding:.8rem; justify-content:space-between; } nav { order:3; flex:1 0 100%; flex-wrap:wrap; gap:.2rem 1.1rem; }
   .keys-table thead { position:absolute; width:1px; height:1px; overflow:hidden; clip:rect(0 0 0 0); }
   .keys-table, .keys-table tbody, .keys-table tr, .keys-table td { display:block; width:100%; }
   .keys-table tr { border-bottom:1px solid var(--line); padding:.6rem 0; } .keys-table td { border:0; padding:.2rem 0; }
