@@ -9,8 +9,8 @@ a { color:var(--brand); }
 .bar { max-width:1040px; margin:0 auto; display:flex; align-items:center; gap:2rem; padding:.9rem 1.5rem; }
 .brand { color:#fff; text-decoration:none; font-weight:700; font-size:1.1rem; white-space:nowrap; }
 .logo { color:#8fb3ff; } .tag { font-weight:400; opacity:.75; font-size:.9rem; margin-left:.3rem; }
-nav { display:flex; gap:1.25rem; flex:1; } nav a { white-space:nowrap; color:#cfd8ff; text-decoration:none; padding:.3rem 0; border-bottom:2px solid transparent; }
-nav a[aria-current="page"], nav a:hover { color:#fff; border-bottom-color:#8fb3ff; }
+header nav { display:flex; gap:1.25rem; flex:1; } header nav a { white-space:nowrap; color:#cfd8ff; text-decoration:none; padding:.3rem 0; border-bottom:2px solid transparent; }
+header nav a[aria-current="page"], header nav a:hover { color:#fff; border-bottom-color:#8fb3ff; }
 .who { display:flex; align-items:center; gap:1rem; font-size:.85rem; text-align:right; white-space:nowrap; } .who small { opacity:.7; }
 main { max-width:1040px; margin:2rem auto; padding:0 1.5rem; outline:none; }
 h1 { font-size:1.6rem; margin:.2rem 0 1rem; } h2 { font-size:1.15rem; margin:0 0 .8rem; }
@@ -45,7 +45,7 @@ footer { max-width:1040px; margin:2rem auto; padding:0 1.5rem 2rem; color:var(--
 .muted { color:var(--muted); } .nowrap { white-space:nowrap; } .row > div.shrink { flex:0 0 auto; min-width:0; } label.tight { margin:0; white-space:nowrap; }
 .table-wrap { overflow-x:auto; } .inline { flex-wrap:wrap; } .cell-actions { display:flex; gap:.6rem; align-items:center; flex-wrap:wrap; }
 @media (max-width: 640px) {
-  main { margin:1.2rem auto; padding:0 .8rem; } .card { padding:1rem; } .bar { padding:.8rem; justify-content:space-between; } nav { order:3; flex:1 0 100%; flex-wrap:wrap; gap:.2rem 1.1rem; }
+  main { margin:1.2rem auto; padding:0 .8rem; } .card { padding:1rem; } .bar { padding:.8rem; justify-content:space-between; } header nav { order:3; flex:1 0 100%; flex-wrap:wrap; gap:.2rem 1.1rem; }
   .keys-table thead { position:absolute; width:1px; height:1px; overflow:hidden; clip:rect(0 0 0 0); }
   .keys-table, .keys-table tbody, .keys-table tr, .keys-table td { display:block; width:100%; }
   .keys-table tr { border-bottom:1px solid var(--line); padding:.6rem 0; } .keys-table td { border:0; padding:.2rem 0; }
