@@ -28,7 +28,7 @@ export interface PageContext {
   /** Signed in: the e-mail, account and CSRF token for the sign-out form. */
   user?: { email: string; account: string; csrf: string };
   /** The nav entry of this page. */
-  current?: 'keys' | 'usage' | 'surveys';
+  current?: 'keys' | 'usage' | 'surveys' | 'api';
   apiDocs: string;
 }
 
@@ -40,7 +40,7 @@ export function layout(context: PageContext, body: Raw): string {
         <a href="${base}/keys"${raw(context.current === 'keys' ? ' aria-current="page"' : '')}>Access &amp; keys</a>
         <a href="${base}/usage"${raw(context.current === 'usage' ? ' aria-current="page"' : '')}>Usage</a>
         <a href="${base}/surveys"${raw(context.current === 'surveys' ? ' aria-current="page"' : '')}>Surveys</a>
-        <a href="${context.apiDocs}">API reference</a>
+        <a href="${base}/api"${raw(context.current === 'api' ? ' aria-current="page"' : '')}>API reference</a>
       </nav>
       <div class="who"><span>${user.email}<br><small>${user.account}</small></span>
         <form method="post" action="${base}/sign-out"><input type="hidden" name="csrf" value="${user.csrf}"><button class="link" type="submit">Sign out</button></form>
@@ -52,6 +52,7 @@ export function layout(context: PageContext, body: Raw): string {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escape(context.title)} · Crosstab API developer portal</title>
+<link rel="icon" href="${escape(base)}/assets/favicon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="${escape(base)}/assets/portal.css">
 <script src="${escape(base)}/assets/portal.js" defer></script>
 </head>

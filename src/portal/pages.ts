@@ -45,16 +45,16 @@ const GRACE = [
 function keyRow(context: PageContext, csrf: string, key: KeyInfo): Raw {
   const live = key.status === 'active' || key.status === 'revoking';
   return html`<tr>
-    <td><strong>${key.name}</strong><br><small class="muted">${key.id}</small></td>
-    <td><span class="pill status-${key.status}">${key.status === 'revoking' ? `revoked at ${key.revokedAt?.slice(0, 16).replace('T', ' ')} UTC` : key.status}</span></td>
-    <td class="nowrap">${key.createdAt.slice(0, 10)}</td>
-    <td class="nowrap">${key.expiresAt === null ? 'never' : key.expiresAt.slice(0, 10)}</td>
-    <td><div class="cell-actions">${live && key.status === 'active'
+    <td data-label="Environment"><strong>${key.name}</strong><br><small class="muted">${key.id}</small></td>
+    <td data-label="Status"><span class="pill status-${key.status}">${key.status === 'revoking' ? `revoked at ${key.revokedAt?.slice(0, 16).replace('T', ' ')} UTC` : key.status}</span></td>
+    <td class="nowrap" data-label="Created">${key.createdAt.slice(0, 10)}</td>
+    <td class="nowrap" data-label="Expires">${key.expiresAt === null ? 'never' : key.expiresAt.slice(0, 10)}</td>
+    <td data-label="Actions"><div class="cell-actions">${live && key.status === 'active'
       ? html`<form class="inline" method="post" action="${context.base}/keys/${key.id}/rotate">
           <input type="hidden" name="csrf" value="${csrf}"><input type="hidden" name="id" value="${newKeyId()}">
           <label class="help tight" for="grace-${key.id}">Old key stops</label>
           <select id="grace-${key.id}" name="grace">${GRACE.map(([value, label]) => html`<option value="${value}">${label}</option>`)}</select>
-          <button class="secondary" type="submit">Rotate</button>
+          <button class="secondary" type="submit" aria-label="Rotate key ${key.name} ${key.id}">Rotate</button>
         </form>`
       : html``}${live
       ? html`<form method="post" action="${context.base}/keys/${key.id}/revoke" data-confirm="Revoke ${key.name} (${key.id})? Calls with it fail at once.">
@@ -86,7 +86,7 @@ export function keysPage(context: PageContext, csrf: string, account: Account, k
     </form>
   </section>
   <section class="card" aria-labelledby="keys"><h2 id="keys">Your keys</h2>
-    ${keys.length === 0 ? html`<p class="muted">No key yet.</p>` : html`<div class="table-wrap"><table><thead><tr><th scope="col">Environment</th><th scope="col">Status</th><th scope="col">Created</th><th scope="col">Expires</th><th scope="col">Actions</th></tr></thead>
+    ${keys.length === 0 ? html`<p class="muted">No key yet.</p>` : html`<div class="table-wrap"><table class="keys-table"><thead><tr><th scope="col">Environment</th><th scope="col">Status</th><th scope="col">Created</th><th scope="col">Expires</th><th scope="col">Actions</th></tr></thead>
       <tbody>${keys.map((key) => keyRow(context, csrf, key))}</tbody></table></div>`}
   </section>`);
 }

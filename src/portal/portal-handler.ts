@@ -3,8 +3,9 @@ import { accountById, addKey, listKeys, parseExpiry, revokeKey, rotateKey, usage
 import { CrosstabError, ErrorCode, isCrosstabError, labelledMessage } from '../index.js';
 import type { HandlerRequest, HandlerResponse, TrustedProxies } from '../http/index.js';
 import { clientAddress, forwardedProto, headerOf, proxyTrust } from '../http/index.js';
-import { PORTAL_CSS, PORTAL_JS } from './assets.js';
-import type { PageContext } from './html.js';
+import { PORTAL_CSS, PORTAL_ICON_SVG, PORTAL_JS } from './assets.js';
+import { apiReferencePage } from './api-reference-page.js';
+import { html, layout, type PageContext } from './html.js';
 import { keysPage, newKeyPage, passwordPage, signInPage, usageCsv, usagePage } from './pages.js';
 import { changePassword, SESSION_SECONDS, sessionOf, signIn, signOut, type Session } from './sessions.js';
 import { SignInThrottle, type SignInThrottleOptions } from './sign-in-throttle.js';
@@ -41,7 +42,22 @@ export interface Portal {
   readonly basePath: string;
   owns(path: string): boolean;
   handle(request: HandlerRequest): Promise<HandlerResponse>;
+  /**
+   * Where the API reference page reads the OpenAPI document from: a function answering what
+   * GET /docs serves (mountPortal passes the API handler's). Without one the page links the JSON.
+   */
+  useApiDocument(read: () => Promise<unknown>): void;
 }
+
+/** Confirmations shown after a redirect, named by the `done` query flag (a fixed text, never the query's). */
+const DONE: Readonly<Record<string, string>> = {
+  password: 'Your password is changed. Use the new one next time you sign in.',
+  'signed-out': 'You are signed out. Your session has ended on the server.',
+};
+const doneOf = (query: URLSearchParams): string | undefined => {
+  const flag = query.get('done');
+  return flag !== null && Object.hasOwn(DONE, flag) ? DONE[flag] : undefined;
+};
 
 /** The labels of the portal's form fields, for the library's errors about them. */
 const FIELD_LABELS: Readonly<Record<string, string>> = { from: 'From', to: 'To', name: 'Environment', expires: 'Expires' };
@@ -185,7 +201,15 @@ export function createPortal(options: PortalOptions): Portal {
   async function changePasswordPost(request: HandlerRequest, session: Session, form: URLSearchParams): Promise<HandlerResponse> {
     const changed = await changePassword(db, session, form.get('current') ?? '', form.get('next') ?? '', form.get('repeat') ?? '');
     if ('problem' in changed) return page(400, passwordPage(context('Password', session), session.csrfToken, session.mustChangePassword, changed.problem));
-    return redirect(`${base}/keys`, { 'set-cookie': cookie(request, SESSION_COOKIE, changed.sessionId, SESSION_SECONDS) });
+    return redirect(`${base}/keys?done=password`, { 'set-cookie': cookie(request, SESSION_COOKIE, changed.sessionId, SESSION_SECONDS) });
+  }
+
+  let readApiDocument: (() => Promise<unknown>) | undefined;
+  /** The API reference page, rendered from the OpenAPI document GET /docs serves now. */
+  async function apiReference(session: Session | undefined): Promise<HandlerResponse> {
+    const json = `${apiUrl()}/docs`;
+    if (readApiDocument === undefined) return page(200, layout(context('API reference', session), html`<h1>API reference</h1><p>The API describes itself at <a href="${json}">${json}</a> (OpenAPI, JSON).</p>`));
+    return page(200, apiReferencePage(context('API reference', session), await readApiDocument(), json));
   }
 
   async function newKey(session: Session, form: URLSearchParams): Promise<HandlerResponse> {
@@ -228,13 +252,14 @@ export function createPortal(options: PortalOptions): Portal {
   const routes: PortalRoute[] = [
     { method: 'GET', path: '/assets/portal.css', access: 'static', handle: () => asset('text/css; charset=utf-8', PORTAL_CSS) },
     { method: 'GET', path: '/assets/portal.js', access: 'static', handle: () => asset('text/javascript; charset=utf-8', PORTAL_JS) },
-    { method: 'GET', path: '/sign-in', access: 'public', handle: ({ request, session }) => (session ? redirect(`${base}/keys`) : signInForm(request)) },
+    { method: 'GET', path: '/assets/favicon.svg', access: 'static', handle: () => asset('image/svg+xml', PORTAL_ICON_SVG) },
+    { method: 'GET', path: '/sign-in', access: 'public', handle: ({ request, session, query }) => (session ? redirect(`${base}/keys`) : signInForm(request, undefined, undefined, 200, doneOf(query))) },
     { method: 'POST', path: '/sign-in', access: 'public', handle: signInPost },
     {
       method: 'POST', path: '/sign-out', access: 'signed-in',
       handle: signedIn(async ({ request, session }) => {
         await signOut(db, session);
-        return redirect(`${base}/sign-in`, { 'set-cookie': cookie(request, SESSION_COOKIE, '', 0) });
+        return redirect(`${base}/sign-in?done=signed-out`, { 'set-cookie': cookie(request, SESSION_COOKIE, '', 0) });
       }),
     },
     { method: 'POST', path: '/password', access: 'signed-in', handle: posted(({ request, session, form }) => changePasswordPost(request, session, form)) },
@@ -242,7 +267,8 @@ export function createPortal(options: PortalOptions): Portal {
     { method: '*', path: '', access: 'account', handle: () => redirect(`${base}/keys`) },
     { method: '*', path: '/', access: 'account', handle: () => redirect(`${base}/keys`) },
     { method: 'POST', path: '/keys', access: 'account', handle: posted(({ session, form }) => newKey(session, form)) },
-    { method: '*', path: '/keys', access: 'account', handle: signedIn(({ session }) => keysView(session)) },
+    { method: '*', path: '/keys', access: 'account', handle: signedIn(({ session, query }) => { const done = doneOf(query); return keysView(session, done === undefined ? undefined : { kind: 'success', text: done }); }) },
+    { method: 'GET', path: '/api', access: 'public', handle: ({ session }) => apiReference(session) },
     { method: 'POST', path: /^\/keys\/(key_[0-9a-f]{16})\/(rotate|revoke)$/, access: 'account', handle: posted(({ session, form, params }) => keyAction(session, form, params[0] as string, params[1] as string)) },
     { method: 'GET', path: '/usage', access: 'account', handle: signedIn(({ session, query }) => usage(session, false, query)) },
     { method: 'GET', path: '/usage.csv', access: 'account', handle: signedIn(({ session, query }) => usage(session, true, query)) },
@@ -277,6 +303,9 @@ export function createPortal(options: PortalOptions): Portal {
 
   return {
     basePath: base,
+    useApiDocument: (read) => {
+      readApiDocument = read;
+    },
     owns: (path) => {
       const pathname = path.split('?', 1)[0] ?? '';
       return pathname === base || pathname.startsWith(`${base}/`);

@@ -110,7 +110,8 @@ describe('developer portal in headless Chromium', () => {
     await page.getByLabel(/^New password/).fill(NEW_PASSWORD);
     await page.getByLabel('Repeat the new password').fill(NEW_PASSWORD);
     await page.getByRole('button', { name: 'Save password' }).click();
-    await page.waitForURL(`${origin}/portal/keys`);
+    await page.waitForURL(`${origin}/portal/keys?done=password`);
+    expect(await page.getByRole('status').first().textContent()).toMatch(/Your password is changed/);
     const licences = await page.getByRole('region', { name: 'Licensed surveys and permissions' }).textContent();
     expect(licences).toMatch(/GSS\s*every group \(_ALL_\)/);
     expect(licences).toMatch(/NHANES\s*demographics/);
@@ -198,7 +199,8 @@ describe('developer portal in headless Chromium', () => {
   it('signs out: the session is revoked on the server', async () => {
     const before = await sessionCookie();
     await page.getByRole('button', { name: 'Sign out' }).click();
-    await page.waitForURL(`${origin}/portal/sign-in`);
+    await page.waitForURL(`${origin}/portal/sign-in?done=signed-out`);
+    expect(await page.getByRole('status').first().textContent()).toMatch(/You are signed out/);
     const reused = await fetch(`${origin}/portal/keys`, { headers: { cookie: before }, redirect: 'manual' });
     expect(reused.status).toBe(401);
     expect(await reused.text()).toMatch(/Sign in to continue/);
