@@ -9,7 +9,8 @@
  *   keys         API key records and the KeyStore/UsageSink contracts, shared by http and access
  *   index.ts     the public facade's export list
  *   report       statistics registry and output formats, over facade/'s result types
- *   facade       openDataset(), crosstab(), table(), the build; engines (local, ClickHouse)
+ *   facade       openDataset(), crosstab(), table(), weighting a dataset; engines (local, ClickHouse)
+ *   build        the build pipeline: read, compile, declare the design, check the codebook, write
  *   clickhouse   ClickHouse connection, schema, push, bound expressions as SQL
  *   pool         worker-thread pool over shared memory
  *   query        parser, resolver, evaluator, table plans
@@ -20,6 +21,7 @@
  *   stats        statistics from cell and design sums
  *   weighting    raking, post-stratification and calibration over arrays of cells
  *   kernel       the WebAssembly kernel's loader, memory and typed exports
+ *   options.ts   checks of options at the edge, naming the option
  *   text         "did you mean" suggestions, expression text
  *   errors.ts    the one error class and its codes
  *
@@ -34,6 +36,7 @@ const LAYERS = [
   'index\\.ts',
   'report',
   'facade',
+  'build',
   'clickhouse',
   'pool',
   'query',
@@ -44,6 +47,7 @@ const LAYERS = [
   'stats',
   'weighting',
   'kernel',
+  'options\\.ts',
   'text',
   'errors\\.ts',
 ];

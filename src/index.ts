@@ -9,7 +9,7 @@
  */
 export { openDataset, Dataset, MAX_TARGETS, DEFAULT_CELL_CACHE } from './facade/dataset.js';
 export type { OpenOptions } from './facade/dataset.js';
-export { buildDataset } from './facade/build.js';
+export { buildDataset } from './build/build.js';
 export { bundledDataset, bundledSource, BUNDLED_DATASETS } from './facade/bundled-datasets.js';
 export type { BundledDatasetName } from './facade/bundled-datasets.js';
 export { pushDataset } from './clickhouse/push.js';
@@ -17,7 +17,7 @@ export type { PushOptions, PushReport } from './clickhouse/push.js';
 export { closePool } from './pool/pool.js';
 export { kernelMemoryUsage } from './facade/kernel-memory.js';
 export type { KernelMemoryUsage } from './facade/kernel-memory.js';
-export type { BuildOptions, BuildReport } from './facade/build.js';
+export type { BuildOptions, BuildReport } from './build/build-options.js';
 export { weightDataset } from './facade/weight.js';
 export type { WeightMethod, WeightOptions, WeightReport } from './facade/weight.js';
 export { toServiceResponse, stabilityFlag, ConditionalResult } from './facade/service-shape.js';

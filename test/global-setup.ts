@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { buildDataset } from '../src/facade/build.js';
+import { buildDataset } from '../src/build/build.js';
 import { writeLargeDataset } from './support/large-dataset.js';
 import { gssCsv, nhanesCsv, repoRoot } from './support/paths.js';
 

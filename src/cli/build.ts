@@ -1,7 +1,7 @@
 import { type Command, InvalidArgumentError } from 'commander';
 import type { DesignOptions } from '../dataset/build/design.js';
 import { SingleBar } from 'cli-progress';
-import { buildDataset } from '../facade/build.js';
+import { buildDataset } from '../build/build.js';
 import { ErrorCode, isCrosstabError } from '../errors.js';
 import { formatNumber, reportError } from './output.js';
 import { exampleSource } from './bundled.js';
