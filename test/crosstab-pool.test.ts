@@ -79,7 +79,7 @@ async function outcome(call: Promise<CrosstabResult>): Promise<Outcome> {
   try {
     return { value: await call };
   } catch (error) {
-    expect(error).toBeInstanceOf(CrosstabError);
+    expect(error, `not a CrosstabError: ${String((error as Error)?.stack ?? error)}`).toBeInstanceOf(CrosstabError);
     return { code: (error as CrosstabError).code, message: (error as CrosstabError).message };
   }
 }
@@ -153,8 +153,15 @@ describe('the pool path really runs on the workers', () => {
       // Eight at once: `auto` sends small calls to the pool while others are in flight.
       const query = (i: number) => ({ base: `cat=${'ABCDE'[i % 5]}`, targets: [`mid=${i}..${i + 30}`, 'rare=2'] });
       const results = await Promise.all(Array.from({ length: 8 }, (_, i) => outcome(ds.crosstab(query(i)))));
+      // One worker exits; the call whose program it held rejects. Every call that resolved is exact.
+      const shown = JSON.stringify(results.map((result) => ('code' in result ? { code: result.code, message: result.message } : 'answered')));
       const failed = results.filter((result) => 'code' in result);
-      expect(failed.map((result) => ('code' in result ? result.code : ''))).toEqual([ErrorCode.workerFailed]);
+      expect(failed.length, shown).toBeGreaterThanOrEqual(1);
+      expect(new Set(failed.map((result) => ('code' in result ? result.code : ''))), shown).toEqual(new Set([ErrorCode.workerFailed]));
+      for (let i = 0; i < 8; i++) {
+        const result = results[i]!;
+        if ('value' in result) expect(result.value, shown).toEqual(await reference.crosstab(query(i)));
+      }
       for (let i = 0; i < 8; i++) expect(await ds.crosstab(query(i))).toEqual(await reference.crosstab(query(i)));
     } finally {
       await ds.close();
