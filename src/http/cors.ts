@@ -1,6 +1,9 @@
 import { CrosstabError, ErrorCode } from '../index.js';
 import { AUTH_HEADER } from './auth.js';
 
+/** Request headers a browser may send: the API key's header, and Authorization for a bearer token (single sign-on). */
+export const CORS_ALLOW_HEADERS = `Content-Type, ${AUTH_HEADER}, Authorization`;
+
 /** Preflight answers may be cached this long (seconds); Chromium caps it at 7200. */
 export const CORS_MAX_AGE_SECONDS = 7200;
 
@@ -33,7 +36,7 @@ export function createCorsPolicy(origins: '*' | readonly string[] = '*'): CorsPo
     preflightHeaders: (origin, methods) => ({
       ...allowOrigin(origin),
       'access-control-allow-methods': methods.filter((method) => method !== 'HEAD').join(', '),
-      'access-control-allow-headers': `Content-Type, ${AUTH_HEADER}`,
+      'access-control-allow-headers': CORS_ALLOW_HEADERS,
       'access-control-max-age': String(CORS_MAX_AGE_SECONDS),
     }),
   };

@@ -1,5 +1,6 @@
 import { ConditionalResult, MAX_AXIS } from '../index.js';
 import { AUTH_HEADER } from './auth.js';
+import { CORS_ALLOW_HEADERS } from './cors.js';
 import { ALL } from './crosstab-request.js';
 import { errorSchema, errorSchemaNames, string } from './openapi-parts.js';
 import type { Route } from './route.js';
@@ -41,7 +42,7 @@ function preflightOperation(template: string, routes: readonly Route[], allow: r
         headers: {
           'Access-Control-Allow-Origin': string('The request Origin when allowed, * when any origin is allowed (otherwise an allowed origin, which the browser refuses).'),
           'Access-Control-Allow-Methods': string(allow.filter((method) => method !== 'HEAD').join(', ')),
-          'Access-Control-Allow-Headers': string(`Content-Type, ${AUTH_HEADER}`),
+          'Access-Control-Allow-Headers': string(CORS_ALLOW_HEADERS),
           'Access-Control-Max-Age': string('Seconds the preflight answer may be cached.'),
         },
       },

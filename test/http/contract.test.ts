@@ -271,6 +271,8 @@ describe.each(shims)('REST contract over $name', (shim) => {
       const allowed = (reply.headers.get('access-control-allow-headers') ?? '').toLowerCase();
       expect(allowed).toContain('content-type');
       expect(allowed).toContain('service-engine-authorizer');
+      // A browser client signed in by single sign-on sends its bearer token in Authorization.
+      expect(allowed.split(/,\s*/)).toContain('authorization');
       expect(Number(reply.headers.get('access-control-max-age'))).toBeGreaterThan(0);
       expect(readLedger(ledgerPath).length).toBe(before);
     });

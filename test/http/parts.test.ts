@@ -80,7 +80,7 @@ describe('CORS policy', () => {
     expect(createCorsPolicy('*').preflightHeaders('https://x.example', ['POST', 'OPTIONS'])).toMatchObject({
       'access-control-allow-origin': '*',
       'access-control-allow-methods': 'POST, OPTIONS',
-      'access-control-allow-headers': 'Content-Type, Service-Engine-Authorizer',
+      'access-control-allow-headers': 'Content-Type, Service-Engine-Authorizer, Authorization',
     });
   });
 
