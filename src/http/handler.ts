@@ -93,6 +93,12 @@ function invalidOption(option: string, message: string): CrosstabError {
   return new CrosstabError(ErrorCode.invalidOption, `${option} ${message}`, { field: option });
 }
 
+function checkStoreOption(value: unknown, option: string, method: string, what: string): void {
+  if (typeof value === 'string' && value !== '') return;
+  if (typeof value === 'object' && value !== null && typeof (value as Record<string, unknown>)[method] === 'function' && typeof (value as Record<string, unknown>).close === 'function') return;
+  throw invalidOption(option, `must be ${what}; got ${value === undefined ? 'nothing' : typeof value}.`);
+}
+
 function checkBasePath(basePath: string): string {
   const trimmed = basePath.replace(/\/+$/, '');
   if (!trimmed.startsWith('/') || !(pathSegments(trimmed) ?? []).includes('v1') || /[?#\s]/.test(trimmed)) {
@@ -119,6 +125,9 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
     if (surveys.has(survey)) throw invalidOption('datasets', `holds two datasets of survey ${survey}; serve one dataset per SurveyCode.`);
     surveys.set(survey, dataset);
   }
+  // Checked before anything opens: a handler with no key store or ledger could neither authenticate nor bill.
+  checkStoreOption(options.keys, 'keys', 'lookup', 'the path of a key file, or a KeyStore');
+  checkStoreOption(options.usage, 'usage', 'record', 'the path of the usage ledger (NDJSON), or a UsageSink');
   const cors: CorsPolicy = createCorsPolicy(options.corsOrigins ?? '*');
   const proxies = proxyTrust(options.trustProxy, 'trustProxy');
   const authFailures = new AuthFailureLimiter(options.authFailures);

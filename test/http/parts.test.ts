@@ -98,8 +98,11 @@ describe('createCrosstabHandler options', () => {
     [{ maxBodyBytes: 10 }, /maxBodyBytes/],
     [{ datasets: [] }, /datasets/],
     [{ corsOrigins: ['https://x.example/'] }, /corsOrigins/],
+    [{ usage: undefined }, /^usage must be the path of the usage ledger/],
+    [{ usage: {} }, /^usage must be/],
+    [{ keys: undefined }, /^keys must be the path of a key file, or a KeyStore/],
   ])('rejects %j', async (override, message) => {
-    await expect(createCrosstabHandler({ ...base(), ...override })).rejects.toThrow(message);
+    await expect(createCrosstabHandler({ ...base(), ...(override as object) })).rejects.toThrow(message);
   });
 
   it('rejects two datasets of one survey and a missing key file, naming the fix', async () => {
