@@ -85,7 +85,8 @@ describe('the codebook names the "No answer" entry; the dataset file keeps it', 
   beforeAll(() => () => rmSync(folder, { recursive: true, force: true }));
 
   it('uses missingLabel from the codebook, and "No answer" without one', async () => {
-    const labelled = await openDataset(await build({ missingLabel: 'Keine Angabe', variables: { q: { values: { '1': 'Ja', '2': 'Nein' } } } }, 'labelled'));
+    const labelledPath = await build({ missingLabel: 'Keine Angabe', variables: { q: { values: { '1': 'Ja', '2': 'Nein' } } } }, 'labelled');
+    const labelled = await openDataset(labelledPath);
     const plain = await openDataset(await build(undefined, 'plain'));
     try {
       expect(labelled.info.missingLabel).toBe('Keine Angabe');
@@ -98,6 +99,11 @@ describe('the codebook names the "No answer" entry; the dataset file keeps it', 
       expect(table.columns.map((column) => column.expr)).toEqual(['k=1', 'k=2']);
       expect(tableToText(table, tableStatistics(table, { stats: ['vpct'] }))).toContain('"Keine Angabe": base respondents with a blank');
       expect((await plain.table({ base: '*', rows: [{ variable: 'q' }], columns: ['*'] })).rows.at(-1)!.label).toBe('No answer');
+      // `crosstab info` says what the blank answers are called.
+      const { spawnSync } = await import('node:child_process');
+      const info = spawnSync(process.execPath, ['dist/cli/main.js', 'info', labelledPath], { encoding: 'utf8' });
+      expect(info.stderr).toBe('');
+      expect(info.stdout).toMatch(/^blank answers: shown in tables as "Keine Angabe" \(VAR=NA\)/m);
     } finally {
       await labelled.close();
       await plain.close();

@@ -34,7 +34,8 @@ export function registerInfoCommand(program: Command): void {
         process.stdout.write(
           `${info.name} (survey ${info.survey}): ${formatNumber(info.respondents, 0)} respondents; weights ${info.weights.join(', ')}; units ${info.units}; ` +
             `unstable at <= ${formatNumber(info.stability.cautionMax, 0)} respondents\n` +
-            `design: ${info.design.description}\n\n`,
+            `design: ${info.design.description}\n` +
+            `blank answers: shown in tables as "${info.missingLabel}" (VAR=NA); the "blank" column counts them\n\n`,
         );
         const rows = info.variables.map((v) => [
           nameText(v.name),
