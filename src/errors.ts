@@ -60,6 +60,12 @@ export interface ErrorDetails {
   /** Advice on how to fix it (shown to API clients as `hint`). */
   hint?: string;
   /**
+   * Options the hint names, in the library's words and in backquotes (`maxIterations`): a
+   * front end shows the hint with its own names for them (labelledHint(): the CLI's
+   * --max-iterations).
+   */
+  hintOptions?: string[];
+  /**
    * What the dataset's description lists for the caller to choose from, when the hint does
    * not name the choices itself; each front end says where its users find that list.
    */
@@ -188,6 +194,21 @@ export function problemText(strings: TemplateStringsArray, ...parts: unknown[]):
     text += strings[index + 1] ?? '';
   });
   return { text, mentions };
+}
+
+/**
+ * An error's hint with the options it names (`details.hintOptions`, each written in backquotes
+ * in the hint) named the way a front end names them: `label(option)`; unchanged otherwise.
+ */
+export function labelledHint(error: { details: ErrorDetails }, label: (field: string) => string | undefined): string | undefined {
+  const { hint, hintOptions } = error.details;
+  if (typeof hint !== 'string' || !Array.isArray(hintOptions)) return hint;
+  let text = hint;
+  for (const option of hintOptions) {
+    const name = typeof option === 'string' ? label(option) : undefined;
+    if (name !== undefined) text = text.split(`\`${option}\``).join(name);
+  }
+  return text;
 }
 
 /**

@@ -26,7 +26,7 @@ export { parseExpression } from './query/parse.js';
 export type { Expr } from './query/ast.js';
 export { parseCodebook, readCodebook } from './dataset/build/codebook.js';
 export type { Codebook, VariableDescription } from './dataset/build/codebook.js';
-export { CrosstabError, ErrorCode, isCrosstabError, labelledMessage } from './errors.js';
+export { CrosstabError, ErrorCode, isCrosstabError, labelledHint, labelledMessage } from './errors.js';
 export type { ErrorDetails } from './errors.js';
 export type {
   Cell,

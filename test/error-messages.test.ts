@@ -138,3 +138,18 @@ export async function run(): Promise<number> {
     expect(problems).toEqual([]);
   }, 120_000);
 });
+
+describe('hints name options the way each front end does', () => {
+  it('labelledHint replaces the backquoted options the hint lists, and nothing else', async () => {
+    const { labelledHint } = await import('../src/index.js');
+    const { flagOf } = await import('../src/cli/flag-labels.js');
+    const error = new CrosstabError(ErrorCode.invalidOption, 'the database folder is gone', {
+      hint: 'Point `database` at the folder; a new database starts empty. `exclude` is not listed.',
+      hintOptions: ['database'],
+    });
+    expect(labelledHint(error, flagOf)).toBe('Point --database at the folder; a new database starts empty. `exclude` is not listed.');
+    // A front end without a name for it, and an error without hintOptions, keep the library's words.
+    expect(labelledHint(error, () => undefined)).toBe(error.details.hint);
+    expect(labelledHint(new CrosstabError(ErrorCode.invalidOption, 'x', { hint: '`database`' }), flagOf)).toBe('`database`');
+  });
+});

@@ -68,7 +68,8 @@ export async function openEmbedded(folder: string, timeoutMs: number): Promise<D
     if (!hadDatabase && marker.startsWith(CREATED)) {
       throw new CrosstabError(ErrorCode.invalidOption, `The embedded database ${folder} is missing: ${lockPath} records that one was created in ${path}, and that folder is now ${identityOf(path) === undefined ? 'gone' : 'empty'}.`, {
         field: 'database',
-        hint: `Restore the folder (from a backup, or move it back), or point --database at where it is now. To start over with a new, empty database on purpose, delete ${lockPath} as well.`,
+        hint: `Restore the folder (from a backup, or move it back), or point \`database\` at where it is now. To start over with a new, empty database on purpose, delete ${lockPath} as well.`,
+        hintOptions: ['database'],
       });
     }
     try {
@@ -76,7 +77,8 @@ export async function openEmbedded(folder: string, timeoutMs: number): Promise<D
     } catch (error) {
       throw new CrosstabError(ErrorCode.invalidOption, `Cannot open the embedded database ${folder}: ${(error as Error).message}.`, {
         field: 'database',
-        hint: 'Give --database an empty or existing PGlite folder, or a postgres:// URL.',
+        hint: 'Give `database` an empty or existing PGlite folder, or a postgres:// URL.',
+        hintOptions: ['database'],
       });
     }
     if (!marker.startsWith(CREATED)) await markCreated(lockPath, path);

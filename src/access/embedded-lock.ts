@@ -81,7 +81,8 @@ export async function lockEmbedded(path: string, folder: string, helpers: readon
   if (child === undefined) {
     throw new CrosstabError(ErrorCode.locked, `Cannot lock the embedded database ${folder}: neither ${helpers.join(' nor ')} is installed.`, {
       field: 'database',
-      hint: 'Install util-linux (flock) or perl, or run on a PostgreSQL server with --database postgres://...',
+      hint: 'Install util-linux (flock) or perl, or run on a PostgreSQL server (`database` postgres://...).',
+      hintOptions: ['database'],
     });
   }
   const helper = child;

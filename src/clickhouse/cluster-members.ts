@@ -50,7 +50,7 @@ export async function shardsOf(entry: ClickHouseConnection, location: ClickHouse
   }
   const shardCount = members.length;
   if (options.shards !== undefined && options.shards !== shardCount) {
-    throw new CrosstabError(ErrorCode.invalidOption, `--shards ${options.shards}: cluster "${cluster}" has ${shardCount} shards`, { field: '--shards', hint: `Pass --shards ${shardCount}, or fix remote_servers.` });
+    throw fieldError(ErrorCode.invalidOption, 'shards', `${options.shards}: cluster "${cluster}" has ${shardCount} shards`, { hint: `Pass \`shards\` ${shardCount}, or fix remote_servers.`, hintOptions: ['shards'] }, ' ');
   }
   const urls = options.shardUrls ?? [];
   const shards: Array<{ location: ClickHouseLocation; connection: ClickHouseConnection; member: Member }> = [];
@@ -74,7 +74,8 @@ export async function shardsOf(entry: ClickHouseConnection, location: ClickHouse
     const missing = members.filter((member) => !shards.some((shard) => shard.member.shard_num === member.shard_num));
     if (missing.length > 0) {
       throw fieldError(ErrorCode.invalidOption, 'shardUrl', `is missing for ${missing.map(describeMember).join(', ')}: cluster "${cluster}" has ${shardCount} shards`, {
-        hint: `Give the HTTP URL of every shard (--shard-url once each; members of "${cluster}", host:native port: ${listed}): its MergeTree table is created through it (18.16 has no ON CLUSTER without ZooKeeper).`,
+        hintOptions: ['shardUrl'],
+        hint: `Give the HTTP URL of every shard (\`shardUrl\` once each; members of "${cluster}", host:native port: ${listed}): its MergeTree table is created through it (18.16 has no ON CLUSTER without ZooKeeper).`,
       });
     }
   } catch (error) {

@@ -86,7 +86,8 @@ export async function pushDataset(path: string, options: PushOptions): Promise<P
         const existing = published !== undefined ? [`version ${published} in ${tables.versions}`] : legacy.map(([node, name]) => `${name} on ${node.location.display}`);
         throw new CrosstabError(ErrorCode.invalidOption, `${location.display}: the dataset already exists (${existing.join(', ')})`, {
           field: 'table',
-          hint: 'Pass --replace to publish a new version of it (readers keep answering from the version they opened), or --table NAME to push beside it.',
+          hint: 'Set `replace` to publish a new version of it (readers keep answering from the version they opened), or another table name to push beside it.',
+          hintOptions: ['replace'],
         });
       }
       await createVersionsTable(entry, tables);
@@ -123,7 +124,8 @@ export async function pushDataset(path: string, options: PushOptions): Promise<P
       const [counted] = await entry.rows<{ n: string }>(`SELECT count() AS n FROM ${qualified(tables.database, names.respondents)}`);
       if (Number(counted?.n) !== n) {
         throw new CrosstabError(ErrorCode.backendUnavailable, `${location.display}: version ${version} holds ${String(counted?.n)} respondents after the push, not ${n}; it was not published`, {
-          hint: 'Check the shards (--shard-url) and push again; readers keep the published version.',
+          hint: 'Check the shards (`shardUrl`) and push again; readers keep the published version.',
+          hintOptions: ['shardUrl'],
         });
       }
 

@@ -109,7 +109,8 @@ function solve(group: GroupProblem, settings: ReturnType<typeof checkWeightOptio
   if (!solution.converged) {
     throw new CrosstabError(ErrorCode.invalidInput, `${settings.method} did not converge for the targets at ${set.path} in ${solution.iterations} iterations (epsilon ${settings.epsilon}); nothing was written`, {
       field: 'maxIterations',
-      hint: 'Raise maxIterations (--max-iterations) or epsilon (--epsilon), widen the bounds, or check that the margins agree on the population total.',
+      hint: 'Raise `maxIterations` or `epsilon`, widen the bounds, or check that the margins agree on the population total.',
+      hintOptions: ['maxIterations', 'epsilon'],
     });
   }
   return solution;

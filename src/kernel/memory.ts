@@ -94,7 +94,8 @@ export class KernelMemory {
     const pages = Math.ceil((end - have) / PAGE);
     if (have / PAGE + pages > MAX_PAGES) {
       throw new CrosstabError(ErrorCode.outOfMemory, `out of kernel memory: ${end} bytes needed, 4 GiB is the limit of one process`, {
-        hint: 'Close datasets you no longer need, or exclude columns (--exclude) when building large datasets.',
+        hint: 'Close datasets you no longer need, or leave columns out (`exclude`) when building large datasets.',
+        hintOptions: ['exclude'],
       });
     }
     this.memory.grow(pages);

@@ -68,7 +68,8 @@ export function taylorCovariance(scores: readonly Float64Array[], design: PsuStr
         if (touched && !psus.some(touched)) continue;
         throw new CrosstabError(ErrorCode.invalidOption, `stratum ${stratum.label} has only one PSU: no variance can be estimated with lonelyPsu "fail"`, {
           field: 'lonelyPsu',
-          hint: 'Choose lonelyPsu (CLI --lonely-psu) "adjust", "certainty" or "remove", as R options(survey.lonely.psu); or merge the stratum with another at build time.',
+          hint: 'Choose `lonelyPsu` "adjust", "certainty" or "remove", as R options(survey.lonely.psu); or merge the stratum with another at build time.',
+          hintOptions: ['lonelyPsu'],
         });
       }
       if (lonely !== 'adjust') continue;

@@ -147,11 +147,13 @@ describe.skipIf(skipClickHouse)('ClickHouse backend, two shards: the same answer
   });
 
   it('push refuses an existing dataset unless --replace; clear errors for a bad URL and an unreachable server', async () => {
-    const { pushDataset } = await import('../../src/index.js');
+    const { pushDataset, labelledHint } = await import('../../src/index.js');
+    const { flagOf } = await import('../../src/cli/flag-labels.js');
     const paths = inject('testDatasets');
     const again = await rejection(pushDataset(paths.gss, { clickhouse: urls.gss, cluster: cluster.cluster, shardUrls: cluster.shards.map((s) => s.url) }));
     expect(again.code).toBe('invalid_option');
-    expect(again.details.hint).toMatch(/--replace/);
+    expect(again.details.hint).toMatch(/Set `replace` to publish/);
+    expect(labelledHint(again, flagOf)).toMatch(/Set --replace to publish/);
     await pushDataset(paths.gss, { clickhouse: urls.gss, cluster: cluster.cluster, shardUrls: cluster.shards.map((s) => s.url), replace: true });
     const reopened = await openDataset(urls.gss);
     try {
@@ -170,7 +172,7 @@ describe.skipIf(skipClickHouse)('ClickHouse backend, two shards: the same answer
     expect((await rejection(pushDataset(paths.gss, { clickhouse: single, table: 'bad-name' }))).details.field).toBe('table');
     expect((await rejection(pushDataset(paths.gss, { clickhouse: 'ftp://x/db' }))).code).toBe('invalid_option');
     expect((await rejection(pushDataset(paths.gss, { clickhouse: urls.gss, cluster: 'nope', shardUrls: [] }))).details.hint).toMatch(/crosstab_test/);
-    expect((await rejection(pushDataset(paths.gss, { clickhouse: urls.gss, cluster: cluster.cluster, shards: 3, shardUrls: [] }))).details.field).toBe('--shards');
+    expect((await rejection(pushDataset(paths.gss, { clickhouse: urls.gss, cluster: cluster.cluster, shards: 3, shardUrls: [] }))).details.field).toBe('shards');
     expect((await rejection(pushDataset(paths.gss, { clickhouse: 'clickhouse://127.0.0.1:1/db' }))).code).toBe('backend_unavailable');
     expect((await rejection(openDataset('clickhouse://127.0.0.1:1/db?table=gss'))).code).toBe('backend_unavailable');
     expect((await rejection(openDataset(`clickhouse://127.0.0.1:${cluster.shards[0]!.http}/crosstab_test?table=missing`))).code).toBe('file_not_found');
@@ -197,7 +199,8 @@ describe.skipIf(skipClickHouse)('push: every --shard-url must be a shard of --cl
   const members = () => cluster.shards.map((shard, i) => `127.0.0.1:${shard.tcp} (shard ${i + 1})`);
 
   it('refuses a URL outside the cluster, a shard given twice and a shard not given, naming the URL and the members; writes nothing', async () => {
-    const { pushDataset } = await import('../../src/index.js');
+    const { pushDataset, labelledHint } = await import('../../src/index.js');
+    const { flagOf } = await import('../../src/cli/flag-labels.js');
     const url = `clickhouse://127.0.0.1:${cluster.shards[0]!.http}/crosstab_test?table=mismatch`;
     const push = (shardUrls: string[]) => rejection(pushDataset(paths.gss, { clickhouse: url, cluster: cluster.cluster, shardUrls }));
     const [first, second] = cluster.shards.map((shard) => shard.url) as [string, string];
@@ -222,7 +225,8 @@ describe.skipIf(skipClickHouse)('push: every --shard-url must be a shard of --cl
   });
 
   it('accepts the shards in any order: the answers are the local engine\'s', async () => {
-    const { pushDataset } = await import('../../src/index.js');
+    const { pushDataset, labelledHint } = await import('../../src/index.js');
+    const { flagOf } = await import('../../src/cli/flag-labels.js');
     const url = `clickhouse://127.0.0.1:${cluster.shards[0]!.http}/crosstab_test?table=reversed`;
     await pushDataset(paths.gss, { clickhouse: url, cluster: cluster.cluster, shardUrls: cluster.shards.map((shard) => shard.url).reverse() });
     const [remote, local] = await Promise.all([openDataset(url), openDataset(paths.gss)]);

@@ -73,4 +73,12 @@ describe('crosstab weight', () => {
     expect(bad.status).not.toBe(0);
     expect(bad.stderr).toContain('--bounds must be two numbers LO,HI');
   });
+
+  it('names its flags in hints: a fit that does not converge says which flags to raise', () => {
+    const out = join(dir, 'unconverged.arrow');
+    const run = crosstab('weight', nhanes, '--targets', targets, '--method', 'rake', '--name', 'w', '--out', out, '--max-iterations', '1', '--epsilon', '1e-12');
+    expect(run.status).toBe(1);
+    expect(run.stderr).toMatch(/hint: Raise --max-iterations or --epsilon, widen the bounds/);
+    expect(existsSync(out)).toBe(false);
+  });
 });
