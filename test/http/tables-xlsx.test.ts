@@ -176,6 +176,18 @@ describe.each(shims)('POST /tables as XLSX over $name', (shim) => {
     expectSheetEqualsJson(workbook.worksheets[0]!, answer.Table);
   });
 
+  it('lets a cross-origin script read the workbook\'s file name (Content-Disposition is an exposed header)', async () => {
+    const reply = await fetch(`${server.origin}/v1/tables`, {
+      method: 'POST',
+      headers: { 'service-engine-authorizer': keys.all, 'content-type': 'application/json', accept: XLSX, origin: 'https://app.example' },
+      body: JSON.stringify({ ...request, Statistics: [] }),
+    });
+    expect(reply.status).toBe(200);
+    await reply.arrayBuffer();
+    const exposed = (reply.headers.get('access-control-expose-headers') ?? '').split(',').map((name) => name.trim().toLowerCase());
+    expect(exposed).toEqual(expect.arrayContaining(['x-request-id', 'content-disposition']));
+  });
+
   it('declares the workbook in GET /docs: the 200 of POST /tables has the XLSX media type and Content-Disposition', async () => {
     const document = (await (await fetch(`${server.origin}/v1/docs`)).json()) as { paths: Record<string, any> };
     const ok = document.paths['/tables'].post.responses['200'];
