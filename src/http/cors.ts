@@ -14,6 +14,9 @@ export interface CorsPolicy {
   preflightHeaders(origin: string | undefined, methods: readonly string[]): Record<string, string>;
 }
 
+/** Response headers a cross-origin script may read: the request id, and a workbook's file name. */
+const EXPOSED = 'X-Request-Id, Content-Disposition';
+
 /**
  * `'*'` allows any origin; a list allows exactly those origins (`https://app.example`,
  * scheme + host + port, no path). A disallowed origin gets the first allowed origin back,
@@ -30,9 +33,9 @@ export function createCorsPolicy(origins: '*' | readonly string[] = '*'): CorsPo
     return { 'access-control-allow-origin': match, vary: 'Origin' };
   };
   // With any origin allowed, the response headers never change: built once (callers copy them).
-  const anyOrigin = allowed === undefined ? Object.freeze({ ...allowOrigin(undefined), 'access-control-expose-headers': 'X-Request-Id' }) : undefined;
+  const anyOrigin = allowed === undefined ? Object.freeze({ ...allowOrigin(undefined), 'access-control-expose-headers': EXPOSED }) : undefined;
   return {
-    responseHeaders: (origin) => anyOrigin ?? { ...allowOrigin(origin), 'access-control-expose-headers': 'X-Request-Id' },
+    responseHeaders: (origin) => anyOrigin ?? { ...allowOrigin(origin), 'access-control-expose-headers': EXPOSED },
     preflightHeaders: (origin, methods) => ({
       ...allowOrigin(origin),
       'access-control-allow-methods': methods.filter((method) => method !== 'HEAD').join(', '),
