@@ -25,6 +25,9 @@
 # SE equal svymean(~y_r, subset(design, base & a_c)), each total svytotal(~y_r a_c), and each
 # difference's SE the delta-method svycontrast(svytotal(...), quote(ya/a - yb/b)).
 #
+# Valid percentages (two NHANES tables, rows the values of HI_CHOL): a column's denominator
+# dummy is a_c times "answered HI_CHOL", as the engine's percentBase 'valid'.
+#
 # Designs: the simple design svydesign(ids = ~1, weights = ~w) over the whole file (a base is
 # a domain of it, as the engine's default domain 'file'); NHANES 2009-10 with
 # svydesign(ids = ~SDMVPSU, strata = ~SDMVSTRA, weights = ~WTMEC2YR, nest = TRUE); the ACS
@@ -86,8 +89,13 @@ makeTable <- function(spec) {
   rowDummies <- lapply(spec$rows, function(r) dummy(eval(r$condition, data)))
   colDummies <- lapply(spec$columns, function(c) dummy(eval(c$condition, data)))
   nc <- length(spec$columns)
+  # Valid percentages: a column's denominator is its respondents who answered the row variable.
+  answered <- if (is.null(spec$valid)) rep(1, nrow(data)) else as.numeric(!is.na(data[[spec$valid]]))
   vars <- data.frame(.base = baseMask)
-  for (j in seq_len(nc)) vars[[paste0("a", j)]] <- colDummies[[j]]
+  for (j in seq_len(nc)) {
+    vars[[paste0("a", j)]] <- colDummies[[j]]
+    vars[[paste0("d", j)]] <- colDummies[[j]] * answered
+  }
   for (i in seq_along(spec$rows)) {
     vars[[paste0("y", i)]] <- rowDummies[[i]]
     for (j in seq_len(nc)) vars[[paste0("y", i, "a", j)]] <- rowDummies[[i]] * colDummies[[j]]
@@ -97,7 +105,7 @@ makeTable <- function(spec) {
   cells <- list(); comparisons <- list(); letters <- list()
   for (i in seq_along(spec$rows)) {
     numerators <- paste0("y", i, "a", seq_len(nc))
-    denominators <- paste0("a", seq_len(nc))
+    denominators <- paste0("d", seq_len(nc))
     ratios <- svyratio(as.formula(paste("~", paste(numerators, collapse = "+"))),
                        as.formula(paste("~", paste(denominators, collapse = "+"))), sub, covmat = TRUE)
     names <- paste0(numerators, "/", denominators)
@@ -105,7 +113,7 @@ makeTable <- function(spec) {
     se <- sqrt(diag(vcov(ratios))[names])
     totals <- svytotal(as.formula(paste("~", paste(c(numerators, denominators), collapse = "+"))), sub, covmat = TRUE)
     for (j in seq_len(nc)) {
-      check <- svymean(as.formula(paste0("~y", i)), eval(bquote(subset(design, .base & .(as.name(paste0("a", j))) == 1))))
+      check <- svymean(as.formula(paste0("~y", i)), eval(bquote(subset(design, .base & .(as.name(paste0("d", j))) == 1))))
       agree(p[[j]], coef(check)[[1]], paste("svyratio vs svymean, proportion", spec$id, i, j))
       agree(se[[j]], SE(check)[[1]], paste("svyratio vs svymean, SE", spec$id, i, j))
       cells[[length(cells) + 1]] <- list(row = spec$rows[[i]]$expr, column = spec$columns[[j]]$expr,
@@ -122,7 +130,7 @@ makeTable <- function(spec) {
         delta <- svycontrast(totals, substitute(ya / xa - yb / xb, list(ya = as.name(numerators[a]), xa = as.name(denominators[a]),
                                                                          yb = as.name(numerators[b]), xb = as.name(denominators[b]))))
         agree(SE(con)[[1]], SE(delta)[[1]], paste("svyratio contrast vs delta method", spec$id, i, a, b))
-        both <- baseMask & colDummies[[a]] == 1 & colDummies[[b]] == 1
+        both <- baseMask & colDummies[[a]] == 1 & colDummies[[b]] == 1 & answered == 1
         z <- coef(con)[[1]] / SE(con)[[1]]
         tests[[length(tests) + 1]] <- list(a = a, b = b, difference = coef(con)[[1]], se = SE(con)[[1]], z = z,
                                            p = 2 * pnorm(-abs(z)), both = sum(both))
@@ -145,6 +153,7 @@ makeTable <- function(spec) {
     }
   }
   list(id = spec$id, file = spec$file, build = spec$build, base = spec$base$expr,
+       percentBase = if (is.null(spec$valid)) "total" else "valid", rowVariable = spec$valid,
        rows = lapply(spec$rows, function(r) r$expr), columns = lapply(spec$columns, function(c) c$expr),
        groups = lapply(spec$groups, function(g) as.list(g - 1)),
        cells = cells, comparisons = comparisons, letters = letters)
@@ -185,6 +194,10 @@ specs <- list(
        design = nhanesDesign, base = nhanesEveryone, rows = nhanesRows, columns = nhanesColumns, groups = list(1:5)),
   list(id = "nhanes-design-women", file = "nhanes", build = list(weight = "WTMEC2YR", strata = "SDMVSTRA", psu = "SDMVPSU", nest = TRUE), data = nhanes,
        design = nhanesDesign, base = nhanesWomen, rows = nhanesRows, columns = nhanesColumns[3:5], groups = list(1:3)),
+  list(id = "nhanes-simple-valid", file = "nhanes", build = list(weight = "WTMEC2YR"), data = nhanes, design = simple(nhanes, "WTMEC2YR"),
+       base = nhanesEveryone, rows = nhanesRows[1:2][2:1], columns = nhanesColumns[1:4], groups = list(1:4), valid = "HI_CHOL"),
+  list(id = "nhanes-design-valid", file = "nhanes", build = list(weight = "WTMEC2YR", strata = "SDMVSTRA", psu = "SDMVPSU", nest = TRUE), data = nhanes,
+       design = nhanesDesign, base = nhanesEveryone, rows = nhanesRows[1:2][2:1], columns = nhanesColumns[1:4], groups = list(1:4), valid = "HI_CHOL"),
   list(id = "gss-2024-simple", file = "gss", build = list(weight = "wtssps"), data = gss, design = simple(gss, "wtssps"),
        base = entry("year=2024", quote(year == 2024)), rows = gssRows, columns = gssColumns, groups = list(1:5))
 )

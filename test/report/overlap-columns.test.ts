@@ -11,13 +11,16 @@ import { CrosstabError, ErrorCode, openDataset, type Dataset, type TableResult }
 import { tableStatistics, tableToJSON, tableToText } from '../../src/report/index.js';
 import { linearizationVariance } from '../../src/stats/index.js';
 import { nhanesCsv, rFixtures } from '../support/paths.js';
-import { ErrorLedger } from './support.js';
+import { ErrorLedger, requireBuiltCli, runTable } from './support.js';
 
 interface OverlapTable {
   id: string;
   file: 'acs-overlap' | 'nhanes' | 'gss';
   build: { weight: string; strata?: string; psu?: string; nest?: boolean };
   base: string;
+  /** `valid`: rows are the values of `rowVariable`, percentages of those who answered it. */
+  percentBase: 'total' | 'valid';
+  rowVariable: string | null;
   rows: string[];
   columns: string[];
   groups: number[][];
@@ -60,7 +63,8 @@ describe.each(['inline', 'pool'] as const)('overlapping columns, %s', (execution
     let result: TableResult;
     beforeAll(async () => {
       ds = await openDataset(await datasetOf(table), { execution });
-      result = await ds.table({ base: table.base, rows: table.rows, columns: table.columns, columnGroups: table.groups });
+      const rows = table.rowVariable === null ? table.rows : [{ variable: table.rowVariable }];
+      result = await ds.table({ base: table.base, rows, columns: table.columns, columnGroups: table.groups, percentBase: table.percentBase, missing: 'hide' });
       return () => ds.close();
     }, 300_000);
 
@@ -73,7 +77,8 @@ describe.each(['inline', 'pool'] as const)('overlapping columns, %s', (execution
       const statistics = tableStatistics(result, { stats: 'all' });
       const holm = tableStatistics(result, { stats: ['sig'], correction: 'holm' });
       const width = result.columns.length;
-      const rowOf = (expr: string) => table.rows.indexOf(expr);
+      const rowOf = (expr: string) => result.rows.findIndex((row) => row.expr === expr);
+      expect(result.rows.map((row) => row.expr)).toEqual(table.rows);
       const columnOf = (expr: string) => table.columns.indexOf(expr);
       for (const cell of table.cells) {
         const at = rowOf(cell.row) * width + columnOf(cell.column);
@@ -103,6 +108,30 @@ describe.each(['inline', 'pool'] as const)('overlapping columns, %s', (execution
         expect(holm.letters![at], `Holm letters ${cell.row} x ${cell.column}`).toBe(cell.lettersHolm);
       }
     });
+  });
+});
+
+describe('overlapping columns through crosstab table --column-group', () => {
+  const table = fixture.tables.find((t) => t.id === 'nhanes-simple')!;
+  it('gives R\'s differences, SEs and p-values in its JSON', async () => {
+    requireBuiltCli();
+    const args = [inject('testDatasets').nhanes, '--base', table.base, ...table.rows.flatMap((row) => ['--row', row]), ...table.columns.flatMap((column) => ['--column', column])];
+    const run = await runTable([...args, '--column-group', table.groups[0]!.join(','), '--stats', 'vpct,se,sig', '--format', 'json']);
+    expect(run.stderr).toBe('');
+    const json = JSON.parse(run.stdout.toString()) as { comparisons: Array<{ row: number; columnA: number; columnB: number; standardError: number; pValue: number; respondentsInBoth?: number }> };
+    expect(json.comparisons.length).toBe(table.comparisons.length);
+    for (const pair of table.comparisons) {
+      const ours = json.comparisons.find((c) => c.row === table.rows.indexOf(pair.row) && c.columnA === table.columns.indexOf(pair.columnA) && c.columnB === table.columns.indexOf(pair.columnB))!;
+      expect(ours.respondentsInBoth).toBe(pair.respondentsInBoth);
+      expect(ledger.add('SE of difference (CLI)', ours.standardError, pair.se)).toBeLessThan(TOLERANCE);
+      expect(ledger.add('p (CLI)', ours.pValue, pair.p)).toBeLessThan(TOLERANCE);
+    }
+    const kish = await runTable([...args, '--column-group', '0,1,2', '--stats', 'sig', '--se', 'kish']);
+    expect(kish.code).toBe(1);
+    expect(kish.stderr).toMatch(/--se kish: column 0 \(RIAGENDR=1\) and column 2 \(agecat=3,4\) share respondents/);
+    const bad = await runTable([...args, '--column-group', '0,x']);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/--column-group "0,x": "x" is not a column index/);
   });
 });
 
