@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { buildDataset, type BuildOptions } from '../../src/facade/build.js';
 import { CrosstabError, ErrorCode, openDataset, type Dataset, type TableResult } from '../../src/index.js';
-import { tableStatistics, tableToJSON, tableToText } from '../../src/report/index.js';
+import { TABLE_METADATA_KEY, tableStatistics, tableToArrow, tableToJSON, tableToText } from '../../src/report/index.js';
 import { linearizationVariance } from '../../src/stats/index.js';
 import { nhanesCsv, rFixtures } from '../support/paths.js';
 import { ErrorLedger, requireBuiltCli, runTable } from './support.js';
@@ -186,6 +186,8 @@ describe('overlapping columns: what stays and what is refused', () => {
     expect(statistics.raoScottNotDefined).toEqual([{ group: 0, reason: 'overlapping-columns' }]);
     expect(tableToJSON(result, statistics).raoScottNotDefined).toEqual([{ group: 0, reason: 'overlapping-columns' }]);
     expect(tableToText(result, statistics)).toContain('Rao-Scott chi-square: not defined for columns A-E, which share respondents');
+    const metadata = JSON.parse(tableToArrow(result, statistics).schema.metadata.get(TABLE_METADATA_KEY)!) as { raoScottNotDefined?: unknown };
+    expect(metadata.raoScottNotDefined).toEqual([{ group: 0, reason: 'overlapping-columns' }]);
   });
 
   it('rejects bad columnGroups naming them', async () => {
