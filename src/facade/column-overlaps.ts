@@ -19,6 +19,34 @@ export function mayOverlap(a: AxisEntry, b: AxisEntry): boolean {
   return a.value === b.value;
 }
 
+/**
+ * The default groups of compared columns: each run of adjacent entries expanded from one
+ * variable; a run restarts when a value repeats. Expression entries and "No answer" entries
+ * are in none.
+ */
+export function variableRuns(columns: readonly AxisEntry[]): number[][] {
+  const runs: number[][] = [];
+  let current: number[] | undefined;
+  let variable: string | undefined;
+  let values = new Set<string>();
+  columns.forEach((column, index) => {
+    if (column.variable === undefined || column.missing) {
+      current = undefined;
+      return;
+    }
+    const value = column.value ?? column.expr;
+    if (current === undefined || variable !== column.variable || values.has(value)) {
+      current = [];
+      variable = column.variable;
+      values = new Set();
+      runs.push(current);
+    }
+    values.add(value);
+    current.push(index);
+  });
+  return runs;
+}
+
 /** The pairs of columns within `groups` that may share respondents, a < b, in group order. */
 export function overlappingPairs(columns: readonly AxisEntry[], groups: readonly (readonly number[])[]): Array<[number, number]> {
   const pairs: Array<[number, number]> = [];

@@ -13,7 +13,7 @@ import { InFlight } from './in-flight.js';
 import { LocalEngine } from './local-engine.js';
 import { describeValue, invalidOption, requireGroups, requireObject, requireSignal, requireString, requireStringArray, resolveWeight } from './options.js';
 import { expandAxis, readMissingMode, readPercentBase } from './axes.js';
-import { type ColumnOverlaps, overlappingPairs, readColumnGroups } from './column-overlaps.js';
+import { type ColumnOverlaps, overlappingPairs, readColumnGroups, variableRuns } from './column-overlaps.js';
 import type { AxisEntry, Cell, CrosstabQuery, CrosstabResult, DatasetInfo, TableQuery, TableResult } from './types.js';
 
 /** Most targets one crosstab() call takes (the REST contract allows 2; tables go further). */
@@ -212,7 +212,8 @@ export class Dataset {
       const groups = readColumnGroups(options.columnGroups, columns.length);
       const cells = await this.engine.table(boundBase, boundRows, boundColumns, weight, { signal: running, onProgress });
       // The respondents in both columns of each pair that may overlap: one more table, whose columns are (A AND B).
-      const pairs = groups === undefined ? [] : overlappingPairs(columns, groups);
+      // Default groups (one variable's values) never overlap today: no pair, no extra table.
+      const pairs = overlappingPairs(columns, groups ?? variableRuns(columns));
       const both = pairs.length === 0 ? undefined : await this.engine.table(boundBase, boundRows, pairs.map(([a, b]): Bound => ({ op: 'and', items: [boundColumns[a]!, boundColumns[b]!] })), weight, { signal: running });
       const overlaps: ColumnOverlaps | undefined = both && { pairs, weighted: both.sums, respondents: both.counts, sumSqWeights: both.sumsSq, totals: both.margins.columns.map((sums) => this.toCell(sums)) };
       return { cells, rows, columns, groups, overlaps };

@@ -1,4 +1,5 @@
 import { CrosstabError, ErrorCode } from '../errors.js';
+import { variableRuns } from '../facade/column-overlaps.js';
 import type { AxisEntry } from '../facade/types.js';
 import { columnLetter } from '../stats/index.js';
 
@@ -33,26 +34,7 @@ export interface ColumnGroup {
  */
 export function columnGroups(columns: readonly AxisEntry[], explicit?: readonly (readonly number[])[]): ColumnGroup[] {
   if (explicit !== undefined) return explicitGroups(columns, explicit);
-  const groups: ColumnGroup[] = [];
-  let current: ColumnGroup | undefined;
-  let values = new Set<string>();
-  columns.forEach((column, index) => {
-    // A "No answer" entry is in no group: it gets no letter and is not compared.
-    if (column.variable === undefined || column.missing) {
-      current = undefined;
-      return;
-    }
-    const value = column.value ?? column.expr;
-    if (current === undefined || current.variable !== column.variable || values.has(value)) {
-      current = { variable: column.variable, columns: [], letters: [] };
-      values = new Set();
-      groups.push(current);
-    }
-    values.add(value);
-    current.letters.push(columnLetter(current.columns.length));
-    current.columns.push(index);
-  });
-  return groups;
+  return variableRuns(columns).map((run) => ({ variable: columns[run[0]!]!.variable!, columns: run, letters: run.map((_, position) => columnLetter(position)) }));
 }
 
 function explicitGroups(columns: readonly AxisEntry[], explicit: readonly (readonly number[])[]): ColumnGroup[] {
