@@ -45,6 +45,7 @@ export function registerTableCommand(program: Command): void {
     .option('--rows <variable>', 'one row per value of a variable (repeat for more)', collect('--rows'))
     .option('--column <expr>', 'a column expression (repeat for more)', collect('--column'))
     .option('--columns <variable>', 'one column per value of a variable (repeat for more)', collect('--columns'))
+    .option('--column-group <indexes>', 'compare these columns, which may share respondents: 0-based column indexes, comma list (repeat for more groups)', (value: string, previous: string[] = []) => [...previous, value])
     .option('--stats <list>', `all, or a comma list of ${STAT_NAMES.join(',')}`, 'vpct')
     .option('--se <method>', 'standard error: linearization (R svymean) or kish (effective base)', STANDARD_ERROR_METHODS[0])
     .option('--correction <method>', `multiple comparisons: ${orList(CORRECTIONS)}`, CORRECTIONS[0])
@@ -71,14 +72,16 @@ Examples:
       const ds = await openCompiled(path, { execution: settings.execution });
       try {
         const result = await runTable(ds, settings);
-        const statistics = tableStatistics(result, {
-          stats: settings.stats,
-          se: settings.se,
-          correction: settings.correction,
-          alpha: settings.alpha,
-          domain: settings.domain,
-          lonelyPsu: settings.lonelyPsu,
-        });
+        const statistics = withSeFlag(() =>
+          tableStatistics(result, {
+            stats: settings.stats,
+            se: settings.se,
+            correction: settings.correction,
+            alpha: settings.alpha,
+            domain: settings.domain,
+            lonelyPsu: settings.lonelyPsu,
+          }),
+        );
         if (settings.format === 'xlsx') await writeXLSX(ds, result, statistics, settings.out!);
         else await emit(await render(ds, result, statistics, settings.format), settings.out, settings.format);
       } finally {
@@ -87,8 +90,19 @@ Examples:
     });
 }
 
+/** The pooled test's refusal (columns sharing respondents) names the flag that chose it, --se kish. */
+function withSeFlag<T>(compute: () => T): T {
+  try {
+    return compute();
+  } catch (error) {
+    if (!(error instanceof CrosstabError) || error.details.field !== 'test') throw error;
+    throw new CrosstabError(error.code, `--se kish: ${error.message}`, { ...error.details, field: '--se', hint: 'Drop --se kish: the linearization test accounts for the respondents in both columns.' });
+  }
+}
+
 interface TableFlags {
   base: string;
+  columnGroups: number[][] | undefined;
   rows: Ordered[];
   columns: Ordered[];
   stats: StatName[];
@@ -113,6 +127,15 @@ function readFlags(flags: Record<string, unknown>): TableFlags {
   if (columns.length === 0) {
     throw flagError('--column', 'no columns: give at least one --column EXPR or --columns VARIABLE', "e.g. --columns sex --column 'age=18..34'");
   }
+  const columnGroups = (flags['columnGroup'] as string[] | undefined)?.map((text) =>
+    text.split(',').map((part) => {
+      const index = Number(part.trim());
+      if (part.trim() === '' || !Number.isInteger(index) || index < 0) {
+        throw flagError('--column-group', `--column-group "${shorten(text)}": "${shorten(part)}" is not a column index`, 'Give 0-based column indexes, e.g. --column-group 0,1,2 (the JSON output numbers columns the same way).');
+      }
+      return index;
+    }),
+  );
   const stats = readStats(String(flags['stats']));
   const se = oneOf('--se', flags['se'], STANDARD_ERROR_METHODS);
   const correction = oneOf('--correction', flags['correction'], CORRECTIONS);
@@ -138,7 +161,7 @@ function readFlags(flags: Record<string, unknown>): TableFlags {
   if (format === 'xlsx' && out === undefined) {
     throw flagError('--format', '--format xlsx writes a workbook file; pass --out FILE.xlsx', 'e.g. --format xlsx --out table.xlsx');
   }
-  return { base: String(flags['base']), rows, columns, stats, se, correction, alpha, domain, lonelyPsu, missing, percentBase, execution, weight, format, out };
+  return { base: String(flags['base']), columnGroups, rows, columns, stats, se, correction, alpha, domain, lonelyPsu, missing, percentBase, execution, weight, format, out };
 }
 
 /** `--stats all` or a comma list, read by the registry's normalizeStats (names, order, near matches). */
@@ -173,6 +196,7 @@ async function runTable(ds: Dataset, flags: TableFlags): Promise<TableResult> {
       columns: axis(flags.columns),
       missing: flags.missing,
       percentBase: flags.percentBase,
+      ...(flags.columnGroups !== undefined ? { columnGroups: flags.columnGroups } : {}),
       ...(flags.weight !== undefined ? { weight: flags.weight } : {}),
     });
   } catch (error) {
@@ -182,7 +206,7 @@ async function runTable(ds: Dataset, flags: TableFlags): Promise<TableResult> {
     const entry = match ? (match[1] === 'rows' ? flags.rows : flags.columns)[Number(match[2])] : undefined;
     // The flag's value is echoed cut short: a message never grows with the input.
     const shown = (value: string | null | undefined) => JSON.stringify(typeof value === 'string' ? shorten(value) : value);
-    const flag = entry ? `${entry.flag} ${shown(entry.value)}` : field === 'base' ? `--base ${shown(flags.base)}` : field === 'weight' ? `--weight ${shown(flags.weight)}` : undefined;
+    const flag = entry ? `${entry.flag} ${shown(entry.value)}` : field.startsWith('columnGroups') ? '--column-group' : field === 'base' ? `--base ${shown(flags.base)}` : field === 'weight' ? `--weight ${shown(flags.weight)}` : undefined;
     if (flag === undefined) throw error;
     const message = error.details.problem ?? error.message;
     throw new CrosstabError(error.code, `${flag}: ${message}`, { ...error.details, field: flag.split(' ')[0] });

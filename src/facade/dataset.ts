@@ -13,6 +13,7 @@ import { InFlight } from './in-flight.js';
 import { LocalEngine } from './local-engine.js';
 import { describeValue, invalidOption, requireGroups, requireObject, requireSignal, requireString, requireStringArray, resolveWeight } from './options.js';
 import { expandAxis, readMissingMode, readPercentBase } from './axes.js';
+import { type ColumnOverlaps, overlappingPairs, readColumnGroups, variableRuns } from './column-overlaps.js';
 import type { AxisEntry, Cell, CrosstabQuery, CrosstabResult, DatasetInfo, TableQuery, TableResult } from './types.js';
 
 /** Most targets one crosstab() call takes (the REST contract allows 2; tables go further). */
@@ -37,7 +38,7 @@ export interface OpenOptions extends LoadOptions {
 /** The keys of OpenOptions: any other key is refused. */
 const OPEN_OPTIONS = ['execution', 'cellCache', 'verify', 'preload'] as const satisfies ReadonlyArray<keyof OpenOptions>;
 const CROSSTAB_OPTIONS = ['base', 'targets', 'weight', 'allowedGroups', 'signal'] as const satisfies ReadonlyArray<keyof CrosstabQuery>;
-const TABLE_OPTIONS = ['base', 'rows', 'columns', 'weight', 'allowedGroups', 'signal', 'onProgress', 'missing', 'percentBase'] as const satisfies ReadonlyArray<keyof TableQuery>;
+const TABLE_OPTIONS = ['base', 'rows', 'columns', 'weight', 'allowedGroups', 'signal', 'onProgress', 'missing', 'percentBase', 'columnGroups'] as const satisfies ReadonlyArray<keyof TableQuery>;
 
 /** Default of OpenOptions.cellCache. */
 export const DEFAULT_CELL_CACHE = 10_000;
@@ -200,7 +201,7 @@ export class Dataset {
     };
     const allRows = bindAxis(expandedRows, 'rows');
     const allColumns = bindAxis(expandedColumns, 'columns');
-    const { cells, rows, columns } = await this.inFlight.run(signal, async (running) => {
+    const { cells, rows, columns, groups, overlaps } = await this.inFlight.run(signal, async (running) => {
       // A "No answer" entry stays only when the base has respondents with that blank.
       const keepRows = await this.answeredOrBlank(boundBase, expandedRows, allRows, weight, running);
       const keepColumns = await this.answeredOrBlank(boundBase, expandedColumns, allColumns, weight, running);
@@ -208,8 +209,14 @@ export class Dataset {
       const columns = expandedColumns.filter((_, i) => keepColumns[i]);
       const boundRows = allRows.filter((_, i) => keepRows[i]);
       const boundColumns = allColumns.filter((_, i) => keepColumns[i]);
+      const groups = readColumnGroups(options.columnGroups, columns.length);
       const cells = await this.engine.table(boundBase, boundRows, boundColumns, weight, { signal: running, onProgress });
-      return { cells, rows, columns };
+      // The respondents in both columns of each pair that may overlap: one more table, whose columns are (A AND B).
+      // Default groups (one variable's values) never overlap today: no pair, no extra table.
+      const pairs = overlappingPairs(columns, groups ?? variableRuns(columns));
+      const both = pairs.length === 0 ? undefined : await this.engine.table(boundBase, boundRows, pairs.map(([a, b]): Bound => ({ op: 'and', items: [boundColumns[a]!, boundColumns[b]!] })), weight, { signal: running });
+      const overlaps: ColumnOverlaps | undefined = both && { pairs, weighted: both.sums, respondents: both.counts, sumSqWeights: both.sumsSq, totals: both.margins.columns.map((sums) => this.toCell(sums)) };
+      return { cells, rows, columns, groups, overlaps };
     });
     const thresholds = this.info.stability;
     const width = columns.length;
@@ -231,6 +238,8 @@ export class Dataset {
       plan: cells.plan,
       execution: cells.execution,
       design: cells.design,
+      ...(groups === undefined ? {} : { columnGroups: groups }),
+      ...(overlaps === undefined ? {} : { overlaps }),
       cell(row: number, column: number): Cell {
         const at = row * width + column;
         const respondents = cells.counts[at]!;

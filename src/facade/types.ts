@@ -146,6 +146,16 @@ export interface TableQuery {
    * tableStatistics() reads it from the result; its own `percentBase` option overrides it.
    */
   percentBase?: PercentBase;
+  /**
+   * Groups of columns to compare in significance tests, as indexes of the table's columns
+   * (after "No answer" entries are added: use expression columns, or `missing: 'hide'`, to
+   * know them in advance); tableStatistics() uses them unless told otherwise. Columns of a
+   * group may share respondents (`HICOV=1`, `PRIVCOV=1`, `PUBCOV=1`): the table then also
+   * counts base AND row AND A AND B for each pair that may (`overlaps`), and the tests use
+   * the covariance those respondents make. Default: each run of one expanded variable's
+   * values, which never overlap.
+   */
+  columnGroups?: readonly (readonly number[])[];
 }
 
 /** Whether a table shows the "No answer" entry of each expanded variable (TableQuery.missing). */
@@ -168,6 +178,20 @@ export interface AxisEntry {
    * blank on `variable` (`expr` is `VAR=NA`). Never compared in significance tests.
    */
   missing?: true;
+}
+
+/**
+ * The sums over base AND row AND column A AND column B, for each counted pair of columns:
+ * `weighted[row * pairs.length + k]` and so on (row-major like the table's cells), and
+ * `totals[k]` = base AND A AND B.
+ */
+export interface ColumnOverlaps {
+  /** Table column indexes (a < b) of each counted pair. */
+  pairs: Array<[number, number]>;
+  weighted: Float64Array;
+  respondents: Float64Array;
+  sumSqWeights: Float64Array;
+  totals: Cell[];
 }
 
 /** A table of base AND row AND column cells, stored row-major in typed arrays. */
@@ -204,4 +228,8 @@ export interface TableResult {
    * weight. Absent in a hand-made result: variances then treat the base as the design.
    */
   design?: TableDesign;
+  /** The query's `columnGroups`, when it gave some. */
+  columnGroups?: number[][];
+  /** The sums over respondents in both columns of each pair of `columnGroups` that may share respondents. */
+  overlaps?: ColumnOverlaps;
 }

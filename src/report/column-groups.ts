@@ -1,11 +1,12 @@
 import { CrosstabError, ErrorCode } from '../errors.js';
+import { variableRuns } from '../facade/column-overlaps.js';
 import type { AxisEntry } from '../facade/types.js';
 import { columnLetter } from '../stats/index.js';
 
 /**
- * A set of mutually exclusive columns that are compared with one another
- * (a "banner group"). Columns of one expanded variable are disjoint domains, which
- * is what the column z-test needs: their covariance is exactly 0.
+ * A set of columns that are compared with one another (a "banner group"). Columns of one
+ * expanded variable are disjoint domains: their covariance is exactly 0. Explicit groups
+ * may hold columns that share respondents, whose covariance the tests add.
  */
 export interface ColumnGroup {
   /** The expanded variable the columns come from; `null` for a group given explicitly over other columns. */
@@ -27,32 +28,13 @@ export interface ColumnGroup {
  * compared and has no letter. Nor is a "No answer" entry (blank on the variable):
  * significance is of the answered categories.
  *
- * `explicit` overrides this: each inner array lists table column indexes the
- * caller asserts are mutually exclusive within the base (the test's variance
- * formula is wrong for overlapping columns).
+ * `explicit` overrides this: each inner array lists table column indexes to compare.
+ * Its columns may share respondents; the tests then need the sums over those in both
+ * columns, which `ds.table({ columnGroups })` counts (TableResult.overlaps).
  */
 export function columnGroups(columns: readonly AxisEntry[], explicit?: readonly (readonly number[])[]): ColumnGroup[] {
   if (explicit !== undefined) return explicitGroups(columns, explicit);
-  const groups: ColumnGroup[] = [];
-  let current: ColumnGroup | undefined;
-  let values = new Set<string>();
-  columns.forEach((column, index) => {
-    // A "No answer" entry is in no group: it gets no letter and is not compared.
-    if (column.variable === undefined || column.missing) {
-      current = undefined;
-      return;
-    }
-    const value = column.value ?? column.expr;
-    if (current === undefined || current.variable !== column.variable || values.has(value)) {
-      current = { variable: column.variable, columns: [], letters: [] };
-      values = new Set();
-      groups.push(current);
-    }
-    values.add(value);
-    current.letters.push(columnLetter(current.columns.length));
-    current.columns.push(index);
-  });
-  return groups;
+  return variableRuns(columns).map((run) => ({ variable: columns[run[0]!]!.variable!, columns: run, letters: run.map((_, position) => columnLetter(position)) }));
 }
 
 function explicitGroups(columns: readonly AxisEntry[], explicit: readonly (readonly number[])[]): ColumnGroup[] {

@@ -3,6 +3,8 @@ import type { LonelyPsu, PsuStructure } from '../stats/design-variance.js';
 import { linearizationVariance, totalStandardError } from '../stats/standard-error.js';
 import { type TableDesign, TableVariance, type TableSums } from '../stats/table-variance.js';
 import type { CellSums } from '../stats/types.js';
+import { overlapCovariance } from '../stats/overlap-covariance.js';
+import { overlapSums, type OverlapSums } from './overlap-sums.js';
 import { percentBases, type PercentBases } from './percent-bases.js';
 
 /** How the variances of a table are computed. */
@@ -23,6 +25,8 @@ export interface DesignFigures {
   totalSE(row: number, column: number): number;
   /** Var of p(row, a) − p(row, b), with the covariance of the two columns. */
   differenceVariance(row: number, a: number, b: number): number;
+  /** The respondents in both columns of a pair (counted by ds.table() for its columnGroups). */
+  overlaps: OverlapSums;
   sums: TableSums;
   /** The design's variance engine (absent for the simple design). */
   engine?: TableVariance;
@@ -50,6 +54,7 @@ export function designFigures(result: TableResult, domain: Domain, lonelyPsu: Lo
     total: result.total,
   };
   const design: TableDesign = result.design ?? { kind: 'simple', fileRespondents: result.total.respondents };
+  const overlaps = overlapSums(result, bases);
   if (design.kind === 'simple') {
     const n = domain === 'base' ? result.total.respondents : design.fileRespondents;
     const ok = n >= 2;
@@ -63,8 +68,17 @@ export function designFigures(result: TableResult, domain: Domain, lonelyPsu: Lo
       sums,
       proportionVariance: variance,
       totalSE: (row, column) => (ok ? totalStandardError(sums.cell(row * columns + column), n) : Number.NaN),
-      // Disjoint columns of one group: the covariance is exactly 0 (docs/statistics.md).
-      differenceVariance: (row, a, b) => variance(row, a) + variance(row, b),
+      overlaps,
+      // Disjoint columns: the covariance is exactly 0 (docs/statistics.md); columns sharing
+      // respondents covary through them (docs/tables.md § Overlapping columns).
+      differenceVariance: (row, a, b) => {
+        const both = overlaps.both(row, a, b);
+        if (both === null) return Number.NaN;
+        const sum = variance(row, a) + variance(row, b);
+        if (both.column.respondents === 0) return sum;
+        const cell = (column: number) => sums.cell(row * columns + column);
+        return sum - 2 * overlapCovariance(cell(a), bases.column(row, a)!.sums, cell(b), bases.column(row, b)!.sums, both.cell, both.column, n);
+      },
     };
   }
   const engine = new TableVariance(sums, design, lonelyPsu);
@@ -73,6 +87,7 @@ export function designFigures(result: TableResult, domain: Domain, lonelyPsu: Lo
     designRespondents: Number.NaN,
     sums,
     engine,
+    overlaps,
     ...(design.kind === 'taylor' ? { taylor: { psus: design.psus } } : { replicateDegreesOfFreedom: design.degreesOfFreedom }),
     proportionVariance: (row, column) => {
       const base = bases.column(row, column);

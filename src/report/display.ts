@@ -70,12 +70,18 @@ export function missingNote(result: TableResult, statistics: TableStatistics | u
   return `${base}; ${shown}; significance and Rao-Scott tests cover answered categories only`;
 }
 
-/** One line per Rao–Scott test. */
+/** One line per Rao–Scott test, and one per column group whose columns share respondents (no test). */
 export function raoScottLines(statistics: TableStatistics): string[] {
-  return (statistics.raoScott ?? []).map(
+  const tests = (statistics.raoScott ?? []).map(
     (test) =>
       `Rao-Scott chi-square ${test.rowVariable} x ${test.columnVariable}: F = ${formatCount(test.statistic, 3)} on ${formatCount(test.ndf, 2)} and ${formatCount(test.ddf, 2)} df, p = ${Number.isFinite(test.pValue) ? test.pValue.toPrecision(3) : '–'}`,
   );
+  const undefinedTests = (statistics.raoScottNotDefined ?? []).map(({ group }) => {
+    const { variable, letters } = statistics.groups[group]!;
+    const columns = `${variable === null ? 'columns' : `${variable} columns`} ${letters[0]}-${letters[letters.length - 1]}`;
+    return `Rao-Scott chi-square: not defined for ${columns}, which share respondents (the test is of mutually exclusive categories)`;
+  });
+  return [...tests, ...undefinedTests];
 }
 
 /** How a statistic is labelled and printed in the human formats. */

@@ -43,6 +43,8 @@ export interface TableJsonComparison {
   pValue: number | null;
   adjustedPValue: number | null;
   significant: boolean;
+  /** Columns that may share respondents: those in both columns' denominators (their covariance is in the SE). */
+  respondentsInBoth?: number;
 }
 
 /** The `crosstab table --format json` document; see docs/tables.md. */
@@ -84,6 +86,8 @@ export interface TableJson {
   comparisons?: TableJsonComparison[];
   /** With `chisq`: Rao–Scott tests of independence. */
   raoScott?: TableJsonRaoScott[];
+  /** With `chisq`: column groups (indexes into columnGroups) with no Rao–Scott test, and why. */
+  raoScottNotDefined?: Array<{ group: number; reason: 'overlapping-columns' }>;
 }
 
 export interface TableJsonRaoScott {
@@ -154,6 +158,7 @@ export function tableToJSON(result: TableResult, statistics?: TableStatistics): 
   const { stats, se, test, correction, alpha, deff, designRespondents, domain, lonelyPsu, variance, percentBase } = statistics;
   json.statistics = { stats, se, test, correction, alpha, deff, designRespondents: finiteOrNull(designRespondents), domain, lonelyPsu, variance, percentBase };
   if (statistics.raoScott) json.raoScott = statistics.raoScott.map(raoScottJson);
+  if (statistics.raoScottNotDefined && statistics.raoScottNotDefined.length > 0) json.raoScottNotDefined = statistics.raoScottNotDefined.map((entry) => ({ ...entry }));
   json.columnGroups = statistics.groups.map((group) => ({ variable: group.variable, columns: [...group.columns], letters: [...group.letters] }));
   if (statistics.comparisons) {
     json.comparisons = statistics.comparisons.map((pair) => ({
@@ -167,6 +172,7 @@ export function tableToJSON(result: TableResult, statistics?: TableStatistics): 
       pValue: finiteOrNull(pair.pValue),
       adjustedPValue: finiteOrNull(pair.adjustedPValue),
       significant: pair.significant,
+      ...(pair.respondentsInBoth === undefined ? {} : { respondentsInBoth: pair.respondentsInBoth }),
     }));
   }
   return json;

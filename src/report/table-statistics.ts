@@ -80,6 +80,12 @@ export interface ColumnComparison {
   adjustedPValue: number;
   /** adjustedPValue < alpha. */
   significant: boolean;
+  /**
+   * Columns that may share respondents (not two values of one expanded variable): how many
+   * respondents of the two proportions' denominators are in both columns; their covariance
+   * enters `standardError`.
+   */
+  respondentsInBoth?: number;
 }
 
 /**
@@ -120,6 +126,12 @@ export interface TableStatistics extends FigureArrays {
   comparisons?: ColumnComparison[];
   /** `chisq`: Rao–Scott test of each (row variable, column variable) expanded whole on the table. */
   raoScott?: RaoScottTest[];
+  /**
+   * `chisq`: the column groups (indexes into `groups`) with no Rao–Scott test because their
+   * columns share respondents (or may, uncounted): the test is of one variable's mutually
+   * exclusive categories and is not defined for overlapping columns.
+   */
+  raoScottNotDefined?: Array<{ group: number; reason: 'overlapping-columns' }>;
 }
 
 /**
@@ -138,7 +150,7 @@ export function tableStatistics(result: TableResult, options: TableStatisticsOpt
   const figures = designFigures(result, settings.domain, settings.lonelyPsu, bases);
   const designRespondents = figures.designRespondents;
   const wants = new Set(settings.stats);
-  const groups = columnGroups(result.columns, options.columnGroups);
+  const groups = columnGroups(result.columns, options.columnGroups ?? result.columnGroups);
   const columnLetters: Array<string | null> = result.columns.map(() => null);
   for (const group of groups) group.columns.forEach((column, position) => (columnLetters[column] = group.letters[position]!));
 
@@ -175,7 +187,12 @@ export function tableStatistics(result: TableResult, options: TableStatisticsOpt
     }
   }
   if (wants.has('sig')) Object.assign(out, significance(result, groups, settings, figures, bases));
-  if (wants.has('chisq')) out.raoScott = raoScottTests(result, figures, groups);
+  if (wants.has('chisq')) {
+    // Rao–Scott tests one variable's disjoint categories; a group whose columns share respondents has none.
+    const overlapping = groups.flatMap((group, g) => (sharesRespondents(group, figures) ? [g] : []));
+    out.raoScott = raoScottTests(result, figures, groups.filter((_, g) => !overlapping.includes(g)));
+    out.raoScottNotDefined = overlapping.map((group) => ({ group, reason: 'overlapping-columns' as const }));
+  }
   return out;
 }
 
@@ -208,6 +225,7 @@ function significance(
     if (result.rows[r]!.missing) continue;
     groups.forEach((group, g) => {
       if (group.columns.length < 2) return;
+      checkOverlaps(result, group, r, settings.test, figures);
       const tested = testColumns(
         group.columns.map((c) => ({ cell: sumsAt(result, r * columnCount + c), column: bases.column(r, c)?.sums ?? UNDEFINED_BASE })),
         {
@@ -230,11 +248,62 @@ function significance(
           pValue: pair.pValue,
           adjustedPValue: pair.adjustedPValue,
           significant: pair.significant,
+          ...inBoth(figures, r, group.columns[pair.a]!, group.columns[pair.b]!),
         });
       }
     });
   }
   return { letters, comparisons };
+}
+
+/**
+ * Refuses a comparison the table cannot make right: columns that may share respondents
+ * whose overlap the table did not count (the simple design's covariance needs it), or that
+ * do share respondents under the pooled effective-base test, which assumes independent columns.
+ */
+function checkOverlaps(result: TableResult, group: ColumnGroup, row: number, test: ComparisonMethod, figures: DesignFigures): void {
+  const { overlaps } = figures;
+  const name = (c: number) => `column ${c} (${result.columns[c]!.expr})`;
+  for (let i = 0; i < group.columns.length; i++) {
+    for (let j = i + 1; j < group.columns.length; j++) {
+      const a = group.columns[i]!;
+      const b = group.columns[j]!;
+      if (!overlaps.counted(a, b)) {
+        throw new CrosstabError(ErrorCode.invalidOption, `${name(a)} and ${name(b)} may share respondents, and the table did not count those in both: their column test needs them`, {
+          field: 'columnGroups',
+          hint: 'Give the groups to ds.table({ columnGroups }), which counts the respondents in both columns of each pair, rather than to tableStatistics().',
+        });
+      }
+      if (test === 'pooled-effective' && (overlaps.both(row, a, b)?.column.respondents ?? 0) > 0) {
+        throw new CrosstabError(ErrorCode.invalidOption, `${name(a)} and ${name(b)} share respondents: the pooled effective-base test assumes independent columns`, {
+          field: 'test',
+          hint: "Use test 'linearization' (the default with se 'linearization'), which accounts for the respondents in both columns.",
+        });
+      }
+    }
+  }
+}
+
+/** Whether two columns of the group share respondents in the base, or may and were not counted. */
+function sharesRespondents(group: ColumnGroup, figures: DesignFigures): boolean {
+  const { overlaps } = figures;
+  for (let i = 0; i < group.columns.length; i++) {
+    for (let j = i + 1; j < group.columns.length; j++) {
+      const a = group.columns[i]!;
+      const b = group.columns[j]!;
+      if (!overlaps.mayOverlap(a, b)) continue;
+      if (!overlaps.counted(a, b)) return true;
+      if ((overlaps.total(a, b)?.respondents ?? 1) > 0) return true;
+    }
+  }
+  return false;
+}
+
+/** `respondentsInBoth` of a comparison between columns that may overlap. */
+function inBoth(figures: DesignFigures, row: number, a: number, b: number): { respondentsInBoth?: number } {
+  if (!figures.overlaps.mayOverlap(a, b)) return {};
+  const both = figures.overlaps.both(row, a, b);
+  return both === null ? {} : { respondentsInBoth: both.column.respondents };
 }
 
 /** The denominator of a figure outside its percent base (a "No answer" entry under `valid`): every figure NaN. */

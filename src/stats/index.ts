@@ -14,6 +14,7 @@ export {
   totalStandardError,
 } from './standard-error.js';
 export type { DesignEffectOptions, StandardErrorMethod, StandardErrorOptions } from './standard-error.js';
+export { overlapCovariance } from './overlap-covariance.js';
 export { erfc, normalCdf, normalUpperTail, twoSidedPValue } from './normal.js';
 export { adjustPValues, columnLetter, compareProportions, testColumns } from './significance.js';
 export type {
