@@ -6,7 +6,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { buildDataset, type BuildOptions } from '../../src/facade/build.js';
+import { buildDataset, type BuildOptions } from '../../src/build/build.js';
 import { CrosstabError, ErrorCode, openDataset, type Dataset, type TableResult } from '../../src/index.js';
 import { TABLE_METADATA_KEY, tableStatistics, tableToArrow, tableToJSON, tableToText } from '../../src/report/index.js';
 import { linearizationVariance } from '../../src/stats/index.js';
