@@ -172,6 +172,40 @@ export class ColumnEncoder extends ChunkedRows<RowIds> {
     }
   }
 
+  /**
+   * Rows `start .. start + count - 1` given as indices into `words` (a file's own dictionary,
+   * as Parquet dictionary pages and Arrow dictionary vectors have it; -1: blank row).
+   * `known[i]` caches the id of `words[i]` (-1: not looked up yet; fill it with -1 for each new
+   * `words`), so each distinct value is looked up once, in the order rows first show it,
+   * and the dictionary comes out as set() would make it.
+   */
+  setIndexed(start: number, words: ArrayLike<CellValue>, indices: Int32Array, count: number, known: Int32Array): void {
+    let done = 0;
+    while (done < count) {
+      const at = this.slot(start + done);
+      const take = Math.min(count - done, this.current.length - at);
+      let ids = this.current;
+      let counted = this.counted;
+      for (let k = 0; k < take; k++) {
+        const index = indices[done + k]!;
+        if (index < 0) continue;
+        let id = known[index]!;
+        if (id < 0) {
+          const value = words[index];
+          if (index >= words.length) throw new Error(`dictionary index ${index} is past the dictionary's ${words.length} values`);
+          id = value === '' || value === null || value === undefined || Number.isNaN(value) ? 0 : this.idOf(value);
+          known[index] = id;
+          ids = this.current;
+          counted = this.counted;
+        }
+        if (id === 0) continue;
+        ids[at + k] = id;
+        counted[id]!++;
+      }
+      done += take;
+    }
+  }
+
   /** The id of a non-blank value, numbering it if new. May widen `current` and grow `counted`. */
   private idOf(value: string | number | bigint | boolean): number {
     // Parquet and Arrow INT64 arrive as bigint; as Map keys numbers hash much faster.
