@@ -128,7 +128,7 @@ export function storeColumnChunk(chunk: Uint8Array, meta: ColumnMetaData, column
     } else if (encoding === 'PLAIN') {
       const values = readPlain(page, column.type, present);
       const cells = defined === undefined ? values : values instanceof Float64Array ? spreadNumbers(values, defined, count) : spreadCells(values, defined, count);
-      column.target.setValues(firstRow + done, cells, 0, count);
+      column.target.setValues(firstRow + done, cells, 0, count, undefined, true);
     } else throw new Error(`a data page is ${encoding}-encoded, which its column chunk's metadata does not list`);
     done += count;
   }

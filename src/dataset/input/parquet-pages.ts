@@ -88,8 +88,9 @@ export function readPlain(page: PageBytes, type: FlatType, count: number): Float
   if (type === 'BYTE_ARRAY') return readTexts(page, count);
   const width = type === 'INT64' || type === 'DOUBLE' ? 8 : 4;
   if (at + count * width > bytes.length) throw new Error(`a PLAIN ${type} page holds fewer than its ${count} values`);
-  // A copy: the values start at any byte, typed arrays need them aligned.
-  const aligned = bytes.slice(at, at + count * width).buffer;
+  // A copy: the values start at any byte, typed arrays need them aligned. (Uint8Array's
+  // slice: a Buffer's, as zlib returns, would be a view into its shared pool.)
+  const aligned = Uint8Array.prototype.slice.call(bytes, at, at + count * width).buffer;
   page.at = at + count * width;
   if (type === 'DOUBLE') return new Float64Array(aligned);
   if (type === 'FLOAT') return Float64Array.from(new Float32Array(aligned));
