@@ -192,9 +192,10 @@ export class ColumnEncoder extends ChunkedRows<RowIds> {
         const index = indices[done + k]!;
         if (index < 0) continue;
         let id = known[index]!;
-        if (id < 0) {
+        // Not `id < 0`: an index past `known` reads undefined, which must reach the check.
+        if (!(id >= 0)) {
+          if (index >= words.length || index >= known.length) throw new Error(`dictionary index ${index} is past the dictionary's ${words.length} values`);
           const value = words[index];
-          if (index >= words.length) throw new Error(`dictionary index ${index} is past the dictionary's ${words.length} values`);
           id = value === '' || value === null || value === undefined || Number.isNaN(value) ? 0 : this.idOf(value, true);
           known[index] = id;
           ids = this.current;
