@@ -1,4 +1,5 @@
 import type { CellValue } from './table-encoder.js';
+import { Utf8Text } from './utf8-text.js';
 
 /**
  * Decoding of the parts of a Parquet page that flat survey columns use: the RLE/bit-packed
@@ -112,7 +113,7 @@ function exactInteger(value: bigint): number | bigint {
 /** `count` length-prefixed UTF-8 strings (malformed bytes read as U+FFFD, as a TextDecoder reads them). */
 function readTexts(page: PageBytes, count: number): string[] {
   const bytes = page.bytes;
-  const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const text = new Utf8Text(bytes);
   const out: string[] = new Array(count);
   let at = page.at;
   for (let k = 0; k < count; k++) {
@@ -121,22 +122,10 @@ function readTexts(page: PageBytes, count: number): string[] {
     const start = at + 4;
     at = start + length;
     if (length < 0 || at > bytes.length) throw new Error(`a PLAIN BYTE_ARRAY value runs past the end of its page`);
-    out[k] = shortAscii(bytes, start, at) ?? buffer.toString('utf8', start, at);
+    out[k] = text.at(start, at);
   }
   page.at = at;
   return out;
-}
-
-/** Short ASCII text without a call into the runtime (survey codes are mostly that), else undefined. */
-function shortAscii(bytes: Uint8Array, start: number, end: number): string | undefined {
-  if (end - start > 12) return undefined;
-  let text = '';
-  for (let i = start; i < end; i++) {
-    const code = bytes[i]!;
-    if (code >= 0x80) return undefined;
-    text += String.fromCharCode(code);
-  }
-  return text;
 }
 
 /**

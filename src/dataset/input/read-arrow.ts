@@ -1,7 +1,8 @@
 import type { FileHandle } from 'node:fs/promises';
-import { type DataType, DataType as Types, type Field, makeVector, RecordBatchReader, type Vector } from 'apache-arrow';
+import { type Data, type DataType, DataType as Types, type Field, makeVector, RecordBatchReader, type Utf8, type Vector } from 'apache-arrow';
 import type { RawTable, ReadOptions } from './raw-table.js';
 import { checkTrailer, readTypedFile } from './input-file.js';
+import { Utf8Text } from './utf8-text.js';
 import { type CellValue, type ColumnEncoder, inputError, TableEncoder, type Validity, type WeightEncoder } from './table-encoder.js';
 
 /**
@@ -84,10 +85,20 @@ function storeColumnar(target: ColumnEncoder | WeightEncoder, start: number, vec
       const cells: CellValue[] = new Array(data.length);
       for (let k = 0; k < data.length; k++) cells[k] = words[indices[k]!];
       target.setValues(at, cells, 0, data.length, valid);
-    } else target.setValues(at, makeVector(data).toArray() as ArrayLike<CellValue>, 0, data.length);
+    } else if (Types.isUtf8(type)) target.setValues(at, utf8Cells(data as Data<Utf8>), 0, data.length, valid, true);
+    else target.setValues(at, makeVector(data).toArray() as ArrayLike<CellValue>, 0, data.length);
     at += data.length;
   }
   return true;
+}
+
+/** The strings of a Utf8 vector's data, straight from its offsets and bytes (null rows: left as ''). */
+function utf8Cells(data: Data<Utf8>): string[] {
+  const offsets = data.valueOffsets;
+  const text = new Utf8Text(data.values);
+  const cells: string[] = new Array(data.length);
+  for (let k = 0; k < data.length; k++) cells[k] = text.at(offsets[k]!, offsets[k + 1]!);
+  return cells;
 }
 
 /** How one column's values (as `Vector.get` returns them) become cells; refuses types a crosstab cannot use. */

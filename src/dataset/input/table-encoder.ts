@@ -154,6 +154,7 @@ export class ColumnEncoder extends ChunkedRows<RowIds> {
   setValues(start: number, values: ArrayLike<CellValue>, from = 0, count = values.length - from, valid?: Validity, ownText = false): void {
     const numbers = values instanceof BigInt64Array ? safeNumbers(values, from, count) : undefined;
     if (numbers !== undefined) return this.setValues(start, numbers, 0, count, valid && { bits: valid.bits, offset: valid.offset + from });
+    if (values instanceof Float64Array) return this.setNumbers(start, values, from, count, valid);
     let done = 0;
     while (done < count) {
       const at = this.slot(start + done);
@@ -168,6 +169,36 @@ export class ColumnEncoder extends ChunkedRows<RowIds> {
         if (this.current !== ids) ids = this.current;
         ids[at + k] = id;
         this.counted[id]!++;
+      }
+      done += take;
+    }
+  }
+
+  /**
+   * setValues for numbers, in a loop of its own: one element type keeps the loop's reads
+   * monomorphic, and small whole numbers (codes) are looked up inline.
+   */
+  private setNumbers(start: number, values: Float64Array, from: number, count: number, valid?: Validity): void {
+    let done = 0;
+    while (done < count) {
+      const at = this.slot(start + done);
+      const take = Math.min(count - done, this.current.length - at);
+      let ids = this.current;
+      let counted = this.counted;
+      for (let k = 0; k < take; k++) {
+        const i = from + done + k;
+        if (valid !== undefined && isNullAt(valid, i)) continue;
+        const value = values[i]!;
+        if (value !== value) continue;
+        let id = 0;
+        if (value >= 0 && value < smallInts && (value | 0) === value && this.smallIds !== undefined) id = this.smallIds[value]!;
+        if (id === 0) {
+          id = this.idOf(value);
+          ids = this.current;
+          counted = this.counted;
+        }
+        ids[at + k] = id;
+        counted[id]!++;
       }
       done += take;
     }
