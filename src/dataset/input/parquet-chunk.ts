@@ -118,16 +118,17 @@ export function storeColumnChunk(chunk: Uint8Array, meta: ColumnMetaData, column
     } else continue;
     if (done + count > rows) throw new Error(`its pages hold more values than the row group's ${rows} rows`);
     present = defined === undefined ? count : countOnes(defined);
+    // From here `defined` is read only where some row is null (present < count).
     if (encoding === 'PLAIN_DICTIONARY' || encoding === 'RLE_DICTIONARY') {
       if (words === undefined) throw new Error('a dictionary-encoded page comes before any dictionary page');
       const width = page.bytes[page.at++]!;
       const indices = new Int32Array(count);
       readHybrid(page, page.bytes.length, width, indices, present);
-      if (defined !== undefined) spreadIndices(indices, defined, present, count);
+      if (present < count) spreadIndices(indices, defined!, present, count);
       storeIndexed(column.target, firstRow + done, words, indices, count, known);
     } else if (encoding === 'PLAIN') {
       const values = readPlain(page, column.type, present);
-      const cells = defined === undefined ? values : values instanceof Float64Array ? spreadNumbers(values, defined, count) : spreadCells(values, defined, count);
+      const cells = present === count ? values : values instanceof Float64Array ? spreadNumbers(values, defined!, count) : spreadCells(values, defined!, count);
       column.target.setValues(firstRow + done, cells, 0, count, undefined, true);
     } else throw new Error(`a data page is ${encoding}-encoded, which its column chunk's metadata does not list`);
     done += count;
