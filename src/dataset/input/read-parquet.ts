@@ -57,16 +57,14 @@ export async function readParquet(path: string, options: ReadOptions): Promise<R
     let groupStart = 0;
     for (const group of metadata.row_groups) {
       const groupRows = Number(group.num_rows);
-      const others: string[] = [];
+      // Columns whose chunk is not read here (not found by its metadata, either) go to hyparquet.
+      const others = new Set(positions.keys());
       for (const chunk of group.columns) {
-        const name = chunk.meta_data?.path_in_schema.join('.') ?? '';
-        if (!positions.has(name)) continue;
+        const meta = chunk.meta_data;
+        const name = meta?.path_in_schema.join('.') ?? '';
         const column = flat.get(name);
-        const meta = chunk.meta_data!;
-        if (column === undefined || chunk.file_path !== undefined || unreadEncoding(meta) !== undefined) {
-          others.push(name);
-          continue;
-        }
+        if (meta === undefined || column === undefined || chunk.file_path !== undefined || unreadEncoding(meta) !== undefined) continue;
+        others.delete(name);
         const { start, end } = chunkRange(meta);
         const bytes = await readRange(handle, start, end, size);
         try {
@@ -77,7 +75,7 @@ export async function readParquet(path: string, options: ReadOptions): Promise<R
           throw inputError(path, `column "${name}", row group ${metadata.row_groups.indexOf(group) + 1}: ${(error as Error).message}`, hint, { field: name });
         }
       }
-      if (others.length > 0) await readOthers(file, metadata, others, positions, encoder, groupStart, groupRows);
+      if (others.size > 0) await readOthers(file, metadata, [...others], positions, encoder, groupStart, groupRows);
       groupStart += groupRows;
       options.onProgress?.(Math.round((size * groupStart) / Math.max(rows, 1)), size);
     }
