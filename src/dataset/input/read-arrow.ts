@@ -1,7 +1,8 @@
 import type { FileHandle } from 'node:fs/promises';
-import { type DataType, DataType as Types, type Field, makeVector, RecordBatchReader, type Vector } from 'apache-arrow';
+import { type Data, type DataType, DataType as Types, type Field, makeVector, RecordBatchReader, type Utf8, type Vector } from 'apache-arrow';
 import type { RawTable, ReadOptions } from './raw-table.js';
 import { checkTrailer, readTypedFile } from './input-file.js';
+import { Utf8Text } from './utf8-text.js';
 import { type CellValue, type ColumnEncoder, inputError, TableEncoder, type Validity, type WeightEncoder } from './table-encoder.js';
 
 /**
@@ -80,14 +81,36 @@ function storeColumnar(target: ColumnEncoder | WeightEncoder, start: number, vec
     if (plainNumbers) target.setValues(at, data.values as ArrayLike<number | bigint>, 0, data.length, valid);
     else if (dictionaryOfPlain) {
       const words = (data.dictionary as Vector).toArray() as ArrayLike<CellValue>;
-      const indices = data.values as ArrayLike<number>;
-      const cells: CellValue[] = new Array(data.length);
-      for (let k = 0; k < data.length; k++) cells[k] = words[indices[k]!];
-      target.setValues(at, cells, 0, data.length, valid);
-    } else target.setValues(at, makeVector(data).toArray() as ArrayLike<CellValue>, 0, data.length);
+      const narrow = data.values instanceof Int32Array || data.values instanceof Int16Array || data.values instanceof Uint16Array || data.values instanceof Int8Array || data.values instanceof Uint8Array;
+      if (narrow && 'setIndexed' in target) {
+        const indices = Int32Array.from(data.values as ArrayLike<number>);
+        if (valid !== undefined) for (let k = 0; k < data.length; k++) if (isNullAt(valid, k)) indices[k] = -1;
+        target.setIndexed(at, words, indices, data.length, new Int32Array(words.length).fill(-1));
+      } else {
+        const indices = data.values as ArrayLike<number | bigint>;
+        const cells: CellValue[] = new Array(data.length);
+        for (let k = 0; k < data.length; k++) cells[k] = words[Number(indices[k]!)];
+        target.setValues(at, cells, 0, data.length, valid);
+      }
+    } else if (Types.isUtf8(type)) target.setValues(at, utf8Cells(data as Data<Utf8>), 0, data.length, valid, true);
+    else target.setValues(at, makeVector(data).toArray() as ArrayLike<CellValue>, 0, data.length);
     at += data.length;
   }
   return true;
+}
+
+function isNullAt(valid: Validity, i: number): boolean {
+  const bit = valid.offset + i;
+  return (valid.bits[bit >> 3]! & (1 << (bit & 7))) === 0;
+}
+
+/** The strings of a Utf8 vector's data, straight from its offsets and bytes (null rows: left as ''). */
+function utf8Cells(data: Data<Utf8>): string[] {
+  const offsets = data.valueOffsets;
+  const text = new Utf8Text(data.values);
+  const cells: string[] = new Array(data.length);
+  for (let k = 0; k < data.length; k++) cells[k] = text.at(offsets[k]!, offsets[k + 1]!);
+  return cells;
 }
 
 /** How one column's values (as `Vector.get` returns them) become cells; refuses types a crosstab cannot use. */

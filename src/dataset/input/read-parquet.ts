@@ -1,6 +1,8 @@
 import type { FileHandle } from 'node:fs/promises';
-import { type AsyncBuffer, type ColumnData, type ParquetParsers, parquetMetadataAsync, parquetRead, parquetSchema } from 'hyparquet';
+import { type AsyncBuffer, type ColumnData, type FileMetaData, type ParquetParsers, parquetMetadataAsync, parquetRead, parquetSchema } from 'hyparquet';
 import { compressors } from 'hyparquet-compressors';
+import { CrosstabError } from '../../errors.js';
+import { chunkRange, flatType, storeColumnChunk, unreadEncoding } from './parquet-chunk.js';
 import type { RawTable, ReadOptions } from './raw-table.js';
 import { checkTrailer, readTypedFile } from './input-file.js';
 import { type CellValue, inputError, TableEncoder } from './table-encoder.js';
@@ -14,8 +16,10 @@ const parsers: Partial<ParquetParsers> = {
 };
 
 /**
- * Reads a Parquet file (hyparquet, pure JavaScript; snappy, gzip, zstd, brotli and lz4 pages)
- * into dictionary-encoded columns and validated weights, one row group at a time.
+ * Reads a Parquet file (snappy, gzip, zstd, brotli and lz4 pages) into dictionary-encoded
+ * columns and validated weights, one row group at a time. Flat integer, float and text
+ * columns in PLAIN or dictionary encoding are decoded here straight into the encoder;
+ * other types and encodings by hyparquet.
  *
  * Values are the text a CSV export of the same data would hold: integers and floats as
  * JavaScript writes them (`2`, not `2.0`), strings as they are (`06` stays `06`), booleans
@@ -44,25 +48,70 @@ export async function readParquet(path: string, options: ReadOptions): Promise<R
       }
     }
     const positions = new Map(wanted.map((i) => [fields[i]!.element.name, i]));
+    const flat = new Map(wanted.flatMap((i) => {
+      const element = fields[i]!.element;
+      const type = flatType(element);
+      const target = encoder.columns[i] ?? encoder.weightAt[i]!;
+      return type === undefined ? [] : [[element.name, { type, optional: element.repetition_type !== 'REQUIRED', target }] as const];
+    }));
     let groupStart = 0;
     for (const group of metadata.row_groups) {
       const groupRows = Number(group.num_rows);
-      let failure: unknown;
-      const onChunk = (chunk: ColumnData) => {
-        if (failure !== undefined) return;
+      // Columns whose chunk is not read here (not found by its metadata, either) go to hyparquet.
+      const others = new Set(positions.keys());
+      for (const chunk of group.columns) {
+        const meta = chunk.meta_data;
+        const name = meta?.path_in_schema.join('.') ?? '';
+        const column = flat.get(name);
+        if (meta === undefined || column === undefined || chunk.file_path !== undefined || unreadEncoding(meta) !== undefined) continue;
+        others.delete(name);
+        const { start, end } = chunkRange(meta);
+        const bytes = await readRange(handle, start, end, size);
         try {
-          storeChunk(encoder, positions.get(chunk.columnName)!, chunk, groupStart, groupStart + groupRows);
+          storeColumnChunk(bytes, meta, column, groupStart, groupRows);
         } catch (error) {
-          failure = error;
+          if (error instanceof CrosstabError) throw error;
+          const hint = 'Check that the file is a complete Parquet file (not truncated or damaged); write it again if in doubt.';
+          throw inputError(path, `column "${name}", row group ${metadata.row_groups.indexOf(group) + 1}: ${(error as Error).message}`, hint, { field: name });
         }
-      };
-      await parquetRead({ file, metadata, columns: [...positions.keys()], rowStart: groupStart, rowEnd: groupStart + groupRows, compressors, parsers, onChunk });
-      if (failure !== undefined) throw failure;
+      }
+      if (others.size > 0) await readOthers(file, metadata, [...others], positions, encoder, groupStart, groupRows);
       groupStart += groupRows;
       options.onProgress?.(Math.round((size * groupStart) / Math.max(rows, 1)), size);
     }
     return encoder.finish(rows, 'A Parquet file needs at least one row.');
   });
+}
+
+/**
+ * Columns of one row group that {@link storeColumnChunk} does not read (dates, timestamps,
+ * decimals, booleans, binary; DELTA or BYTE_STREAM_SPLIT encodings), read by hyparquet.
+ */
+async function readOthers(file: AsyncBuffer, metadata: FileMetaData, columns: string[], positions: Map<string, number>, encoder: TableEncoder, groupStart: number, groupRows: number): Promise<void> {
+  let failure: unknown;
+  const onChunk = (chunk: ColumnData) => {
+    if (failure !== undefined) return;
+    try {
+      storeChunk(encoder, positions.get(chunk.columnName)!, chunk, groupStart, groupStart + groupRows);
+    } catch (error) {
+      failure = error;
+    }
+  };
+  await parquetRead({ file, metadata, columns, rowStart: groupStart, rowEnd: groupStart + groupRows, compressors, parsers, onChunk });
+  if (failure !== undefined) throw failure;
+}
+
+/** Bytes `start .. end - 1` of the file, refusing a range past its end. */
+async function readRange(handle: FileHandle, start: number, end: number, size: number): Promise<Uint8Array> {
+  if (!(start >= 0 && end <= size && start <= end)) throw new Error(`a column chunk's pages (bytes ${start} to ${end}) lie outside the file (${size} bytes)`);
+  const bytes = new Uint8Array(end - start);
+  let filled = 0;
+  while (filled < bytes.length) {
+    const { bytesRead } = await handle.read(bytes, filled, bytes.length - filled, start + filled);
+    if (bytesRead === 0) throw new Error('the file ends inside a column chunk');
+    filled += bytesRead;
+  }
+  return bytes;
 }
 
 function storeChunk(encoder: TableEncoder, position: number, chunk: ColumnData, from: number, to: number): void {

@@ -148,11 +148,13 @@ export class ColumnEncoder extends ChunkedRows<RowIds> {
   /**
    * Rows `start .. start + count - 1` from `values[from .. from + count - 1]`, as set() would
    * take them one by one (blanks stay 0), a column chunk at a time: how Parquet and Arrow
-   * readers hand over decoded pages and vectors.
+   * readers hand over decoded pages and vectors. `ownText`: the strings are flat strings of
+   * their own (decoded from bytes, not slices of a larger string), kept as they are.
    */
-  setValues(start: number, values: ArrayLike<CellValue>, from = 0, count = values.length - from, valid?: Validity): void {
+  setValues(start: number, values: ArrayLike<CellValue>, from = 0, count = values.length - from, valid?: Validity, ownText = false): void {
     const numbers = values instanceof BigInt64Array ? safeNumbers(values, from, count) : undefined;
     if (numbers !== undefined) return this.setValues(start, numbers, 0, count, valid && { bits: valid.bits, offset: valid.offset + from });
+    if (values instanceof Float64Array) return this.setNumbers(start, values, from, count, valid);
     let done = 0;
     while (done < count) {
       const at = this.slot(start + done);
@@ -163,7 +165,7 @@ export class ColumnEncoder extends ChunkedRows<RowIds> {
         if (valid !== undefined && isNullAt(valid, i)) continue;
         const value = values[i];
         if (value === '' || value === null || value === undefined || Number.isNaN(value)) continue;
-        const id = this.idOf(value);
+        const id = this.idOf(value, ownText);
         if (this.current !== ids) ids = this.current;
         ids[at + k] = id;
         this.counted[id]!++;
@@ -172,8 +174,74 @@ export class ColumnEncoder extends ChunkedRows<RowIds> {
     }
   }
 
+  /**
+   * setValues for numbers, in a loop of its own: one element type keeps the loop's reads
+   * monomorphic, and small whole numbers (codes) are looked up inline.
+   */
+  private setNumbers(start: number, values: Float64Array, from: number, count: number, valid?: Validity): void {
+    let done = 0;
+    while (done < count) {
+      const at = this.slot(start + done);
+      const take = Math.min(count - done, this.current.length - at);
+      let ids = this.current;
+      let counted = this.counted;
+      for (let k = 0; k < take; k++) {
+        const i = from + done + k;
+        if (valid !== undefined && isNullAt(valid, i)) continue;
+        const value = values[i]!;
+        if (value !== value) continue;
+        let id = 0;
+        if (value >= 0 && value < smallInts && (value | 0) === value && this.smallIds !== undefined) id = this.smallIds[value]!;
+        if (id === 0) {
+          id = this.idOf(value);
+          ids = this.current;
+          counted = this.counted;
+        }
+        ids[at + k] = id;
+        counted[id]!++;
+      }
+      done += take;
+    }
+  }
+
+  /**
+   * Rows `start .. start + count - 1` given as indices into `words` (a file's own dictionary,
+   * as Parquet dictionary pages and Arrow dictionary vectors have it; -1: blank row).
+   * `known[i]` caches the id of `words[i]` (-1: not looked up yet; fill it with -1 for each new
+   * `words`), so each distinct value is looked up once, in the order rows first show it,
+   * and the dictionary comes out as set() would make it. Strings in `words` are kept as
+   * they are (see setValues' `ownText`).
+   */
+  setIndexed(start: number, words: ArrayLike<CellValue>, indices: Int32Array, count: number, known: Int32Array): void {
+    let done = 0;
+    while (done < count) {
+      const at = this.slot(start + done);
+      const take = Math.min(count - done, this.current.length - at);
+      let ids = this.current;
+      let counted = this.counted;
+      for (let k = 0; k < take; k++) {
+        const index = indices[done + k]!;
+        if (index < 0) continue;
+        let id = known[index]!;
+        // Not `id < 0`: an index past `known` reads undefined, which must reach the check.
+        if (!(id >= 0)) {
+          if (index >= words.length || index >= known.length) throw new Error(`dictionary index ${index} is past the dictionary's ${words.length} values`);
+          const value = words[index];
+          id = value === '' || value === null || value === undefined || Number.isNaN(value) ? 0 : this.idOf(value, true);
+          known[index] = id;
+          ids = this.current;
+          counted = this.counted;
+        }
+        if (id === 0) continue;
+        ids[at + k] = id;
+        counted[id]!++;
+      }
+      done += take;
+    }
+  }
+
   /** The id of a non-blank value, numbering it if new. May widen `current` and grow `counted`. */
-  private idOf(value: string | number | bigint | boolean): number {
+  private idOf(value: string | number | bigint | boolean, ownText = false): number {
     // Parquet and Arrow INT64 arrive as bigint; as Map keys numbers hash much faster.
     if (typeof value === 'bigint' && value <= maxSafe && value >= -maxSafe) value = Number(value);
     const small = typeof value === 'number' && value >= 0 && value < smallInts && Math.trunc(value) === value;
@@ -183,7 +251,7 @@ export class ColumnEncoder extends ChunkedRows<RowIds> {
       if (this.mapped !== this.dictionary.length) this.mapAppended();
       let id = this.codes.get(value);
       if (id === undefined) {
-        const text = typeof value === 'string' ? ownString(value) : String(value);
+        const text = typeof value === 'string' ? (ownText ? value : ownString(value)) : String(value);
         id = this.dictionary.push(text);
         this.mapped = id;
         if (id >= this.counted.length) this.counted = grownCounts(this.counted, id);

@@ -1,0 +1,160 @@
+import { gunzipSync } from 'node:zlib';
+import type { ColumnMetaData, Compressors, SchemaElement } from 'hyparquet';
+import { parquetHeader } from 'hyparquet/src/column.js';
+import { compressors } from 'hyparquet-compressors';
+import { type FlatType, type PageBytes, readHybrid, readPlain, spreadCells, spreadIndices, spreadNumbers } from './parquet-pages.js';
+import type { CellValue, ColumnEncoder, WeightEncoder } from './table-encoder.js';
+
+/**
+ * Reads one column chunk of a flat Parquet column (one row group's values of one column)
+ * page by page into its encoder: dictionary pages once, data pages (v1 and v2) as
+ * dictionary indices or PLAIN values, nulls from the definition levels.
+ */
+
+/** Encodings {@link storeColumnChunk} reads; a chunk using any other goes to hyparquet. */
+const ownEncodings = new Set(['PLAIN', 'RLE', 'PLAIN_DICTIONARY', 'RLE_DICTIONARY']);
+
+const decompressors: Compressors = {
+  ...compressors,
+  GZIP: (input) => gunzipSync(input),
+};
+
+/**
+ * The physical type of `element` if this decoder reads it as the text a CSV export would
+ * hold, else undefined (dates, timestamps, decimals, unsigned and binary columns, booleans
+ * go to hyparquet, which converts them).
+ */
+export function flatType(element: SchemaElement): FlatType | undefined {
+  const logical = element.logical_type;
+  const converted = element.converted_type;
+  switch (element.type) {
+    case 'INT32':
+    case 'INT64': {
+      const signed = logical === undefined ? converted === undefined || /^INT_/.test(converted) : logical.type === 'INTEGER' && logical.isSigned;
+      return signed ? element.type : undefined;
+    }
+    case 'FLOAT':
+    case 'DOUBLE':
+      return logical === undefined && converted === undefined ? element.type : undefined;
+    case 'BYTE_ARRAY':
+      return logical?.type === 'STRING' || (logical === undefined && converted === 'UTF8') ? 'BYTE_ARRAY' : undefined;
+    default:
+      return undefined;
+  }
+}
+
+/** Whether {@link storeColumnChunk} reads a chunk with this metadata (else: which encoding it does not). */
+export function unreadEncoding(meta: ColumnMetaData): string | undefined {
+  const other = meta.encodings.find((encoding) => !ownEncodings.has(encoding));
+  if (other !== undefined) return other;
+  if (meta.codec !== 'UNCOMPRESSED' && decompressors[meta.codec] === undefined) return `${meta.codec} compression`;
+  return undefined;
+}
+
+/** Where a chunk's pages are in the file: from its dictionary page (if any) on. */
+export function chunkRange(meta: ColumnMetaData): { start: number; end: number } {
+  const data = Number(meta.data_page_offset);
+  const dictionary = meta.dictionary_page_offset === undefined ? data : Number(meta.dictionary_page_offset);
+  // Some writers put 0 for "no dictionary page".
+  const start = dictionary > 0 && dictionary < data ? dictionary : data;
+  return { start, end: start + Number(meta.total_compressed_size) };
+}
+
+export interface FlatColumn {
+  type: FlatType;
+  /** OPTIONAL: definition levels of 1 bit say which rows have a value. */
+  optional: boolean;
+  target: ColumnEncoder | WeightEncoder;
+}
+
+/** Stores rows `firstRow .. firstRow + rows - 1` of `column` from the chunk's bytes (`chunk`, its pages only). */
+export function storeColumnChunk(chunk: Uint8Array, meta: ColumnMetaData, column: FlatColumn, firstRow: number, rows: number): void {
+  const reader = { view: new DataView(chunk.buffer, chunk.byteOffset, chunk.byteLength), offset: 0 };
+  let words: Float64Array | CellValue[] | undefined;
+  let known = new Int32Array(0);
+  let done = 0;
+  while (done < rows) {
+    if (reader.offset >= chunk.length) throw new Error(`its pages end after ${done} of ${rows} rows`);
+    const header = parquetHeader(reader);
+    const start = reader.offset;
+    const end = start + header.compressed_page_size;
+    if (end > chunk.length) throw new Error('a page runs past the end of its column chunk');
+    reader.offset = end;
+    const raw = chunk.subarray(start, end);
+    if (header.type === 'DICTIONARY_PAGE') {
+      const count = header.dictionary_page_header!.num_values;
+      words = readPlain({ bytes: decompress(raw, header.uncompressed_page_size, meta), at: 0 }, column.type, count);
+      known = new Int32Array(count).fill(-1);
+      continue;
+    }
+    let page: PageBytes;
+    let count: number;
+    let encoding: string;
+    let defined: Int32Array | undefined;
+    let present: number;
+    if (header.type === 'DATA_PAGE') {
+      const info = header.data_page_header!;
+      count = info.num_values;
+      encoding = info.encoding;
+      page = { bytes: decompress(raw, header.uncompressed_page_size, meta), at: 0 };
+      if (column.optional) {
+        const length = new DataView(page.bytes.buffer, page.bytes.byteOffset).getUint32(0, true);
+        page.at = 4;
+        defined = new Int32Array(count);
+        readHybrid(page, 4 + length, 1, defined, count);
+        page.at = 4 + length;
+      }
+    } else if (header.type === 'DATA_PAGE_V2') {
+      const info = header.data_page_header_v2!;
+      count = info.num_values;
+      encoding = info.encoding;
+      const levels = info.definition_levels_byte_length + info.repetition_levels_byte_length;
+      if (column.optional) {
+        defined = new Int32Array(count);
+        readHybrid({ bytes: raw, at: info.repetition_levels_byte_length }, levels, 1, defined, count);
+      }
+      const values = raw.subarray(levels);
+      page = { bytes: info.is_compressed === false ? values : decompress(values, header.uncompressed_page_size - levels, meta), at: 0 };
+    } else continue;
+    if (done + count > rows) throw new Error(`its pages hold more values than the row group's ${rows} rows`);
+    present = defined === undefined ? count : countOnes(defined);
+    // From here `defined` is read only where some row is null (present < count).
+    if (encoding === 'PLAIN_DICTIONARY' || encoding === 'RLE_DICTIONARY') {
+      if (words === undefined) throw new Error('a dictionary-encoded page comes before any dictionary page');
+      const width = page.bytes[page.at++]!;
+      const indices = new Int32Array(count);
+      readHybrid(page, page.bytes.length, width, indices, present);
+      if (present < count) spreadIndices(indices, defined!, present, count);
+      storeIndexed(column.target, firstRow + done, words, indices, count, known);
+    } else if (encoding === 'PLAIN') {
+      const values = readPlain(page, column.type, present);
+      const cells = present === count ? values : values instanceof Float64Array ? spreadNumbers(values, defined!, count) : spreadCells(values, defined!, count);
+      column.target.setValues(firstRow + done, cells, 0, count, undefined, true);
+    } else throw new Error(`a data page is ${encoding}-encoded, which its column chunk's metadata does not list`);
+    done += count;
+  }
+}
+
+function storeIndexed(target: ColumnEncoder | WeightEncoder, start: number, words: ArrayLike<CellValue>, indices: Int32Array, count: number, known: Int32Array): void {
+  if ('setIndexed' in target) return target.setIndexed(start, words, indices, count, known);
+  const cells: CellValue[] = new Array(count);
+  for (let k = 0; k < count; k++) {
+    const index = indices[k]!;
+    if (index >= words.length) throw new Error(`dictionary index ${index} is past the dictionary's ${words.length} values`);
+    cells[k] = index < 0 ? null : words[index];
+  }
+  target.setValues(start, cells, 0, count);
+}
+
+function countOnes(defined: Int32Array): number {
+  let ones = 0;
+  for (let k = 0; k < defined.length; k++) ones += defined[k]!;
+  return ones;
+}
+
+function decompress(bytes: Uint8Array, size: number, meta: ColumnMetaData): Uint8Array {
+  if (meta.codec === 'UNCOMPRESSED') return bytes;
+  const page = decompressors[meta.codec]!(bytes, size);
+  if (page.length !== size) throw new Error(`a ${meta.codec} page decompresses to ${page.length} bytes, not the ${size} its header says`);
+  return page;
+}

@@ -1,0 +1,177 @@
+// Column chunks put together byte by byte, for page sequences writers here do not make: a
+// dictionary column that falls back to PLAIN pages mid-chunk and back, data pages v1 and v2
+// in one chunk, 64-bit integers beyond 2^53; corrupt chunks refused. And the RLE/bit-packed
+// hybrid decoder against an encoder written here, on random runs.
+import fc from 'fast-check';
+import type { ColumnMetaData } from 'hyparquet';
+import { describe, expect, it } from 'vitest';
+import { type FlatColumn, storeColumnChunk } from '../src/dataset/input/parquet-chunk.js';
+import { readHybrid } from '../src/dataset/input/parquet-pages.js';
+import { type CellValue, ColumnEncoder } from '../src/dataset/input/table-encoder.js';
+
+const PLAIN = 0;
+const RLE = 3;
+const RLE_DICTIONARY = 8;
+
+/** Thrift compact protocol, the few shapes a page header needs. */
+function varint(value: number): number[] {
+  const out: number[] = [];
+  while (value >= 0x80) {
+    out.push((value & 0x7f) | 0x80);
+    value = Math.floor(value / 128);
+  }
+  out.push(value);
+  return out;
+}
+type Field = [id: number, value: number | boolean | Field[]];
+function struct(fields: Field[]): number[] {
+  const out: number[] = [];
+  let last = 0;
+  for (const [id, value] of fields) {
+    const type = typeof value === 'boolean' ? (value ? 1 : 2) : typeof value === 'number' ? 5 : 12;
+    out.push(((id - last) << 4) | type);
+    last = id;
+    if (typeof value === 'number') out.push(...varint(value >= 0 ? value * 2 : -value * 2 - 1));
+    else if (typeof value !== 'boolean') out.push(...struct(value));
+  }
+  out.push(0);
+  return out;
+}
+
+/** The RLE/bit-packed hybrid: runs of 8 or more equal values as RLE, the rest bit-packed in groups of 8. */
+function hybrid(values: number[], width: number): number[] {
+  const out: number[] = [];
+  let i = 0;
+  while (i < values.length) {
+    let run = 1;
+    while (i + run < values.length && values[i + run] === values[i]) run++;
+    if (run >= 8) {
+      out.push(...varint(run * 2));
+      for (let b = 0; b < (width + 7) >> 3; b++) out.push(Math.floor(values[i]! / 2 ** (8 * b)) & 0xff);
+      i += run;
+      continue;
+    }
+    let end = i;
+    while (end < values.length && end - i < 8 * 60) {
+      let next = 1;
+      while (end + next < values.length && values[end + next] === values[end]) next++;
+      if (next >= 8 && (end - i) % 8 === 0) break;
+      end++;
+    }
+    const groups = Math.ceil((end - i) / 8);
+    out.push(...varint(groups * 2 + 1));
+    const bits: number[] = [];
+    for (let k = 0; k < groups * 8; k++) for (let b = 0; b < width; b++) bits.push(Math.floor((i + k < end ? values[i + k]! : 0) / 2 ** b) % 2);
+    for (let k = 0; k < bits.length; k += 8) out.push(bits.slice(k, k + 8).reduce((byte, bit, b) => byte | (bit << b), 0));
+    i = end;
+  }
+  return out;
+}
+
+const int32 = (value: number) => [value & 0xff, (value >> 8) & 0xff, (value >> 16) & 0xff, (value >>> 24) & 0xff];
+const texts = (words: string[]) => words.flatMap((word) => [...int32(Buffer.byteLength(word)), ...Buffer.from(word)]);
+const int64s = (values: bigint[]) => values.flatMap((value) => [...new Uint8Array(BigInt64Array.of(value).buffer)]);
+
+function dictionaryPage(count: number, body: number[]): number[] {
+  return [...struct([[1, 2], [2, body.length], [3, body.length], [7, [[1, count], [2, PLAIN]]]]), ...body];
+}
+/** A v1 data page: definition levels (length-prefixed) if given, then the values. */
+function dataPage(encoding: number, rows: number, defined: number[] | undefined, values: number[]): number[] {
+  const levels = defined === undefined ? [] : hybrid(defined, 1);
+  const body = [...(defined === undefined ? [] : [...int32(levels.length), ...levels]), ...values];
+  return [...struct([[1, 0], [2, body.length], [3, body.length], [5, [[1, rows], [2, encoding], [3, RLE], [4, RLE]]]]), ...body];
+}
+/** A v2 data page: levels outside the (uncompressed) values. */
+function dataPageV2(encoding: number, defined: number[], values: number[]): number[] {
+  const levels = hybrid(defined, 1);
+  const nulls = defined.filter((level) => level === 0).length;
+  const size = levels.length + values.length;
+  const header: Field[] = [[1, defined.length], [2, nulls], [3, defined.length], [4, encoding], [5, levels.length], [6, 0], [7, false]];
+  return [...struct([[1, 3], [2, size], [3, size], [8, header]]), ...levels, ...values];
+}
+const indices = (values: number[], width: number) => [width, ...hybrid(values, width)];
+
+const meta = { codec: 'UNCOMPRESSED' } as ColumnMetaData;
+
+/** What the chunk's rows must read as: set() one cell at a time. */
+function encodedOneByOne(cells: CellValue[]): ColumnEncoder {
+  const encoder = new ColumnEncoder({ name: 'q' }, 1);
+  cells.forEach((cell, row) => encoder.set(row, cell));
+  return encoder;
+}
+
+function stored(chunk: number[], column: Omit<FlatColumn, 'target'>, rows: number, firstRow = 0): ColumnEncoder {
+  const target = new ColumnEncoder({ name: 'q' }, 1);
+  storeColumnChunk(Uint8Array.from(chunk), meta, { ...column, target }, firstRow, rows);
+  return target;
+}
+
+describe('Parquet column chunks', () => {
+  it('reads a dictionary column that falls back to PLAIN pages and back, in pages v1 and v2', () => {
+    const words = ['b', '', 'a'];
+    const chunk = [
+      ...dictionaryPage(3, texts(words)),
+      ...dataPage(RLE_DICTIONARY, 5, [1, 0, 1, 1, 0], indices([1, 2, 0], 2)),
+      ...dataPage(PLAIN, 4, [1, 1, 0, 1], texts(['c', 'a', 'dé'])),
+      ...dataPageV2(RLE_DICTIONARY, [1, 1, 0, 1, 1, 1, 1, 1, 1, 1], indices([0, 2, 2, 2, 2, 2, 2, 2, 2], 2)),
+    ];
+    const cells = ['', null, 'a', 'b', null, 'c', 'a', null, 'dé', 'b', 'a', null, 'a', 'a', 'a', 'a', 'a', 'a', 'a'];
+    const expected = encodedOneByOne(cells);
+    const actual = stored(chunk, { type: 'BYTE_ARRAY', optional: true }, cells.length);
+    expect(actual.dictionary).toEqual(expected.dictionary);
+    expect(Array.from(actual.take(cells.length))).toEqual(Array.from(expected.take(cells.length)));
+  });
+
+  it('keeps 64-bit integers beyond 2^53 exact, in PLAIN and dictionary pages of a required column', () => {
+    const big = 2n ** 60n + 1n;
+    const chunk = [...dictionaryPage(2, int64s([-7n, big])), ...dataPage(RLE_DICTIONARY, 3, undefined, indices([1, 0, 1], 1)), ...dataPage(PLAIN, 2, undefined, int64s([big + 2n, 5n]))];
+    const actual = stored(chunk, { type: 'INT64', optional: false }, 5, 3);
+    expect(actual.dictionary).toEqual(['1152921504606846977', '-7', '1152921504606846979', '5']);
+    expect(Array.from(actual.take(8))).toEqual([0, 0, 0, 1, 2, 1, 3, 4]);
+  });
+
+  it('refuses a dictionary index past the dictionary', () => {
+    const chunk = [...dictionaryPage(2, texts(['x', 'y'])), ...dataPage(RLE_DICTIONARY, 2, undefined, indices([0, 3], 2))];
+    expect(() => stored(chunk, { type: 'BYTE_ARRAY', optional: false }, 2)).toThrow(/dictionary index 3 is past the dictionary's 2 values/);
+  });
+
+  it('refuses dictionary indices before any dictionary page', () => {
+    const chunk = dataPage(RLE_DICTIONARY, 2, undefined, indices([0, 0], 1));
+    expect(() => stored(chunk, { type: 'BYTE_ARRAY', optional: false }, 2)).toThrow(/before any dictionary page/);
+  });
+
+  it('refuses a chunk whose pages hold fewer rows than its row group', () => {
+    const chunk = dataPage(PLAIN, 2, undefined, texts(['x', 'y']));
+    expect(() => stored(chunk, { type: 'BYTE_ARRAY', optional: false }, 3)).toThrow(/pages end after 2 of 3 rows/);
+  });
+
+  it('refuses a page cut short', () => {
+    const chunk = dataPage(PLAIN, 2, undefined, texts(['x', 'y']));
+    expect(() => stored(chunk.slice(0, -2), { type: 'BYTE_ARRAY', optional: false }, 2)).toThrow(/past the end/);
+  });
+});
+
+describe('RLE/bit-packed hybrid', () => {
+  it('decodes what the encoder here writes, at every width', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 32 }).chain((width) =>
+          fc.tuple(
+            fc.constant(width),
+            fc.array(fc.tuple(fc.integer({ min: 0, max: width === 32 ? 2 ** 31 - 1 : 2 ** width - 1 }), fc.integer({ min: 1, max: 20 })), { minLength: 1, maxLength: 30 }),
+          ),
+        ),
+        ([width, runs]) => {
+          const values = runs.flatMap(([value, repeat]) => Array<number>(repeat).fill(value));
+          const bytes = Uint8Array.from(hybrid(values, width));
+          const out = new Int32Array(values.length);
+          const page = { bytes, at: 0 };
+          readHybrid(page, bytes.length, width, out, values.length);
+          expect(Array.from(out)).toEqual(values);
+          expect(page.at).toBe(bytes.length);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+});
