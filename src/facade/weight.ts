@@ -6,6 +6,7 @@ import { loadDataset } from '../dataset/file/reader.js';
 import { rankColumn, weightColumn } from '../dataset/file/respondent-columns.js';
 import { mainThreadKernel } from '../kernel/kernel.js';
 import { calibrate, type CellSolution, postStratify, rake, trimWeights, weightSpread } from '../weighting/index.js';
+import { calibrationMeta } from './weight-calibration-meta.js';
 import { fineCells } from './weight-cells.js';
 import { invalidOption } from './options.js';
 import { type GroupProblem, groupProblem } from './weight-problem.js';
@@ -85,7 +86,9 @@ export async function weightDataset(path: string, options: WeightOptions): Promi
         hint: settings.method === 'linear' ? 'Linear calibration can give negative weights: bound them (bounds: [0.2, 5]) or use logit or rake.' : 'Check the targets for extreme ratios to the sample.',
       });
     }
-    const written = await writeWithWeight(dataset, kernel, settings.name, padded, settings.out);
+    // The calibrated design's variance needs the cells and margins (one target set, untrimmed weights).
+    const calibration = targets.groupBy === undefined && settings.trim === undefined ? calibrationMeta(settings.method, baseWeight, fine, problems[0]!, solutions[0]!) : undefined;
+    const written = await writeWithWeight(dataset, kernel, settings.name, padded, settings.out, {}, calibration);
     return { ...report, out: settings.out, bytes: written.bytes };
   } finally {
     dataset.close();
