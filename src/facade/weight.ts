@@ -51,8 +51,13 @@ export async function weightDataset(path: string, options: WeightOptions): Promi
     if (targets.groupBy) used.set(targets.groupBy.name, targets.groupBy);
     for (const set of targets.sets.values()) for (const margin of set.margins) for (const variable of margin.variables) used.set(variable.name, variable);
     const variables = [...used.values()];
-    const base = weightColumn(dataset, kernel, baseWeight);
-    const columns = variables.map((variable) => rankColumn(dataset, kernel, variable));
+    // Views of kernel memory, not copies (memory per respondent: the base weight, one byte or
+    // more per target variable, the cell, the new weight). Every buffer is read (and checked)
+    // first; nothing allocates kernel memory from here until the file is written.
+    weightColumn(dataset, kernel, baseWeight, false);
+    for (const variable of variables) rankColumn(dataset, kernel, variable, false);
+    const base = weightColumn(dataset, kernel, baseWeight, false);
+    const columns = variables.map((variable) => rankColumn(dataset, kernel, variable, false));
     const fine = fineCells(variables, columns, base);
 
     const groups = targets.groupBy === undefined ? [0] : [...new Set(fine.ranks[0]!)].sort((a, b) => a - b);
@@ -77,7 +82,7 @@ export async function weightDataset(path: string, options: WeightOptions): Promi
     // Padded to whole bitset words, as the file stores it; the respondents are the first base.length.
     const padded = new Float64Array(dataset.words * 64);
     const weights = padded.subarray(0, base.length);
-    for (let r = 0; r < base.length; r++) weights[r] = base[r]! * factorOfFine[fine.cellOf[r]!]!;
+    for (let r = 0; r < base.length; r++) weights[r] = base[r]! * factorOfFine[fine.cellOf(r)]!;
     const trimmed = settings.trim === undefined ? 0 : trimWeights(weights, settings.trim[0], settings.trim[1]);
     const report = weightReport({ settings, baseWeight, fine, problems, solutions, columns, variables, base, weights, trimmed, groupBy: targets.groupBy });
     if (!Number.isFinite(report.weights.sum) || report.weights.min < 0) {
