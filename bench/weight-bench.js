@@ -12,7 +12,7 @@
 // --scale N (default 8): the same rake on N x ACS (the five columns repeated N times,
 // built once into the cache), engine only unless --r-scale, which runs R on it too when
 // N x R's peak RSS at 1 x is below half the free memory (else the bench says it was not run).
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { freemem } from 'node:os';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -64,8 +64,9 @@ const engineRun = (file, output) => {
 };
 /** R's rake() under /usr/bin/time -v: its JSON and its peak RSS. */
 const rRun = (csv, output) => {
-  const text = execFileSync('/usr/bin/time', ['-v', 'Rscript', join(repoRoot, 'bench', 'lib', 'rake-acs.R'), csv, join(cache, 'targets-r.json'), output], { encoding: 'utf8', stdio: ['ignore', 'ignore', 'pipe'] });
-  const peak = /Maximum resident set size \(kbytes\): (\d+)/.exec(text);
+  const run = spawnSync('/usr/bin/time', ['-v', 'Rscript', join(repoRoot, 'bench', 'lib', 'rake-acs.R'), csv, join(cache, 'targets-r.json'), output], { encoding: 'utf8', stdio: ['ignore', 'ignore', 'pipe'] });
+  if (run.status !== 0) throw new Error(`R's rake() failed (exit ${run.status}): ${run.stderr.slice(-2000)}`);
+  const peak = /Maximum resident set size \(kbytes\): (\d+)/.exec(run.stderr);
   return { ...JSON.parse(readFileSync(output, 'utf8')), peakRssBytes: peak ? Number(peak[1]) * 1024 : null };
 };
 const engineSeconds = [];
