@@ -4,11 +4,16 @@
 // R's survey::rake() on the same data, same targets and same convergence rule in the same
 // run. Before anything is reported, the engine's weighted total of every cell of the four
 // variables is checked against R's (1e-9 relative): a disagreement stops the run.
-//   node bench/weight-bench.js [--quick] [--no-r] [--json out.json] [--md out.md]
+//   node bench/weight-bench.js [--quick] [--no-r] [--scale N] [--r-scale] [--json out.json] [--md out.md]
 // The engine's time is the whole weightDataset() call (open, read, rake, write the new
 // file; the bench dataset holds only the four variables, as R reads only them); R's is
-// rake() alone (reading the CSV is reported apart).
-import { execFileSync } from 'node:child_process';
+// rake() alone (reading the CSV is reported apart). Each engine run is a child process
+// (bench/lib/weight-child.js) so that its peak RSS is its own; R runs under /usr/bin/time -v.
+// --scale N (default 8): the same rake on N x ACS (the five columns repeated N times,
+// built once into the cache), engine only unless --r-scale, which runs R on it too when
+// N x R's peak RSS at 1 x is below half the free memory (else the bench says it was not run).
+import { execFileSync, spawnSync } from 'node:child_process';
+import { freemem } from 'node:os';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -51,21 +56,34 @@ writeFileSync(targetsFile, JSON.stringify({ margins }));
 writeFileSync(join(cache, 'targets-r.json'), JSON.stringify(targets));
 
 const out = join(cache, 'acs-4-weighted.arrow');
+/** One engine run in a child process: seconds and peak RSS. */
+const engineRun = (file, output) => {
+  rmSync(output, { force: true });
+  const line = execFileSync(process.execPath, ['--expose-gc', join(repoRoot, 'bench', 'lib', 'weight-child.js'), file, targetsFile, output, String(targets.epsilon), String(targets.maxIterations)], { encoding: 'utf8' });
+  return JSON.parse(line.trim().split('\n').pop());
+};
+/** R's rake() under /usr/bin/time -v: its JSON and its peak RSS. */
+const rRun = (csv, output) => {
+  const run = spawnSync('/usr/bin/time', ['-v', 'Rscript', join(repoRoot, 'bench', 'lib', 'rake-acs.R'), csv, join(cache, 'targets-r.json'), output], { encoding: 'utf8', stdio: ['ignore', 'ignore', 'pipe'] });
+  if (run.status !== 0) throw new Error(`R's rake() failed (exit ${run.status}): ${run.stderr.slice(-2000)}`);
+  const peak = /Maximum resident set size \(kbytes\): (\d+)/.exec(run.stderr);
+  return { ...JSON.parse(readFileSync(output, 'utf8')), peakRssBytes: peak ? Number(peak[1]) * 1024 : null };
+};
 const engineSeconds = [];
 let report;
+let enginePeak = 0;
 for (let i = 0; i < reps; i++) {
-  rmSync(out, { force: true });
-  const start = performance.now();
-  report = await api.weightDataset(dataset, { targets: targetsFile, method: 'rake', name: 'wt_rake', out, epsilon: targets.epsilon, maxIterations: targets.maxIterations });
-  engineSeconds.push((performance.now() - start) / 1000);
+  report = engineRun(dataset, out);
+  engineSeconds.push(report.seconds);
+  enginePeak = Math.max(enginePeak, report.peakRssBytes);
 }
+report.sets = [{ iterations: report.iterations }];
 const engine = Math.min(...engineSeconds);
 
 let r;
 if (withR) {
   const rOut = join(cache, 'r.json');
-  execFileSync('Rscript', [join(repoRoot, 'bench', 'lib', 'rake-acs.R'), input, join(cache, 'targets-r.json'), rOut], { stdio: ['ignore', 'ignore', 'inherit'] });
-  r = JSON.parse(readFileSync(rOut, 'utf8'));
+  r = rRun(input, rOut);
   // Answers checked against each other before anything is reported.
   const weighted = await api.openDataset(out);
   let worst = 0;
@@ -79,6 +97,29 @@ if (withR) {
   r.worstRelativeDifference = worst;
 }
 
+// N x ACS: the five columns repeated N times, built once.
+const scale = Number(flag('--scale') ?? 8);
+let scaled;
+if (scale > 1) {
+  const csv = join(cache, `acs-5x${scale}.csv`);
+  const big = join(cache, `acs-4x${scale}.arrow`);
+  if (!existsSync(big)) {
+    console.log(`weight bench: building ${scale} x ACS (5 columns)...`);
+    execFileSync('bash', ['-c', `gzip -dc '${input}' | awk -F, -v OFS=, 'NR==1{for(i=1;i<=NF;i++){if($i=="STATE")a=i;if($i=="PWGTP")b=i;if($i=="SEX")c=i;if($i=="RAC1P")d=i;if($i=="HISP")e=i}} {print $a,$b,$c,$d,$e}' > '${cache}/acs-5.csv' && (cat '${cache}/acs-5.csv'; for i in $(seq 2 ${scale}); do tail -n +2 '${cache}/acs-5.csv'; done) > '${csv}'`]);
+    await api.buildDataset(csv, { weights: ['PWGTP'], survey: 'ACS', out: big });
+  }
+  const run = engineRun(big, join(cache, `acs-4x${scale}-weighted.arrow`));
+  if (run.iterations !== report.iterations) throw new Error(`something is off: ${scale} x ACS took ${run.iterations} passes, 1 x ${report.iterations}`);
+  scaled = { scale, respondents: run.respondents, engine: run };
+  if (r && r.peakRssBytes) {
+    const estimate = scale * r.peakRssBytes;
+    scaled.rEstimatedPeakRssBytes = estimate;
+    scaled.freeMemoryBytes = freemem();
+    if (args.includes('--r-scale') && estimate < scaled.freeMemoryBytes / 2) scaled.r = rRun(csv, join(cache, `r-x${scale}.json`));
+    else scaled.rNotRun = args.includes('--r-scale') ? `estimated peak ${(estimate / 2 ** 30).toFixed(1)} GB (${scale} x R's ${(r.peakRssBytes / 2 ** 30).toFixed(2)} GB at 1 x) is over half the free ${(scaled.freeMemoryBytes / 2 ** 30).toFixed(1)} GB` : 'not asked (--r-scale)';
+  }
+}
+
 const result = {
   date: new Date().toISOString(),
   machine: describeMachine(),
@@ -86,16 +127,24 @@ const result = {
   shape: `ACS PUMS 2024, ${report.respondents.toLocaleString('en-US')} respondents, rake on ${VARIABLES.join(', ')} (epsilon ${targets.epsilon} of the total, at most ${targets.maxIterations} passes)`,
   iterations: report.sets[0].iterations,
   engineRuns: reps,
-  engine: { seconds: engine, samples: engineSeconds, what: 'weightDataset(): open, read, rake, write' },
-  ...(r ? { r: { seconds: r.rakeSeconds, readSeconds: r.readSeconds, version: r.r, survey: r.survey, cellsChecked: r.cells.length, worstRelativeDifference: r.worstRelativeDifference }, ratio: r.rakeSeconds / engine } : {}),
-  memory: { rssBytesAfter: process.memoryUsage().rss },
+  engine: { seconds: engine, samples: engineSeconds, peakRssBytes: enginePeak, what: 'weightDataset(): open, read, rake, write (child process; peak RSS = its VmHWM, Node included)' },
+  ...(r ? { r: { seconds: r.rakeSeconds, readSeconds: r.readSeconds, peakRssBytes: r.peakRssBytes, version: r.r, survey: r.survey, cellsChecked: r.cells.length, worstRelativeDifference: r.worstRelativeDifference }, ratio: r.rakeSeconds / engine } : {}),
+  ...(scaled ? { scaled: { ...scaled, r: scaled.r ? { seconds: scaled.r.rakeSeconds, readSeconds: scaled.r.readSeconds, peakRssBytes: scaled.r.peakRssBytes } : undefined } } : {}),
 };
 console.log(`\nweight bench: ${result.shape}`);
-console.log(`  engine weightDataset(): ${engine.toFixed(2)} s (best of ${reps}; ${report.sets[0].iterations} passes)`);
-if (r) console.log(`  R rake():               ${r.rakeSeconds.toFixed(2)} s (reading the CSV: ${r.readSeconds.toFixed(1)} s); R / engine = ${result.ratio.toFixed(1)}x; ${r.cells.length} cells agree to ${r.worstRelativeDifference.toExponential(1)}`);
+const gb = (bytes) => `${(bytes / 2 ** 30).toFixed(2)} GB`;
+console.log(`  engine weightDataset(): ${engine.toFixed(2)} s (best of ${reps}; ${report.sets[0].iterations} passes), peak RSS ${gb(enginePeak)}`);
+if (scaled) console.log(`  ${scale} x ACS (${scaled.respondents.toLocaleString('en-US')} respondents): engine ${scaled.engine.seconds.toFixed(2)} s, peak RSS ${gb(scaled.engine.peakRssBytes)}${scaled.r ? `; R rake() ${scaled.r.rakeSeconds.toFixed(1)} s, peak RSS ${gb(scaled.r.peakRssBytes)}` : scaled.rNotRun ? `; R not run: ${scaled.rNotRun}` : ''}`);
+if (r) console.log(`  R rake():               ${r.rakeSeconds.toFixed(2)} s (reading the CSV: ${r.readSeconds.toFixed(1)} s), peak RSS ${r.peakRssBytes ? gb(r.peakRssBytes) : '?'}; R / engine = ${result.ratio.toFixed(1)}x; ${r.cells.length} cells agree to ${r.worstRelativeDifference.toExponential(1)}`);
 const json = flag('--json');
 if (json) writeFileSync(json, `${JSON.stringify(result, null, 2)}\n`);
 const md = flag('--md');
 if (md) {
-  writeFileSync(md, `# Weighting bench, ${result.date.slice(0, 10)}\n\n${result.note}\n\n${result.shape}\n\n| | seconds |\n|---|---:|\n| engine weightDataset() (open, read, rake, write) | ${engine.toFixed(2)} |\n${r ? `| R survey::rake() (rake only; reading the CSV ${r.readSeconds.toFixed(1)} s) | ${r.rakeSeconds.toFixed(2)} |\n\nR / engine: **${result.ratio.toFixed(1)}x**. ${r.cells.length} cells checked, worst relative difference ${r.worstRelativeDifference.toExponential(1)}.\n` : ''}\nMachine: ${result.machine.cpuModel}, ${result.machine.cores} cores, ${(result.machine.memoryBytes / 2 ** 30).toFixed(0)} GiB, load ${result.machine.loadAverageAtStart.map((l) => l.toFixed(2)).join(' ')}, Node ${result.machine.node}.\n`);
+  const memoryRows = [`| 1 x ACS (${report.respondents.toLocaleString('en-US')}) | engine | ${engine.toFixed(2)} | ${gb(enginePeak)} |`];
+  if (r) memoryRows.push(`| 1 x ACS | R rake() | ${r.rakeSeconds.toFixed(2)} | ${r.peakRssBytes ? gb(r.peakRssBytes) : '?'} |`);
+  if (scaled) {
+    memoryRows.push(`| ${scale} x ACS (${scaled.respondents.toLocaleString('en-US')}) | engine | ${scaled.engine.seconds.toFixed(2)} | ${gb(scaled.engine.peakRssBytes)} |`);
+    memoryRows.push(scaled.r ? `| ${scale} x ACS | R rake() | ${scaled.r.rakeSeconds.toFixed(2)} | ${gb(scaled.r.peakRssBytes)} |` : `| ${scale} x ACS | R rake() | not run: ${scaled.rNotRun} | |`);
+  }
+  writeFileSync(md, `# Weighting bench, ${result.date.slice(0, 10)}\n\n${result.note}\n\n${result.shape}\n\n| | seconds |\n|---|---:|\n| engine weightDataset() (open, read, rake, write) | ${engine.toFixed(2)} |\n${r ? `| R survey::rake() (rake only; reading the CSV ${r.readSeconds.toFixed(1)} s) | ${r.rakeSeconds.toFixed(2)} |\n\nR / engine: **${result.ratio.toFixed(1)}x**. ${r.cells.length} cells checked, worst relative difference ${r.worstRelativeDifference.toExponential(1)}.\n` : ''}\n## Time and peak RSS (each run its own process)\n\n| data | | seconds | peak RSS |\n|---|---|---:|---:|\n${memoryRows.join('\n')}\n\nMachine: ${result.machine.cpuModel}, ${result.machine.cores} cores, ${(result.machine.memoryBytes / 2 ** 30).toFixed(0)} GiB, load ${result.machine.loadAverageAtStart.map((l) => l.toFixed(2)).join(' ')}, Node ${result.machine.node}.\n`);
 }

@@ -96,13 +96,32 @@ export interface StoredDesign {
   replicates?: { weights: string[]; type: ReplicateType; scale: number; rscales: number[]; mse: boolean; rho?: number; degf: number };
 }
 
+/**
+ * How a weight was calibrated to population targets (written by `crosstab weight`), so that
+ * variances with it are those of the calibrated design (docs/weighting.md § Standard errors).
+ */
+export interface StoredCalibration {
+  /** `raking`: R's rake() linearization; `regression`: calibrate()'s and postStratify()'s. */
+  kind: 'raking' | 'regression';
+  /** The weight the calibration started from. */
+  baseWeight: string;
+  /** The target variables, by name. */
+  variables: string[];
+  /** Per cell (a combination of the target variables' values): each variable's value rank (0 = blank). */
+  cells: number[][];
+  /** Per margin: its number of categories and each cell's category (0-based; the first is R's reference level). */
+  margins: Array<{ categories: number; category: number[] }>;
+  /** `raking`: per margin, each cell's weight / base weight right after that margin in the last pass. */
+  steps?: number[][];
+}
+
 export interface StoredMeta {
   format: string;
   survey: string;
   name: string;
   units: number;
   respondents: number;
-  weights: Array<{ name: string; buffer: number }>;
+  weights: Array<{ name: string; buffer: number; calibration?: StoredCalibration }>;
   stability: StabilityThresholds;
   variables: StoredVariable[];
   codes: CodeInfo[];

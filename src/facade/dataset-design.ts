@@ -1,3 +1,4 @@
+import { CalibratedDesign } from './calibrated-design.js';
 import { clusterStructure, describeDesign, type ClusterStructure } from '../dataset/build/design.js';
 import { BufferKind, type StoredVariable } from '../dataset/format.js';
 import type { LoadedDataset } from '../dataset/file/reader.js';
@@ -22,12 +23,14 @@ export class DatasetDesign {
   private psuColumn: { ptr: number; bytes: number } | undefined;
   /** Rank of the whole file's replicate weights (computed by the first domain that needs it). */
   private fileRank: number | undefined;
+  private readonly calibrated: CalibratedDesign;
 
   constructor(
     private readonly data: LoadedDataset,
     private readonly kernel: Kernel,
     private readonly evaluator: Evaluator,
   ) {
+    this.calibrated = new CalibratedDesign(data, kernel);
     const design = data.meta.design;
     const kind = design?.replicates ? 'replicate' : design?.psu ? 'taylor' : 'simple';
     this.info = { kind, description: describeDesign(design) };
@@ -52,8 +55,11 @@ export class DatasetDesign {
     if (stored?.psu) {
       const structure = this.psus();
       const column = this.psuColumn!;
-      const cells = await computeTableWithPsuSums({ kernel: this.kernel, evaluator: this.evaluator, base, rows, columns, weights, run }, { ptr: column.ptr, clusters: structure.clusters });
-      const { clusterSums, ...rest } = cells;
+      const input = { kernel: this.kernel, evaluator: this.evaluator, base, rows, columns, weights, run };
+      const cells = await computeTableWithPsuSums(input, { ptr: column.ptr, clusters: structure.clusters });
+      const { clusterSums: plain, ...rest } = cells;
+      // A weight calibrated by `crosstab weight`: the residuals of the calibrated design (R's calibrate()/rake()).
+      const clusterSums = this.calibrated.calibrationOf(weight) ? await this.calibrated.residualSums(weight!, input, structure.clusterOf, plain) : plain;
       return { cells: rest, design: { kind: 'taylor', psus: { clusters: structure.clusters, stratumOf: structure.stratumOf, strata: structure.strata }, clusterSums } };
     }
     const cells = await computeTable({ kernel: this.kernel, evaluator: this.evaluator, base, rows, columns, weights, run });
@@ -114,6 +120,7 @@ export class DatasetDesign {
 
   /** Frees the PSU column. */
   dispose(): void {
+    this.calibrated.dispose();
     if (this.psuColumn) this.kernel.memory.release(this.psuColumn.ptr, this.psuColumn.bytes);
     this.psuColumn = undefined;
   }

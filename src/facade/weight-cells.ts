@@ -15,8 +15,11 @@ export interface FineCells {
   ranks: number[][];
   base: number[];
   respondents: number[];
-  /** Per respondent, its cell. */
-  cellOf: Int32Array;
+  /**
+   * Respondent r's cell, recomputed from its values (no array per respondent: weighting holds
+   * only the base and new weights and the target variables' columns per respondent).
+   */
+  cellOf(r: number): number;
 }
 
 /** Largest table of combinations indexed directly; beyond it a Map is used. */
@@ -31,12 +34,17 @@ export function fineCells(variables: StoredVariable[], columns: RankColumn[], ba
       hint: 'Weight on fewer variables, or on variables with fewer values (band a numeric variable first).',
     });
   }
-  const cells: FineCells = { variables, ranks: variables.map(() => []), base: [], respondents: [], cellOf: new Int32Array(n) };
   const direct = combinations <= DIRECT_LIMIT ? new Int32Array(combinations).fill(-1) : undefined;
   const mapped = direct === undefined ? new Map<number, number>() : undefined;
-  for (let r = 0; r < n; r++) {
+  const keyOf = (r: number) => {
     let key = 0;
     for (let v = 0; v < columns.length; v++) key = key * radix[v]! + columns[v]![r]!;
+    return key;
+  };
+  const cellOf = direct !== undefined ? (r: number) => direct[keyOf(r)]! : (r: number) => mapped!.get(keyOf(r))!;
+  const cells: FineCells = { variables, ranks: variables.map(() => []), base: [], respondents: [], cellOf };
+  for (let r = 0; r < n; r++) {
+    const key = keyOf(r);
     let cell = direct !== undefined ? direct[key]! : (mapped!.get(key) ?? -1);
     if (cell < 0) {
       cell = cells.base.length;
@@ -46,7 +54,6 @@ export function fineCells(variables: StoredVariable[], columns: RankColumn[], ba
       cells.base.push(0);
       cells.respondents.push(0);
     }
-    cells.cellOf[r] = cell;
     cells.base[cell]! += base[r]!;
     cells.respondents[cell]!++;
   }

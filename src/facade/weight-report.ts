@@ -68,7 +68,7 @@ export function weightReport(parts: ReportParts): WeightReport {
   const { settings, fine, problems, solutions, columns, variables, base, weights } = parts;
   // The new weights summed per fine cell, in f64: every target's achieved total comes from them.
   const finalOfFine = new Float64Array(fine.base.length);
-  for (let r = 0; r < weights.length; r++) finalOfFine[fine.cellOf[r]!]! += weights[r]!;
+  for (let r = 0; r < weights.length; r++) finalOfFine[fine.cellOf(r)]! += weights[r]!;
   const sets = problems.map((group, i) => {
     const cellTotals = new Float64Array(group.problem.base.length);
     group.cellOfFine.forEach((cell, f) => {

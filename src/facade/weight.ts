@@ -6,6 +6,7 @@ import { loadDataset } from '../dataset/file/reader.js';
 import { rankColumn, weightColumn } from '../dataset/file/respondent-columns.js';
 import { mainThreadKernel } from '../kernel/kernel.js';
 import { calibrate, type CellSolution, postStratify, rake, trimWeights, weightSpread } from '../weighting/index.js';
+import { calibrationMeta } from './weight-calibration-meta.js';
 import { fineCells } from './weight-cells.js';
 import { invalidOption } from './options.js';
 import { type GroupProblem, groupProblem } from './weight-problem.js';
@@ -50,8 +51,13 @@ export async function weightDataset(path: string, options: WeightOptions): Promi
     if (targets.groupBy) used.set(targets.groupBy.name, targets.groupBy);
     for (const set of targets.sets.values()) for (const margin of set.margins) for (const variable of margin.variables) used.set(variable.name, variable);
     const variables = [...used.values()];
-    const base = weightColumn(dataset, kernel, baseWeight);
-    const columns = variables.map((variable) => rankColumn(dataset, kernel, variable));
+    // Views of kernel memory, not copies (memory per respondent: the base weight, one byte or
+    // more per target variable, the cell, the new weight). Every buffer is read (and checked)
+    // first; nothing allocates kernel memory from here until the file is written.
+    weightColumn(dataset, kernel, baseWeight, false);
+    for (const variable of variables) rankColumn(dataset, kernel, variable, false);
+    const base = weightColumn(dataset, kernel, baseWeight, false);
+    const columns = variables.map((variable) => rankColumn(dataset, kernel, variable, false));
     const fine = fineCells(variables, columns, base);
 
     const groups = targets.groupBy === undefined ? [0] : [...new Set(fine.ranks[0]!)].sort((a, b) => a - b);
@@ -76,7 +82,7 @@ export async function weightDataset(path: string, options: WeightOptions): Promi
     // Padded to whole bitset words, as the file stores it; the respondents are the first base.length.
     const padded = new Float64Array(dataset.words * 64);
     const weights = padded.subarray(0, base.length);
-    for (let r = 0; r < base.length; r++) weights[r] = base[r]! * factorOfFine[fine.cellOf[r]!]!;
+    for (let r = 0; r < base.length; r++) weights[r] = base[r]! * factorOfFine[fine.cellOf(r)]!;
     const trimmed = settings.trim === undefined ? 0 : trimWeights(weights, settings.trim[0], settings.trim[1]);
     const report = weightReport({ settings, baseWeight, fine, problems, solutions, columns, variables, base, weights, trimmed, groupBy: targets.groupBy });
     if (!Number.isFinite(report.weights.sum) || report.weights.min < 0) {
@@ -85,7 +91,9 @@ export async function weightDataset(path: string, options: WeightOptions): Promi
         hint: settings.method === 'linear' ? 'Linear calibration can give negative weights: bound them (bounds: [0.2, 5]) or use logit or rake.' : 'Check the targets for extreme ratios to the sample.',
       });
     }
-    const written = await writeWithWeight(dataset, kernel, settings.name, padded, settings.out);
+    // The calibrated design's variance needs the cells and margins (one target set, untrimmed weights).
+    const calibration = targets.groupBy === undefined && settings.trim === undefined ? calibrationMeta(settings.method, baseWeight, fine, problems[0]!, solutions[0]!) : undefined;
+    const written = await writeWithWeight(dataset, kernel, settings.name, padded, settings.out, {}, calibration);
     return { ...report, out: settings.out, bytes: written.bytes };
   } finally {
     dataset.close();

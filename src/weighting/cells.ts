@@ -24,6 +24,8 @@ export interface CellSolution {
   factor: Float64Array;
   iterations: number;
   converged: boolean;
+  /** Raking: per margin, the factor per cell right after that margin in the last pass (its variance needs them). */
+  steps?: Float64Array[];
 }
 
 /** Weighted total per category of `margin` with the cell weights `base[c] * factor[c]`. */

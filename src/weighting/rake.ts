@@ -26,8 +26,12 @@ export function rake(problem: CellProblem, options: RakeOptions): CellSolution {
   const epsilon = options.epsilon < 1 ? options.epsilon * sumBase : options.epsilon;
   const previous = Float64Array.from(base);
   let passes = 0;
+  const steps = margins.map(() => new Float64Array(cells));
   while (passes < options.maxIterations) {
-    for (const margin of margins) postStratifyInPlace(base, factor, margin.category, margin.targets);
+    margins.forEach((margin, m) => {
+      postStratifyInPlace(base, factor, margin.category, margin.targets);
+      steps[m]!.set(factor);
+    });
     passes++;
     let delta = 0;
     for (let cell = 0; cell < cells; cell++) {
@@ -35,9 +39,9 @@ export function rake(problem: CellProblem, options: RakeOptions): CellSolution {
       delta = Math.max(delta, Math.abs(previous[cell]! - now));
       previous[cell] = now;
     }
-    if (delta < epsilon) return { factor, iterations: passes, converged: true };
+    if (delta < epsilon) return { factor, iterations: passes, converged: true, steps };
   }
-  return { factor, iterations: passes, converged: false };
+  return { factor, iterations: passes, converged: false, steps };
 }
 
 /**

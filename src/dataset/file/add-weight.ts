@@ -2,7 +2,7 @@ import { open } from 'node:fs/promises';
 import { StreamingChecksum } from '../../kernel/checksum.js';
 import type { Kernel } from '../../kernel/kernel.js';
 import type { BufferSpec, CompiledDataset } from '../build/compile.js';
-import { BufferKind, type StoredMeta } from '../format.js';
+import { BufferKind, type StoredCalibration, type StoredMeta } from '../format.js';
 import type { BufferEntry } from './lazy-buffers.js';
 import type { LoadedDataset } from './loaded-dataset.js';
 import { corrupt } from './reader.js';
@@ -34,12 +34,12 @@ function unpaddedBytes(kind: number, count: number, words: number): number {
  * refused, not copied under a fresh checksum); the new file is written as a build writes
  * one: to a temporary file, flushed, then renamed over `out`.
  */
-export async function writeWithWeight(source: LoadedDataset, kernel: Kernel, name: string, weights: Float64Array, out: string, describe: Partial<StoredMeta> = {}): Promise<{ bytes: number; checksum: string }> {
+export async function writeWithWeight(source: LoadedDataset, kernel: Kernel, name: string, weights: Float64Array, out: string, describe: Partial<StoredMeta> = {}, calibration?: StoredCalibration): Promise<{ bytes: number; checksum: string }> {
   const entries = source.buffers as BufferEntry[];
   const words = source.words;
   const specs: BufferSpec[] = entries.map((entry) => ({ name: entry.name, kind: entry.kind, count: entry.count, bytes: unpaddedBytes(entry.kind, entry.count, words) }));
   const buffer = specs.push({ name: `weight:${name}`, kind: BufferKind.weights, count: source.meta.respondents, bytes: words * 64 * 8 }) - 1;
-  const meta: StoredMeta = { ...source.meta, ...describe, weights: [...source.meta.weights, { name, buffer }] };
+  const meta: StoredMeta = { ...source.meta, ...describe, weights: [...source.meta.weights, { name, buffer, ...(calibration ? { calibration } : {}) }] };
   // A vector already padded to whole bitset words is written as it is (no second copy).
   let padded = weights;
   if (weights.length !== words * 64) {
