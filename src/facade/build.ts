@@ -4,6 +4,7 @@ import { CrosstabError, ErrorCode, throwIfCancelled } from '../errors.js';
 import { defaultBuildThreads, PARALLEL_BUILD_MIN_ROWS } from '../dataset/input/build-threads.js';
 import { readCodebook } from '../dataset/build/codebook.js';
 import { compileDataset, type CompiledDataset } from '../dataset/build/compile.js';
+import { multiSpecs } from '../dataset/build/multi-specs.js';
 import { declareDesign, type DesignOptions } from '../dataset/build/design.js';
 import { BUILD_CANCELLED_HINT, BufferKind, type StoredVariable } from '../dataset/format.js';
 import type { readInput } from '../dataset/input/read-input.js';
@@ -26,6 +27,11 @@ export interface BuildOptions {
   codebook?: string;
   /** Columns to leave out. */
   exclude?: string[];
+  /**
+   * Columns holding delimited sets of values (`1;3;5`), each built as a multi-response
+   * variable of the same name; an empty cell is no answer. Default delimiter `;`.
+   */
+  multi?: Array<{ column: string; delimiter?: string }>;
   /** Low-base thresholds, default 60 / 30 respondents. */
   stability?: StabilityThresholds;
   /** Complex survey design: strata, PSUs, fpc, or replicate weights (see docs/statistics.md). */
@@ -88,8 +94,9 @@ export async function buildDataset(input: string, options: BuildOptions): Promis
   const table = await read(input, readOptions);
   cancelled();
 
+  const multi = multiSpecs(table, codebook, checked.codebook, checked.multi ?? []);
   if (codebook) {
-    const columns = new Set(table.columns.map((column) => column.name));
+    const columns = new Set([...table.columns.map((column) => column.name), ...multi.map((spec) => spec.name)]);
     for (const name of Object.keys(codebook.variables)) {
       if (!columns.has(name)) {
         throw new CrosstabError(ErrorCode.invalidCodebook, `${checked.codebook}: variable "${name}" is not a column of ${input}`, {
@@ -106,6 +113,7 @@ export async function buildDataset(input: string, options: BuildOptions): Promis
     units: checked.units ?? 1,
     ...(checked.stability ? { stability: checked.stability } : {}),
     ...(codebook ? { codebook } : {}),
+    ...(multi.length > 0 ? { multi } : {}),
     consume: true,
     threads: checked.threads ?? (table.rows >= PARALLEL_BUILD_MIN_ROWS ? defaultBuildThreads() : 0),
   });
@@ -166,6 +174,9 @@ function validateBuildOptions(options: BuildOptions): BuildOptions {
   }
   if (options.threads !== undefined && !(Number.isInteger(options.threads) && options.threads >= 0 && options.threads <= 64)) {
     throw invalidOption('threads', `must be a whole number from 0 to 64, not ${String(options.threads)}`, 'Give 0 to build on one thread, or leave it out for one worker per core.');
+  }
+  if (options.multi !== undefined && !(Array.isArray(options.multi) && options.multi.every((entry) => typeof entry === 'object' && entry !== null && typeof entry.column === 'string' && entry.column !== '' && (entry.delimiter === undefined || (typeof entry.delimiter === 'string' && entry.delimiter !== ''))))) {
+    throw invalidOption('multi', 'must be a list of {column, delimiter?} with a non-empty column name and delimiter', 'Pass e.g. multi: [{ column: "brands", delimiter: ";" }].');
   }
   if (options.onProgress !== undefined && typeof options.onProgress !== 'function') {
     throw invalidOption('onProgress', 'must be a function', 'Pass (doneBytes, totalBytes) => { ... }.');
