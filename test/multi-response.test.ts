@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildDataset, CrosstabError, ErrorCode, openDataset, valueExpression, type Dataset } from '../src/index.js';
+import { buildDataset, CrosstabError, ErrorCode, openDataset, tableStatistics, valueExpression, type Dataset } from '../src/index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'multi-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -157,5 +157,40 @@ describe('misuse of multi-response expressions', () => {
     expect((await refusal('cover=all(1..2)')).details.hint).toContain('cover=all(v1,v2)');
     expect((await refusal('cover=none(NA)')).details.hint).toContain('cover=NA');
     expect((await refusal('cover=all(1),2')).code).toBe(ErrorCode.invalidExpression);
+  });
+});
+
+describe('tables with multi-response axes', () => {
+  const rowDummies = ['b1=1', 'b2=1', 'b3=1', 'b4=1', 'b5=1', 'b1=1 OR b2=1 OR b3=1 OR b4=1 OR b5=1', 'b1=NA'];
+  const columnDummies = ['A=1', 'B=1', 'C=1', 'A=1 OR B=1 OR C=1', 'A=NA AND B=NA AND C=NA'];
+  it('have a row per value, a net and a "No answer" entry, each cell equal to the dummy columns', async () => {
+    const result = await ds.table({ base: '*', rows: [{ variable: 'brands' }], columns: [{ variable: 'cover' }] });
+    expect(result.rows.map((entry) => entry.label)).toEqual(['1', '2', 'Brand three', '4', '5', 'Any (net)', 'No answer']);
+    expect(result.columns.map((entry) => entry.label)).toEqual(['Any insurance', 'Private', 'Public', 'Any (net)', 'No answer']);
+    const targets = rowDummies.flatMap((row) => columnDummies.map((column) => `(${row}) AND (${column})`));
+    const truth = await ds.crosstab({ base: '*', targets });
+    targets.forEach((target, at) => {
+      expect({ target, weighted: result.weighted[at], respondents: result.respondents[at] }).toEqual({ target, weighted: truth.targets[at]!.weighted, respondents: truth.targets[at]!.respondents });
+    });
+    const margins = await ds.crosstab({ base: '*', targets: rowDummies });
+    expect(result.rowTotals.map((cell) => cell.weighted)).toEqual(margins.targets.map((cell) => cell.weighted));
+    const columnPct = tableStatistics(result, { stats: ['vpct'] }).columnPct!;
+    // Percentages of the column's base respondents: the value rows of a column add up to more than 100%.
+    expect(columnPct[0]).toBeCloseTo(truth.targets[0]!.weighted / result.columnTotals[0]!.weighted, 12);
+  });
+  it('refuse the Rao-Scott test, significance letters and valid percentages, naming the variable', async () => {
+    const result = await ds.table({ base: '*', rows: [{ variable: 'brands' }], columns: [{ variable: 'sex' }] });
+    for (const stats of [['chisq'], ['sig']] as const) {
+      let error: unknown;
+      try {
+        tableStatistics(result, { stats: [...stats] });
+      } catch (caught) {
+        error = caught;
+      }
+      expect(error).toBeInstanceOf(CrosstabError);
+      expect((error as CrosstabError).code).toBe(ErrorCode.invalidOption);
+      expect((error as CrosstabError).message).toContain('brands is multi-response');
+    }
+    expect(() => tableStatistics(result, { stats: ['vpct'], percentBase: 'valid' })).toThrow(/multi-response variable brands/);
   });
 });

@@ -174,6 +174,13 @@ export interface AxisEntry {
    * blank on `variable` (`expr` is `VAR=NA`). Never compared in significance tests.
    */
   missing?: true;
+  /**
+   * `true` on every entry of an expanded multi-response variable (its values, its net and its
+   * "No answer"): the entries overlap, so they do not add up to the base.
+   */
+  multi?: true;
+  /** `true` on the net entry of an expanded multi-response variable: respondents holding any of its values. */
+  net?: true;
 }
 
 /** A table of base AND row AND column cells, stored row-major in typed arrays. */
