@@ -39,6 +39,15 @@ function designOptions(flags: Record<string, unknown>): DesignOptions | undefine
   return Object.keys(design).length > 0 ? design : undefined;
 }
 
+/** `COL` or `COL:DELIM` (split at the last ":"; a name holding ":" is written with its delimiter, `a:b:;`). */
+function multiColumn(value: string): { column: string; delimiter?: string } {
+  const at = value.lastIndexOf(':');
+  if (at <= 0) return { column: value };
+  const delimiter = value.slice(at + 1);
+  if (delimiter === '') throw new InvalidArgumentError(`--multi ${value}: the delimiter after ":" is empty; write COLUMN or COLUMN:DELIMITER (e.g. brands:;)`);
+  return { column: value.slice(0, at), delimiter };
+}
+
 export function registerBuildCommand(program: Command): void {
   program
     .command('build')
@@ -51,6 +60,7 @@ export function registerBuildCommand(program: Command): void {
     .option('--name <text>', 'human-readable dataset name')
     .option('--codebook <file>', 'codebook JSON: named codes, labels, authorization groups')
     .option('--exclude <columns>', 'comma-separated columns to leave out', (value: string) => value.split(',').map((c) => c.trim()).filter(Boolean))
+    .option('--multi <column[:delimiter]>', 'a column of delimited value sets ("1;3;5") to build as a multi-response variable (repeat for more; default delimiter ;)', collect)
     .option('--unstable-max <n>', 'cells with this many respondents or fewer are unstable', (v: string) => Number(v), 60)
     .option('--very-unstable-max <n>', 'cells with this many respondents or fewer are very unstable', (v: string) => Number(v), 30)
     .option('--strata <column>', 'design: stratum column (R svydesign strata)')
@@ -92,6 +102,7 @@ Examples:
           name: flags.name,
           codebook: flags.codebook,
           exclude: flags.exclude,
+          multi: (flags.multi as string[] | undefined)?.map(multiColumn),
           threads: flags.threads,
           design: designOptions(flags),
           stability: { cautionMax: flags.unstableMax, veryUnstableMax: flags.veryUnstableMax },

@@ -12,9 +12,20 @@ import { nameText, numberText, valueText } from '../text/expression-text.js';
 function valuesText(variable: VariableInfo): string {
   const values = variable.values ?? [];
   const labelled = values.some((value) => value.label !== undefined);
-  if (variable.kind === 'numeric' && !labelled) return `${numberText(variable.min!)}..${numberText(variable.max!)}`;
+  if ((variable.kind === 'numeric' || variable.multi?.numeric === true) && !labelled) return `${numberText(variable.min!)}..${numberText(variable.max!)}`;
   const shown = values.slice(0, 6).map((value) => (value.label === undefined ? valueText(value.value) : `${valueText(value.value)}=${value.label}`));
   return shown.join(', ') + (variable.distinct > 6 ? ', …' : '');
+}
+
+/** A multi-response variable with where it came from and every value as an expression (`cover=2`), its label and respondents. */
+function multiText(variable: VariableInfo): string {
+  const source = variable.multi!;
+  const from = source.delimiter !== undefined
+    ? `column ${nameText(source.columns[0]!)} split at ${JSON.stringify(source.delimiter)}`
+    : `columns ${source.columns.map(nameText).join(', ')}${source.counted !== undefined ? ` counting ${valueText(source.counted)}` : ''}`;
+  const rows = (variable.values ?? []).map((value) => [`${nameText(variable.name)}=${valueText(value.value)}`, value.label ?? '', formatNumber(value.respondents, 0)]);
+  rows.push([`${nameText(variable.name)}=NA`, 'no answer', formatNumber(variable.missing, 0)]);
+  return `${nameText(variable.name)}: multi-response, from ${from}${variable.label ? ` (${variable.label})` : ''}\n${formatTable(['value', 'label', 'respondents'], rows)}`;
 }
 
 export function registerInfoCommand(program: Command): void {
@@ -50,6 +61,8 @@ export function registerInfoCommand(program: Command): void {
         if (info.codes.length > 0) {
           process.stdout.write(`\n${formatTable(['code', 'group', 'expression', 'label'], info.codes.map((c) => [nameText(c.name), c.group, c.expr, c.label ?? '']))}\n`);
         }
+        const multi = info.variables.filter((v) => v.kind === 'multi');
+        for (const v of multi) process.stdout.write(`\n${multiText(v)}\n`);
         for (const { column, reason } of info.skipped) process.stdout.write(`skipped at build: ${column} (${reason})\n`);
       } finally {
         ds.close();

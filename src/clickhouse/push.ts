@@ -168,6 +168,13 @@ async function legacyTables(entry: ClickHouseConnection, shards: readonly ClickH
 
 /** The typed view of each variable's index column, then each weight, over kernel memory. */
 function columnsOf(data: LoadedDataset): Column[] {
+  const multi = data.meta.variables.find((variable) => variable.kind === 'multi');
+  if (multi) {
+    throw new CrosstabError(ErrorCode.invalidOption, `${data.meta.survey}: variable "${multi.name}" is multi-response, which the ClickHouse engine does not store yet`, {
+      field: multi.name,
+      hint: 'Query this dataset with the local engine, or build it without multi-response variables to push it.',
+    });
+  }
   const memory = mainThreadKernel().memory;
   const n = data.meta.respondents;
   const columns: Column[] = data.meta.variables.map((variable) => {

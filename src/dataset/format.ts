@@ -35,6 +35,14 @@ export interface CodeInfo {
 
 
 export const FORMAT_VERSION = 'crosstab-engine/2';
+/**
+ * The format of a dataset holding multi-response variables (StoredVariable.multi): version 2
+ * plus those variables, so that a reader of version 2 only refuses such a file instead of
+ * misreading it. A dataset without them is still written as FORMAT_VERSION.
+ */
+export const MULTI_FORMAT_VERSION = 'crosstab-engine/3';
+/** Formats this version reads. */
+export const READABLE_FORMATS: readonly string[] = [FORMAT_VERSION, MULTI_FORMAT_VERSION];
 export const META_KEY = 'crosstab.meta';
 export const FORMAT_KEY = 'crosstab.format';
 export const CHECKSUM_KEY = 'crosstab.checksum';
@@ -65,19 +73,35 @@ export type BufferKind = (typeof BufferKind)[keyof typeof BufferKind];
 export interface StoredVariable {
   name: string;
   label?: string;
-  kind: 'numeric' | 'text';
+  /**
+   * `multi`: a multi-response variable; a respondent holds any number of its values (codes),
+   * each a code container of its own, and it has no index column (`index` is -1).
+   */
+  kind: 'numeric' | 'text' | 'multi';
   group: string;
   /** Distinct non-blank values as text, sorted (numerically for numeric variables); rank = position + 1. */
   values: string[];
   /** Respondents per rank (same order as `values`). */
   counts: number[];
-  /** Respondents with a blank. */
+  /** Respondents with a blank (multi: respondents who gave no answer at all). */
   missing: number;
   valueLabels?: Record<string, string>;
-  /** Buffer row of the index column. */
+  /** Buffer row of the index column; -1 for a multi-response variable, which has none. */
   index: number;
-  /** Buffer row of each value's code container, when the variable has at most AXIS_LIMIT values. */
+  /** Buffer row of each value's code container, when the variable has at most AXIS_LIMIT values (always, for multi). */
   codes?: number[];
+  /** Multi-response variables only. */
+  multi?: StoredMulti;
+}
+
+/** What a multi-response variable stores besides its values and code containers. */
+export interface StoredMulti {
+  /** Whether every value is a number (then sorted numerically, and ranges apply). */
+  numeric: boolean;
+  /** Buffer row of the container of respondents who gave no answer at all (`VAR=NA`). */
+  noAnswer: number;
+  /** Where the variable came from, for `info`: `columns` (dichotomies or categories) or a delimited column. */
+  source: { columns: string[]; counted?: string; delimiter?: string };
 }
 
 /** Replicate-weight methods (R's `svrepdesign(type = ...)`). */

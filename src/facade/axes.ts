@@ -1,10 +1,10 @@
 import { AXIS_LIMIT } from '../dataset/format.js';
 import { ErrorCode, fieldError } from '../errors.js';
 import { suggest } from '../text/suggest.js';
-import { nameText, quoteText, shorten, valueExpression } from '../text/expression-text.js';
+import { nameText, numberText, quoteText, shorten, valueExpression, valueText } from '../text/expression-text.js';
+import { MAX_TERMS, parseExpression } from '../query/parse.js';
 import { describeValue, invalidOption, requireObject } from './options.js';
 import type { AxisEntry, AxisItem, DatasetInfo, MissingMode, PercentBase, VariableInfo } from './types.js';
-import { parseExpression } from '../query/parse.js';
 import type { Expr } from '../query/ast.js';
 
 /** Most entries one table axis takes (AXIS_LIMIT, src/dataset/format.ts). */
@@ -41,10 +41,15 @@ export function expandAxis(items: unknown, option: 'rows' | 'columns', info: Dat
       if (!variable.values) {
         throw invalidOption(where, `expands variable ${variable.name}, which has ${variable.distinct} values`, `Use ranges such as "${nameText(variable.name)}=lo..hi" instead.`);
       }
+      const multi = variable.kind === 'multi' ? { multi: true as const } : {};
       for (const value of variable.values) {
-        entries.push({ label: value.label ?? value.value, expr: valueExpression(variable.name, value.value), variable: variable.name, value: value.value });
+        entries.push({ label: value.label ?? value.value, expr: valueExpression(variable.name, value.value), variable: variable.name, value: value.value, ...multi });
       }
-      if (withMissing && variable.missing > 0) entries.push(missingEntry(variable.name, info.missingLabel));
+      if (variable.kind === 'multi') {
+        const net = netEntry(variable);
+        if (net) entries.push(net);
+      }
+      if (withMissing && variable.missing > 0) entries.push({ ...missingEntry(variable.name, info.missingLabel), ...multi });
     } else if (typeof item === 'object' && item !== null && 'expr' in item && typeof item.expr === 'string' && item.expr.trim() !== '') {
       requireObject(item, where, ['expr', 'label']);
       if ('label' in item && item.label !== undefined && typeof item.label !== 'string') throw invalidOption(`${where}.label`, 'must be a string', 'Leave it out to label the entry with its expression.');
@@ -58,6 +63,26 @@ export function expandAxis(items: unknown, option: 'rows' | 'columns', info: Dat
     throw invalidOption(option, `expands to ${entries.length} entries; at most ${MAX_AXIS} are allowed`, 'Split the table.');
   }
   return entries;
+}
+
+/** Label of a multi-response variable's net entry. */
+export const NET_LABEL = 'Any (net)';
+
+/**
+ * The net entry of a multi-response variable: its respondents holding any of its values
+ * (`VAR=v1,v2,...`, or `VAR=lo..hi` for numbers), or none when it has no values or more than
+ * an expression takes.
+ */
+function netEntry(variable: VariableInfo): AxisEntry | undefined {
+  const values = variable.values ?? [];
+  if (values.length === 0) return undefined;
+  let expr: string;
+  if (variable.multi?.numeric === true && variable.min !== undefined && variable.max !== undefined && Number.isFinite(variable.min) && Number.isFinite(variable.max)) {
+    expr = `${nameText(variable.name)}=${numberText(variable.min)}..${numberText(variable.max)}`;
+  } else if (values.length < MAX_TERMS) {
+    expr = `${nameText(variable.name)}=${values.map((value) => valueText(value.value)).join(',')}`;
+  } else return undefined;
+  return { label: NET_LABEL, expr, variable: variable.name, multi: true, net: true };
 }
 
 /** The "No answer" entry of a variable: its respondents with a blank, `VAR=NA`. */

@@ -15,7 +15,8 @@ export function describeDataset(data: Pick<LoadedDataset, 'meta' | 'checksum'>):
       missing: stored.missing,
     };
     if (stored.label !== undefined) variable.label = stored.label;
-    if (stored.kind === 'numeric' && stored.values.length > 0) {
+    if (stored.multi !== undefined) variable.multi = { numeric: stored.multi.numeric, ...stored.multi.source, columns: [...stored.multi.source.columns] };
+    if ((stored.kind === 'numeric' || stored.multi?.numeric === true) && stored.values.length > 0) {
       variable.min = Number(stored.values[0]);
       variable.max = Number(stored.values[stored.values.length - 1]);
     }

@@ -63,14 +63,20 @@ export interface ValueInfo {
 export interface VariableInfo {
   name: string;
   label?: string;
-  /** `numeric` variables answer ranges (`AGEP=18..`); `text` ones only value lists. */
-  kind: 'numeric' | 'text';
+  /**
+   * `numeric` variables answer ranges (`AGEP=18..`); `text` ones only value lists; `multi`
+   * (multi-response) ones hold any number of their values per respondent (`cover=2,3` is
+   * any of them, `cover=all(2,3)` all, `cover=none(2,3)` none).
+   */
+  kind: 'numeric' | 'text' | 'multi';
   /** Authorization group. */
   group: string;
   /** Number of distinct non-blank values. */
   distinct: number;
-  /** Respondents with a blank. */
+  /** Respondents with a blank (multi: with no answer at all, `VAR=NA`). */
   missing: number;
+  /** Multi-response variables: what they were built from, and whether their values are numbers (then ranges apply). */
+  multi?: { numeric: boolean; columns: string[]; counted?: string; delimiter?: string };
   min?: number;
   max?: number;
   /** Values with their counts, when the variable has at most 5,000 distinct values. */
@@ -178,6 +184,13 @@ export interface AxisEntry {
    * blank on `variable` (`expr` is `VAR=NA`). Never compared in significance tests.
    */
   missing?: true;
+  /**
+   * `true` on every entry of an expanded multi-response variable (its values, its net and its
+   * "No answer"): the entries overlap, so they do not add up to the base.
+   */
+  multi?: true;
+  /** `true` on the net entry of an expanded multi-response variable: respondents holding any of its values. */
+  net?: true;
 }
 
 /**

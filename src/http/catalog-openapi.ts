@@ -126,7 +126,7 @@ function catalogOpenApi(options: { maxBodyBytes: number }): { paths: Record<stri
       properties: {
         Name: { type: 'string' },
         Label: { type: 'string' },
-        Kind: { type: 'string', enum: ['numeric', 'text'] },
+        Kind: { type: 'string', enum: ['numeric', 'text', 'multi'], description: 'multi: a multi-response variable; a respondent holds any number of its Values (VAR=v1,v2 is any of them, VAR=all(v1,v2) all of them, VAR=none(v1,v2) none of them, VAR=NA no answer at all).' },
         AuthorizationGroup: { type: 'string' },
         Distinct: { type: 'integer', minimum: 0 },
         Values: {

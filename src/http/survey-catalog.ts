@@ -52,7 +52,8 @@ export interface CatalogValue {
 export interface CatalogVariable {
   Name: string;
   Label?: string;
-  Kind: 'numeric' | 'text';
+  /** `multi`: a multi-response variable; a respondent holds any number of its Values (`VAR=v1,v2` is any of them). */
+  Kind: 'numeric' | 'text' | 'multi';
   AuthorizationGroup: string;
   /** Number of distinct answers (not blank). */
   Distinct: number;
@@ -63,7 +64,7 @@ export interface CatalogVariable {
   Values?: CatalogValue[];
   /** Numeric variables: the smallest and largest answers, and the range expression covering every answer. */
   Range?: { Min: number; Max: number; Expression: string };
-  /** Respondents with no answer (`VAR=NA`), when there are any. */
+  /** Respondents with no answer (`VAR=NA`; multi: no answer at all), when there are any. */
   Missing?: { Expression: string; Respondents: ShownCount };
 }
 
@@ -115,7 +116,7 @@ export function shownCount(respondents: number, suppressedAtOrBelow: number): Sh
 function catalogVariable(variable: VariableInfo, suppressedAtOrBelow: number): CatalogVariable {
   const entry: CatalogVariable = { Name: variable.name, Kind: variable.kind, AuthorizationGroup: variable.group, Distinct: variable.distinct };
   if (variable.label !== undefined) entry.Label = variable.label;
-  const listed = variable.kind === 'text' || variable.distinct <= MAX_LISTED_NUMERIC_VALUES || variable.values?.some((value) => value.label !== undefined);
+  const listed = variable.kind !== 'numeric' || variable.distinct <= MAX_LISTED_NUMERIC_VALUES || variable.values?.some((value) => value.label !== undefined);
   if (variable.values !== undefined && listed) {
     entry.Values = variable.values.map((value) => {
       const shown: CatalogValue = { Value: value.value, Expression: valueExpression(variable.name, value.value), Respondents: shownCount(value.respondents, suppressedAtOrBelow) };

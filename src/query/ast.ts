@@ -8,6 +8,10 @@ export type Expr =
   | { var: string; in: string[]; at?: number }
   | { var: string; min?: string; max?: string; at?: number }
   | { var: string; missing: true; at?: number }
+  /** `VAR=all(v1,v2)`: every one of the values (multi-response variables). */
+  | { var: string; every: string[]; at?: number }
+  /** `VAR=none(v1,v2)`: an answer, but none of the values. */
+  | { var: string; none: string[]; at?: number }
   | { and: Expr[] }
   | { or: Expr[] }
   | { not: Expr }

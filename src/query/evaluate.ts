@@ -177,8 +177,14 @@ export class Evaluator {
     return { ptr, owned: true };
   }
 
+  /** Whether a variable is multi-response (no index column; a respondent may hold several values). */
+  isMulti(variable: number): boolean {
+    return this.data.meta.variables[variable]!.kind === 'multi';
+  }
+
   /** The index column of a variable: pointer and bytes per rank. */
   indexColumn(variable: number): { ptr: number; width: 1 | 2 | 4 } {
+    if (this.isMulti(variable)) throw new CrosstabError(ErrorCode.internal, `indexColumn: ${this.data.meta.variables[variable]!.name} is multi-response and has no index column`);
     const index = this.data.buffer(this.data.meta.variables[variable]!.index);
     const width = index.kind === BufferKind.indexU8 ? 1 : index.kind === BufferKind.indexU16 ? 2 : 4;
     return { ptr: index.ptr, width };
@@ -218,7 +224,7 @@ export class Evaluator {
       case 'ranks':
         return this.ranksInto(node.variable, node.ranks, dst, scope);
       case 'range':
-        if (node.hi - node.lo < 4 && this.codesOf(node.variable)) {
+        if ((node.hi - node.lo < 4 && this.codesOf(node.variable)) || this.isMulti(node.variable)) {
           const ranks = Array.from({ length: node.hi - node.lo + 1 }, (_, i) => node.lo + i);
           return this.ranksInto(node.variable, ranks, dst, scope);
         }
@@ -246,14 +252,21 @@ export class Evaluator {
     const k = scope.ops;
     const codes = this.codesOf(variable);
     const valued = ranks.filter((rank) => rank > 0);
-    if (codes && valued.length <= MAX_CODES_TO_OR) {
+    const multi = this.data.meta.variables[variable]!.multi;
+    // A multi-response variable has no index column: its values (any of them) and its
+    // no-answer respondents are always ORed from their containers.
+    if (codes && (valued.length <= MAX_CODES_TO_OR || multi)) {
       k.bitsClear(dst, this.words);
-      for (const rank of valued) {
-        const code = this.data.buffer(codes[rank - 1]!);
+      const or = (row: number) => {
+        const code = this.data.buffer(row);
         if (code.kind === BufferKind.dense) k.bitsOr(dst, dst, code.ptr, this.words);
         else k.bitsOrList(dst, code.ptr, code.count);
+      };
+      for (const rank of valued) or(codes[rank - 1]!);
+      if (valued.length < ranks.length) {
+        if (multi) or(multi.noAnswer);
+        else this.orScan(variable, 0, 0, dst, scope);
       }
-      if (valued.length < ranks.length) this.orScan(variable, 0, 0, dst, scope);
       return;
     }
     // Runs of consecutive ranks: one index scan each.
@@ -278,6 +291,7 @@ export class Evaluator {
 
   /** dst = respondents whose rank of `variable` is in [lo, hi] (0 = blank). */
   private scan(variable: number, lo: number, hi: number, dst: number, scope: BitsetScope): void {
+    if (this.isMulti(variable)) throw new CrosstabError(ErrorCode.internal, `scan: ${this.data.meta.variables[variable]!.name} is multi-response and has no index column`);
     const index = this.data.buffer(this.data.meta.variables[variable]!.index);
     const k = scope.ops;
     const n = this.data.meta.respondents;
@@ -292,7 +306,11 @@ export class Evaluator {
 
   /** The stored container of a term that is exactly one value of one variable. */
   private singleCode(node: Bound) {
-    if (node.op !== 'ranks' || node.ranks.length !== 1 || node.ranks[0] === 0) return undefined;
+    if (node.op !== 'ranks' || node.ranks.length !== 1) return undefined;
+    if (node.ranks[0] === 0) {
+      const multi = this.data.meta.variables[node.variable]!.multi;
+      return multi ? this.data.buffer(multi.noAnswer) : undefined;
+    }
     const codes = this.codesOf(node.variable);
     return codes ? this.data.buffer(codes[node.ranks[0]! - 1]!) : undefined;
   }

@@ -3,7 +3,7 @@ import { NAME_CHAR, nameText, VALUE_END } from '../text/expression-text.js';
 import type { Expr } from './ast.js';
 
 const GRAMMAR_HINT =
-  'Grammar: * | VAR=v | VAR=v1,v2 | VAR=lo..hi | VAR=lo.. | VAR=..hi | VAR=NA | CODE, combined with AND, OR, NOT and parentheses; ' +
+  'Grammar: * | VAR=v | VAR=v1,v2 | VAR=lo..hi | VAR=lo.. | VAR=..hi | VAR=NA | VAR=all(v1,v2) | VAR=none(v1,v2) | CODE, combined with AND, OR, NOT and parentheses; ' +
   'numbers as 2, -0.5 or 1e-7; quote names and values with spaces or other characters in double quotes ("two words"="New York"), writing \\" for a quote inside.';
 /** Deeper nesting than this is refused, so no input can exhaust the stack. */
 const MAX_DEPTH = 64;
@@ -29,7 +29,7 @@ export function parseExpression(source: string): Expr {
 
 /** Hints for comparison operators the grammar does not have, by the text after the name. */
 const OPERATOR_HINTS: Array<[RegExp, (name: string) => string]> = [
-  [/^!=/, (name) => `There is no "!=": write NOT ${name}=value, or list the values you want (${name}=v1,v2).`],
+  [/^!=/, (name) => `There is no "!=": write NOT ${name}=value, ${name}=none(v1,v2) (an answer, but none of these), or list the values you want (${name}=v1,v2).`],
   [/^>=/, (name) => `There is no ">=": write an open range, ${name}=lo.. (lo included).`],
   [/^<=/, (name) => `There is no "<=": write an open range, ${name}=..hi (hi included).`],
   [/^>/, (name) => `There is no ">": write an open range, ${name}=lo.. (lo included), with lo the next value up.`],
@@ -109,8 +109,10 @@ class Parser {
     return this.predicate(name, start);
   }
 
-  /** The value list after `VAR=`: values and ranges separated by commas. */
+  /** The value list after `VAR=`: values and ranges separated by commas, or all(...) / none(...). */
   private predicate(variable: string, start: number): Expr {
+    const set = this.setForm(variable, start);
+    if (set) return set;
     const items: Expr[] = [];
     const values: string[] = [];
     do {
@@ -139,6 +141,38 @@ class Parser {
     } while (this.source[this.at] === ',' && ++this.at);
     if (values.length > 0) items.unshift({ var: variable, in: values, at: start });
     return items.length === 1 ? items[0]! : { or: items };
+  }
+
+  /**
+   * `all(v1,v2)` or `none(v1,v2)` (lower or upper case) right after `VAR=`: a list of values,
+   * no ranges or NA, standing alone (not joined to other values by commas).
+   */
+  private setForm(variable: string, start: number): Expr | undefined {
+    this.skipSpace();
+    const match = /^(all|ALL|none|NONE)\s*\(/.exec(this.source.slice(this.at, this.at + 8));
+    if (!match) return undefined;
+    const form = match[1]!.toLowerCase() as 'all' | 'none';
+    const example = `${nameText(variable)}=${form}(v1,v2)`;
+    this.at += match[0].length;
+    const values: string[] = [];
+    do {
+      this.skipSpace();
+      const itemAt = this.at;
+      if (this.source[this.at] === ')' && values.length === 0) this.fail(`${form}() needs at least one value`, `Write ${example}.`, itemAt);
+      this.countTerm(itemAt);
+      const quoted = this.source[this.at] === '"';
+      const text = quoted ? this.quoted('value') : this.bare();
+      if (text === '' && !quoted) this.fail(`a value is missing in ${form}(...)`, `Write ${example}.`, itemAt);
+      if (!quoted && text.includes('..')) this.fail(`${form}(...) takes values, not the range "${echo(text)}"`, `List the values: ${example}.`, itemAt);
+      if (!quoted && text === 'NA') this.fail(`${form}(...) takes values, not NA`, `Write ${nameText(variable)}=NA on its own for respondents with no answer.`, itemAt);
+      values.push(text);
+      this.skipSpace();
+    } while (this.source[this.at] === ',' && ++this.at);
+    if (this.source[this.at] !== ')') this.fail(`missing ")" after the values of ${form}(...)`, `Write ${example}.`);
+    this.at++;
+    this.skipSpace();
+    if (this.source[this.at] === ',') this.fail(`${form}(...) stands alone after "="`, `Join it to other terms with AND or OR: ${example} OR ${nameText(variable)}=v3.`);
+    return form === 'all' ? { var: variable, every: values, at: start } : { var: variable, none: values, at: start };
   }
 
   private countTerm(at: number): void {

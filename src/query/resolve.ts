@@ -44,7 +44,7 @@ export class Resolver {
   constructor(meta: Pick<StoredMeta, 'variables' | 'codes'>) {
     this.variables = meta.variables;
     meta.variables.forEach((variable, position) => this.byName.set(variable.name, position));
-    this.numbers = meta.variables.map((variable) => (variable.kind === 'numeric' ? Float64Array.from(variable.values, Number) : undefined));
+    this.numbers = meta.variables.map((variable) => (variable.kind === 'numeric' || variable.multi?.numeric === true ? Float64Array.from(variable.values, Number) : undefined));
     for (const code of meta.codes) this.codes.set(code.name, code);
   }
 
@@ -85,6 +85,12 @@ export class Resolver {
     if ('in' in expr) {
       const ranks = [...new Set(expr.in.map((value) => this.rankOf(position, value)))].sort((a, b) => a - b);
       return { op: 'ranks', variable: position, ranks };
+    }
+    if ('every' in expr) return this.bindEvery(position, expr.every);
+    if ('none' in expr) {
+      // An answer (not NA), but none of the values: NOT (the values OR NA).
+      const ranks = [...new Set([0, ...expr.none.map((value) => this.rankOf(position, value))])].sort((a, b) => a - b);
+      return { op: 'not', item: { op: 'ranks', variable: position, ranks } };
     }
     return this.bindRange(position, expr.min, expr.max);
   }
@@ -185,9 +191,28 @@ export class Resolver {
     return matches[0];
   }
 
+  /** `VAR=all(v1,v2)`: respondents holding every one of the values of a multi-response variable. */
+  private bindEvery(position: number, values: string[]): Bound {
+    const variable = this.variables[position]!;
+    const name = nameText(variable.name);
+    if (variable.kind !== 'multi') {
+      throw new CrosstabError(ErrorCode.invalidExpression, `${name} holds one value per respondent; all(...) is for multi-response variables`, {
+        hint: `Write ${name}=${values.map(valueText).join(',')} for respondents with any of these values.`,
+      });
+    }
+    const ranks = [...new Set(values.map((value) => this.rankOf(position, value)))].sort((a, b) => a - b);
+    const items: Bound[] = ranks.map((rank) => ({ op: 'ranks', variable: position, ranks: [rank] }));
+    return items.length === 1 ? items[0]! : { op: 'and', items };
+  }
+
   private bindRange(position: number, min: string | undefined, max: string | undefined): Bound {
     const variable = this.variables[position]!;
     const numbers = this.numbers[position];
+    if (!numbers && variable.kind === 'multi') {
+      throw new CrosstabError(ErrorCode.invalidExpression, `${nameText(variable.name)} is a multi-response variable with text values; a range (${rangeExpression(variable.name, min, max)}) needs numbers`, {
+        hint: `List the values instead: ${nameText(variable.name)}=v1,v2 (any of them) or ${nameText(variable.name)}=all(v1,v2) (all of them).`,
+      });
+    }
     if (!numbers) {
       throw new CrosstabError(ErrorCode.invalidExpression, `${nameText(variable.name)} is a text variable; a range (${rangeExpression(variable.name, min, max)}) needs a numeric one`, {
         hint: `List the values instead: ${nameText(variable.name)}=v1,v2.`,

@@ -32,7 +32,7 @@ export async function computeTableWithPsuSums(input: TableInput, psus: ClusterCo
       hint: `Split the table: with this design a table may have at most about ${Math.floor(MAX_PSU_SUMS_BYTES / 8 / psus.clusters)} cells.`,
     });
   }
-  if (valueAxis(rows) && valueAxis(columns)) {
+  if (valueAxis(rows, input.evaluator) && valueAxis(columns, input.evaluator)) {
     return groupByDesignTable({ ...input, rows, columns }, psus);
   }
   const cells = await computeTable(input);

@@ -15,7 +15,7 @@ export { checkAborted, type PlanName, type TableCells, type TableInput, type Tab
 export async function computeTable(input: TableInput): Promise<TableCells> {
   const { rows, columns, run } = input;
   checkAborted(run.signal);
-  if (singleVariableAxis(rows) && singleVariableAxis(columns)) return groupByTable({ ...input, rows, columns });
-  if (valueAxis(rows) && valueAxis(columns)) return groupByMultiTable({ ...input, rows, columns });
+  if (singleVariableAxis(rows, input.evaluator) && singleVariableAxis(columns, input.evaluator)) return groupByTable({ ...input, rows, columns });
+  if (valueAxis(rows, input.evaluator) && valueAxis(columns, input.evaluator)) return groupByMultiTable({ ...input, rows, columns });
   return bitsetTable(input);
 }

@@ -59,7 +59,9 @@ export function missingNote(result: TableResult, statistics: TableStatistics | u
       ? 'respondents with a blank on a row or column variable are not shown as an entry (they stay in the totals)'
       : label === undefined
         ? 'no base respondent has a blank on an expanded variable'
-        : `"${label}": base respondents with a blank on that variable, so each variable's entries add up to the base`;
+        : [...result.rows, ...result.columns].some((entry) => entry.multi)
+          ? `"${label}": base respondents with a blank on that variable (no answer at all, for a multi-response variable, whose values overlap: a respondent may be in several)`
+          : `"${label}": base respondents with a blank on that variable, so each variable's entries add up to the base`;
   if (statistics === undefined || !statistics.stats.some((stat) => stat === 'vpct' || stat === 'hpct' || stat === 'tpct' || stat === 'index' || stat === 'se' || stat === 'moe' || stat === 'sig')) {
     return shown;
   }

@@ -15,6 +15,7 @@ import { LONELY_PSU, type LonelyPsu } from '../stats/design-variance.js';
 import { CORRECTIONS } from '../stats/significance.js';
 import { STANDARD_ERROR_METHODS } from '../stats/standard-error.js';
 import { columnGroups, type ColumnGroup } from './column-groups.js';
+import { refuseOnMultiAxes } from './multi-axes.js';
 import { raoScottTests, type RaoScottTest } from './rao-scott-tests.js';
 import { designFigures, DOMAINS, type DesignFigures, type Domain, type VarianceKind } from './design-figures.js';
 import { percentBases, type PercentBases } from './percent-bases.js';
@@ -143,6 +144,7 @@ export interface TableStatistics extends FigureArrays {
  */
 export function tableStatistics(result: TableResult, options: TableStatisticsOptions = {}): TableStatistics {
   const settings = readOptions(options);
+  refuseOnMultiAxes(result, settings.stats, settings.percentBase ?? result.percentBase ?? 'total');
   const rowCount = result.rows.length;
   const columnCount = result.columns.length;
   const size = rowCount * columnCount;

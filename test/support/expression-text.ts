@@ -15,5 +15,7 @@ export function toText(expr: Expr): string {
   if ('code' in expr) return name(expr.code);
   if ('missing' in expr) return `${name(expr.var)}=NA`;
   if ('in' in expr) return `${name(expr.var)}=${expr.in.map(quote).join(',')}`;
+  if ('every' in expr) return `${name(expr.var)}=all(${expr.every.map(quote).join(',')})`;
+  if ('none' in expr) return `${name(expr.var)}=none(${expr.none.map(quote).join(',')})`;
   return `${name(expr.var)}=${expr.min ?? ''}..${expr.max ?? ''}`;
 }

@@ -23,6 +23,8 @@ export function matches(table: ReferenceTable, expr: Expr, row: number): boolean
   if (text === '') return false;
   const numeric = table.numeric.has(expr.var);
   if ('in' in expr) return expr.in.some((value) => (numeric ? Number(value) === Number(text) : value === text));
+  if ('every' in expr) return expr.every.every((value) => (numeric ? Number(value) === Number(text) : value === text));
+  if ('none' in expr) return !expr.none.some((value) => (numeric ? Number(value) === Number(text) : value === text));
   const value = Number(text);
   return (expr.min === undefined || value >= Number(expr.min)) && (expr.max === undefined || value <= Number(expr.max));
 }
@@ -96,6 +98,7 @@ export function predicate(table: ReferenceTable, expr: Expr): (row: number) => b
     const values = numbers(texts);
     return (row) => wanted.has(values[row]!); // NaN (blank) is never in the set: Set uses SameValueZero, and no wanted value is NaN
   }
+  if ('every' in expr || 'none' in expr) return (row) => matches(table, expr, row);
   const values = numbers(texts);
   const min = expr.min === undefined ? -Infinity : Number(expr.min);
   const max = expr.max === undefined ? Infinity : Number(expr.max);

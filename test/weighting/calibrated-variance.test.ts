@@ -2,7 +2,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildDataset } from '../../src/facade/build.js';
+import { buildDataset } from '../../src/build/build.js';
 import { openDataset, weightDataset, type WeightOptions } from '../../src/index.js';
 import { tableStatistics } from '../../src/report/index.js';
 import { nhanesCsv, repoRoot } from '../support/paths.js';

@@ -9,10 +9,25 @@ export interface VariableDescription {
   values?: Record<string, string>;
 }
 
+/**
+ * A multi-response variable of the codebook: `{"name": "cover", "columns": ["HICOV", ...],
+ * "counted": "1"}` groups dichotomies (a respondent holds value i when column i has the
+ * counted value); without `counted`, each column holds one chosen value (categories).
+ */
+export interface CodebookMulti {
+  name: string;
+  columns: string[];
+  counted?: string;
+  label?: string;
+  group?: string;
+}
+
 /** Named codes and variable descriptions, from a codebook JSON file. */
 export interface Codebook {
   variables: Record<string, VariableDescription>;
   codes: CodeInfo[];
+  /** Multi-response variables made from columns of the input. */
+  multi?: CodebookMulti[];
   /** Label of tables' "No answer" entries (respondents with a blank), kept in the dataset. */
   missingLabel?: string;
 }
@@ -44,13 +59,13 @@ export async function readCodebook(path: string): Promise<Codebook> {
 
 export function parseCodebook(json: unknown, path = 'codebook'): Codebook {
   if (!isObject(json)) throw invalid(path, 'must be a JSON object', 'Write {"codes": {...}, "variables": {...}}.');
-  const structured = 'codes' in json || 'variables' in json || typeof json.missingLabel === 'string';
+  const structured = 'codes' in json || 'variables' in json || 'multi' in json || typeof json.missingLabel === 'string';
   const codeMap = structured ? (json.codes ?? {}) : json;
   const variableMap = structured ? (json.variables ?? {}) : {};
   if (structured) {
     for (const key of Object.keys(json)) {
-      if (key !== 'codes' && key !== 'variables' && key !== 'missingLabel') {
-        throw invalid(path, `has an unknown top-level key "${key}"`, 'Only "codes", "variables" and "missingLabel" are allowed.');
+      if (key !== 'codes' && key !== 'variables' && key !== 'missingLabel' && key !== 'multi') {
+        throw invalid(path, `has an unknown top-level key "${key}"`, 'Only "codes", "variables", "multi" and "missingLabel" are allowed.');
       }
     }
   }
@@ -92,7 +107,46 @@ export function parseCodebook(json: unknown, path = 'codebook'): Codebook {
     }
     variables[name] = description;
   }
-  return missingLabel === undefined ? { variables, codes } : { variables, codes, missingLabel };
+  const codebook: Codebook = missingLabel === undefined ? { variables, codes } : { variables, codes, missingLabel };
+  if (structured && json.multi !== undefined) codebook.multi = parseMulti(json.multi, path);
+  return codebook;
+}
+
+const MULTI_EXAMPLE = '{"name": "cover", "columns": ["HICOV", "PRIVCOV", "PUBCOV"], "counted": "1"}';
+
+/** `"multi"`: one multi-response variable or a list of them. */
+function parseMulti(value: unknown, path: string): CodebookMulti[] {
+  const entries = Array.isArray(value) ? value : [value];
+  const seen = new Set<string>();
+  return entries.map((entry, i) => {
+    const where = Array.isArray(value) ? `"multi"[${i}]` : '"multi"';
+    if (!isObject(entry)) throw invalid(path, `${where} must be an object`, `Write ${MULTI_EXAMPLE}.`);
+    for (const key of Object.keys(entry)) {
+      if (!['name', 'columns', 'counted', 'label', 'group'].includes(key)) throw invalid(path, `${where} has an unknown key "${key}"`, 'Allowed keys: name, columns, counted, label, group.');
+    }
+    if (typeof entry.name !== 'string' || entry.name.trim() === '') throw invalid(path, `${where} needs a "name" string`, `Write ${MULTI_EXAMPLE}.`);
+    const where2 = `multi-response variable "${entry.name}"`;
+    if (seen.has(entry.name)) throw invalid(path, `${where2} is defined twice`, 'Give each multi-response variable its own name.');
+    seen.add(entry.name);
+    const columns = entry.columns;
+    if (!Array.isArray(columns) || columns.length === 0 || !columns.every((column) => typeof column === 'string' && column !== '')) {
+      throw invalid(path, `${where2}: "columns" must be a non-empty list of column names`, `Write ${MULTI_EXAMPLE}.`);
+    }
+    if (new Set(columns).size !== columns.length) throw invalid(path, `${where2}: "columns" names a column twice`, 'Name each column once.');
+    const multi: CodebookMulti = { name: entry.name, columns: [...(columns as string[])] };
+    if (entry.counted !== undefined) {
+      if ((typeof entry.counted !== 'string' || entry.counted === '') && !(typeof entry.counted === 'number' && Number.isFinite(entry.counted))) {
+        throw invalid(path, `${where2}: "counted" must be the value that marks a chosen column, such as "1"`, 'Write "counted": "1", or leave it out when each column holds a chosen value (categories).');
+      }
+      multi.counted = String(entry.counted);
+    }
+    for (const key of ['label', 'group'] as const) {
+      if (entry[key] === undefined) continue;
+      if (typeof entry[key] !== 'string') throw invalid(path, `${where2}: "${key}" must be a string`, 'Quote the value.');
+      multi[key] = entry[key];
+    }
+    return multi;
+  });
 }
 
 function checkStrings(path: string, where: string, entry: Record<string, unknown>, allowed: string[]): void {

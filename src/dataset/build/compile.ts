@@ -8,14 +8,18 @@ import {
   DEFAULT_GROUP,
   DEFAULT_STABILITY,
   FORMAT_VERSION,
+  MULTI_FORMAT_VERSION,
   type StabilityThresholds,
   type StoredMeta,
+  type StoredMulti,
   type StoredVariable,
 } from '../format.js';
+import { CrosstabError, ErrorCode } from '../../errors.js';
 import { columnBuffers } from './column-buffers.js';
 import { ColumnPool } from './column-pool.js';
 import type { RawColumn, RawTable } from '../input/raw-table.js';
 import { weightOrder } from './weight-order.js';
+import { isDense, multiBuffers, planMulti, type MultiPlan, type MultiSpec } from './multi-response.js';
 
 export interface CompileOptions {
   survey: string;
@@ -33,6 +37,8 @@ export interface CompileOptions {
    * `data()` is async). Default 0: all on the calling thread.
    */
   threads?: number;
+  /** Multi-response variables made from input columns (codebook, --multi, SPSS sets). */
+  multi?: MultiSpec[];
 }
 
 /** One buffer of the dataset as planned before its bytes exist. */
@@ -89,7 +95,13 @@ export function compileDataset(input: RawTable, options: CompileOptions): Compil
   const variables: StoredVariable[] = [];
   const planned: PlannedVariable[] = [];
   const skipped: StoredMeta['skipped'] = [];
+  // Multi-response variables' buffers come first: made before any member column is let go.
+  const byName = new Map(input.columns.map((column) => [column.name, column]));
+  const multiPlans = (options.multi ?? []).map((spec) => planMulti(spec, byName, rows, words));
+  const multiVariables = multiPlans.map((plan) => multiVariable(plan, add, words, options.codebook));
+  const delimited = new Set((options.multi ?? []).filter((spec) => spec.delimiter !== undefined).map((spec) => spec.columns[0]!));
   for (const column of input.columns) {
+    if (delimited.has(column.name)) continue;
     const described = options.codebook?.variables[column.name];
     const verdict = classifyColumn(column, rows);
     if (verdict.kind === 'skip') {
@@ -149,9 +161,18 @@ export function compileDataset(input: RawTable, options: CompileOptions): Compil
     variables.push(variable);
     planned.push({ column, remap, counts, dense });
   }
+  for (const variable of multiVariables) {
+    if (variables.some((other) => other.name === variable.name)) {
+      throw new CrosstabError(ErrorCode.invalidInput, `multi-response variable "${variable.name}" has the name of a column of the input`, {
+        field: variable.name,
+        hint: 'Give the multi-response variable another name.',
+      });
+    }
+    variables.push(variable);
+  }
 
   const meta: StoredMeta = {
-    format: FORMAT_VERSION,
+    format: multiPlans.length > 0 ? MULTI_FORMAT_VERSION : FORMAT_VERSION,
     survey: options.survey,
     name: options.name ?? options.survey,
     units: options.units ?? 1,
@@ -179,7 +200,7 @@ export function compileDataset(input: RawTable, options: CompileOptions): Compil
   };
   const consume = options.consume === true;
   const threads = options.threads ?? 0;
-  const data = () => (threads > 0 ? makeBuffersInWorkers(input, planned, words, consume, threads) : makeBuffers(input, planned, words, consume));
+  const data = () => (threads > 0 ? makeBuffersInWorkers(input, planned, multiPlans, words, consume, threads) : makeBuffers(input, planned, multiPlans, words, consume));
   return { meta, specs, data, inputRanks, inputWeights };
 }
 
@@ -188,9 +209,10 @@ export function compileDataset(input: RawTable, options: CompileOptions): Compil
  * in a crosstab depends on respondent order, and runs of equal weights let the kernel take
  * a 64-bit word's weighted sum as popcount x weight (see weightRuns in assembly/index.ts).
  */
-function* makeBuffers(input: RawTable, planned: PlannedVariable[], words: number, consume: boolean): Generator<Uint8Array> {
+function* makeBuffers(input: RawTable, planned: PlannedVariable[], multiPlans: MultiPlan[], words: number, consume: boolean): Generator<Uint8Array> {
   const order = weightOrder(input.weights[0]?.values, input.rows);
   yield* weightBuffers(input, order, words);
+  for (const plan of multiPlans) yield* multiBuffers(plan, order, words);
   for (const variable of planned) {
     const task = columnTask(variable, order, words, input.rows);
     if (consume) variable.column.ids = new Uint8Array(0);
@@ -202,13 +224,15 @@ function* makeBuffers(input: RawTable, planned: PlannedVariable[], words: number
  * makeBuffers with the variables' buffers made by `threads` workers, `threads` variables
  * ahead of the one being written (so memory holds a few variables' buffers, not all).
  */
-async function* makeBuffersInWorkers(input: RawTable, planned: PlannedVariable[], words: number, consume: boolean, threads: number): AsyncGenerator<Uint8Array> {
+async function* makeBuffersInWorkers(input: RawTable, planned: PlannedVariable[], multiPlans: MultiPlan[], words: number, consume: boolean, threads: number): AsyncGenerator<Uint8Array> {
   const rows = input.rows;
   // The workers start while the order is found; it is shared with them, not copied to each.
   const pool = new ColumnPool(threads);
   try {
     const order = new Uint32Array(new SharedArrayBuffer(Math.max(1, rows) * 4), 0, rows);
     order.set(weightOrder(input.weights[0]?.values, rows));
+    // Made before any launch lets a member column go.
+    const multi = multiPlans.flatMap((plan) => multiBuffers(plan, order, words));
     const ahead: Array<Promise<Uint8Array[]>> = [];
     let next = 0;
     const launch = () => {
@@ -222,6 +246,7 @@ async function* makeBuffersInWorkers(input: RawTable, planned: PlannedVariable[]
     while (next < planned.length && ahead.length < threads + 1) launch();
     // The weights (first in the file) are written while the workers make the first variables.
     yield* weightBuffers(input, order, words);
+    yield* multi;
     while (ahead.length > 0) {
       const buffers = await ahead.shift()!;
       if (next < planned.length) launch();
@@ -239,6 +264,36 @@ function* weightBuffers(input: RawTable, order: Uint32Array, words: number): Gen
     for (let row = 0; row < input.rows; row++) padded[row] = values[order[row]!]!;
     yield bytesOf(padded);
   }
+}
+
+/** The stored variable of a planned multi-response variable; adds its containers' specs. */
+function multiVariable(plan: MultiPlan, add: (spec: BufferSpec) => number, words: number, codebook: Codebook | undefined): StoredVariable {
+  const { spec, values, counts } = plan;
+  const described = codebook?.variables[spec.name];
+  const codes = counts.map((count, rank) =>
+    add({ name: `code:${spec.name}=${values[rank]}`, kind: plan.dense[rank] ? BufferKind.dense : BufferKind.sparse, count, bytes: plan.dense[rank] ? words * 8 : count * 4 }),
+  );
+  const noAnswerDense = isDense(plan.missing, words);
+  const noAnswer = add({ name: `na:${spec.name}`, kind: noAnswerDense ? BufferKind.dense : BufferKind.sparse, count: plan.missing, bytes: noAnswerDense ? words * 8 : plan.missing * 4 });
+  const source: StoredMulti['source'] = { columns: [...spec.columns] };
+  if (spec.counted !== undefined) source.counted = spec.counted;
+  if (spec.delimiter !== undefined) source.delimiter = spec.delimiter;
+  const variable: StoredVariable = {
+    name: spec.name,
+    kind: 'multi',
+    group: described?.group ?? spec.group ?? DEFAULT_GROUP,
+    values,
+    counts,
+    missing: plan.missing,
+    index: -1,
+    codes,
+    multi: { numeric: plan.numeric, noAnswer, source },
+  };
+  const label = described?.label ?? spec.label;
+  if (label !== undefined) variable.label = label;
+  const valueLabels = { ...spec.valueLabels, ...described?.values };
+  if (Object.keys(valueLabels).length > 0) variable.valueLabels = valueLabels;
+  return variable;
 }
 
 function columnTask({ column, remap, counts, dense }: PlannedVariable, order: Uint32Array, words: number, rows: number) {

@@ -163,6 +163,9 @@ export function clusterStructure(meta: StoredMeta, design: StoredDesign, ranks: 
         ? `${flag} column "${column}" was skipped (${skipped.reason}) and cannot be a design column`
         : `${flag} column "${column}" is not a column of the input`, 'Check the column name (and that --exclude does not leave it out).');
     }
+    if (variable.kind === 'multi') {
+      throw designError(flag, `${flag} column "${column}" is a multi-response variable; a design column holds one value per respondent`, 'Name a single-coded column.');
+    }
     if (variable.missing > 0) {
       throw designError(flag, `${flag} column "${column}" is blank for ${variable.missing} respondents; every respondent needs a ${flag.slice(2)}`,
         'Fill in the design column, or leave those respondents out of the input.');

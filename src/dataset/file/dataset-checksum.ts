@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import { FORMAT_VERSION } from '../format.js';
 
 /** Characters of a buffer hash: XXH64 as lowercase hex. */
 export const HASH_CHARS = 16;
@@ -22,9 +21,9 @@ export interface BufferRow {
  * every open) or by its buffer's hash (checked before a query first reads the buffer, or
  * at open with `verify: 'full'`).
  */
-export function datasetChecksum(metaJson: string, rows: Iterable<BufferRow>): string {
+export function datasetChecksum(format: string, metaJson: string, rows: Iterable<BufferRow>): string {
   const hash = createHash('sha256');
-  hash.update(`${FORMAT_VERSION}\0${metaJson}\0`);
+  hash.update(`${format}\0${metaJson}\0`);
   for (const row of rows) hash.update(`${row.name}\0${row.kind}\0${row.count}\0${row.stored}\0${row.hash}\n`);
   return hash.digest('hex');
 }

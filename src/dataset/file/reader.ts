@@ -5,7 +5,7 @@ import type { Kernel } from '../../kernel/kernel.js';
 import { type ArrowSchema, ArrowFileProblem, type BatchLocation, readArrowStructure, readAt } from './arrow-file.js';
 import { datasetChecksum, HASH_CHARS } from './dataset-checksum.js';
 import { paddedSize } from '../build/compile.js';
-import { BufferKind, CHECKSUM_KEY, FORMAT_KEY, FORMAT_VERSION, META_KEY, type StoredMeta } from '../format.js';
+import { BufferKind, CHECKSUM_KEY, FORMAT_KEY, META_KEY, MULTI_FORMAT_VERSION, READABLE_FORMATS, type StoredMeta, type StoredVariable } from '../format.js';
 import { type BufferEntry, lazyDataset, readFailure, readParallel } from './lazy-buffers.js';
 import type { LoadedBuffer, LoadedDataset } from './loaded-dataset.js';
 import { rebuildCommand } from './rebuild-command.js';
@@ -63,7 +63,7 @@ export async function loadDataset(path: string, kernel: Kernel, options: LoadOpt
       throw error instanceof ArrowFileProblem ? structureError(path, error.message) : error;
     }
     const { schema, batches } = structure;
-    const metaJson = checkFormat(path, schema);
+    const { format, metaJson } = checkFormat(path, schema);
     checkColumns(path, schema);
     let meta: StoredMeta;
     try {
@@ -95,7 +95,7 @@ export async function loadDataset(path: string, kernel: Kernel, options: LoadOpt
       }
     }
     const checksum = schema.metadata.get(CHECKSUM_KEY) ?? '';
-    if (datasetChecksum(metaJson, entries) !== checksum) throw corrupt(path, 'fails its checksum (the file was modified or damaged)');
+    if (datasetChecksum(format, metaJson, entries) !== checksum) throw corrupt(path, 'fails its checksum (the file was modified or damaged)');
     checkMeta(path, meta, entries);
     const loaded = new Uint8Array(entries.length);
     if (options.preload === true || options.verify === 'full') {
@@ -151,21 +151,21 @@ function readRows(path: string, fd: number, batch: BatchLocation, at: Record<'da
 }
 
 /** The metadata JSON of a dataset of this format version; other versions are refused. */
-function checkFormat(path: string, schema: ArrowSchema): string {
+function checkFormat(path: string, schema: ArrowSchema): { format: string; metaJson: string } {
   const metadata = schema.metadata;
   const format = metadata.get(FORMAT_KEY);
   if (format === undefined) throw corrupt(path, 'is an Arrow file but not a crosstab-engine dataset (no crosstab.format metadata)');
   const metaJson = metadata.get(META_KEY) ?? '';
-  if (format !== FORMAT_VERSION) {
+  if (!READABLE_FORMATS.includes(format)) {
     const command = rebuildCommand(path, metaJson);
-    throw new CrosstabError(ErrorCode.unsupportedVersion, `${path}: dataset format "${format}" is not supported; this version reads "${FORMAT_VERSION}"`, {
+    throw new CrosstabError(ErrorCode.unsupportedVersion, `${path}: dataset format "${format}" is not supported; this version reads ${READABLE_FORMATS.map((known) => `"${known}"`).join(' and ')}`, {
       file: path,
       hint: command
         ? `Rebuild it from its source with this version: ${command}`
         : 'Rebuild the dataset from its source with this version of `crosstab build`.',
     });
   }
-  return metaJson;
+  return { format, metaJson };
 }
 
 /** Type ids of the Arrow format (Schema.fbs). */
@@ -212,13 +212,19 @@ function checkMeta(path: string, meta: StoredMeta, buffers: LoadedBuffer[]): voi
     meta.weights.every((weight) => kindOf(weight.buffer) === BufferKind.weights) &&
     meta.variables.every(
       (variable) =>
-        [BufferKind.indexU8, BufferKind.indexU16, BufferKind.indexU32].includes(kindOf(variable.index) as never) &&
+        (variable.kind === 'multi' ? multiMatches(variable, kindOf, meta.format) : [BufferKind.indexU8, BufferKind.indexU16, BufferKind.indexU32].includes(kindOf(variable.index) as never)) &&
         variable.values.length === variable.counts.length &&
         (variable.codes === undefined ||
           (variable.codes.length === variable.values.length &&
             variable.codes.every((row) => kindOf(row) === BufferKind.dense || kindOf(row) === BufferKind.sparse))),
     );
   if (!ok) throw corrupt(path, 'has metadata that does not match its buffers');
+}
+
+/** A multi-response variable: no index column, a container per value and one of its no-answer respondents. */
+function multiMatches(variable: StoredVariable, kindOf: (row: number) => number | undefined, format: string): boolean {
+  const container = (row: number) => kindOf(row) === BufferKind.dense || kindOf(row) === BufferKind.sparse;
+  return format === MULTI_FORMAT_VERSION && variable.index === -1 && variable.multi !== undefined && variable.codes !== undefined && container(variable.multi.noAnswer);
 }
 
 function structureError(path: string, problem: string): CrosstabError {

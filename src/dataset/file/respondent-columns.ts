@@ -1,3 +1,4 @@
+import { CrosstabError, ErrorCode } from '../../errors.js';
 import type { Kernel } from '../../kernel/kernel.js';
 import { BufferKind, type StoredVariable } from '../format.js';
 import type { LoadedDataset } from './loaded-dataset.js';
@@ -11,6 +12,12 @@ export type RankColumn = Uint8Array | Uint16Array | Uint32Array;
  * long (checked against its hash on the way, as every query read is).
  */
 export function rankColumn(dataset: LoadedDataset, kernel: Kernel, variable: StoredVariable, copy = true): RankColumn {
+  if (variable.kind === 'multi') {
+    throw new CrosstabError(ErrorCode.invalidOption, `variable "${variable.name}" is multi-response: a respondent may hold several of its values, so it has no one value per respondent here`, {
+      field: variable.name,
+      hint: 'Use a single-coded variable, or a code of the codebook built from it.',
+    });
+  }
   const buffer = dataset.buffer(variable.index);
   const n = dataset.meta.respondents;
   const width = buffer.kind === BufferKind.indexU8 ? 1 : buffer.kind === BufferKind.indexU16 ? 2 : 4;

@@ -12,7 +12,7 @@ import { bufferFields } from './buffer-table.js';
 import { type BufferRow, datasetChecksum, HASH_CHARS } from './dataset-checksum.js';
 import type { BufferSpec, CompiledDataset } from '../build/compile.js';
 import { paddedSize } from '../build/compile.js';
-import { BUILD_CANCELLED_HINT, CHECKSUM_KEY, FORMAT_KEY, FORMAT_VERSION, META_KEY } from '../format.js';
+import { BUILD_CANCELLED_HINT, CHECKSUM_KEY, FORMAT_KEY, META_KEY } from '../format.js';
 
 /** Record batches are cut so that no batch's value buffer exceeds this (Binary offsets are i32). */
 const BATCH_BYTES = 256 * 1024 * 1024;
@@ -111,8 +111,8 @@ async function writeBatches(
   }
   if (!(await source.next()).done) throw new Error('dataset writer: more buffers were made than planned');
 
-  const checksum = datasetChecksum(metaJson, rows);
-  const schema = new Schema(bufferFields, new Map([[FORMAT_KEY, FORMAT_VERSION], [META_KEY, metaJson], [CHECKSUM_KEY, checksum]]));
+  const checksum = datasetChecksum(dataset.meta.format, metaJson, rows);
+  const schema = new Schema(bufferFields, new Map([[FORMAT_KEY, dataset.meta.format], [META_KEY, metaJson], [CHECKSUM_KEY, checksum]]));
   const footer = Footer.encode(new Footer(schema, MetadataVersion.V5, blocks, []));
   await output.write(new Uint8Array(Int32Array.of(-1, 0).buffer));
   await output.write(footer);

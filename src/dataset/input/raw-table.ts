@@ -40,6 +40,8 @@ export interface RawTable {
   columns: RawColumn[];
   /** The requested weight columns, in the order requested. */
   weights: RawWeight[];
+  /** Multi-response variables the input itself defines (an SPSS file's multiple-response sets). */
+  multiSets?: MultiSpec[];
 }
 
 export interface ReadOptions {
@@ -52,3 +54,28 @@ export interface ReadOptions {
   /** Called now and then with bytes of the input consumed so far and the input size. */
   onProgress?: (doneBytes: number, totalBytes: number) => void;
 }
+
+/**
+ * A multi-response variable to build from input columns, in one of three shapes:
+ * - dichotomies (`counted` set): one column per value; a respondent holds value i (1-based)
+ *   when column i has the counted value. Labels are the columns' labels.
+ * - categories (neither set): each column holds one chosen value; a respondent holds every
+ *   value found in any of the columns.
+ * - delimited (`delimiter` set, one column): each cell lists values (`1;3;5`); the column
+ *   becomes the multi-response variable instead of a text variable.
+ * A respondent blank in every column gave no answer (`VAR=NA`); one with an answer but none
+ * of the values (a 0 in every dichotomy, a cell of only delimiters) holds no value.
+ */
+export interface MultiSpec {
+  name: string;
+  columns: string[];
+  counted?: string;
+  delimiter?: string;
+  label?: string;
+  group?: string;
+  /** Value labels keyed by value (for dichotomies, by position "1", "2"...). */
+  valueLabels?: Record<string, string>;
+  /** Where the spec was written, for messages (`codebook.json`, `--multi`, `file.sav`). */
+  from: string;
+}
+

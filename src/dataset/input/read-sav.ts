@@ -1,6 +1,7 @@
 import { TextDecoder } from 'node:util';
 import { ByteCursor } from './byte-cursor.js';
 import type { RawTable, ReadOptions } from './raw-table.js';
+import { multiSpecOf } from './sav-mrsets.js';
 import { readSavCases } from './sav-data.js';
 import { readSavDictionary, trimEnd, type SavDictionary, type SavVariable } from './sav-dictionary.js';
 import { readTypedFile } from './input-file.js';
@@ -52,7 +53,9 @@ export async function readSav(path: string, options: ReadOptions): Promise<RawTa
       onProgress && ((done) => onProgress(done, size)),
     );
     onProgress?.(size, size);
-    return encoder.finish(row, 'An SPSS file needs at least one case.');
+    const table = encoder.finish(row, 'An SPSS file needs at least one case.');
+    if (dictionary.multiSets.length > 0) table.multiSets = dictionary.multiSets.map((set) => multiSpecOf(set, (name) => name, path));
+    return table;
   });
 }
 

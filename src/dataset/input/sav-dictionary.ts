@@ -1,3 +1,4 @@
+import { parseMultiSets, type SavMultiSet } from './sav-mrsets.js';
 import { TextDecoder } from 'node:util';
 import type { ByteCursor } from './byte-cursor.js';
 import { inputError } from './table-encoder.js';
@@ -39,6 +40,8 @@ export interface SavDictionary {
   variables: SavVariable[];
   sysmis: number;
   encoding: string;
+  /** Multiple-response sets (MRSETS), their variables by (long) name. */
+  multiSets: SavMultiSet[];
 }
 
 interface VariableRecord {
@@ -166,6 +169,18 @@ export async function readSavDictionary(cursor: ByteCursor): Promise<SavDictiona
   const longMissing = info(22);
   if (longMissing) for (const [name, value] of longStringMissing(longMissing.data, cursor.littleEndian, text)) byName.get(name)?.missing.values.push(value);
 
+  const multiSets: SavMultiSet[] = [];
+  for (const record of extensions.filter((extension) => extension.subtype === 7 || extension.subtype === 19)) {
+    try {
+      multiSets.push(...parseMultiSets(record.data, (bytes) => decoder.decode(bytes)));
+    } catch (error) {
+      throw corrupt(cursor, `has a malformed multiple-response set record: ${(error as Error).message}`);
+    }
+  }
+  // Sets name variables by short name, in any case.
+  const longName = new Map(variables.flatMap((variable) => [[variable.name.toUpperCase(), variable.name], [variable.shortName.toUpperCase(), variable.name]] as Array<[string, string]>));
+  for (const set of multiSets) set.variables = set.variables.map((name) => longName.get(name.toUpperCase()) ?? name);
+
   return {
     compression,
     bias,
@@ -175,6 +190,7 @@ export async function readSavDictionary(cursor: ByteCursor): Promise<SavDictiona
     variables: variables.map(({ shortName: _, ...variable }) => variable),
     sysmis,
     encoding,
+    multiSets,
   };
 }
 

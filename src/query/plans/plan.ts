@@ -53,10 +53,11 @@ export type ValueNode = Extract<Bound, { op: 'ranks' }>;
  * the blank (`VAR=NA`, a table's "No answer" entry), counts as a value: the group-by
  * kernels map every rank, blank included, to its position on the axis.
  */
-export function valueAxis(axis: Bound[]): axis is ValueNode[] {
+export function valueAxis(axis: Bound[], evaluator: Pick<Evaluator, 'isMulti'>): axis is ValueNode[] {
   const seen = new Set<string>();
   return axis.every((node) => {
-    if (node.op !== 'ranks' || node.ranks.length !== 1) return false;
+    // A multi-response variable has no index column to group by: its values go by bitsets.
+    if (node.op !== 'ranks' || node.ranks.length !== 1 || evaluator.isMulti(node.variable)) return false;
     const key = `${node.variable}:${node.ranks[0]}`;
     if (seen.has(key)) return false;
     seen.add(key);
@@ -65,9 +66,9 @@ export function valueAxis(axis: Bound[]): axis is ValueNode[] {
 }
 
 /** True when every entry is one value of one and the same variable, each value once. */
-export function singleVariableAxis(axis: Bound[]): axis is ValueNode[] {
+export function singleVariableAxis(axis: Bound[], evaluator: Pick<Evaluator, 'isMulti'>): axis is ValueNode[] {
   const first = axis[0];
-  return first !== undefined && first.op === 'ranks' && valueAxis(axis) && axis.every((node) => (node as ValueNode).variable === first.variable);
+  return first !== undefined && first.op === 'ranks' && valueAxis(axis, evaluator) && axis.every((node) => (node as ValueNode).variable === first.variable);
 }
 
 export function checkAborted(signal: AbortSignal | undefined): void {

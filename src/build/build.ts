@@ -1,0 +1,104 @@
+/** The build pipeline: read the input, compile, declare the design, check the codebook's codes, write atomically. */
+import { stat } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { CrosstabError, ErrorCode, throwIfCancelled } from '../errors.js';
+import { defaultBuildThreads, PARALLEL_BUILD_MIN_ROWS } from '../dataset/input/build-threads.js';
+import { readCodebook } from '../dataset/build/codebook.js';
+import { compileDataset, type CompiledDataset } from '../dataset/build/compile.js';
+import { multiSpecs } from '../dataset/build/multi-specs.js';
+import { declareDesign } from '../dataset/build/design.js';
+import { BUILD_CANCELLED_HINT, BufferKind, type StoredVariable } from '../dataset/format.js';
+import type { readInput } from '../dataset/input/read-input.js';
+import { Resolver } from '../query/resolve.js';
+import { invalidOption } from '../options.js';
+import { type BuildOptions, type BuildReport, validateBuildOptions } from './build-options.js';
+
+/**
+ * Compiles a file of respondents (CSV or gzip'd CSV, SPSS .sav/.zsav, Parquet, Arrow IPC;
+ * told apart by their first bytes) into a dataset file. Writes to a temporary
+ * file and renames, so a failed or cancelled build leaves nothing behind.
+ */
+export async function buildDataset(input: string, options: BuildOptions): Promise<BuildReport> {
+  const checked = validateBuildOptions(options);
+  const { signal } = checked;
+  const cancelled = () => throwIfCancelled(signal, 'the build', BUILD_CANCELLED_HINT);
+  cancelled();
+  await stat(dirname(checked.out)).catch(() => {
+    throw invalidOption('out', `"${checked.out}": the folder ${dirname(checked.out)} does not exist`, 'Create the folder or choose another path.');
+  });
+  const codebook = checked.codebook === undefined ? undefined : await readCodebook(checked.codebook);
+  // Replicate weights are read, checked and stored as extra weight vectors.
+  const replicateWeights = checked.design?.replicateWeights ?? [];
+  const readOptions: Parameters<typeof readInput>[1] = { weights: [...checked.weights, ...replicateWeights.filter((w) => !checked.weights.includes(w))] };
+  if (checked.exclude) readOptions.exclude = checked.exclude;
+  if (checked.threads !== undefined) readOptions.threads = checked.threads;
+  const { onProgress } = checked;
+  // Readers report progress now and then: that is where a cancelled read stops.
+  if (signal !== undefined) {
+    readOptions.onProgress = (done, total) => {
+      cancelled();
+      onProgress?.(done, total);
+    };
+  } else if (onProgress) readOptions.onProgress = onProgress;
+  // The input readers and the writer (csv-parse, hyparquet, apache-arrow) load on first
+  // build, not with the package: opening a built dataset and querying it never needs them.
+  const { readInput: read } = await import('../dataset/input/read-input.js');
+  const table = await read(input, readOptions);
+  cancelled();
+
+  const multi = multiSpecs(table, codebook, checked.codebook, checked.multi ?? []);
+  if (codebook) {
+    const columns = new Set([...table.columns.map((column) => column.name), ...multi.map((spec) => spec.name)]);
+    for (const name of Object.keys(codebook.variables)) {
+      if (!columns.has(name)) {
+        throw new CrosstabError(ErrorCode.invalidCodebook, `${checked.codebook}: variable "${name}" is not a column of ${input}`, {
+          file: checked.codebook,
+          field: name,
+          hint: 'Remove it from the codebook or fix its name.',
+        });
+      }
+    }
+  }
+  const compiled = compileDataset(table, {
+    survey: checked.survey,
+    name: checked.name ?? checked.survey,
+    units: checked.units ?? 1,
+    ...(checked.stability ? { stability: checked.stability } : {}),
+    ...(codebook ? { codebook } : {}),
+    ...(multi.length > 0 ? { multi } : {}),
+    consume: true,
+    threads: checked.threads ?? (table.rows >= PARALLEL_BUILD_MIN_ROWS ? defaultBuildThreads() : 0),
+  });
+  if (checked.design) {
+    const design = declareDesign(compiled.meta, checked.design, (variable) => compiled.inputRanks(variable.name), compiled.inputWeights);
+    if (design) compiled.meta.design = design;
+  }
+  // Every named code must parse and bind now, not at the first query.
+  const resolver = new Resolver(compiled.meta);
+  for (const code of compiled.meta.codes) {
+    try {
+      resolver.resolve(code.name);
+    } catch (error) {
+      const reason = error instanceof CrosstabError ? error.message : String(error);
+      throw new CrosstabError(ErrorCode.invalidCodebook, `${checked.codebook}: code "${code.name}" (${code.expr}) is invalid: ${reason}`, {
+        file: checked.codebook,
+        field: code.name,
+        hint: 'Fix the code\'s "expr" in the codebook.',
+      });
+    }
+  }
+  cancelled();
+  const { writeDataset } = await import('../dataset/file/writer.js');
+  const written = await writeDataset(compiled, checked.out, signal);
+  return {
+    out: checked.out,
+    respondents: compiled.meta.respondents,
+    variables: compiled.meta.variables.length,
+    codes: compiled.specs.filter((spec) => spec.name.startsWith('code:')).length,
+    bytes: written.bytes,
+    skipped: compiled.meta.skipped,
+    checksum: written.checksum,
+  };
+}
+
+export type { BuildOptions, BuildReport } from './build-options.js';
