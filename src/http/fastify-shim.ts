@@ -12,7 +12,8 @@ export interface FastifyInstanceLike {
 export interface FastifyReplyLike {
   code(status: number): FastifyReplyLike;
   headers(values: Record<string, string>): FastifyReplyLike;
-  send(body: string): FastifyReplyLike;
+  /** Sends a string as UTF-8 and a Uint8Array's bytes as they are (Fastify 4.x and later). */
+  send(body: string | Uint8Array): FastifyReplyLike;
 }
 
 /**

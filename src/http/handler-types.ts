@@ -36,7 +36,8 @@ export interface HandlerResponse {
   status: number;
   /** Lower-case header names. */
   headers: Record<string, string>;
-  body: string;
+  /** Text (sent as UTF-8) or bytes (sent as they are, e.g. a workbook); `content-length` counts the bytes sent. */
+  body: string | Uint8Array;
 }
 
 /** One line of the access log. Never holds an API key. */

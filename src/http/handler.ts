@@ -194,7 +194,7 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
     const origin = headerOf(request.headers, 'origin');
     const headers: Record<string, string> = { 'x-request-id': requestId, 'x-content-type-options': 'nosniff', 'cache-control': 'no-store', ...cors.responseHeaders(origin) };
     let status = 200;
-    let text = '';
+    let text: string | Uint8Array = '';
     try {
       const segments = operationSegments(pathname);
       const match = segments === undefined || segments.length === 0 ? undefined : router.match(segments);
@@ -241,7 +241,7 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
       text = JSON.stringify(errorBody(outcome));
       if (outcome.retryAfterSeconds !== undefined) headers['retry-after'] = String(outcome.retryAfterSeconds);
     }
-    if (text !== '' && headers['content-type'] === undefined) headers['content-type'] = JSON_TYPE;
+    if (text.length > 0 && headers['content-type'] === undefined) headers['content-type'] = JSON_TYPE;
     if (status !== 304) headers['content-length'] = String(Buffer.byteLength(text));
     // HEAD /docs: the headers GET would send, without the body (error bodies stay: servers drop them).
     if (method === 'HEAD' && status < 400) text = '';

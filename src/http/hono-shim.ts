@@ -33,7 +33,7 @@ export function crosstabHono(handler: CrosstabHandler): (c: HonoContextLike, nex
     const response = await handler.handle(request);
     // The handler says Connection: close for a declared body it did not read to its end.
     const headers = incoming === undefined || incoming.complete ? response.headers : { ...response.headers, connection: 'close' };
-    return new Response(response.body === '' ? null : response.body, { status: response.status, headers });
+    return new Response(response.body.length === 0 ? null : response.body, { status: response.status, headers });
   };
 }
 

@@ -3,7 +3,8 @@ export interface OperationReply {
   status: number;
   /** Lower-case names; `vary` is added to what the handler already varies on. */
   headers: Record<string, string>;
-  body: string;
+  /** Text, or bytes sent as they are (a workbook). */
+  body: string | Uint8Array;
 }
 
 export function isOperationReply(value: unknown): value is OperationReply {

@@ -17,7 +17,7 @@ export function mountPortal(api: CrosstabHandler, portal: Portal): CrosstabHandl
   portal.useApiDocument(async () => {
     const answer = await api.handle({ method: 'GET', path: `${api.basePath}/docs`, headers: { accept: 'application/json' } });
     if (answer.status !== 200) throw new Error(`GET ${api.basePath}/docs answered ${answer.status}`);
-    return JSON.parse(answer.body) as unknown;
+    return JSON.parse(typeof answer.body === 'string' ? answer.body : Buffer.from(answer.body).toString('utf8')) as unknown;
   });
   const handleFor = api.handleFor?.bind(api);
   if (handleFor !== undefined) {

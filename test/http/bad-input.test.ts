@@ -9,7 +9,7 @@ import { CrosstabError, ErrorCode, openDataset, type Dataset } from '../../src/i
 import { fieldError } from '../../src/errors.js';
 import { fromEngineError, statusOf } from '../../src/http/service-error.js';
 import { createCrosstabHandler, createNodeListener, type CrosstabHandler, type HandlerRequest, type HandlerResponse } from '../../src/http/index.js';
-import { ContractJudge, makeKeyFile, readLedger, tempDir, type TestKeys } from './support.js';
+import { ContractJudge, makeKeyFile, readLedger, tempDir, textOf, type TestKeys } from './support.js';
 
 const paths = inject('testDatasets');
 let gss: Dataset;
@@ -122,20 +122,20 @@ const requestArb: fc.Arbitrary<HandlerRequest> = fc.record({
 
 /** The contract every answer must keep, whatever the request. */
 function checkAnswer(request: HandlerRequest, response: HandlerResponse): void {
-  expect(response.status, response.body).toBeLessThan(500);
+  expect(response.status, textOf(response.body)).toBeLessThan(500);
   const path = request.path.split('?')[0] as string;
   if (response.status === 200) {
     if (path === '/v1/docs' && request.method.toUpperCase() === 'HEAD') expect([response.body, Number(response.headers['content-length']) > 0]).toEqual(['', true]);
-    else if (path === '/v1/docs') judge.check('get', '/docs', 200, JSON.parse(response.body));
+    else if (path === '/v1/docs') judge.check('get', '/docs', 200, JSON.parse(textOf(response.body)));
     else if (request.method === 'OPTIONS') expect(response.body).toBe('');
     else {
-      judge.check('post', '/crosstab', 200, JSON.parse(response.body));
+      judge.check('post', '/crosstab', 200, JSON.parse(textOf(response.body)));
       billed++;
     }
     return;
   }
   expect([400, 401, 403, 404, 405, 413, 415]).toContain(response.status);
-  const parsed = JSON.parse(response.body);
+  const parsed = JSON.parse(textOf(response.body));
   judge.check('post', '/crosstab', response.status, parsed);
   expect(parsed.ResultCode).toBe(response.status);
   expect(parsed.ResultDescription).toBe(parsed.error.message);
@@ -166,7 +166,7 @@ describe('bad-input battery', () => {
         };
         const response = await handler.handle(request);
         checkAnswer(request, response);
-        seen.add(response.status === 200 ? '200' : (JSON.parse(response.body).error.code as string));
+        seen.add(response.status === 200 ? '200' : (JSON.parse(textOf(response.body)).error.code as string));
       }),
       { numRuns: 1500 },
     );

@@ -27,7 +27,7 @@ import {
   type UsageSink,
 } from '../../src/http/index.js';
 import { createCorsPolicy } from '../../src/http/cors.js';
-import { makeKeyFile, readLedger, tempDir, type TestKeys } from './support.js';
+import { makeKeyFile, readLedger, tempDir, textOf, type TestKeys } from './support.js';
 
 const paths = inject('testDatasets');
 let gss: Dataset;
@@ -59,7 +59,7 @@ describe('AudienceReportUnits', () => {
     try {
       const request = { method: 'POST', path: '/v1/crosstab', headers: { 'content-type': 'application/json', 'service-engine-authorizer': keys.all } };
       const response = await handler.handle({ ...request, body: JSON.stringify({ SurveyCode: 'NHANES', PopulationBaseCode: '*', TargetCodes: ['RIAGENDR=2'] }) });
-      const body = JSON.parse(response.body);
+      const body = JSON.parse(textOf(response.body));
       const direct = await thousands.crosstab({ base: '*', targets: ['RIAGENDR=2'] });
       expect(body.AudienceReportUnits).toBe(1000);
       expect(body).toEqual(toServiceResponse(direct));
@@ -113,7 +113,7 @@ describe('createCrosstabHandler options', () => {
     const handler = await createCrosstabHandler({ ...base(), basePath: '/audience/v1/', serverUrl: 'https://api.example/audience/v1' });
     const docs = await handler.handle({ method: 'GET', path: '/audience/v1/docs', headers: {} });
     expect(docs.status).toBe(200);
-    expect(JSON.parse(docs.body).servers[0].url).toBe('https://api.example/audience/v1');
+    expect(JSON.parse(textOf(docs.body)).servers[0].url).toBe('https://api.example/audience/v1');
     expect((await handler.handle({ method: 'GET', path: '/v1/docs', headers: {} })).status).toBe(404);
     await handler.close();
   });
@@ -127,7 +127,7 @@ describe('createCrosstabHandler options', () => {
     expect((await inFlight).status).toBe(200);
     await closed;
     expect(late.status).toBe(503);
-    expect(JSON.parse(late.body).error.code).toBe('unavailable');
+    expect(JSON.parse(textOf(late.body)).error.code).toBe('unavailable');
     expect(readLedger(ledger)).toHaveLength(1);
   });
 

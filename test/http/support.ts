@@ -230,3 +230,8 @@ export class ContractJudge {
     return this.validator('CrosstabRequest', this.document.components.schemas.CrosstabRequest)(body) as boolean;
   }
 }
+
+/** A handler response body as text (a JSON or CSV answer is a string; bytes are decoded as UTF-8). */
+export function textOf(body: string | Uint8Array): string {
+  return typeof body === 'string' ? body : Buffer.from(body).toString('utf8');
+}
