@@ -286,7 +286,7 @@ export function createPortal(options: PortalOptions): Portal {
       context,
       page,
       redirect,
-      file: (contentType, filename, body) => ({ status: 200, headers: { ...SECURITY_HEADERS, 'content-type': contentType, 'content-disposition': `attachment; filename="${filename.replace(/[^A-Za-z0-9_.-]/g, '_')}"` }, body: body as string }),
+      file: (contentType, filename, body) => ({ status: 200, headers: { ...SECURITY_HEADERS, 'content-type': contentType, 'content-disposition': `attachment; filename="${filename.replace(/[^A-Za-z0-9_.-]/g, '_')}"` }, body }),
       json: (status, value) => ({ status, headers: { ...SECURITY_HEADERS, 'content-type': 'application/json; charset=utf-8' }, body: JSON.stringify(value) }),
     }),
   ];
