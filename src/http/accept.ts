@@ -1,6 +1,6 @@
 /** Content negotiation by the Accept header, for operations that answer in more than one format. */
 
-/** The media types of an Excel workbook (written by a report writer, not here yet). */
+/** The media type of an Excel workbook (POST /tables writes one with tableToXLSX). */
 export const XLSX_TYPE = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
 
 export type ResponseFormat = 'json' | 'csv' | 'xlsx';

@@ -5,6 +5,7 @@ import { corsHeaders, errorResponses } from './openapi-parts.js';
 import type { RouteDocs } from './route.js';
 import { MAX_LISTED_NUMERIC_VALUES } from './survey-catalog.js';
 import { CATALOG_MAX_AGE_SECONDS } from './surveys-operation.js';
+import { XLSX_TYPE } from './accept.js';
 import { MAX_TABLE_CELLS } from './tables-operation.js';
 import { TABLE_FIELDS } from './tables-request.js';
 
@@ -66,11 +67,21 @@ function catalogOpenApi(options: { maxBodyBytes: number }): { paths: Record<stri
         requestBody: { required: true, description: `At most ${options.maxBodyBytes} bytes.`, content: { 'application/json': { schema: ref('TableRequest') } } },
         responses: {
           200: {
-            description: `The table: JSON by default, CSV (one line per cell) with \`Accept: text/csv\`. At most ${MAX_TABLE_CELLS} cells. Billed.`,
-            headers: corsHeaders,
+            description: `The table: JSON by default, CSV (one line per cell) with \`Accept: text/csv\`, an Excel workbook with \`Accept: ${XLSX_TYPE}\`. At most ${MAX_TABLE_CELLS} cells. Billed.`,
+            headers: {
+              ...corsHeaders,
+              'Content-Disposition': { description: 'With the workbook only: `attachment; filename="<SurveyCode>-table.xlsx"`.', schema: { type: 'string' } },
+            },
             content: {
               'application/json': { schema: ref('TableResponse') },
               'text/csv': { schema: { type: 'string', description: 'Header row, then one line per cell: row, rowLabel, rowExpr, column, columnLabel, columnExpr, columnLetter, weighted, respondents, sumSqWeights, stability, then each statistic.' } },
+              [XLSX_TYPE]: {
+                schema: {
+                  type: 'string',
+                  format: 'binary',
+                  description: 'One sheet, as `crosstab table --format xlsx` writes it: title, base note, banner, base rows, then per row its weighted count (in units of AudienceReportUnits), respondents and each requested statistic as numbers (percentages as proportions under a % format), significance letters, footnotes.',
+                },
+              },
             },
           },
           ...errors([400, 401, 403, 406, 408, 413, 415, 429, 500, 503]),

@@ -1,4 +1,5 @@
 import { ConditionalResult, MAX_AXIS } from '../index.js';
+import { XLSX_TYPE } from './accept.js';
 import { AUTH_HEADER } from './auth.js';
 import { ALL } from './crosstab-request.js';
 import { errorSchema, errorSchemaNames, string } from './openapi-parts.js';
@@ -25,7 +26,7 @@ AuthorizationGroup: absent, null or \`${ALL}\` means every group the key is enti
 
 GET /docs is free, needs no key and is never billed: use it as a liveness probe.
 
-GET /surveys lists the surveys your key may query; GET /surveys/{SurveyCode} lists a survey's variables, values (with rounded respondent counts, suppressed for low bases), ranges, codes and weights within your authorization groups, each with the expression that selects it. Both need the key, are never billed and send an ETag (If-None-Match gives 304). POST /tables computes a whole table (rows x columns, up to ${MAX_AXIS} entries per axis) as JSON or, with \`Accept: text/csv\`, CSV; billed once per 200.`;
+GET /surveys lists the surveys your key may query; GET /surveys/{SurveyCode} lists a survey's variables, values (with rounded respondent counts, suppressed for low bases), ranges, codes and weights within your authorization groups, each with the expression that selects it. Both need the key, are never billed and send an ETag (If-None-Match gives 304). POST /tables computes a whole table (rows x columns, up to ${MAX_AXIS} entries per axis) as JSON or, with \`Accept: text/csv\`, CSV or, with \`Accept: ${XLSX_TYPE}\`, an Excel workbook; billed once per 200.`;
 
 /** The preflight operation of a path whose routes a browser calls only after one. */
 function preflightOperation(template: string, routes: readonly Route[], allow: readonly string[], operationId: string): Record<string, unknown> {

@@ -3,8 +3,10 @@ import {
   tableStatistics,
   tableToCSV,
   tableToJSON,
+  tableToXLSX,
   type AxisItem,
   type CrosstabError,
+  type DisplayOptions,
   type TableQuery,
   type TableResult,
   type TableStatistics,
@@ -25,14 +27,16 @@ const CSV_TYPE = 'text/csv; charset=utf-8';
 
 /**
  * POST /tables' check of the Accept header, from the headers alone (after the caller, before
- * the body): JSON or CSV, else 406.
+ * the body): JSON, CSV or an XLSX workbook, else 406.
  */
 export function tablesAccept(request: HandlerRequest): ServiceError | undefined {
-  const format = negotiateFormat(headerOf(request.headers, 'accept'));
-  if (format === 'json' || format === 'csv') return undefined;
-  // XLSX: HandlerResponse carries text only; a workbook (bytes) is not acceptable here.
-  const xlsx = format === 'xlsx' ? ` (${XLSX_TYPE} is not available on this server)` : '';
-  return serviceError('not_acceptable', `POST /tables answers in application/json or text/csv${xlsx}.`, 'Send `Accept: application/json` or `Accept: text/csv`.');
+  if (negotiateFormat(headerOf(request.headers, 'accept')) !== undefined) return undefined;
+  return serviceError('not_acceptable', `POST /tables answers in application/json, text/csv or ${XLSX_TYPE}.`, `Send \`Accept: application/json\`, \`Accept: text/csv\` or \`Accept: ${XLSX_TYPE}\`.`);
+}
+
+/** The download name of a table workbook: `<SurveyCode>-table.xlsx`, the code cut to safe file-name characters. */
+export function workbookFileName(survey: string): string {
+  return `${survey.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 64)}-table.xlsx`;
 }
 
 /**
@@ -45,7 +49,7 @@ export function tablesAccept(request: HandlerRequest): ServiceError | undefined 
 export async function tablesOperation(context: AuthenticatedContext): Promise<RouteResult> {
   const { caller: key, entry, service, request } = context;
   const { surveys, basePath } = service;
-  const format = negotiateFormat(headerOf(request.headers, 'accept')) === 'csv' ? 'csv' : 'json';
+  const format = negotiateFormat(headerOf(request.headers, 'accept')) ?? 'json';
   const body = validateTablesRequest(context.json);
   if (isServiceError(body)) return body;
   entry.survey = body.SurveyCode.slice(0, 64);
@@ -86,15 +90,30 @@ export async function tablesOperation(context: AuthenticatedContext): Promise<Ro
     if (!isCrosstabError(error)) throw error;
     return fromTableError(error, catalog);
   }
-  const reply: OperationReply =
-    format === 'csv'
-      ? { status: 200, headers: { 'content-type': CSV_TYPE }, body: tableToCSV(result, statistics) }
-      : {
-          status: 200,
-          headers: {},
-          body: JSON.stringify({ ResultCode: 0, ResultDescription: '', SurveyCode: body.SurveyCode, AudienceReportUnits: result.units, Table: tableToJSON(result, statistics) }),
-        };
+  let reply: OperationReply;
+  if (format === 'xlsx') {
+    // Made whole before anything is sent or billed: a workbook that cannot be written is an error (500), never part of a file.
+    const workbook = await tableToXLSX(result, statistics, displayOf(dataset));
+    reply = { status: 200, headers: { 'content-type': XLSX_TYPE, 'content-disposition': `attachment; filename="${workbookFileName(body.SurveyCode)}"` }, body: workbook };
+  } else if (format === 'csv') {
+    reply = { status: 200, headers: { 'content-type': CSV_TYPE }, body: tableToCSV(result, statistics) };
+  } else {
+    reply = {
+      status: 200,
+      headers: {},
+      body: JSON.stringify({ ResultCode: 0, ResultDescription: '', SurveyCode: body.SurveyCode, AudienceReportUnits: result.units, Table: tableToJSON(result, statistics) }),
+    };
+  }
   return { body: reply, usage: { survey: body.SurveyCode, targets: result.rows.length + result.columns.length, operation: 'table' } };
+}
+
+/** The workbook's title (the survey's name) and the variable labels over its column groups, as `crosstab table` shows them. */
+function displayOf(dataset: CrosstabDataset): DisplayOptions {
+  const { info } = dataset;
+  return {
+    title: info.name === info.survey ? info.name : `${info.name} (${info.survey})`,
+    variableLabels: Object.fromEntries(info.variables.flatMap((variable) => (variable.label ? [[variable.name, variable.label]] : []))),
+  };
 }
 
 /**

@@ -9,6 +9,7 @@ export type { TableJson, TableJsonAxisEntry, TableJsonCell, TableJsonComparison,
 export type { RaoScottTest } from './rao-scott-tests.js';
 export type { VarianceKind } from './design-figures.js';
 export { tableToCSV } from './table-csv.js';
+export { tableToXLSX } from './table-xlsx.js';
 export { TABLE_METADATA_KEY, tableToArrow, tableToArrowIPC } from './table-arrow.js';
 export { tableToText } from './table-text.js';
 export { LEGEND_INDEXES, indexColour, tableToHTML } from './table-html.js';

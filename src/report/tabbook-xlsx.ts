@@ -1,4 +1,5 @@
 import type { WriteStream } from 'node:fs';
+import type { Writable } from 'node:stream';
 import type { TableResult } from '../facade/types.js';
 import type { DisplayOptions } from './display.js';
 import type { Tabbook, TabbookLayout, TabbookTable } from './tabbook-model.js';
@@ -44,8 +45,8 @@ export async function writeTabbookXLSX(book: Tabbook, stream: WriteStream, layou
   await xlsx.close();
 }
 
-/** One table as an XLSX workbook of one sheet (`crosstab table --format xlsx`). */
-export async function writeTableXLSX(result: TableResult, statistics: TableStatistics | undefined, display: DisplayOptions, stream: WriteStream): Promise<void> {
+/** One table as an XLSX workbook of one sheet on `stream` (`crosstab table --format xlsx`, tableToXLSX). */
+export async function writeTableXLSX(result: TableResult, statistics: TableStatistics | undefined, display: DisplayOptions, stream: Writable): Promise<void> {
   const xlsx = new XlsxBook(stream);
   const header = headerLines(result, statistics, display);
   const sheet = xlsx.sheet('Table', tableWidths(result.columns.length), { rows: 2 + header.length, columns: LABEL_COLUMNS });

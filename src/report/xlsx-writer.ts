@@ -1,5 +1,5 @@
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
-import type { WriteStream } from 'node:fs';
+import type { Writable } from 'node:stream';
 import ExcelJS from 'exceljs';
 import { CrosstabError, ErrorCode } from '../errors.js';
 import type { SheetCell, SheetLine } from './xlsx-lines.js';
@@ -22,7 +22,7 @@ export class XlsxBook {
   private readonly workbook: ExcelJS.stream.xlsx.WorkbookWriter;
   private rowsSinceTurn = 0;
 
-  constructor(stream: WriteStream) {
+  constructor(stream: Writable) {
     this.workbook = new ExcelJS.stream.xlsx.WorkbookWriter({ stream, useStyles: true, useSharedStrings: false });
     this.workbook.creator = 'crosstab-engine';
   }

@@ -104,6 +104,11 @@ function checkAnswer(request: HandlerRequest, response: HandlerResponse): boolea
   const method = path === '/tables' ? 'post' : 'get';
   if (response.status === 304 || response.body === '') return false;
   if (response.status === 200 && response.headers['content-type']?.startsWith('text/csv')) return request.method === 'POST';
+  if (response.status === 200 && response.headers['content-type'] === 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet') {
+    // A workbook is a zip: its bytes start with the local file header signature.
+    expect(response.body instanceof Uint8Array && Buffer.from(response.body.subarray(0, 4)).toString('hex')).toBe('504b0304');
+    return request.method === 'POST';
+  }
   const parsed = JSON.parse(textOf(response.body));
   if (response.status >= 400) expect(parsed.ResultCode).toBe(response.status);
   if (response.status !== 405) judge.check(method, template, response.status, parsed);
