@@ -115,7 +115,7 @@ document.addEventListener('click', function (event) {
     return fetch(url, { credentials: 'same-origin', headers: { accept: 'application/json' } }).then(function (answer) { return answer.json(); });
   }
   function check(field) {
-    var lines = field.tagName === 'TEXTAREA' ? field.value.split('\n') : [field.value];
+    var lines = field.tagName === 'TEXTAREA' ? field.value.split(/\\r?\\n/) : [field.value];
     var entries = [];
     lines.forEach(function (line, i) { if (line.trim() !== '') entries.push({ line: i + 1, text: line.trim() }); });
     if (entries.length === 0) { show(field, false, 'Required.'); return; }

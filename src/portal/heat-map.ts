@@ -81,7 +81,7 @@ export function heatMap(table: TableJson, survey: string): Raw {
   const stats = table.statistics;
   const lettersNote =
     stats && stats.stats.includes('sig')
-      ? html`<li>Letters: the cell's column percentage is significantly greater than that of the column with that letter (${stats.test}, ${stats.correction} correction, α = ${stats.alpha}).</li>`
+      ? html`<li>Letters: the cell's column percentage is significantly greater than that of the column with that letter (${stats.test} test, ${stats.correction === 'none' ? 'no correction for multiple comparisons' : `${stats.correction} correction`}, α = ${stats.alpha}); no letter: no significant difference.</li>`
       : html`<li>No significance letters: tick "Significance letters" to compare the columns.</li>`;
   const scale = Array.from({ length: 6 }, (_, i) => html`<span class="swatch ${shadeClass(i / 5)}">${i * 20}%</span>`);
   return html`<div class="table-wrap" tabindex="0" role="region" aria-labelledby="result-title">
@@ -97,8 +97,7 @@ export function heatMap(table: TableJson, survey: string): Raw {
       <li>Cells are shaded by their column percentage (darker = higher) and show it, then the respondents (n)${present.length > 0 ? html` and ${present.map(([, label]) => label).join(', ')}` : raw('')}.</li>
       <li>* use with caution: ${veryUnstableMax + 1}–${cautionMax} respondents; ** very unstable: ${veryUnstableMax} or fewer (dashed outline).</li>
       ${lettersNote}
-      <li>${table.missingNote}</li>
-      <li>Weighted figures are sums of weights; divide by ${table.units.toLocaleString('en-US')} for the projected audience.</li>
+      <li>${table.missingNote.charAt(0).toUpperCase()}${table.missingNote.slice(1)}.</li>
     </ul>
   </div>`;
 }

@@ -56,7 +56,7 @@ function formSection(context: PageContext, view: TablesView): Raw {
   const check = `${context.base}/tables/check`;
   return html`<section class="card" aria-labelledby="build-title">
     <h2 id="build-title">Build a table</h2>
-    <form method="post" action="${context.base}/tables" id="table-form" data-check="${check}">
+    <form method="post" action="${context.base}/tables#result-title" id="table-form" data-check="${check}">
       <input type="hidden" name="csrf" value="${context.user?.csrf ?? ''}">
       ${view.openedFrom ? html`<input type="hidden" name="saved" value="${view.openedFrom.id}">` : raw('')}
       <div class="row">
