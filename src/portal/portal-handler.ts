@@ -280,6 +280,7 @@ export function createPortal(options: PortalOptions): Portal {
     { method: 'GET', path: '/surveys', access: 'account', handle: signedIn(({ session, query }) => surveys(session, query)) },
     ...tablesRoutes({
       db,
+      keys: options.keys,
       base,
       surveys: options.surveys ?? [],
       compute: () => computeTable,

@@ -3,7 +3,7 @@
  * in-process as the signed-in user's account (its licences and groups, its rate limit and
  * quota): the same code computes it and writes the one usage row of the call.
  */
-import { accountById, deleteSavedTable, listSavedTables, portalCallerId, savedTable, saveTable, setSavedTableShared, storeSavedResult, type Database, type SavedTable } from '../access/index.js';
+import { accountById, type DbKeyStore, deleteSavedTable, listSavedTables, portalCallerId, savedTable, saveTable, setSavedTableShared, storeSavedResult, type Database, type SavedTable } from '../access/index.js';
 import { isCrosstabError, type TableJson } from '../index.js';
 import type { ApiKeyRecord, HandlerResponse } from '../http/index.js';
 import { callerGroups, type CatalogDataset } from '../http/survey-catalog.js';
@@ -21,6 +21,8 @@ export type TableCompute = (caller: ApiKeyRecord, spec: TableSpec, format: Table
 
 export interface TablesDependencies {
   db: Database;
+  /** The API's key store: told the account's limits before a table is computed for it. */
+  keys: DbKeyStore;
   surveys: readonly CatalogDataset[];
   /** The API's POST /tables (set when the portal is mounted beside the API). */
   compute(): TableCompute | undefined;
@@ -75,6 +77,8 @@ export function tablesRoutes(deps: TablesDependencies): PortalRoute[] {
 
   async function rightsOf(session: Session): Promise<{ caller: ApiKeyRecord; catalog: ReturnType<typeof accountCatalog> }> {
     const account = await accountById(db, session.accountId);
+    // The rate limit and quota as the database says now: the same admission as the account's keys.
+    deps.keys.noteAccountLimits(account);
     return { caller: { ...accountRights(account), id: portalCallerId(session.userId) }, catalog: accountCatalog(account, deps.surveys, undefined) };
   }
 

@@ -48,6 +48,7 @@ describe('portal Tables page (embedded database)', () => {
     db = await openDatabase(join(tempDir('crosstab-portal-tables-'), 'db'));
     await addAccount(db, 'acme', parseLicences(['GSS'], ['GSS:demographics']));
     await addAccount(db, 'globex', parseLicences(['GSS'], ['GSS:demographics']));
+    await addAccount(db, 'initech', parseLicences(['GSS'], ['GSS:demographics']), { monthlyQuota: 1 });
     gss = await openDataset(paths.gss);
     const keys = new DbKeyStore(db);
     const api = await createCrosstabHandler({ datasets: [gss], keys, usage: new DbUsageSink(db) });
@@ -166,6 +167,16 @@ describe('portal Tables page (embedded database)', () => {
     expect(foreign.status).toBe(404);
     expect(foreign.body).not.toContain('Race by sex');
     expect((await usageRows()).length).toBe(before + 1);
+  });
+
+  it('admits the page\'s tables by the account\'s monthly quota, as its keys\' calls', async () => {
+    const limited = await person('initech', 'analyst@initech.example');
+    const first = await send(origin, 'POST', '/portal/tables', { cookie: limited.cookie, form: tableForm(limited, {}) });
+    expect(first.status, alertOf(first)).toBe(200);
+    const second = await send(origin, 'POST', '/portal/tables', { cookie: limited.cookie, form: tableForm(limited, {}) });
+    expect(second.status).toBe(429);
+    expect(alertOf(second)).toMatch(/quota/i);
+    expect((await usageRows()).filter((row) => row.key_id === `portal:${limited.id}`)).toHaveLength(1);
   });
 
   it('shows the calls on the Usage page, per operation and as the Tables page of the user', async () => {
