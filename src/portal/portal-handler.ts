@@ -70,12 +70,15 @@ const messageOf = (error: unknown): string => (error instanceof CrosstabError ? 
 const SESSION_COOKIE = 'crosstab_portal';
 const SIGN_IN_COOKIE = 'crosstab_portal_signin';
 const SECURITY_HEADERS = {
-  'content-security-policy': "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  'content-security-policy': "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
   'x-frame-options': 'DENY',
   'x-content-type-options': 'nosniff',
   'referrer-policy': 'no-referrer',
   'cache-control': 'no-store',
 };
+
+/** The Tables page's script checks expressions with a same-origin GET: only that page may connect (to its own origin). */
+const SAME_ORIGIN_FETCH = { 'content-security-policy': SECURITY_HEADERS['content-security-policy'].replace("style-src 'self';", "style-src 'self'; connect-src 'self';") };
 
 function cookies(request: HandlerRequest): Map<string, string> {
   const map = new Map<string, string>();
@@ -285,7 +288,7 @@ export function createPortal(options: PortalOptions): Portal {
       surveys: options.surveys ?? [],
       compute: () => computeTable,
       context,
-      page,
+      page: (status, body) => page(status, body, SAME_ORIGIN_FETCH),
       redirect,
       file: (contentType, filename, body) => ({ status: 200, headers: { ...SECURITY_HEADERS, 'content-type': contentType, 'content-disposition': `attachment; filename="${filename.replace(/[^A-Za-z0-9_.-]/g, '_')}"` }, body }),
       json: (status, value) => ({ status, headers: { ...SECURITY_HEADERS, 'content-type': 'application/json; charset=utf-8' }, body: JSON.stringify(value) }),

@@ -27,7 +27,8 @@ export interface TablesDependencies {
   /** The API's POST /tables (set when the portal is mounted beside the API). */
   compute(): TableCompute | undefined;
   context(title: string, session: Session): PageContext;
-  page(status: number, body: string, extra?: Record<string, string>): HandlerResponse;
+  /** The page (its Content-Security-Policy lets its script fetch from the same origin). */
+  page(status: number, body: string): HandlerResponse;
   file(contentType: string, filename: string, body: string | Uint8Array): HandlerResponse;
   json(status: number, value: unknown): HandlerResponse;
   redirect(location: string): HandlerResponse;
@@ -164,7 +165,9 @@ export function tablesRoutes(deps: TablesDependencies): PortalRoute[] {
       return deps.json(200, { valid: true, message: 'Valid expression.' });
     } catch (error) {
       if (!isCrosstabError(error)) throw error;
-      return deps.json(200, { valid: false, message: error.message });
+      // The engine may suggest a name ("did you mean ...?") of a variable this account may not see: not shown then.
+      const hidden = dataset.info.variables.filter((candidate) => !groups.includes(candidate.group)).some((candidate) => new RegExp(`(?<![A-Za-z0-9_])${candidate.name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?![A-Za-z0-9_])`).test(error.message.replace(expression, '')));
+      return deps.json(200, { valid: false, message: hidden ? 'Not an expression of the variables your account may use: the Surveys page lists them and their values.' : error.message });
     }
   }
 

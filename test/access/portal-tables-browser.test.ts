@@ -184,12 +184,28 @@ describe('portal Tables page in headless Chromium', () => {
     }
   });
 
+  it('saves the table, shared with the account, and reopens it from the list by keyboard', async () => {
+    await page.getByLabel('Save as').fill('Race by sex, 2024');
+    await page.getByLabel('Share with my account').check();
+    await page.getByRole('button', { name: 'Compute and save' }).click();
+    await page.waitForURL(/\/portal\/tables\/saved\/tbl_[0-9a-f]{16}\?done=saved/);
+    expect(await page.getByRole('status').first().textContent()).toMatch(/Saved as Race by sex, 2024, shared with your account/);
+    await page.goto(`${origin}/portal/tables`);
+    const link = page.getByRole('link', { name: 'Race by sex, 2024' });
+    await link.focus();
+    await page.keyboard.press('Enter');
+    await page.waitForURL(/\/portal\/tables\/saved\/tbl_/);
+    expect(await page.locator('main').textContent()).toMatch(/opening it was not billed/);
+    expect(await page.locator('#result-table td.heat').count()).toBe(6);
+    await shot('tables-saved');
+  });
+
   it('shows the calls on the Usage page with their operation', async () => {
     await page.getByRole('link', { name: 'Usage' }).click();
     await page.waitForURL(/\/portal\/usage/);
     const perOperation = page.getByRole('region', { name: 'Calls per operation' });
-    // The table computed on the page and its XLSX: two computations, two billed calls.
-    expect(await perOperation.locator('tbody tr').allTextContents()).toEqual(['table2']);
+    // The table computed on the page, its XLSX and the saved one: three computations, three billed calls (reopening bills none).
+    expect(await perOperation.locator('tbody tr').allTextContents()).toEqual(['table3']);
     expect(await page.getByRole('region', { name: 'Calls per key' }).textContent()).toContain('Tables page, analyst@acme.example');
     await shot('usage-with-tables');
   });

@@ -70,6 +70,9 @@ describe('portal Tables page (embedded database)', () => {
     for (const id of ['survey', 'weight', 'base', 'rows', 'columns', 'table-name']) expect(page.body).toContain(`<label for="${id}"`);
     expect(page.body).toContain('<option value="wtssps"');
     expect(page.body).toContain('aria-current="page">Tables</a>');
+    // Only this page's script may fetch (its same-origin expression check); the others not at all.
+    expect(page.headers['content-security-policy']).toContain("connect-src 'self'");
+    expect((await send(origin, 'GET', '/portal/usage', { cookie: analyst.cookie })).headers['content-security-policy']).not.toContain('connect-src');
     const refused = await send(origin, 'POST', '/portal/tables', { cookie: analyst.cookie, form: tableForm({ ...analyst, csrf: 'wrong' }, {}) });
     expect(refused.status).toBe(403);
     expect(await usageRows()).toEqual([]);
@@ -121,6 +124,10 @@ describe('portal Tables page (embedded database)', () => {
     expect(await check('year=')).toEqual({ valid: false, message: engine });
     expect(await check('race', 'axis')).toMatchObject({ valid: true });
     expect((await check('polviews=1')).valid).toBe(false);
+    // A near miss of a variable outside the account's groups is not suggested by name.
+    const near = await check('polview=1');
+    expect(near.valid).toBe(false);
+    expect(near.message).not.toMatch(/polviews/);
     expect((await usageRows()).length).toBe(before);
   });
 
