@@ -209,4 +209,18 @@ describe('portal Tables page in headless Chromium', () => {
     expect(await page.getByRole('region', { name: 'Calls per key' }).textContent()).toContain('Tables page, analyst@acme.example');
     await shot('usage-with-tables');
   });
+
+  it('shows significance letters in the cells and on the lettered columns', async () => {
+    await page.goto(`${origin}/portal/tables`);
+    await page.getByLabel(/^Base/).fill('*');
+    await page.getByLabel(/^Rows/).fill('degree');
+    await page.getByLabel(/^Columns/).fill('sex\nrace');
+    await page.getByLabel('Hide them').check();
+    await page.getByRole('button', { name: 'Compute table' }).click();
+    await page.waitForLoadState();
+    expect(await page.locator('#result-table sup.letters').count()).toBeGreaterThan(0);
+    expect(await page.locator('#result-table thead .letter').allTextContents()).toEqual(['(A)', '(B)', '(A)', '(B)', '(C)']);
+    for (const { color, background } of await page.evaluate<Array<{ color: string; background: string }>>(CELL_COLOURS)) expect(contrast(color, background)).toBeGreaterThanOrEqual(4.5);
+    await shot('tables-letters');
+  });
 });

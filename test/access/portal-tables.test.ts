@@ -100,6 +100,17 @@ describe('portal Tables page (embedded database)', () => {
     expect(rows).toEqual([{ key_id: `portal:${analyst.id}`, operation: 'table', account_id: rows[0]!.account_id, survey: 'GSS', targets: 5 }]);
   });
 
+  it('writes the significance letters and the columns\' letters of a table with clear differences', async () => {
+    const reply = await send(origin, 'POST', '/portal/tables', { cookie: analyst.cookie, form: tableForm(analyst, { base: '*', rows: 'degree', columns: 'sex\nrace' }) });
+    expect(reply.status, alertOf(reply)).toBe(200);
+    const expected = await gss.table({ base: '*', rows: [{ variable: 'degree' }], columns: [{ variable: 'sex' }, { variable: 'race' }], missing: 'hide', weight: 'wtssps' });
+    const stats = tableStatistics(expected, { stats: ['vpct', 'sig'] });
+    const letters = [...reply.body.matchAll(/<span class="pct">[^<]*<\/span>(?:<sup class="letters">([^<]*)<\/sup>)?/g)].map((match) => match[1] ?? '');
+    expect(letters).toEqual(stats.letters);
+    expect(letters.some((cell) => cell !== '')).toBe(true);
+    for (const letter of stats.columnLetters) if (letter !== null) expect(reply.body).toContain(`<span class="letter">(${letter})</span>`);
+  });
+
   it('answers a bad base on the form, naming the field, and bills nothing; the check endpoint gives the engine\'s message', async () => {
     const before = (await usageRows()).length;
     const reply = await send(origin, 'POST', '/portal/tables', { cookie: analyst.cookie, form: tableForm(analyst, { base: 'year=' }) });
