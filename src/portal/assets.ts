@@ -73,7 +73,7 @@ table.heatmap caption { text-align:left; color:var(--muted); font-size:.85rem; p
 table.heatmap th { text-transform:none; letter-spacing:0; font-size:.85rem; color:var(--ink); border-bottom:0; vertical-align:bottom; } table.heatmap th code { color:var(--muted); font-weight:400; font-size:.78rem; }
 table.heatmap tbody th { vertical-align:middle; }
 table.heatmap td { border:0; border-radius:4px; min-width:6.5rem; padding:.45rem .6rem; }
-table.heatmap td .pct { display:block; font-size:1.05rem; font-weight:700; } table.heatmap td .fig { display:block; font-size:.78rem; }
+table.heatmap td .pct { font-size:1.05rem; font-weight:700; } table.heatmap td .fig { display:block; font-size:.78rem; }
 table.heatmap td sup.letters { font-weight:700; font-size:.75rem; margin-left:.15rem; }
 table.heatmap tr.bases td { background:#eef1f6; color:var(--ink); font-size:.85rem; }
 table.heatmap td.very-unstable { outline:2px dashed #5c677d; outline-offset:-4px; }
