@@ -61,7 +61,7 @@ export function parseUsageRange(from: string | undefined, to: string | undefined
   return { from: start, to: end };
 }
 
-/** Billed calls of an account, in total and per key, day or survey. */
+/** Billed calls of an account, in total and per key, day, survey or operation. */
 export async function usageReport(db: Queryable, options: { account: string; from?: string; to?: string; by?: string }): Promise<UsageReport> {
   const by = (options.by ?? 'day') as UsageGrouping;
   if (!['key', 'day', 'survey', 'operation'].includes(by)) throw badInput('by', `must be key, day, survey or operation; got ${JSON.stringify(options.by)}.`);

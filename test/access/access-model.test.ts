@@ -290,6 +290,7 @@ describe.each(stores)('access model on %s', (_name, location) => {
     expect(all.rows[0]?.n).toBe(okCalls);
     const byKey = await usageReport(db, { account: 'acme', by: 'key' });
     expect(byKey.rows).toEqual([expect.objectContaining({ name: 'production', calls: 3 })]);
+    expect((await usageReport(db, { account: 'acme', by: 'operation' })).rows).toEqual([{ operation: 'crosstab', calls: 3 }]);
     const today = new Date().toISOString().slice(0, 10);
     expect((await usageReport(db, { account: 'acme', by: 'day', from: today, to: today })).rows).toEqual([{ day: today, calls: 3 }]);
     expect((await usageReport(db, { account: 'acme', from: '2000-01-01', to: '2000-01-31' })).calls).toBe(0);
