@@ -202,6 +202,15 @@ export class DbKeyStore implements KeyStore {
     return keyRecordOf({ ...row, id, name: `SSO ${linked.link}`, created_at: new Date(), expires_at: expiresAt, revoked_at: null }, '');
   }
 
+  /**
+   * The limits of an account read by other code just now (the portal reads the account of a
+   * user who computes a table): calls made for it in-process are admitted by them, as its
+   * keys' calls are.
+   */
+  noteAccountLimits(account: { id: string; rateLimitPerMinute: number | null; monthlyQuota: number | null }): void {
+    this.limits.set(account.id, { ratePerMinute: account.rateLimitPerMinute, monthlyQuota: account.monthlyQuota });
+  }
+
   /** Counts the call against its account's rate limit and monthly quota, if it has any. */
   admit(key: ApiKeyRecord, call?: { billed: boolean }): AdmissionRefusal | undefined | Promise<AdmissionRefusal | undefined> {
     const known = key.accountId === undefined ? undefined : this.limits.get(key.accountId);

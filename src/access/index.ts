@@ -15,7 +15,7 @@ export { addUser, listUsers, resetUserPassword, setUserDisabled } from './users.
 export type { User } from './users.js';
 export { addKey, listKeys, revokeKey, rotateKey, accountOfKey, newKeyId, MAX_GRACE_SECONDS } from './api-keys.js';
 export type { KeyInfo } from './api-keys.js';
-export { usageReport, usageDetail, parseRangeBound, parseUsageRange } from './usage-report.js';
+export { usageReport, usageDetail, parseRangeBound, parseUsageRange, portalCallerId } from './usage-report.js';
 export type { UsageGrouping, UsageReport } from './usage-report.js';
 export { DbKeyStore } from './db-key-store.js';
 export type { DbKeyStoreOptions } from './db-key-store.js';
@@ -29,3 +29,5 @@ export type { OidcLink, OidcOptions, TrustedIssuer, TokenCheck } from './oidc.js
 export { clearFailedSignIns, liveSession, passwordHashOf, replacePassword, reservePasswordCheck, revokeSession, signInUser, startSession } from './portal-sessions.js';
 export type { SessionRow, SignInUser } from './portal-sessions.js';
 export { dropOldSignInFailures, releaseSignInFailure, reserveSignInFailure, signInWindowSecondsLeft } from './sign-in-failures.js';
+export { saveTable, listSavedTables, savedTable, storeSavedResult, setSavedTableShared, deleteSavedTable, MAX_SAVED_TABLE_NAME } from './saved-tables.js';
+export type { SavedTable } from './saved-tables.js';

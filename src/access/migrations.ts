@@ -126,6 +126,27 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       ALTER TABLE usage ADD COLUMN operation text NOT NULL DEFAULT 'crosstab' CHECK (operation IN ('crosstab', 'table'));
     `,
   },
+  {
+    version: 5,
+    name: 'portal: saved tables per user, shared within the account',
+    sql: `
+      -- A table of the portal's Tables page: its spec (a POST /tables body, JSON text) and the
+      -- result last computed for it (the JSON Table of that answer), so opening it bills nothing.
+      CREATE TABLE saved_tables (
+        id text PRIMARY KEY,
+        account_id text NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
+        user_id text NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+        name text NOT NULL CHECK (length(name) BETWEEN 1 AND 120),
+        spec text NOT NULL,
+        result text,
+        shared boolean NOT NULL DEFAULT false,
+        computed_at timestamptz,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        updated_at timestamptz NOT NULL DEFAULT now()
+      );
+      CREATE INDEX saved_tables_account ON saved_tables (account_id, updated_at)
+    `,
+  },
 ];
 
 /** Any fixed number: replicas starting at once take turns applying migrations. */

@@ -3,7 +3,13 @@ import { findAccount } from './accounts.js';
 import { badInput } from './validate.js';
 import { mention, problemText } from '../errors.js';
 
-export type UsageGrouping = 'key' | 'day' | 'survey';
+export type UsageGrouping = 'key' | 'day' | 'survey' | 'operation';
+
+/** The key id of the calls of a portal user (the Tables page): `portal:` and the user's id. */
+export const portalCallerId = (userId: string): string => `portal:${userId}`;
+/** A key's name; a portal user's calls are named after the page and the user. */
+const KEY_NAME = `COALESCE(k.name, 'Tables page, ' || pu.email)`;
+const KEY_JOINS = `LEFT JOIN api_keys k ON k.id = u.key_id LEFT JOIN users pu ON u.key_id = 'portal:' || pu.id`;
 
 /** `crosstab usage --json` and the portal's usage page. */
 export interface UsageReport {
@@ -14,7 +20,7 @@ export interface UsageReport {
   by: UsageGrouping;
   /** Billed calls in the range. */
   calls: number;
-  rows: Array<{ key: string; name: string; calls: number } | { day: string; calls: number } | { survey: string; calls: number }>;
+  rows: Array<{ key: string; name: string; calls: number } | { day: string; calls: number } | { survey: string; calls: number } | { operation: string; calls: number }>;
 }
 
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
@@ -55,10 +61,10 @@ export function parseUsageRange(from: string | undefined, to: string | undefined
   return { from: start, to: end };
 }
 
-/** Billed calls of an account, in total and per key, day or survey. */
+/** Billed calls of an account, in total and per key, day, survey or operation. */
 export async function usageReport(db: Queryable, options: { account: string; from?: string; to?: string; by?: string }): Promise<UsageReport> {
   const by = (options.by ?? 'day') as UsageGrouping;
-  if (!['key', 'day', 'survey'].includes(by)) throw badInput('by', `must be key, day or survey; got ${JSON.stringify(options.by)}.`);
+  if (!['key', 'day', 'survey', 'operation'].includes(by)) throw badInput('by', `must be key, day, survey or operation; got ${JSON.stringify(options.by)}.`);
   const { from, to } = parseUsageRange(options.from, options.to);
   const account = await findAccount(db, options.account);
   const where = 'u.account_id = $1 AND ($2::timestamptz IS NULL OR u.time >= $2) AND ($3::timestamptz IS NULL OR u.time < $3)';
@@ -67,10 +73,12 @@ export async function usageReport(db: Queryable, options: { account: string; fro
   let rows: UsageReport['rows'];
   if (by === 'key') {
     const result = await db.query<{ key: string; name: string | null; calls: number }>(
-      `SELECT u.key_id AS key, k.name, count(*)::int AS calls FROM usage u LEFT JOIN api_keys k ON k.id = u.key_id WHERE ${where} GROUP BY u.key_id, k.name ORDER BY calls DESC, u.key_id`,
+      `SELECT u.key_id AS key, ${KEY_NAME} AS name, count(*)::int AS calls FROM usage u ${KEY_JOINS} WHERE ${where} GROUP BY u.key_id, k.name, pu.email ORDER BY calls DESC, u.key_id`,
       params,
     );
     rows = result.rows.map((row) => ({ key: row.key, name: row.name ?? '', calls: row.calls }));
+  } else if (by === 'operation') {
+    rows = (await db.query<{ operation: string; calls: number }>(`SELECT u.operation, count(*)::int AS calls FROM usage u WHERE ${where} GROUP BY u.operation ORDER BY u.operation`, params)).rows;
   } else if (by === 'survey') {
     rows = (await db.query<{ survey: string; calls: number }>(`SELECT u.survey, count(*)::int AS calls FROM usage u WHERE ${where} GROUP BY u.survey ORDER BY u.survey`, params)).rows;
   } else {
@@ -88,10 +96,10 @@ export async function usageReport(db: Queryable, options: { account: string; fro
 export async function usageDetail(db: Queryable, accountName: string, from: Date | null, to: Date | null): Promise<UsageReport> {
   const account = await findAccount(db, accountName);
   const { rows } = await db.query<{ day: string; key: string; name: string | null; survey: string; calls: number }>(
-    `SELECT to_char(u.time AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, u.key_id AS key, k.name, u.survey, count(*)::int AS calls
-       FROM usage u LEFT JOIN api_keys k ON k.id = u.key_id
+    `SELECT to_char(u.time AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, u.key_id AS key, ${KEY_NAME} AS name, u.survey, count(*)::int AS calls
+       FROM usage u ${KEY_JOINS}
       WHERE u.account_id = $1 AND ($2::timestamptz IS NULL OR u.time >= $2) AND ($3::timestamptz IS NULL OR u.time < $3)
-      GROUP BY day, u.key_id, k.name, u.survey ORDER BY day, u.key_id, u.survey`,
+      GROUP BY day, u.key_id, k.name, pu.email, u.survey ORDER BY day, u.key_id, u.survey`,
     [account.id, from, to],
   );
   const calls = rows.reduce((sum, row) => sum + row.calls, 0);

@@ -49,11 +49,11 @@ export function registerUsersCommand(program: Command): void {
 
 /** `crosstab usage`: billed calls of an account. */
 export function registerUsageCommand(program: Command): void {
-  databaseOption(program.command('usage').description('billed calls of an account (200s of POST /crosstab and POST /tables), in total and per key, day or survey'))
+  databaseOption(program.command('usage').description('billed calls of an account (200s of POST /crosstab and POST /tables), in total and per key, day, survey or operation'))
     .requiredOption('--account <name>', 'account name')
     .option('--from <date>', 'start, inclusive: 2026-11-01 or an ISO 8601 date-time')
     .option('--to <date>', 'end: a date counts that whole day; a date-time is exclusive')
-    .option('--by <grouping>', 'rows per key, day or survey', 'day')
+    .option('--by <grouping>', 'rows per key, day, survey or operation', 'day')
     .option('--json', 'print {account, calls, rows} as JSON')
     .action(async (options: { account: string; from?: string; to?: string; by: string; json?: boolean; database?: string }) => {
       const report = await withDatabase(options.database, (db) => usageReport(db, options));

@@ -9,14 +9,18 @@ import { isServiceError, serviceError, type ServiceError } from './service-error
  * Establishes and admits the caller of a route with `auth: true`; `billed` says whether the
  * route's 200 is billed (a free call counts against the rate limit only, not the monthly quota).
  */
-export type CallerCheck = (request: HandlerRequest, entry: AccessLogEntry, billed: boolean) => Promise<ApiKeyRecord | ServiceError>;
+export type CallerCheck = (request: HandlerRequest, entry: AccessLogEntry, billed: boolean, identified?: ApiKeyRecord) => Promise<ApiKeyRecord | ServiceError>;
 
-/** The caller by the authenticators (401, or 429 for failed keys), then the account limits (429). */
+/**
+ * The caller by the authenticators (401, or 429 for failed keys), then the account limits (429).
+ * `identified`: a caller its in-process code already knows (the portal's signed-in user); it
+ * is admitted by the same limits.
+ */
 export function createCallerCheck(authenticators: readonly Authenticator[], keys: KeyStore): CallerCheck {
-  return async (request, entry, billed) => {
+  return async (request, entry, billed, known) => {
     // Awaited only when the answer is asynchronous this time (a key not in the store's cache):
     // a settled value costs no extra turn of the event loop.
-    const identified = authenticateWith(authenticators, request);
+    const identified = known ?? authenticateWith(authenticators, request);
     const key = identified instanceof Promise ? await identified : identified;
     if (isServiceError(key)) return key;
     entry.keyId = key.id;

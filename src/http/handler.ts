@@ -8,6 +8,7 @@ import { createCallerCheck } from './caller.js';
 import type { AccessLogEntry, CrosstabDataset, HandlerRequest, HandlerResponse } from './handler-types.js';
 import { headerOf } from './headers.js';
 import { FileKeyStore, type KeyStore } from './key-store.js';
+import type { ApiKeyRecord } from './key-file.js';
 import { buildOpenApiDocument } from './openapi.js';
 import { applyReplyHeaders, isOperationReply, type OperationReply } from './operation-reply.js';
 import type { ServiceContext } from './route.js';
@@ -74,6 +75,12 @@ export interface CrosstabHandler {
   owns(path: string): boolean;
   /** Never rejects: every failure becomes an error response. */
   handle(request: HandlerRequest): Promise<HandlerResponse>;
+  /**
+   * Answers `request` as `caller`, a caller in-process code has already identified (the
+   * portal's signed-in user, as its account): no credential is read, and everything after it
+   * is as for handle() (account limits, the operation, the usage record of a billed 200).
+   */
+  handleFor?(caller: ApiKeyRecord, request: HandlerRequest): Promise<HandlerResponse>;
   /** Refuses new requests (503), waits for in-flight ones, closes the key store and usage sink. */
   close(): Promise<void>;
 }
@@ -177,7 +184,7 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
   };
   const owns = (path: string): boolean => typeof path === 'string' && operationSegments(path) !== undefined;
 
-  async function respond(raw: HandlerRequest): Promise<HandlerResponse> {
+  async function respond(raw: HandlerRequest, caller?: ApiKeyRecord): Promise<HandlerResponse> {
     const request: HandlerRequest = {
       method: raw.method,
       path: raw.path,
@@ -218,7 +225,7 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
         headers['allow'] = allow.join(', ');
         outcome = serviceError('method_not_allowed', `${quote(method, 16)} is not allowed on ${path}.`, `Use ${allow.join(' or ')}.`);
       } else {
-        outcome = await run({ route, request, body, requestId, entry, params: match.params });
+        outcome = await run({ route, request, body, requestId, entry, params: match.params, ...(caller === undefined ? {} : { caller }) });
       }
       if (typeof outcome === 'string') {
         text = outcome;
@@ -275,6 +282,12 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
       inFlight++;
       const pending = respond(request ?? ({} as HandlerRequest));
       // respond() never rejects (every failure is an error response).
+      void pending.then(settled, settled);
+      return pending;
+    },
+    handleFor(caller, request) {
+      inFlight++;
+      const pending = respond(request, caller);
       void pending.then(settled, settled);
       return pending;
     },

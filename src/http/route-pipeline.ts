@@ -1,4 +1,5 @@
 import type { CallerCheck } from './caller.js';
+import type { ApiKeyRecord } from './key-file.js';
 import { parseJsonBody } from './crosstab-request.js';
 import type { AccessLogEntry, HandlerRequest } from './handler-types.js';
 import { headerOf, isJsonContentType } from './headers.js';
@@ -15,6 +16,8 @@ export interface RouteCall {
   requestId: string;
   entry: AccessLogEntry;
   params: Record<string, string>;
+  /** A caller already known in-process (CrosstabHandler.handleFor): not authenticated again, still admitted. */
+  caller?: ApiKeyRecord;
 }
 
 /**
@@ -28,8 +31,8 @@ export function createRoutePipeline(context: { service: ServiceContext; checkCal
   const tooLarge = (route: Route): ServiceError =>
     serviceError('payload_too_large', `The request body is larger than ${maxBodyBytes} bytes.`, route.tooLargeHint ?? 'Send a smaller body, or ask the provider for a larger request limit.');
 
-  return async ({ route, request, body, requestId, entry, params }) => {
-    const caller = route.auth ? await checkCaller(request, entry, route.billed) : undefined;
+  return async ({ route, request, body, requestId, entry, params, caller: known }) => {
+    const caller = route.auth ? await checkCaller(request, entry, route.billed, known) : undefined;
     if (caller !== undefined && isServiceError(caller)) return caller;
     const refused = route.accepts?.(request);
     if (refused !== undefined) return refused;

@@ -1,4 +1,6 @@
 /** The portal's only stylesheet and script, served by the package itself (no CDN). */
+import { shadeCss } from './heat-map.js';
+
 export const PORTAL_CSS = `
 :root { --ink:#14213d; --muted:#5c677d; --line:#dfe3ea; --bg:#f5f7fb; --card:#fff; --brand:#2346d8; --brand-dark:#1a34a8; --ok:#1f7a4d; --warn:#a15c00; --bad:#b42318; }
 * { box-sizing: border-box; }
@@ -58,7 +60,29 @@ code { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; fo
 .method-get { background:#1f6b45; } .method-post { background:var(--brand); } .method-options { background:#5c677d; }
 table.ref td { vertical-align:top; } table.ref td:first-child { white-space:nowrap; } table.ref table.ref { margin-top:.4rem; font-size:.85rem; }
 pre.prose { background:none; color:var(--ink); padding:0; font:inherit; white-space:pre-wrap; word-break:normal; }
-`;
+textarea { font:.92rem/1.45 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; padding:.55rem .7rem; border:1px solid #767f8f; border-radius:6px; width:100%; background:#fff; color:var(--ink); resize:vertical; }
+textarea:focus, input[type="checkbox"]:focus, input[type="radio"]:focus, .table-wrap:focus { outline:3px solid var(--brand); outline-offset:2px; }
+[aria-invalid="true"] { border-color:var(--bad); box-shadow:0 0 0 1px var(--bad); }
+fieldset { border:1px solid #767f8f; border-radius:8px; margin:1rem 0 0; padding:.4rem 1rem .8rem; } legend { font-weight:600; padding:0 .3rem; }
+label.check { display:inline-flex; align-items:center; gap:.4rem; font-weight:400; margin:.35rem 1.2rem .1rem 0; } label.check input { width:auto; margin:0; accent-color:var(--brand); }
+.check-status { min-height:1.3em; margin:.25rem 0 0; font-size:.85rem; } .check-status.valid { color:var(--ok); } .check-status.invalid { color:var(--bad); }
+.grid2.axes { gap:1rem; } .actions.wrap { flex-wrap:wrap; } .save { margin-top:1rem; border-top:1px solid var(--line); padding-top:.4rem; }
+button.small { padding:.3rem .7rem; font-size:.85rem; } .cell-actions form { margin:0; }
+table.heatmap { width:auto; min-width:60%; border-collapse:separate; border-spacing:3px; }
+table.heatmap caption { text-align:left; color:var(--muted); font-size:.85rem; padding-bottom:.4rem; }
+table.heatmap th { text-transform:none; letter-spacing:0; font-size:.85rem; color:var(--ink); border-bottom:0; vertical-align:bottom; } table.heatmap th code { color:var(--muted); font-weight:400; font-size:.78rem; }
+table.heatmap tbody th { vertical-align:middle; }
+table.heatmap td { border:0; border-radius:4px; min-width:6.5rem; padding:.45rem .6rem; }
+table.heatmap td .pct { font-size:1.05rem; font-weight:700; } table.heatmap td .fig { display:block; font-size:.78rem; }
+table.heatmap td sup.letters { font-weight:700; font-size:.75rem; margin-left:.15rem; }
+table.heatmap tr.bases td { background:#eef1f6; color:var(--ink); font-size:.85rem; }
+table.heatmap td.very-unstable { outline:2px dashed #5c677d; outline-offset:-4px; }
+.letter { color:var(--brand-dark); font-weight:700; }
+.legend { font-size:.85rem; color:var(--ink); margin-top:.8rem; } .legend ul { margin:.3rem 0 0; padding-left:1.2rem; }
+.legend .scale { display:flex; gap:3px; align-items:center; flex-wrap:wrap; margin:0; } .swatch { display:inline-block; min-width:3rem; text-align:center; padding:.15rem .3rem; border-radius:3px; font-size:.75rem; border:1px solid #767f8f; }
+.variables summary { cursor:pointer; font-weight:600; } ul.columns { columns:3 14rem; padding-left:1.1rem; font-size:.88rem; }
+@media (max-width: 640px) { table.heatmap td { min-width:4.8rem; padding:.35rem .4rem; } .save > div { min-width:100%; } }
+` + shadeCss();
 
 export const PORTAL_JS = `
 document.addEventListener('click', function (event) {
@@ -75,6 +99,43 @@ document.addEventListener('click', function (event) {
     try { document.execCommand('copy'); done('Copied to the clipboard.'); } catch (e) { done('Select the text and copy it.'); }
   }
 });
+(function () {
+  var form = document.querySelector('form[data-check]');
+  if (!form) return;
+  var timers = {};
+  function show(field, valid, message) {
+    var status = document.getElementById(field.id + '-check');
+    status.textContent = message;
+    status.className = 'check-status ' + (valid ? 'valid' : 'invalid');
+    if (valid) field.removeAttribute('aria-invalid'); else field.setAttribute('aria-invalid', 'true');
+  }
+  function ask(field, expression) {
+    var survey = form.querySelector('[name=survey]').value;
+    var url = form.getAttribute('data-check') + '?survey=' + encodeURIComponent(survey) + '&kind=' + field.getAttribute('data-kind') + '&expression=' + encodeURIComponent(expression);
+    return fetch(url, { credentials: 'same-origin', headers: { accept: 'application/json' } }).then(function (answer) { return answer.json(); });
+  }
+  function check(field) {
+    var lines = field.tagName === 'TEXTAREA' ? field.value.split(/\\r?\\n/) : [field.value];
+    var entries = [];
+    lines.forEach(function (line, i) { if (line.trim() !== '') entries.push({ line: i + 1, text: line.trim() }); });
+    if (entries.length === 0) { show(field, false, 'Required.'); return; }
+    Promise.all(entries.map(function (entry) { return ask(field, entry.text); })).then(function (answers) {
+      for (var i = 0; i < answers.length; i++) {
+        if (!answers[i].valid) { show(field, false, (entries.length > 1 || field.tagName === 'TEXTAREA' ? 'Line ' + entries[i].line + ': ' : '') + answers[i].message); return; }
+      }
+      show(field, true, entries.length > 1 ? 'All ' + entries.length + ' lines are valid.' : answers[0].message);
+    }, function () { show(field, true, ''); });
+  }
+  form.querySelectorAll('[data-kind]').forEach(function (field) {
+    field.addEventListener('input', function () {
+      clearTimeout(timers[field.id]);
+      timers[field.id] = setTimeout(function () { check(field); }, 300);
+    });
+  });
+  form.querySelector('[name=survey]').addEventListener('change', function () {
+    form.querySelectorAll('[data-kind]').forEach(function (field) { if (field.value.trim() !== '') check(field); });
+  });
+})();
 document.addEventListener('submit', function (event) {
   var message = event.target.getAttribute('data-confirm');
   if (message && !window.confirm(message)) event.preventDefault();

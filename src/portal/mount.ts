@@ -1,6 +1,7 @@
 import { withBody, type CrosstabHandler, type HandlerResponse } from '../http/index.js';
 import { PORTAL_ICON_SVG } from './assets.js';
 import type { Portal } from './portal-handler.js';
+import { tableAccept } from './tables-workbench.js';
 
 /** The icon browsers ask for at /favicon.ico (an SVG, which browsers take from that path too). */
 const FAVICON: HandlerResponse = { status: 200, headers: { 'content-type': 'image/svg+xml', 'cache-control': 'public, max-age=86400', 'x-content-type-options': 'nosniff' }, body: PORTAL_ICON_SVG };
@@ -9,7 +10,8 @@ const isFavicon = (path: string): boolean => path.split('?', 1)[0] === '/favicon
 /**
  * One handler for a node:http server: the portal under its base path, /favicon.ico, and
  * everything else to the API handler (which answers 404 outside its own base path).
- * `listen()` serves it. The portal's API reference page reads the API's own GET /docs.
+ * `listen()` serves it. The portal's API reference page reads the API's own GET /docs, and
+ * its Tables page computes tables with the API's own POST /tables (billed as the API bills).
  */
 export function mountPortal(api: CrosstabHandler, portal: Portal): CrosstabHandler {
   portal.useApiDocument(async () => {
@@ -17,6 +19,12 @@ export function mountPortal(api: CrosstabHandler, portal: Portal): CrosstabHandl
     if (answer.status !== 200) throw new Error(`GET ${api.basePath}/docs answered ${answer.status}`);
     return JSON.parse(typeof answer.body === 'string' ? answer.body : Buffer.from(answer.body).toString('utf8')) as unknown;
   });
+  const handleFor = api.handleFor?.bind(api);
+  if (handleFor !== undefined) {
+    portal.useTables((caller, spec, format) =>
+      handleFor(caller, { method: 'POST', path: `${api.basePath}/tables`, headers: { accept: tableAccept(format), 'content-type': 'application/json' }, body: JSON.stringify(spec) }),
+    );
+  }
   return {
     basePath: api.basePath,
     maxBodyBytes: api.maxBodyBytes,

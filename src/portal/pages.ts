@@ -142,7 +142,7 @@ function everyDay(rows: Array<{ day: string; calls: number }>, range: { from: st
  * The usage page: the range form (with the values as entered, also after an error) and,
  * when the range was read, the report of it.
  */
-export function usagePage(context: PageContext, report: { byDay: UsageReport; byKey: UsageReport } | undefined, range: { from: string; to: string }, error?: string): string {
+export function usagePage(context: PageContext, report: { byDay: UsageReport; byKey: UsageReport; byOperation: UsageReport } | undefined, range: { from: string; to: string }, error?: string): string {
   const query = `from=${encodeURIComponent(range.from)}&to=${encodeURIComponent(range.to)}`;
   const form = html`<section class="card"><form class="row" method="get" action="${context.base}/usage">
     <div><label for="from">From</label><input id="from" name="from" type="date" value="${range.from}"></div>
@@ -156,7 +156,8 @@ export function usagePage(context: PageContext, report: { byDay: UsageReport; by
   ${notice('error', error)}
   ${form}`);
   }
-  const { byDay, byKey } = report;
+  const { byDay, byKey, byOperation } = report;
+  const operations = byOperation.rows as Array<{ operation: string; calls: number }>;
   const days = byDay.rows as Array<{ day: string; calls: number }>;
   const keys = byKey.rows as Array<{ key: string; name: string; calls: number }>;
   return layout({ ...context, current: 'usage' }, html`<h1>Usage</h1>
@@ -169,6 +170,9 @@ export function usagePage(context: PageContext, report: { byDay: UsageReport; by
       <table><thead><tr><th scope="col">Day</th><th scope="col" class="num">Calls</th></tr></thead><tbody>${days.map((d) => html`<tr><td>${d.day}</td><td class="num">${d.calls}</td></tr>`)}</tbody></table></section>
     <section class="card" aria-labelledby="key-table"><h2 id="key-table">Calls per key</h2>
       <table><thead><tr><th scope="col">Key</th><th scope="col" class="num">Calls</th></tr></thead><tbody>${keys.map((k) => html`<tr><td>${k.name} <small class="muted">${k.key}</small></td><td class="num">${k.calls}</td></tr>`)}</tbody></table></section>
+    <section class="card" aria-labelledby="operation-table"><h2 id="operation-table">Calls per operation</h2>
+      <p class="help">crosstab: POST /crosstab; table: POST /tables and the tables computed on the Tables page.</p>
+      <table><thead><tr><th scope="col">Operation</th><th scope="col" class="num">Calls</th></tr></thead><tbody>${operations.map((o) => html`<tr><td>${o.operation}</td><td class="num">${o.calls}</td></tr>`)}</tbody></table></section>
   </div>`);
 }
 

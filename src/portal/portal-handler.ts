@@ -12,6 +12,7 @@ import { SignInThrottle, type SignInThrottleOptions } from './sign-in-throttle.j
 import { allowedMethods, findRoute, type PortalRoute, type RouteContext } from './routes.js';
 import { accountCatalog, surveysPage } from './surveys-page.js';
 import type { CatalogDataset } from '../http/survey-catalog.js';
+import { tablesRoutes, type TableCompute } from './tables-workbench.js';
 
 export interface PortalOptions {
   db: Database;
@@ -47,6 +48,8 @@ export interface Portal {
    * GET /docs serves (mountPortal passes the API handler's). Without one the page links the JSON.
    */
   useApiDocument(read: () => Promise<unknown>): void;
+  /** How the Tables page computes a table: the API's POST /tables as the user's account (mountPortal passes the API handler's). */
+  useTables(compute: TableCompute): void;
 }
 
 /** Confirmations shown after a redirect, named by the `done` query flag (a fixed text, never the query's). */
@@ -73,6 +76,9 @@ const SECURITY_HEADERS = {
   'referrer-policy': 'no-referrer',
   'cache-control': 'no-store',
 };
+
+/** The Tables page's script checks expressions with a same-origin GET: only that page may connect (to its own origin). */
+const SAME_ORIGIN_FETCH = { 'content-security-policy': SECURITY_HEADERS['content-security-policy'].replace("style-src 'self';", "style-src 'self'; connect-src 'self';") };
 
 function cookies(request: HandlerRequest): Map<string, string> {
   const map = new Map<string, string>();
@@ -173,7 +179,8 @@ export function createPortal(options: PortalOptions): Portal {
     }
     const byDay = await usageReport(db, { account: session.accountName, ...range, by: 'day' });
     const byKey = await usageReport(db, { account: session.accountName, ...range, by: 'key' });
-    return page(200, usagePage(context('Usage', session), { byDay, byKey }, range));
+    const byOperation = await usageReport(db, { account: session.accountName, ...range, by: 'operation' });
+    return page(200, usagePage(context('Usage', session), { byDay, byKey, byOperation }, range));
   }
 
   const asset = (contentType: string, body: string): HandlerResponse => ({ status: 200, headers: { 'content-type': contentType, 'cache-control': 'public, max-age=3600', 'x-content-type-options': 'nosniff' }, body });
@@ -205,6 +212,7 @@ export function createPortal(options: PortalOptions): Portal {
   }
 
   let readApiDocument: (() => Promise<unknown>) | undefined;
+  let computeTable: TableCompute | undefined;
   /** The API reference page, rendered from the OpenAPI document GET /docs serves now. */
   async function apiReference(session: Session | undefined): Promise<HandlerResponse> {
     const json = `${apiUrl()}/docs`;
@@ -273,6 +281,18 @@ export function createPortal(options: PortalOptions): Portal {
     { method: 'GET', path: '/usage', access: 'account', handle: signedIn(({ session, query }) => usage(session, false, query)) },
     { method: 'GET', path: '/usage.csv', access: 'account', handle: signedIn(({ session, query }) => usage(session, true, query)) },
     { method: 'GET', path: '/surveys', access: 'account', handle: signedIn(({ session, query }) => surveys(session, query)) },
+    ...tablesRoutes({
+      db,
+      keys: options.keys,
+      base,
+      surveys: options.surveys ?? [],
+      compute: () => computeTable,
+      context,
+      page: (status, body) => page(status, body, SAME_ORIGIN_FETCH),
+      redirect,
+      file: (contentType, filename, body) => ({ status: 200, headers: { ...SECURITY_HEADERS, 'content-type': contentType, 'content-disposition': `attachment; filename="${filename.replace(/[^A-Za-z0-9_.-]/g, '_')}"` }, body }),
+      json: (status, value) => ({ status, headers: { ...SECURITY_HEADERS, 'content-type': 'application/json; charset=utf-8' }, body: JSON.stringify(value) }),
+    }),
   ];
 
   const notFound = (): HandlerResponse => page(404, `<!doctype html><html lang="en"><title>Not found</title><main><h1>Page not found</h1><p><a href="${base}">Back to the portal</a></p></main></html>`);
@@ -305,6 +325,9 @@ export function createPortal(options: PortalOptions): Portal {
     basePath: base,
     useApiDocument: (read) => {
       readApiDocument = read;
+    },
+    useTables: (compute) => {
+      computeTable = compute;
     },
     owns: (path) => {
       const pathname = path.split('?', 1)[0] ?? '';

@@ -22,6 +22,11 @@ import {
   updateAccount,
   usageReport,
   verifyPassword,
+  saveTable,
+  listSavedTables,
+  savedTable,
+  setSavedTableShared,
+  deleteSavedTable,
   type Database,
 } from '../../src/access/index.js';
 import { MIGRATIONS } from '../../src/access/migrations.js';
@@ -91,7 +96,7 @@ describe.each(stores)('access model on %s', (_name, location) => {
   it('runs the migrations once: opening again changes nothing', async () => {
     const { rows } = await db.query<{ version: number }>('SELECT version FROM schema_migrations ORDER BY version');
     expect(rows.map((row) => row.version)).toEqual(MIGRATIONS.map((migration) => migration.version));
-    expect(rows.map((row) => row.version)).toEqual([1, 2, 3, 4]);
+    expect(rows.map((row) => row.version)).toEqual([1, 2, 3, 4, 5]);
   });
 
   it('a key carries its account\'s licences and permissions per survey', async () => {
@@ -285,10 +290,37 @@ describe.each(stores)('access model on %s', (_name, location) => {
     expect(all.rows[0]?.n).toBe(okCalls);
     const byKey = await usageReport(db, { account: 'acme', by: 'key' });
     expect(byKey.rows).toEqual([expect.objectContaining({ name: 'production', calls: 3 })]);
+    expect((await usageReport(db, { account: 'acme', by: 'operation' })).rows).toEqual([{ operation: 'crosstab', calls: 3 }]);
     const today = new Date().toISOString().slice(0, 10);
     expect((await usageReport(db, { account: 'acme', by: 'day', from: today, to: today })).rows).toEqual([{ day: today, calls: 3 }]);
     expect((await usageReport(db, { account: 'acme', from: '2000-01-01', to: '2000-01-31' })).calls).toBe(0);
-    await expect(usageReport(db, { account: 'acme', by: 'week' })).rejects.toThrow(/key, day or survey/);
+    await expect(usageReport(db, { account: 'acme', by: 'week' })).rejects.toThrow(/key, day, survey or operation/);
     await expect(usageReport(db, { account: 'acme', from: 'yesterday' })).rejects.toMatchObject({ details: { field: 'from' } });
+  });
+
+  it('keeps saved tables per user, shared within their account only', async () => {
+    await addAccount(db, 'tables-a', parseLicences(['GSS'], ['GSS:_ALL_']));
+    await addAccount(db, 'tables-b', parseLicences(['GSS'], ['GSS:_ALL_']));
+    const owner = (await addUser(db, 'tables-a', 'owner@tables-a.example')).user;
+    const colleague = (await addUser(db, 'tables-a', 'colleague@tables-a.example')).user;
+    const stranger = (await addUser(db, 'tables-b', 'stranger@tables-b.example')).user;
+    const as = (user: typeof owner) => ({ accountId: user.accountId, userId: user.id });
+    const saved = await saveTable(db, as(owner), { name: 'Degree by sex', spec: '{"SurveyCode":"GSS"}', result: '{"cells":[]}', shared: false });
+    expect(saved).toMatchObject({ name: 'Degree by sex', owner: 'owner@tables-a.example', shared: false, result: '{"cells":[]}' });
+    expect(saved.computedAt).not.toBeNull();
+    expect((await listSavedTables(db, as(colleague))).map((table) => table.id)).toEqual([]);
+    expect(await savedTable(db, as(colleague), saved.id)).toBeUndefined();
+    // Only the owner shares; then the colleague sees it, and nobody of another account ever does.
+    expect(await setSavedTableShared(db, as(colleague), saved.id, true)).toBe(false);
+    expect(await setSavedTableShared(db, as(owner), saved.id, true)).toBe(true);
+    expect((await listSavedTables(db, as(colleague))).map((table) => table.id)).toEqual([saved.id]);
+    expect((await savedTable(db, as(colleague), saved.id))?.spec).toBe('{"SurveyCode":"GSS"}');
+    expect(await listSavedTables(db, as(stranger))).toEqual([]);
+    expect(await savedTable(db, { accountId: stranger.accountId, userId: owner.id }, saved.id)).toBeUndefined();
+    expect(await savedTable(db, as(stranger), saved.id)).toBeUndefined();
+    expect(await deleteSavedTable(db, as(colleague), saved.id)).toBe(false);
+    await expect(saveTable(db, as(owner), { name: ' ', spec: '{}', result: null, shared: false })).rejects.toMatchObject({ details: { field: 'tableName' } });
+    expect(await deleteSavedTable(db, as(owner), saved.id)).toBe(true);
+    expect(await listSavedTables(db, as(owner))).toEqual([]);
   });
 });

@@ -99,7 +99,7 @@ describe('crosstab accounts, users, keys, usage on the embedded database', { tim
     fails(['keys', 'add', '--account', 'acme', '--name', 'staging', '--surveys', 'GSS'], /--surveys applies to key files/);
     fails(['keys', 'add', '--name', 'staging'], /--account is required/);
     fails(['keys', 'revoke', 'key_0000000000000000'], /no key "key_0000000000000000"/);
-    fails(['usage', '--account', 'acme', '--by', 'month'], /--by must be key, day or survey/);
+    fails(['usage', '--account', 'acme', '--by', 'month'], /--by must be key, day, survey or operation/);
     fails(['usage', '--account', 'acme', '--from', '2026-02-01', '--to', '2026-01-01'], /--to .* must be after --from/);
     fails(['accounts', 'list', '--database', 'postgres://nobody@127.0.0.1:1/none'], /Cannot connect to the database/);
     expect(JSON.parse(ok(['keys', 'list', '--account', 'acme', '--json']))).toHaveLength(1);

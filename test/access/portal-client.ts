@@ -9,7 +9,7 @@ export interface Reply {
 }
 
 /** One request; `from` picks the loopback source address (127.0.0.x all reach 127.0.0.1), `agent: false` a fresh connection. */
-export function send(origin: string, method: string, path: string, options: { from?: string; agent?: false; cookie?: string; form?: Record<string, string>; headers?: Record<string, string> } = {}): Promise<Reply> {
+export function send(origin: string, method: string, path: string, options: { from?: string; agent?: false; cookie?: string; form?: Record<string, string> | URLSearchParams; headers?: Record<string, string> } = {}): Promise<Reply> {
   const body = options.form === undefined ? undefined : new URLSearchParams(options.form).toString();
   return new Promise((resolve, reject) => {
     const req = httpRequest(

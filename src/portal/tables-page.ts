@@ -1,0 +1,136 @@
+/**
+ * The Tables page: the form that builds a table of a licensed survey (base, rows, columns,
+ * weight, statistics, missing answers), the table as a heat map, its downloads, and the
+ * user's saved tables and those shared in the account.
+ */
+import { STAT_NAMES, type StatName, type TableJson } from '../index.js';
+import type { SavedTable } from '../access/index.js';
+import type { SurveySummary } from '../http/survey-catalog.js';
+import { heatMap } from './heat-map.js';
+import { html, layout, notice, raw, type PageContext, type Raw } from './html.js';
+import { parseSpec, UNWEIGHTED, type TableForm } from './table-spec.js';
+
+const STAT_LABELS: Readonly<Record<StatName, string>> = {
+  vpct: 'Column % (always: the shading)',
+  hpct: 'Row %',
+  tpct: 'Table %',
+  index: 'Index',
+  ebase: 'Effective base',
+  deff: 'Design effect',
+  se: 'Standard error',
+  moe: '95% margin of error',
+  sig: 'Significance letters',
+  chisq: 'Chi-square (Rao–Scott)',
+};
+
+/** What the page shows below the form. */
+export interface TablesView {
+  form: TableForm;
+  surveys: SurveySummary[];
+  /** The chosen survey's weights and variables (for the weight list and the variable list). */
+  weights: string[];
+  variables: Array<{ name: string; label?: string }>;
+  saved: SavedTable[];
+  viewerId: string;
+  /** The table shown: just computed (billed) or a saved one's stored result. */
+  result?: { table: TableJson; computedAt: string; billed: boolean; saved?: SavedTable };
+  /** The saved table the form was opened from. */
+  openedFrom?: SavedTable;
+  error?: { message: string; field?: 'base' | 'rows' | 'columns' | 'weight' | 'statistics' | 'survey' };
+  success?: string;
+}
+
+const invalid = (view: TablesView, field: string): Raw => raw(view.error?.field === field ? ' aria-invalid="true" aria-errormessage="form-error"' : '');
+
+function formSection(context: PageContext, view: TablesView): Raw {
+  const { form } = view;
+  const surveys = view.surveys.map((survey) => html`<option value="${survey.SurveyCode}"${raw(survey.SurveyCode === form.survey ? ' selected' : '')}>${survey.Name} (${survey.SurveyCode})</option>`);
+  const weights = [
+    html`<option value=""${raw(form.weight === '' ? ' selected' : '')}>Survey default${view.weights[0] ? ` (${view.weights[0]})` : ''}</option>`,
+    ...view.weights.map((weight) => html`<option value="${weight}"${raw(form.weight === weight ? ' selected' : '')}>${weight}</option>`),
+    html`<option value="${UNWEIGHTED}"${raw(form.weight === UNWEIGHTED ? ' selected' : '')}>Unweighted</option>`,
+  ];
+  const stats = STAT_NAMES.map(
+    (name) => html`<label class="check"><input type="checkbox" name="stat" value="${name}"${raw(form.statistics.includes(name) || name === 'vpct' ? ' checked' : '')}${raw(name === 'vpct' ? ' disabled' : '')}> ${STAT_LABELS[name]}</label>`,
+  );
+  const check = `${context.base}/tables/check`;
+  return html`<section class="card" aria-labelledby="build-title">
+    <h2 id="build-title">Build a table</h2>
+    <form method="post" action="${context.base}/tables#result-title" id="table-form" data-check="${check}">
+      <input type="hidden" name="csrf" value="${context.user?.csrf ?? ''}">
+      ${view.openedFrom ? html`<input type="hidden" name="saved" value="${view.openedFrom.id}">` : raw('')}
+      <div class="row">
+        <div><label for="survey">Survey</label><select id="survey" name="survey"${invalid(view, 'survey')}>${surveys}</select></div>
+        <div><label for="weight">Weight</label><select id="weight" name="weight"${invalid(view, 'weight')}>${weights}</select></div>
+      </div>
+      <label for="base">Base <span class="help">who is counted: an expression such as <code>*</code> (everyone) or <code>year=2024</code></span></label>
+      <input id="base" name="base" value="${form.base}" required autocomplete="off" spellcheck="false" data-kind="base" aria-describedby="base-check"${invalid(view, 'base')}>
+      <p class="check-status" id="base-check" aria-live="polite"></p>
+      <div class="grid2 axes">
+        <div><label for="rows">Rows <span class="help">one per line: a variable (a row per value) or an expression</span></label>
+          <textarea id="rows" name="rows" rows="4" required spellcheck="false" data-kind="axis" aria-describedby="rows-check"${invalid(view, 'rows')}>${form.rows}</textarea>
+          <p class="check-status" id="rows-check" aria-live="polite"></p></div>
+        <div><label for="columns">Columns <span class="help">one per line, as rows</span></label>
+          <textarea id="columns" name="columns" rows="4" required spellcheck="false" data-kind="axis" aria-describedby="columns-check"${invalid(view, 'columns')}>${form.columns}</textarea>
+          <p class="check-status" id="columns-check" aria-live="polite"></p></div>
+      </div>
+      <fieldset class="stats"${invalid(view, 'statistics')}><legend>Statistics</legend>${stats}</fieldset>
+      <fieldset class="missing"><legend>Blank answers of whole variables</legend>
+        <label class="check"><input type="radio" name="missing" value="show"${raw(form.missing === 'show' ? ' checked' : '')}> Show a "No answer" row or column</label>
+        <label class="check"><input type="radio" name="missing" value="hide"${raw(form.missing === 'hide' ? ' checked' : '')}> Hide them</label>
+      </fieldset>
+      <div class="actions wrap">
+        <button type="submit" name="action" value="compute">Compute table</button>
+        <button type="submit" name="action" value="csv" class="secondary">Download CSV</button>
+        <button type="submit" name="action" value="xlsx" class="secondary">Download XLSX</button>
+      </div>
+      <p class="help">Each computed table or download is one billed call of your account (operation "table" on the Usage page). Opening a saved table shows its stored result and is not billed.</p>
+      <div class="save row">
+        <div><label for="table-name">Save as</label><input id="table-name" name="tableName" maxlength="120" value="${view.openedFrom?.name ?? ''}" placeholder="e.g. Degree by sex, 2024"></div>
+        <div class="shrink"><label class="check"><input type="checkbox" name="shared" value="1"${raw(view.openedFrom?.shared ? ' checked' : '')}> Share with my account</label></div>
+        <div class="shrink"><button type="submit" name="action" value="save" class="secondary">Compute and save</button></div>
+      </div>
+    </form>
+  </section>`;
+}
+
+function savedSection(context: PageContext, view: TablesView): Raw {
+  if (view.saved.length === 0) return html`<section class="card" aria-labelledby="saved-title"><h2 id="saved-title">Saved tables</h2><p class="muted">No saved tables yet: compute a table and save it.</p></section>`;
+  const csrf = html`<input type="hidden" name="csrf" value="${context.user?.csrf ?? ''}">`;
+  const rows = view.saved.map((table) => {
+    const mine = table.userId === view.viewerId;
+    const actions = mine
+      ? html`<form method="post" action="${context.base}/tables/saved/${table.id}/${table.shared ? 'unshare' : 'share'}">${csrf}<button type="submit" class="secondary small" aria-label="${table.shared ? 'Stop sharing' : 'Share'} ${table.name}">${table.shared ? 'Stop sharing' : 'Share'}</button></form>
+         <form method="post" action="${context.base}/tables/saved/${table.id}/delete" data-confirm="Delete the saved table ${table.name}?">${csrf}<button type="submit" class="danger small" aria-label="Delete ${table.name}">Delete</button></form>`
+      : html``;
+    return html`<tr><td data-label="Table"><a href="${context.base}/tables/saved/${table.id}#result-title">${table.name}</a></td><td data-label="Survey">${parseSpec(table.spec)?.SurveyCode ?? ''}</td><td data-label="Saved by">${mine ? 'you' : table.owner}</td><td data-label="Shared">${table.shared ? 'shared in the account' : 'only you'}</td><td data-label="Actions"><div class="cell-actions">${actions}</div></td></tr>`;
+  });
+  return html`<section class="card" aria-labelledby="saved-title"><h2 id="saved-title">Saved tables</h2>
+    <table class="keys-table"><thead><tr><th scope="col">Table</th><th scope="col">Survey</th><th scope="col">Saved by</th><th scope="col">Visible to</th><th scope="col">Actions</th></tr></thead><tbody>${rows}</tbody></table></section>`;
+}
+
+function variablesSection(view: TablesView): Raw {
+  if (view.variables.length === 0) return raw('');
+  const items = view.variables.map((variable) => html`<li><code>${variable.name}</code> ${variable.label ?? ''}</li>`);
+  return html`<details class="card variables"><summary>Variables of ${view.form.survey} you may use (${view.variables.length})</summary><ul class="columns">${items}</ul></details>`;
+}
+
+export function tablesPage(context: PageContext, view: TablesView): string {
+  const result = view.result;
+  const resultSection =
+    result === undefined
+      ? raw('')
+      : html`<section class="card" aria-labelledby="result-title">
+          <h2 id="result-title">${result.saved ? result.saved.name : 'Table'}</h2>
+          <p class="muted">${result.billed ? `Computed ${result.computedAt}: billed as one call.` : `Stored result computed ${result.computedAt}; opening it was not billed. Compute it again to refresh it.`}</p>
+          ${heatMap(result.table, view.form.survey)}
+        </section>`;
+  const body = html`<h1>Tables</h1>
+    <p class="lead">Crosstabs of your licensed surveys, computed as POST /tables computes them, within your account's licences.</p>
+    ${notice('error', view.error === undefined ? undefined : view.error.message)}
+    ${notice('success', view.success)}
+    ${view.surveys.length === 0 ? html`<p>Your account has no survey that makes tables yet; ask your sales contact.</p>` : html`${formSection(context, view)}${resultSection}${variablesSection(view)}`}
+    ${savedSection(context, view)}`;
+  // The error box names the field; its id lets the field point at it.
+  return layout({ ...context, current: 'tables' }, raw(body.html.replace('<div class="notice error" role="alert">', '<div class="notice error" role="alert" id="form-error">')));
+}

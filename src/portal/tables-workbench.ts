@@ -1,0 +1,191 @@
+/**
+ * The Tables page's actions. A table is computed by the API's own POST /tables, called
+ * in-process as the signed-in user's account (its licences and groups, its rate limit and
+ * quota): the same code computes it and writes the one usage row of the call.
+ */
+import { accountById, type DbKeyStore, deleteSavedTable, listSavedTables, portalCallerId, savedTable, saveTable, setSavedTableShared, storeSavedResult, type Database, type SavedTable } from '../access/index.js';
+import { isCrosstabError, type TableJson } from '../index.js';
+import type { ApiKeyRecord, HandlerResponse } from '../http/index.js';
+import { callerGroups, type CatalogDataset } from '../http/survey-catalog.js';
+import type { PageContext } from './html.js';
+import type { PortalRoute, RouteContext } from './routes.js';
+import type { Session } from './sessions.js';
+import { accountCatalog, accountRights } from './surveys-page.js';
+import { emptyForm, formOf, formOfSpec, parseSpec, specOf, type TableForm, type TableSpec } from './table-spec.js';
+import { tablesPage, type TablesView } from './tables-page.js';
+
+/** Formats a table can be answered in. */
+export type TableFormat = 'json' | 'csv' | 'xlsx';
+/** Runs POST /tables of the API as `caller`: its answer as the API sends it. */
+export type TableCompute = (caller: ApiKeyRecord, spec: TableSpec, format: TableFormat) => Promise<HandlerResponse & { body: string | Uint8Array }>;
+
+export interface TablesDependencies {
+  db: Database;
+  /** The API's key store: told the account's limits before a table is computed for it. */
+  keys: DbKeyStore;
+  surveys: readonly CatalogDataset[];
+  /** The API's POST /tables (set when the portal is mounted beside the API). */
+  compute(): TableCompute | undefined;
+  context(title: string, session: Session): PageContext;
+  /** The page (its Content-Security-Policy lets its script fetch from the same origin). */
+  page(status: number, body: string): HandlerResponse;
+  file(contentType: string, filename: string, body: string | Uint8Array): HandlerResponse;
+  json(status: number, value: unknown): HandlerResponse;
+  redirect(location: string): HandlerResponse;
+  base: string;
+}
+
+const FORMAT_TYPES: Readonly<Record<TableFormat, string>> = { json: 'application/json', csv: 'text/csv', xlsx: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet' };
+export const tableAccept = (format: TableFormat): string => FORMAT_TYPES[format];
+
+/** The API's field names as the form labels them. */
+const FIELDS: ReadonlyArray<[RegExp, NonNullable<TablesView['error']>['field'], (match: RegExpExecArray) => string]> = [
+  [/^PopulationBaseCode\b/, 'base', () => 'Base'],
+  [/^Rows(?:\[(\d+)\])?/, 'rows', (m) => (m[1] === undefined ? 'Rows' : `Rows, line ${Number(m[1]) + 1}`)],
+  [/^Columns(?:\[(\d+)\])?/, 'columns', (m) => (m[1] === undefined ? 'Columns' : `Columns, line ${Number(m[1]) + 1}`)],
+  [/^Weight\b/, 'weight', () => 'Weight'],
+  [/^Statistics\b/, 'statistics', () => 'Statistics'],
+  [/^SurveyCode\b/, 'survey', () => 'Survey'],
+];
+
+/** An error answer of POST /tables as the form shows it: its field named by the form's label. */
+export function formError(answer: { body: string | Uint8Array }): NonNullable<TablesView['error']> {
+  let detail: { message?: string; hint?: string; field?: string } = {};
+  try {
+    detail = (JSON.parse(typeof answer.body === 'string' ? answer.body : Buffer.from(answer.body).toString('utf8')) as { error?: typeof detail }).error ?? {};
+  } catch {
+    // not JSON: the generic message below
+  }
+  let message = detail.message ?? 'The table could not be computed.';
+  let field: NonNullable<TablesView['error']>['field'];
+  for (const [pattern, name, label] of FIELDS) {
+    const match = pattern.exec(message);
+    const named = detail.field !== undefined && pattern.test(detail.field);
+    if (match !== null) message = `${label(match)}${message.slice(match[0].length)}`;
+    if (match !== null || named) {
+      field = name;
+      break;
+    }
+  }
+  const text = detail.hint ? `${message} ${detail.hint}` : message;
+  return field === undefined ? { message: text } : { message: text, field };
+}
+
+export function tablesRoutes(deps: TablesDependencies): PortalRoute[] {
+  const { db, base } = deps;
+  type SignedIn = RouteContext & { session: Session };
+  const owner = (session: Session) => ({ accountId: session.accountId, userId: session.userId });
+
+  async function rightsOf(session: Session): Promise<{ caller: ApiKeyRecord; catalog: ReturnType<typeof accountCatalog> }> {
+    const account = await accountById(db, session.accountId);
+    // The rate limit and quota as the database says now: the same admission as the account's keys.
+    deps.keys.noteAccountLimits(account);
+    return { caller: { ...accountRights(account), id: portalCallerId(session.userId) }, catalog: accountCatalog(account, deps.surveys, undefined) };
+  }
+
+  async function view(session: Session, form: TableForm, extra: Partial<TablesView>, status = 200): Promise<HandlerResponse> {
+    const { catalog } = await rightsOf(session);
+    const dataset = deps.surveys.find((candidate) => candidate.info.survey === form.survey && catalog.surveys.some((survey) => survey.SurveyCode === form.survey));
+    const account = await accountById(db, session.accountId);
+    const groups = dataset === undefined ? [] : (callerGroups(accountRights(account), dataset.info) ?? []);
+    const variables = dataset === undefined ? [] : dataset.info.variables.filter((variable) => groups.includes(variable.group)).map((variable) => ({ name: variable.name, ...(variable.label === undefined ? {} : { label: variable.label }) }));
+    const tables: TablesView = { form, surveys: catalog.surveys, weights: dataset?.info.weights ?? [], variables, saved: await listSavedTables(db, owner(session)), viewerId: session.userId, ...extra };
+    return deps.page(status, tablesPage(deps.context('Tables', session), tables));
+  }
+
+  /** The table of `spec` as JSON, or the form's error; billed by the API when it is a 200. */
+  async function computeTable(session: Session, spec: TableSpec, format: TableFormat): Promise<{ answer: HandlerResponse & { body: string | Uint8Array } } | { error: NonNullable<TablesView['error']>; status: number }> {
+    const compute = deps.compute();
+    if (compute === undefined) return { error: { message: 'Tables cannot be computed here: the portal is not mounted beside the API.' }, status: 503 };
+    const { caller } = await rightsOf(session);
+    const answer = await compute(caller, spec, format);
+    if (answer.status !== 200) return { error: formError(answer), status: answer.status };
+    return { answer };
+  }
+
+  const tableOf = (body: string | Uint8Array): TableJson => (JSON.parse(typeof body === 'string' ? body : Buffer.from(body).toString('utf8')) as { Table: TableJson }).Table;
+  const now = (): string => new Date().toISOString().replace('T', ' ').slice(0, 16) + ' UTC';
+
+  async function post({ session, form: fields }: SignedIn & { form: URLSearchParams }): Promise<HandlerResponse> {
+    const form = formOf(fields);
+    const action = fields.get('action') ?? 'compute';
+    const opened = fields.get('saved') ? await savedTable(db, owner(session), fields.get('saved') as string) : undefined;
+    const again = (error: NonNullable<TablesView['error']>, status: number) => view(session, form, { error, ...(opened ? { openedFrom: opened } : {}) }, status >= 500 ? status : status === 200 ? 400 : status);
+    if (form.rows.trim() === '' || form.columns.trim() === '') return again({ message: `${form.rows.trim() === '' ? 'Rows' : 'Columns'} must have at least one line: a variable or an expression.`, field: form.rows.trim() === '' ? 'rows' : 'columns' }, 400);
+    const tableName = (fields.get('tableName') ?? '').trim();
+    if (action === 'save' && (tableName === '' || tableName.length > 120)) return again({ message: 'Save as: give the table a name of 1 to 120 characters. Nothing was computed or billed.' }, 400);
+    const spec = specOf(form, deps.surveys.find((dataset) => dataset.info.survey === form.survey));
+    const format: TableFormat = action === 'csv' ? 'csv' : action === 'xlsx' ? 'xlsx' : 'json';
+    const computed = await computeTable(session, spec, format);
+    if ('error' in computed) return again(computed.error, computed.status);
+    const { answer } = computed;
+    if (format !== 'json') return deps.file(answer.headers['content-type'] ?? FORMAT_TYPES[format], `table-${spec.SurveyCode}.${format}`, answer.body);
+    const table = tableOf(answer.body);
+    const specText = JSON.stringify(spec);
+    if (action === 'save') {
+      const saved = await saveTable(db, owner(session), { name: tableName, spec: specText, result: JSON.stringify(table), shared: fields.get('shared') === '1' });
+      return deps.redirect(`${base}/tables/saved/${saved.id}?done=saved`);
+    }
+    // Computing a reopened saved table with its spec unchanged refreshes its stored result.
+    if (opened !== undefined && opened.spec === specText) await storeSavedResult(db, owner(session), opened.id, JSON.stringify(table));
+    return view(session, form, { result: { table, computedAt: now(), billed: true }, ...(opened ? { openedFrom: opened } : {}) });
+  }
+
+  async function openSaved({ session, params, query }: SignedIn): Promise<HandlerResponse> {
+    const saved = await savedTable(db, owner(session), params[0] as string);
+    if (saved === undefined) return view(session, emptyForm(''), { error: { message: 'No such saved table in your account (or it is not shared with you).' } }, 404);
+    const spec = parseSpec(saved.spec);
+    if (spec === undefined) return view(session, emptyForm(''), { error: { message: `The saved table ${saved.name} cannot be read.` } }, 500);
+    const result = saved.result === null ? undefined : { table: JSON.parse(saved.result) as TableJson, computedAt: (saved.computedAt ?? '').replace('T', ' ').slice(0, 16) + ' UTC', billed: false, saved };
+    return view(session, formOfSpec(spec), { openedFrom: saved, ...(result ? { result } : {}), ...(query.get('done') === 'saved' ? { success: `Saved as ${saved.name}${saved.shared ? ', shared with your account' : ''}.` } : {}) });
+  }
+
+  async function savedAction({ session, params }: SignedIn): Promise<HandlerResponse> {
+    const [id = '', verb] = params;
+    const done = verb === 'delete' ? await deleteSavedTable(db, owner(session), id) : await setSavedTableShared(db, owner(session), id, verb === 'share');
+    if (!done) return view(session, emptyForm((await rightsOf(session)).catalog.surveys[0]?.SurveyCode ?? ''), { error: { message: 'Only the user who saved a table can share, stop sharing or delete it.' } }, 403);
+    return deps.redirect(`${base}/tables`);
+  }
+
+  /** The check the page's script runs as an expression is typed: the engine's own message. */
+  async function check({ session, query }: SignedIn): Promise<HandlerResponse> {
+    const expression = (query.get('expression') ?? '').trim();
+    const { caller, catalog } = await rightsOf(session);
+    const survey = query.get('survey') ?? '';
+    const dataset = catalog.surveys.some((entry) => entry.SurveyCode === survey) ? deps.surveys.find((candidate) => candidate.info.survey === survey) : undefined;
+    if (dataset === undefined) return deps.json(404, { valid: false, message: `Your account has no survey ${survey.slice(0, 60)}.` });
+    if (expression === '') return deps.json(200, { valid: false, message: 'Empty: type an expression.' });
+    const groups = callerGroups(caller, dataset.info) ?? [];
+    const variable = dataset.info.variables.find((candidate) => candidate.name === expression && groups.includes(candidate.group));
+    if (variable !== undefined && query.get('kind') === 'axis') return deps.json(200, { valid: true, message: `Whole variable ${variable.name}: a line per value.` });
+    if (dataset.groupsOf === undefined) return deps.json(200, { valid: true, message: 'Checked when the table is computed.' });
+    try {
+      const outside = dataset.groupsOf(expression).filter((group) => !groups.includes(group));
+      if (outside.length > 0) return deps.json(200, { valid: false, message: 'The expression uses a variable outside your account\'s authorization groups.' });
+      return deps.json(200, { valid: true, message: 'Valid expression.' });
+    } catch (error) {
+      if (!isCrosstabError(error)) throw error;
+      // The engine may suggest a name ("did you mean ...?") of a variable this account may not see: not shown then.
+      const hidden = dataset.info.variables.filter((candidate) => !groups.includes(candidate.group)).some((candidate) => new RegExp(`(?<![A-Za-z0-9_])${candidate.name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?![A-Za-z0-9_])`).test(error.message.replace(expression, '')));
+      return deps.json(200, { valid: false, message: hidden ? 'Not an expression of the variables your account may use: the Surveys page lists them and their values.' : error.message });
+    }
+  }
+
+  const signedIn = (handle: (context: SignedIn) => Promise<HandlerResponse>) => (context: RouteContext) => handle(context as SignedIn);
+  return [
+    {
+      method: 'GET', path: '/tables', access: 'account',
+      handle: signedIn(async ({ session, query }) => {
+        const { catalog } = await rightsOf(session);
+        const chosen = catalog.surveys.find((survey) => survey.SurveyCode === query.get('survey')) ?? catalog.surveys[0];
+        return view(session, emptyForm(chosen?.SurveyCode ?? ''), {});
+      }),
+    },
+    { method: 'POST', path: '/tables', access: 'account', handle: (context) => post(context as SignedIn & { form: URLSearchParams }) },
+    { method: 'GET', path: '/tables/check', access: 'account', handle: signedIn(check) },
+    { method: 'GET', path: /^\/tables\/saved\/(tbl_[0-9a-f]{16})$/, access: 'account', handle: signedIn(openSaved) },
+    { method: 'POST', path: /^\/tables\/saved\/(tbl_[0-9a-f]{16})\/(share|unshare|delete)$/, access: 'account', handle: signedIn(savedAction) },
+  ];
+}
+
+export type { SavedTable };

@@ -1,0 +1,226 @@
+// The portal's Tables page in headless Chromium (playwright-core): sign in, browse the survey,
+// type a base (checked as it is typed), build a 3 x 2 table (GSS, base year=2024, rows race,
+// columns sex), compare its cells with `crosstab table` on the same spec, download the XLSX
+// and read it back with exceljs, see the calls on the Usage page; the heat map's text
+// contrast, the focus ring, and no page-level horizontal scroll at 390 px. Screenshots at
+// 1280 and 390 px are written to $PORTAL_SCREENSHOTS (default: a temporary folder).
+import type { ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import ExcelJS from 'exceljs';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { openDataset, type Dataset, type TableJson } from '../../src/index.js';
+import { createCrosstabHandler, listen, type RunningServer } from '../../src/http/index.js';
+import { addAccount, addUser, DbKeyStore, DbUsageSink, openDatabase, parseLicences, type Database } from '../../src/access/index.js';
+import { createPortal, mountPortal } from '../../src/portal/index.js';
+import { chromiumMissing, findChromium, launchChromium } from '../support/chromium.js';
+import { repoRoot } from '../support/paths.js';
+import { tempDir } from '../http/support.js';
+
+const paths = inject('testDatasets');
+
+/** WCAG contrast of two CSS rgb() colours. */
+function contrast(a: string, b: string): number {
+  const luminance = (color: string): number => {
+    const [r, g, bl] = (color.match(/[\d.]+/g) ?? []).slice(0, 3).map((part) => {
+      const c = Number(part) / 255;
+      return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+    }) as [number, number, number];
+    return 0.2126 * r + 0.7152 * g + 0.0722 * bl;
+  };
+  const [hi, lo] = [luminance(a), luminance(b)].sort((x, y) => y - x) as [number, number];
+  return (hi + 0.05) / (lo + 0.05);
+}
+
+const OVERFLOW = `(() => {
+  const width = document.documentElement.clientWidth;
+  if (document.documentElement.scrollWidth <= width) return '';
+  return [...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > width + 0.5 && !e.closest('.table-wrap *')).map((e) => e.tagName + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right)).slice(0, 8).join('; ') || 'scrollWidth ' + document.documentElement.scrollWidth + ' > ' + width;
+})()`;
+
+/** Page-side: each heat-map cell's text colour and background. */
+const CELL_COLOURS = `[...document.querySelectorAll('td.heat')].map((cell) => { const style = getComputedStyle(cell); return { color: style.color, background: style.backgroundColor }; })`;
+
+describe('portal Tables page in headless Chromium', () => {
+  let db: Database;
+  let dataset: Dataset;
+  let server: RunningServer;
+  let origin: string;
+  let browser: Browser | undefined;
+  let chromiumProcess: ChildProcess | undefined;
+  let page: Page;
+  let password: string;
+  const shots = process.env['PORTAL_SCREENSHOTS'] ?? tempDir('crosstab-portal-tables-shots-');
+  const userDataDir = tempDir('crosstab-chromium-');
+
+  beforeAll(async () => {
+    expect(findChromium(), chromiumMissing()).toBeDefined();
+    mkdirSync(shots, { recursive: true });
+    db = await openDatabase(join(tempDir('crosstab-portal-tables-ui-'), 'db'));
+    await addAccount(db, 'acme', parseLicences(['GSS'], ['GSS:_ALL_']), {});
+    const added = await addUser(db, 'acme', 'analyst@acme.example');
+    password = added.oneTimePassword;
+    await db.query('UPDATE users SET must_change_password = false WHERE id = $1', [added.user.id]);
+    dataset = await openDataset(paths.gss);
+    const keys = new DbKeyStore(db);
+    const api = await createCrosstabHandler({ datasets: [dataset], keys, usage: new DbUsageSink(db) });
+    server = await listen(mountPortal(api, createPortal({ db, keys, apiUrl: 'http://127.0.0.1/v1', exampleBody: '{}', surveys: [dataset] })), { port: 0 });
+    origin = server.url.replace(/\/v1$/, '');
+    ({ browser, process: chromiumProcess } = await launchChromium(userDataDir));
+    page = await browser.contexts()[0]!.newPage();
+    await page.setViewportSize({ width: 1280, height: 900 });
+  });
+
+  afterAll(async () => {
+    await browser?.close().catch(() => {});
+    chromiumProcess?.kill('SIGKILL');
+    await server?.close();
+    await db?.close();
+    dataset?.close();
+    rmSync(userDataDir, { recursive: true, force: true });
+  });
+
+  const shot = async (name: string) => {
+    for (const width of [1280, 390]) {
+      await page.setViewportSize({ width, height: 900 });
+      await page.screenshot({ path: join(shots, `${name}-${width}.png`), fullPage: true });
+      if (width === 390) expect(await page.evaluate<string>(OVERFLOW), `${name} at 390 px`).toBe('');
+    }
+    await page.setViewportSize({ width: 1280, height: 900 });
+  };
+
+  it('signs in and browses the survey', async () => {
+    await page.goto(`${origin}/portal/sign-in`);
+    await page.getByLabel('E-mail address').fill('analyst@acme.example');
+    await page.getByLabel('Password', { exact: true }).fill(password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL(/\/portal\/keys/);
+    await page.getByRole('link', { name: 'Surveys' }).click();
+    await page.getByRole('link', { name: /\(GSS\)/ }).click();
+    expect(await page.textContent('main')).toContain('race');
+    await page.getByRole('link', { name: 'Tables' }).click();
+    await page.waitForURL(`${origin}/portal/tables`);
+    await shot('tables-empty');
+  });
+
+  it('checks the base as it is typed, with the engine\'s message', async () => {
+    const base = page.getByLabel(/^Base/);
+    await base.fill('year=');
+    await expect.poll(() => page.locator('#base-check').getAttribute('class')).toBe('check-status invalid');
+    expect(await base.getAttribute('aria-invalid')).toBe('true');
+    let engine = '';
+    try {
+      dataset.groupsOf('year=');
+    } catch (error) {
+      engine = (error as Error).message;
+    }
+    expect(await page.locator('#base-check').textContent()).toBe(engine);
+    await base.fill('year=2024');
+    await expect.poll(() => page.locator('#base-check').textContent()).toBe('Valid expression.');
+    expect(await base.getAttribute('aria-invalid')).toBeNull();
+    // The focus ring and the field's border stand out 3:1 from the white card.
+    await base.focus();
+    const ring = await base.evaluate((element) => {
+      const style = (globalThis as unknown as { getComputedStyle(node: unknown): { outlineColor: string; outlineStyle: string; borderTopColor: string } }).getComputedStyle(element);
+      return { outline: style.outlineColor, outlineStyle: style.outlineStyle, border: style.borderTopColor };
+    });
+    expect(ring.outlineStyle).not.toBe('none');
+    expect(contrast(ring.outline, 'rgb(255, 255, 255)')).toBeGreaterThanOrEqual(3);
+    expect(contrast(ring.border, 'rgb(255, 255, 255)')).toBeGreaterThanOrEqual(3);
+  });
+
+  it('builds the 3 x 2 table, with the cells `crosstab table` gives for the same spec', async () => {
+    await page.getByLabel(/^Rows/).fill('race');
+    await page.getByLabel(/^Columns/).fill('sex');
+    await page.getByLabel('Significance letters').check();
+    await page.getByLabel('Hide them').check();
+    await page.getByRole('button', { name: 'Compute table' }).click();
+    await page.waitForLoadState();
+    expect(await page.getByRole('alert').count()).toBe(0);
+
+    const cli = JSON.parse(
+      execFileSync(process.execPath, [join(repoRoot, 'dist/cli/main.js'), 'table', paths.gss, '--base', 'year=2024', '--rows', 'race', '--columns', 'sex', '--missing', 'hide', '--stats', 'vpct,sig', '--format', 'json'], { encoding: 'utf8' }),
+    ) as TableJson;
+    expect(cli.rows).toHaveLength(3);
+    expect(cli.columns).toHaveLength(2);
+    const rows = await page.locator('#result-table tbody tr:not(.bases)').all();
+    expect(rows).toHaveLength(3);
+    for (const [r, row] of rows.entries()) {
+      expect(await row.locator('th').textContent()).toContain(cli.rows[r]!.label);
+      const cells = await row.locator('td.heat').all();
+      expect(cells).toHaveLength(2);
+      for (const [c, cell] of cells.entries()) {
+        const want = cli.cells[r]![c]!;
+        const mark = want.stability === 'very-unstable' ? '**' : want.stability === 'caution' ? '*' : '';
+        expect(await cell.locator('.pct').textContent()).toBe(`${((want.columnPct as number) * 100).toFixed(1)}%${mark}`);
+        expect((await cell.locator('sup.letters').allTextContents()).join('')).toBe(want.letters ?? '');
+        expect(await cell.textContent()).toContain(`n ${want.respondents.toLocaleString('en-US')}`);
+      }
+    }
+    // Every cell's figures are readable on its shade (WCAG AA for text: 4.5:1).
+    for (const { color, background } of await page.evaluate<Array<{ color: string; background: string }>>(CELL_COLOURS)) expect(contrast(color, background)).toBeGreaterThanOrEqual(4.5);
+    expect(await page.locator('.legend').textContent()).toMatch(/significantly greater/);
+    await shot('tables-result');
+    await page.locator('#result-table').screenshot({ path: join(shots, 'tables-heatmap-1280.png') });
+
+    // The XLSX of the same table, read back.
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download XLSX' }).click()]);
+    expect(download.suggestedFilename()).toBe('table-GSS.xlsx');
+    const file = join(tempDir('crosstab-portal-xlsx-'), 'table.xlsx');
+    await download.saveAs(file);
+    const book = new ExcelJS.Workbook();
+    await book.xlsx.readFile(file);
+    const numbers: number[] = [];
+    const texts: string[] = [];
+    book.eachSheet((sheet) => sheet.eachRow((row) => row.eachCell((cell) => (typeof cell.value === 'number' ? numbers.push(cell.value) : texts.push(String(cell.value))))));
+    for (const entry of [...cli.rows, ...cli.columns]) expect(texts.join('\n')).toContain(entry.label);
+    for (const row of cli.cells) {
+      for (const cell of row) {
+        expect(numbers.some((value) => Math.abs(value - (cell.columnPct as number)) < 1e-12 || Math.abs(value - (cell.columnPct as number) * 100) < 1e-9), `column % ${cell.columnPct} in the workbook`).toBe(true);
+        expect(numbers).toContain(cell.respondents);
+      }
+    }
+  });
+
+  it('saves the table, shared with the account, and reopens it from the list by keyboard', async () => {
+    await page.getByLabel('Save as').fill('Race by sex, 2024');
+    await page.getByLabel('Share with my account').check();
+    await page.getByRole('button', { name: 'Compute and save' }).click();
+    await page.waitForURL(/\/portal\/tables\/saved\/tbl_[0-9a-f]{16}\?done=saved/);
+    expect(await page.getByRole('status').first().textContent()).toMatch(/Saved as Race by sex, 2024, shared with your account/);
+    await page.goto(`${origin}/portal/tables`);
+    const link = page.getByRole('link', { name: 'Race by sex, 2024' });
+    await link.focus();
+    await page.keyboard.press('Enter');
+    await page.waitForURL(/\/portal\/tables\/saved\/tbl_/);
+    expect(await page.locator('main').textContent()).toMatch(/opening it was not billed/);
+    expect(await page.locator('#result-table td.heat').count()).toBe(6);
+    await shot('tables-saved');
+  });
+
+  it('shows the calls on the Usage page with their operation', async () => {
+    await page.getByRole('link', { name: 'Usage' }).click();
+    await page.waitForURL(/\/portal\/usage/);
+    const perOperation = page.getByRole('region', { name: 'Calls per operation' });
+    // The table computed on the page, its XLSX and the saved one: three computations, three billed calls (reopening bills none).
+    expect(await perOperation.locator('tbody tr').allTextContents()).toEqual(['table3']);
+    expect(await page.getByRole('region', { name: 'Calls per key' }).textContent()).toContain('Tables page, analyst@acme.example');
+    await shot('usage-with-tables');
+  });
+
+  it('shows significance letters in the cells and on the lettered columns', async () => {
+    await page.goto(`${origin}/portal/tables`);
+    await page.getByLabel(/^Base/).fill('*');
+    await page.getByLabel(/^Rows/).fill('degree');
+    await page.getByLabel(/^Columns/).fill('sex\nrace');
+    await page.getByLabel('Hide them').check();
+    await page.getByRole('button', { name: 'Compute table' }).click();
+    await page.waitForLoadState();
+    expect(await page.locator('#result-table sup.letters').count()).toBeGreaterThan(0);
+    expect(await page.locator('#result-table thead .letter').allTextContents()).toEqual(['(A)', '(B)', '(A)', '(B)', '(C)']);
+    for (const { color, background } of await page.evaluate<Array<{ color: string; background: string }>>(CELL_COLOURS)) expect(contrast(color, background)).toBeGreaterThanOrEqual(4.5);
+    await shot('tables-letters');
+  });
+});

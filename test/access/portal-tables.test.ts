@@ -1,0 +1,207 @@
+// The portal's Tables page over real HTTP on the embedded database: a table computed by the
+// API's POST /tables as the user's account (one usage row per computed table, operation
+// "table"), CSRF on every form, the expression check, CSV download, saved tables shared
+// within the account and never outside it, and the Usage page.
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { openDataset, tableStatistics, tableToCSV, type Dataset } from '../../src/index.js';
+import { createCrosstabHandler, listen, type RunningServer } from '../../src/http/index.js';
+import { addAccount, addUser, DbKeyStore, DbUsageSink, openDatabase, parseLicences, type Database } from '../../src/access/index.js';
+import { createPortal, mountPortal } from '../../src/portal/index.js';
+import { tempDir } from '../http/support.js';
+import { alertOf, cookieOf, csrfOf, postSignIn, send, signInForm } from './portal-client.js';
+
+const paths = inject('testDatasets');
+
+interface Person {
+  id: string;
+  cookie: string;
+  csrf: string;
+}
+
+describe('portal Tables page (embedded database)', () => {
+  let db: Database;
+  let gss: Dataset;
+  let server: RunningServer;
+  let origin: string;
+  let analyst: Person;
+  let colleague: Person;
+  let outsider: Person;
+
+  async function person(account: string, email: string): Promise<Person> {
+    const { user, oneTimePassword } = await addUser(db, account, email);
+    await db.query('UPDATE users SET must_change_password = false WHERE id = $1', [user.id]);
+    const signed = await postSignIn(origin, await signInForm(origin), user.email, oneTimePassword);
+    expect(signed.status).toBe(303);
+    const cookie = cookieOf(signed, 'crosstab_portal') as string;
+    const page = await send(origin, 'GET', '/portal/tables', { cookie });
+    return { id: user.id, cookie, csrf: csrfOf(page) };
+  }
+  const usageRows = async () => (await db.query<{ key_id: string; operation: string; account_id: string; survey: string; targets: number }>('SELECT key_id, operation, account_id, survey, targets FROM usage ORDER BY time')).rows;
+  const tableForm = (who: Person, fields: Record<string, string>, stats: string[] = ['sig']): URLSearchParams => {
+    const form = new URLSearchParams({ csrf: who.csrf, survey: 'GSS', base: 'year=2024', rows: 'race', columns: 'sex', weight: '', missing: 'hide', action: 'compute', ...fields });
+    for (const stat of stats) form.append('stat', stat);
+    return form;
+  };
+
+  beforeAll(async () => {
+    db = await openDatabase(join(tempDir('crosstab-portal-tables-'), 'db'));
+    await addAccount(db, 'acme', parseLicences(['GSS'], ['GSS:demographics']));
+    await addAccount(db, 'globex', parseLicences(['GSS'], ['GSS:demographics']));
+    await addAccount(db, 'initech', parseLicences(['GSS'], ['GSS:demographics']), { monthlyQuota: 1 });
+    gss = await openDataset(paths.gss);
+    const keys = new DbKeyStore(db);
+    const api = await createCrosstabHandler({ datasets: [gss], keys, usage: new DbUsageSink(db) });
+    server = await listen(mountPortal(api, createPortal({ db, keys, apiUrl: 'http://127.0.0.1/v1', exampleBody: '{}', surveys: [gss] })), { port: 0 });
+    origin = server.url.replace(/\/v1$/, '');
+    analyst = await person('acme', 'analyst@acme.example');
+    colleague = await person('acme', 'colleague@acme.example');
+    outsider = await person('globex', 'analyst@globex.example');
+  });
+  afterAll(async () => {
+    await server?.close();
+    await db?.close();
+    await gss?.close();
+  });
+
+  it('shows the form with labels, the survey and its weights, and refuses a post without the CSRF token (nothing billed)', async () => {
+    const page = await send(origin, 'GET', '/portal/tables', { cookie: analyst.cookie });
+    expect(page.status).toBe(200);
+    for (const id of ['survey', 'weight', 'base', 'rows', 'columns', 'table-name']) expect(page.body).toContain(`<label for="${id}"`);
+    expect(page.body).toContain('<option value="wtssps"');
+    expect(page.body).toContain('aria-current="page">Tables</a>');
+    // Only this page's script may fetch (its same-origin expression check); the others not at all.
+    expect(page.headers['content-security-policy']).toContain("connect-src 'self'");
+    expect((await send(origin, 'GET', '/portal/usage', { cookie: analyst.cookie })).headers['content-security-policy']).not.toContain('connect-src');
+    const refused = await send(origin, 'POST', '/portal/tables', { cookie: analyst.cookie, form: tableForm({ ...analyst, csrf: 'wrong' }, {}) });
+    expect(refused.status).toBe(403);
+    expect(await usageRows()).toEqual([]);
+    expect((await send(origin, 'GET', '/portal/tables')).status).toBe(401);
+  });
+
+  it('computes the table as table() does, billed once as the user (operation "table")', async () => {
+    const reply = await send(origin, 'POST', '/portal/tables', { cookie: analyst.cookie, form: tableForm(analyst, {}) });
+    expect(reply.status, alertOf(reply)).toBe(200);
+    const expected = await gss.table({ base: 'year=2024', rows: [{ variable: 'race' }], columns: [{ variable: 'sex' }], missing: 'hide', weight: 'wtssps' });
+    const stats = tableStatistics(expected, { stats: ['vpct', 'sig'] });
+    expect(expected.rows.length * expected.columns.length).toBe(6);
+    const shown = [...reply.body.matchAll(/<span class="pct">([^<]*)<\/span>(?:<sup class="letters">([^<]*)<\/sup>)?/g)].map((match) => `${match[1]}|${match[2] ?? ''}`);
+    const want = expected.rows.flatMap((_, r) =>
+      expected.columns.map((__, c) => {
+        const at = r * expected.columns.length + c;
+        const mark = expected.cell(r, c).stability === 'very-unstable' ? '**' : expected.cell(r, c).stability === 'caution' ? '*' : '';
+        return `${(stats.columnPct![at]! * 100).toFixed(1)}%${mark}|${stats.letters?.[at] ?? ''}`;
+      }),
+    );
+    expect(shown).toEqual(want);
+    for (const entry of [...expected.rows, ...expected.columns]) expect(reply.body).toContain(`<code>${entry.expr}</code>`);
+    expect(reply.body).toContain('class="legend"');
+    const rows = await usageRows();
+    expect(rows).toEqual([{ key_id: `portal:${analyst.id}`, operation: 'table', account_id: rows[0]!.account_id, survey: 'GSS', targets: 5 }]);
+  });
+
+  it('writes the significance letters and the columns\' letters of a table with clear differences', async () => {
+    const reply = await send(origin, 'POST', '/portal/tables', { cookie: analyst.cookie, form: tableForm(analyst, { base: '*', rows: 'degree', columns: 'sex\nrace' }) });
+    expect(reply.status, alertOf(reply)).toBe(200);
+    const expected = await gss.table({ base: '*', rows: [{ variable: 'degree' }], columns: [{ variable: 'sex' }, { variable: 'race' }], missing: 'hide', weight: 'wtssps' });
+    const stats = tableStatistics(expected, { stats: ['vpct', 'sig'] });
+    const letters = [...reply.body.matchAll(/<span class="pct">[^<]*<\/span>(?:<sup class="letters">([^<]*)<\/sup>)?/g)].map((match) => match[1] ?? '');
+    expect(letters).toEqual(stats.letters);
+    expect(letters.some((cell) => cell !== '')).toBe(true);
+    for (const letter of stats.columnLetters) if (letter !== null) expect(reply.body).toContain(`<span class="letter">(${letter})</span>`);
+  });
+
+  it('answers a bad base on the form, naming the field, and bills nothing; the check endpoint gives the engine\'s message', async () => {
+    const before = (await usageRows()).length;
+    const reply = await send(origin, 'POST', '/portal/tables', { cookie: analyst.cookie, form: tableForm(analyst, { base: 'year=' }) });
+    expect(reply.status).toBe(400);
+    expect(alertOf(reply)).toMatch(/^Base: /);
+    expect(reply.body).toMatch(/id="base"[^>]*aria-invalid="true"/);
+    expect(reply.body).toContain('value="year="');
+    const outside = await send(origin, 'POST', '/portal/tables', { cookie: analyst.cookie, form: tableForm(analyst, { rows: 'race\npolviews' }) });
+    expect(outside.status).toBe(400);
+    expect(alertOf(outside)).toMatch(/^Rows, line 2: unknown variable &quot;polviews&quot;/);
+    expect((await usageRows()).length).toBe(before);
+
+    const check = async (expression: string, kind = 'base') => JSON.parse((await send(origin, 'GET', `/portal/tables/check?survey=GSS&kind=${kind}&expression=${encodeURIComponent(expression)}`, { cookie: analyst.cookie })).body) as { valid: boolean; message: string };
+    expect(await check('year=2024')).toMatchObject({ valid: true });
+    let engine = '';
+    try {
+      gss.groupsOf('year=');
+    } catch (error) {
+      engine = (error as Error).message;
+    }
+    expect(engine).not.toBe('');
+    expect(await check('year=')).toEqual({ valid: false, message: engine });
+    expect(await check('race', 'axis')).toMatchObject({ valid: true });
+    expect((await check('polviews=1')).valid).toBe(false);
+    // A near miss of a variable outside the account's groups is not suggested by name.
+    const near = await check('polview=1');
+    expect(near.valid).toBe(false);
+    expect(near.message).not.toMatch(/polviews/);
+    expect((await usageRows()).length).toBe(before);
+  });
+
+  it('downloads the CSV POST /tables gives, as one more billed call', async () => {
+    const before = (await usageRows()).length;
+    const reply = await send(origin, 'POST', '/portal/tables', { cookie: analyst.cookie, form: tableForm(analyst, { action: 'csv' }) });
+    expect(reply.status).toBe(200);
+    expect(reply.headers['content-type']).toMatch(/^text\/csv/);
+    expect(reply.headers['content-disposition']).toBe('attachment; filename="table-GSS.csv"');
+    const expected = await gss.table({ base: 'year=2024', rows: [{ variable: 'race' }], columns: [{ variable: 'sex' }], missing: 'hide', weight: 'wtssps' });
+    expect(reply.body).toBe(tableToCSV(expected, tableStatistics(expected, { stats: ['vpct', 'sig'] })));
+    expect((await usageRows()).length).toBe(before + 1);
+  });
+
+  it('saves a table, reopens it without billing, shares it within the account only', async () => {
+    const before = (await usageRows()).length;
+    const saved = await send(origin, 'POST', '/portal/tables', { cookie: analyst.cookie, form: tableForm(analyst, { action: 'save', tableName: 'Race by sex, 2024' }) });
+    expect(saved.status).toBe(303);
+    const location = saved.headers['location'] as string;
+    const id = /\/portal\/tables\/saved\/(tbl_[0-9a-f]{16})\?done=saved$/.exec(location)?.[1] as string;
+    expect(id).toBeDefined();
+    expect((await usageRows()).length).toBe(before + 1);
+    const opened = await send(origin, 'GET', `/portal/tables/saved/${id}`, { cookie: analyst.cookie });
+    expect(opened.status).toBe(200);
+    expect(opened.body).toContain('Race by sex, 2024');
+    expect(opened.body).toContain('<span class="pct">');
+    expect(opened.body).toContain('not billed');
+    expect((await usageRows()).length).toBe(before + 1);
+
+    // Not shared: the colleague neither lists nor opens it; nobody outside the account ever does.
+    expect((await send(origin, 'GET', '/portal/tables', { cookie: colleague.cookie })).body).not.toContain(id);
+    expect((await send(origin, 'GET', `/portal/tables/saved/${id}`, { cookie: colleague.cookie })).status).toBe(404);
+    expect((await send(origin, 'POST', `/portal/tables/saved/${id}/share`, { cookie: analyst.cookie, form: { csrf: 'wrong' } })).status).toBe(403);
+    expect((await send(origin, 'POST', `/portal/tables/saved/${id}/share`, { cookie: analyst.cookie, form: { csrf: analyst.csrf } })).status).toBe(303);
+    const list = await send(origin, 'GET', '/portal/tables', { cookie: colleague.cookie });
+    expect(list.body).toContain(`/portal/tables/saved/${id}`);
+    expect(list.body).toContain('analyst@acme.example');
+    const shared = await send(origin, 'GET', `/portal/tables/saved/${id}`, { cookie: colleague.cookie });
+    expect(shared.status).toBe(200);
+    expect(shared.body).toContain('<span class="pct">');
+    expect((await send(origin, 'POST', `/portal/tables/saved/${id}/delete`, { cookie: colleague.cookie, form: { csrf: colleague.csrf } })).status).toBe(403);
+    expect((await send(origin, 'GET', '/portal/tables', { cookie: outsider.cookie })).body).not.toContain(id);
+    const foreign = await send(origin, 'GET', `/portal/tables/saved/${id}`, { cookie: outsider.cookie });
+    expect(foreign.status).toBe(404);
+    expect(foreign.body).not.toContain('Race by sex');
+    expect((await usageRows()).length).toBe(before + 1);
+  });
+
+  it('admits the page\'s tables by the account\'s monthly quota, as its keys\' calls', async () => {
+    const limited = await person('initech', 'analyst@initech.example');
+    const first = await send(origin, 'POST', '/portal/tables', { cookie: limited.cookie, form: tableForm(limited, {}) });
+    expect(first.status, alertOf(first)).toBe(200);
+    const second = await send(origin, 'POST', '/portal/tables', { cookie: limited.cookie, form: tableForm(limited, {}) });
+    expect(second.status).toBe(429);
+    expect(alertOf(second)).toMatch(/quota/i);
+    expect((await usageRows()).filter((row) => row.key_id === `portal:${limited.id}`)).toHaveLength(1);
+  });
+
+  it('shows the calls on the Usage page, per operation and as the Tables page of the user', async () => {
+    const page = await send(origin, 'GET', '/portal/usage', { cookie: analyst.cookie });
+    expect(page.status).toBe(200);
+    const billed = (await usageRows()).filter((row) => row.key_id === `portal:${analyst.id}`).length;
+    expect(page.body).toMatch(new RegExp(`<td>table</td><td class="num">${billed}</td>`));
+    expect(page.body).toContain(`Tables page, analyst@acme.example <small class="muted">portal:${analyst.id}</small>`);
+  });
+});
