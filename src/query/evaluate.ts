@@ -189,6 +189,12 @@ export class Evaluator {
     return this.data.meta.variables[variable]!.values.length;
   }
 
+  /** Respondents per rank of a variable over the whole dataset: [blank, first value, ...]. */
+  rankRespondents(variable: number): number[] {
+    const stored = this.data.meta.variables[variable]!;
+    return [stored.missing, ...stored.counts];
+  }
+
   /** Gives back all kernel memory of this evaluator. */
   dispose(): void {
     this.disposed = true;
