@@ -224,7 +224,7 @@ export class Evaluator {
       case 'ranks':
         return this.ranksInto(node.variable, node.ranks, dst, scope);
       case 'range':
-        if (node.hi - node.lo < 4 && this.codesOf(node.variable)) {
+        if (this.rangeByCodes(node)) {
           const ranks = Array.from({ length: node.hi - node.lo + 1 }, (_, i) => node.lo + i);
           return this.ranksInto(node.variable, ranks, dst, scope);
         }
@@ -290,6 +290,11 @@ export class Evaluator {
     if (index.kind === BufferKind.indexU8) k.bitsFromRangeU8(dst, index.ptr, this.words, n, lo, hi);
     else if (index.kind === BufferKind.indexU16) k.bitsFromRangeU16(dst, index.ptr, this.words, n, lo, hi);
     else k.bitsFromRangeU32(dst, index.ptr, this.words, n, lo, hi);
+  }
+
+  /** True when a range is built by ORing its values' stored codes (a few ranks), not by scanning the index column. */
+  rangeByCodes(node: Extract<Bound, { op: 'range' }>): boolean {
+    return node.hi - node.lo < 4 && this.codesOf(node.variable) !== undefined;
   }
 
   private codesOf(variable: number): number[] | undefined {
