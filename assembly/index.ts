@@ -503,7 +503,7 @@ export function cellsTile(
  * walks the whole base (about 1.3 ns per respondent of a rank read and a map lookup) and
  * adds the respondents of its rows straight into their cells.
  *
- * Measured on an S3-like table (bench/results, 2026-11-26 kernel): this direct pass against
+ * Measured on an S3-sized table (bench/results/2026-11-26-kernel.md): this direct pass against
  * partitioning by row first (a counting pass, (column, weight) written to per-row buckets,
  * each bucket added into its L1-resident row: 1.8x slower), against per-block buckets
  * (3x slower) and against a branch-free pass that sends other tasks' respondents to a
