@@ -57,14 +57,17 @@ export async function groupByTable(input: TableInput<ValueNode>): Promise<TableC
 
 /**
  * Respondents of each grid row over the whole dataset (the base's own counts are not known
- * before the pass): the row values' counts, then the rest (values off the axis, blank
- * included) for the extra row.
+ * before the pass): the row values' counts, then for the extra row those with a value off
+ * the axis. Blanks off the axis are left out of the estimate: a blank is mostly "not asked"
+ * (ACS: no occupation outside the labour force), so a base that gives the axis meaning has
+ * few of them, and counting them would hand one task the rows of most of the base (S3:
+ * 75% instead of half).
  */
 function rowRespondents(evaluator: Evaluator, rows: ValueNode[]): number[] {
   const perRank = evaluator.rankRespondents(rows[0]!.variable);
+  const onAxis = new Set(rows.map((node) => node.ranks[0]!));
   const perRow = rows.map((node) => perRank[node.ranks[0]!] ?? 0);
-  const total = perRank.reduce((sum, n) => sum + n, 0);
-  perRow.push(Math.max(0, total - perRow.reduce((sum, n) => sum + n, 0)));
+  perRow.push(perRank.reduce((sum, n, rank) => (rank > 0 && !onAxis.has(rank) ? sum + n : sum), 0));
   return perRow;
 }
 
