@@ -51,3 +51,24 @@ export function cellWalk(a: usize, b: usize, weights: usize, words: i32, out: us
   store<f64>(out, sumSq, 8);
   return <i32>count;
 }
+
+/**
+ * Reads `bytes` (a multiple of 64) from `ptr` as u64 lanes and returns their wrapping sum:
+ * the kernel's own memory-read bandwidth, the bound of any pass that streams a buffer once.
+ * Four SIMD accumulators so consecutive loads do not wait on one add.
+ */
+export function readSum(ptr: usize, bytes: usize): u64 {
+  let s0 = i64x2.splat(0);
+  let s1 = i64x2.splat(0);
+  let s2 = i64x2.splat(0);
+  let s3 = i64x2.splat(0);
+  const end = ptr + bytes;
+  for (let p = ptr; p < end; p += 64) {
+    s0 = i64x2.add(s0, v128.load(p));
+    s1 = i64x2.add(s1, v128.load(p, 16));
+    s2 = i64x2.add(s2, v128.load(p, 32));
+    s3 = i64x2.add(s3, v128.load(p, 48));
+  }
+  const s = i64x2.add(i64x2.add(s0, s1), i64x2.add(s2, s3));
+  return <u64>i64x2.extract_lane(s, 0) + <u64>i64x2.extract_lane(s, 1);
+}

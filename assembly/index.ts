@@ -21,7 +21,7 @@
  * call this kernel with the wrong arguments.
  */
 export function kernelAbi(): i32 {
-  return 9;
+  return 10;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -492,71 +492,94 @@ export function cellsTile(
 // alternatives to the cell kernels live in assembly/bench.ts, outside the shipped module.
 
 /**
- * Partitioned group-by over the respondents of `base` in words [fromWord, toWord): the
- * grid of (nRows + 1) x (nColumns + 1) cells, where the extra row and column collect
+ * Group-by over the respondents of `base` (all its words) for the grid rows [rowFrom,
+ * rowTo) of (nRows + 1) x (nColumns + 1) cells, where the extra row and column collect
  * respondents whose row / column value is not on the axis (blank included), so margins are
- * sums over the grid. Instead of adding each respondent to a random cell of a grid that
- * does not fit in cache, it partitions first (as a columnar database's aggregation does):
- * 1. count respondents per row value; 2. write (column, weight) into per-row buckets, a
- * few hundred sequential write streams; 3. add each bucket into its row of the grid, which
- * stays in L1. `rowStart` has room for nRows + 2 u32, `bucketColumns` / `bucketWeights`
- * for every respondent of the range (u32 / f64). Returns the number of respondents placed.
+ * sums over the grid. Returns the number of respondents added.
+ *
+ * Tasks split a table by grid rows, not by respondents: each cell is written by one task
+ * only, in respondent order, so a table cut into any number of tasks has the same sums, to
+ * the last bit, as one task, and there are no partial grids to zero and add. Each task
+ * walks the whole base (about 1.3 ns per respondent of a rank read and a map lookup) and
+ * adds the respondents of its rows straight into their cells.
+ *
+ * Measured on an S3-sized table (bench/results/2026-11-26-kernel.md): this direct pass against
+ * partitioning by row first (a counting pass, (column, weight) written to per-row buckets,
+ * each bucket added into its L1-resident row: 1.8x slower), against per-block buckets
+ * (3x slower) and against a branch-free pass that sends other tasks' respondents to a
+ * scratch cell (1.6x slower): their extra passes or writes cost more than the cache
+ * misses into the grid they save.
  */
 export function groupBy(
-  base: usize, fromWord: i32, toWord: i32,
+  base: usize, words: i32,
   a: usize, aWidth: i32, mapA: usize,
   b: usize, bWidth: i32, mapB: usize,
-  nRows: i32, nColumns: i32, weights: usize, grid: usize,
-  rowStart: usize, bucketColumns: usize, bucketWeights: usize,
+  nRows: i32, nColumns: i32, rowFrom: i32, rowTo: i32, weights: usize, grid: usize,
 ): i32 {
   const width = nColumns + 1;
-  memory.fill(rowStart, 0, <usize>(nRows + 2) << 2);
-  // 1. Counts per row (the extra row nRows: value not on the row axis).
-  for (let i = fromWord; i < toWord; i++) {
+  const span = <u32>(rowTo - rowFrom);
+  let placed = 0;
+  for (let i = 0; i < words; i++) {
     let w = load<u64>(base + (<usize>i << 3));
     while (w != 0) {
       const r = (<u32>i << 6) | <u32>ctz(w);
       w &= w - 1;
-      let row = load<i32>(mapA + (<usize>rankAt(a, aWidth, r) << 2));
-      if (row < 0) row = nRows;
-      const slot = rowStart + (<usize>(row + 1) << 2);
-      store<u32>(slot, load<u32>(slot) + 1);
+      const mappedRow = load<i32>(mapA + (<usize>rankAt(a, aWidth, r) << 2));
+      const row = select<i32>(nRows, mappedRow, mappedRow < 0);
+      if (<u32>(row - rowFrom) >= span) continue;
+      const mappedColumn = load<i32>(mapB + (<usize>rankAt(b, bWidth, r) << 2));
+      const col = select<i32>(nColumns, mappedColumn, mappedColumn < 0);
+      const x = load<f64>(weights + (<usize>r << 3));
+      addTriple(grid + <usize>(row * width + col) * CELL_BYTES, x, x * x);
+      placed++;
     }
-  }
-  for (let row = 1; row <= nRows + 1; row++) {
-    const slot = rowStart + (<usize>row << 2);
-    store<u32>(slot, load<u32>(slot) + load<u32>(slot - 4));
-  }
-  const placed = <i32>load<u32>(rowStart + (<usize>(nRows + 1) << 2));
-  // 2. Partition (column, weight) by row; rowStart[row] advances to the row's end.
-  for (let i = fromWord; i < toWord; i++) {
-    let w = load<u64>(base + (<usize>i << 3));
-    while (w != 0) {
-      const r = (<u32>i << 6) | <u32>ctz(w);
-      w &= w - 1;
-      let row = load<i32>(mapA + (<usize>rankAt(a, aWidth, r) << 2));
-      if (row < 0) row = nRows;
-      let col = load<i32>(mapB + (<usize>rankAt(b, bWidth, r) << 2));
-      if (col < 0) col = nColumns;
-      const slot = rowStart + (<usize>row << 2);
-      const at = load<u32>(slot);
-      store<u32>(slot, at + 1);
-      store<u32>(bucketColumns + (<usize>at << 2), col);
-      store<f64>(bucketWeights + (<usize>at << 3), load<f64>(weights + (<usize>r << 3)));
-    }
-  }
-  // 3. Each bucket into its row of the grid (rowStart[row] is now the end of bucket row).
-  let from: u32 = 0;
-  for (let row = 0; row <= nRows; row++) {
-    const to = load<u32>(rowStart + (<usize>row << 2));
-    const cells = grid + <usize>(row * width) * CELL_BYTES;
-    for (let at = from; at < to; at++) {
-      const x = load<f64>(bucketWeights + (<usize>at << 3));
-      addTriple(cells + <usize>load<u32>(bucketColumns + (<usize>at << 2)) * CELL_BYTES, x, x * x);
-    }
-    from = to;
   }
   return placed;
+}
+
+/**
+ * Splits a group-by grid of (nRows + 1) x (nColumns + 1) triples into the table's cells
+ * (nRows x nColumns f64 each of sums, sums of squares, counts) and its margins (`margins`:
+ * nRows row triples, then nColumns column triples), each margin the sum of its grid row or
+ * column, extra row and column included, added in order of column / row.
+ */
+export function groupByCells(grid: usize, nRows: i32, nColumns: i32, sums: usize, sumsSq: usize, counts: usize, margins: usize): void {
+  const width = nColumns + 1;
+  const columnMargins = margins + <usize>nRows * CELL_BYTES;
+  memory.fill(margins, 0, <usize>(nRows + nColumns) * CELL_BYTES);
+  for (let r = 0; r <= nRows; r++) {
+    const line = grid + <usize>(r * width) * CELL_BYTES;
+    let sum: f64 = 0;
+    let sumSq: f64 = 0;
+    let count: f64 = 0;
+    for (let c = 0; c <= nColumns; c++) {
+      const cell = line + <usize>c * CELL_BYTES;
+      const x = load<f64>(cell);
+      const xx = load<f64>(cell, 8);
+      const n = load<f64>(cell, 16);
+      sum += x;
+      sumSq += xx;
+      count += n;
+      if (c < nColumns) {
+        const column = columnMargins + <usize>c * CELL_BYTES;
+        store<f64>(column, load<f64>(column) + x);
+        store<f64>(column, load<f64>(column, 8) + xx, 8);
+        store<f64>(column, load<f64>(column, 16) + n, 16);
+        if (r < nRows) {
+          const at = <usize>(r * nColumns + c) << 3;
+          store<f64>(sums + at, x);
+          store<f64>(sumsSq + at, xx);
+          store<f64>(counts + at, n);
+        }
+      }
+    }
+    if (r < nRows) {
+      const row = margins + <usize>r * CELL_BYTES;
+      store<f64>(row, sum);
+      store<f64>(row, sumSq, 8);
+      store<f64>(row, count, 16);
+    }
+  }
 }
 
 /**

@@ -10,6 +10,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs, USAGE } from './lib/args.js';
 import { measureBounds } from './lib/bounds.js';
+import { kernelReadBandwidth } from './lib/kernel-bandwidth.js';
 import { loadBench, loadTables } from './lib/load-bench.js';
 import { answerSummary, checkAgreement } from './lib/check.js';
 import { loadColumnStore } from './lib/column-store.js';
@@ -252,6 +253,7 @@ async function main() {
   let bounds = null;
   if (options.bounds) {
     bounds = measureBounds(datasetById('acs').rows);
+    bounds.kernelRead = await kernelReadBandwidth();
     log('\nphysical bounds of this machine:');
     for (const line of boundsLines(bounds)) log(`  ${line}`);
   }

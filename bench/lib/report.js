@@ -49,6 +49,7 @@ export function boundsLines(bounds) {
     `method: ${bounds.method}`,
     `popcount: ${bounds.popcntWordsPerNs.toFixed(2)} 64-bit words/ns/core; AND+popcount: ${bounds.andPopcntWordsPerNs.toFixed(2)} words/ns/core (L1-resident)`,
     `memory read: ${bounds.readGBps1.toFixed(1)} GB/s one thread${bounds.readGBpsAll ? `, ${bounds.readGBpsAll.toFixed(1)} GB/s ${bounds.threads} threads` : ''}; memcpy ${bounds.copyGBps.toFixed(1)} GB/s copied`,
+    ...(bounds.kernelRead ? [`kernel memory read (${bounds.kernelRead.method}): ${bounds.kernelRead.readGBps1.toFixed(1)} GB/s one thread, ${bounds.kernelRead.readGBpsAll.toFixed(1)} GB/s ${bounds.kernelRead.threads} threads`] : []),
     `=> one dense ACS bitset = ${fmtInt(d.wordsPerBitset)} words (${(d.bitsetBytes / 1024).toFixed(0)} KiB): at most ${fmtRate(d.denseCellsPerSecPerCore_popcount)} dense cells/s/core by AND+popcount, ${fmtRate(d.denseCellsPerSec_memory)} cells/s if each cell streams one bitset from RAM`,
   ];
 }

@@ -20,7 +20,7 @@ export function createPeer() {
 
   return {
     name: 'engine',
-    description: 'crosstab-engine (dist/index.js): openDataset + crosstab / table',
+    description: 'crosstab-engine (dist/index.js): openDataset (cell cache off) + crosstab / table',
     usesColumnStore: false,
     async available() {
       if (!existsSync(fileURLToPath(distUrl))) return { ok: false, reason: 'dist/index.js not found (run `npm run build` first)' };
@@ -37,7 +37,8 @@ export function createPeer() {
       const path = join(buildDir, `${dataset.id}.arrow`);
       const report = await api.buildDataset(dataset.path, { weights: [dataset.weight], survey: dataset.id.toUpperCase(), out: path });
       const build = { respondents: report.respondents, variables: report.variables, codes: report.codes, bytes: report.bytes, skipped: report.skipped };
-      datasets.set(dataset.id, await api.openDataset(path));
+      // The cell cache off: every run computes its cells (S1 repeats one question).
+      datasets.set(dataset.id, await api.openDataset(path, { cellCache: 0 }));
       return { path, build };
     },
     async run(shape) {

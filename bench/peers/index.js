@@ -15,6 +15,7 @@
 // openDataset). A new contestant is one more file here and one more line below.
 export const PEERS = [
   { name: 'one-pass-scan', load: () => import('./one-pass-scan.js') },
+  { name: 'js-scan', load: () => import('./js-scan.js') },
   { name: 'typed-bitset', load: () => import('./typed-bitset.js') },
   { name: 'roaring', load: () => import('./roaring.js') },
   { name: 'duckdb', load: () => import('./duckdb.js') },

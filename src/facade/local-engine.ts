@@ -59,7 +59,7 @@ export class LocalEngine implements DatasetEngine {
   private cellsOnPool(base: Bound, targets: readonly Bound[]): boolean {
     if (this.execution !== 'auto') return this.execution === 'pool';
     if (availableParallelism() < 2) return false;
-    return callsInFlight > 1 || estimateCellsMs(base, targets, this.data.words, this.data.meta.respondents) >= POOL_THRESHOLD_MS;
+    return callsInFlight > 1 || estimateCellsMs(this.evaluator, base, targets, this.data.words, this.data.meta.respondents) >= POOL_THRESHOLD_MS;
   }
 
   /**

@@ -4,7 +4,7 @@
  * See assembly/index.ts for the memory layout each function expects.
  */
 /** Must equal kernelAbi() of the compiled kernel (assembly/index.ts). */
-export const KERNEL_ABI = 9;
+export const KERNEL_ABI = 10;
 
 export interface KernelExports {
   kernelAbi(): number;
@@ -33,12 +33,12 @@ export interface KernelExports {
     weights: number, runs: number, nRuns: number, words: number, acc: number,
   ): void;
   groupBy(
-    base: number, fromWord: number, toWord: number,
+    base: number, words: number,
     a: number, aWidth: number, mapA: number,
     b: number, bWidth: number, mapB: number,
-    nRows: number, nColumns: number, weights: number, grid: number,
-    rowStart: number, bucketColumns: number, bucketWeights: number,
+    nRows: number, nColumns: number, rowFrom: number, rowTo: number, weights: number, grid: number,
   ): number;
+  groupByCells(grid: number, nRows: number, nColumns: number, sums: number, sumsSq: number, counts: number, margins: number): void;
   /** XXH64 (see assembly/xxhash64.ts); `state` is 48 bytes of scratch. */
   xxh64Init(state: number, seed: bigint): void;
   xxh64Update(state: number, ptr: number, len: number): void;

@@ -47,6 +47,8 @@ export class Kernel {
       });
     }
     this.layout = layout;
+    const bitsClear = this.exports.bitsClear;
+    memory.zeroFill = (ptr, bytes) => bitsClear(ptr, bytes / 8);
     this.out = memory.alloc(layout.cellOutBytes);
     this.scratchState = memory.alloc(layout.xxh64StateBytes);
     this.sums = new Float64Array(memory.memory.buffer, this.out, 2);

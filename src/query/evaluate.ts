@@ -195,6 +195,12 @@ export class Evaluator {
     return this.data.meta.variables[variable]!.values.length;
   }
 
+  /** Respondents per rank of a variable over the whole dataset: [blank, first value, ...]. */
+  rankRespondents(variable: number): number[] {
+    const stored = this.data.meta.variables[variable]!;
+    return [stored.missing, ...stored.counts];
+  }
+
   /** Gives back all kernel memory of this evaluator. */
   dispose(): void {
     this.disposed = true;
@@ -224,7 +230,7 @@ export class Evaluator {
       case 'ranks':
         return this.ranksInto(node.variable, node.ranks, dst, scope);
       case 'range':
-        if ((node.hi - node.lo < 4 && this.codesOf(node.variable)) || this.isMulti(node.variable)) {
+        if (this.rangeByCodes(node)) {
           const ranks = Array.from({ length: node.hi - node.lo + 1 }, (_, i) => node.lo + i);
           return this.ranksInto(node.variable, ranks, dst, scope);
         }
@@ -298,6 +304,12 @@ export class Evaluator {
     if (index.kind === BufferKind.indexU8) k.bitsFromRangeU8(dst, index.ptr, this.words, n, lo, hi);
     else if (index.kind === BufferKind.indexU16) k.bitsFromRangeU16(dst, index.ptr, this.words, n, lo, hi);
     else k.bitsFromRangeU32(dst, index.ptr, this.words, n, lo, hi);
+  }
+
+  /** True when a range is built by ORing its values' stored codes (a few ranks), not by scanning the index column. */
+  rangeByCodes(node: Extract<Bound, { op: 'range' }>): boolean {
+    // A multi-response variable has no index column to scan: its ranges are always the OR of its values' sets.
+    return this.isMulti(node.variable) || (node.hi - node.lo < 4 && this.codesOf(node.variable) !== undefined);
   }
 
   private codesOf(variable: number): number[] | undefined {

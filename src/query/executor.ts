@@ -21,13 +21,14 @@ export interface Executor {
 }
 
 /**
- * Waits for every task, then rejects with the first failure: unlike Promise.all, nothing
+ * Waits for every task, then gives their results in order or rejects with the first failure: unlike Promise.all, nothing
  * that follows (releasing the tasks' memory) runs while another task is still writing.
  */
-export async function settleAll(tasks: ReadonlyArray<Promise<unknown>>): Promise<void> {
+export async function settleAll<T>(tasks: ReadonlyArray<Promise<T>>): Promise<T[]> {
   const outcomes = await Promise.allSettled(tasks);
   const failed = outcomes.find((outcome) => outcome.status === 'rejected');
   if (failed) throw failed.reason;
+  return outcomes.map((outcome) => (outcome as PromiseFulfilledResult<T>).value);
 }
 
 /**

@@ -1,15 +1,20 @@
 /**
- * Group-by plan for one variable per axis (kernel `groupBy`): the respondents of the base,
- * partitioned by row value and added into a grid with one extra row and column for values
- * off the axes (so margins are grid sums); split by word range across the pool when it is
- * worth it.
+ * Group-by plan for one variable per axis (kernel `groupBy`): one pass over the base's
+ * respondents adding each into a grid with one extra row and column for values off the
+ * axes (so margins are grid sums). A table is cut into tasks by grid rows, never by
+ * respondents: every cell is summed by one task in respondent order, so the sums are the
+ * same to the last bit however many tasks (inline slices or pool threads) computed them.
  */
 import type { KernelTask } from '../../kernel/exports.js';
 import type { CellSums } from '../../kernel/kernel.js';
 import { NS_PER_RESPONDENT } from '../costs.js';
-import { settleAll } from '../executor.js';
-import { scratchMemory, singleVariableMap, splitWords, sumParts } from './group-by-parts.js';
+import { settleAll, SLICE_MS } from '../executor.js';
+import type { Evaluator } from '../evaluate.js';
+import { scratchMemory, singleVariableMap } from './group-by-parts.js';
 import type { TableCells, TableInput, ValueNode } from './plan.js';
+
+/** Most inline slices of one table: each slice walks the whole base again. */
+const MAX_INLINE_SLICES = 4;
 
 export async function groupByTable(input: TableInput<ValueNode>): Promise<TableCells> {
   const { kernel, evaluator, base, rows, columns, weights, run } = input;
@@ -17,59 +22,67 @@ export async function groupByTable(input: TableInput<ValueNode>): Promise<TableC
   const words = evaluator.words;
   const nRows = rows.length;
   const nColumns = columns.length;
-  const width = nColumns + 1;
-  const slots = (nRows + 1) * width;
+  const cellBytes = kernel.layout.cellBytes;
   const estimatedMs = (kernel.exports.popcount(base.ptr, words) * NS_PER_RESPONDENT) / 1e6;
-  const { executor, execution, ranges } = splitWords(run, estimatedMs, words, slots * kernel.layout.cellBytes);
+  const { executor, execution } = run.choose(estimatedMs);
+  const parts = execution === 'pool' ? executor.parallelism : Math.min(MAX_INLINE_SLICES, Math.max(1, Math.ceil(estimatedMs / SLICE_MS)));
   const a = evaluator.indexColumn(rows[0]!.variable);
   const b = evaluator.indexColumn(columns[0]!.variable);
   const scratch = scratchMemory(memory);
   try {
     const mapA = singleVariableMap(kernel, evaluator, scratch, rows);
     const mapB = singleVariableMap(kernel, evaluator, scratch, columns);
-    const tasks = ranges.map(({ from, to }) => {
-      const respondents = to > from ? kernel.exports.popcount(base.ptr + from * 8, to - from) : 0;
-      const grid = scratch.alloc(slots * kernel.layout.cellBytes);
-      // Written in full by the kernel before it reads them: no zero-fill.
-      const rowStart = scratch.alloc((nRows + 2) * 4, false);
-      const bucketColumns = scratch.alloc(respondents * 4 + 4, false);
-      const bucketWeights = scratch.alloc(respondents * 8 + 8, false);
-      const task: KernelTask = {
-        fn: 'groupBy',
-        args: [base.ptr, from, to, a.ptr, a.width, mapA, b.ptr, b.width, mapB, nRows, nColumns, weights.ptr, grid, rowStart, bucketColumns, bucketWeights],
-      };
-      return { grid, task };
-    });
-    await settleAll(tasks.map(({ task }) => executor.run(task, run.signal)));
-    const grid = sumParts(memory, tasks.map((task) => task.grid), slots * 3);
-    // Cells are the grid without its extra row and column; margins are its row and column sums.
+    const grid = scratch.alloc((nRows + 1) * (nColumns + 1) * cellBytes);
+    const tasks = rowRanges(rowRespondents(evaluator, rows), parts).map(({ from, to }): KernelTask => ({
+      fn: 'groupBy',
+      args: [base.ptr, words, a.ptr, a.width, mapA, b.ptr, b.width, mapB, nRows, nColumns, from, to, weights.ptr, grid],
+    }));
+    await settleAll(tasks.map((task) => executor.run(task, run.signal)));
     const cells = nRows * nColumns;
-    const sums = new Float64Array(cells);
-    const sumsSq = new Float64Array(cells);
-    const counts = new Float64Array(cells);
-    const rowTotals = new Float64Array(nRows * 3);
-    const columnTotals = new Float64Array(nColumns * 3);
-    for (let r = 0; r <= nRows; r++) {
-      for (let c = 0; c <= nColumns; c++) {
-        const at = (r * width + c) * 3;
-        if (r < nRows && c < nColumns) {
-          const cell = r * nColumns + c;
-          sums[cell] = grid[at]!;
-          sumsSq[cell] = grid[at + 1]!;
-          counts[cell] = grid[at + 2]!;
-        }
-        for (let k = 0; k < 3; k++) {
-          if (r < nRows) rowTotals[r * 3 + k]! += grid[at + k]!;
-          if (c < nColumns) columnTotals[c * 3 + k]! += grid[at + k]!;
-        }
-      }
-    }
-    const margin = (totals: Float64Array, i: number): CellSums => ({ weighted: totals[i * 3]!, sumSqWeights: totals[i * 3 + 1]!, respondents: totals[i * 3 + 2]! });
-    const rowMargins = rows.map((_, r) => margin(rowTotals, r));
-    const columnMargins = columns.map((_, c) => margin(columnTotals, c));
+    const out = scratch.alloc((cells * 3 + (nRows + nColumns) * 3) * 8, false);
+    kernel.exports.groupByCells(grid, nRows, nColumns, out, out + cells * 8, out + cells * 16, out + cells * 24);
+    const sums = memory.f64(out, cells).slice();
+    const sumsSq = memory.f64(out + cells * 8, cells).slice();
+    const counts = memory.f64(out + cells * 16, cells).slice();
+    const totals = memory.f64(out + cells * 24, (nRows + nColumns) * 3);
+    const margin = (slot: number): CellSums => ({ weighted: totals[slot * 3]!, sumSqWeights: totals[slot * 3 + 1]!, respondents: totals[slot * 3 + 2]! });
+    const rowMargins = rows.map((_, r) => margin(r));
+    const columnMargins = columns.map((_, c) => margin(nRows + c));
     run.onProgress?.(cells, cells);
     return { sums, sumsSq, counts, plan: 'groupBy', execution, margins: { rows: rowMargins, columns: columnMargins } };
   } finally {
     scratch.releaseAll();
   }
+}
+
+/**
+ * Respondents of each grid row over the whole dataset (the base's own counts are not known
+ * before the pass): the row values' counts, then for the extra row those with a value off
+ * the axis. Blanks off the axis are left out of the estimate: a blank is mostly "not asked"
+ * (ACS: no occupation outside the labour force), so a base that gives the axis meaning has
+ * few of them, and counting them would hand one task the rows of most of the base (S3:
+ * 75% instead of half).
+ */
+function rowRespondents(evaluator: Evaluator, rows: ValueNode[]): number[] {
+  const perRank = evaluator.rankRespondents(rows[0]!.variable);
+  const onAxis = new Set(rows.map((node) => node.ranks[0]!));
+  const perRow = rows.map((node) => perRank[node.ranks[0]!] ?? 0);
+  perRow.push(perRank.reduce((sum, n, rank) => (rank > 0 && !onAxis.has(rank) ? sum + n : sum), 0));
+  return perRow;
+}
+
+/** Cuts the grid rows (respondents per row: `perRow`) into at most `parts` ranges of about equal respondents. */
+export function rowRanges(perRow: readonly number[], parts: number): Array<{ from: number; to: number }> {
+  const total = perRow.reduce((sum, n) => sum + n, 0);
+  const ranges: Array<{ from: number; to: number }> = [];
+  let from = 0;
+  let seen = 0;
+  for (let part = 1; part <= parts && from < perRow.length; part++) {
+    let to = from;
+    const target = (total * part) / parts;
+    while (to < perRow.length && (to === from || seen + perRow[to]! <= target || part === parts)) seen += perRow[to++]!;
+    ranges.push({ from, to });
+    from = to;
+  }
+  return ranges;
 }
