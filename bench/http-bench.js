@@ -207,8 +207,11 @@ async function run(options, pin, postgres, machine) {
         for (const target of running) {
           log(`round ${round}/${rounds}: ${target.name}, ${duration} s with ${connections} connections`);
           const cpuBefore = processCpuMicros(target.child.pid);
+          const clientBefore = process.cpuUsage();
           const result = await autocannon({ url: target.origin, connections, duration, requests: target.requests });
           result.serverCpuMicros = processCpuMicros(target.child.pid) - cpuBefore;
+          const client = process.cpuUsage(clientBefore);
+          result.clientCpuMicros = client.user + client.system;
           if (target.ledger) target.ledger.billed += result['2xx'];
           if (target.database) target.database.billed += result['2xx'];
           target.runs.push(result);
@@ -240,6 +243,10 @@ async function run(options, pin, postgres, machine) {
         // CPU time of the server process (every thread: event loop, thread pool, database) per
         // answered request: steadier than req/s on a shared machine.
         serverCpuMicrosPerRequest: Math.round(median(target.runs.map((run) => run.serverCpuMicros / Math.max(1, run['2xx'] + run.non2xx)))),
+        // The same for this process, the load generator: when it nears a whole core (its share of
+        // the run's seconds), the client, not the server, bounds req/s.
+        clientCpuMicrosPerRequest: Math.round(median(target.runs.map((run) => run.clientCpuMicros / Math.max(1, run['2xx'] + run.non2xx)))),
+        clientCpuShare: Number(median(target.runs.map((run) => run.clientCpuMicros / (duration * 1e6))).toFixed(2)),
         ok: target.runs.reduce((sum, run) => sum + run['2xx'], 0),
         failed: target.runs.reduce((sum, run) => sum + run.non2xx + run.errors + run.timeouts, 0),
         ...durableWrites(target.stderr()),
@@ -311,9 +318,9 @@ async function run(options, pin, postgres, machine) {
       return;
     }
     // autocannon records latency in whole milliseconds; the mean keeps the fraction.
-    const header = ['server', 'req/s', 'of bare', 'server CPU µs/req', 'mean ms', 'p50 ms', 'p99 ms', '2xx', 'failed'];
+    const header = ['server', 'req/s', 'of bare', 'server CPU µs/req', 'client CPU µs/req', 'client CPU share', 'mean ms', 'p50 ms', 'p99 ms', '2xx', 'failed'];
     const bare = rows[0].requestsPerSecond;
-    const table = rows.map((row) => [row.server, String(row.requestsPerSecond), (row.requestsPerSecond / bare).toFixed(2), String(row.serverCpuMicrosPerRequest ?? '-'), row.meanMs.toFixed(2), String(row.p50Ms), String(row.p99Ms), String(row.ok), String(row.failed)]);
+    const table = rows.map((row) => [row.server, String(row.requestsPerSecond), (row.requestsPerSecond / bare).toFixed(2), String(row.serverCpuMicrosPerRequest ?? '-'), String(row.clientCpuMicrosPerRequest ?? '-'), row.clientCpuShare?.toFixed(2) ?? '-', row.meanMs.toFixed(2), String(row.p50Ms), String(row.p99Ms), String(row.ok), String(row.failed)]);
     const widths = header.map((cell, i) => Math.max(cell.length, ...table.map((row) => row[i].length)));
     const line = (cells) => cells.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]) : cell.padStart(widths[i]))).join('  ');
     process.stdout.write(`${report.date}  node ${report.node}  ${report.cpu}  load ${loadavg()[0].toFixed(1)}  ${rounds} rounds of ${duration} s x ${connections} connections (medians)\n`);
