@@ -4,10 +4,16 @@
 //
 //   node bench/http-bench.js [--duration 5] [--rounds 3] [--connections 10] [--dataset datasets/build/gss.arrow]
 //                            [--cli dist/cli/main.js] [--postgres postgres://...] [--before-cli PATH]
-//                            [--flood 32] [--json]
+//                            [--flood 32] [--pin SERVER_CPU,CLIENT_CPU] [--json]
 //
 // Key stores compared: the key file + NDJSON ledger, the access database embedded (PGlite)
-// and, with --postgres, a PostgreSQL server (the database's tables are created on start).
+// and, with --postgres, a PostgreSQL server (the database's tables are created on start;
+// `--postgres auto` starts a throwaway one with bench/lib/postgres.js and stops it after).
+//
+// --pin SERVER_CPU,CLIENT_CPU (e.g. --pin 0,1; needs util-linux's taskset): every server child
+// (and the PostgreSQL server of `--postgres auto`) runs under `taskset -c SERVER_CPU`, and this
+// process, the autocannon load generator, on CLIENT_CPU (all its threads), so the client does
+// not take the server's core. The pinning is printed and recorded in --json.
 //
 // --before-cli adds the same POST servers of another build (e.g. main's dist/ copied aside
 // inside this checkout, so it finds node_modules), labelled "(before)": a change measured
@@ -32,6 +38,8 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { affinityOf, onServerCpu, parsePin, pinSelf } from './lib/pin.js';
+import { startPostgres } from './lib/postgres.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const QUERY = { base: 'year=2024', targets: ['sex=2', 'degree=3..4'] };
@@ -61,8 +69,29 @@ async function main() {
       postgres: { type: 'string' },
       'before-cli': { type: 'string' },
       flood: { type: 'string', default: '32' },
+      pin: { type: 'string' },
     },
   });
+  let pin;
+  try {
+    pin = parsePin(options.pin);
+  } catch (error) {
+    process.stderr.write(`http-bench: ${error.message}\n`);
+    process.exit(2);
+  }
+  if (pin !== undefined) pin.client = pinSelf(pin);
+  const uptime = () => execFileSync('uptime', { encoding: 'utf8' }).trim();
+  const uptimeBefore = uptime();
+  const ownedPostgres = options.postgres === 'auto' ? await startPostgres({ cpu: pin?.serverCpu }) : undefined;
+  try {
+    const postgresAffinity = pin && ownedPostgres && affinityOf(ownedPostgres.pid);
+    await run(options, pin, ownedPostgres?.url ?? options.postgres, { uptimeBefore, uptime, postgresVersion: ownedPostgres?.version, postgresAffinity });
+  } finally {
+    ownedPostgres?.stop();
+  }
+}
+
+async function run(options, pin, postgres, machine) {
   const duration = Number(options.duration);
   const connections = Number(options.connections);
   const rounds = Number(options.rounds);
@@ -86,7 +115,7 @@ async function main() {
       body: JSON.stringify({ SurveyCode: 'GSS', PopulationBaseCode: QUERY.base, TargetCodes: QUERY.targets }),
     };
     // The access database: an account licensing GSS and a key of it, in each database.
-    const databases = [{ label: 'embedded PGlite', location: join(work, 'db') }, ...(options.postgres ? [{ label: 'PostgreSQL server', location: options.postgres }] : [])];
+    const databases = [{ label: 'embedded PGlite', location: join(work, 'db') }, ...(postgres ? [{ label: 'PostgreSQL server', location: postgres }] : [])];
     // The build before: its own PGlite folder (one process per folder); the PostgreSQL server is shared.
     if (options['before-cli']) databases.push({ label: 'embedded PGlite (before)', location: join(work, 'db-before') });
     for (const database of databases) {
@@ -124,7 +153,7 @@ async function main() {
       // Every request computed by the kernel: the cell cache off (it answers the repeated query above from memory).
       {
         name: 'crosstab serve, POST /v1/crosstab, cell cache off (--cell-cache 0), fsync\'d ledger',
-        args: [options.cli, 'serve', '--dataset', options.dataset, '--keys', keys, '--ledger', uncachedLedger.path, '--cell-cache', '0', ...perAddress],
+        args: [options.cli, 'serve', '--dataset', options.dataset, '--keys', keys, '--ledger', uncachedLedger.path, '--cell-cache', '0', '--port', '0', ...perAddress],
         requests: [request],
         ledger: uncachedLedger,
       },
@@ -145,8 +174,8 @@ async function main() {
         database,
       })),
       ...(options['before-cli'] ? beforeTargets(options['before-cli']) : []),
-      ...(options['before-cli'] && options.postgres
-        ? [{ name: 'crosstab serve (before), database store (PostgreSQL server)', args: [options['before-cli'], 'serve', '--dataset', options.dataset, '--database', options.postgres, '--port', '0', ...perAddress], requests: [{ ...request, headers: { ...request.headers, 'service-engine-authorizer': databases[1].apiKey } }], database: databases[1] }]
+      ...(options['before-cli'] && postgres
+        ? [{ name: 'crosstab serve (before), database store (PostgreSQL server)', args: [options['before-cli'], 'serve', '--dataset', options.dataset, '--database', postgres, '--port', '0', ...perAddress], requests: [{ ...request, headers: { ...request.headers, 'service-engine-authorizer': databases[1].apiKey } }], database: databases[1] }]
         : []),
       {
         name: 'crosstab serve, GET /v1/docs (no auth, engine or ledger)',
@@ -159,8 +188,8 @@ async function main() {
     const running = [];
     try {
       for (const target of targets) {
-        const { child, origin, stderr } = await start(target.args);
-        running.push({ ...target, child, origin, stderr, runs: [] });
+        const { child, origin, stderr } = await start(target.args, pin);
+        running.push({ ...target, child, origin, stderr, runs: [], affinity: pin && affinityOf(child.pid) });
         if (target.requests[0].method === 'POST') {
           const reply = await fetch(`${origin}${request.path}`, { method: 'POST', headers: target.requests[0].headers, body: request.body });
           const text = await reply.text();
@@ -178,8 +207,11 @@ async function main() {
         for (const target of running) {
           log(`round ${round}/${rounds}: ${target.name}, ${duration} s with ${connections} connections`);
           const cpuBefore = processCpuMicros(target.child.pid);
+          const clientBefore = process.cpuUsage();
           const result = await autocannon({ url: target.origin, connections, duration, requests: target.requests });
           result.serverCpuMicros = processCpuMicros(target.child.pid) - cpuBefore;
+          const client = process.cpuUsage(clientBefore);
+          result.clientCpuMicros = client.user + client.system;
           if (target.ledger) target.ledger.billed += result['2xx'];
           if (target.database) target.database.billed += result['2xx'];
           target.runs.push(result);
@@ -211,6 +243,10 @@ async function main() {
         // CPU time of the server process (every thread: event loop, thread pool, database) per
         // answered request: steadier than req/s on a shared machine.
         serverCpuMicrosPerRequest: Math.round(median(target.runs.map((run) => run.serverCpuMicros / Math.max(1, run['2xx'] + run.non2xx)))),
+        // The same for this process, the load generator: when it nears a whole core (its share of
+        // the run's seconds), the client, not the server, bounds req/s.
+        clientCpuMicrosPerRequest: Math.round(median(target.runs.map((run) => run.clientCpuMicros / Math.max(1, run['2xx'] + run.non2xx)))),
+        clientCpuShare: Number(median(target.runs.map((run) => run.clientCpuMicros / (duration * 1e6))).toFixed(2)),
         ok: target.runs.reduce((sum, run) => sum + run['2xx'], 0),
         failed: target.runs.reduce((sum, run) => sum + run.non2xx + run.errors + run.timeouts, 0),
         ...durableWrites(target.stderr()),
@@ -254,9 +290,21 @@ async function main() {
 
     const report = {
       date: new Date().toISOString(),
+      command: `node ${process.argv.slice(1).map((arg) => (/^[\w./:,=-]+$/.test(arg) ? arg : `'${arg}'`)).join(' ')}`,
       node: process.version,
       cpu: `${cpus().length} x ${cpus()[0]?.model ?? 'unknown'}`,
       loadAverage: loadavg()[0],
+      uptimeBefore: machine.uptimeBefore,
+      uptimeAfter: machine.uptime(),
+      ...(machine.postgresVersion ? { postgres: `${machine.postgresVersion}, started for the run (bench/lib/postgres.js)` } : {}),
+      pin: pin && {
+        serverCpu: pin.serverCpu,
+        clientCpu: pin.clientCpu,
+        taskset: pin.taskset,
+        client: pin.client,
+        servers: running.map((target) => ({ server: target.name, affinity: target.affinity })),
+        ...(machine.postgresAffinity ? { postgres: machine.postgresAffinity } : {}),
+      },
       durationSeconds: duration,
       rounds,
       connections,
@@ -270,12 +318,17 @@ async function main() {
       return;
     }
     // autocannon records latency in whole milliseconds; the mean keeps the fraction.
-    const header = ['server', 'req/s', 'of bare', 'server CPU µs/req', 'mean ms', 'p50 ms', 'p99 ms', '2xx', 'failed'];
+    const header = ['server', 'req/s', 'of bare', 'server CPU µs/req', 'client CPU µs/req', 'client CPU share', 'mean ms', 'p50 ms', 'p99 ms', '2xx', 'failed'];
     const bare = rows[0].requestsPerSecond;
-    const table = rows.map((row) => [row.server, String(row.requestsPerSecond), (row.requestsPerSecond / bare).toFixed(2), String(row.serverCpuMicrosPerRequest ?? '-'), row.meanMs.toFixed(2), String(row.p50Ms), String(row.p99Ms), String(row.ok), String(row.failed)]);
+    const table = rows.map((row) => [row.server, String(row.requestsPerSecond), (row.requestsPerSecond / bare).toFixed(2), String(row.serverCpuMicrosPerRequest ?? '-'), String(row.clientCpuMicrosPerRequest ?? '-'), row.clientCpuShare?.toFixed(2) ?? '-', row.meanMs.toFixed(2), String(row.p50Ms), String(row.p99Ms), String(row.ok), String(row.failed)]);
     const widths = header.map((cell, i) => Math.max(cell.length, ...table.map((row) => row[i].length)));
     const line = (cells) => cells.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]) : cell.padStart(widths[i]))).join('  ');
     process.stdout.write(`${report.date}  node ${report.node}  ${report.cpu}  load ${loadavg()[0].toFixed(1)}  ${rounds} rounds of ${duration} s x ${connections} connections (medians)\n`);
+    if (pin) {
+      const postgresLine = machine.postgresAffinity ? `; PostgreSQL server: ${machine.postgresAffinity}` : '';
+      process.stdout.write(`pinned: servers on CPU ${pin.serverCpu} (taskset -c ${pin.serverCpu}${postgresLine}), load generator on CPU ${pin.clientCpu} (${pin.client})\n`);
+    }
+    process.stdout.write(`uptime before: ${report.uptimeBefore}\nuptime after:  ${report.uptimeAfter}\n`);
     process.stdout.write(`${[line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...table.map(line)].join('\n')}\n`);
     for (const entry of ledgers) process.stdout.write(`ledger ${basename(entry.path)}: ${entry.records} records for ${entry.billed} 200s received (in-flight requests abandoned at the end are billed too)\n`);
     for (const database of databases) process.stdout.write(`${database.label}: ${database.rows} usage rows for ${database.billed} 200s received\n`);
@@ -339,9 +392,11 @@ function processCpuMicros(pid) {
 /**
  * Starts a server child and waits for its "listening on http://host:port/..." line. Its
  * stderr is kept (stderr()): the ledger's closing event says how long its durable writes took.
+ * With a pin, it starts under `taskset -c SERVER_CPU` (which execs node: the child's pid is node's).
  */
-function start(args) {
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+function start(args, pin) {
+  const [file, argv] = onServerCpu(pin, process.execPath, args);
+  const child = spawn(file, argv, { stdio: ['ignore', 'pipe', 'pipe'] });
   let errors = '';
   child.stderr.on('data', (chunk) => (errors += chunk));
   return new Promise((resolveStart, reject) => {

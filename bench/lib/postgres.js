@@ -1,8 +1,9 @@
 // A throwaway PostgreSQL server for benchmarks: Debian's `postgresql` binaries, a fresh
 // cluster in a temporary folder on a free loopback port, run as the `postgres` user when
-// started as root. (test/access/postgres-server.ts does the same for the tests.)
+// started as root. (test/access/postgres-server.ts does the same for the tests.) With `cpu`,
+// the server and every backend it forks run on that CPU only (`taskset -c`).
 import { execFileSync } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from './free-port.js';
@@ -20,17 +21,21 @@ function asPostgres(command, args) {
 }
 
 /** Starts a cluster with default durability settings; returns its URL and stop(). */
-export async function startPostgres() {
+export async function startPostgres({ cpu } = {}) {
   const bin = binaries();
   const dir = mkdtempSync(join(tmpdir(), 'crosstab-bench-pg-'));
   if (process.getuid?.() === 0) chownSync(dir, Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' })), Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' })));
   const data = join(dir, 'data');
   asPostgres(join(bin, 'initdb'), ['-D', data, '-U', 'postgres', '-A', 'trust', '-E', 'UTF8']);
   const port = await freePort();
-  asPostgres(join(bin, 'pg_ctl'), ['-D', data, '-l', join(dir, 'server.log'), '-w', '-o', `-p ${port} -h 127.0.0.1 -k ${dir} -c max_connections=200`, 'start']);
+  const pgCtl = ['-D', data, '-l', join(dir, 'server.log'), '-w', '-o', `-p ${port} -h 127.0.0.1 -k ${dir} -c max_connections=200`, 'start'];
+  if (cpu === undefined) asPostgres(join(bin, 'pg_ctl'), pgCtl);
+  else asPostgres('taskset', ['-c', String(cpu), join(bin, 'pg_ctl'), ...pgCtl]);
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     version: asPostgres(join(bin, 'postgres'), ['--version']).trim(),
+    /** The postmaster's pid (the first line of postmaster.pid). */
+    pid: Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0]),
     stop() {
       try {
         asPostgres(join(bin, 'pg_ctl'), ['-D', data, '-m', 'fast', '-w', 'stop']);

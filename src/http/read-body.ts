@@ -77,8 +77,11 @@ export function readNodeBodyThen(request: NodeBody, limit: number, done: (body: 
   // An error after the body was handed on (a client gone mid-upload of an oversized body) is not
   // ours, but the listener stays: an 'error' without one would reach the framework.
   request.on('error', fail);
-  // Closed without 'end' or 'error' (a destroyed stream): the body will never arrive.
-  request.on('close', () => fail(gone()));
+  // Closed without 'end' or 'error' (a destroyed stream): the body will never arrive. Every
+  // request closes once answered: the error (and its stack) is only made when it is needed.
+  request.on('close', () => {
+    if (!settled) fail(gone());
+  });
   signal?.addEventListener(
     'abort',
     () => {
