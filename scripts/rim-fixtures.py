@@ -2,10 +2,14 @@
 # Port of the `Rake` class (start(), rakeonvar()) and of what `Rim` does around it, as read in
 #   weightipy/internal/rim.py, kaitumisuuringute-keskus/Weightipy at commit
 #   77b252aeb083afeda35d8442c8536d9c2df52e0d (derived from quantipy/core/weights/rim.py).
-# Same loop, same convergence test, same defaults; rewritten here, not copied.
+# Same loop, same convergence test, same defaults; rewritten here, not copied. Quantipy's own
+# quantipy/core/weights/rim.py (Quantipy/quantipy at commit
+# 42b5a2738165d8f66a30796d553946357116c68b, Python 2) has the same Rake loop, test, cap and
+# defaults; there the codes of a variable come in Python 2 dict order, which matters only
+# before convergence.
 #
-# Run from the repository root:  python3 scripts/rim-fixtures.py
-# (Debian: apt-get install -y python3-numpy python3-pandas)
+# Run from the repository root with a Python that has numpy and pandas
+# (Debian: apt-get install -y python3-numpy python3-pandas; then /usr/bin/python3 scripts/rim-fixtures.py).
 # Writes test/fixtures/rim/<case>.json: the targets (in the engine's targets format), RIM's
 # options, iterations and last change, and RIM's weight per cell of the target variables (the
 # script stops if it is not constant within a cell, which it is: RIM starts every respondent at 1).
@@ -24,7 +28,8 @@
 #   stop unless diff < (1 - convcrit) * previous diff. Defaults: max_iterations 1000,
 #   convcrit 0.01 (Rim does not pass its convcrit on to Rake: the default always applies).
 #   The counter reported is the iteration at which it stopped (one more than the passes run).
-# - Weights of exactly 0 become 1. With Rim(total=T) the weights are then scaled to sum to T.
+# - Weights of exactly 0 become 1. With Rim(total=T) the weights are then scaled to sum to T
+#   (not ported, nor are groups, group_targets and filters: the fixtures use none of them).
 import gzip
 import json
 import os
