@@ -212,7 +212,7 @@ export class Dataset {
       const groups = readColumnGroups(options.columnGroups, columns.length);
       const cells = await this.engine.table(boundBase, boundRows, boundColumns, weight, { signal: running, onProgress });
       // The respondents in both columns of each pair that may overlap: one more table, whose columns are (A AND B).
-      // Default groups (one variable's values) never overlap today: no pair, no extra table.
+      // Default groups overlap only for a multi-response variable's values; else no pair, no extra table.
       const pairs = overlappingPairs(columns, groups ?? variableRuns(columns));
       const both = pairs.length === 0 ? undefined : await this.engine.table(boundBase, boundRows, pairs.map(([a, b]): Bound => ({ op: 'and', items: [boundColumns[a]!, boundColumns[b]!] })), weight, { signal: running });
       const overlaps: ColumnOverlaps | undefined = both && { pairs, weighted: both.sums, respondents: both.counts, sumSqWeights: both.sumsSq, totals: both.margins.columns.map((sums) => this.toCell(sums)) };
