@@ -12,7 +12,7 @@ import { buildDataset, type BuildOptions } from '../../src/build/build.js';
 import { openDataset, type Dataset, type TableResult } from '../../src/index.js';
 import { tableStatistics, tableToJSON, tableToText } from '../../src/report/index.js';
 import { rFixtures } from '../support/paths.js';
-import { ErrorLedger } from './support.js';
+import { ErrorLedger, requireBuiltCli, runTable } from './support.js';
 
 interface OverlapTable {
   id: string;
@@ -170,4 +170,36 @@ describe('a multi-response row variable against single-coded columns', () => {
     const multi = await ds.table({ base: '*', rows: [{ variable: 'SEX' }], columns: [{ variable: 'cover' }] });
     expect(() => tableStatistics(multi, { stats: ['vpct'], percentBase: 'valid' })).toThrow(/multi-response variable cover/);
   });
+});
+
+describe('crosstab table with a multi-response variable as columns', () => {
+  const table = tables.find((t) => t.id === 'acs-simple')!;
+  it('--stats all works, with R\'s pairs in its JSON and the Rao-Scott note', async () => {
+    requireBuiltCli();
+    const path = await datasetOf(table);
+    const args = [path, '--base', table.base, ...table.rows.flatMap((row) => ['--row', row]), '--columns', 'disab', '--columns', 'cover', '--missing', 'hide'];
+    const json = await runTable([...args, '--stats', 'all', '--format', 'json']);
+    expect(json.stderr).toBe('');
+    expect(json.code).toBe(0);
+    const parsed = JSON.parse(json.stdout.toString()) as {
+      columns: Array<{ expr: string }>;
+      comparisons: Array<{ row: number; columnA: number; columnB: number; standardError: number; pValue: number; respondentsInBoth?: number }>;
+      raoScottNotDefined?: unknown;
+    };
+    const columnOf = (expr: string) => parsed.columns.findIndex((column) => column.expr === MULTI_OF[expr]);
+    expect(parsed.comparisons.length).toBe(table.comparisons.length);
+    for (const pair of table.comparisons) {
+      const ours = parsed.comparisons.find((c) => c.row === table.rows.indexOf(pair.row) && c.columnA === columnOf(pair.columnA) && c.columnB === columnOf(pair.columnB))!;
+      expect(ours.respondentsInBoth).toBe(pair.respondentsInBoth);
+      expect(ledger.add('SE of difference (CLI)', ours.standardError, pair.se)).toBeLessThan(TOLERANCE);
+      expect(ledger.add('p (CLI)', ours.pValue, pair.p)).toBeLessThan(TOLERANCE);
+    }
+    expect(parsed.raoScottNotDefined).toEqual([
+      { group: 0, reason: 'overlapping-columns' },
+      { group: 1, reason: 'overlapping-columns' },
+    ]);
+    const text = await runTable([...args, '--stats', 'chisq']);
+    expect(text.code).toBe(0);
+    expect(text.stdout.toString()).toContain('Rao-Scott chi-square: not defined for cover columns A-C, which share respondents');
+  }, 120_000);
 });
