@@ -166,6 +166,19 @@ describe('a multi-response row variable against single-coded columns', () => {
     expect(tableToText(multi, ours)).toContain('Rao-Scott chi-square cover x SEX: not defined, the rows of the multi-response variable cover share respondents');
   });
 
+  it('compares the net in an explicit group, with the covariance, as the dummy columns and their OR', async () => {
+    const rows = ['SEX=1', 'SEX=2', 'AGEP=65..'];
+    const multi = await ds.table({ base: '*', rows, columns: [{ variable: 'cover' }], columnGroups: [[0, 1, 2, 3]], missing: 'hide' });
+    expect(multi.columns[3]!.net).toBe(true);
+    const dummies = await ds.table({ base: '*', rows, columns: ['HICOV=1', 'PRIVCOV=1', 'PUBCOV=1', 'HICOV=1 OR PRIVCOV=1 OR PUBCOV=1'], columnGroups: [[0, 1, 2, 3]], missing: 'hide' });
+    const ours = tableStatistics(multi, { stats: ['sig'] });
+    const reference = tableStatistics(dummies, { stats: ['sig'] });
+    expect(ours.comparisons!.length).toBe(3 * 6);
+    expect(ours.comparisons!.filter((pair) => pair.columnB === 3).every((pair) => pair.respondentsInBoth! > 0)).toBe(true);
+    expect(ours.comparisons).toEqual(reference.comparisons);
+    expect(ours.letters).toEqual(reference.letters);
+  });
+
   it('still refuses valid percentages, naming the variable', async () => {
     const multi = await ds.table({ base: '*', rows: [{ variable: 'SEX' }], columns: [{ variable: 'cover' }] });
     expect(() => tableStatistics(multi, { stats: ['vpct'], percentBase: 'valid' })).toThrow(/multi-response variable cover/);
