@@ -279,9 +279,12 @@ function checkOverlaps(result: TableResult, group: ColumnGroup, row: number, tes
       const a = group.columns[i]!;
       const b = group.columns[j]!;
       if (!overlaps.counted(a, b)) {
+        const multi = group.variable !== null && result.columns[a]!.multi === true;
         throw new CrosstabError(ErrorCode.invalidOption, `${name(a)} and ${name(b)} may share respondents, and the table did not count those in both: their column test needs them`, {
           field: 'columnGroups',
-          hint: 'Give the groups to ds.table({ columnGroups }), which counts the respondents in both columns of each pair, rather than to tableStatistics().',
+          hint: multi
+            ? `The multi-response variable ${group.variable}'s ${group.columns.length} values make too many pairs to count in one table: compare fewer of them, giving their column indexes to ds.table({ columnGroups }) (--column-group).`
+            : 'Give the groups to ds.table({ columnGroups }), which counts the respondents in both columns of each pair, rather than to tableStatistics().',
         });
       }
       if (test === 'pooled-effective' && (overlaps.both(row, a, b)?.column.respondents ?? 0) > 0) {
