@@ -1,7 +1,9 @@
 /**
  * Columns that share respondents. Two values of one single-coded variable never do (a
  * respondent has one value, or a blank, per variable); any other two columns may: two
- * expressions (`HICOV=1`, `PRIVCOV=1`), an expression and a value, a value and itself. A
+ * expressions (`HICOV=1`, `PRIVCOV=1`), an expression and a value, a value and itself, two
+ * values of one multi-response variable or a value and its net. A variable's "No answer"
+ * (blank on it; for a multi-response variable, no answer at all) shares none with its values. A
  * column test between such columns needs the sums over the respondents in both (their
  * covariance; docs/tables.md § Overlapping columns), which `ds.table()` counts for the
  * pairs of its `columnGroups`.
@@ -14,15 +16,20 @@ export type { ColumnOverlaps } from './types.js';
 /** Whether columns `a` and `b` can hold a respondent in common. */
 export function mayOverlap(a: AxisEntry, b: AxisEntry): boolean {
   if (a.variable === undefined || a.variable !== b.variable) return true;
-  // Two entries of one expanded variable: distinct values, or a value and its "No answer", are disjoint.
+  // Two entries of one expanded variable: a value (or the net) and its "No answer" are disjoint.
   if (a.missing || b.missing) return a.missing !== b.missing ? false : true;
+  // A multi-response variable's values overlap, and its net holds every one of them.
+  if (a.multi || b.multi) return true;
+  // Distinct values of a single-coded variable are disjoint.
   return a.value === b.value;
 }
 
 /**
  * The default groups of compared columns: each run of adjacent entries expanded from one
- * variable; a run restarts when a value repeats. Expression entries and "No answer" entries
- * are in none.
+ * variable; a run restarts when a value repeats. Expression entries, "No answer" entries and
+ * the net of a multi-response variable (it holds each of its values' respondents: a part
+ * against its whole) are in none. A multi-response variable's values are a group whose
+ * columns overlap: `ds.table()` counts the respondents in both of each pair.
  */
 export function variableRuns(columns: readonly AxisEntry[]): number[][] {
   const runs: number[][] = [];
@@ -30,7 +37,7 @@ export function variableRuns(columns: readonly AxisEntry[]): number[][] {
   let variable: string | undefined;
   let values = new Set<string>();
   columns.forEach((column, index) => {
-    if (column.variable === undefined || column.missing) {
+    if (column.variable === undefined || column.missing || column.net) {
       current = undefined;
       return;
     }

@@ -212,9 +212,18 @@ export class Dataset {
       const groups = readColumnGroups(options.columnGroups, columns.length);
       const cells = await this.engine.table(boundBase, boundRows, boundColumns, weight, { signal: running, onProgress });
       // The respondents in both columns of each pair that may overlap: one more table, whose columns are (A AND B).
-      // Default groups (one variable's values) never overlap today: no pair, no extra table.
-      const pairs = overlappingPairs(columns, groups ?? variableRuns(columns));
-      const both = pairs.length === 0 ? undefined : await this.engine.table(boundBase, boundRows, pairs.map(([a, b]): Bound => ({ op: 'and', items: [boundColumns[a]!, boundColumns[b]!] })), weight, { signal: running });
+      // Default groups overlap only for a multi-response variable's values; else no pair, no extra table. Their
+      // pairs are left uncounted when more than an axis takes, or refused by the engine (per-PSU sums past its
+      // cap): the table stays, and a column test of those columns is refused naming what to do.
+      const defaults = groups === undefined;
+      const all = overlappingPairs(columns, groups ?? variableRuns(columns));
+      const pairs = defaults && all.length > AXIS_LIMIT ? [] : all;
+      let both: Awaited<ReturnType<DatasetEngine['table']>> | undefined;
+      try {
+        both = pairs.length === 0 ? undefined : await this.engine.table(boundBase, boundRows, pairs.map(([a, b]): Bound => ({ op: 'and', items: [boundColumns[a]!, boundColumns[b]!] })), weight, { signal: running });
+      } catch (error) {
+        if (!defaults || !(error instanceof CrosstabError) || error.code !== ErrorCode.invalidOption) throw error;
+      }
       const overlaps: ColumnOverlaps | undefined = both && { pairs, weighted: both.sums, respondents: both.counts, sumSqWeights: both.sumsSq, totals: both.margins.columns.map((sums) => this.toCell(sums)) };
       return { cells, rows, columns, groups, overlaps };
     });

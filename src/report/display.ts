@@ -78,9 +78,12 @@ export function raoScottLines(statistics: TableStatistics): string[] {
     (test) =>
       `Rao-Scott chi-square ${test.rowVariable} x ${test.columnVariable}: F = ${formatCount(test.statistic, 3)} on ${formatCount(test.ndf, 2)} and ${formatCount(test.ddf, 2)} df, p = ${Number.isFinite(test.pValue) ? test.pValue.toPrecision(3) : '–'}`,
   );
-  const undefinedTests = (statistics.raoScottNotDefined ?? []).map(({ group }) => {
-    const { variable, letters } = statistics.groups[group]!;
+  const undefinedTests = (statistics.raoScottNotDefined ?? []).map((entry) => {
+    const { variable, letters } = statistics.groups[entry.group]!;
     const columns = `${variable === null ? 'columns' : `${variable} columns`} ${letters[0]}-${letters[letters.length - 1]}`;
+    if (entry.reason === 'overlapping-rows') {
+      return `Rao-Scott chi-square ${entry.rowVariable} x ${variable ?? 'columns'}: not defined, the rows of the multi-response variable ${entry.rowVariable} share respondents (the test is of mutually exclusive categories)`;
+    }
     return `Rao-Scott chi-square: not defined for ${columns}, which share respondents (the test is of mutually exclusive categories)`;
   });
   return [...tests, ...undefinedTests];

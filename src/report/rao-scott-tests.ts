@@ -21,8 +21,15 @@ export interface RaoScottTest {
 }
 
 /**
+ * A column group with no Rao–Scott test: its columns share respondents (`overlapping-columns`),
+ * or, against the multi-response row variable `rowVariable`, the rows do (`overlapping-rows`).
+ */
+export type RaoScottNotDefined = { group: number; reason: 'overlapping-columns' } | { group: number; reason: 'overlapping-rows'; rowVariable: string };
+
+/**
  * A Rao–Scott test for every pair (row variable, column variable) whose values were
- * expanded whole on the table (`{ variable }` entries): respondents blank in either
+ * expanded whole on the table (`{ variable }` entries), multi-response row variables aside
+ * (their rows overlap: tableStatistics() says so in `raoScottNotDefined`): respondents blank in either
  * variable are left out of the proportions, as `svychisq` does, but N stays the base's
  * respondents. ν (R `degf(subset(design, base))`): simple design N − 1; Taylor PSUs − strata
  * reached by the base; replicate designs the base's, which the table's design carries (the
@@ -32,7 +39,7 @@ export interface RaoScottTest {
 export function raoScottTests(result: TableResult, figures: DesignFigures, columnGroupList: readonly ColumnGroup[]): RaoScottTest[] {
   const width = result.columns.length;
   const present = <T extends { respondents: number }>(totals: readonly T[]) => (index: number) => totals[index]!.respondents > 0;
-  const rowGroups = columnGroups(result.rows).filter((group) => group.variable !== null);
+  const rowGroups = columnGroups(result.rows).filter((group) => group.variable !== null && !group.columns.some((r) => result.rows[r]!.multi));
   const tests: RaoScottTest[] = [];
   const degreesOfFreedom =
     figures.variance === 'simple' ? result.total.respondents - 1 : figures.variance === 'taylor' ? taylorDegreesOfFreedom(figures) : figures.replicateDegreesOfFreedom!;

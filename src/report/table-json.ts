@@ -1,7 +1,7 @@
 import type { Cell, MissingMode, PercentBase, StabilityLevel, StabilityThresholds, TableResult } from '../facade/types.js';
 import { missingNote } from './display.js';
 import { finiteOrNull, presentFigures } from './cell-figures.js';
-import type { RaoScottTest } from './rao-scott-tests.js';
+import type { RaoScottNotDefined, RaoScottTest } from './rao-scott-tests.js';
 import type { FigureField, StatName } from './statistics.js';
 import type { TableStatistics } from './table-statistics.js';
 
@@ -87,7 +87,7 @@ export interface TableJson {
   /** With `chisq`: Rao–Scott tests of independence. */
   raoScott?: TableJsonRaoScott[];
   /** With `chisq`: column groups (indexes into columnGroups) with no Rao–Scott test, and why. */
-  raoScottNotDefined?: Array<{ group: number; reason: 'overlapping-columns' }>;
+  raoScottNotDefined?: RaoScottNotDefined[];
 }
 
 export interface TableJsonRaoScott {

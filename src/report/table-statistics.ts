@@ -16,7 +16,7 @@ import { CORRECTIONS } from '../stats/significance.js';
 import { STANDARD_ERROR_METHODS } from '../stats/standard-error.js';
 import { columnGroups, type ColumnGroup } from './column-groups.js';
 import { refuseOnMultiAxes } from './multi-axes.js';
-import { raoScottTests, type RaoScottTest } from './rao-scott-tests.js';
+import { raoScottTests, type RaoScottNotDefined, type RaoScottTest } from './rao-scott-tests.js';
 import { designFigures, DOMAINS, type DesignFigures, type Domain, type VarianceKind } from './design-figures.js';
 import { percentBases, type PercentBases } from './percent-bases.js';
 import { readPercentBase } from '../facade/axes.js';
@@ -129,10 +129,11 @@ export interface TableStatistics extends FigureArrays {
   raoScott?: RaoScottTest[];
   /**
    * `chisq`: the column groups (indexes into `groups`) with no Rao–Scott test because their
-   * columns share respondents (or may, uncounted): the test is of one variable's mutually
-   * exclusive categories and is not defined for overlapping columns.
+   * columns share respondents (or may, uncounted; always for a multi-response variable), and
+   * the (multi-response row variable, column group) pairs with none because the rows do: the
+   * test is of one variable's mutually exclusive categories and is not defined for overlapping ones.
    */
-  raoScottNotDefined?: Array<{ group: number; reason: 'overlapping-columns' }>;
+  raoScottNotDefined?: RaoScottNotDefined[];
 }
 
 /**
@@ -144,7 +145,7 @@ export interface TableStatistics extends FigureArrays {
  */
 export function tableStatistics(result: TableResult, options: TableStatisticsOptions = {}): TableStatistics {
   const settings = readOptions(options);
-  refuseOnMultiAxes(result, settings.stats, settings.percentBase ?? result.percentBase ?? 'total');
+  refuseOnMultiAxes(result, settings.percentBase ?? result.percentBase ?? 'total');
   const rowCount = result.rows.length;
   const columnCount = result.columns.length;
   const size = rowCount * columnCount;
@@ -190,10 +191,17 @@ export function tableStatistics(result: TableResult, options: TableStatisticsOpt
   }
   if (wants.has('sig')) Object.assign(out, significance(result, groups, settings, figures, bases));
   if (wants.has('chisq')) {
-    // Rao–Scott tests one variable's disjoint categories; a group whose columns share respondents has none.
-    const overlapping = groups.flatMap((group, g) => (sharesRespondents(group, figures) ? [g] : []));
-    out.raoScott = raoScottTests(result, figures, groups.filter((_, g) => !overlapping.includes(g)));
-    out.raoScottNotDefined = overlapping.map((group) => ({ group, reason: 'overlapping-columns' as const }));
+    // Rao–Scott tests one variable's disjoint categories; a group whose columns share respondents has none,
+    // nor has a multi-response row variable (its rows overlap).
+    const overlapping = groups.flatMap((group, g) => (sharesRespondents(result, group, figures) ? [g] : []));
+    const tested = groups.filter((_, g) => !overlapping.includes(g));
+    out.raoScott = raoScottTests(result, figures, tested);
+    out.raoScottNotDefined = [
+      ...overlapping.map((group) => ({ group, reason: 'overlapping-columns' as const })),
+      ...multiRowVariables(result).flatMap((rowVariable) =>
+        groups.flatMap((group, g) => (group.variable === null || overlapping.includes(g) ? [] : [{ group: g, reason: 'overlapping-rows' as const, rowVariable }])),
+      ),
+    ];
   }
   return out;
 }
@@ -271,9 +279,12 @@ function checkOverlaps(result: TableResult, group: ColumnGroup, row: number, tes
       const a = group.columns[i]!;
       const b = group.columns[j]!;
       if (!overlaps.counted(a, b)) {
+        const multi = group.variable !== null && result.columns[a]!.multi === true;
         throw new CrosstabError(ErrorCode.invalidOption, `${name(a)} and ${name(b)} may share respondents, and the table did not count those in both: their column test needs them`, {
           field: 'columnGroups',
-          hint: 'Give the groups to ds.table({ columnGroups }), which counts the respondents in both columns of each pair, rather than to tableStatistics().',
+          hint: multi
+            ? `The multi-response variable ${group.variable}'s ${group.columns.length} values make too many pairs to count in one table: compare fewer of them, giving their column indexes to ds.table({ columnGroups }) (--column-group).`
+            : 'Give the groups to ds.table({ columnGroups }), which counts the respondents in both columns of each pair, rather than to tableStatistics().',
         });
       }
       if (test === 'pooled-effective' && (overlaps.both(row, a, b)?.column.respondents ?? 0) > 0) {
@@ -286,8 +297,12 @@ function checkOverlaps(result: TableResult, group: ColumnGroup, row: number, tes
   }
 }
 
-/** Whether two columns of the group share respondents in the base, or may and were not counted. */
-function sharesRespondents(group: ColumnGroup, figures: DesignFigures): boolean {
+/**
+ * Whether two columns of the group share respondents in the base, or may and were not
+ * counted; a multi-response variable's columns always may (no single-coded categories).
+ */
+function sharesRespondents(result: TableResult, group: ColumnGroup, figures: DesignFigures): boolean {
+  if (group.columns.some((c) => result.columns[c]!.multi)) return true;
   const { overlaps } = figures;
   for (let i = 0; i < group.columns.length; i++) {
     for (let j = i + 1; j < group.columns.length; j++) {
@@ -299,6 +314,11 @@ function sharesRespondents(group: ColumnGroup, figures: DesignFigures): boolean 
     }
   }
   return false;
+}
+
+/** The multi-response variables expanded on the rows, in row order: none has a Rao–Scott test. */
+function multiRowVariables(result: TableResult): string[] {
+  return [...new Set(result.rows.flatMap((row) => (row.multi && row.variable !== undefined ? [row.variable] : [])))];
 }
 
 /** `respondentsInBoth` of a comparison between columns that may overlap. */
