@@ -6,10 +6,10 @@
  * same to the last bit however many tasks (inline slices or pool threads) computed them.
  */
 import type { KernelTask } from '../../kernel/exports.js';
-import type { CellSums } from '../../kernel/kernel.js';
 import { NS_PER_RESPONDENT } from '../costs.js';
 import { settleAll, SLICE_MS } from '../executor.js';
 import type { Evaluator } from '../evaluate.js';
+import { gridCells } from './group-by-grid.js';
 import { scratchMemory, singleVariableMap } from './group-by-parts.js';
 import type { TableCells, TableInput, ValueNode } from './plan.js';
 
@@ -39,17 +39,9 @@ export async function groupByTable(input: TableInput<ValueNode>): Promise<TableC
     }));
     await settleAll(tasks.map((task) => executor.run(task, run.signal)));
     const cells = nRows * nColumns;
-    const out = scratch.alloc((cells * 3 + (nRows + nColumns) * 3) * 8, false);
-    kernel.exports.groupByCells(grid, nRows, nColumns, out, out + cells * 8, out + cells * 16, out + cells * 24);
-    const sums = memory.f64(out, cells).slice();
-    const sumsSq = memory.f64(out + cells * 8, cells).slice();
-    const counts = memory.f64(out + cells * 16, cells).slice();
-    const totals = memory.f64(out + cells * 24, (nRows + nColumns) * 3);
-    const margin = (slot: number): CellSums => ({ weighted: totals[slot * 3]!, sumSqWeights: totals[slot * 3 + 1]!, respondents: totals[slot * 3 + 2]! });
-    const rowMargins = rows.map((_, r) => margin(r));
-    const columnMargins = columns.map((_, c) => margin(nRows + c));
+    const { sums, sumsSq, counts, margins } = gridCells(memory.f64(grid, ((nRows + 1) * (nColumns + 1) * cellBytes) / 8), cellBytes / 8, nRows, nColumns);
     run.onProgress?.(cells, cells);
-    return { sums, sumsSq, counts, plan: 'groupBy', execution, margins: { rows: rowMargins, columns: columnMargins } };
+    return { sums, sumsSq, counts, plan: 'groupBy', execution, margins };
   } finally {
     scratch.releaseAll();
   }
