@@ -75,12 +75,15 @@ const out = (line = '') => {
 out(`S3 (ACS base ESR=1,2, OCCP x INDP, expression entries), ${rounds} rounds x ${tables} tables per build and execution, builds alternated.`);
 out(`Node ${process.version}, ${cpus().length} cores, load average (1 min) ${Math.min(...loads).toFixed(1)}-${Math.max(...loads).toFixed(1)}. Every run gave the same figures (result digest ${[...digests][0].slice(0, 12)}).`);
 out();
-out('| build | execution | median wall ms | min wall ms | median process CPU ms | tables |');
-out('|---|---|---|---|---|---|');
+out('| build | execution | median wall ms | min wall ms | median process CPU ms | median kernel group-by ms (inline) | median wall - kernel ms per table | tables |');
+out('|---|---|---|---|---|---|---|---|');
 for (const [key, results] of runs) {
   const wall = results.flatMap((r) => r.wall);
   const cpu = results.flatMap((r) => r.cpu);
-  out(`| ${key.replace(' ', ' | ')} | ${median(wall).toFixed(1)} | ${Math.min(...wall).toFixed(1)} | ${median(cpu).toFixed(1)} | ${wall.length} |`);
+  const kernel = results.every((r) => r.kernel) ? results.flatMap((r) => r.kernel) : null;
+  const outside = kernel && results.flatMap((r) => r.wall.map((ms, i) => ms - r.kernel[i]));
+  const cell = (values) => (values ? median(values).toFixed(1) : '-');
+  out(`| ${key.replace(' ', ' | ')} | ${median(wall).toFixed(1)} | ${Math.min(...wall).toFixed(1)} | ${median(cpu).toFixed(1)} | ${cell(kernel)} | ${cell(outside)} | ${wall.length} |`);
 }
 if (builds.length === 2) {
   out();

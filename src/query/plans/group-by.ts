@@ -1,20 +1,22 @@
 /**
  * Group-by plan for one variable per axis (kernel `groupBy`): one pass over the base's
  * respondents adding each into a grid with one extra row and column for values off the
- * axes (so margins are grid sums). A table is cut into tasks by grid rows, never by
- * respondents: every cell is summed by one task in respondent order, so the sums are the
- * same to the last bit however many tasks (inline slices or pool threads) computed them.
+ * axes (so margins are grid sums). Every cell is summed in respondent order by one task at
+ * a time, so the sums are the same to the last bit however the table was cut:
+ * - on the pool, the tasks run at once, so each takes a range of grid rows and walks the
+ *   whole base, adding only its rows' respondents;
+ * - inline, the slices run one after the other into the same grid, so each takes a range
+ *   of the base's words and adds every row: together they make exactly the one-task pass.
+ *   A row range would cost a slice nearly a whole pass (S3: about 10 ms for half the rows
+ *   or for all of them, the row test being unpredictable), a word range about its share.
  */
 import type { KernelTask } from '../../kernel/exports.js';
+import type { CellSums } from '../../kernel/kernel.js';
 import { NS_PER_RESPONDENT } from '../costs.js';
 import { settleAll, SLICE_MS } from '../executor.js';
 import type { Evaluator } from '../evaluate.js';
-import { gridCells } from './group-by-grid.js';
 import { scratchMemory, singleVariableMap } from './group-by-parts.js';
 import type { TableCells, TableInput, ValueNode } from './plan.js';
-
-/** Most inline slices of one table: each slice walks the whole base again. */
-const MAX_INLINE_SLICES = 4;
 
 export async function groupByTable(input: TableInput<ValueNode>): Promise<TableCells> {
   const { kernel, evaluator, base, rows, columns, weights, run } = input;
@@ -25,7 +27,8 @@ export async function groupByTable(input: TableInput<ValueNode>): Promise<TableC
   const cellBytes = kernel.layout.cellBytes;
   const estimatedMs = (kernel.exports.popcount(base.ptr, words) * NS_PER_RESPONDENT) / 1e6;
   const { executor, execution } = run.choose(estimatedMs);
-  const parts = execution === 'pool' ? executor.parallelism : Math.min(MAX_INLINE_SLICES, Math.max(1, Math.ceil(estimatedMs / SLICE_MS)));
+  // Inline, slices of about SLICE_MS, each walking its share of the base.
+  const parts = execution === 'pool' ? executor.parallelism : Math.max(1, Math.ceil(estimatedMs / SLICE_MS));
   const a = evaluator.indexColumn(rows[0]!.variable);
   const b = evaluator.indexColumn(columns[0]!.variable);
   const scratch = scratchMemory(memory);
@@ -33,15 +36,24 @@ export async function groupByTable(input: TableInput<ValueNode>): Promise<TableC
     const mapA = singleVariableMap(kernel, evaluator, scratch, rows);
     const mapB = singleVariableMap(kernel, evaluator, scratch, columns);
     const grid = scratch.alloc((nRows + 1) * (nColumns + 1) * cellBytes);
-    const tasks = rowRanges(rowRespondents(evaluator, rows), parts).map(({ from, to }): KernelTask => ({
-      fn: 'groupBy',
-      args: [base.ptr, words, a.ptr, a.width, mapA, b.ptr, b.width, mapB, nRows, nColumns, from, to, weights.ptr, grid],
-    }));
+    const pass: GroupByPass = { base: base.ptr, a, mapA, b, mapB, nRows, nColumns, weights: weights.ptr, grid };
+    const tasks =
+      execution === 'pool'
+        ? rowRanges(rowRespondents(evaluator, rows), parts).map(({ from, to }) => groupByTask(pass, 0, words, from, to))
+        : wordRanges(words, parts).map(({ from, to }) => groupByTask(pass, from, to, 0, nRows + 1));
     await settleAll(tasks.map((task) => executor.run(task, run.signal)));
     const cells = nRows * nColumns;
-    const { sums, sumsSq, counts, margins } = gridCells(memory.f64(grid, ((nRows + 1) * (nColumns + 1) * cellBytes) / 8), cellBytes / 8, nRows, nColumns);
+    const out = scratch.alloc((cells * 3 + (nRows + nColumns) * 3) * 8, false);
+    kernel.exports.groupByCells(grid, nRows, nColumns, out, out + cells * 8, out + cells * 16, out + cells * 24);
+    const sums = memory.f64(out, cells).slice();
+    const sumsSq = memory.f64(out + cells * 8, cells).slice();
+    const counts = memory.f64(out + cells * 16, cells).slice();
+    const totals = memory.f64(out + cells * 24, (nRows + nColumns) * 3);
+    const margin = (slot: number): CellSums => ({ weighted: totals[slot * 3]!, sumSqWeights: totals[slot * 3 + 1]!, respondents: totals[slot * 3 + 2]! });
+    const rowMargins = rows.map((_, r) => margin(r));
+    const columnMargins = columns.map((_, c) => margin(nRows + c));
     run.onProgress?.(cells, cells);
-    return { sums, sumsSq, counts, plan: 'groupBy', execution, margins };
+    return { sums, sumsSq, counts, plan: 'groupBy', execution, margins: { rows: rowMargins, columns: columnMargins } };
   } finally {
     scratch.releaseAll();
   }
@@ -61,6 +73,41 @@ function rowRespondents(evaluator: Evaluator, rows: ValueNode[]): number[] {
   const perRow = rows.map((node) => perRank[node.ranks[0]!] ?? 0);
   perRow.push(perRank.reduce((sum, n, rank) => (rank > 0 && !onAxis.has(rank) ? sum + n : sum), 0));
   return perRow;
+}
+
+/** What one group-by pass reads and writes: kernel pointers, index columns' bytes per rank. */
+export interface GroupByPass {
+  base: number;
+  a: { ptr: number; width: number };
+  mapA: number;
+  b: { ptr: number; width: number };
+  mapB: number;
+  nRows: number;
+  nColumns: number;
+  weights: number;
+  grid: number;
+}
+
+/**
+ * The kernel task adding the respondents of base words [wordFrom, wordTo) whose grid row is in
+ * [rowFrom, rowTo): the kernel counts respondents from the base pointer it is given, so the
+ * index columns and weights are given from respondent wordFrom * 64 on.
+ */
+export function groupByTask(pass: GroupByPass, wordFrom: number, wordTo: number, rowFrom: number, rowTo: number): KernelTask {
+  const first = wordFrom * 64;
+  const { a, b } = pass;
+  return {
+    fn: 'groupBy',
+    args: [pass.base + wordFrom * 8, wordTo - wordFrom, a.ptr + first * a.width, a.width, pass.mapA, b.ptr + first * b.width, b.width, pass.mapB, pass.nRows, pass.nColumns, rowFrom, rowTo, pass.weights + first * 8, pass.grid],
+  };
+}
+
+/** Cuts `words` base words into `parts` consecutive ranges of about equal length, in order. */
+export function wordRanges(words: number, parts: number): Array<{ from: number; to: number }> {
+  const span = Math.ceil(words / parts);
+  const ranges: Array<{ from: number; to: number }> = [];
+  for (let from = 0; from < words; from += span) ranges.push({ from, to: Math.min(words, from + span) });
+  return ranges.length > 0 ? ranges : [{ from: 0, to: words }];
 }
 
 /** Cuts the grid rows (respondents per row: `perRow`) into at most `parts` ranges of about equal respondents. */
