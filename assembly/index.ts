@@ -497,11 +497,15 @@ export function cellsTile(
  * respondents whose row / column value is not on the axis (blank included), so margins are
  * sums over the grid. Returns the number of respondents added.
  *
- * Tasks split a table by grid rows, not by respondents: each cell is written by one task
- * only, in respondent order, so a table cut into any number of tasks has the same sums, to
- * the last bit, as one task, and there are no partial grids to zero and add. Each task
- * walks the whole base (about 1.3 ns per respondent of a rank read and a map lookup) and
- * adds the respondents of its rows straight into their cells.
+ * Tasks that run at once split a table by grid rows, not by respondents: each cell is
+ * written by one task only, in respondent order, so a table cut into any number of tasks
+ * has the same sums, to the last bit, as one task, and there are no partial grids to zero
+ * and add. Each such task walks the whole base (about 1.3 ns per respondent of a rank read
+ * and a map lookup) and adds the respondents of its rows straight into their cells. Tasks
+ * that run one after the other into one grid (inline slices) take consecutive word ranges
+ * of the base instead, every row each: the caller passes the base, index columns and
+ * weights from the range's first respondent on, and the cells are again added in
+ * respondent order.
  *
  * Measured on an S3-sized table (bench/results/2026-11-26-kernel.md): this direct pass against
  * partitioning by row first (a counting pass, (column, weight) written to per-row buckets,
