@@ -2,12 +2,13 @@
 // other into one grid (inline slices) and by grid row ranges (pool tasks), each equal to
 // one pass over every word and row to the last bit, with fractional weights (where adding
 // the same weights in another order can change the last bit), u8 and u16 index columns,
-// values off the axes and blanks.
+// values off the axes and blanks; row-range tasks send other rows' respondents to their own
+// scratch cells, never into the grid.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { bitsetWords } from '../src/kernel/exports.js';
 import { mainThreadKernel } from '../src/kernel/kernel.js';
-import { type GroupByPass, groupByTask, rowRanges, wordRanges } from '../src/query/plans/group-by.js';
+import { type GroupByPass, groupByTask, rowRanges, SCRATCH_STRIDE, wordRanges } from '../src/query/plans/group-by.js';
 
 const kernel = mainThreadKernel();
 const memory = kernel.memory;
@@ -41,7 +42,7 @@ function randomPass(respondents: number, nRows: number, nColumns: number, widthA
   const w = memory.f64(weights, words * 64);
   for (let r = 0; r < respondents; r++) w[r] = random() * 1000 + 0.1;
   const gridBytes = (nRows + 1) * (nColumns + 1) * kernel.layout.cellBytes;
-  const pass = (): GroupByPass => ({ base, a: a.index, mapA: a.map, b: b.index, mapB: b.map, nRows, nColumns, weights, grid: alloc(gridBytes) });
+  const pass = (tasks: number): GroupByPass => ({ base, a: a.index, mapA: a.map, b: b.index, mapB: b.map, nRows, nColumns, weights, grid: alloc(gridBytes), scratch: alloc(tasks * SCRATCH_STRIDE) });
   const grid = (p: GroupByPass) => [...memory.f64(p.grid, gridBytes / 8)];
   const release = () => taken.forEach(([ptr, bytes]) => memory.release(ptr, bytes));
   return { words, inBase, pass, grid, release };
@@ -63,14 +64,17 @@ describe('group-by tasks', () => {
           const random = () => ((state = (Math.imul(state, 1664525) + 1013904223) >>> 0) / 2 ** 32);
           const data = randomPass(respondents, nRows, nColumns, widthA, widthB, random);
           try {
-            const one = data.pass();
-            kernel.runTask(groupByTask(one, 0, data.words, 0, nRows + 1));
-            const sliced = data.pass();
+            const one = data.pass(1);
+            kernel.runTask(groupByTask(one, 0, 0, data.words, 0, nRows + 1));
             const slices = wordRanges(data.words, parts);
             expect(slices.length).toBeLessThanOrEqual(parts);
-            for (const { from, to } of slices) kernel.runTask(groupByTask(sliced, from, to, 0, nRows + 1));
-            const byRows = data.pass();
-            for (const { from, to } of rowRanges(Array.from({ length: nRows + 1 }, () => 1), parts)) kernel.runTask(groupByTask(byRows, 0, data.words, from, to));
+            const sliced = data.pass(slices.length);
+            slices.forEach(({ from, to }, i) => kernel.runTask(groupByTask(sliced, i, from, to, 0, nRows + 1)));
+            const rowSplit = rowRanges(Array.from({ length: nRows + 1 }, () => 1), parts);
+            const byRows = data.pass(rowSplit.length);
+            // Each row-range task adds only its rows' respondents into the grid: together, each base respondent once.
+            const placed = rowSplit.map(({ from, to }, i) => kernel.runTask(groupByTask(byRows, i, 0, data.words, from, to)));
+            expect(placed.reduce((sum, n) => sum + n, 0)).toBe(data.inBase);
             const want = data.grid(one);
             // Every respondent of the base is in one cell (the grid's cells hold Σw, Σw², n).
             expect(want.filter((_, i) => i % (kernel.layout.cellBytes / 8) === 2).reduce((sum, n) => sum + n, 0)).toBe(data.inBase);

@@ -36,11 +36,11 @@ export async function groupByTable(input: TableInput<ValueNode>): Promise<TableC
     const mapA = singleVariableMap(kernel, evaluator, scratch, rows);
     const mapB = singleVariableMap(kernel, evaluator, scratch, columns);
     const grid = scratch.alloc((nRows + 1) * (nColumns + 1) * cellBytes);
-    const pass: GroupByPass = { base: base.ptr, a, mapA, b, mapB, nRows, nColumns, weights: weights.ptr, grid };
+    const pass: GroupByPass = { base: base.ptr, a, mapA, b, mapB, nRows, nColumns, weights: weights.ptr, grid, scratch: scratch.alloc(parts * SCRATCH_STRIDE) };
     const tasks =
       execution === 'pool'
-        ? rowRanges(rowRespondents(evaluator, rows), parts).map(({ from, to }) => groupByTask(pass, 0, words, from, to))
-        : wordRanges(words, parts).map(({ from, to }) => groupByTask(pass, from, to, 0, nRows + 1));
+        ? rowRanges(rowRespondents(evaluator, rows), parts).map(({ from, to }, i) => groupByTask(pass, i, 0, words, from, to))
+        : wordRanges(words, parts).map(({ from, to }, i) => groupByTask(pass, i, from, to, 0, nRows + 1));
     await settleAll(tasks.map((task) => executor.run(task, run.signal)));
     const cells = nRows * nColumns;
     const out = scratch.alloc((cells * 3 + (nRows + nColumns) * 3) * 8, false);
@@ -75,6 +75,12 @@ function rowRespondents(evaluator: Evaluator, rows: ValueNode[]): number[] {
   return perRow;
 }
 
+/**
+ * Bytes between two tasks' scratch cells (where a task adds the respondents of other tasks'
+ * rows): two cache lines, so that tasks on two threads never write one line.
+ */
+export const SCRATCH_STRIDE = 128;
+
 /** What one group-by pass reads and writes: kernel pointers, index columns' bytes per rank. */
 export interface GroupByPass {
   base: number;
@@ -86,19 +92,22 @@ export interface GroupByPass {
   nColumns: number;
   weights: number;
   grid: number;
+  /** Scratch cells, SCRATCH_STRIDE bytes apart, one per task. */
+  scratch: number;
 }
 
 /**
- * The kernel task adding the respondents of base words [wordFrom, wordTo) whose grid row is in
- * [rowFrom, rowTo): the kernel counts respondents from the base pointer it is given, so the
- * index columns and weights are given from respondent wordFrom * 64 on.
+ * Task number `task`: it adds the respondents of base words [wordFrom, wordTo) whose grid row
+ * is in [rowFrom, rowTo), the others into its scratch cell. The kernel counts respondents
+ * from the base pointer it is given, so the index columns and weights are given from
+ * respondent wordFrom * 64 on.
  */
-export function groupByTask(pass: GroupByPass, wordFrom: number, wordTo: number, rowFrom: number, rowTo: number): KernelTask {
+export function groupByTask(pass: GroupByPass, task: number, wordFrom: number, wordTo: number, rowFrom: number, rowTo: number): KernelTask {
   const first = wordFrom * 64;
   const { a, b } = pass;
   return {
     fn: 'groupBy',
-    args: [pass.base + wordFrom * 8, wordTo - wordFrom, a.ptr + first * a.width, a.width, pass.mapA, b.ptr + first * b.width, b.width, pass.mapB, pass.nRows, pass.nColumns, rowFrom, rowTo, pass.weights + first * 8, pass.grid],
+    args: [pass.base + wordFrom * 8, wordTo - wordFrom, a.ptr + first * a.width, a.width, pass.mapA, b.ptr + first * b.width, b.width, pass.mapB, pass.nRows, pass.nColumns, rowFrom, rowTo, pass.weights + first * 8, pass.grid, pass.scratch + task * SCRATCH_STRIDE],
   };
 }
 
