@@ -1,9 +1,15 @@
 /**
  * Group-by plan for one variable per axis (kernel `groupBy`): one pass over the base's
  * respondents adding each into a grid with one extra row and column for values off the
- * axes (so margins are grid sums). A table is cut into tasks by grid rows, never by
- * respondents: every cell is summed by one task in respondent order, so the sums are the
- * same to the last bit however many tasks (inline slices or pool threads) computed them.
+ * axes (so margins are grid sums). Every cell is summed in respondent order by one task at
+ * a time, so the sums are the same to the last bit however the table was cut:
+ * - on the pool, the tasks run at once, so each takes a range of grid rows and walks the
+ *   whole base, adding only its rows' respondents;
+ * - inline, the slices run one after the other into the same grid, so each takes a range
+ *   of the base's words and adds every row: together they make exactly the one-task pass.
+ *   A row range costs a task most of a whole pass, since it reads every respondent of the
+ *   base (S3 on ACS: about 7 ms for half of the rows, 8-10 ms for all); a word range costs
+ *   about its share.
  */
 import type { KernelTask } from '../../kernel/exports.js';
 import type { CellSums } from '../../kernel/kernel.js';
@@ -12,9 +18,6 @@ import { settleAll, SLICE_MS } from '../executor.js';
 import type { Evaluator } from '../evaluate.js';
 import { scratchMemory, singleVariableMap } from './group-by-parts.js';
 import type { TableCells, TableInput, ValueNode } from './plan.js';
-
-/** Most inline slices of one table: each slice walks the whole base again. */
-const MAX_INLINE_SLICES = 4;
 
 export async function groupByTable(input: TableInput<ValueNode>): Promise<TableCells> {
   const { kernel, evaluator, base, rows, columns, weights, run } = input;
@@ -25,7 +28,8 @@ export async function groupByTable(input: TableInput<ValueNode>): Promise<TableC
   const cellBytes = kernel.layout.cellBytes;
   const estimatedMs = (kernel.exports.popcount(base.ptr, words) * NS_PER_RESPONDENT) / 1e6;
   const { executor, execution } = run.choose(estimatedMs);
-  const parts = execution === 'pool' ? executor.parallelism : Math.min(MAX_INLINE_SLICES, Math.max(1, Math.ceil(estimatedMs / SLICE_MS)));
+  // Inline, slices of about SLICE_MS, each walking its share of the base.
+  const parts = execution === 'pool' ? executor.parallelism : Math.max(1, Math.ceil(estimatedMs / SLICE_MS));
   const a = evaluator.indexColumn(rows[0]!.variable);
   const b = evaluator.indexColumn(columns[0]!.variable);
   const scratch = scratchMemory(memory);
@@ -33,10 +37,11 @@ export async function groupByTable(input: TableInput<ValueNode>): Promise<TableC
     const mapA = singleVariableMap(kernel, evaluator, scratch, rows);
     const mapB = singleVariableMap(kernel, evaluator, scratch, columns);
     const grid = scratch.alloc((nRows + 1) * (nColumns + 1) * cellBytes);
-    const tasks = rowRanges(rowRespondents(evaluator, rows), parts).map(({ from, to }): KernelTask => ({
-      fn: 'groupBy',
-      args: [base.ptr, words, a.ptr, a.width, mapA, b.ptr, b.width, mapB, nRows, nColumns, from, to, weights.ptr, grid],
-    }));
+    const pass: GroupByPass = { base: base.ptr, a, mapA, b, mapB, nRows, nColumns, weights: weights.ptr, grid, scratch: scratch.alloc(parts * SCRATCH_STRIDE) };
+    const tasks =
+      execution === 'pool'
+        ? rowRanges(rowRespondents(evaluator, rows), parts).map(({ from, to }, i) => groupByTask(pass, i, 0, words, from, to))
+        : wordRanges(words, parts).map(({ from, to }, i) => groupByTask(pass, i, from, to, 0, nRows + 1));
     await settleAll(tasks.map((task) => executor.run(task, run.signal)));
     const cells = nRows * nColumns;
     const out = scratch.alloc((cells * 3 + (nRows + nColumns) * 3) * 8, false);
@@ -69,6 +74,50 @@ function rowRespondents(evaluator: Evaluator, rows: ValueNode[]): number[] {
   const perRow = rows.map((node) => perRank[node.ranks[0]!] ?? 0);
   perRow.push(perRank.reduce((sum, n, rank) => (rank > 0 && !onAxis.has(rank) ? sum + n : sum), 0));
   return perRow;
+}
+
+/**
+ * Bytes between two tasks' scratch cells (where a task adds the respondents of other tasks'
+ * rows): two cache lines, so that tasks on two threads never write one line.
+ */
+export const SCRATCH_STRIDE = 128;
+
+/** What one group-by pass reads and writes: kernel pointers, index columns' bytes per rank. */
+export interface GroupByPass {
+  base: number;
+  a: { ptr: number; width: number };
+  mapA: number;
+  b: { ptr: number; width: number };
+  mapB: number;
+  nRows: number;
+  nColumns: number;
+  weights: number;
+  grid: number;
+  /** Scratch cells, SCRATCH_STRIDE bytes apart, one per task. */
+  scratch: number;
+}
+
+/**
+ * Task number `task`: it adds the respondents of base words [wordFrom, wordTo) whose grid row
+ * is in [rowFrom, rowTo), the others into its scratch cell. The kernel counts respondents
+ * from the base pointer it is given, so the index columns and weights are given from
+ * respondent wordFrom * 64 on.
+ */
+export function groupByTask(pass: GroupByPass, task: number, wordFrom: number, wordTo: number, rowFrom: number, rowTo: number): KernelTask {
+  const first = wordFrom * 64;
+  const { a, b } = pass;
+  return {
+    fn: 'groupBy',
+    args: [pass.base + wordFrom * 8, wordTo - wordFrom, a.ptr + first * a.width, a.width, pass.mapA, b.ptr + first * b.width, b.width, pass.mapB, pass.nRows, pass.nColumns, rowFrom, rowTo, pass.weights + first * 8, pass.grid, pass.scratch + task * SCRATCH_STRIDE],
+  };
+}
+
+/** Cuts `words` base words into `parts` consecutive ranges of about equal length, in order. */
+export function wordRanges(words: number, parts: number): Array<{ from: number; to: number }> {
+  const span = Math.ceil(words / parts);
+  const ranges: Array<{ from: number; to: number }> = [];
+  for (let from = 0; from < words; from += span) ranges.push({ from, to: Math.min(words, from + span) });
+  return ranges.length > 0 ? ranges : [{ from: 0, to: words }];
 }
 
 /** Cuts the grid rows (respondents per row: `perRow`) into at most `parts` ranges of about equal respondents. */
