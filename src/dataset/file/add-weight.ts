@@ -5,26 +5,8 @@ import type { BufferSpec, CompiledDataset } from '../build/compile.js';
 import { BufferKind, type StoredCalibration, type StoredMeta } from '../format.js';
 import type { BufferEntry } from './lazy-buffers.js';
 import type { LoadedDataset } from './loaded-dataset.js';
-import { corrupt } from './reader.js';
+import { corrupt, expectedBytes } from './reader.js';
 import { writeDataset } from './writer.js';
-
-/** Bytes of a buffer before padding, from its kind and count. */
-function unpaddedBytes(kind: number, count: number, words: number): number {
-  switch (kind) {
-    case BufferKind.weights:
-      return words * 64 * 8;
-    case BufferKind.indexU8:
-      return words * 64;
-    case BufferKind.indexU16:
-      return words * 64 * 2;
-    case BufferKind.indexU32:
-      return words * 64 * 4;
-    case BufferKind.dense:
-      return words * 8;
-    default:
-      return count * 4;
-  }
-}
 
 /**
  * Writes `out`: the dataset `source` with one more weight, `name`, whose value per
@@ -37,7 +19,8 @@ function unpaddedBytes(kind: number, count: number, words: number): number {
 export async function writeWithWeight(source: LoadedDataset, kernel: Kernel, name: string, weights: Float64Array, out: string, describe: Partial<StoredMeta> = {}, calibration?: StoredCalibration): Promise<{ bytes: number; checksum: string }> {
   const entries = source.buffers as BufferEntry[];
   const words = source.words;
-  const specs: BufferSpec[] = entries.map((entry) => ({ name: entry.name, kind: entry.kind, count: entry.count, bytes: unpaddedBytes(entry.kind, entry.count, words) }));
+  // Every entry passed the reader's check of its kind and size when the source was opened, so its size is known.
+  const specs: BufferSpec[] = entries.map((entry) => ({ name: entry.name, kind: entry.kind, count: entry.count, bytes: expectedBytes(entry.kind, entry.count, words)! }));
   const buffer = specs.push({ name: `weight:${name}`, kind: BufferKind.weights, count: source.meta.respondents, bytes: words * 64 * 8 }) - 1;
   const meta: StoredMeta = { ...source.meta, ...describe, weights: [...source.meta.weights, { name, buffer, ...(calibration ? { calibration } : {}) }] };
   // A vector already padded to whole bitset words is written as it is (no second copy).

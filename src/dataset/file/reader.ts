@@ -184,7 +184,8 @@ function checkColumns(path: string, schema: ArrowSchema): void {
   if (field('hash')?.typeId !== ArrowType.utf8) throw corrupt(path, 'lacks the "hash" column of a dataset');
 }
 
-function expectedBytes(kind: BufferKind, count: number, words: number): number | undefined {
+/** Bytes of a buffer before padding, from its kind and count; undefined for a kind the format does not have. */
+export function expectedBytes(kind: BufferKind, count: number, words: number): number | undefined {
   switch (kind) {
     case BufferKind.weights:
       return words * 64 * 8;
