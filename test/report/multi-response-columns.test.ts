@@ -4,7 +4,7 @@
 // groups, must give every cell, pair and letter of the R fixture's tables over the dummy
 // columns (test/fixtures/r/overlap.reference.json, scripts/overlap-fixtures.R) to relative
 // 1e-9, simple and strata/PSU designs, on both execution paths.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,23 +12,10 @@ import { buildDataset, type BuildOptions } from '../../src/build/build.js';
 import { openDataset, type Dataset, type TableResult } from '../../src/index.js';
 import { tableStatistics, tableToJSON, tableToText } from '../../src/report/index.js';
 import { rFixtures } from '../support/paths.js';
+import { expectOverlapTable, overlapFixture, type OverlapTable } from './overlap-fixture.js';
 import { ErrorLedger, requireBuiltCli, runTable } from './support.js';
 
-interface OverlapTable {
-  id: string;
-  file: string;
-  build: { weight: string; strata?: string; psu?: string; nest?: boolean };
-  base: string;
-  rows: string[];
-  columns: string[];
-  groups: number[][];
-  cells: Array<{ row: string; column: string; proportion: number; se: number; total: number; totalSE: number }>;
-  comparisons: Array<{ row: string; columnA: string; columnB: string; respondentsInBoth: number; difference: number; se: number; z: number; p: number; pHolm: number }>;
-  letters: Array<{ row: string; column: string; letters: string; lettersHolm: string }>;
-}
-
-const fixture = JSON.parse(readFileSync(join(rFixtures, 'overlap.reference.json'), 'utf8')) as { tables: OverlapTable[] };
-const tables = fixture.tables.filter((table) => table.file === 'acs-overlap');
+const tables = overlapFixture.tables.filter((table) => table.file === 'acs-overlap');
 /** The multi-response value each dummy column of the fixture stands for. */
 const MULTI_OF: Record<string, string> = {
   'DEAR=1': 'disab=1',
@@ -94,39 +81,8 @@ describe.each(['inline', 'pool'] as const)('multi-response columns, %s', (execut
     });
 
     it('every cell, pair and letter equals R\'s over the dummy columns to 1e-9', () => {
+      expectOverlapTable(result, table, (expr) => result.columns.findIndex((column) => column.expr === MULTI_OF[expr]), check);
       const statistics = tableStatistics(result, { stats: 'all' });
-      const holm = tableStatistics(result, { stats: ['sig'], correction: 'holm' });
-      const width = result.columns.length;
-      const rowOf = (expr: string) => result.rows.findIndex((row) => row.expr === expr);
-      const columnOf = (expr: string) => result.columns.findIndex((column) => column.expr === MULTI_OF[expr]);
-      expect(result.rows.map((row) => row.expr)).toEqual(table.rows);
-      for (const cell of table.cells) {
-        const at = rowOf(cell.row) * width + columnOf(cell.column);
-        const where = `${cell.row} x ${cell.column}`;
-        check('proportion', statistics.columnPct![at], cell.proportion, where);
-        check('SE of proportion', statistics.columnPctSE![at], cell.se, where);
-        check('total', result.weighted[at], cell.total, where);
-        check('SE of total', statistics.weightedSE![at], cell.totalSE, where);
-      }
-      expect(statistics.comparisons!.length).toBe(table.comparisons.length);
-      for (const pair of table.comparisons) {
-        const find = (list: typeof statistics.comparisons) =>
-          list!.find((ours) => ours.row === rowOf(pair.row) && ours.columnA === columnOf(pair.columnA) && ours.columnB === columnOf(pair.columnB));
-        const ours = find(statistics.comparisons)!;
-        const where = `${pair.row}: ${pair.columnA} - ${pair.columnB}`;
-        expect(ours, where).toBeDefined();
-        expect(ours.respondentsInBoth, where).toBe(pair.respondentsInBoth);
-        check('difference', ours.difference, pair.difference, where);
-        check('SE of difference', ours.standardError, pair.se, where);
-        check('z', ours.z, pair.z, where);
-        check('p', ours.pValue, pair.p, where);
-        check('p, Holm', find(holm.comparisons)!.adjustedPValue, pair.pHolm, where);
-      }
-      for (const cell of table.letters) {
-        const at = rowOf(cell.row) * width + columnOf(cell.column);
-        expect(statistics.letters![at], `letters ${cell.row} x ${cell.column}`).toBe(cell.letters);
-        expect(holm.letters![at], `Holm letters ${cell.row} x ${cell.column}`).toBe(cell.lettersHolm);
-      }
       // `all` holds chisq: no Rao-Scott test of overlapping columns, said so.
       expect(statistics.raoScott).toEqual([]);
       expect(statistics.raoScottNotDefined).toEqual([

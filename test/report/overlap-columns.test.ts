@@ -2,7 +2,7 @@
 // survey package: every cell, every pair's difference, SE, z, p, Holm p and every letter of
 // test/fixtures/r/overlap.reference.json (scripts/overlap-fixtures.R), to relative 1e-9,
 // simple design and strata/PSU designs, on both execution paths.
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -11,25 +11,9 @@ import { CrosstabError, ErrorCode, openDataset, type Dataset, type TableResult }
 import { TABLE_METADATA_KEY, tableStatistics, tableToArrow, tableToJSON, tableToText } from '../../src/report/index.js';
 import { linearizationVariance } from '../../src/stats/index.js';
 import { nhanesCsv, rFixtures } from '../support/paths.js';
+import { expectOverlapTable, overlapFixture, type OverlapTable } from './overlap-fixture.js';
 import { ErrorLedger, requireBuiltCli, runTable } from './support.js';
 
-interface OverlapTable {
-  id: string;
-  file: 'acs-overlap' | 'nhanes' | 'gss';
-  build: { weight: string; strata?: string; psu?: string; nest?: boolean };
-  base: string;
-  /** `valid`: rows are the values of `rowVariable`, percentages of those who answered it. */
-  percentBase: 'total' | 'valid';
-  rowVariable: string | null;
-  rows: string[];
-  columns: string[];
-  groups: number[][];
-  cells: Array<{ row: string; column: string; proportion: number; se: number; total: number; totalSE: number }>;
-  comparisons: Array<{ row: string; columnA: string; columnB: string; respondentsInBoth: number; difference: number; se: number; z: number; p: number; pHolm: number }>;
-  letters: Array<{ row: string; column: string; letters: string; lettersHolm: string }>;
-}
-
-const fixture = JSON.parse(readFileSync(join(rFixtures, 'overlap.reference.json'), 'utf8')) as { tables: OverlapTable[] };
 const ledger = new ErrorLedger();
 afterAll(() => console.log(`overlapping columns, max relative error vs R (statistic, compared, error):\n${ledger.table()}`));
 
@@ -58,7 +42,7 @@ function datasetOf(table: OverlapTable): Promise<string> {
 const TOLERANCE = 1e-9;
 
 describe.each(['inline', 'pool'] as const)('overlapping columns, %s', (execution) => {
-  describe.each(fixture.tables.map((table) => [table.id, table] as const))('R table %s', (_id, table) => {
+  describe.each(overlapFixture.tables.map((table) => [table.id, table] as const))('R table %s', (_id, table) => {
     let ds: Dataset;
     let result: TableResult;
     beforeAll(async () => {
@@ -74,45 +58,13 @@ describe.each(['inline', 'pool'] as const)('overlapping columns, %s', (execution
     };
 
     it('every cell, pair and letter equals R to 1e-9', () => {
-      const statistics = tableStatistics(result, { stats: 'all' });
-      const holm = tableStatistics(result, { stats: ['sig'], correction: 'holm' });
-      const width = result.columns.length;
-      const rowOf = (expr: string) => result.rows.findIndex((row) => row.expr === expr);
-      expect(result.rows.map((row) => row.expr)).toEqual(table.rows);
-      const columnOf = (expr: string) => table.columns.indexOf(expr);
-      for (const cell of table.cells) {
-        const at = rowOf(cell.row) * width + columnOf(cell.column);
-        const where = `${cell.row} x ${cell.column}`;
-        check('proportion', statistics.columnPct![at], cell.proportion, where);
-        check('SE of proportion', statistics.columnPctSE![at], cell.se, where);
-        check('total', result.weighted[at], cell.total, where);
-        check('SE of total', statistics.weightedSE![at], cell.totalSE, where);
-      }
-      expect(statistics.comparisons!.length).toBe(table.comparisons.length);
-      for (const pair of table.comparisons) {
-        const find = (list: typeof statistics.comparisons) =>
-          list!.find((ours) => ours.row === rowOf(pair.row) && ours.columnA === columnOf(pair.columnA) && ours.columnB === columnOf(pair.columnB));
-        const ours = find(statistics.comparisons)!;
-        const where = `${pair.row}: ${pair.columnA} - ${pair.columnB}`;
-        expect(ours, where).toBeDefined();
-        expect(ours.respondentsInBoth, where).toBe(pair.respondentsInBoth);
-        check('difference', ours.difference, pair.difference, where);
-        check('SE of difference', ours.standardError, pair.se, where);
-        check('z', ours.z, pair.z, where);
-        check('p', ours.pValue, pair.p, where);
-        check('p, Holm', find(holm.comparisons)!.adjustedPValue, pair.pHolm, where);
-      }
-      for (const cell of table.letters) {
-        const at = rowOf(cell.row) * width + columnOf(cell.column);
-        expect(statistics.letters![at], `letters ${cell.row} x ${cell.column}`).toBe(cell.letters);
-        expect(holm.letters![at], `Holm letters ${cell.row} x ${cell.column}`).toBe(cell.lettersHolm);
-      }
+      expectOverlapTable(result, table, (expr) => table.columns.indexOf(expr), check);
     });
   });
 });
 
 describe('overlapping columns through crosstab table --column-group', () => {
-  const table = fixture.tables.find((t) => t.id === 'nhanes-simple')!;
+  const table = overlapFixture.tables.find((t) => t.id === 'nhanes-simple')!;
   it('gives R\'s differences, SEs and p-values in its JSON', async () => {
     requireBuiltCli();
     const args = [inject('testDatasets').nhanes, '--base', table.base, ...table.rows.flatMap((row) => ['--row', row]), ...table.columns.flatMap((column) => ['--column', column])];
@@ -138,7 +90,7 @@ describe('overlapping columns through crosstab table --column-group', () => {
 describe('overlapping columns: what stays and what is refused', () => {
   let ds: Dataset;
   let result: TableResult;
-  const table = fixture.tables.find((t) => t.id === 'nhanes-simple')!;
+  const table = overlapFixture.tables.find((t) => t.id === 'nhanes-simple')!;
   beforeAll(async () => {
     ds = await openDataset(inject('testDatasets').nhanes);
     result = await ds.table({ base: table.base, rows: table.rows, columns: table.columns, columnGroups: table.groups });
