@@ -21,7 +21,7 @@
  * call this kernel with the wrong arguments.
  */
 export function kernelAbi(): i32 {
-  return 11;
+  return 12;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -492,10 +492,15 @@ export function cellsTile(
 // alternatives to the cell kernels live in assembly/bench.ts, outside the shipped module.
 
 /**
- * Group-by over the respondents of `base` (all its words) for the grid rows [rowFrom,
- * rowTo) of (nRows + 1) x (nColumns + 1) cells, where the extra row and column collect
+ * Group-by over the respondents of `base` (all its words) into a grid of (nRows + 1) x
+ * (nColumns + 1) CELL_BYTES cells, row-major, where the extra row and column collect
  * respondents whose row / column value is not on the axis (blank included), so margins are
- * sums over the grid. Returns the number of respondents added.
+ * sums over the grid. The axes come as u32 byte offsets per rank of the index column:
+ * `offsetsA[rank]` is the offset of the rank's grid row (row x (nColumns + 1) x
+ * CELL_BYTES; the extra row's for ranks off the axis), `offsetsB[rank]` that of its column
+ * within a row, so a respondent's cell is two loads and an add. Only the grid rows whose
+ * offsets lie in [fromOffset, toOffset) are added (0 and 0xFFFFFFFF: every row). Returns
+ * the number of respondents added.
  *
  * Tasks that run at once split a table by grid rows, not by respondents: each cell is
  * written by one task only, in respondent order, so a table cut into any number of tasks
@@ -515,48 +520,74 @@ export function cellsTile(
  * each bucket added into its L1-resident row: 1.8x slower), against per-block buckets
  * (3x slower) and against a branch-free pass that sends other tasks' respondents to a
  * scratch cell (1.6x slower): their extra passes or writes cost more than the cache
- * misses into the grid they save.
+ * misses into the grid they save. Offsets per rank instead of positions (no multiply, no
+ * test for "off the axis"), loops specialized by index width and the (x, x²) pair added
+ * in one SIMD add took a synthetic S3-sized pass from 5.9 to 4.0 ms (2026-11-26-s3-pass.md).
  */
 export function groupBy(
   base: usize, words: i32,
-  a: usize, aWidth: i32, mapA: usize,
-  b: usize, bWidth: i32, mapB: usize,
-  nRows: i32, nColumns: i32, rowFrom: i32, rowTo: i32, weights: usize, grid: usize, scratch: usize,
+  a: usize, aWidth: i32, offsetsA: usize,
+  b: usize, bWidth: i32, offsetsB: usize,
+  fromOffset: u32, toOffset: u32, weights: usize, grid: usize, scratch: usize,
 ): i32 {
-  const width = nColumns + 1;
-  const span = <u32>(rowTo - rowFrom);
+  // One loop per pair of index widths (the widths are constants in each), and per kind of
+  // task: every row (fromOffset 0, toOffset 0xFFFFFFFF: no row test at all; a select there
+  // cost 15-20% more) or a row range.
+  const every = fromOffset == 0 && toOffset == 0xffffffff;
+  if (aWidth == 2 && bWidth == 2) return every ? passEvery<u16, u16>(base, words, a, offsetsA, b, offsetsB, weights, grid) : passRange<u16, u16>(base, words, a, offsetsA, b, offsetsB, fromOffset, toOffset, weights, grid, scratch);
+  if (aWidth == 1 && bWidth == 1) return every ? passEvery<u8, u8>(base, words, a, offsetsA, b, offsetsB, weights, grid) : passRange<u8, u8>(base, words, a, offsetsA, b, offsetsB, fromOffset, toOffset, weights, grid, scratch);
+  if (aWidth == 2 && bWidth == 1) return every ? passEvery<u16, u8>(base, words, a, offsetsA, b, offsetsB, weights, grid) : passRange<u16, u8>(base, words, a, offsetsA, b, offsetsB, fromOffset, toOffset, weights, grid, scratch);
+  if (aWidth == 1 && bWidth == 2) return every ? passEvery<u8, u16>(base, words, a, offsetsA, b, offsetsB, weights, grid) : passRange<u8, u16>(base, words, a, offsetsA, b, offsetsB, fromOffset, toOffset, weights, grid, scratch);
+  // A u32 index on either axis (over 65,535 values): one loop for every width.
+  return every ? passEvery<u32, u32>(base, words, a, offsetsA, b, offsetsB, weights, grid, aWidth, bWidth) : passRange<u32, u32>(base, words, a, offsetsA, b, offsetsB, fromOffset, toOffset, weights, grid, scratch, aWidth, bWidth);
+}
+
+/** Rank of respondent r in an index column of T (u8 / u16), or of `width` bytes when T is u32. */
+@inline function rankOf<T>(column: usize, r: usize, width: i32): usize {
+  if (sizeof<T>() == 4) return <usize>rankAt(column, width, <u32>r);
+  return <usize>load<T>(column + (r << alignof<T>()));
+}
+
+/** Adds weight x to the grid cell at `cell`: (x, x²) in one SIMD add, the count after. */
+@inline function addToCell(cell: usize, x: f64): void {
+  v128.store(cell, f64x2.add(v128.load(cell), f64x2(x, x * x)));
+  store<f64>(cell, load<f64>(cell, 16) + 1, 16);
+}
+
+/** groupBy over every grid row: each respondent of the base into its cell. */
+@inline function passEvery<A, B>(base: usize, words: i32, a: usize, offsetsA: usize, b: usize, offsetsB: usize, weights: usize, grid: usize, aWidth: i32 = 0, bWidth: i32 = 0): i32 {
   let placed = 0;
-  if (rowFrom == 0 && rowTo > nRows) {
-    // Every row (one task, or an inline slice): no row test at all; the select below cost
-    // 15-20% more here.
-    for (let i = 0; i < words; i++) {
-      let w = load<u64>(base + (<usize>i << 3));
-      while (w != 0) {
-        const r = (<u32>i << 6) | <u32>ctz(w);
-        w &= w - 1;
-        const mappedRow = load<i32>(mapA + (<usize>rankAt(a, aWidth, r) << 2));
-        const row = select<i32>(nRows, mappedRow, mappedRow < 0);
-        const mappedColumn = load<i32>(mapB + (<usize>rankAt(b, bWidth, r) << 2));
-        const col = select<i32>(nColumns, mappedColumn, mappedColumn < 0);
-        const x = load<f64>(weights + (<usize>r << 3));
-        addTriple(grid + <usize>(row * width + col) * CELL_BYTES, x, x * x);
-        placed++;
-      }
-    }
-    return placed;
-  }
   for (let i = 0; i < words; i++) {
     let w = load<u64>(base + (<usize>i << 3));
+    const first = <usize>i << 6;
     while (w != 0) {
-      const r = (<u32>i << 6) | <u32>ctz(w);
+      const r = first | <usize>ctz(w);
       w &= w - 1;
-      const mappedRow = load<i32>(mapA + (<usize>rankAt(a, aWidth, r) << 2));
-      const row = select<i32>(nRows, mappedRow, mappedRow < 0);
-      const mine = <u32>(row - rowFrom) < span;
-      const mappedColumn = load<i32>(mapB + (<usize>rankAt(b, bWidth, r) << 2));
-      const col = select<i32>(nColumns, mappedColumn, mappedColumn < 0);
-      const x = load<f64>(weights + (<usize>r << 3));
-      addTriple(select<usize>(grid + <usize>(row * width + col) * CELL_BYTES, scratch, mine), x, x * x);
+      const cell = grid + <usize>load<u32>(offsetsA + (rankOf<A>(a, r, aWidth) << 2)) + <usize>load<u32>(offsetsB + (rankOf<B>(b, r, bWidth) << 2));
+      addToCell(cell, load<f64>(weights + (r << 3)));
+      placed++;
+    }
+  }
+  return placed;
+}
+
+/**
+ * groupBy over the grid rows whose byte offsets are in [fromOffset, toOffset): the other
+ * respondents go to the task's `scratch` cell, not skipped by a branch.
+ */
+@inline function passRange<A, B>(base: usize, words: i32, a: usize, offsetsA: usize, b: usize, offsetsB: usize, fromOffset: u32, toOffset: u32, weights: usize, grid: usize, scratch: usize, aWidth: i32 = 0, bWidth: i32 = 0): i32 {
+  const span = toOffset - fromOffset;
+  let placed = 0;
+  for (let i = 0; i < words; i++) {
+    let w = load<u64>(base + (<usize>i << 3));
+    const first = <usize>i << 6;
+    while (w != 0) {
+      const r = first | <usize>ctz(w);
+      w &= w - 1;
+      const rowOffset = load<u32>(offsetsA + (rankOf<A>(a, r, aWidth) << 2));
+      const mine = rowOffset - fromOffset < span;
+      const cell = grid + <usize>rowOffset + <usize>load<u32>(offsetsB + (rankOf<B>(b, r, bWidth) << 2));
+      addToCell(select<usize>(cell, scratch, mine), load<f64>(weights + (r << 3)));
       placed += <i32>mine;
     }
   }
@@ -567,10 +598,14 @@ export function groupBy(
  * Splits a group-by grid of (nRows + 1) x (nColumns + 1) triples into the table's cells
  * (nRows x nColumns f64 each of sums, sums of squares, counts) and its margins (`margins`:
  * nRows row triples, then nColumns column triples), each margin the sum of its grid row or
- * column, extra row and column included, added in order of column / row.
+ * column, extra row and column included, added in order of column / row. With nGrids > 1
+ * the grids lie one after the other and each cell is the sum of its triples in grid order
+ * (tasks that split the base's respondents, each into a grid of its own: the caller does
+ * this only where the sums are exact in any order, see groupBy).
  */
-export function groupByCells(grid: usize, nRows: i32, nColumns: i32, sums: usize, sumsSq: usize, counts: usize, margins: usize): void {
+export function groupByCells(grid: usize, nGrids: i32, nRows: i32, nColumns: i32, sums: usize, sumsSq: usize, counts: usize, margins: usize): void {
   const width = nColumns + 1;
+  const gridBytes = <usize>((nRows + 1) * width) * CELL_BYTES;
   const columnMargins = margins + <usize>nRows * CELL_BYTES;
   memory.fill(margins, 0, <usize>(nRows + nColumns) * CELL_BYTES);
   for (let r = 0; r <= nRows; r++) {
@@ -580,9 +615,15 @@ export function groupByCells(grid: usize, nRows: i32, nColumns: i32, sums: usize
     let count: f64 = 0;
     for (let c = 0; c <= nColumns; c++) {
       const cell = line + <usize>c * CELL_BYTES;
-      const x = load<f64>(cell);
-      const xx = load<f64>(cell, 8);
-      const n = load<f64>(cell, 16);
+      let x = load<f64>(cell);
+      let xx = load<f64>(cell, 8);
+      let n = load<f64>(cell, 16);
+      for (let g = 1; g < nGrids; g++) {
+        const other = cell + <usize>g * gridBytes;
+        x += load<f64>(other);
+        xx += load<f64>(other, 8);
+        n += load<f64>(other, 16);
+      }
       sum += x;
       sumSq += xx;
       count += n;

@@ -7,6 +7,7 @@ import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { openDataset, type Dataset } from '../src/facade/dataset.js';
 import type { TableResult } from '../src/facade/types.js';
 import type { Expr } from '../src/query/ast.js';
+import { exactSums } from '../src/kernel/kernel.js';
 import { toText } from './support/expression-text.js';
 import { largeData, largeReference } from './support/large-dataset.js';
 import { makeDataset } from './support/make-dataset.js';
@@ -72,6 +73,35 @@ describe('group-by tables on the 300,001-respondent generated dataset, fractiona
     );
   });
 
+  it('whole-number weights: the pool splits the respondents, and every figure is exact', async () => {
+    // Weights `w` are whole numbers, so the pool's tasks take word ranges into grids of
+    // their own (added after); sums of whole numbers are exact, so both paths and the
+    // reference agree exactly, not to rounding.
+    const data = largeData();
+    const axisValues = { mid: present(data.columns.mid), cat: present(data.columns.cat), zip: present(data.columns.zip) };
+    const base = exprArb({ big: ['0', '100', '3500'], cat: axisValues.cat, rare: present(data.columns.rare) }, new Set(['big', 'rare']));
+    const axis = fc.constantFrom(...(Object.keys(axisValues) as Array<keyof typeof axisValues>)).chain((variable) =>
+      fc.shuffledSubarray(axisValues[variable], { minLength: 1 }).map((list) => values(variable, list)),
+    );
+    await fc.assert(
+      fc.asyncProperty(base, axis, axis, async (baseExpr, rows, columns) => {
+        const query = { base: toText(baseExpr), rows: rows.map(toText), columns: columns.map(toText), weight: 'w' };
+        const one = await inline.table(query);
+        const split = await pool.table(query);
+        expect([one.execution, split.execution]).toEqual(['inline', 'pool']);
+        expectSameBits(one, split);
+        const expected = referenceTable(largeReference('w'), baseExpr, rows, columns);
+        const exact = ({ respondents, weighted, sumSqWeights }: Sums) => [respondents, weighted, sumSqWeights];
+        rows.forEach((_, r) => {
+          expect(exact(split.rowTotals[r]!)).toEqual(exact(expected.rowTotals[r]!));
+          columns.forEach((_, c) => expect(exact(split.cell(r, c))).toEqual(exact(expected.cells[r * columns.length + c]!)));
+        });
+        columns.forEach((_, c) => expect(exact(split.columnTotals[c]!)).toEqual(exact(expected.columnTotals[c]!)));
+      }),
+      { numRuns: 15 },
+    );
+  });
+
   it('an empty base gives zero cells on both paths', async () => {
     const query = { base: 'rare=1 AND rare=2', rows: values('mid', ['1', '2']).map(toText), columns: values('cat', ['A', 'B']).map(toText), weight: 'w2' };
     const one = await inline.table(query);
@@ -108,5 +138,23 @@ describe('group-by tables on random small data (one respondent and up, blanks, v
       ),
       { numRuns: 40 },
     );
+  });
+});
+
+describe('exactSums: when the order of adding weights cannot change a bit', () => {
+  it('holds for whole numbers whose sums stay within 2^53, and nowhere else', () => {
+    const check = (values: number[], respondents = values.length) => exactSums(Float64Array.from(values), respondents);
+    expect(check([1, 2, 2300, 0])).toBe(true);
+    expect(check([-3, 4, 1e6])).toBe(true);
+    expect(check([1, 2.5])).toBe(false);
+    expect(check([1, Number.NaN])).toBe(false);
+    expect(check([1, Number.POSITIVE_INFINITY])).toBe(false);
+    // Squares past 2^53: 1e8² = 1e16 > 2^53 ≈ 9.007e15, though each weight is whole.
+    expect(check([1e8, 1])).toBe(false);
+    // Squares summed: 2^52 + 2^52 = 2^53 is past MAX_SAFE_INTEGER (2^53 - 1); 2^52 + 2^50 is not.
+    expect(check([2 ** 26, -(2 ** 26)])).toBe(false);
+    expect(check([2 ** 26, -(2 ** 25)])).toBe(true);
+    // Only the first `respondents` weights count (the vector is padded past them).
+    expect(check([3, 0.5], 1)).toBe(true);
   });
 });

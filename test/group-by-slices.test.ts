@@ -1,8 +1,9 @@
 // The group-by pass cut into tasks, on the kernel: by base word ranges run one after the
 // other into one grid (inline slices) and by grid row ranges (pool tasks), each equal to
 // one pass over every word and row to the last bit, with fractional weights (where adding
-// the same weights in another order can change the last bit), u8 and u16 index columns,
-// values off the axes and blanks; row-range tasks send other rows' respondents to their own
+// the same weights in another order can change the last bit), u8, u16 and u32 index
+// columns, values off the axes and blanks, the one pass also against a grid added up here
+// respondent by respondent; row-range tasks send other rows' respondents to their own
 // scratch cells, never into the grid.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -26,26 +27,44 @@ function randomPass(respondents: number, nRows: number, nColumns: number, widthA
   const bits = new Uint32Array(memory.memory.buffer, base, words * 2);
   let inBase = 0;
   for (let r = 0; r < respondents; r++) if (random() < 0.6) (bits[r >>> 5]! |= 1 << (r & 31)), inBase++;
-  // Ranks 0 (blank) to n + 2: some respondents hold a value off the axis.
-  const column = (width: number, n: number) => {
+  const cellBytes = kernel.layout.cellBytes;
+  const rowBytes = (nColumns + 1) * cellBytes;
+  // Ranks 0 (blank) to n + 2: some respondents hold a value off the axis. Rank position + 1
+  // is on the axis at `position`; the map holds its byte offset (position x stride), the
+  // extra row or column's (n x stride) for the others.
+  const column = (width: number, n: number, stride: number) => {
     const ptr = alloc(words * 64 * width);
-    const view = width === 1 ? new Uint8Array(memory.memory.buffer, ptr, words * 64) : new Uint16Array(memory.memory.buffer, ptr, words * 64);
-    for (let r = 0; r < respondents; r++) view[r] = Math.floor(random() * (n + 3));
+    const buffer = memory.memory.buffer;
+    const view = width === 1 ? new Uint8Array(buffer, ptr, words * 64) : width === 2 ? new Uint16Array(buffer, ptr, words * 64) : new Uint32Array(buffer, ptr, words * 64);
+    const positions: number[] = [];
+    for (let r = 0; r < respondents; r++) {
+      view[r] = Math.floor(random() * (n + 3));
+      positions.push(view[r]! >= 1 && view[r]! <= n ? view[r]! - 1 : n);
+    }
     const map = alloc((n + 3) * 4);
-    const positions = new Int32Array(memory.memory.buffer, map, n + 3).fill(-1);
-    for (let position = 0; position < n; position++) positions[position + 1] = position;
-    return { index: { ptr, width }, map };
+    const offsets = new Uint32Array(memory.memory.buffer, map, n + 3).fill(n * stride);
+    for (let position = 0; position < n; position++) offsets[position + 1] = position * stride;
+    return { index: { ptr, width }, map, positions };
   };
-  const a = column(widthA, nRows);
-  const b = column(widthB, nColumns);
+  const a = column(widthA, nRows, rowBytes);
+  const b = column(widthB, nColumns, cellBytes);
   const weights = alloc(words * 64 * 8);
   const w = memory.f64(weights, words * 64);
   for (let r = 0; r < respondents; r++) w[r] = random() * 1000 + 0.1;
-  const gridBytes = (nRows + 1) * (nColumns + 1) * kernel.layout.cellBytes;
-  const pass = (tasks: number): GroupByPass => ({ base, a: a.index, mapA: a.map, b: b.index, mapB: b.map, nRows, nColumns, weights, grid: alloc(gridBytes), scratch: alloc(tasks * SCRATCH_STRIDE) });
+  const gridBytes = (nRows + 1) * rowBytes;
+  // The grid computed here, respondent by respondent in order: (Σw, Σw², n) per cell.
+  const expected = new Float64Array(gridBytes / 8);
+  for (let r = 0; r < respondents; r++) {
+    if ((bits[r >>> 5]! & (1 << (r & 31))) === 0) continue;
+    const at = (a.positions[r]! * (nColumns + 1) + b.positions[r]!) * 3;
+    expected[at]! += w[r]!;
+    expected[at + 1]! += w[r]! * w[r]!;
+    expected[at + 2]! += 1;
+  }
+  const pass = (tasks: number): GroupByPass => ({ base, a: a.index, offsetsA: a.map, b: b.index, offsetsB: b.map, rowBytes, weights, grid: alloc(gridBytes), scratch: alloc(tasks * SCRATCH_STRIDE) });
   const grid = (p: GroupByPass) => [...memory.f64(p.grid, gridBytes / 8)];
   const release = () => taken.forEach(([ptr, bytes]) => memory.release(ptr, bytes));
-  return { words, inBase, pass, grid, release };
+  return { words, inBase, pass, grid, expected, release };
 }
 
 describe('group-by tasks', () => {
@@ -56,8 +75,8 @@ describe('group-by tasks', () => {
         fc.integer({ min: 1, max: 12 }),
         fc.integer({ min: 1, max: 9 }),
         fc.integer({ min: 1, max: 9 }),
-        fc.constantFrom(1, 2),
-        fc.constantFrom(1, 2),
+        fc.constantFrom(1, 2, 4),
+        fc.constantFrom(1, 2, 4),
         fc.integer(),
         (respondents, nRows, nColumns, parts, widthA, widthB, seed) => {
           let state = seed >>> 0 || 1;
@@ -65,17 +84,18 @@ describe('group-by tasks', () => {
           const data = randomPass(respondents, nRows, nColumns, widthA, widthB, random);
           try {
             const one = data.pass(1);
-            kernel.runTask(groupByTask(one, 0, 0, data.words, 0, nRows + 1));
+            kernel.runTask(groupByTask(one, 0, 0, data.words));
             const slices = wordRanges(data.words, parts);
             expect(slices.length).toBeLessThanOrEqual(parts);
             const sliced = data.pass(slices.length);
-            slices.forEach(({ from, to }, i) => kernel.runTask(groupByTask(sliced, i, from, to, 0, nRows + 1)));
+            slices.forEach(({ from, to }, i) => kernel.runTask(groupByTask(sliced, i, from, to)));
             const rowSplit = rowRanges(Array.from({ length: nRows + 1 }, () => 1), parts);
             const byRows = data.pass(rowSplit.length);
             // Each row-range task adds only its rows' respondents into the grid: together, each base respondent once.
-            const placed = rowSplit.map(({ from, to }, i) => kernel.runTask(groupByTask(byRows, i, 0, data.words, from, to)));
+            const placed = rowSplit.map((rows, i) => kernel.runTask(groupByTask(byRows, i, 0, data.words, rows)));
             expect(placed.reduce((sum, n) => sum + n, 0)).toBe(data.inBase);
             const want = data.grid(one);
+            expect(want).toEqual([...data.expected]);
             // Every respondent of the base is in one cell (the grid's cells hold Σw, Σw², n).
             expect(want.filter((_, i) => i % (kernel.layout.cellBytes / 8) === 2).reduce((sum, n) => sum + n, 0)).toBe(data.inBase);
             expect(data.grid(sliced)).toEqual(want);

@@ -33,7 +33,7 @@ describe('cellsDense = cellDense per cell', () => {
             row += length;
           }
           const runs = kernel.weightRuns(weights, words, respondents);
-          const vector = { ptr: weights, runs: runs.runs, nRuns: runs.nRuns };
+          const vector = { ptr: weights, runs: runs.runs, nRuns: runs.nRuns, exactSums: false };
           const bitset = (density: number) => {
             const ptr = memory.alloc(words * 8);
             const bits = new Uint32Array(memory.memory.buffer, ptr, words * 2);

@@ -4,7 +4,7 @@
  * See assembly/index.ts for the memory layout each function expects.
  */
 /** Must equal kernelAbi() of the compiled kernel (assembly/index.ts). */
-export const KERNEL_ABI = 11;
+export const KERNEL_ABI = 12;
 
 export interface KernelExports {
   kernelAbi(): number;
@@ -34,11 +34,11 @@ export interface KernelExports {
   ): void;
   groupBy(
     base: number, words: number,
-    a: number, aWidth: number, mapA: number,
-    b: number, bWidth: number, mapB: number,
-    nRows: number, nColumns: number, rowFrom: number, rowTo: number, weights: number, grid: number, scratch: number,
+    a: number, aWidth: number, offsetsA: number,
+    b: number, bWidth: number, offsetsB: number,
+    fromOffset: number, toOffset: number, weights: number, grid: number, scratch: number,
   ): number;
-  groupByCells(grid: number, nRows: number, nColumns: number, sums: number, sumsSq: number, counts: number, margins: number): void;
+  groupByCells(grid: number, nGrids: number, nRows: number, nColumns: number, sums: number, sumsSq: number, counts: number, margins: number): void;
   /** XXH64 (see assembly/xxhash64.ts); `state` is 48 bytes of scratch. */
   xxh64Init(state: number, seed: bigint): void;
   xxh64Update(state: number, ptr: number, len: number): void;

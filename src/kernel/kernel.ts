@@ -8,6 +8,28 @@ export interface WeightVector {
   ptr: number;
   runs: number;
   nRuns: number;
+  /**
+   * Every weight is a whole number and the sum of w² over all respondents stays below
+   * 2^53: every sum of these weights (and of their squares) is then exact, so it comes out
+   * the same to the last bit in any order of adding (see exactSums()).
+   */
+  exactSums: boolean;
+}
+
+/**
+ * Whether every sum of the first `respondents` weights, and of their squares, is exact in
+ * f64 whatever the order of adding: all whole numbers, with the sum of w² below 2^53. Then
+ * every partial sum of weights or squares is a whole number of at most that size (|w| <= w²
+ * for a whole number), so representable exactly.
+ */
+export function exactSums(weights: Float64Array, respondents: number): boolean {
+  let squares = 0;
+  for (let i = 0; i < respondents; i++) {
+    const w = weights[i]!;
+    if (!Number.isInteger(w)) return false;
+    squares += w * w;
+  }
+  return squares <= Number.MAX_SAFE_INTEGER;
 }
 
 /** Count and sums of one cell, as computed by the kernel. */

@@ -2,7 +2,7 @@ import { BufferKind } from '../dataset/format.js';
 import { CrosstabError, ErrorCode } from '../errors.js';
 import type { LoadedDataset } from '../dataset/file/reader.js';
 import type { KernelExports } from '../kernel/exports.js';
-import type { CellSums, Kernel, WeightVector } from '../kernel/kernel.js';
+import { type CellSums, exactSums, type Kernel, type WeightVector } from '../kernel/kernel.js';
 import { NS_PER_LISTED_RESPONDENT, NS_PER_WORD_CELL } from './costs.js';
 import type { Bound } from './resolve.js';
 
@@ -88,7 +88,7 @@ export class Evaluator {
     }
     const { runs, nRuns, bytes } = this.kernel.weightRuns(ptr, this.words, this.data.meta.respondents);
     this.owned.push({ ptr: runs, bytes });
-    vector = { ptr, runs, nRuns };
+    vector = { ptr, runs, nRuns, exactSums: exactSums(this.kernel.memory.f64(ptr, this.data.meta.respondents), this.data.meta.respondents) };
     this.weightVectors.set(key, vector);
     return vector;
   }

@@ -58,13 +58,6 @@ function positionMap(kernel: Kernel, evaluator: Evaluator, scratch: ScratchMemor
   return { ptr, view: new Int32Array(kernel.memory.memory.buffer, ptr, length).fill(-1) };
 }
 
-/** The rank -> position map of an axis of values of one variable (the groupBy kernel). */
-export function singleVariableMap(kernel: Kernel, evaluator: Evaluator, scratch: ScratchMemory, axis: ValueNode[]): number {
-  const map = positionMap(kernel, evaluator, scratch, axis[0]!.variable);
-  axis.forEach((node, position) => (map.view[node.ranks[0]!] = position));
-  return map.ptr;
-}
-
 /**
  * The axis-variable entries of an axis of values of several variables (groupByMulti,
  * groupByDesign): one per variable, holding its index column, bytes per rank and

@@ -10,13 +10,16 @@
  *   A row range costs a task most of a whole pass, since it reads every respondent of the
  *   base (S3 on ACS: about 7 ms for half of the rows, 8-10 ms for all); a word range costs
  *   about its share.
+ * Where every sum of the weights is exact (whole-number weights, WeightVector.exactSums),
+ * the order of adding cannot change a bit, so pool tasks take word ranges too, each into a
+ * grid of its own, and the kernel adds the grids when it splits out the cells.
  */
 import type { KernelTask } from '../../kernel/exports.js';
-import type { CellSums } from '../../kernel/kernel.js';
+import type { CellSums, Kernel } from '../../kernel/kernel.js';
 import { NS_PER_RESPONDENT } from '../costs.js';
 import { settleAll, SLICE_MS } from '../executor.js';
 import type { Evaluator } from '../evaluate.js';
-import { scratchMemory, singleVariableMap } from './group-by-parts.js';
+import { type ScratchMemory, scratchMemory } from './group-by-parts.js';
 import type { TableCells, TableInput, ValueNode } from './plan.js';
 
 export async function groupByTable(input: TableInput<ValueNode>): Promise<TableCells> {
@@ -34,18 +37,24 @@ export async function groupByTable(input: TableInput<ValueNode>): Promise<TableC
   const b = evaluator.indexColumn(columns[0]!.variable);
   const scratch = scratchMemory(memory);
   try {
-    const mapA = singleVariableMap(kernel, evaluator, scratch, rows);
-    const mapB = singleVariableMap(kernel, evaluator, scratch, columns);
-    const grid = scratch.alloc((nRows + 1) * (nColumns + 1) * cellBytes);
-    const pass: GroupByPass = { base: base.ptr, a, mapA, b, mapB, nRows, nColumns, weights: weights.ptr, grid, scratch: scratch.alloc(parts * SCRATCH_STRIDE) };
-    const tasks =
-      execution === 'pool'
-        ? rowRanges(rowRespondents(evaluator, rows), parts).map(({ from, to }, i) => groupByTask(pass, i, 0, words, from, to))
-        : wordRanges(words, parts).map(({ from, to }, i) => groupByTask(pass, i, from, to, 0, nRows + 1));
+    const rowBytes = (nColumns + 1) * cellBytes;
+    const offsetsA = gridOffsets(kernel, evaluator, scratch, rows, rowBytes);
+    const offsetsB = gridOffsets(kernel, evaluator, scratch, columns, cellBytes);
+    const gridBytes = (nRows + 1) * rowBytes;
+    // On the pool with sums exact in any order, each task takes a word range into a grid of
+    // its own (the grids are added after, in the kernel): half the walk per task.
+    const ownGrids = execution === 'pool' && weights.exactSums && parts > 1;
+    const grid = scratch.alloc(ownGrids ? parts * gridBytes : gridBytes);
+    const pass: GroupByPass = { base: base.ptr, a, offsetsA, b, offsetsB, rowBytes, weights: weights.ptr, grid, scratch: scratch.alloc(parts * SCRATCH_STRIDE) };
+    const tasks = ownGrids
+      ? wordRanges(words, parts).map(({ from, to }, i) => groupByTask({ ...pass, grid: grid + i * gridBytes }, i, from, to))
+      : execution === 'pool'
+        ? rowRanges(rowRespondents(evaluator, rows), parts).map((rowRange, i) => groupByTask(pass, i, 0, words, rowRange))
+        : wordRanges(words, parts).map(({ from, to }, i) => groupByTask(pass, i, from, to));
     await settleAll(tasks.map((task) => executor.run(task, run.signal)));
     const cells = nRows * nColumns;
     const out = scratch.alloc((cells * 3 + (nRows + nColumns) * 3) * 8, false);
-    kernel.exports.groupByCells(grid, nRows, nColumns, out, out + cells * 8, out + cells * 16, out + cells * 24);
+    kernel.exports.groupByCells(grid, ownGrids ? tasks.length : 1, nRows, nColumns, out, out + cells * 8, out + cells * 16, out + cells * 24);
     const sums = memory.f64(out, cells).slice();
     const sumsSq = memory.f64(out + cells * 8, cells).slice();
     const counts = memory.f64(out + cells * 16, cells).slice();
@@ -86,11 +95,13 @@ export const SCRATCH_STRIDE = 128;
 export interface GroupByPass {
   base: number;
   a: { ptr: number; width: number };
-  mapA: number;
+  /** Byte offset in the grid of each rank's row (gridOffsets). */
+  offsetsA: number;
   b: { ptr: number; width: number };
-  mapB: number;
-  nRows: number;
-  nColumns: number;
+  /** Byte offset in a grid row of each rank's column. */
+  offsetsB: number;
+  /** Bytes of a grid row: (nColumns + 1) cells. */
+  rowBytes: number;
   weights: number;
   grid: number;
   /** Scratch cells, SCRATCH_STRIDE bytes apart, one per task. */
@@ -99,17 +110,34 @@ export interface GroupByPass {
 
 /**
  * Task number `task`: it adds the respondents of base words [wordFrom, wordTo) whose grid row
- * is in [rowFrom, rowTo), the others into its scratch cell. The kernel counts respondents
- * from the base pointer it is given, so the index columns and weights are given from
- * respondent wordFrom * 64 on.
+ * is in `rows` (every row when it is not given), the others into its scratch cell. The
+ * kernel counts respondents from the base pointer it is given, so the index columns and
+ * weights are given from respondent wordFrom * 64 on.
  */
-export function groupByTask(pass: GroupByPass, task: number, wordFrom: number, wordTo: number, rowFrom: number, rowTo: number): KernelTask {
+export function groupByTask(pass: GroupByPass, task: number, wordFrom: number, wordTo: number, rows?: { from: number; to: number }): KernelTask {
   const first = wordFrom * 64;
   const { a, b } = pass;
+  const [fromOffset, toOffset] = rows ? [rows.from * pass.rowBytes, rows.to * pass.rowBytes] : [0, EVERY_ROW];
   return {
     fn: 'groupBy',
-    args: [pass.base + wordFrom * 8, wordTo - wordFrom, a.ptr + first * a.width, a.width, pass.mapA, b.ptr + first * b.width, b.width, pass.mapB, pass.nRows, pass.nColumns, rowFrom, rowTo, pass.weights + first * 8, pass.grid, pass.scratch + task * SCRATCH_STRIDE],
+    args: [pass.base + wordFrom * 8, wordTo - wordFrom, a.ptr + first * a.width, a.width, pass.offsetsA, b.ptr + first * b.width, b.width, pass.offsetsB, fromOffset, toOffset, pass.weights + first * 8, pass.grid, pass.scratch + task * SCRATCH_STRIDE],
   };
+}
+
+/** toOffset of a task over every grid row (u32 all ones: the kernel tests no row). */
+const EVERY_ROW = 0xffffffff;
+
+/**
+ * The u32 map the groupBy kernel reads for one axis: for each rank of the axis variable, the
+ * byte offset of its grid row or column (position x `stride`), the extra row or column's
+ * (axis length x `stride`) for ranks off the axis and blank.
+ */
+function gridOffsets(kernel: Kernel, evaluator: Evaluator, scratch: ScratchMemory, axis: ValueNode[], stride: number): number {
+  const length = evaluator.rankCount(axis[0]!.variable) + 1;
+  const ptr = scratch.alloc(length * 4, false);
+  const view = new Uint32Array(kernel.memory.memory.buffer, ptr, length).fill(axis.length * stride);
+  axis.forEach((node, position) => (view[node.ranks[0]!] = position * stride));
+  return ptr;
 }
 
 /** Cuts `words` base words into `parts` consecutive ranges of about equal length, in order. */
