@@ -499,7 +499,8 @@ export function cellsTile(
  * `offsetsA[rank]` is the offset of the rank's grid row (row x (nColumns + 1) x
  * CELL_BYTES; the extra row's for ranks off the axis), `offsetsB[rank]` that of its column
  * within a row, so a respondent's cell is two loads and an add. Only the grid rows whose
- * offsets lie in [fromOffset, toOffset) are added (0 and 0xFFFFFFFF: every row). Returns
+ * offsets lie in [fromOffset, toOffset) are added (0 and 0xFFFFFFFF: every row). The
+ * first `clearBytes` of the grid are zeroed first (a task with a grid of its own). Returns
  * the number of respondents added.
  *
  * Tasks that run at once split a table by grid rows, not by respondents: each cell is
@@ -528,8 +529,10 @@ export function groupBy(
   base: usize, words: i32,
   a: usize, aWidth: i32, offsetsA: usize,
   b: usize, bWidth: i32, offsetsB: usize,
-  fromOffset: u32, toOffset: u32, weights: usize, grid: usize, scratch: usize,
+  fromOffset: u32, toOffset: u32, weights: usize, grid: usize, scratch: usize, clearBytes: u32,
 ): i32 {
+  // A task with a grid of its own zeroes it here, on its own thread.
+  if (clearBytes > 0) memory.fill(grid, 0, clearBytes);
   // One loop per pair of index widths (the widths are constants in each), and per kind of
   // task: every row (fromOffset 0, toOffset 0xFFFFFFFF: no row test at all; a select there
   // cost 15-20% more) or a row range.

@@ -36,7 +36,7 @@ export interface KernelExports {
     base: number, words: number,
     a: number, aWidth: number, offsetsA: number,
     b: number, bWidth: number, offsetsB: number,
-    fromOffset: number, toOffset: number, weights: number, grid: number, scratch: number,
+    fromOffset: number, toOffset: number, weights: number, grid: number, scratch: number, clearBytes: number,
   ): number;
   groupByCells(grid: number, nGrids: number, nRows: number, nColumns: number, sums: number, sumsSq: number, counts: number, margins: number): void;
   /** XXH64 (see assembly/xxhash64.ts); `state` is 48 bytes of scratch. */

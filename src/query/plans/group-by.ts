@@ -44,10 +44,11 @@ export async function groupByTable(input: TableInput<ValueNode>): Promise<TableC
     // On the pool with sums exact in any order, each task takes a word range into a grid of
     // its own (the grids are added after, in the kernel): half the walk per task.
     const ownGrids = execution === 'pool' && weights.exactSums && parts > 1;
-    const grid = scratch.alloc(ownGrids ? parts * gridBytes : gridBytes);
+    // Grids of their own are zeroed by their tasks, on the workers.
+    const grid = scratch.alloc(ownGrids ? parts * gridBytes : gridBytes, !ownGrids);
     const pass: GroupByPass = { base: base.ptr, a, offsetsA, b, offsetsB, rowBytes, weights: weights.ptr, grid, scratch: scratch.alloc(parts * SCRATCH_STRIDE) };
     const tasks = ownGrids
-      ? wordRanges(words, parts).map(({ from, to }, i) => groupByTask({ ...pass, grid: grid + i * gridBytes }, i, from, to))
+      ? wordRanges(words, parts).map(({ from, to }, i) => groupByTask({ ...pass, grid: grid + i * gridBytes, clearBytes: gridBytes }, i, from, to))
       : execution === 'pool'
         ? rowRanges(rowRespondents(evaluator, rows), parts).map((rowRange, i) => groupByTask(pass, i, 0, words, rowRange))
         : wordRanges(words, parts).map(({ from, to }, i) => groupByTask(pass, i, from, to));
@@ -106,6 +107,8 @@ export interface GroupByPass {
   grid: number;
   /** Scratch cells, SCRATCH_STRIDE bytes apart, one per task. */
   scratch: number;
+  /** Bytes of the grid the task zeroes before it adds (a grid of its own), else none. */
+  clearBytes?: number;
 }
 
 /**
@@ -120,7 +123,7 @@ export function groupByTask(pass: GroupByPass, task: number, wordFrom: number, w
   const [fromOffset, toOffset] = rows ? [rows.from * pass.rowBytes, rows.to * pass.rowBytes] : [0, EVERY_ROW];
   return {
     fn: 'groupBy',
-    args: [pass.base + wordFrom * 8, wordTo - wordFrom, a.ptr + first * a.width, a.width, pass.offsetsA, b.ptr + first * b.width, b.width, pass.offsetsB, fromOffset, toOffset, pass.weights + first * 8, pass.grid, pass.scratch + task * SCRATCH_STRIDE],
+    args: [pass.base + wordFrom * 8, wordTo - wordFrom, a.ptr + first * a.width, a.width, pass.offsetsA, b.ptr + first * b.width, b.width, pass.offsetsB, fromOffset, toOffset, pass.weights + first * 8, pass.grid, pass.scratch + task * SCRATCH_STRIDE, pass.clearBytes ?? 0],
   };
 }
 
