@@ -1,7 +1,9 @@
 // The group-by plan gives the same sums to the last bit inline (one thread) and on the pool
-// (the table cut into tasks): every cell is summed by one task in respondent order. Checked
-// with fractional weights, where adding the same weights in another order can change the
-// last bit, and against the reference to 1e-9.
+// (the table cut into tasks): with fractional weights the base is cut into the same parts
+// on both, and every cell of a part is summed by one task in respondent order. Checked with
+// fractional weights, where adding the same weights in another order can change the last
+// bit, and against the reference to 1e-9; with whole-number weights (any order, exact sums)
+// against the reference exactly.
 import fc from 'fast-check';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { openDataset, type Dataset } from '../src/facade/dataset.js';

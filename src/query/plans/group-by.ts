@@ -1,18 +1,20 @@
 /**
  * Group-by plan for one variable per axis (kernel `groupBy`): one pass over the base's
  * respondents adding each into a grid with one extra row and column for values off the
- * axes (so margins are grid sums). Every cell is summed in respondent order by one task at
- * a time, so the sums are the same to the last bit however the table was cut:
- * - on the pool, the tasks run at once, so each takes a range of grid rows and walks the
- *   whole base, adding only its rows' respondents;
- * - inline, the slices run one after the other into the same grid, so each takes a range
- *   of the base's words and adds every row: together they make exactly the one-task pass.
- *   A row range costs a task most of a whole pass, since it reads every respondent of the
- *   base (S3 on ACS: about 7 ms for half of the rows, 8-10 ms for all); a word range costs
- *   about its share.
+ * axes (so margins are grid sums).
+ *
+ * The base's words are cut into parts (partCount), each summed into a grid of its own; the
+ * kernel adds the parts' grids in order when it splits out the cells. Within a part every
+ * cell is summed in respondent order by one task at a time, so the sums are the same to the
+ * last bit however the part was cut:
+ * - on the pool, tasks over one part run at once, so each takes a range of grid rows and
+ *   walks the whole part, adding only its rows' respondents (a row range costs a task most
+ *   of a pass over the part: S3 on ACS, about 7 ms for half of the rows, 8-10 ms for all);
+ * - inline, the slices of a part run one after the other into its grid, each a range of
+ *   the part's words over every row: together exactly the one-task pass.
  * Where every sum of the weights is exact (whole-number weights, WeightVector.exactSums),
- * the order of adding cannot change a bit, so pool tasks take word ranges too, each into a
- * grid of its own, and the kernel adds the grids when it splits out the cells.
+ * the order of adding cannot change a bit, so there is one part per pool thread; with
+ * fractional weights the parts depend on the base alone, so inline and pool agree.
  */
 import type { KernelTask } from '../../kernel/exports.js';
 import type { CellSums, Kernel } from '../../kernel/kernel.js';
@@ -29,10 +31,9 @@ export async function groupByTable(input: TableInput<ValueNode>): Promise<TableC
   const nRows = rows.length;
   const nColumns = columns.length;
   const cellBytes = kernel.layout.cellBytes;
-  const estimatedMs = (kernel.exports.popcount(base.ptr, words) * NS_PER_RESPONDENT) / 1e6;
+  const respondents = kernel.exports.popcount(base.ptr, words);
+  const estimatedMs = (respondents * NS_PER_RESPONDENT) / 1e6;
   const { executor, execution } = run.choose(estimatedMs);
-  // Inline, slices of about SLICE_MS, each walking its share of the base.
-  const parts = execution === 'pool' ? executor.parallelism : Math.max(1, Math.ceil(estimatedMs / SLICE_MS));
   const a = evaluator.indexColumn(rows[0]!.variable);
   const b = evaluator.indexColumn(columns[0]!.variable);
   const scratch = scratchMemory(memory);
@@ -41,21 +42,27 @@ export async function groupByTable(input: TableInput<ValueNode>): Promise<TableC
     const offsetsA = gridOffsets(kernel, evaluator, scratch, rows, rowBytes);
     const offsetsB = gridOffsets(kernel, evaluator, scratch, columns, cellBytes);
     const gridBytes = (nRows + 1) * rowBytes;
-    // On the pool with sums exact in any order, each task takes a word range into a grid of
-    // its own (the grids are added after, in the kernel): half the walk per task.
-    const ownGrids = execution === 'pool' && weights.exactSums && parts > 1;
-    // Grids of their own are zeroed by their tasks, on the workers.
-    const grid = scratch.alloc(ownGrids ? parts * gridBytes : gridBytes, !ownGrids);
-    const pass: GroupByPass = { base: base.ptr, a, offsetsA, b, offsetsB, rowBytes, weights: weights.ptr, grid, scratch: scratch.alloc(parts * SCRATCH_STRIDE) };
-    const tasks = ownGrids
-      ? wordRanges(words, parts).map(({ from, to }, i) => groupByTask({ ...pass, grid: grid + i * gridBytes, clearBytes: gridBytes }, i, from, to))
-      : execution === 'pool'
-        ? rowRanges(rowRespondents(evaluator, rows), parts).map((rowRange, i) => groupByTask(pass, i, 0, words, rowRange))
-        : wordRanges(words, parts).map(({ from, to }, i) => groupByTask(pass, i, from, to));
+    const parallelism = execution === 'pool' ? executor.parallelism : 1;
+    // The base's words cut into parts, each summed into a grid of its own.
+    const parts = wordRanges(words, partCount(weights.exactSums, parallelism, respondents, (nRows + 1) * (nColumns + 1)));
+    // Tasks per part: on the pool, the part's grid rows cut among the threads left per part;
+    // inline, slices of about SLICE_MS one after the other.
+    const perPart = execution === 'pool' ? Math.max(1, Math.floor(parallelism / parts.length)) : Math.max(1, Math.ceil(estimatedMs / SLICE_MS / parts.length));
+    // A part's grid is zeroed by its first task, unless tasks over its rows run at once.
+    const zeroHere = execution === 'pool' && perPart > 1;
+    const grid = scratch.alloc(parts.length * gridBytes, zeroHere);
+    const pass: GroupByPass = { base: base.ptr, a, offsetsA, b, offsetsB, rowBytes, weights: weights.ptr, grid, scratch: scratch.alloc(parts.length * perPart * SCRATCH_STRIDE) };
+    const perRow = zeroHere ? rowRespondents(evaluator, rows) : [];
+    const tasks = parts.flatMap(({ from, to }, part) => {
+      const own = { ...pass, grid: grid + part * gridBytes };
+      const first = part * perPart;
+      if (zeroHere) return rowRanges(perRow, perPart).map((rowRange, i) => groupByTask(own, first + i, from, to, rowRange));
+      return wordRanges(to - from, perPart).map((slice, i) => groupByTask({ ...own, clearBytes: i === 0 ? gridBytes : 0 }, first + i, from + slice.from, from + slice.to));
+    });
     await settleAll(tasks.map((task) => executor.run(task, run.signal)));
     const cells = nRows * nColumns;
     const out = scratch.alloc((cells * 3 + (nRows + nColumns) * 3) * 8, false);
-    kernel.exports.groupByCells(grid, ownGrids ? tasks.length : 1, nRows, nColumns, out, out + cells * 8, out + cells * 16, out + cells * 24);
+    kernel.exports.groupByCells(grid, parts.length, nRows, nColumns, out, out + cells * 8, out + cells * 16, out + cells * 24);
     const sums = memory.f64(out, cells).slice();
     const sumsSq = memory.f64(out + cells * 8, cells).slice();
     const counts = memory.f64(out + cells * 16, cells).slice();
@@ -68,6 +75,23 @@ export async function groupByTable(input: TableInput<ValueNode>): Promise<TableC
   } finally {
     scratch.releaseAll();
   }
+}
+
+/** Fewest base respondents for which a table with fractional weights is cut into two parts. */
+const TWO_PARTS_RESPONDENTS = 1 << 17;
+
+/**
+ * Into how many word ranges of the base, each with a grid of its own, a group-by is cut.
+ * Whole-number weights (exact sums): one per thread, since any order of adding gives the
+ * same bits, as far as each part has 4 respondents per grid cell. Fractional weights: the parts must not depend on where the table runs, or
+ * inline and pool answers would differ in the last bit, so a big base is cut into two parts
+ * on every executor (each cell is then its first half's sum plus its second half's, each in
+ * respondent order), a small one (or one with fewer respondents than 4 per grid cell, where
+ * a second grid costs more than it saves) not at all.
+ */
+export function partCount(exactSums: boolean, parallelism: number, respondents: number, gridCells: number): number {
+  if (exactSums) return Math.max(1, Math.min(parallelism, Math.floor(respondents / (4 * gridCells))));
+  return respondents >= TWO_PARTS_RESPONDENTS && respondents >= 4 * gridCells ? 2 : 1;
 }
 
 /**
