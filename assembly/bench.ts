@@ -72,3 +72,44 @@ export function readSum(ptr: usize, bytes: usize): u64 {
   const s = i64x2.add(i64x2.add(s0, s1), i64x2.add(s2, s3));
   return <u64>i64x2.extract_lane(s, 0) + <u64>i64x2.extract_lane(s, 1);
 }
+
+/**
+ * The group-by pass as the kernel had it before per-rank grid offsets: i32 positions per
+ * rank (-1 off the axis, sent to the extra row / column by a select), the cell found by a
+ * multiply, the index width tested per respondent, three scalar adds. Every grid row, one
+ * task; grid of (nRows + 1) x (nColumns + 1) CELL_BYTES cells. bench/group-by-variants.js
+ * times it against the shipped groupBy.
+ */
+export function groupByPositions(
+  base: usize, words: i32,
+  a: usize, aWidth: i32, mapA: usize,
+  b: usize, bWidth: i32, mapB: usize,
+  nRows: i32, nColumns: i32, weights: usize, grid: usize,
+): i32 {
+  const width = nColumns + 1;
+  let placed = 0;
+  for (let i = 0; i < words; i++) {
+    let w = load<u64>(base + (<usize>i << 3));
+    while (w != 0) {
+      const r = (<u32>i << 6) | <u32>ctz(w);
+      w &= w - 1;
+      const mappedRow = load<i32>(mapA + (<usize>benchRankAt(a, aWidth, r) << 2));
+      const row = select<i32>(nRows, mappedRow, mappedRow < 0);
+      const mappedColumn = load<i32>(mapB + (<usize>benchRankAt(b, bWidth, r) << 2));
+      const col = select<i32>(nColumns, mappedColumn, mappedColumn < 0);
+      const x = load<f64>(weights + (<usize>r << 3));
+      const cell = grid + <usize>(row * width + col) * CELL_BYTES;
+      store<f64>(cell, load<f64>(cell) + x);
+      store<f64>(cell, load<f64>(cell, 8) + x * x, 8);
+      store<f64>(cell, load<f64>(cell, 16) + 1, 16);
+      placed++;
+    }
+  }
+  return placed;
+}
+
+@inline function benchRankAt(column: usize, width: i32, r: u32): u32 {
+  if (width == 1) return <u32>load<u8>(column + <usize>r);
+  if (width == 2) return <u32>load<u16>(column + (<usize>r << 1));
+  return load<u32>(column + (<usize>r << 2));
+}
