@@ -116,7 +116,11 @@ export function readLayout(instanceExports: Record<string, unknown>): KernelLayo
  * Kernel functions an executor runs as tasks (inline, or on a pool worker), with their
  * arguments typed by the export they call.
  */
-export const TASK_FUNCTIONS = ['cellsTile', 'cellsTileEntries', 'groupBy', 'groupByMulti', 'groupByDesign'] as const;
+export const TASK_FUNCTIONS = [
+  'cellsTile', 'cellsTileEntries', 'groupBy', 'groupByMulti', 'groupByDesign',
+  // A table's column bitsets (src/query/plans/column-operands.ts).
+  'bitsClear', 'bitsCopy', 'bitsAnd', 'bitsOr', 'bitsAndNot', 'bitsOrList', 'bitsFromRangeU8', 'bitsFromRangeU16', 'bitsFromRangeU32',
+] as const;
 export type TaskFunction = (typeof TASK_FUNCTIONS)[number];
 export type KernelTask = { [F in TaskFunction]: { fn: F; args: Parameters<KernelExports[F]> } }[TaskFunction];
 

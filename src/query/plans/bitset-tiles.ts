@@ -8,13 +8,19 @@ import { NS_PER_ROW_ENTRY, NS_PER_WORD_CELL } from '../costs.js';
 import type { DenseView, Evaluator } from '../evaluate.js';
 import { runLimited, settleAll, SLICE_MS, TASK_MS } from '../executor.js';
 import type { Bound } from '../resolve.js';
+import { columnOperands } from './column-operands.js';
 import { checkAborted, type TableCells, type TableInput, type TableRun } from './plan.js';
 import { releaseRowEntries, type RowEntries, rowEntries } from './row-entries.js';
 
 /** Materialised column bitsets of one block stay under this many bytes. */
 const COLUMN_BLOCK_BYTES = 256 * 1024 * 1024;
-/** Rows per tile: 16 row bitset chunks of 16 KiB stay in L2 beside one column chunk. */
-const TILE_ROWS = 16;
+/**
+ * Rows ANDed with the base at a time. Its rare rows make one group (entries), so every
+ * column word fetched serves as many of them as possible; the others go DENSE_ROWS at a time.
+ */
+const TILE_ROWS = 64;
+/** Rows per cellsTile call: 16 row bitset chunks of 16 KiB stay in L2 beside one column chunk. */
+const DENSE_ROWS = 16;
 
 export async function bitsetTable(input: TableInput): Promise<TableCells> {
   const { kernel, evaluator, base, rows, columns, weights, run } = input;
@@ -80,7 +86,7 @@ async function bitsetRows(kernel: Kernel, evaluator: Evaluator, base: DenseView,
   let lastYield = performance.now();
 
   for (let start = 0; start < nColumns; start += blockSize) {
-    const operands = columns.slice(start, start + blockSize).map((node) => evaluator.operand(node));
+    const operands = await columnOperands(evaluator, columns.slice(start, start + blockSize), executor, run.signal);
     const dense = operands.flatMap((operand, i) => (operand.sparse ? [] : [i]));
     const sparse = operands.flatMap((operand, i) => (operand.sparse ? [i] : []));
     // cellsRow's three f64 result arrays, then its `out` buffer.
@@ -98,7 +104,8 @@ async function bitsetRows(kernel: Kernel, evaluator: Evaluator, base: DenseView,
         const tile = rows.slice(first, first + TILE_ROWS).map((row) => evaluator.intersect(base, row));
         // Rare rows as entries (row-entries.ts), the others as dense bitsets: one group of tasks each.
         const asEntries = tile.map((view) => rowEntries(kernel, view.ptr, weights, words));
-        const groups = [tile.flatMap((_, r) => (asEntries[r] ? [] : [r])), tile.flatMap((_, r) => (asEntries[r] ? [r] : []))]
+        const denseRows = tile.flatMap((_, r) => (asEntries[r] ? [] : [r]));
+        const groups = [...Array.from({ length: Math.ceil(denseRows.length / DENSE_ROWS) }, (_, g) => denseRows.slice(g * DENSE_ROWS, (g + 1) * DENSE_ROWS)), tile.flatMap((_, r) => (asEntries[r] ? [r] : []))]
           .filter((members) => members.length > 0)
           .map((members) => {
             const entries = members.map((r) => asEntries[r]).filter((e): e is RowEntries => e !== undefined);
