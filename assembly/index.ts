@@ -559,8 +559,8 @@ export function rowEntries(row: usize, weights: usize, runs: usize, nRuns: i32, 
  * dense bitsets. acc gets one CELL_BYTES triple per cell, row-major, accumulated. Per chunk
  * of CHUNK_WORDS words, each column's chunk is read while it is in cache by every row of
  * the tile; a cell adds, per entry, popcount(bits AND the column's word) times the entry's
- * weight, in entry order, and each chunk's sums to acc: so a cell's sums depend only on
- * the row, the column and the weights, not on the tile or task that computed it.
+ * weight, even and odd entries apart, and each chunk's sums to acc: so a cell's sums depend
+ * only on the row, the column and the weights, not on the tile or task that computed it.
  */
 export function cellsTileEntries(
   rows: usize, chunks: usize, nRows: i32, columns: usize, nColumns: i32, words: i32, acc: usize,
@@ -575,21 +575,39 @@ export function cellsTileEntries(
         const to = load<u32>(offsets, 4);
         if (from == to) continue;
         const entries = <usize>load<u32>(rows + <usize>r * POINTER_BYTES);
-        let sum: f64 = 0;
-        let sumSq: f64 = 0;
+        // Two entries per step into two sets of sums (even and odd entries), added at the
+        // end: one chain of f64 adds would wait on the add latency every entry.
+        let sum0: f64 = 0;
+        let sumSq0: f64 = 0;
+        let sum1: f64 = 0;
+        let sumSq1: f64 = 0;
         let count: i64 = 0;
         const end = entries + <usize>to * ROW_ENTRY_BYTES;
-        for (let entry = entries + <usize>from * ROW_ENTRY_BYTES; entry < end; entry += ROW_ENTRY_BYTES) {
+        let entry = entries + <usize>from * ROW_ENTRY_BYTES;
+        for (; entry + ROW_ENTRY_BYTES < end; entry += 2 * ROW_ENTRY_BYTES) {
+          const hits0 = popcnt(load<u64>(entry, 16) & load<u64>(column + (<usize>load<u32>(entry) << 3)));
+          const hits1 = popcnt(load<u64>(entry, 16 + ROW_ENTRY_BYTES) & load<u64>(column + (<usize>load<u32>(entry, ROW_ENTRY_BYTES) << 3)));
+          const x0 = load<f64>(entry, 8);
+          const x1 = load<f64>(entry, 8 + ROW_ENTRY_BYTES);
+          const cx0 = <f64>hits0 * x0;
+          const cx1 = <f64>hits1 * x1;
+          count += hits0 + hits1;
+          sum0 += cx0;
+          sumSq0 += cx0 * x0;
+          sum1 += cx1;
+          sumSq1 += cx1 * x1;
+        }
+        if (entry < end) {
           const hits = popcnt(load<u64>(entry, 16) & load<u64>(column + (<usize>load<u32>(entry) << 3)));
           const x = load<f64>(entry, 8);
           const cx = <f64>hits * x;
           count += hits;
-          sum += cx;
-          sumSq += cx * x;
+          sum0 += cx;
+          sumSq0 += cx * x;
         }
         const cell = acc + <usize>(r * nColumns + c) * CELL_BYTES;
-        store<f64>(cell, load<f64>(cell) + sum);
-        store<f64>(cell, load<f64>(cell, 8) + sumSq, 8);
+        store<f64>(cell, load<f64>(cell) + (sum0 + sum1));
+        store<f64>(cell, load<f64>(cell, 8) + (sumSq0 + sumSq1), 8);
         store<f64>(cell, load<f64>(cell, 16) + <f64>count, 16);
       }
     }
