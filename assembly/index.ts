@@ -482,12 +482,113 @@ export function cellsTile(
     while (k1 < nRuns && runStart(runs, k1) < to) k1++;
     for (let c = 0; c < nColumns; c++) {
       const column = <usize>load<u32>(columns + <usize>c * POINTER_BYTES);
-      for (let r = 0; r < nRows; r++) {
+      let r = 0;
+      for (; r + 1 < nRows; r += 2) {
+        const row0 = <usize>load<u32>(rows + <usize>r * POINTER_BYTES);
+        const row1 = <usize>load<u32>(rows + <usize>(r + 1) * POINTER_BYTES);
+        addRunsPair(row0, row1, column, weights, runs, k0, k1, from, to, acc + <usize>(r * nColumns + c) * CELL_BYTES, acc + <usize>((r + 1) * nColumns + c) * CELL_BYTES);
+      }
+      if (r < nRows) {
         const row = <usize>load<u32>(rows + <usize>r * POINTER_BYTES);
         addRuns(row, column, weights, runs, k0, k1, from, to, acc + <usize>(r * nColumns + c) * CELL_BYTES);
       }
     }
   }
+}
+
+/**
+ * addRuns for two rows against one column in one walk of the runs: the per-run work (its
+ * record, the branch on its kind, mispredicted as kinds alternate) is shared by two cells,
+ * and each column word is loaded once for both. Each cell's counts per run, and so its
+ * sums, are those addRuns gives, to the last bit.
+ */
+@inline function addRunsPair(a0: usize, a1: usize, b: usize, weights: usize, runs: usize, k0: i32, k1: i32, from: i32, to: i32, acc0: usize, acc1: usize): void {
+  let sum0: f64 = 0;
+  let sumSq0: f64 = 0;
+  let count0: i64 = 0;
+  let sum1: f64 = 0;
+  let sumSq1: f64 = 0;
+  let count1: i64 = 0;
+  for (let k = k0; k < k1; k++) {
+    const s = max(runStart(runs, k), from);
+    const e = min(runEnd(runs, k), to);
+    const x = runWeight(runs, k);
+    const mask = runMask(runs, k);
+    if (mask != 0) {
+      if (s < e) {
+        const p = <usize>s << 3;
+        const bw = load<u64>(b + p) & mask;
+        const c0 = popcnt(load<u64>(a0 + p) & bw);
+        const c1 = popcnt(load<u64>(a1 + p) & bw);
+        count0 += c0;
+        count1 += c1;
+        const cx0 = <f64>c0 * x;
+        const cx1 = <f64>c1 * x;
+        sum0 += cx0;
+        sumSq0 += cx0 * x;
+        sum1 += cx1;
+        sumSq1 += cx1 * x;
+      }
+    } else if (x == x) {
+      let p0: i64 = 0;
+      let q0: i64 = 0;
+      let p1: i64 = 0;
+      let q1: i64 = 0;
+      let i = s;
+      for (; i + 1 < e; i += 2) {
+        const p = <usize>i << 3;
+        const b0 = load<u64>(b + p);
+        const b1 = load<u64>(b + p, 8);
+        p0 += popcnt(load<u64>(a0 + p) & b0);
+        q0 += popcnt(load<u64>(a0 + p, 8) & b1);
+        p1 += popcnt(load<u64>(a1 + p) & b0);
+        q1 += popcnt(load<u64>(a1 + p, 8) & b1);
+      }
+      if (i < e) {
+        const p = <usize>i << 3;
+        const bw = load<u64>(b + p);
+        p0 += popcnt(load<u64>(a0 + p) & bw);
+        p1 += popcnt(load<u64>(a1 + p) & bw);
+      }
+      const c0 = p0 + q0;
+      const c1 = p1 + q1;
+      count0 += c0;
+      count1 += c1;
+      const cx0 = <f64>c0 * x;
+      const cx1 = <f64>c1 * x;
+      sum0 += cx0;
+      sumSq0 += cx0 * x;
+      sum1 += cx1;
+      sumSq1 += cx1 * x;
+    } else {
+      for (let i = s; i < e; i++) {
+        const bw = load<u64>(b + (<usize>i << 3));
+        const base = weights + (<usize>i << 9);
+        let w = load<u64>(a0 + (<usize>i << 3)) & bw;
+        count0 += popcnt(w);
+        while (w != 0) {
+          const y = load<f64>(base + (<usize>ctz(w) << 3));
+          sum0 += y;
+          sumSq0 += y * y;
+          w &= w - 1;
+        }
+        w = load<u64>(a1 + (<usize>i << 3)) & bw;
+        count1 += popcnt(w);
+        while (w != 0) {
+          const y = load<f64>(base + (<usize>ctz(w) << 3));
+          sum1 += y;
+          sumSq1 += y * y;
+          w &= w - 1;
+        }
+      }
+    }
+  }
+  store<f64>(acc0, load<f64>(acc0) + sum0);
+  store<f64>(acc0, load<f64>(acc0, 8) + sumSq0, 8);
+  store<f64>(acc0, load<f64>(acc0, 16) + <f64>count0, 16);
+  store<f64>(acc1, load<f64>(acc1) + sum1);
+  store<f64>(acc1, load<f64>(acc1, 8) + sumSq1, 8);
+  store<f64>(acc1, load<f64>(acc1, 16) + <f64>count1, 16);
 }
 
 @inline function emitEntry(out: usize, k: i32, word: i32, weight: f64, bits: u64): void {
