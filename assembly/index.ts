@@ -40,6 +40,10 @@ export const COLUMN_ENTRY_BYTES: usize = 12;
 /** Axis variable of groupByMulti / groupByDesign: u32 index column, u32 bytes per rank,
  * u32 pointer to the i32 map from rank to row / column number (-1: not on the axis). */
 export const AXIS_VARIABLE_BYTES: usize = 12;
+/** Row entry of rowEntries / cellsTileEntries: u32 word, u32 padding, f64 weight, u64 bits. */
+export const ROW_ENTRY_BYTES: usize = 24;
+/** Words per chunk of cellsTile and cellsTileEntries (rowEntries' chunk offsets count them). */
+export const CHUNK_WORDS: i32 = 2048;
 /** Entry of the pointer arrays of cellsTile (rows, columns): a u32 pointer. */
 export const POINTER_BYTES: usize = 4;
 /** The `out` buffer of cellDense / cellSparse / cellsRow: up to three f64. */
@@ -457,7 +461,7 @@ export function cellsRow(
 }
 
 /** Words per chunk in cellsTile: a chunk of 16 row bitsets (256 KiB) stays in L2. */
-const CHUNK: i32 = 2048;
+const CHUNK: i32 = CHUNK_WORDS;
 
 /**
  * A tile of a table, cache-blocked: for each chunk of respondents, each dense column's
@@ -478,9 +482,234 @@ export function cellsTile(
     while (k1 < nRuns && runStart(runs, k1) < to) k1++;
     for (let c = 0; c < nColumns; c++) {
       const column = <usize>load<u32>(columns + <usize>c * POINTER_BYTES);
-      for (let r = 0; r < nRows; r++) {
+      let r = 0;
+      for (; r + 1 < nRows; r += 2) {
+        const row0 = <usize>load<u32>(rows + <usize>r * POINTER_BYTES);
+        const row1 = <usize>load<u32>(rows + <usize>(r + 1) * POINTER_BYTES);
+        addRunsPair(row0, row1, column, weights, runs, k0, k1, from, to, acc + <usize>(r * nColumns + c) * CELL_BYTES, acc + <usize>((r + 1) * nColumns + c) * CELL_BYTES);
+      }
+      if (r < nRows) {
         const row = <usize>load<u32>(rows + <usize>r * POINTER_BYTES);
         addRuns(row, column, weights, runs, k0, k1, from, to, acc + <usize>(r * nColumns + c) * CELL_BYTES);
+      }
+    }
+  }
+}
+
+/**
+ * addRuns for two rows against one column in one walk of the runs: the per-run work (its
+ * record, the branch on its kind, mispredicted as kinds alternate) is shared by two cells,
+ * and each column word is loaded once for both. Each cell's counts per run, and so its
+ * sums, are those addRuns gives, to the last bit.
+ */
+@inline function addRunsPair(a0: usize, a1: usize, b: usize, weights: usize, runs: usize, k0: i32, k1: i32, from: i32, to: i32, acc0: usize, acc1: usize): void {
+  let sum0: f64 = 0;
+  let sumSq0: f64 = 0;
+  let count0: i64 = 0;
+  let sum1: f64 = 0;
+  let sumSq1: f64 = 0;
+  let count1: i64 = 0;
+  for (let k = k0; k < k1; k++) {
+    const s = max(runStart(runs, k), from);
+    const e = min(runEnd(runs, k), to);
+    const x = runWeight(runs, k);
+    const mask = runMask(runs, k);
+    if (mask != 0) {
+      if (s < e) {
+        const p = <usize>s << 3;
+        const bw = load<u64>(b + p) & mask;
+        const c0 = popcnt(load<u64>(a0 + p) & bw);
+        const c1 = popcnt(load<u64>(a1 + p) & bw);
+        count0 += c0;
+        count1 += c1;
+        const cx0 = <f64>c0 * x;
+        const cx1 = <f64>c1 * x;
+        sum0 += cx0;
+        sumSq0 += cx0 * x;
+        sum1 += cx1;
+        sumSq1 += cx1 * x;
+      }
+    } else if (x == x) {
+      let p0: i64 = 0;
+      let q0: i64 = 0;
+      let p1: i64 = 0;
+      let q1: i64 = 0;
+      let i = s;
+      for (; i + 1 < e; i += 2) {
+        const p = <usize>i << 3;
+        const b0 = load<u64>(b + p);
+        const b1 = load<u64>(b + p, 8);
+        p0 += popcnt(load<u64>(a0 + p) & b0);
+        q0 += popcnt(load<u64>(a0 + p, 8) & b1);
+        p1 += popcnt(load<u64>(a1 + p) & b0);
+        q1 += popcnt(load<u64>(a1 + p, 8) & b1);
+      }
+      if (i < e) {
+        const p = <usize>i << 3;
+        const bw = load<u64>(b + p);
+        p0 += popcnt(load<u64>(a0 + p) & bw);
+        p1 += popcnt(load<u64>(a1 + p) & bw);
+      }
+      const c0 = p0 + q0;
+      const c1 = p1 + q1;
+      count0 += c0;
+      count1 += c1;
+      const cx0 = <f64>c0 * x;
+      const cx1 = <f64>c1 * x;
+      sum0 += cx0;
+      sumSq0 += cx0 * x;
+      sum1 += cx1;
+      sumSq1 += cx1 * x;
+    } else {
+      for (let i = s; i < e; i++) {
+        const bw = load<u64>(b + (<usize>i << 3));
+        const base = weights + (<usize>i << 9);
+        let w = load<u64>(a0 + (<usize>i << 3)) & bw;
+        count0 += popcnt(w);
+        while (w != 0) {
+          const y = load<f64>(base + (<usize>ctz(w) << 3));
+          sum0 += y;
+          sumSq0 += y * y;
+          w &= w - 1;
+        }
+        w = load<u64>(a1 + (<usize>i << 3)) & bw;
+        count1 += popcnt(w);
+        while (w != 0) {
+          const y = load<f64>(base + (<usize>ctz(w) << 3));
+          sum1 += y;
+          sumSq1 += y * y;
+          w &= w - 1;
+        }
+      }
+    }
+  }
+  store<f64>(acc0, load<f64>(acc0) + sum0);
+  store<f64>(acc0, load<f64>(acc0, 8) + sumSq0, 8);
+  store<f64>(acc0, load<f64>(acc0, 16) + <f64>count0, 16);
+  store<f64>(acc1, load<f64>(acc1) + sum1);
+  store<f64>(acc1, load<f64>(acc1, 8) + sumSq1, 8);
+  store<f64>(acc1, load<f64>(acc1, 16) + <f64>count1, 16);
+}
+
+@inline function emitEntry(out: usize, k: i32, word: i32, weight: f64, bits: u64): void {
+  const entry = out + <usize>k * ROW_ENTRY_BYTES;
+  store<u32>(entry, word);
+  store<f64>(entry, weight, 8);
+  store<u64>(entry, bits, 16);
+}
+
+/**
+ * A sparse row (base AND row) as entries for cellsTileEntries, so that its cells cost a
+ * step per word holding any of its respondents instead of one per word of the bitset: most
+ * rows of a table of many codes hold under 1% of the respondents, and a third of their
+ * words or fewer. ROW_ENTRY_BYTES each, in word order: per word of a run of one weight
+ * that holds any of the row's bits, (word, weight, the row's bits); per segment of a word
+ * of mixed weights, the bits under the segment's mask; per set bit of a walked word, that
+ * bit and its own weight. Writes at most `capacity` entries to `out`; returns their
+ * number, or -1 when the row needs more (the caller takes the dense kernel then).
+ * `chunks` gets nChunks + 1 u32 entry offsets, nChunks = words / CHUNK_WORDS rounded up:
+ * the entries of chunk c are [chunks[c], chunks[c + 1]).
+ */
+export function rowEntries(row: usize, weights: usize, runs: usize, nRuns: i32, words: i32, out: usize, capacity: i32, chunks: usize): i32 {
+  let n = 0;
+  for (let k = 0; k < nRuns; k++) {
+    const s = runStart(runs, k);
+    const e = min(runEnd(runs, k), words);
+    const x = runWeight(runs, k);
+    const mask = runMask(runs, k);
+    if (mask != 0) {
+      if (s >= e) continue;
+      const bits = load<u64>(row + (<usize>s << 3)) & mask;
+      if (bits == 0) continue;
+      if (n == capacity) return -1;
+      emitEntry(out, n++, s, x, bits);
+    } else if (x == x) {
+      for (let i = s; i < e; i++) {
+        const bits = load<u64>(row + (<usize>i << 3));
+        if (bits == 0) continue;
+        if (n == capacity) return -1;
+        emitEntry(out, n++, i, x, bits);
+      }
+    } else {
+      for (let i = s; i < e; i++) {
+        let bits = load<u64>(row + (<usize>i << 3));
+        const base = weights + (<usize>i << 9);
+        while (bits != 0) {
+          if (n == capacity) return -1;
+          const bit = bits & (~bits + 1);
+          emitEntry(out, n++, i, load<f64>(base + (<usize>ctz(bits) << 3)), bit);
+          bits &= bits - 1;
+        }
+      }
+    }
+  }
+  const nChunks = (words + CHUNK_WORDS - 1) / CHUNK_WORDS;
+  let chunk = 0;
+  store<u32>(chunks, 0);
+  for (let j = 0; j < n; j++) {
+    const word = <i32>load<u32>(out + <usize>j * ROW_ENTRY_BYTES);
+    while ((chunk + 1) * CHUNK_WORDS <= word) store<u32>(chunks + (<usize>(++chunk) << 2), j);
+  }
+  while (chunk < nChunks) store<u32>(chunks + (<usize>(++chunk) << 2), n);
+  return n;
+}
+
+/**
+ * cellsTile for rows given as entries (rowEntries): `rows` and `chunks` are u32 pointer
+ * arrays, per row its entries and its chunk offsets; `columns` a u32 pointer array of
+ * dense bitsets. acc gets one CELL_BYTES triple per cell, row-major, accumulated. Per chunk
+ * of CHUNK_WORDS words, each column's chunk is read while it is in cache by every row of
+ * the tile; a cell adds, per entry, popcount(bits AND the column's word) times the entry's
+ * weight, even and odd entries apart, and each chunk's sums to acc: so a cell's sums depend
+ * only on the row, the column and the weights, not on the tile or task that computed it.
+ */
+export function cellsTileEntries(
+  rows: usize, chunks: usize, nRows: i32, columns: usize, nColumns: i32, words: i32, acc: usize,
+): void {
+  const nChunks = (words + CHUNK_WORDS - 1) / CHUNK_WORDS;
+  for (let chunk = 0; chunk < nChunks; chunk++) {
+    for (let c = 0; c < nColumns; c++) {
+      const column = <usize>load<u32>(columns + <usize>c * POINTER_BYTES);
+      for (let r = 0; r < nRows; r++) {
+        const offsets = <usize>load<u32>(chunks + <usize>r * POINTER_BYTES) + (<usize>chunk << 2);
+        const from = load<u32>(offsets);
+        const to = load<u32>(offsets, 4);
+        if (from == to) continue;
+        const entries = <usize>load<u32>(rows + <usize>r * POINTER_BYTES);
+        // Two entries per step into two sets of sums (even and odd entries), added at the
+        // end: one chain of f64 adds would wait on the add latency every entry.
+        let sum0: f64 = 0;
+        let sumSq0: f64 = 0;
+        let sum1: f64 = 0;
+        let sumSq1: f64 = 0;
+        let count: i64 = 0;
+        const end = entries + <usize>to * ROW_ENTRY_BYTES;
+        let entry = entries + <usize>from * ROW_ENTRY_BYTES;
+        for (; entry + ROW_ENTRY_BYTES < end; entry += 2 * ROW_ENTRY_BYTES) {
+          const hits0 = popcnt(load<u64>(entry, 16) & load<u64>(column + (<usize>load<u32>(entry) << 3)));
+          const hits1 = popcnt(load<u64>(entry, 16 + ROW_ENTRY_BYTES) & load<u64>(column + (<usize>load<u32>(entry, ROW_ENTRY_BYTES) << 3)));
+          const x0 = load<f64>(entry, 8);
+          const x1 = load<f64>(entry, 8 + ROW_ENTRY_BYTES);
+          const cx0 = <f64>hits0 * x0;
+          const cx1 = <f64>hits1 * x1;
+          count += hits0 + hits1;
+          sum0 += cx0;
+          sumSq0 += cx0 * x0;
+          sum1 += cx1;
+          sumSq1 += cx1 * x1;
+        }
+        if (entry < end) {
+          const hits = popcnt(load<u64>(entry, 16) & load<u64>(column + (<usize>load<u32>(entry) << 3)));
+          const x = load<f64>(entry, 8);
+          const cx = <f64>hits * x;
+          count += hits;
+          sum0 += cx;
+          sumSq0 += cx * x;
+        }
+        const cell = acc + <usize>(r * nColumns + c) * CELL_BYTES;
+        store<f64>(cell, load<f64>(cell) + (sum0 + sum1));
+        store<f64>(cell, load<f64>(cell, 8) + (sumSq0 + sumSq1), 8);
+        store<f64>(cell, load<f64>(cell, 16) + <f64>count, 16);
       }
     }
   }

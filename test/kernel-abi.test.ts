@@ -32,6 +32,8 @@ describe('the shipped kernel', () => {
       cellBytes: 24,
       columnEntryBytes: 12,
       axisVariableBytes: 12,
+      rowEntryBytes: 24,
+      chunkWords: 2048,
       pointerBytes: 4,
       cellOutBytes: 24,
       xxh64StateBytes: 48,

@@ -187,6 +187,34 @@ describe.each(paths)('%s: tables of the 300,001-respondent generated dataset vs 
       expectTable(result, weight, { not: { var: 'cat', in: ['E'] } }, rowExprs, columnExprs);
     }
   });
+
+  it('rare rows (entries) and common rows (bitsets) in one table of more rows than one tile, range columns built on the executor', async () => {
+    const rowTexts: string[] = [];
+    const rowExprs: Expr[] = [];
+    for (let i = 0; i < 70; i++) {
+      // One value of mid is 1 respondent in 300: a row of entries; 41 values are a dense row.
+      const hi = i % 3 === 0 ? i + 40 : i;
+      rowTexts.push(`mid=${i}..${hi}`);
+      rowExprs.push({ var: 'mid', min: String(i), max: String(hi) });
+    }
+    rowTexts.push('big=100..140');
+    rowExprs.push({ var: 'big', min: '100', max: '140' });
+    const columnTexts = ['mid=100..200', 'mid=7', 'big=..3000', 'cat=A,B', 'NOT zip=00001', '*', 'rare=2'];
+    const columnExprs: Expr[] = [
+      { var: 'mid', min: '100', max: '200' },
+      { var: 'mid', in: ['7'] },
+      { var: 'big', max: '3000' },
+      { var: 'cat', in: ['A', 'B'] },
+      { not: { var: 'zip', in: ['00001'] } },
+      { all: true },
+      { var: 'rare', in: ['2'] },
+    ];
+    for (const weight of ['w', 'w2'] as const) {
+      const result = await ds.table({ base: 'NOT cat=E', rows: rowTexts, columns: columnTexts, weight });
+      expect(result.plan).toBe('bitsets');
+      expectTable(result, weight, { not: { var: 'cat', in: ['E'] } }, rowExprs, columnExprs);
+    }
+  });
 });
 
 describe('the worker pool', () => {

@@ -32,6 +32,8 @@ export interface KernelExports {
     rows: number, nRows: number, columns: number, nColumns: number,
     weights: number, runs: number, nRuns: number, words: number, acc: number,
   ): void;
+  rowEntries(row: number, weights: number, runs: number, nRuns: number, words: number, out: number, capacity: number, chunks: number): number;
+  cellsTileEntries(rows: number, chunks: number, nRows: number, columns: number, nColumns: number, words: number, acc: number): void;
   groupBy(
     base: number, words: number,
     a: number, aWidth: number, offsetsA: number,
@@ -74,6 +76,10 @@ export interface KernelLayout {
   columnEntryBytes: number;
   /** One axis variable of groupByMulti / groupByDesign (u32 index column, u32 bytes per rank, u32 map). */
   axisVariableBytes: number;
+  /** One row entry of rowEntries / cellsTileEntries (u32 word, u32 padding, f64 weight, u64 bits). */
+  rowEntryBytes: number;
+  /** Words per chunk of cellsTile / cellsTileEntries: rowEntries writes one entry offset per chunk, plus one. */
+  chunkWords: number;
   /** One entry of cellsTile's pointer arrays. */
   pointerBytes: number;
   /** The `out` buffer of the cell functions. */
@@ -88,6 +94,8 @@ const LAYOUT_GLOBALS: Record<keyof KernelLayout, string> = {
   cellBytes: 'CELL_BYTES',
   columnEntryBytes: 'COLUMN_ENTRY_BYTES',
   axisVariableBytes: 'AXIS_VARIABLE_BYTES',
+  rowEntryBytes: 'ROW_ENTRY_BYTES',
+  chunkWords: 'CHUNK_WORDS',
   pointerBytes: 'POINTER_BYTES',
   cellOutBytes: 'CELL_OUT_BYTES',
   xxh64StateBytes: 'XXH64_STATE_BYTES',
@@ -108,7 +116,11 @@ export function readLayout(instanceExports: Record<string, unknown>): KernelLayo
  * Kernel functions an executor runs as tasks (inline, or on a pool worker), with their
  * arguments typed by the export they call.
  */
-export const TASK_FUNCTIONS = ['cellsTile', 'groupBy', 'groupByMulti', 'groupByDesign'] as const;
+export const TASK_FUNCTIONS = [
+  'cellsTile', 'cellsTileEntries', 'groupBy', 'groupByMulti', 'groupByDesign',
+  // A table's column bitsets (src/query/plans/column-operands.ts).
+  'bitsClear', 'bitsCopy', 'bitsAnd', 'bitsOr', 'bitsAndNot', 'bitsOrList', 'bitsFromRangeU8', 'bitsFromRangeU16', 'bitsFromRangeU32',
+] as const;
 export type TaskFunction = (typeof TASK_FUNCTIONS)[number];
 export type KernelTask = { [F in TaskFunction]: { fn: F; args: Parameters<KernelExports[F]> } }[TaskFunction];
 

@@ -8,7 +8,7 @@ import { KERNEL_ABI, type KernelTask, TASK_FUNCTIONS } from '../kernel/exports.j
 import type { Kernel } from '../kernel/kernel.js';
 import { kernelModule } from '../kernel/wasm-module.js';
 import type { ProgramRunner } from '../query/cells-plan.js';
-import { PROGRAM_FUNCTIONS } from '../query/cells-program.js';
+import { encodeCalls, PROGRAM_FUNCTIONS } from '../query/cells-program.js';
 import type { Executor } from '../query/executor.js';
 
 /** What a pool worker (src/pool/worker.js) gets: the kernel, its memory, and what to check and warm. */
@@ -94,7 +94,11 @@ export class KernelPool {
 
   /** This pool as an executor of table tasks. */
   executor(): Executor {
-    return { parallelism: this.threads, run: (task, signal) => this.run(task, signal) };
+    return {
+      parallelism: this.threads,
+      run: (task, signal) => this.run(task, signal),
+      runCalls: async (calls, signal) => void (await this.runProgram(encodeCalls(calls), signal)),
+    };
   }
 
   /** This pool as the runner of crosstab() programs. */

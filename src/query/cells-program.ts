@@ -1,3 +1,4 @@
+import { CrosstabError, ErrorCode } from '../errors.js';
 import type { CellSums, Kernel, WeightVector } from '../kernel/kernel.js';
 import { BITSET_FUNCTIONS, type BitsetOps, type BitsetScope, CELLS_PER_WALK, type DenseView, type Evaluator } from './evaluate.js';
 import type { Bound } from './resolve.js';
@@ -8,6 +9,17 @@ import type { Bound } from './resolve.js';
  */
 export const PROGRAM_FUNCTIONS = [...BITSET_FUNCTIONS, 'cellsDense', 'cellSparse'] as const;
 const FUNCTION_INDEX = new Map<string, number>(PROGRAM_FUNCTIONS.map((name, i) => [name, i]));
+
+/** `calls` as a program (see CellsProgram), keeping no results; every function must be one of PROGRAM_FUNCTIONS. */
+export function encodeCalls(calls: ReadonlyArray<{ fn: string; args: readonly number[] }>): Uint32Array {
+  const code: number[] = [];
+  for (const { fn, args } of calls) {
+    const index = FUNCTION_INDEX.get(fn);
+    if (index === undefined) throw new CrosstabError(ErrorCode.internal, `encodeCalls: ${fn} is not a program function`);
+    code.push(index, args.length, ...args, 0);
+  }
+  return Uint32Array.from(code);
+}
 
 /** A recording scope of one program; settle() once that program no longer runs. */
 export interface ProgramScope extends BitsetScope {

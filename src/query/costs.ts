@@ -7,6 +7,11 @@
 /** Per 64-bit word per cell on the bitset path (AND + popcount + weight runs). */
 export const NS_PER_WORD_CELL = 0.5;
 /**
+ * Per entry of a sparse row per cell (rowEntries / cellsTileEntries): a gathered word of the
+ * column, a popcount and a multiply-add, against NS_PER_WORD_CELL per word of a dense pass.
+ */
+export const NS_PER_ROW_ENTRY = 1;
+/**
  * Per listed respondent of a sparse-list cell: a random weight read and a bit test per
  * respondent, which is why a list is kept only when it is much shorter than the bitset.
  */

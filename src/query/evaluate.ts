@@ -146,16 +146,16 @@ export class Evaluator {
 
   /**
    * A column operand for the table kernel: a stored sparse list when the term is one rare
-   * value, else a dense view (give it back with release()).
+   * value, else a dense view built through `scope` (give it back with release()).
    */
-  operand(node: Bound): { ptr: number; sparse: boolean; count: number; view?: DenseView } {
+  operand(node: Bound, scope: BitsetScope = this.direct): { ptr: number; sparse: boolean; count: number; view?: DenseView } {
     const single = this.singleCode(node);
     // A list walk costs a random weight read per listed respondent, a dense pass a fixed
     // cost per word (costs.ts): keep the list only where it is the cheaper of the two.
     if (single && single.kind === BufferKind.sparse && single.count * NS_PER_LISTED_RESPONDENT < this.words * NS_PER_WORD_CELL) {
       return { ptr: single.ptr, sparse: true, count: single.count };
     }
-    const view = this.dense(node);
+    const view = this.dense(node, scope);
     return { ptr: view.ptr, sparse: false, count: 0, view };
   }
 

@@ -18,6 +18,12 @@ export interface Executor {
   /** Tasks worth running at once. */
   readonly parallelism: number;
   run(task: KernelTask, signal?: AbortSignal): Promise<number>;
+  /**
+   * Runs `calls` one after the other on one thread as one task (a pool worker gets them as a
+   * cells program, src/query/cells-program.ts): many short calls without a message each.
+   * Every call's function must be one of PROGRAM_FUNCTIONS.
+   */
+  runCalls(calls: readonly KernelTask[], signal?: AbortSignal): Promise<void>;
 }
 
 /**
@@ -45,6 +51,14 @@ export function inlineExecutor(kernel: Kernel): Executor {
       const done = queue.then(async () => {
         await checkpoint(signal);
         return kernel.runTask(task);
+      });
+      queue = done.catch(() => undefined);
+      return done;
+    },
+    runCalls(calls, signal) {
+      const done = queue.then(async () => {
+        await checkpoint(signal);
+        for (const call of calls) kernel.runTask(call);
       });
       queue = done.catch(() => undefined);
       return done;
