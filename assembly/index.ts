@@ -21,7 +21,7 @@
  * call this kernel with the wrong arguments.
  */
 export function kernelAbi(): i32 {
-  return 12;
+  return 13;
 }
 
 // ---------------------------------------------------------------------------------------

@@ -72,7 +72,7 @@ describe('cellsTileEntries = cellDense per cell', () => {
             memory.f64(acc, nRows * nColumns * 3).fill(0);
             kernel.exports.cellsTileEntries(entryPtrs, chunkPtrs, nRows, columnPtrs, nColumns, words, acc);
             const cells = memory.f64(acc, nRows * nColumns * 3);
-            const vector = { ptr: weights, runs: runs.runs, nRuns: runs.nRuns };
+            const vector = { ptr: weights, runs: runs.runs, nRuns: runs.nRuns, exactSums: false };
             rows.forEach((row, r) => columns.forEach((column, c) => {
               const want = kernel.cellDense(row, column, vector, words);
               const at = (r * nColumns + c) * 3;

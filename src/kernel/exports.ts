@@ -4,7 +4,7 @@
  * See assembly/index.ts for the memory layout each function expects.
  */
 /** Must equal kernelAbi() of the compiled kernel (assembly/index.ts). */
-export const KERNEL_ABI = 12;
+export const KERNEL_ABI = 13;
 
 export interface KernelExports {
   kernelAbi(): number;
