@@ -122,6 +122,10 @@ export class NdjsonLedger implements UsageSink {
     return new Promise((resolve) => this.waiters.push(resolve));
   }
 
+  /**
+   * Started only with records pending or a cut to make, so it always awaits before it ends:
+   * `appending` is set before the loop clears it, in the same step that finds nothing to do.
+   */
   private async appendLoop(): Promise<void> {
     for (;;) {
       if (this.cutAt !== undefined) {
