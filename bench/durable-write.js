@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // What one durable write costs on this machine's disk: the floor under the usage ledger's
 // group commit (src/http/usage-ledger.ts). Writes of one ledger batch's size, each made
-// durable by O_DSYNC (what the ledger does) or by write + fdatasync, and plain writes.
+// durable by O_DSYNC or by write + fdatasync (what the ledger does, several batches in
+// flight: bench/ledger-pipeline.js measures that), and plain writes.
 //
 //   node bench/durable-write.js [--dir DIR] [--writes 2000] [--bytes 700]
 //

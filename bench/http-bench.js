@@ -173,6 +173,10 @@ async function run(options, pin, postgres, machine) {
         requests: [{ ...request, headers: { ...request.headers, 'service-engine-authorizer': database.apiKey } }],
         database,
       })),
+      // The PostgreSQL sink with three statements in flight (its flushes overlapping, as the ledger's do).
+      ...(postgres
+        ? [{ name: 'crosstab serve, POST /v1/crosstab, database store (PostgreSQL server, --usage-statements 3)', args: [options.cli, 'serve', '--dataset', options.dataset, '--database', postgres, '--usage-statements', '3', '--port', '0', ...perAddress], requests: [{ ...request, headers: { ...request.headers, 'service-engine-authorizer': databases[1].apiKey } }], database: databases[1] }]
+        : []),
       ...(options['before-cli'] ? beforeTargets(options['before-cli']) : []),
       ...(options['before-cli'] && postgres
         ? [{ name: 'crosstab serve (before), database store (PostgreSQL server)', args: [options['before-cli'], 'serve', '--dataset', options.dataset, '--database', postgres, '--port', '0', ...perAddress], requests: [{ ...request, headers: { ...request.headers, 'service-engine-authorizer': databases[1].apiKey } }], database: databases[1] }]
@@ -207,9 +211,12 @@ async function run(options, pin, postgres, machine) {
         for (const target of running) {
           log(`round ${round}/${rounds}: ${target.name}, ${duration} s with ${connections} connections`);
           const cpuBefore = processCpuMicros(target.child.pid);
+          const loopBefore = eventLoopThread(target.child.pid);
+          const wallBefore = process.hrtime.bigint();
           const clientBefore = process.cpuUsage();
           const result = await autocannon({ url: target.origin, connections, duration, requests: target.requests });
           result.serverCpuMicros = processCpuMicros(target.child.pid) - cpuBefore;
+          result.loop = eventLoopShares(loopBefore, eventLoopThread(target.child.pid), Number(process.hrtime.bigint() - wallBefore));
           const client = process.cpuUsage(clientBefore);
           result.clientCpuMicros = client.user + client.system;
           if (target.ledger) target.ledger.billed += result['2xx'];
@@ -247,6 +254,12 @@ async function run(options, pin, postgres, machine) {
         // the run's seconds), the client, not the server, bounds req/s.
         clientCpuMicrosPerRequest: Math.round(median(target.runs.map((run) => run.clientCpuMicros / Math.max(1, run['2xx'] + run.non2xx)))),
         clientCpuShare: Number(median(target.runs.map((run) => run.clientCpuMicros / (duration * 1e6))).toFixed(2)),
+        // The server's event-loop thread: the share of the run it was idle (neither running nor
+        // waiting for a CPU: waiting for I/O such as the ledger's flush) and waiting for a CPU.
+        ...(target.runs[0].loop && {
+          loopIdleShare: Number(median(target.runs.map((run) => run.loop.idle)).toFixed(2)),
+          loopWaitingShare: Number(median(target.runs.map((run) => run.loop.waiting)).toFixed(2)),
+        }),
         ok: target.runs.reduce((sum, run) => sum + run['2xx'], 0),
         failed: target.runs.reduce((sum, run) => sum + run.non2xx + run.errors + run.timeouts, 0),
         ...durableWrites(target.stderr()),
@@ -318,9 +331,9 @@ async function run(options, pin, postgres, machine) {
       return;
     }
     // autocannon records latency in whole milliseconds; the mean keeps the fraction.
-    const header = ['server', 'req/s', 'of bare', 'server CPU µs/req', 'client CPU µs/req', 'client CPU share', 'mean ms', 'p50 ms', 'p99 ms', '2xx', 'failed'];
+    const header = ['server', 'req/s', 'of bare', 'server CPU µs/req', 'client CPU µs/req', 'client CPU share', 'loop idle', 'mean ms', 'p50 ms', 'p99 ms', '2xx', 'failed'];
     const bare = rows[0].requestsPerSecond;
-    const table = rows.map((row) => [row.server, String(row.requestsPerSecond), (row.requestsPerSecond / bare).toFixed(2), String(row.serverCpuMicrosPerRequest ?? '-'), String(row.clientCpuMicrosPerRequest ?? '-'), row.clientCpuShare?.toFixed(2) ?? '-', row.meanMs.toFixed(2), String(row.p50Ms), String(row.p99Ms), String(row.ok), String(row.failed)]);
+    const table = rows.map((row) => [row.server, String(row.requestsPerSecond), (row.requestsPerSecond / bare).toFixed(2), String(row.serverCpuMicrosPerRequest ?? '-'), String(row.clientCpuMicrosPerRequest ?? '-'), row.clientCpuShare?.toFixed(2) ?? '-', row.loopIdleShare?.toFixed(2) ?? '-', row.meanMs.toFixed(2), String(row.p50Ms), String(row.p99Ms), String(row.ok), String(row.failed)]);
     const widths = header.map((cell, i) => Math.max(cell.length, ...table.map((row) => row[i].length)));
     const line = (cells) => cells.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]) : cell.padStart(widths[i]))).join('  ');
     process.stdout.write(`${report.date}  node ${report.node}  ${report.cpu}  load ${loadavg()[0].toFixed(1)}  ${rounds} rounds of ${duration} s x ${connections} connections (medians)\n`);
@@ -387,6 +400,24 @@ function processCpuMicros(pid) {
   } catch {
     return 0;
   }
+}
+
+/** The event-loop (main) thread's time on a CPU and waiting for one, in ns, from /proc (undefined where there is none). */
+function eventLoopThread(pid) {
+  try {
+    const [running, waiting] = readFileSync(`/proc/${pid}/task/${pid}/schedstat`, 'utf8').split(' ').map(Number);
+    return { running, waiting };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Shares of `wallNs` the event-loop thread spent running, waiting for a CPU, and idle. */
+function eventLoopShares(before, after, wallNs) {
+  if (before === undefined || after === undefined) return undefined;
+  const running = (after.running - before.running) / wallNs;
+  const waiting = (after.waiting - before.waiting) / wallNs;
+  return { running, waiting, idle: Math.max(0, 1 - running - waiting) };
 }
 
 /**

@@ -129,7 +129,7 @@ export function registerServeCommand(program: Command): void {
       if (usageStatements !== undefined && options.keys !== undefined) {
         throw new CrosstabError(ErrorCode.invalidOption, '--usage-statements applies to the accounts database; it cannot be combined with --keys.', {
           field: '--usage-statements',
-          hint: 'With --keys the usage ledger is a file (--ledger), written one batch at a time: leave --usage-statements out.',
+          hint: 'With --keys the usage ledger is a file (--ledger), which overlaps its own flushes: leave --usage-statements out.',
         });
       }
       if (options.devAccount && options.keys !== undefined) {

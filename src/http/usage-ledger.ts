@@ -1,7 +1,5 @@
-import { constants, statSync } from 'node:fs';
-import { mkdir, open, type FileHandle } from 'node:fs/promises';
-import { dirname } from 'node:path';
 import type { DurableWriteStats, UsageRecord, UsageSink } from '../keys/index.js';
+import { checkPath, closeLedgerFile, openLedgerFile, type LedgerFile } from './ledger-file.js';
 
 export type { DurableWriteStats, UsageRecord, UsageSink } from '../keys/index.js';
 
@@ -21,96 +19,85 @@ interface Pending {
   reject: (error: unknown) => void;
 }
 
-async function syncDirectory(path: string): Promise<void> {
-  const dir = await open(path, 'r');
-  await dir.sync().finally(() => dir.close());
+/** One group of records appended in one write, in file order; settled once its flush returns. */
+interface Batch {
+  entries: Pending[];
+  /** Where the batch starts in the file: a failure is cut back to here. */
+  start: number;
+  /** performance.now() when its append began. */
+  began: number;
+  /** Set when its append or flush has finished: `error` if either failed. */
+  outcome?: { error?: unknown };
 }
 
 /**
- * Append, read, create, and O_DSYNC: each write returns only once its data is on disk (as a
- * write followed by fdatasync), so a batch costs one thread-pool round trip, not two.
+ * Flushes in flight at once. Each holds one of libuv's thread-pool threads (4 by default)
+ * for the whole flush, so 3 leaves one for the next batch's append, a reopen and the rest of
+ * the process's file work; more would only split the same records over more flushes, which
+ * a journaling file system commits one after another anyway.
  */
-const APPEND_DURABLY = constants.O_APPEND | constants.O_CREAT | constants.O_RDWR | constants.O_DSYNC;
-
-/** Which file an open ledger is: a path that resolves to another one was rotated or replaced. */
-interface FileIdentity {
-  dev: number;
-  ino: number;
-}
-
-/** Opens `path` for appending (creating it and its folders durably) and returns it with its size and identity. */
-async function openForAppend(path: string): Promise<{ file: FileHandle; size: number; identity: FileIdentity }> {
-  const folder = dirname(path);
-  const created = await mkdir(folder, { recursive: true });
-  const file = await open(path, APPEND_DURABLY, 0o600);
-  try {
-    const opened = await file.stat();
-    const identity = { dev: opened.dev, ino: opened.ino };
-    let { size } = opened;
-    if (size === 0) {
-      // Make the new file's directory entry durable, and the folders mkdir created.
-      await syncDirectory(folder);
-      if (created !== undefined) await syncDirectory(dirname(created));
-    } else {
-      // A crash mid-write can leave a partial last line: start ours on a fresh line.
-      const last = Buffer.alloc(1);
-      await file.read(last, 0, 1, size - 1);
-      if (last[0] !== 0x0a) {
-        await file.write('\n');
-        size++;
-      }
-    }
-    return { file, size, identity };
-  } catch (error) {
-    await file.close();
-    throw error;
-  }
-}
+const FLUSHES_IN_FLIGHT = 3;
 
 /**
- * Append-only NDJSON ledger, one UsageRecord per line. Group commit: records arriving while
- * a write is in flight are batched into the next single synchronous-data (O_DSYNC) write, so
- * durability costs one disk flush per batch, not per request.
+ * Append-only NDJSON ledger, one UsageRecord per line. Group commit, pipelined: records
+ * arriving while earlier batches are being flushed are appended as the next batch at once
+ * (one write to the page cache) and flushed with an `fdatasync` of their own, so up to
+ * FLUSHES_IN_FLIGHT flushes overlap and a record waits for its own flush, not for the one
+ * before it to end first. Appends are made one at a time, so batches lie in the file in the
+ * order they were formed.
+ *
+ * A record's promise resolves (its 200 is sent) only once its batch's own flush, issued after
+ * the batch was appended, has returned and every earlier batch's record resolved: the records
+ * answered always form a prefix of the file, made durable. So a crash can only leave, after
+ * the last record answered, the batches that were in flight: any of their bytes may be
+ * missing (a partial line, a run of zero bytes where a later page reached the disk before an
+ * earlier one) or present (records of calls never answered). Readers skip lines that are not
+ * JSON; reopening starts on a fresh line.
+ *
+ * A failed append or flush refuses its batch and every batch after it (rejected even if their
+ * own flush succeeded: they lie after bytes that may be lost), waits for the flushes in flight
+ * before it to settle, and cuts the file back to where the failed batch began before anything
+ * else is written, so a disk-full error never glues the next record to a partial line.
  *
  * Before each batch the ledger checks that its open file is still the one at `path` (not
- * removed, renamed or replaced) and reopens the path if not, so log rotation and a removed
- * folder cannot swallow records. That check is one `stat` of the path, made synchronously
- * and compared with the open file's device and inode: a system call of a few microseconds
- * on a local file system, cheaper than a thread-pool round trip, and exact (a check on a
- * timer would leave a window in which records go to a removed file). A failed write is cut
- * back to the last whole record, so a disk-full error never glues the next record to a
- * partial line.
+ * removed, renamed or replaced) and reopens the path if not (after the flushes in flight
+ * settle), so log rotation and a removed folder cannot swallow records. That check is one
+ * synchronous `stat` of the path, a few microseconds on a local file system and exact.
  */
 export class NdjsonLedger implements UsageSink {
   private pending: Pending[] = [];
-  private flushing: Promise<void> | undefined;
+  /** Appended batches whose records are not yet resolved or rejected, in file order. */
+  private inFlight: Batch[] = [];
+  /** Flush handles of the open file not in use. */
+  private idleSyncs: LedgerFile['syncs'];
+  /** The loop appending batches, while there are records to append or a failure to cut. */
+  private appending: Promise<void> | undefined;
+  private waiters: Array<() => void> = [];
+  /** The file must be cut back to this size before anything else is appended. */
+  private cutAt: number | undefined;
+  /** Why batches still in flight are refused: the first failure, until the cut is made. */
+  private refusal: { error: unknown } | undefined;
   private closed = false;
   private reopenRequested = false;
-  /** Bytes of whole, durable records in the open file; a failed write is truncated back to it. */
-  private goodSize: number;
-  /** Whether the open file may hold a partial batch past goodSize. */
-  private torn = false;
   /**
-   * Records made durable so far, the durable (O_DSYNC) writes that did it, reopens, and the
-   * wall time those writes were in flight (ms): writeMs / flushes is what a billed call waits
-   * for the disk, records / flushes how many calls share one wait.
+   * Records made durable so far, the flushes that did it, reopens, and the wall time from each
+   * batch's append to the end of its flush (ms): writeMs / flushes is what a billed call waits
+   * for the disk, records / flushes how many calls share one flush. mostInFlight is the most
+   * flushes that were in flight at once.
    */
-  readonly stats = { records: 0, flushes: 0, reopens: 0, writeMs: 0 };
+  readonly stats = { records: 0, flushes: 0, reopens: 0, writeMs: 0, mostInFlight: 0 };
 
   private constructor(
     readonly path: string,
-    private file: FileHandle,
-    private identity: FileIdentity,
-    size: number,
+    private file: LedgerFile,
     private readonly onEvent: NonNullable<NdjsonLedgerOptions['onEvent']>,
   ) {
-    this.goodSize = size;
+    this.idleSyncs = [...file.syncs];
   }
 
   /** Opens (creating if needed) the ledger for appending. */
   static async open(path: string, options: NdjsonLedgerOptions = {}): Promise<NdjsonLedger> {
-    const { file, size, identity } = await openForAppend(path);
-    return new NdjsonLedger(path, file, identity, size, options.onEvent ?? (() => {}));
+    return new NdjsonLedger(path, await openLedgerFile(path, FLUSHES_IN_FLIGHT), options.onEvent ?? (() => {}));
   }
 
   record(usage: UsageRecord): Promise<void> {
@@ -118,7 +105,7 @@ export class NdjsonLedger implements UsageSink {
     const line = `${JSON.stringify(usage)}\n`;
     return new Promise<void>((resolve, reject) => {
       this.pending.push({ line, resolve, reject });
-      this.flushing ??= this.flush();
+      this.appending ??= this.appendLoop();
     });
   }
 
@@ -130,78 +117,141 @@ export class NdjsonLedger implements UsageSink {
     this.reopenRequested = true;
   }
 
-  private async flush(): Promise<void> {
-    while (this.pending.length > 0) {
-      const batch = this.pending;
-      this.pending = [];
-      const text = Buffer.from(batch.map((entry) => entry.line).join(''));
-      try {
-        await this.repair();
-        // Where this batch starts: a failed write is cut back to here (records another process
-        // appended to the same file before now are kept).
-        this.goodSize = await this.followPath();
-        this.torn = true;
-        // O_DSYNC: durable once written. A short write (a file-size limit) continues, then fails.
-        const started = performance.now();
-        for (let written = 0; written < text.length; ) written += (await this.file.write(text, written)).bytesWritten;
-        this.stats.writeMs += performance.now() - started;
-        this.torn = false;
-        this.stats.records += batch.length;
-        this.stats.flushes++;
-        for (const entry of batch) entry.resolve();
-      } catch (error) {
-        for (const entry of batch) entry.reject(error);
-        // Cut the partial batch now, so the file holds only whole records while it waits.
-        await this.repair().catch(() => {});
+  /** Resolves the next time a batch settles. */
+  private settled(): Promise<void> {
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  /**
+   * Started only with records pending or a cut to make, so it always awaits before it ends:
+   * `appending` is set before the loop clears it, in the same step that finds nothing to do.
+   */
+  private async appendLoop(): Promise<void> {
+    for (;;) {
+      if (this.cutAt !== undefined) {
+        if (this.inFlight.length > 0) {
+          await this.settled();
+          continue;
+        }
+        try {
+          await this.repair(this.cutAt);
+        } catch (error) {
+          // Refuse what waits (503), and try again with the next record.
+          for (const entry of this.takePending()) entry.reject(error);
+          break;
+        }
+        continue;
       }
+      if (this.pending.length === 0) break;
+      // Records wait here while every flush handle is busy, making the next batch bigger.
+      if (this.idleSyncs.length === 0) {
+        await this.settled();
+        continue;
+      }
+      const atPath = checkPath(this.path, this.file.identity);
+      const changed = this.reopenRequested ? 'reopen requested' : atPath.changed;
+      if (changed !== undefined) {
+        if (this.inFlight.length > 0) {
+          await this.settled();
+          continue;
+        }
+        try {
+          await this.reopenPath(changed);
+        } catch (error) {
+          for (const entry of this.takePending()) entry.reject(error);
+        }
+        continue;
+      }
+      await this.append((atPath as { size: number }).size);
     }
-    this.flushing = undefined;
+    this.appending = undefined;
   }
 
-  /** Truncates a failed batch back to the last whole record. Throws (refusing records) while it cannot. */
-  private async repair(): Promise<void> {
-    if (!this.torn) return;
-    await this.file.truncate(this.goodSize);
-    await this.file.datasync();
-    this.torn = false;
-    this.onEvent('ledger_repaired', `A failed write to ${this.path} was cut back to the last whole record (${this.goodSize} bytes).`);
+  private takePending(): Pending[] {
+    const entries = this.pending;
+    this.pending = [];
+    return entries;
   }
 
-  /** Reopens `path` when the open file is no longer the one at `path`; returns the open file's size. */
-  private async followPath(): Promise<number> {
-    let atPath: ReturnType<typeof statSync>;
+  /** Appends the waiting records as one batch starting at `start`, and starts its flush. */
+  private async append(start: number): Promise<void> {
+    const entries = this.takePending();
+    const batch: Batch = { entries, start, began: performance.now() };
+    this.inFlight.push(batch);
+    const text = Buffer.from(entries.map((entry) => entry.line).join(''));
     try {
-      atPath = statSync(this.path, { throwIfNoEntry: false });
-    } catch {
-      atPath = undefined; // e.g. ENOTDIR: a file now stands where the folder was
+      // A short write (a file-size limit) continues, then fails.
+      for (let written = 0; written < text.length; ) written += (await this.file.append.write(text, written)).bytesWritten;
+    } catch (error) {
+      this.cutAt = Math.min(this.cutAt ?? start, start);
+      this.settle(batch, error);
+      return;
     }
-    // The open file cannot be unlinked while the path still resolves to it (its inode stays
-    // ours while we hold it open, so its number is not reused): one `stat` tells all.
-    const reason = this.reopenRequested
-      ? 'reopen requested'
-      : atPath === undefined
-        ? 'the file or its folder was removed or renamed'
-        : atPath.ino !== this.identity.ino || atPath.dev !== this.identity.dev
-          ? 'the path now names another file'
-          : undefined;
-    if (reason === undefined) return (atPath as NonNullable<typeof atPath>).size;
-    const { file, size, identity } = await openForAppend(this.path);
+    const sync = this.idleSyncs.pop()!;
+    this.stats.mostInFlight = Math.max(this.stats.mostInFlight, this.file.syncs.length - this.idleSyncs.length);
+    void sync.datasync().then(
+      () => {
+        this.idleSyncs.push(sync);
+        this.settle(batch);
+      },
+      (error: unknown) => {
+        this.idleSyncs.push(sync);
+        this.settle(batch, error);
+      },
+    );
+  }
+
+  /** Records how `batch` ended, then resolves or rejects every batch at the head that has ended. */
+  private settle(batch: Batch, error?: unknown): void {
+    batch.outcome = error === undefined ? {} : { error };
+    while (this.inFlight[0]?.outcome !== undefined) {
+      const done = this.inFlight.shift()!;
+      if (done.outcome!.error !== undefined && this.refusal === undefined) {
+        this.refusal = { error: done.outcome!.error };
+        this.cutAt = Math.min(this.cutAt ?? done.start, done.start);
+      }
+      if (this.refusal !== undefined) {
+        for (const entry of done.entries) entry.reject(this.refusal.error);
+        continue;
+      }
+      this.stats.records += done.entries.length;
+      this.stats.flushes++;
+      this.stats.writeMs += performance.now() - done.began;
+      for (const entry of done.entries) entry.resolve();
+    }
+    // A failure found after the appending loop ended (e.g. while closing) is still cut back.
+    if (this.cutAt !== undefined) this.appending ??= this.appendLoop();
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const wake of waiters) wake();
+  }
+
+  /** Truncates a failed batch (and any after it) back to the last whole record. Throws while it cannot. */
+  private async repair(size: number): Promise<void> {
+    await this.file.append.truncate(size);
+    await this.file.append.datasync();
+    this.cutAt = undefined;
+    this.refusal = undefined;
+    this.onEvent('ledger_repaired', `A failed write to ${this.path} was cut back to the last whole record (${size} bytes).`);
+  }
+
+  /** Opens `path` afresh (nothing in flight) and closes the file it replaces. */
+  private async reopenPath(reason: string): Promise<void> {
+    const file = await openLedgerFile(this.path, FLUSHES_IN_FLIGHT);
     const previous = this.file;
     this.file = file;
-    this.identity = identity;
-    this.goodSize = size;
+    this.idleSyncs = [...file.syncs];
     this.reopenRequested = false;
     this.stats.reopens++;
-    await previous.close().catch(() => {});
+    await closeLedgerFile(previous);
     this.onEvent('ledger_reopened', `Reopened usage ledger ${this.path}: ${reason}.`);
-    return size;
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await this.flushing;
-    await this.file.close();
+    while (this.appending !== undefined || this.inFlight.length > 0) await (this.appending ?? this.settled());
+    await closeLedgerFile(this.file);
     const { records, flushes, writeMs } = this.stats;
     this.onEvent(
       'ledger_closed',
