@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import type { ColumnMetaData } from 'hyparquet';
 import { describe, expect, it } from 'vitest';
 import { type FlatColumn, storeColumnChunk } from '../src/dataset/input/parquet-chunk.js';
-import { readHybrid } from '../src/dataset/input/parquet-pages.js';
+import { readHybrid, readLevels } from '../src/dataset/input/parquet-pages.js';
 import { type CellValue, ColumnEncoder } from '../src/dataset/input/table-encoder.js';
 
 const PLAIN = 0;
@@ -173,5 +173,27 @@ describe('RLE/bit-packed hybrid', () => {
       ),
       { numRuns: 300 },
     );
+  });
+
+  it('decodes definition levels and counts the rows with a value, over runs of any length', () => {
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.integer({ min: 0, max: 1 }), fc.integer({ min: 1, max: 40 })), { minLength: 1, maxLength: 30 }), fc.integer({ min: 0, max: 7 }), (runs, cut) => {
+        const levels = runs.flatMap(([value, repeat]) => Array<number>(repeat).fill(value));
+        const bytes = Uint8Array.from(hybrid(levels, 1));
+        // Fewer levels asked for than the runs hold: the last run's padding is dropped.
+        const count = Math.max(1, levels.length - cut);
+        const out = new Int32Array(count);
+        const page = { bytes, at: 0 };
+        const ones = readLevels(page, bytes.length, out, count);
+        expect(Array.from(out)).toEqual(levels.slice(0, count));
+        expect(ones).toBe(levels.slice(0, count).filter((level) => level === 1).length);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('refuses a definition level above 1', () => {
+    const bytes = Uint8Array.from(hybrid(Array<number>(10).fill(2), 2));
+    expect(() => readLevels({ bytes, at: 0 }, bytes.length, new Int32Array(10), 10)).toThrow(/definition level is 2/);
   });
 });

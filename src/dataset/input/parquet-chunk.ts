@@ -2,7 +2,7 @@ import { gunzipSync } from 'node:zlib';
 import type { ColumnMetaData, Compressors, SchemaElement } from 'hyparquet';
 import { parquetHeader } from 'hyparquet/src/column.js';
 import { compressors } from 'hyparquet-compressors';
-import { type FlatType, type PageBytes, readHybrid, readPlain, spreadCells, spreadIndices, spreadNumbers } from './parquet-pages.js';
+import { type FlatType, type PageBytes, readHybrid, readLevels, readPlain, spreadCells, spreadIndices, spreadNumbers } from './parquet-pages.js';
 import type { CellValue, ColumnEncoder, WeightEncoder } from './table-encoder.js';
 
 /**
@@ -91,7 +91,7 @@ export function storeColumnChunk(chunk: Uint8Array, meta: ColumnMetaData, column
     let count: number;
     let encoding: string;
     let defined: Int32Array | undefined;
-    let present: number;
+    let present = -1;
     if (header.type === 'DATA_PAGE') {
       const info = header.data_page_header!;
       count = info.num_values;
@@ -101,7 +101,7 @@ export function storeColumnChunk(chunk: Uint8Array, meta: ColumnMetaData, column
         const length = new DataView(page.bytes.buffer, page.bytes.byteOffset).getUint32(0, true);
         page.at = 4;
         defined = new Int32Array(count);
-        readHybrid(page, 4 + length, 1, defined, count);
+        present = readLevels(page, 4 + length, defined, count);
         page.at = 4 + length;
       }
     } else if (header.type === 'DATA_PAGE_V2') {
@@ -111,13 +111,13 @@ export function storeColumnChunk(chunk: Uint8Array, meta: ColumnMetaData, column
       const levels = info.definition_levels_byte_length + info.repetition_levels_byte_length;
       if (column.optional) {
         defined = new Int32Array(count);
-        readHybrid({ bytes: raw, at: info.repetition_levels_byte_length }, levels, 1, defined, count);
+        present = readLevels({ bytes: raw, at: info.repetition_levels_byte_length }, levels, defined, count);
       }
       const values = raw.subarray(levels);
       page = { bytes: info.is_compressed === false ? values : decompress(values, header.uncompressed_page_size - levels, meta), at: 0 };
     } else continue;
     if (done + count > rows) throw new Error(`its pages hold more values than the row group's ${rows} rows`);
-    present = defined === undefined ? count : countOnes(defined);
+    if (defined === undefined) present = count;
     // From here `defined` is read only where some row is null (present < count).
     if (encoding === 'PLAIN_DICTIONARY' || encoding === 'RLE_DICTIONARY') {
       if (words === undefined) throw new Error('a dictionary-encoded page comes before any dictionary page');
@@ -144,12 +144,6 @@ function storeIndexed(target: ColumnEncoder | WeightEncoder, start: number, word
     cells[k] = index < 0 ? null : words[index];
   }
   target.setValues(start, cells, 0, count);
-}
-
-function countOnes(defined: Int32Array): number {
-  let ones = 0;
-  for (let k = 0; k < defined.length; k++) ones += defined[k]!;
-  return ones;
 }
 
 function decompress(bytes: Uint8Array, size: number, meta: ColumnMetaData): Uint8Array {

@@ -70,6 +70,61 @@ export function readHybrid(page: PageBytes, end: number, width: number, out: Int
   page.at = at;
 }
 
+/**
+ * Definition levels of a flat OPTIONAL column (the hybrid at width 1) into `out` as 0/1, from
+ * `page.at` up to `end`; returns how many are 1 (the rows that have a value), counted as the
+ * runs are decoded rather than in a pass of its own. Bit-packed runs go a byte (8 levels) at a time.
+ */
+export function readLevels(page: PageBytes, end: number, out: Int32Array, count: number): number {
+  const bytes = page.bytes;
+  let at = page.at;
+  let seen = 0;
+  let ones = 0;
+  while (seen < count) {
+    if (at >= end) throw new Error(`RLE/bit-packed run ends after ${seen} of ${count} values`);
+    let header = 0;
+    let scale = 1;
+    let byte: number;
+    do {
+      byte = bytes[at++]!;
+      header += (byte & 0x7f) * scale;
+      scale *= 128;
+    } while (byte & 0x80);
+    if (header % 2 === 1) {
+      const groups = Math.floor(header / 2);
+      const runEnd = at + groups;
+      const stop = Math.min(count, seen + groups * 8);
+      while (seen + 8 <= stop) {
+        const packed = bytes[at++]!;
+        for (let bit = 0; bit < 8; bit++) out[seen + bit] = (packed >> bit) & 1;
+        ones += bitCount[packed]!;
+        seen += 8;
+      }
+      if (seen < stop) {
+        const packed = bytes[at]!;
+        for (let bit = 0; seen < stop; bit++) ones += out[seen++] = (packed >> bit) & 1;
+      }
+      at = runEnd;
+    } else {
+      const repeat = Math.min(Math.floor(header / 2), count - seen);
+      const value = bytes[at++]!;
+      if (value > 1) throw new Error(`a definition level is ${value}, above the 1 of a flat column`);
+      out.fill(value, seen, seen + repeat);
+      ones += value * repeat;
+      seen += repeat;
+    }
+  }
+  page.at = at;
+  return ones;
+}
+
+/** Ones in each byte value. */
+const bitCount = Uint8Array.from({ length: 256 }, (_, byte) => {
+  let ones = 0;
+  for (let b = byte; b > 0; b >>= 1) ones += b & 1;
+  return ones;
+});
+
 /** `width` bits starting at bit `bit` of `bytes[from..]`, least significant first (widths 25-32). */
 function bitsAt(bytes: Uint8Array, from: number, bit: number, width: number): number {
   let value = 0;

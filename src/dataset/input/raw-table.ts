@@ -42,6 +42,8 @@ export interface RawTable {
   weights: RawWeight[];
   /** Multi-response variables the input itself defines (an SPSS file's multiple-response sets). */
   multiSets?: MultiSpec[];
+  /** What the reader wants the user to know that does not stop the build (a column read the slow way). */
+  notes?: string[];
 }
 
 export interface ReadOptions {

@@ -54,6 +54,12 @@ export async function readParquet(path: string, options: ReadOptions): Promise<R
       const target = encoder.columns[i] ?? encoder.weightAt[i]!;
       return type === undefined ? [] : [[element.name, { type, optional: element.repetition_type !== 'REQUIRED', target }] as const];
     }));
+    // Why a column goes to hyparquet (its first reason), for a note: it is several times slower.
+    const slow = new Map<string, string>();
+    for (const i of wanted) {
+      const element = fields[i]!.element;
+      if (!flat.has(element.name)) slow.set(element.name, `its type (${[element.type, element.logical_type?.type ?? element.converted_type].filter(Boolean).join(' ')}) needs converting`);
+    }
     let groupStart = 0;
     for (const group of metadata.row_groups) {
       const groupRows = Number(group.num_rows);
@@ -63,7 +69,12 @@ export async function readParquet(path: string, options: ReadOptions): Promise<R
         const meta = chunk.meta_data;
         const name = meta?.path_in_schema.join('.') ?? '';
         const column = flat.get(name);
-        if (meta === undefined || column === undefined || chunk.file_path !== undefined || unreadEncoding(meta) !== undefined) continue;
+        if (meta === undefined || column === undefined) continue;
+        const unread = chunk.file_path === undefined ? unreadEncoding(meta) : 'its pages in another file';
+        if (unread !== undefined) {
+          if (!slow.has(name)) slow.set(name, unread.includes(' ') ? unread : `${unread} pages`);
+          continue;
+        }
         others.delete(name);
         const { start, end } = chunkRange(meta);
         const bytes = await readRange(handle, start, end, size);
@@ -79,7 +90,9 @@ export async function readParquet(path: string, options: ReadOptions): Promise<R
       groupStart += groupRows;
       options.onProgress?.(Math.round((size * groupStart) / Math.max(rows, 1)), size);
     }
-    return encoder.finish(rows, 'A Parquet file needs at least one row.');
+    const table = encoder.finish(rows, 'A Parquet file needs at least one row.');
+    if (slow.size > 0) table.notes = [...slow].map(([name, why]) => `column ${name} read by the general Parquet reader (several times slower): ${why}`);
+    return table;
   });
 }
 
