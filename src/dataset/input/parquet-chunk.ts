@@ -3,7 +3,8 @@ import type { ColumnMetaData, Compressors, SchemaElement } from 'hyparquet';
 import { parquetHeader } from 'hyparquet/src/column.js';
 import { compressors } from 'hyparquet-compressors';
 import { type FlatType, type PageBytes, readHybrid, readLevels, readPlain, spreadCells, spreadIndices, spreadNumbers } from './parquet-pages.js';
-import type { CellValue, ColumnEncoder, WeightEncoder } from './table-encoder.js';
+import { CrosstabError } from '../../errors.js';
+import { type CellValue, type ColumnEncoder, inputError, type WeightEncoder } from './table-encoder.js';
 
 /**
  * Reads one column chunk of a flat Parquet column (one row group's values of one column)
@@ -135,8 +136,25 @@ export function storeColumnChunk(chunk: Uint8Array, meta: ColumnMetaData, column
   }
 }
 
+/** A failure reading a column chunk (`group`: 0-based row group) as an `invalid_input` error naming the column and row group. */
+export function chunkFailure(path: string, name: string, group: number, error: unknown): CrosstabError {
+  if (error instanceof CrosstabError) return error;
+  const hint = 'Check that the file is a complete Parquet file (not truncated or damaged); write it again if in doubt.';
+  return inputError(path, `column "${name}", row group ${group + 1}: ${error instanceof Error ? error.message : String(error)}`, hint, { field: name });
+}
+
 function storeIndexed(target: ColumnEncoder | WeightEncoder, start: number, words: ArrayLike<CellValue>, indices: Int32Array, count: number, known: Int32Array): void {
   if ('setIndexed' in target) return target.setIndexed(start, words, indices, count, known);
+  if (words instanceof Float64Array) {
+    // A numeric weight: numbers (NaN for a blank row, which the encoder refuses as blank), not an array of cells.
+    const numbers = new Float64Array(count);
+    for (let k = 0; k < count; k++) {
+      const index = indices[k]!;
+      if (index >= words.length) throw new Error(`dictionary index ${index} is past the dictionary's ${words.length} values`);
+      numbers[k] = index < 0 ? Number.NaN : words[index]!;
+    }
+    return target.setValues(start, numbers, 0, count);
+  }
   const cells: CellValue[] = new Array(count);
   for (let k = 0; k < count; k++) {
     const index = indices[k]!;

@@ -288,6 +288,20 @@ export class ColumnEncoder extends ChunkedRows<RowIds> {
     this.putRows(start, ids);
   }
 
+  /**
+   * Every row at once, as another thread's ColumnEncoder made them (a Parquet build worker's
+   * column): its dictionary, ids of rows `0 .. ids.length - 1` and rows per id. The encoder
+   * must be empty.
+   */
+  adopt(dictionary: string[], ids: RowIds, counts: Uint32Array): void {
+    if (this.dictionary.length > 0 || this.sealed.length > 0) throw new Error('table encoder: adopt() into a column that has rows');
+    for (const value of dictionary) this.dictionary.push(value);
+    this.current = ids;
+    this.limit = idLimit(ids);
+    this.counted = counts;
+    this.mapped = 0;
+  }
+
   private mapAppended(): void {
     for (let id = this.mapped + 1; id <= this.dictionary.length; id++) this.codes.set(this.dictionary[id - 1]!, id);
     this.mapped = this.dictionary.length;
