@@ -7,7 +7,7 @@ import type { ColumnMetaData } from 'hyparquet';
 import { describe, expect, it } from 'vitest';
 import { type FlatColumn, storeColumnChunk } from '../src/dataset/input/parquet-chunk.js';
 import { readHybrid, readLevels } from '../src/dataset/input/parquet-pages.js';
-import { type CellValue, ColumnEncoder } from '../src/dataset/input/table-encoder.js';
+import { type CellValue, ColumnEncoder, WeightEncoder } from '../src/dataset/input/table-encoder.js';
 
 const PLAIN = 0;
 const RLE = 3;
@@ -120,6 +120,39 @@ describe('Parquet column chunks', () => {
     const actual = stored(chunk, { type: 'BYTE_ARRAY', optional: true }, cells.length);
     expect(actual.dictionary).toEqual(expected.dictionary);
     expect(Array.from(actual.take(cells.length))).toEqual(Array.from(expected.take(cells.length)));
+  });
+
+  it('reads nulls in a dictionary column across pages v1 and v2 (none, some, all), as set() one cell at a time', () => {
+    const words = [5n, -3n, 70000n, 0n, 2n ** 60n];
+    fc.assert(
+      fc.property(
+        fc.array(fc.record({ v2: fc.boolean(), rows: fc.array(fc.option(fc.integer({ min: 0, max: words.length - 1 }), { nil: undefined, freq: 3 }), { minLength: 1, maxLength: 40 }) }), { minLength: 1, maxLength: 6 }),
+        fc.integer({ min: 0, max: 5 }),
+        (pages, firstRow) => {
+          const chunk = [...dictionaryPage(words.length, int64s(words))];
+          const cells: CellValue[] = [];
+          for (const { v2, rows } of pages) {
+            const defined = rows.map((row) => (row === undefined ? 0 : 1));
+            const present = rows.filter((row): row is number => row !== undefined);
+            chunk.push(...(v2 ? dataPageV2(RLE_DICTIONARY, defined, indices(present, 3)) : dataPage(RLE_DICTIONARY, rows.length, defined, indices(present, 3))));
+            cells.push(...rows.map((row) => (row === undefined ? null : words[row]!)));
+          }
+          const expected = encodedOneByOne([...Array<CellValue>(firstRow).fill(null), ...cells]);
+          const actual = stored(chunk, { type: 'INT64', optional: true }, cells.length, firstRow);
+          const rows = firstRow + cells.length;
+          expect(actual.dictionary).toEqual(expected.dictionary);
+          expect(Array.from(actual.counts())).toEqual(Array.from(expected.counts()));
+          expect(Array.from(actual.take(rows))).toEqual(Array.from(expected.take(rows)));
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('refuses a blank weight in a dictionary page after other pages, naming its row', () => {
+    const chunk = [...dictionaryPage(2, int64s([3n, 4n])), ...dataPage(RLE_DICTIONARY, 3, [1, 1, 1], indices([0, 1, 1], 1)), ...dataPage(RLE_DICTIONARY, 3, [1, 0, 1], indices([1, 0], 1))];
+    const target = new WeightEncoder('w', 'f.parquet', 1, (row) => ({ row: row + 1 }));
+    expect(() => storeColumnChunk(Uint8Array.from(chunk), meta, { type: 'INT64', optional: true, target }, 0, 6)).toThrow(/row 5: weight column "w" is blank/);
   });
 
   it('keeps 64-bit integers beyond 2^53 exact, in PLAIN and dictionary pages of a required column', () => {

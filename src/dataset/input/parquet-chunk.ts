@@ -125,8 +125,11 @@ export function storeColumnChunk(chunk: Uint8Array, meta: ColumnMetaData, column
       const width = page.bytes[page.at++]!;
       const indices = new Int32Array(count);
       readHybrid(page, page.bytes.length, width, indices, present);
-      if (present < count) spreadIndices(indices, defined!, present, count);
-      storeIndexed(column.target, firstRow + done, words, indices, count, known);
+      if ('setIndexed' in column.target) column.target.setIndexed(firstRow + done, words, indices, count, known, present < count ? defined : undefined);
+      else {
+        if (present < count) spreadIndices(indices, defined!, present, count);
+        storeWeights(column.target, firstRow + done, words, indices, count);
+      }
     } else if (encoding === 'PLAIN') {
       const values = readPlain(page, column.type, present);
       const cells = present === count ? values : values instanceof Float64Array ? spreadNumbers(values, defined!, count) : spreadCells(values, defined!, count);
@@ -143,8 +146,8 @@ export function chunkFailure(path: string, name: string, group: number, error: u
   return inputError(path, `column "${name}", row group ${group + 1}: ${error instanceof Error ? error.message : String(error)}`, hint, { field: name });
 }
 
-function storeIndexed(target: ColumnEncoder | WeightEncoder, start: number, words: ArrayLike<CellValue>, indices: Int32Array, count: number, known: Int32Array): void {
-  if ('setIndexed' in target) return target.setIndexed(start, words, indices, count, known);
+/** A weight column's dictionary-encoded rows (-1: blank, which the encoder refuses). */
+function storeWeights(target: WeightEncoder, start: number, words: ArrayLike<CellValue>, indices: Int32Array, count: number): void {
   if (words instanceof Float64Array) {
     // A numeric weight: numbers (NaN for a blank row, which the encoder refuses as blank), not an array of cells.
     const numbers = new Float64Array(count);

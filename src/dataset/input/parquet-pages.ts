@@ -171,16 +171,28 @@ function readTexts(page: PageBytes, count: number): string[] {
   const text = new Utf8Text(bytes);
   const out: string[] = new Array(count);
   let at = page.at;
+  // The previous value's bytes: a value repeated row after row (the members of a household
+  // share its id) is the same string, made once (and the encoder then knows it by identity).
+  let previous = -1;
+  let previousLength = -1;
   for (let k = 0; k < count; k++) {
     if (at + 4 > bytes.length) throw new Error(`a PLAIN BYTE_ARRAY page holds fewer than its ${count} values`);
     const length = bytes[at]! | (bytes[at + 1]! << 8) | (bytes[at + 2]! << 16) | (bytes[at + 3]! << 24);
     const start = at + 4;
     at = start + length;
     if (length < 0 || at > bytes.length) throw new Error(`a PLAIN BYTE_ARRAY value runs past the end of its page`);
-    out[k] = text.at(start, at);
+    if (length === previousLength && sameBytes(bytes, previous, start, length)) out[k] = out[k - 1]!;
+    else out[k] = text.at(start, at);
+    previous = start;
+    previousLength = length;
   }
   page.at = at;
   return out;
+}
+
+function sameBytes(bytes: Uint8Array, a: number, b: number, length: number): boolean {
+  for (let i = 0; i < length; i++) if (bytes[a + i] !== bytes[b + i]) return false;
+  return true;
 }
 
 /**

@@ -125,6 +125,8 @@ export class ColumnEncoder extends ChunkedRows<RowIds> {
   private smallIds: Uint32Array | undefined;
   /** Rows per id so far (index 0 unused: blanks are not counted), so the compiler need not count. */
   private counted: Uint32Array = new Uint32Array(256);
+  /** Ids of a page being stored (setIndexed), reused from page to page. */
+  private scratch = new Uint32Array(0);
 
   constructor(
     readonly source: SourceColumn,
@@ -210,32 +212,43 @@ export class ColumnEncoder extends ChunkedRows<RowIds> {
    * `known[i]` caches the id of `words[i]` (-1: not looked up yet; fill it with -1 for each new
    * `words`), so each distinct value is looked up once, in the order rows first show it,
    * and the dictionary comes out as set() would make it. Strings in `words` are kept as
-   * they are (see setValues' `ownText`).
+   * they are (see setValues' `ownText`). With `defined` (1: the row has a value, 0: blank),
+   * `indices` holds the indices of the rows with a value only, in order (a Parquet page's
+   * definition levels and values as they are).
    */
-  setIndexed(start: number, words: ArrayLike<CellValue>, indices: Int32Array, count: number, known: Int32Array): void {
+  setIndexed(start: number, words: ArrayLike<CellValue>, indices: Int32Array, count: number, known: Int32Array, defined?: Int32Array): void {
+    // The ids go through a Uint32Array of this encoder's own: one element type keeps this loop
+    // monomorphic, where writing into `current` (8, 16 or 32 bits by column) would not.
+    if (this.scratch.length < count) this.scratch = new Uint32Array(Math.max(count, this.scratch.length * 2));
+    const out = this.scratch;
+    let counted = this.counted;
+    let next = 0;
+    for (let k = 0; k < count; k++) {
+      let index: number;
+      if (defined === undefined) index = indices[k]!;
+      else if (defined[k] === 1) index = indices[next++]!;
+      else index = -1;
+      if (index < 0) {
+        out[k] = 0;
+        continue;
+      }
+      let id = known[index]!;
+      // Not `id < 0`: an index past `known` reads undefined, which must reach the check.
+      if (!(id >= 0)) {
+        if (index >= words.length || index >= known.length) throw new Error(`dictionary index ${index} is past the dictionary's ${words.length} values`);
+        const value = words[index];
+        id = value === '' || value === null || value === undefined || Number.isNaN(value) ? 0 : this.idOf(value, true);
+        known[index] = id;
+        counted = this.counted;
+      }
+      out[k] = id;
+      counted[id]!++;
+    }
     let done = 0;
     while (done < count) {
       const at = this.slot(start + done);
       const take = Math.min(count - done, this.current.length - at);
-      let ids = this.current;
-      let counted = this.counted;
-      for (let k = 0; k < take; k++) {
-        const index = indices[done + k]!;
-        if (index < 0) continue;
-        let id = known[index]!;
-        // Not `id < 0`: an index past `known` reads undefined, which must reach the check.
-        if (!(id >= 0)) {
-          if (index >= words.length || index >= known.length) throw new Error(`dictionary index ${index} is past the dictionary's ${words.length} values`);
-          const value = words[index];
-          id = value === '' || value === null || value === undefined || Number.isNaN(value) ? 0 : this.idOf(value, true);
-          known[index] = id;
-          ids = this.current;
-          counted = this.counted;
-        }
-        if (id === 0) continue;
-        ids[at + k] = id;
-        counted[id]!++;
-      }
+      this.current.set(out.subarray(done, done + take), at);
       done += take;
     }
   }
