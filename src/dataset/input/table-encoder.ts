@@ -154,8 +154,11 @@ export class ColumnEncoder extends ChunkedRows<RowIds> {
    * their own (decoded from bytes, not slices of a larger string), kept as they are.
    */
   setValues(start: number, values: ArrayLike<CellValue>, from = 0, count = values.length - from, valid?: Validity, ownText = false): void {
-    const numbers = values instanceof BigInt64Array ? safeNumbers(values, from, count) : undefined;
-    if (numbers !== undefined) return this.setValues(start, numbers, 0, count, valid && { bits: valid.bits, offset: valid.offset + from });
+    if (values instanceof BigInt64Array && littleEndian) {
+      // Read as 32-bit halves (a BigInt64Array element read makes a BigInt on the heap), unless one is beyond 2^53.
+      const halves = new Int32Array(values.buffer, values.byteOffset + from * 8, count * 2);
+      if (safeHalves(halves, count)) return this.setInt64(start, halves, count, valid && { bits: valid.bits, offset: valid.offset + from });
+    }
     if (values instanceof Float64Array) return this.setNumbers(start, values, from, count, valid);
     let done = 0;
     while (done < count) {
@@ -181,27 +184,64 @@ export class ColumnEncoder extends ChunkedRows<RowIds> {
    * monomorphic, and small whole numbers (codes) are looked up inline.
    */
   private setNumbers(start: number, values: Float64Array, from: number, count: number, valid?: Validity): void {
+    // As in setIndexed, the ids go through the encoder's own Uint32Array (monomorphic writes).
+    const out = this.scratchOf(count);
+    let counted = this.counted;
+    for (let k = 0; k < count; k++) {
+      const i = from + k;
+      const value = values[i]!;
+      if (value !== value || (valid !== undefined && isNullAt(valid, i))) {
+        out[k] = 0;
+        continue;
+      }
+      let id = 0;
+      if (value >= 0 && value < smallInts && (value | 0) === value && this.smallIds !== undefined) id = this.smallIds[value]!;
+      if (id === 0) {
+        id = this.idOf(value);
+        counted = this.counted;
+      }
+      out[k] = id;
+      counted[id]!++;
+    }
+    this.putIds(start, out, count);
+  }
+
+  /** setNumbers for 64-bit integers given as little-endian 32-bit halves, all within 2^53 (see safeHalves): no array of numbers is made. */
+  private setInt64(start: number, halves: Int32Array, count: number, valid?: Validity): void {
+    const out = this.scratchOf(count);
+    let counted = this.counted;
+    for (let k = 0; k < count; k++) {
+      if (valid !== undefined && isNullAt(valid, k)) {
+        out[k] = 0;
+        continue;
+      }
+      const high = halves[2 * k + 1]!;
+      const low = halves[2 * k]!;
+      let id = 0;
+      if (high === 0 && low >= 0 && low < smallInts && this.smallIds !== undefined) id = this.smallIds[low]!;
+      if (id === 0) {
+        id = this.idOf(high * 4294967296 + (low >>> 0));
+        counted = this.counted;
+      }
+      out[k] = id;
+      counted[id]!++;
+    }
+    this.putIds(start, out, count);
+  }
+
+  /** The scratch array with room for `count` ids. */
+  private scratchOf(count: number): Uint32Array {
+    if (this.scratch.length < count) this.scratch = new Uint32Array(Math.max(count, this.scratch.length * 2));
+    return this.scratch;
+  }
+
+  /** Rows `start .. start + count - 1` from `ids[0 .. count - 1]`, across chunk boundaries. */
+  private putIds(start: number, ids: Uint32Array, count: number): void {
     let done = 0;
     while (done < count) {
       const at = this.slot(start + done);
       const take = Math.min(count - done, this.current.length - at);
-      let ids = this.current;
-      let counted = this.counted;
-      for (let k = 0; k < take; k++) {
-        const i = from + done + k;
-        if (valid !== undefined && isNullAt(valid, i)) continue;
-        const value = values[i]!;
-        if (value !== value) continue;
-        let id = 0;
-        if (value >= 0 && value < smallInts && (value | 0) === value && this.smallIds !== undefined) id = this.smallIds[value]!;
-        if (id === 0) {
-          id = this.idOf(value);
-          ids = this.current;
-          counted = this.counted;
-        }
-        ids[at + k] = id;
-        counted[id]!++;
-      }
+      this.current.set(ids.subarray(done, done + take), at);
       done += take;
     }
   }
@@ -219,8 +259,7 @@ export class ColumnEncoder extends ChunkedRows<RowIds> {
   setIndexed(start: number, words: ArrayLike<CellValue>, indices: Int32Array, count: number, known: Int32Array, defined?: Int32Array): void {
     // The ids go through a Uint32Array of this encoder's own: one element type keeps this loop
     // monomorphic, where writing into `current` (8, 16 or 32 bits by column) would not.
-    if (this.scratch.length < count) this.scratch = new Uint32Array(Math.max(count, this.scratch.length * 2));
-    const out = this.scratch;
+    const out = this.scratchOf(count);
     let counted = this.counted;
     let next = 0;
     for (let k = 0; k < count; k++) {
@@ -244,13 +283,7 @@ export class ColumnEncoder extends ChunkedRows<RowIds> {
       out[k] = id;
       counted[id]!++;
     }
-    let done = 0;
-    while (done < count) {
-      const at = this.slot(start + done);
-      const take = Math.min(count - done, this.current.length - at);
-      this.current.set(out.subarray(done, done + take), at);
-      done += take;
-    }
+    this.putIds(start, out, count);
   }
 
   /** The id of a non-blank value, numbering it if new. May widen `current` and grow `counted`. */
@@ -501,6 +534,15 @@ const littleEndian = new Uint8Array(Uint16Array.of(1).buffer)[0] === 1;
  * BigInt64Array element makes a BigInt on the heap, about as slow as a Map lookup), or
  * undefined when one is beyond Number.MAX_SAFE_INTEGER (those stay bigint, written exactly).
  */
+/** Whether the 64-bit integers given as `count` little-endian pairs of halves are all within Number.MAX_SAFE_INTEGER. */
+function safeHalves(halves: Int32Array, count: number): boolean {
+  for (let k = 0; k < count; k++) {
+    const high = halves[2 * k + 1]!;
+    if (high > 0x1fffff || high < -0x1fffff) return false;
+  }
+  return true;
+}
+
 function safeNumbers(values: BigInt64Array, from: number, count: number): Float64Array | undefined {
   if (!littleEndian) return undefined;
   const halves = new Int32Array(values.buffer, values.byteOffset + from * 8, count * 2);
