@@ -7,6 +7,7 @@ import type { ColumnMetaData } from 'hyparquet';
 import { describe, expect, it } from 'vitest';
 import { type FlatColumn, storeColumnChunk } from '../src/dataset/input/parquet-chunk.js';
 import { readHybrid, readLevels } from '../src/dataset/input/parquet-pages.js';
+import { PlainTextColumn } from '../src/dataset/input/parquet-texts.js';
 import { type CellValue, ColumnEncoder, WeightEncoder } from '../src/dataset/input/table-encoder.js';
 
 const PLAIN = 0;
@@ -153,6 +154,25 @@ describe('Parquet column chunks', () => {
     const chunk = [...dictionaryPage(2, int64s([3n, 4n])), ...dataPage(RLE_DICTIONARY, 3, [1, 1, 1], indices([0, 1, 1], 1)), ...dataPage(RLE_DICTIONARY, 3, [1, 0, 1], indices([1, 0], 1))];
     const target = new WeightEncoder('w', 'f.parquet', 1, (row) => ({ row: row + 1 }));
     expect(() => storeColumnChunk(Uint8Array.from(chunk), meta, { type: 'INT64', optional: true, target }, 0, 6)).toThrow(/row 5: weight column "w" is blank/);
+  });
+
+  it('reads a text column of PLAIN pages over its bytes as set() reads its values, malformed UTF-8 as U+FFFD', () => {
+    const raw = (parts: number[][]) => parts.flatMap((bytes) => [...int32(bytes.length), ...bytes]);
+    const a = [0x61];
+    const e = [0xc3, 0xa9];
+    const pages = [
+      dataPage(PLAIN, 6, [1, 1, 0, 1, 1, 1], raw([[0xff], a, [0xfe], [], e])),
+      dataPageV2(PLAIN, [1, 0, 1, 1], raw([[0xef, 0xbf, 0xbd], a, [0xc3]])),
+      dataPage(PLAIN, 3, [1, 1, 1], raw([e, [0x80, 0x80], [0x62]])),
+    ];
+    const cells = ['\uFFFD', 'a', null, '\uFFFD', '', 'é', '\uFFFD', null, 'a', '\uFFFD', 'é', '\uFFFD\uFFFD', 'b'];
+    const expected = encodedOneByOne(cells);
+    const target = new ColumnEncoder({ name: 'q' }, 1);
+    const texts = new PlainTextColumn(target);
+    storeColumnChunk(Uint8Array.from(pages.flat()), meta, { type: 'BYTE_ARRAY', optional: true, target, texts }, 0, cells.length);
+    expect(target.dictionary).toEqual(expected.dictionary);
+    expect(Array.from(target.counts())).toEqual(Array.from(expected.counts()));
+    expect(Array.from(target.take(cells.length))).toEqual(Array.from(expected.take(cells.length)));
   });
 
   it('keeps 64-bit integers beyond 2^53 exact, in PLAIN and dictionary pages of a required column', () => {

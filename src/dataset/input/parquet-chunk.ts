@@ -2,7 +2,8 @@ import { gunzipSync } from 'node:zlib';
 import type { ColumnMetaData, Compressors, SchemaElement } from 'hyparquet';
 import { parquetHeader } from 'hyparquet/src/column.js';
 import { compressors } from 'hyparquet-compressors';
-import { type FlatType, type PageBytes, readHybrid, readLevels, readPlain, spreadCells, spreadIndices, spreadNumbers } from './parquet-pages.js';
+import { type FlatType, type PageBytes, readHybrid, readLevels, readPlain, spreadCells, spreadIds, spreadIndices, spreadNumbers } from './parquet-pages.js';
+import type { PlainTextColumn } from './parquet-texts.js';
 import { CrosstabError } from '../../errors.js';
 import { type CellValue, type ColumnEncoder, inputError, type WeightEncoder } from './table-encoder.js';
 
@@ -66,6 +67,8 @@ export interface FlatColumn {
   /** OPTIONAL: definition levels of 1 bit say which rows have a value. */
   optional: boolean;
   target: ColumnEncoder | WeightEncoder;
+  /** A text column whose every chunk is PLAIN pages: encoded over its bytes (its target is a ColumnEncoder). */
+  texts?: PlainTextColumn;
 }
 
 /** Stores rows `firstRow .. firstRow + rows - 1` of `column` from the chunk's bytes (`chunk`, its pages only). */
@@ -130,6 +133,10 @@ export function storeColumnChunk(chunk: Uint8Array, meta: ColumnMetaData, column
         if (present < count) spreadIndices(indices, defined!, present, count);
         storeWeights(column.target, firstRow + done, words, indices, count);
       }
+    } else if (encoding === 'PLAIN' && column.texts !== undefined) {
+      const { ids, end } = column.texts.encode(page.bytes, page.at, present);
+      page.at = end;
+      (column.target as ColumnEncoder).setIds(firstRow + done, present === count ? ids : spreadIds(ids, defined!, count));
     } else if (encoding === 'PLAIN') {
       const values = readPlain(page, column.type, present);
       const cells = present === count ? values : values instanceof Float64Array ? spreadNumbers(values, defined!, count) : spreadCells(values, defined!, count);

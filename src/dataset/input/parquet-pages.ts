@@ -214,6 +214,14 @@ export function spreadCells(values: ArrayLike<CellValue>, defined: Int32Array, r
   return out;
 }
 
+/** As {@link spreadNumbers}, for dictionary ids (0 where a row has no value). */
+export function spreadIds(ids: Uint32Array, defined: Int32Array, rows: number): Uint32Array {
+  const out = new Uint32Array(rows);
+  let next = 0;
+  for (let k = 0; k < rows; k++) if (defined[k] === 1) out[k] = ids[next++]!;
+  return out;
+}
+
 /** As {@link spreadNumbers}, for dictionary indices (-1 where a row has no value), in place from the back. */
 export function spreadIndices(indices: Int32Array, defined: Int32Array, present: number, rows: number): void {
   let next = present - 1;

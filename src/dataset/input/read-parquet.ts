@@ -3,10 +3,11 @@ import { type AsyncBuffer, type ColumnData, type FileMetaData, type ParquetParse
 import { compressors } from 'hyparquet-compressors';
 import { CrosstabError } from '../../errors.js';
 import { chunkFailure, chunkRange, type FlatColumn, flatType, storeColumnChunk, unreadEncoding } from './parquet-chunk.js';
-import { handOutColumns } from './parquet-share.js';
+import { type FlatColumnAt, handOutColumns } from './parquet-share.js';
+import { PlainTextColumn } from './parquet-texts.js';
 import type { RawTable, ReadOptions } from './raw-table.js';
 import { checkTrailer, readTypedFile } from './input-file.js';
-import { type CellValue, inputError, TableEncoder } from './table-encoder.js';
+import { type CellValue, type ColumnEncoder, inputError, TableEncoder } from './table-encoder.js';
 
 /** Dates and timestamps become ISO 8601 text, as a CSV export writes them. */
 const parsers: Partial<ParquetParsers> = {
@@ -54,7 +55,9 @@ export async function readParquet(path: string, options: ReadOptions): Promise<R
       const element = fields[i]!.element;
       const type = flatType(element);
       const target = encoder.columns[i] ?? encoder.weightAt[i]!;
-      return type === undefined ? [] : [[element.name, { position: i, type, optional: element.repetition_type !== 'REQUIRED', weight: encoder.weightAt[i] !== undefined, target }] as const];
+      if (type === undefined) return [];
+      const column: FlatColumn & FlatColumnAt = { position: i, type, optional: element.repetition_type !== 'REQUIRED', weight: encoder.weightAt[i] !== undefined, target };
+      return [[element.name, column] as const];
     }));
     // Why a column goes to hyparquet (its first reason), for a note: it is several times slower.
     const slow = new Map<string, string>();
@@ -64,6 +67,9 @@ export async function readParquet(path: string, options: ReadOptions): Promise<R
     }
     // A share of the columns goes to worker threads, read while this thread reads the rest.
     const handed = handOutColumns(path, metadata, flat, options.threads);
+    for (const [name, column] of flat) {
+      if (column.type === 'BYTE_ARRAY' && !column.weight && !handed?.names.has(name) && onlyPlainPages(metadata, name)) column.texts = new PlainTextColumn(column.target as ColumnEncoder);
+    }
     try {
       await readHere(path, handle, size, file, metadata, flat, positions, encoder, slow, handed?.names ?? new Set(), options);
       for (const { position, dictionary, ids, counts } of (await handed?.results) ?? []) encoder.columns[position]!.adopt(dictionary, ids, counts);
@@ -125,6 +131,14 @@ async function readOthers(file: AsyncBuffer, metadata: FileMetaData, columns: st
   };
   await parquetRead({ file, metadata, columns, rowStart: groupStart, rowEnd: groupStart + groupRows, compressors, parsers, onChunk });
   if (failure !== undefined) throw failure;
+}
+
+/** Whether every row group has a chunk of `name` that this decoder reads, without a dictionary page (so PLAIN pages only). */
+function onlyPlainPages(metadata: FileMetaData, name: string): boolean {
+  return metadata.row_groups.every((group) => {
+    const meta = group.columns.find((chunk) => chunk.file_path === undefined && chunk.meta_data?.path_in_schema.join('.') === name)?.meta_data;
+    return meta !== undefined && meta.dictionary_page_offset === undefined && unreadEncoding(meta) === undefined && meta.encodings.every((encoding) => encoding === 'PLAIN' || encoding === 'RLE');
+  });
 }
 
 /** Bytes `start .. end - 1` of the file, refusing a range past its end. */
