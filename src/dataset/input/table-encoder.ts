@@ -45,6 +45,10 @@ const chunkRows = 1 << 20;
 const maxSafe = BigInt(Number.MAX_SAFE_INTEGER);
 /** Whole numbers below this have their ids in an array (see ColumnEncoder.smallIds). */
 const smallInts = 1 << 14;
+/** Rows per block of ids the encoder collects before writing them into a column (one array, shared by every column of the thread). */
+const scratchRows = 1 << 16;
+const scratchMask = scratchRows - 1;
+const scratch = new Uint32Array(scratchRows);
 /** Weights written as text: plain decimal notation only (no hex, `Infinity`, spaces or `1,5`). */
 const decimalNumber = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
 
@@ -125,8 +129,6 @@ export class ColumnEncoder extends ChunkedRows<RowIds> {
   private smallIds: Uint32Array | undefined;
   /** Rows per id so far (index 0 unused: blanks are not counted), so the compiler need not count. */
   private counted: Uint32Array = new Uint32Array(256);
-  /** Ids of a page being stored (setIndexed), reused from page to page. */
-  private scratch = new Uint32Array(0);
 
   constructor(
     readonly source: SourceColumn,
@@ -184,14 +186,15 @@ export class ColumnEncoder extends ChunkedRows<RowIds> {
    * monomorphic, and small whole numbers (codes) are looked up inline.
    */
   private setNumbers(start: number, values: Float64Array, from: number, count: number, valid?: Validity): void {
-    // As in setIndexed, the ids go through the encoder's own Uint32Array (monomorphic writes).
-    const out = this.scratchOf(count);
+    // As in setIndexed, the ids go through a Uint32Array, a block at a time (monomorphic writes).
+    const out = scratch;
     let counted = this.counted;
     for (let k = 0; k < count; k++) {
+      if ((k & scratchMask) === 0 && k > 0) this.putIds(start + k - scratchRows, out, scratchRows);
       const i = from + k;
       const value = values[i]!;
       if (value !== value || (valid !== undefined && isNullAt(valid, i))) {
-        out[k] = 0;
+        out[k & scratchMask] = 0;
         continue;
       }
       let id = 0;
@@ -200,19 +203,20 @@ export class ColumnEncoder extends ChunkedRows<RowIds> {
         id = this.idOf(value);
         counted = this.counted;
       }
-      out[k] = id;
+      out[k & scratchMask] = id;
       counted[id]!++;
     }
-    this.putIds(start, out, count);
+    this.putLastIds(start, out, count);
   }
 
   /** setNumbers for 64-bit integers given as little-endian 32-bit halves, all within 2^53 (see safeHalves): no array of numbers is made. */
   private setInt64(start: number, halves: Int32Array, count: number, valid?: Validity): void {
-    const out = this.scratchOf(count);
+    const out = scratch;
     let counted = this.counted;
     for (let k = 0; k < count; k++) {
+      if ((k & scratchMask) === 0 && k > 0) this.putIds(start + k - scratchRows, out, scratchRows);
       if (valid !== undefined && isNullAt(valid, k)) {
-        out[k] = 0;
+        out[k & scratchMask] = 0;
         continue;
       }
       const high = halves[2 * k + 1]!;
@@ -223,16 +227,17 @@ export class ColumnEncoder extends ChunkedRows<RowIds> {
         id = this.idOf(high * 4294967296 + (low >>> 0));
         counted = this.counted;
       }
-      out[k] = id;
+      out[k & scratchMask] = id;
       counted[id]!++;
     }
-    this.putIds(start, out, count);
+    this.putLastIds(start, out, count);
   }
 
-  /** The scratch array with room for `count` ids. */
-  private scratchOf(count: number): Uint32Array {
-    if (this.scratch.length < count) this.scratch = new Uint32Array(Math.max(count, this.scratch.length * 2));
-    return this.scratch;
+  /** The ids of the last block of rows `start .. start + count - 1` (see scratchRows) from `ids`. */
+  private putLastIds(start: number, ids: Uint32Array, count: number): void {
+    if (count === 0) return;
+    const last = (count - 1) % scratchRows + 1;
+    this.putIds(start + count - last, ids, last);
   }
 
   /** Rows `start .. start + count - 1` from `ids[0 .. count - 1]`, across chunk boundaries. */
@@ -257,18 +262,19 @@ export class ColumnEncoder extends ChunkedRows<RowIds> {
    * definition levels and values as they are).
    */
   setIndexed(start: number, words: ArrayLike<CellValue>, indices: Int32Array, count: number, known: Int32Array, defined?: Int32Array): void {
-    // The ids go through a Uint32Array of this encoder's own: one element type keeps this loop
-    // monomorphic, where writing into `current` (8, 16 or 32 bits by column) would not.
-    const out = this.scratchOf(count);
+    // The ids go through a Uint32Array, a block of rows at a time: one element type keeps this
+    // loop monomorphic, where writing into `current` (8, 16 or 32 bits by column) would not.
+    const out = scratch;
     let counted = this.counted;
     let next = 0;
     for (let k = 0; k < count; k++) {
+      if ((k & scratchMask) === 0 && k > 0) this.putIds(start + k - scratchRows, out, scratchRows);
       let index: number;
       if (defined === undefined) index = indices[k]!;
       else if (defined[k] === 1) index = indices[next++]!;
       else index = -1;
       if (index < 0) {
-        out[k] = 0;
+        out[k & scratchMask] = 0;
         continue;
       }
       let id = known[index]!;
@@ -280,10 +286,10 @@ export class ColumnEncoder extends ChunkedRows<RowIds> {
         known[index] = id;
         counted = this.counted;
       }
-      out[k] = id;
+      out[k & scratchMask] = id;
       counted[id]!++;
     }
-    this.putIds(start, out, count);
+    this.putLastIds(start, out, count);
   }
 
   /** The id of a non-blank value, numbering it if new. May widen `current` and grow `counted`. */
