@@ -4,10 +4,11 @@
 // nulls across pages and row groups, text with a dictionary, an id column of PLAIN pages,
 // whole numbers of PLAIN pages, doubles and a date column left to hyparquet.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
+import { parquetMetadata } from 'hyparquet';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // @ts-expect-error: a plain-JavaScript bench helper without types
 import { buildFingerprint } from '../bench/lib/build-fingerprint.js';
@@ -17,8 +18,11 @@ const dir = mkdtempSync(join(tmpdir(), 'crosstab-parquet-workers-'));
 const parquet = join(dir, 'survey.parquet');
 const csv = join(dir, 'survey.csv');
 
+type Connection = Awaited<ReturnType<Awaited<ReturnType<typeof DuckDBInstance.create>>['connect']>>;
+let duck: Connection;
+
 beforeAll(async () => {
-  const duck = await (await DuckDBInstance.create(':memory:')).connect();
+  duck = await (await DuckDBInstance.create(':memory:')).connect();
   await duck.run(`CREATE TABLE t AS SELECT
       CASE WHEN i % 7 = 0 THEN NULL ELSE (i * 37) % 101 - 50 END AS small,
       CASE WHEN i % 11 < 3 THEN NULL ELSE (i * i) % 70001 END AS wide,
@@ -54,5 +58,25 @@ describe('Parquet columns read in worker threads', () => {
     const expected = await buildFingerprint(fromCsv);
     expect(await buildFingerprint(one)).toBe(expected);
     expect(await buildFingerprint(three)).toBe(expected);
+  }, 120_000);
+
+  it('refuse a damaged column chunk a worker reads as one thread does, naming the column and row group', async () => {
+    const path = join(dir, 'damaged.parquet');
+    await duck.run(`COPY (SELECT (i % 50)::BIGINT AS small, i % 3 AS other, 1.5::DOUBLE AS w FROM range(20000) r(i)) TO '${path}' (FORMAT parquet, COMPRESSION uncompressed, ROW_GROUP_SIZE 5000)`);
+    const bytes = readFileSync(path);
+    const meta = parquetMetadata(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength)).row_groups[1]!.columns[0]!.meta_data!;
+    // The header of the second row group's first data page of "small", made unreadable.
+    bytes.fill(0xff, Number(meta.data_page_offset), Number(meta.data_page_offset) + 12);
+    writeFileSync(path, bytes);
+    const out = join(dir, 'damaged.arrow');
+    const errors = [0, 2].map((threads) => {
+      const run = spawnSync(process.execPath, [cliPath, 'build', path, '--weight', 'w', '--survey', 'T', '--out', out, '--threads', String(threads)], { encoding: 'utf8' });
+      expect(run.status).toBe(1);
+      expect(existsSync(out)).toBe(false);
+      return run.stderr;
+    });
+    expect(errors[1]).toContain('error [invalid_input]');
+    expect(errors[1]).toContain('column "small", row group 2:');
+    expect(errors[1]).toBe(errors[0]);
   }, 120_000);
 });
