@@ -195,6 +195,26 @@ function rehash(dict: usize, slots: u32): void {
   store<u32>(dict, mask, 4);
 }
 
+/**
+ * Ids of `count` length-prefixed values (Parquet's PLAIN BYTE_ARRAY: a u32 length, then the
+ * bytes) from `src` up to `end` into `ids` (u32 each; 0 for an empty value, which is blank),
+ * numbering new values in `dict` as encodeChunk numbers fields. `src` must have SLACK bytes
+ * after `end` (allocate() gives them): keys are compared 8 bytes at a time. Returns the
+ * bytes read, or -1 when a value runs past `end`.
+ */
+export function encodeLengthPrefixed(dict: usize, src: usize, end: usize, count: u32, ids: usize): i32 {
+  let p = src;
+  for (let k: u32 = 0; k < count; k++) {
+    if (p + 4 > end) return -1;
+    const len = <usize>load<u32>(p);
+    p += 4;
+    if (len > end - p) return -1;
+    store<u32>(ids + (<usize>k << 2), len == 0 ? 0 : lookup(dict, p, len));
+    p += len;
+  }
+  return <i32>(p - src);
+}
+
 /** Ids handed out by `dict`. */
 export function dictionaryCount(dict: usize): u32 {
   return load<u32>(dict, 8);

@@ -118,6 +118,21 @@ describe('Parquet page decoder', () => {
     await expectSameAsReference(await write('no-dictionary', 'COMPRESSION SNAPPY, DICTIONARY_COMPRESSION_RATIO_THRESHOLD -1'));
   }, 60_000);
 
+  it('says which columns it leaves to the slower general reader, and why', async () => {
+    await duck.run('DROP TABLE IF EXISTS t');
+    await duck.run(`CREATE TABLE t AS SELECT CASE WHEN i % 7 = 0 THEN NULL ELSE i * i END AS big, (i % 50)::INTEGER AS small, 'r-' || i AS ids, DATE '2024-01-01' + (i % 30)::INTEGER AS day, 1.0::DOUBLE AS w FROM range(9000) r(i)`);
+    const v2 = await readParquet(await write('notes-v2', 'PARQUET_VERSION V2'), { weights: ['w'] });
+    expect(v2.notes).toEqual([
+      'column day read by the general Parquet reader (several times slower): its type (INT32 DATE) needs converting',
+      'column big read by the general Parquet reader (several times slower): DELTA_BINARY_PACKED pages',
+      'column ids read by the general Parquet reader (several times slower): DELTA_LENGTH_BYTE_ARRAY pages',
+    ]);
+    const v1 = await readParquet(await write('notes-v1', 'PARQUET_VERSION V1'), { weights: ['w'] });
+    expect(v1.notes).toEqual(['column day read by the general Parquet reader (several times slower): its type (INT32 DATE) needs converting']);
+    await duck.run(`COPY (SELECT small, w FROM t) TO '${join(dir, 'no-notes.parquet')}' (FORMAT parquet)`);
+    expect((await readParquet(join(dir, 'no-notes.parquet'), { weights: ['w'] })).notes).toBeUndefined();
+  }, 60_000);
+
   it('refuses a list column, naming it', async () => {
     const path = join(dir, 'nested.parquet');
     await duck.run(`COPY (SELECT i AS id, [i, i + 1] AS answers, 1.0 AS w FROM range(10) r(i)) TO '${path}' (FORMAT parquet)`);

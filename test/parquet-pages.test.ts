@@ -6,8 +6,9 @@ import fc from 'fast-check';
 import type { ColumnMetaData } from 'hyparquet';
 import { describe, expect, it } from 'vitest';
 import { type FlatColumn, storeColumnChunk } from '../src/dataset/input/parquet-chunk.js';
-import { readHybrid } from '../src/dataset/input/parquet-pages.js';
-import { type CellValue, ColumnEncoder } from '../src/dataset/input/table-encoder.js';
+import { readHybrid, readLevels } from '../src/dataset/input/parquet-pages.js';
+import { PlainTextColumn } from '../src/dataset/input/parquet-texts.js';
+import { type CellValue, ColumnEncoder, WeightEncoder } from '../src/dataset/input/table-encoder.js';
 
 const PLAIN = 0;
 const RLE = 3;
@@ -122,6 +123,58 @@ describe('Parquet column chunks', () => {
     expect(Array.from(actual.take(cells.length))).toEqual(Array.from(expected.take(cells.length)));
   });
 
+  it('reads nulls in a dictionary column across pages v1 and v2 (none, some, all), as set() one cell at a time', () => {
+    const words = [5n, -3n, 70000n, 0n, 2n ** 60n];
+    fc.assert(
+      fc.property(
+        fc.array(fc.record({ v2: fc.boolean(), rows: fc.array(fc.option(fc.integer({ min: 0, max: words.length - 1 }), { nil: undefined, freq: 3 }), { minLength: 1, maxLength: 40 }) }), { minLength: 1, maxLength: 6 }),
+        fc.integer({ min: 0, max: 5 }),
+        (pages, firstRow) => {
+          const chunk = [...dictionaryPage(words.length, int64s(words))];
+          const cells: CellValue[] = [];
+          for (const { v2, rows } of pages) {
+            const defined = rows.map((row) => (row === undefined ? 0 : 1));
+            const present = rows.filter((row): row is number => row !== undefined);
+            chunk.push(...(v2 ? dataPageV2(RLE_DICTIONARY, defined, indices(present, 3)) : dataPage(RLE_DICTIONARY, rows.length, defined, indices(present, 3))));
+            cells.push(...rows.map((row) => (row === undefined ? null : words[row]!)));
+          }
+          const expected = encodedOneByOne([...Array<CellValue>(firstRow).fill(null), ...cells]);
+          const actual = stored(chunk, { type: 'INT64', optional: true }, cells.length, firstRow);
+          const rows = firstRow + cells.length;
+          expect(actual.dictionary).toEqual(expected.dictionary);
+          expect(Array.from(actual.counts())).toEqual(Array.from(expected.counts()));
+          expect(Array.from(actual.take(rows))).toEqual(Array.from(expected.take(rows)));
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('refuses a blank weight in a dictionary page after other pages, naming its row', () => {
+    const chunk = [...dictionaryPage(2, int64s([3n, 4n])), ...dataPage(RLE_DICTIONARY, 3, [1, 1, 1], indices([0, 1, 1], 1)), ...dataPage(RLE_DICTIONARY, 3, [1, 0, 1], indices([1, 0], 1))];
+    const target = new WeightEncoder('w', 'f.parquet', 1, (row) => ({ row: row + 1 }));
+    expect(() => storeColumnChunk(Uint8Array.from(chunk), meta, { type: 'INT64', optional: true, target }, 0, 6)).toThrow(/row 5: weight column "w" is blank/);
+  });
+
+  it('reads a text column of PLAIN pages over its bytes as set() reads its values, malformed UTF-8 as U+FFFD', () => {
+    const raw = (parts: number[][]) => parts.flatMap((bytes) => [...int32(bytes.length), ...bytes]);
+    const a = [0x61];
+    const e = [0xc3, 0xa9];
+    const pages = [
+      dataPage(PLAIN, 6, [1, 1, 0, 1, 1, 1], raw([[0xff], a, [0xfe], [], e])),
+      dataPageV2(PLAIN, [1, 0, 1, 1], raw([[0xef, 0xbf, 0xbd], a, [0xc3]])),
+      dataPage(PLAIN, 3, [1, 1, 1], raw([e, [0x80, 0x80], [0x62]])),
+    ];
+    const cells = ['\uFFFD', 'a', null, '\uFFFD', '', 'é', '\uFFFD', null, 'a', '\uFFFD', 'é', '\uFFFD\uFFFD', 'b'];
+    const expected = encodedOneByOne(cells);
+    const target = new ColumnEncoder({ name: 'q' }, 1);
+    const texts = new PlainTextColumn(target);
+    storeColumnChunk(Uint8Array.from(pages.flat()), meta, { type: 'BYTE_ARRAY', optional: true, target, texts }, 0, cells.length);
+    expect(target.dictionary).toEqual(expected.dictionary);
+    expect(Array.from(target.counts())).toEqual(Array.from(expected.counts()));
+    expect(Array.from(target.take(cells.length))).toEqual(Array.from(expected.take(cells.length)));
+  });
+
   it('keeps 64-bit integers beyond 2^53 exact, in PLAIN and dictionary pages of a required column', () => {
     const big = 2n ** 60n + 1n;
     const chunk = [...dictionaryPage(2, int64s([-7n, big])), ...dataPage(RLE_DICTIONARY, 3, undefined, indices([1, 0, 1], 1)), ...dataPage(PLAIN, 2, undefined, int64s([big + 2n, 5n]))];
@@ -173,5 +226,27 @@ describe('RLE/bit-packed hybrid', () => {
       ),
       { numRuns: 300 },
     );
+  });
+
+  it('decodes definition levels and counts the rows with a value, over runs of any length', () => {
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.integer({ min: 0, max: 1 }), fc.integer({ min: 1, max: 40 })), { minLength: 1, maxLength: 30 }), fc.integer({ min: 0, max: 7 }), (runs, cut) => {
+        const levels = runs.flatMap(([value, repeat]) => Array<number>(repeat).fill(value));
+        const bytes = Uint8Array.from(hybrid(levels, 1));
+        // Fewer levels asked for than the runs hold: the last run's padding is dropped.
+        const count = Math.max(1, levels.length - cut);
+        const out = new Int32Array(count);
+        const page = { bytes, at: 0 };
+        const ones = readLevels(page, bytes.length, out, count);
+        expect(Array.from(out)).toEqual(levels.slice(0, count));
+        expect(ones).toBe(levels.slice(0, count).filter((level) => level === 1).length);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('refuses a definition level above 1', () => {
+    const bytes = Uint8Array.from(hybrid(Array<number>(10).fill(2), 2));
+    expect(() => readLevels({ bytes, at: 0 }, bytes.length, new Int32Array(10), 10)).toThrow(/definition level is 2/);
   });
 });

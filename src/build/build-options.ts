@@ -49,6 +49,8 @@ export interface BuildReport {
   codes: number;
   bytes: number;
   skipped: Array<{ column: string; reason: string }>;
+  /** The input reader's notes (a Parquet column it read the slower way, and why). */
+  notes: string[];
   checksum: string;
 }
 

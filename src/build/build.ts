@@ -97,6 +97,7 @@ export async function buildDataset(input: string, options: BuildOptions): Promis
     codes: compiled.specs.filter((spec) => spec.name.startsWith('code:')).length,
     bytes: written.bytes,
     skipped: compiled.meta.skipped,
+    notes: table.notes ?? [],
     checksum: written.checksum,
   };
 }

@@ -118,6 +118,7 @@ Examples:
         } as Parameters<typeof buildDataset>[1]);
         if (barStarted) bar.stop();
         if (!flags.quiet) {
+          for (const note of report.notes) process.stderr.write(`note: ${note}\n`);
           for (const { column, reason } of report.skipped) process.stderr.write(`note: column ${column} skipped (${reason})\n`);
           const seconds = ((performance.now() - started) / 1000).toFixed(1);
           process.stderr.write(

@@ -2,8 +2,10 @@ import { gunzipSync } from 'node:zlib';
 import type { ColumnMetaData, Compressors, SchemaElement } from 'hyparquet';
 import { parquetHeader } from 'hyparquet/src/column.js';
 import { compressors } from 'hyparquet-compressors';
-import { type FlatType, type PageBytes, readHybrid, readPlain, spreadCells, spreadIndices, spreadNumbers } from './parquet-pages.js';
-import type { CellValue, ColumnEncoder, WeightEncoder } from './table-encoder.js';
+import { type FlatType, type PageBytes, readHybrid, readLevels, readPlain, spreadCells, spreadIds, spreadIndices, spreadNumbers } from './parquet-pages.js';
+import type { PlainTextColumn } from './parquet-texts.js';
+import { CrosstabError } from '../../errors.js';
+import { type CellValue, type ColumnEncoder, inputError, type WeightEncoder } from './table-encoder.js';
 
 /**
  * Reads one column chunk of a flat Parquet column (one row group's values of one column)
@@ -65,6 +67,8 @@ export interface FlatColumn {
   /** OPTIONAL: definition levels of 1 bit say which rows have a value. */
   optional: boolean;
   target: ColumnEncoder | WeightEncoder;
+  /** A text column whose every chunk is PLAIN pages: encoded over its bytes (its target is a ColumnEncoder). */
+  texts?: PlainTextColumn;
 }
 
 /** Stores rows `firstRow .. firstRow + rows - 1` of `column` from the chunk's bytes (`chunk`, its pages only). */
@@ -91,7 +95,7 @@ export function storeColumnChunk(chunk: Uint8Array, meta: ColumnMetaData, column
     let count: number;
     let encoding: string;
     let defined: Int32Array | undefined;
-    let present: number;
+    let present = -1;
     if (header.type === 'DATA_PAGE') {
       const info = header.data_page_header!;
       count = info.num_values;
@@ -101,7 +105,7 @@ export function storeColumnChunk(chunk: Uint8Array, meta: ColumnMetaData, column
         const length = new DataView(page.bytes.buffer, page.bytes.byteOffset).getUint32(0, true);
         page.at = 4;
         defined = new Int32Array(count);
-        readHybrid(page, 4 + length, 1, defined, count);
+        present = readLevels(page, 4 + length, defined, count);
         page.at = 4 + length;
       }
     } else if (header.type === 'DATA_PAGE_V2') {
@@ -111,21 +115,28 @@ export function storeColumnChunk(chunk: Uint8Array, meta: ColumnMetaData, column
       const levels = info.definition_levels_byte_length + info.repetition_levels_byte_length;
       if (column.optional) {
         defined = new Int32Array(count);
-        readHybrid({ bytes: raw, at: info.repetition_levels_byte_length }, levels, 1, defined, count);
+        present = readLevels({ bytes: raw, at: info.repetition_levels_byte_length }, levels, defined, count);
       }
       const values = raw.subarray(levels);
       page = { bytes: info.is_compressed === false ? values : decompress(values, header.uncompressed_page_size - levels, meta), at: 0 };
     } else continue;
     if (done + count > rows) throw new Error(`its pages hold more values than the row group's ${rows} rows`);
-    present = defined === undefined ? count : countOnes(defined);
+    if (defined === undefined) present = count;
     // From here `defined` is read only where some row is null (present < count).
     if (encoding === 'PLAIN_DICTIONARY' || encoding === 'RLE_DICTIONARY') {
       if (words === undefined) throw new Error('a dictionary-encoded page comes before any dictionary page');
       const width = page.bytes[page.at++]!;
       const indices = new Int32Array(count);
       readHybrid(page, page.bytes.length, width, indices, present);
-      if (present < count) spreadIndices(indices, defined!, present, count);
-      storeIndexed(column.target, firstRow + done, words, indices, count, known);
+      if ('setIndexed' in column.target) column.target.setIndexed(firstRow + done, words, indices, count, known, present < count ? defined : undefined);
+      else {
+        if (present < count) spreadIndices(indices, defined!, present, count);
+        storeWeights(column.target, firstRow + done, words, indices, count);
+      }
+    } else if (encoding === 'PLAIN' && column.texts !== undefined) {
+      const { ids, end } = column.texts.encode(page.bytes, page.at, present);
+      page.at = end;
+      (column.target as ColumnEncoder).setIds(firstRow + done, present === count ? ids : spreadIds(ids, defined!, count));
     } else if (encoding === 'PLAIN') {
       const values = readPlain(page, column.type, present);
       const cells = present === count ? values : values instanceof Float64Array ? spreadNumbers(values, defined!, count) : spreadCells(values, defined!, count);
@@ -135,8 +146,25 @@ export function storeColumnChunk(chunk: Uint8Array, meta: ColumnMetaData, column
   }
 }
 
-function storeIndexed(target: ColumnEncoder | WeightEncoder, start: number, words: ArrayLike<CellValue>, indices: Int32Array, count: number, known: Int32Array): void {
-  if ('setIndexed' in target) return target.setIndexed(start, words, indices, count, known);
+/** A failure reading a column chunk (`group`: 0-based row group) as an `invalid_input` error naming the column and row group. */
+export function chunkFailure(path: string, name: string, group: number, error: unknown): CrosstabError {
+  if (error instanceof CrosstabError) return error;
+  const hint = 'Check that the file is a complete Parquet file (not truncated or damaged); write it again if in doubt.';
+  return inputError(path, `column "${name}", row group ${group + 1}: ${error instanceof Error ? error.message : String(error)}`, hint, { field: name });
+}
+
+/** A weight column's dictionary-encoded rows (-1: blank, which the encoder refuses). */
+function storeWeights(target: WeightEncoder, start: number, words: ArrayLike<CellValue>, indices: Int32Array, count: number): void {
+  if (words instanceof Float64Array) {
+    // A numeric weight: numbers (NaN for a blank row, which the encoder refuses as blank), not an array of cells.
+    const numbers = new Float64Array(count);
+    for (let k = 0; k < count; k++) {
+      const index = indices[k]!;
+      if (index >= words.length) throw new Error(`dictionary index ${index} is past the dictionary's ${words.length} values`);
+      numbers[k] = index < 0 ? Number.NaN : words[index]!;
+    }
+    return target.setValues(start, numbers, 0, count);
+  }
   const cells: CellValue[] = new Array(count);
   for (let k = 0; k < count; k++) {
     const index = indices[k]!;
@@ -144,12 +172,6 @@ function storeIndexed(target: ColumnEncoder | WeightEncoder, start: number, word
     cells[k] = index < 0 ? null : words[index];
   }
   target.setValues(start, cells, 0, count);
-}
-
-function countOnes(defined: Int32Array): number {
-  let ones = 0;
-  for (let k = 0; k < defined.length; k++) ones += defined[k]!;
-  return ones;
 }
 
 function decompress(bytes: Uint8Array, size: number, meta: ColumnMetaData): Uint8Array {

@@ -70,6 +70,61 @@ export function readHybrid(page: PageBytes, end: number, width: number, out: Int
   page.at = at;
 }
 
+/**
+ * Definition levels of a flat OPTIONAL column (the hybrid at width 1) into `out` as 0/1, from
+ * `page.at` up to `end`; returns how many are 1 (the rows that have a value), counted as the
+ * runs are decoded rather than in a pass of its own. Bit-packed runs go a byte (8 levels) at a time.
+ */
+export function readLevels(page: PageBytes, end: number, out: Int32Array, count: number): number {
+  const bytes = page.bytes;
+  let at = page.at;
+  let seen = 0;
+  let ones = 0;
+  while (seen < count) {
+    if (at >= end) throw new Error(`RLE/bit-packed run ends after ${seen} of ${count} values`);
+    let header = 0;
+    let scale = 1;
+    let byte: number;
+    do {
+      byte = bytes[at++]!;
+      header += (byte & 0x7f) * scale;
+      scale *= 128;
+    } while (byte & 0x80);
+    if (header % 2 === 1) {
+      const groups = Math.floor(header / 2);
+      const runEnd = at + groups;
+      const stop = Math.min(count, seen + groups * 8);
+      while (seen + 8 <= stop) {
+        const packed = bytes[at++]!;
+        for (let bit = 0; bit < 8; bit++) out[seen + bit] = (packed >> bit) & 1;
+        ones += bitCount[packed]!;
+        seen += 8;
+      }
+      if (seen < stop) {
+        const packed = bytes[at]!;
+        for (let bit = 0; seen < stop; bit++) ones += out[seen++] = (packed >> bit) & 1;
+      }
+      at = runEnd;
+    } else {
+      const repeat = Math.min(Math.floor(header / 2), count - seen);
+      const value = bytes[at++]!;
+      if (value > 1) throw new Error(`a definition level is ${value}, above the 1 of a flat column`);
+      out.fill(value, seen, seen + repeat);
+      ones += value * repeat;
+      seen += repeat;
+    }
+  }
+  page.at = at;
+  return ones;
+}
+
+/** Ones in each byte value. */
+const bitCount = Uint8Array.from({ length: 256 }, (_, byte) => {
+  let ones = 0;
+  for (let b = byte; b > 0; b >>= 1) ones += b & 1;
+  return ones;
+});
+
 /** `width` bits starting at bit `bit` of `bytes[from..]`, least significant first (widths 25-32). */
 function bitsAt(bytes: Uint8Array, from: number, bit: number, width: number): number {
   let value = 0;
@@ -116,16 +171,28 @@ function readTexts(page: PageBytes, count: number): string[] {
   const text = new Utf8Text(bytes);
   const out: string[] = new Array(count);
   let at = page.at;
+  // The previous value's bytes: a value repeated row after row (the members of a household
+  // share its id) is the same string, made once (and the encoder then knows it by identity).
+  let previous = -1;
+  let previousLength = -1;
   for (let k = 0; k < count; k++) {
     if (at + 4 > bytes.length) throw new Error(`a PLAIN BYTE_ARRAY page holds fewer than its ${count} values`);
     const length = bytes[at]! | (bytes[at + 1]! << 8) | (bytes[at + 2]! << 16) | (bytes[at + 3]! << 24);
     const start = at + 4;
     at = start + length;
     if (length < 0 || at > bytes.length) throw new Error(`a PLAIN BYTE_ARRAY value runs past the end of its page`);
-    out[k] = text.at(start, at);
+    if (length === previousLength && sameBytes(bytes, previous, start, length)) out[k] = out[k - 1]!;
+    else out[k] = text.at(start, at);
+    previous = start;
+    previousLength = length;
   }
   page.at = at;
   return out;
+}
+
+function sameBytes(bytes: Uint8Array, a: number, b: number, length: number): boolean {
+  for (let i = 0; i < length; i++) if (bytes[a + i] !== bytes[b + i]) return false;
+  return true;
 }
 
 /**
@@ -144,6 +211,14 @@ export function spreadCells(values: ArrayLike<CellValue>, defined: Int32Array, r
   const out: CellValue[] = new Array(rows);
   let next = 0;
   for (let k = 0; k < rows; k++) out[k] = defined[k] === 1 ? values[next++] : null;
+  return out;
+}
+
+/** As {@link spreadNumbers}, for dictionary ids (0 where a row has no value). */
+export function spreadIds(ids: Uint32Array, defined: Int32Array, rows: number): Uint32Array {
+  const out = new Uint32Array(rows);
+  let next = 0;
+  for (let k = 0; k < rows; k++) if (defined[k] === 1) out[k] = ids[next++]!;
   return out;
 }
 

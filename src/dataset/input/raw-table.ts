@@ -42,6 +42,8 @@ export interface RawTable {
   weights: RawWeight[];
   /** Multi-response variables the input itself defines (an SPSS file's multiple-response sets). */
   multiSets?: MultiSpec[];
+  /** What the reader wants the user to know that does not stop the build (a column read the slow way). */
+  notes?: string[];
 }
 
 export interface ReadOptions {
@@ -49,7 +51,11 @@ export interface ReadOptions {
   weights: string[];
   /** Columns to leave out entirely. Unknown names are an error (naming them). */
   exclude?: string[];
-  /** CSV: worker threads that encode the input (0: none); default by file size (see readCsv). */
+  /**
+   * Worker threads that read the input (0: none). CSV: they encode it, default by file size
+   * (see readCsv); Parquet: each reads a share of the columns while this thread reads the rest,
+   * default one per core (at most 4) from 100,000 rows.
+   */
   threads?: number;
   /** Called now and then with bytes of the input consumed so far and the input size. */
   onProgress?: (doneBytes: number, totalBytes: number) => void;

@@ -2,10 +2,12 @@ import type { FileHandle } from 'node:fs/promises';
 import { type AsyncBuffer, type ColumnData, type FileMetaData, type ParquetParsers, parquetMetadataAsync, parquetRead, parquetSchema } from 'hyparquet';
 import { compressors } from 'hyparquet-compressors';
 import { CrosstabError } from '../../errors.js';
-import { chunkRange, flatType, storeColumnChunk, unreadEncoding } from './parquet-chunk.js';
+import { chunkFailure, chunkRange, type FlatColumn, flatType, storeColumnChunk, unreadEncoding } from './parquet-chunk.js';
+import { type FlatColumnAt, handOutColumns } from './parquet-share.js';
+import { PlainTextColumn } from './parquet-texts.js';
 import type { RawTable, ReadOptions } from './raw-table.js';
 import { checkTrailer, readTypedFile } from './input-file.js';
-import { type CellValue, inputError, TableEncoder } from './table-encoder.js';
+import { type CellValue, type ColumnEncoder, inputError, TableEncoder } from './table-encoder.js';
 
 /** Dates and timestamps become ISO 8601 text, as a CSV export writes them. */
 const parsers: Partial<ParquetParsers> = {
@@ -18,8 +20,9 @@ const parsers: Partial<ParquetParsers> = {
 /**
  * Reads a Parquet file (snappy, gzip, zstd, brotli and lz4 pages) into dictionary-encoded
  * columns and validated weights, one row group at a time. Flat integer, float and text
- * columns in PLAIN or dictionary encoding are decoded here straight into the encoder;
- * other types and encodings by hyparquet.
+ * columns in PLAIN or dictionary encoding are decoded here straight into the encoder, a
+ * share of them by worker threads (`threads`, see parquet-share.ts); other types and
+ * encodings by hyparquet, each such column named in the table's `notes`.
  *
  * Values are the text a CSV export of the same data would hold: integers and floats as
  * JavaScript writes them (`2`, not `2.0`), strings as they are (`06` stays `06`), booleans
@@ -52,35 +55,64 @@ export async function readParquet(path: string, options: ReadOptions): Promise<R
       const element = fields[i]!.element;
       const type = flatType(element);
       const target = encoder.columns[i] ?? encoder.weightAt[i]!;
-      return type === undefined ? [] : [[element.name, { type, optional: element.repetition_type !== 'REQUIRED', target }] as const];
+      if (type === undefined) return [];
+      const column: FlatColumn & FlatColumnAt = { position: i, type, optional: element.repetition_type !== 'REQUIRED', weight: encoder.weightAt[i] !== undefined, target };
+      return [[element.name, column] as const];
     }));
-    let groupStart = 0;
-    for (const group of metadata.row_groups) {
-      const groupRows = Number(group.num_rows);
-      // Columns whose chunk is not read here (not found by its metadata, either) go to hyparquet.
-      const others = new Set(positions.keys());
-      for (const chunk of group.columns) {
-        const meta = chunk.meta_data;
-        const name = meta?.path_in_schema.join('.') ?? '';
-        const column = flat.get(name);
-        if (meta === undefined || column === undefined || chunk.file_path !== undefined || unreadEncoding(meta) !== undefined) continue;
-        others.delete(name);
-        const { start, end } = chunkRange(meta);
-        const bytes = await readRange(handle, start, end, size);
-        try {
-          storeColumnChunk(bytes, meta, column, groupStart, groupRows);
-        } catch (error) {
-          if (error instanceof CrosstabError) throw error;
-          const hint = 'Check that the file is a complete Parquet file (not truncated or damaged); write it again if in doubt.';
-          throw inputError(path, `column "${name}", row group ${metadata.row_groups.indexOf(group) + 1}: ${(error as Error).message}`, hint, { field: name });
-        }
-      }
-      if (others.size > 0) await readOthers(file, metadata, [...others], positions, encoder, groupStart, groupRows);
-      groupStart += groupRows;
-      options.onProgress?.(Math.round((size * groupStart) / Math.max(rows, 1)), size);
+    // Why a column goes to hyparquet (its first reason), for a note: it is several times slower.
+    const slow = new Map<string, string>();
+    for (const i of wanted) {
+      const element = fields[i]!.element;
+      if (!flat.has(element.name)) slow.set(element.name, `its type (${[element.type, element.logical_type?.type ?? element.converted_type].filter(Boolean).join(' ')}) needs converting`);
     }
-    return encoder.finish(rows, 'A Parquet file needs at least one row.');
+    // A share of the columns goes to worker threads, read while this thread reads the rest.
+    const handed = handOutColumns(path, metadata, flat, options.threads);
+    for (const [name, column] of flat) {
+      if (column.type === 'BYTE_ARRAY' && !column.weight && !handed?.names.has(name) && onlyPlainPages(metadata, name)) column.texts = new PlainTextColumn(column.target as ColumnEncoder);
+    }
+    try {
+      await readHere(path, handle, size, file, metadata, flat, positions, encoder, slow, handed?.names ?? new Set(), options);
+      for (const { position, dictionary, ids, counts } of (await handed?.results) ?? []) encoder.columns[position]!.adopt(dictionary, ids, counts);
+    } finally {
+      await handed?.stop();
+    }
+    const table = encoder.finish(rows, 'A Parquet file needs at least one row.');
+    if (slow.size > 0) table.notes = [...slow].map(([name, why]) => `column ${name} read by the general Parquet reader (several times slower): ${why}`);
+    return table;
   });
+}
+
+/** Reads the columns not `handed` to workers, a row group at a time, reporting progress after each. */
+async function readHere(path: string, handle: FileHandle, size: number, file: AsyncBuffer, metadata: FileMetaData, flat: Map<string, FlatColumn>, positions: Map<string, number>, encoder: TableEncoder, slow: Map<string, string>, handed: Set<string>, options: ReadOptions): Promise<void> {
+  const rows = Number(metadata.num_rows);
+  let groupStart = 0;
+  for (const [index, group] of metadata.row_groups.entries()) {
+    const groupRows = Number(group.num_rows);
+    // Columns whose chunk is not read here (not found by its metadata, either) go to hyparquet.
+    const others = new Set([...positions.keys()].filter((name) => !handed.has(name)));
+    for (const chunk of group.columns) {
+      const meta = chunk.meta_data;
+      const name = meta?.path_in_schema.join('.') ?? '';
+      const column = flat.get(name);
+      if (meta === undefined || column === undefined || handed.has(name)) continue;
+      const unread = chunk.file_path === undefined ? unreadEncoding(meta) : 'its pages in another file';
+      if (unread !== undefined) {
+        if (!slow.has(name)) slow.set(name, unread.includes(' ') ? unread : `${unread} pages`);
+        continue;
+      }
+      others.delete(name);
+      const { start, end } = chunkRange(meta);
+      const bytes = await readRange(handle, start, end, size);
+      try {
+        storeColumnChunk(bytes, meta, column, groupStart, groupRows);
+      } catch (error) {
+        throw chunkFailure(path, name, index, error);
+      }
+    }
+    if (others.size > 0) await readOthers(file, metadata, [...others], positions, encoder, groupStart, groupRows);
+    groupStart += groupRows;
+    options.onProgress?.(Math.round((size * groupStart) / Math.max(rows, 1)), size);
+  }
 }
 
 /**
@@ -99,6 +131,14 @@ async function readOthers(file: AsyncBuffer, metadata: FileMetaData, columns: st
   };
   await parquetRead({ file, metadata, columns, rowStart: groupStart, rowEnd: groupStart + groupRows, compressors, parsers, onChunk });
   if (failure !== undefined) throw failure;
+}
+
+/** Whether every row group has a chunk of `name` that this decoder reads, without a dictionary page (so PLAIN pages only). */
+function onlyPlainPages(metadata: FileMetaData, name: string): boolean {
+  return metadata.row_groups.every((group) => {
+    const meta = group.columns.find((chunk) => chunk.file_path === undefined && chunk.meta_data?.path_in_schema.join('.') === name)?.meta_data;
+    return meta !== undefined && meta.dictionary_page_offset === undefined && unreadEncoding(meta) === undefined && meta.encodings.every((encoding) => encoding === 'PLAIN' || encoding === 'RLE');
+  });
 }
 
 /** Bytes `start .. end - 1` of the file, refusing a range past its end. */

@@ -45,6 +45,10 @@ const chunkRows = 1 << 20;
 const maxSafe = BigInt(Number.MAX_SAFE_INTEGER);
 /** Whole numbers below this have their ids in an array (see ColumnEncoder.smallIds). */
 const smallInts = 1 << 14;
+/** Rows per block of ids the encoder collects before writing them into a column (one array, shared by every column of the thread). */
+const scratchRows = 1 << 16;
+const scratchMask = scratchRows - 1;
+const scratch = new Uint32Array(scratchRows);
 /** Weights written as text: plain decimal notation only (no hex, `Infinity`, spaces or `1,5`). */
 const decimalNumber = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
 
@@ -152,8 +156,11 @@ export class ColumnEncoder extends ChunkedRows<RowIds> {
    * their own (decoded from bytes, not slices of a larger string), kept as they are.
    */
   setValues(start: number, values: ArrayLike<CellValue>, from = 0, count = values.length - from, valid?: Validity, ownText = false): void {
-    const numbers = values instanceof BigInt64Array ? safeNumbers(values, from, count) : undefined;
-    if (numbers !== undefined) return this.setValues(start, numbers, 0, count, valid && { bits: valid.bits, offset: valid.offset + from });
+    if (values instanceof BigInt64Array && littleEndian) {
+      // Read as 32-bit halves (a BigInt64Array element read makes a BigInt on the heap), unless one is beyond 2^53.
+      const halves = new Int32Array(values.buffer, values.byteOffset + from * 8, count * 2);
+      if (safeHalves(halves, count)) return this.setInt64(start, halves, count, valid && { bits: valid.bits, offset: valid.offset + from });
+    }
     if (values instanceof Float64Array) return this.setNumbers(start, values, from, count, valid);
     let done = 0;
     while (done < count) {
@@ -179,27 +186,67 @@ export class ColumnEncoder extends ChunkedRows<RowIds> {
    * monomorphic, and small whole numbers (codes) are looked up inline.
    */
   private setNumbers(start: number, values: Float64Array, from: number, count: number, valid?: Validity): void {
+    // As in setIndexed, the ids go through a Uint32Array, a block at a time (monomorphic writes).
+    const out = scratch;
+    let counted = this.counted;
+    for (let k = 0; k < count; k++) {
+      if ((k & scratchMask) === 0 && k > 0) this.putIds(start + k - scratchRows, out, scratchRows);
+      const i = from + k;
+      const value = values[i]!;
+      if (value !== value || (valid !== undefined && isNullAt(valid, i))) {
+        out[k & scratchMask] = 0;
+        continue;
+      }
+      let id = 0;
+      if (value >= 0 && value < smallInts && (value | 0) === value && this.smallIds !== undefined) id = this.smallIds[value]!;
+      if (id === 0) {
+        id = this.idOf(value);
+        counted = this.counted;
+      }
+      out[k & scratchMask] = id;
+      counted[id]!++;
+    }
+    this.putLastIds(start, out, count);
+  }
+
+  /** setNumbers for 64-bit integers given as little-endian 32-bit halves, all within 2^53 (see safeHalves): no array of numbers is made. */
+  private setInt64(start: number, halves: Int32Array, count: number, valid?: Validity): void {
+    const out = scratch;
+    let counted = this.counted;
+    for (let k = 0; k < count; k++) {
+      if ((k & scratchMask) === 0 && k > 0) this.putIds(start + k - scratchRows, out, scratchRows);
+      if (valid !== undefined && isNullAt(valid, k)) {
+        out[k & scratchMask] = 0;
+        continue;
+      }
+      const high = halves[2 * k + 1]!;
+      const low = halves[2 * k]!;
+      let id = 0;
+      if (high === 0 && low >= 0 && low < smallInts && this.smallIds !== undefined) id = this.smallIds[low]!;
+      if (id === 0) {
+        id = this.idOf(high * 4294967296 + (low >>> 0));
+        counted = this.counted;
+      }
+      out[k & scratchMask] = id;
+      counted[id]!++;
+    }
+    this.putLastIds(start, out, count);
+  }
+
+  /** The ids of the last block of rows `start .. start + count - 1` (see scratchRows) from `ids`. */
+  private putLastIds(start: number, ids: Uint32Array, count: number): void {
+    if (count === 0) return;
+    const last = (count - 1) % scratchRows + 1;
+    this.putIds(start + count - last, ids, last);
+  }
+
+  /** Rows `start .. start + count - 1` from `ids[0 .. count - 1]`, across chunk boundaries. */
+  private putIds(start: number, ids: Uint32Array, count: number): void {
     let done = 0;
     while (done < count) {
       const at = this.slot(start + done);
       const take = Math.min(count - done, this.current.length - at);
-      let ids = this.current;
-      let counted = this.counted;
-      for (let k = 0; k < take; k++) {
-        const i = from + done + k;
-        if (valid !== undefined && isNullAt(valid, i)) continue;
-        const value = values[i]!;
-        if (value !== value) continue;
-        let id = 0;
-        if (value >= 0 && value < smallInts && (value | 0) === value && this.smallIds !== undefined) id = this.smallIds[value]!;
-        if (id === 0) {
-          id = this.idOf(value);
-          ids = this.current;
-          counted = this.counted;
-        }
-        ids[at + k] = id;
-        counted[id]!++;
-      }
+      this.current.set(ids.subarray(done, done + take), at);
       done += take;
     }
   }
@@ -210,34 +257,39 @@ export class ColumnEncoder extends ChunkedRows<RowIds> {
    * `known[i]` caches the id of `words[i]` (-1: not looked up yet; fill it with -1 for each new
    * `words`), so each distinct value is looked up once, in the order rows first show it,
    * and the dictionary comes out as set() would make it. Strings in `words` are kept as
-   * they are (see setValues' `ownText`).
+   * they are (see setValues' `ownText`). With `defined` (1: the row has a value, 0: blank),
+   * `indices` holds the indices of the rows with a value only, in order (a Parquet page's
+   * definition levels and values as they are).
    */
-  setIndexed(start: number, words: ArrayLike<CellValue>, indices: Int32Array, count: number, known: Int32Array): void {
-    let done = 0;
-    while (done < count) {
-      const at = this.slot(start + done);
-      const take = Math.min(count - done, this.current.length - at);
-      let ids = this.current;
-      let counted = this.counted;
-      for (let k = 0; k < take; k++) {
-        const index = indices[done + k]!;
-        if (index < 0) continue;
-        let id = known[index]!;
-        // Not `id < 0`: an index past `known` reads undefined, which must reach the check.
-        if (!(id >= 0)) {
-          if (index >= words.length || index >= known.length) throw new Error(`dictionary index ${index} is past the dictionary's ${words.length} values`);
-          const value = words[index];
-          id = value === '' || value === null || value === undefined || Number.isNaN(value) ? 0 : this.idOf(value, true);
-          known[index] = id;
-          ids = this.current;
-          counted = this.counted;
-        }
-        if (id === 0) continue;
-        ids[at + k] = id;
-        counted[id]!++;
+  setIndexed(start: number, words: ArrayLike<CellValue>, indices: Int32Array, count: number, known: Int32Array, defined?: Int32Array): void {
+    // The ids go through a Uint32Array, a block of rows at a time: one element type keeps this
+    // loop monomorphic, where writing into `current` (8, 16 or 32 bits by column) would not.
+    const out = scratch;
+    let counted = this.counted;
+    let next = 0;
+    for (let k = 0; k < count; k++) {
+      if ((k & scratchMask) === 0 && k > 0) this.putIds(start + k - scratchRows, out, scratchRows);
+      let index: number;
+      if (defined === undefined) index = indices[k]!;
+      else if (defined[k] === 1) index = indices[next++]!;
+      else index = -1;
+      if (index < 0) {
+        out[k & scratchMask] = 0;
+        continue;
       }
-      done += take;
+      let id = known[index]!;
+      // Not `id < 0`: an index past `known` reads undefined, which must reach the check.
+      if (!(id >= 0)) {
+        if (index >= words.length || index >= known.length) throw new Error(`dictionary index ${index} is past the dictionary's ${words.length} values`);
+        const value = words[index];
+        id = value === '' || value === null || value === undefined || Number.isNaN(value) ? 0 : this.idOf(value, true);
+        known[index] = id;
+        counted = this.counted;
+      }
+      out[k & scratchMask] = id;
+      counted[id]!++;
     }
+    this.putLastIds(start, out, count);
   }
 
   /** The id of a non-blank value, numbering it if new. May widen `current` and grow `counted`. */
@@ -286,6 +338,20 @@ export class ColumnEncoder extends ChunkedRows<RowIds> {
     const counted = this.counted;
     for (let i = 0; i < ids.length; i++) counted[ids[i]!]!++;
     this.putRows(start, ids);
+  }
+
+  /**
+   * Every row at once, as another thread's ColumnEncoder made them (a Parquet build worker's
+   * column): its dictionary, ids of rows `0 .. ids.length - 1` and rows per id. The encoder
+   * must be empty.
+   */
+  adopt(dictionary: string[], ids: RowIds, counts: Uint32Array): void {
+    if (this.dictionary.length > 0 || this.sealed.length > 0) throw new Error('table encoder: adopt() into a column that has rows');
+    for (const value of dictionary) this.dictionary.push(value);
+    this.current = ids;
+    this.limit = idLimit(ids);
+    this.counted = counts;
+    this.mapped = 0;
   }
 
   private mapAppended(): void {
@@ -474,6 +540,15 @@ const littleEndian = new Uint8Array(Uint16Array.of(1).buffer)[0] === 1;
  * BigInt64Array element makes a BigInt on the heap, about as slow as a Map lookup), or
  * undefined when one is beyond Number.MAX_SAFE_INTEGER (those stay bigint, written exactly).
  */
+/** Whether the 64-bit integers given as `count` little-endian pairs of halves are all within Number.MAX_SAFE_INTEGER. */
+function safeHalves(halves: Int32Array, count: number): boolean {
+  for (let k = 0; k < count; k++) {
+    const high = halves[2 * k + 1]!;
+    if (high > 0x1fffff || high < -0x1fffff) return false;
+  }
+  return true;
+}
+
 function safeNumbers(values: BigInt64Array, from: number, count: number): Float64Array | undefined {
   if (!littleEndian) return undefined;
   const halves = new Int32Array(values.buffer, values.byteOffset + from * 8, count * 2);

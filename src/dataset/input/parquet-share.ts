@@ -1,0 +1,169 @@
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import type { ColumnMetaData, FileMetaData } from 'hyparquet';
+import { CrosstabError, ErrorCode } from '../../errors.js';
+import { defaultBuildThreads, PARALLEL_BUILD_MIN_ROWS } from './build-threads.js';
+import { chunkRange, unreadEncoding } from './parquet-chunk.js';
+import type { FlatType } from './parquet-pages.js';
+import type { RowIds } from './row-ids.js';
+
+/**
+ * Parquet columns decoded in worker threads (parquet-worker.ts), each column wholly by one
+ * thread: a column's dictionary and ids come out as one thread reading it alone makes them,
+ * so the table is the same whichever thread reads which column.
+ */
+
+/** One column chunk of a share: where its pages are and which rows they hold. */
+export interface ShareChunk {
+  /** 0-based row group, for messages. */
+  group: number;
+  firstRow: number;
+  rows: number;
+  start: number;
+  end: number;
+  meta: ColumnMetaData;
+}
+
+export interface ShareColumn {
+  /** The column's position in the file's schema (the encoder's column). */
+  position: number;
+  name: string;
+  type: FlatType;
+  optional: boolean;
+  /** Every row group's chunk, in order. */
+  chunks: ShareChunk[];
+}
+
+export interface ShareTask {
+  path: string;
+  rows: number;
+  columns: ShareColumn[];
+}
+
+/** A column as a worker read it. */
+export interface ShareResult {
+  position: number;
+  dictionary: string[];
+  counts: Uint32Array;
+  ids: RowIds;
+}
+
+/**
+ * Deals `columns` out to `parts` threads by cost, costliest first, each to the least loaded
+ * (longest processing time first); part 0 is the calling thread, which also has
+ * `ownCost` of other work (weights, columns read by hyparquet). A column costs its
+ * uncompressed bytes plus half a byte per row: measured on the ACS file, a 13-byte id
+ * column of PLAIN pages costs about 19 one-byte dictionary columns, not 32.
+ */
+export function dealColumns(columns: ShareColumn[], parts: number, ownCost: number): ShareColumn[][] {
+  const cost = (column: ShareColumn) => column.chunks.reduce((sum, chunk) => sum + Number(chunk.meta.total_uncompressed_size) + chunk.rows / 2, 0);
+  const shares = Array.from({ length: parts }, () => ({ load: 0, columns: [] as ShareColumn[] }));
+  shares[0]!.load = ownCost;
+  const costs = new Map(columns.map((column) => [column, cost(column)]));
+  for (const column of [...columns].sort((a, b) => costs.get(b)! - costs.get(a)! || a.position - b.position)) {
+    const least = shares.reduce((best, share) => (share.load < best.load ? share : best));
+    least.load += costs.get(column)!;
+    least.columns.push(column);
+  }
+  return shares.map((share) => share.columns.sort((a, b) => a.position - b.position));
+}
+
+/** The built worker's file, or undefined when running from the sources (tests), where it is not built. */
+export function parquetWorkerFile(): string | undefined {
+  const here = dirname(fileURLToPath(import.meta.url));
+  return [join(here, 'parquet-worker.js'), join(here, 'dataset', 'parquet-worker.js')].find((path) => existsSync(path));
+}
+
+/**
+ * Starts one worker per task; resolves with every column once all are read, or rejects with
+ * the first failure (a worker's CrosstabError rebuilt as one). `stop()` ends them all.
+ */
+export function readShares(file: string, tasks: ShareTask[]): { results: Promise<ShareResult[]>; stop: () => Promise<void> } {
+  const workers = tasks.map((task) => new Worker(file, { workerData: task }));
+  const results = Promise.all(
+    workers.map(
+      (worker) =>
+        new Promise<ShareResult[]>((resolve, reject) => {
+          const columns: ShareResult[] = [];
+          worker.on('message', (message: { column?: ShareResult; done?: true; error?: { code?: ErrorCode; message: string; details?: Record<string, unknown> } }) => {
+            if (message.column !== undefined) columns.push(message.column);
+            else if (message.done) resolve(columns);
+            else if (message.error !== undefined) reject(message.error.code === undefined ? workerFailed(message.error.message) : CrosstabError.fromJSON(message.error as Parameters<typeof CrosstabError.fromJSON>[0]));
+          });
+          worker.on('error', (error) => reject(workerFailed(error.message)));
+          worker.on('exit', (code) => reject(workerFailed(`exit code ${code}`)));
+        }),
+    ),
+  ).then((parts) => parts.flat());
+  // Whoever awaits `results` sees a failure; until then it must not count as unhandled.
+  results.catch(() => undefined);
+  const stop = async () => {
+    await Promise.all(workers.map((worker) => worker.terminate()));
+  };
+  return { results, stop };
+}
+
+function workerFailed(message: string): CrosstabError {
+  return new CrosstabError(ErrorCode.internal, `a Parquet build worker failed: ${message}`, {
+    hint: 'Run the build again; if it keeps failing, report it with the input file (crosstab build --threads 0 reads on one thread).',
+  });
+}
+
+/** A flat column the calling thread would read: its name, position and type. */
+export interface FlatColumnAt {
+  position: number;
+  type: FlatType;
+  optional: boolean;
+  /** A weight: always read on the calling thread (its errors name rows as it reads them). */
+  weight: boolean;
+}
+
+/**
+ * Starts workers for a share of `flat`'s columns (those whose every chunk this decoder
+ * reads) when the file is large enough and `threads` (default: one per core, at most 4)
+ * allows; the calling thread keeps a share. Returns the columns handed out and their
+ * results, or undefined when everything is read on the calling thread.
+ */
+export function handOutColumns(path: string, metadata: FileMetaData, flat: Map<string, FlatColumnAt>, threads: number | undefined): { names: Set<string>; results: Promise<ShareResult[]>; stop: () => Promise<void> } | undefined {
+  const rows = Number(metadata.num_rows);
+  const workers = threads ?? (rows >= PARALLEL_BUILD_MIN_ROWS ? defaultBuildThreads() : 0);
+  const file = workers > 0 ? parquetWorkerFile() : undefined;
+  if (file === undefined) return undefined;
+  const columns = new Map<string, ShareColumn>();
+  const refused = new Set<string>();
+  let ownCost = 0;
+  let firstRow = 0;
+  metadata.row_groups.forEach((group, index) => {
+    const groupRows = Number(group.num_rows);
+    const seen = new Set<string>();
+    for (const chunk of group.columns) {
+      const meta = chunk.meta_data;
+      const name = meta?.path_in_schema.join('.') ?? '';
+      const column = flat.get(name);
+      if (meta === undefined || column === undefined) continue;
+      seen.add(name);
+      // Text without a dictionary page has many distinct values (an id column): copying its
+      // strings back from a worker would cost this thread about what reading them does.
+      const manyTexts = column.type === 'BYTE_ARRAY' && meta.dictionary_page_offset === undefined;
+      if (column.weight || manyTexts || chunk.file_path !== undefined || unreadEncoding(meta) !== undefined) {
+        refused.add(name);
+        ownCost += Number(meta.total_uncompressed_size) + groupRows / 2;
+        continue;
+      }
+      const share = columns.get(name) ?? { position: column.position, name, type: column.type, optional: column.optional, chunks: [] };
+      columns.set(name, share);
+      share.chunks.push({ group: index, firstRow, rows: groupRows, ...chunkRange(meta), meta });
+    }
+    // A column without a chunk in some row group is read here, where that is refused as it always was.
+    for (const name of flat.keys()) if (!seen.has(name)) refused.add(name);
+    firstRow += groupRows;
+  });
+  const handed = [...columns.values()].filter((column) => !refused.has(column.name));
+  if (handed.length === 0) return undefined;
+  const [, ...shares] = dealColumns(handed, workers + 1, ownCost);
+  const tasks = shares.filter((share) => share.length > 0).map((share) => ({ path, rows, columns: share }));
+  const { results, stop } = readShares(file, tasks);
+  return { names: new Set(tasks.flatMap((task) => task.columns.map((column) => column.name))), results, stop };
+}

@@ -1,0 +1,118 @@
+import { csvEncoderModule } from '../../kernel/wasm-module.js';
+import type { ColumnEncoder } from './table-encoder.js';
+import { Utf8Text } from './utf8-text.js';
+
+/** The exports of build/csv.wasm this file calls (assembly/csv.ts). */
+interface TextExports {
+  memory: WebAssembly.Memory;
+  allocate(bytes: number): number;
+  newDictionaries(count: number): number;
+  encodeLengthPrefixed(dict: number, src: number, end: number, count: number, ids: number): number;
+  dictionaryCount(dict: number): number;
+  dictionaryNewValues(dict: number, from: number, lengths: number): number;
+}
+
+/**
+ * A text column of PLAIN pages (no dictionary page: an id column such as ACS SERIALNO, with
+ * about as many values as rows) dictionary-encoded over its bytes by the CSV encoder's
+ * WebAssembly hash table: a JavaScript string is made once per distinct value, not per row,
+ * and no Map of strings is kept. The ids are the column's ids, in first-seen order as
+ * set() numbers values; the column's encoder takes them with append() and setIds().
+ *
+ * Values whose bytes are not valid UTF-8 read as U+FFFD, as set() reads them; two such
+ * values that read the same are one value of the column, as they are for set().
+ */
+export class PlainTextColumn {
+  private readonly wasm: TextExports;
+  private readonly dict: number;
+  /** Values of the wasm dictionary turned into column values so far. */
+  private known = 0;
+  /** Per wasm id, the column's id, once two wasm ids share a text (else undefined: the same). */
+  private toColumn: Uint32Array | undefined;
+  /** Texts read with U+FFFD, by text: their column ids. */
+  private readonly lossy = new Map<string, number>();
+  private source = 0;
+  private sourceBytes = 0;
+  private ids = 0;
+  private idCapacity = 0;
+
+  constructor(private readonly target: ColumnEncoder) {
+    const instance = new WebAssembly.Instance(csvEncoderModule(), {
+      env: {
+        abort() {
+          throw new Error('the text encoder aborted');
+        },
+      },
+    });
+    this.wasm = instance.exports as unknown as TextExports;
+    if (typeof this.wasm.encodeLengthPrefixed !== 'function') throw new Error('build/csv.wasm is older than this code: run `npm run build:wasm`');
+    this.dict = this.wasm.newDictionaries(1);
+  }
+
+  /**
+   * The column ids of `count` PLAIN values from `bytes[at ..]` (0 for an empty value); new
+   * values are appended to the column's dictionary. Returns the ids and where the values end.
+   */
+  encode(bytes: Uint8Array, at: number, count: number): { ids: Uint32Array; end: number } {
+    const wasm = this.wasm;
+    const length = bytes.length - at;
+    if (length > this.sourceBytes) {
+      this.sourceBytes = Math.max(length, this.sourceBytes * 2);
+      this.source = wasm.allocate(this.sourceBytes);
+    }
+    if (count > this.idCapacity) {
+      this.idCapacity = Math.max(count, this.idCapacity * 2);
+      this.ids = wasm.allocate(this.idCapacity * 4);
+    }
+    new Uint8Array(wasm.memory.buffer, this.source, length).set(bytes.subarray(at));
+    const read = wasm.encodeLengthPrefixed(this.dict, this.source, this.source + length, count, this.ids);
+    if (read < 0) throw new Error(`a PLAIN BYTE_ARRAY value runs past the end of its page`);
+    this.takeNewValues();
+    const ids = new Uint32Array(wasm.memory.buffer, this.ids, count).slice();
+    const toColumn = this.toColumn;
+    if (toColumn !== undefined) for (let k = 0; k < count; k++) ids[k] = toColumn[ids[k]!]!;
+    return { ids, end: at + read };
+  }
+
+  /** Turns the values the wasm dictionary numbered since the last call into column values. */
+  private takeNewValues(): void {
+    const wasm = this.wasm;
+    const count = wasm.dictionaryCount(this.dict);
+    if (count === this.known) return;
+    const fresh = count - this.known;
+    const lengthsAt = wasm.allocate(fresh * 4);
+    const start = wasm.dictionaryNewValues(this.dict, this.known + 1, lengthsAt);
+    const memory = new Uint8Array(wasm.memory.buffer);
+    const lengths = new Uint32Array(wasm.memory.buffer, lengthsAt, fresh);
+    const text = new Utf8Text(memory);
+    const values: string[] = [];
+    let at = start;
+    for (let k = 0; k < fresh; k++) {
+      const id = this.known + k + 1;
+      const value = text.at(at, at + lengths[k]!);
+      at += lengths[k]!;
+      const columnId = this.target.dictionary.length + values.length + 1;
+      let given = columnId;
+      if (value.includes('\uFFFD')) {
+        given = this.lossy.get(value) ?? columnId;
+        this.lossy.set(value, given);
+      }
+      if (given === columnId) values.push(value);
+      if (given !== id || this.toColumn !== undefined) this.mapped(id, count)[id] = given;
+    }
+    this.known = count;
+    this.target.append(values);
+  }
+
+  /** The wasm-to-column id map, made (as the identity so far) the first time two differ. */
+  private mapped(id: number, count: number): Uint32Array {
+    let map = this.toColumn;
+    if (map === undefined) map = Uint32Array.from({ length: id }, (_, k) => k);
+    if (map.length <= count) {
+      const grown = new Uint32Array(Math.max(count + 1, map.length * 2));
+      grown.set(map);
+      map = grown;
+    }
+    return (this.toColumn = map);
+  }
+}
