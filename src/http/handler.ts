@@ -12,7 +12,7 @@ import type { ApiKeyRecord } from './key-file.js';
 import { buildOpenApiDocument } from './openapi.js';
 import { applyReplyHeaders, isOperationReply, type OperationReply } from './operation-reply.js';
 import type { ServiceContext } from './route.js';
-import { requestBody } from './request-body.js';
+import { ARRIVED_BODY, requestBody, type ArrivedBodyRequest } from './request-body.js';
 import { createRoutePipeline } from './route-pipeline.js';
 import { createRouter, type Router } from './router.js';
 import { decodeSegments, pathnameOf, pathSegments } from './request-path.js';
@@ -184,13 +184,13 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
   };
   const owns = (path: string): boolean => typeof path === 'string' && operationSegments(path) !== undefined;
 
-  async function respond(raw: HandlerRequest, caller?: ApiKeyRecord): Promise<HandlerResponse> {
-    const request: HandlerRequest = {
+  async function respond(raw: ArrivedBodyRequest, caller?: ApiKeyRecord): Promise<HandlerResponse> {
+    const request: ArrivedBodyRequest = {
       method: raw.method,
       path: raw.path,
       headers: raw.headers ?? {},
       ...(raw.body === undefined ? {} : { body: raw.body }),
-      ...(typeof raw.readBody === 'function' ? { readBody: raw.readBody } : {}),
+      ...(typeof raw.readBody === 'function' ? { readBody: raw.readBody, ...(typeof raw[ARRIVED_BODY] === 'function' ? { [ARRIVED_BODY]: raw[ARRIVED_BODY] } : {}) } : {}),
       ...(typeof raw.remoteAddress === 'string' ? { remoteAddress: raw.remoteAddress } : {}),
     };
     const started = performance.now();

@@ -17,6 +17,9 @@ export interface FileKeyStoreOptions {
   onReloadError?: (error: unknown) => void;
 }
 
+/** Distinct keys remembered per key-file version (a key file holds a handful of keys). */
+const FOUND_CACHE_SIZE = 1024;
+
 function load(file: KeyFile): LoadedKey[] {
   return file.keys.map((record) => ({ record, digest: Buffer.from(record.hash.slice('sha256:'.length), 'hex') }));
 }
@@ -28,6 +31,13 @@ function load(file: KeyFile): LoadedKey[] {
  */
 export class FileKeyStore implements KeyStore {
   private keys: LoadedKey[];
+  /**
+   * The record of each key found in `keys`, by the key string, so a key is hashed once per
+   * version of the file, not twice per request. Emptied whenever `keys` is replaced (a
+   * reload, rotation or revocation); misses are never stored, so an unknown key is always
+   * hashed and compared, and a revoked one is looked up in the new keys.
+   */
+  private found = new Map<string, ApiKeyRecord>();
   private signature: string;
   private checkedAt = Date.now();
   private checking: Promise<void> | undefined;
@@ -59,6 +69,7 @@ export class FileKeyStore implements KeyStore {
     try {
       const file = await readKeyFile(this.path);
       this.keys = load(file);
+      this.found = new Map();
       this.signature = signature;
     } catch (error) {
       // Keep serving the last good keys; remember the signature so one bad file is reported once.
@@ -89,6 +100,17 @@ export class FileKeyStore implements KeyStore {
   }
 
   private find(apiKey: string): ApiKeyRecord | undefined {
+    const cached = this.found.get(apiKey);
+    if (cached !== undefined) return cached;
+    const found = this.compare(apiKey);
+    if (found !== undefined) {
+      if (this.found.size >= FOUND_CACHE_SIZE) this.found.clear();
+      this.found.set(apiKey, found);
+    }
+    return found;
+  }
+
+  private compare(apiKey: string): ApiKeyRecord | undefined {
     const digest = sha256(apiKey, 'buffer');
     let found: ApiKeyRecord | undefined;
     // Compare against every key, constant-time, without stopping at the first match.

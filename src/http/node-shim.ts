@@ -1,7 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { CrosstabHandler, HandlerResponse } from './handler.js';
 import type { HandlerRequest } from './handler-types.js';
-import { readNodeBody } from './read-body.js';
+import { arrivedNodeBody, readNodeBody } from './read-body.js';
+import { ARRIVED_BODY, type ArrivedBodyRequest } from './request-body.js';
 import { errorBody, serviceError } from './service-error.js';
 
 const INTERNAL_BODY = JSON.stringify(
@@ -83,7 +84,13 @@ export function createNodeListener(handler: CrosstabHandler, options: NodeListen
  * `limit + 1` bytes of its stream when the handler asks, and stops when the handler's signal aborts.
  */
 export function nodeRequest(req: IncomingMessage, path: string, limit: number): HandlerRequest {
-  const request: HandlerRequest = { method: req.method ?? '', path, headers: req.headers, readBody: (signal) => readNodeBody(req, limit, signal) };
+  const request: ArrivedBodyRequest = {
+    method: req.method ?? '',
+    path,
+    headers: req.headers,
+    readBody: (signal) => readNodeBody(req, limit, signal),
+    [ARRIVED_BODY]: () => arrivedNodeBody(req, limit),
+  };
   const remoteAddress = req.socket?.remoteAddress;
   if (remoteAddress !== undefined) request.remoteAddress = remoteAddress;
   return request;

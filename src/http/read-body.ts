@@ -1,4 +1,4 @@
-import type { IncomingHttpHeaders } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { HandlerRequest } from './handler-types.js';
 
@@ -27,6 +27,19 @@ function stopped(): Error {
  */
 export function readNodeBody(request: NodeBody, limit: number, signal?: AbortSignal): Promise<Uint8Array> {
   return new Promise((resolve, reject) => readNodeBodyThen(request, limit, resolve, reject, signal));
+}
+
+/**
+ * readNodeBody, when every byte of the body is in already: the parser holds as many as
+ * Content-Length declares (at most `limit`), and nothing has read them. It ends in this turn
+ * of the parser, so no timer or abort signal is needed. Undefined otherwise.
+ */
+export function arrivedNodeBody(request: IncomingMessage, limit: number): Promise<Uint8Array> | undefined {
+  if (request.readableFlowing !== null || request.readableEnded || request.destroyed || request.headers['transfer-encoding'] !== undefined) return undefined;
+  const declared = request.headers['content-length'];
+  const length = request.readableLength;
+  if (declared === undefined || length === 0 || length > limit || Number(declared) !== length) return undefined;
+  return readNodeBody(request, limit);
 }
 
 /**

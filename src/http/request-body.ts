@@ -16,6 +16,19 @@ export interface RequestBody {
   readonly leftUnread: boolean;
 }
 
+/**
+ * A shim's own way to read a body whose bytes have all arrived already (node-shim: the parser
+ * holds as many as Content-Length declares), without the timer and abort signal of
+ * `readBody`: nothing more has to come from the network, so the body timeout cannot apply.
+ * Undefined when they have not. Internal: not part of HandlerRequest's documented shape.
+ */
+export const ARRIVED_BODY = Symbol('arrivedBody');
+
+/** A request that may carry ARRIVED_BODY. */
+export type ArrivedBodyRequest = HandlerRequest & { [ARRIVED_BODY]?: () => Promise<Uint8Array> | undefined };
+
+const cutShort = (): ServiceError => serviceError('invalid_request', 'The connection ended before the request body was whole.', 'Send the whole body, as long as its Content-Length says.');
+
 /** Whether the headers announce a body (a Content-Length above 0, or a Transfer-Encoding). */
 export function declaresBody(request: HandlerRequest): boolean {
   const length = headerOf(request.headers, 'content-length');
@@ -27,9 +40,10 @@ export function declaresBody(request: HandlerRequest): boolean {
  * when asked, until `deadline` (a performance.now() time). `timedOut` is called when the
  * deadline passes first.
  */
-export function requestBody(request: HandlerRequest, options: { maxBodyBytes: number; deadline: number; timeoutMs: number; timedOut: () => void }): RequestBody {
+export function requestBody(request: ArrivedBodyRequest, options: { maxBodyBytes: number; deadline: number; timeoutMs: number; timedOut: () => void }): RequestBody {
   const given = request.body;
   const reader = request.readBody;
+  const arrived = request[ARRIVED_BODY];
   const declared = given === undefined && reader !== undefined && declaresBody(request);
   let whole = false;
   let reading: Promise<Uint8Array | string | ServiceError> | undefined;
@@ -50,7 +64,7 @@ export function requestBody(request: HandlerRequest, options: { maxBodyBytes: nu
       whole = bytes.byteLength <= options.maxBodyBytes;
       return bytes;
     } catch {
-      return serviceError('invalid_request', 'The connection ended before the request body was whole.', 'Send the whole body, as long as its Content-Length says.');
+      return cutShort();
     } finally {
       clearTimeout(timer);
     }
@@ -60,7 +74,19 @@ export function requestBody(request: HandlerRequest, options: { maxBodyBytes: nu
     read() {
       if (given !== undefined) return Promise.resolve(given);
       if (reader === undefined) return Promise.resolve(new Uint8Array(0));
-      reading ??= readWithin(reader);
+      if (reading === undefined) {
+        const here = arrived?.();
+        reading =
+          here === undefined
+            ? readWithin(reader)
+            : here.then(
+                (bytes) => {
+                  whole = bytes.byteLength <= options.maxBodyBytes;
+                  return bytes;
+                },
+                cutShort,
+              );
+      }
       return reading;
     },
     get leftUnread() {
