@@ -23,7 +23,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { freePort, startNginx } from './lib/nginx.js';
+import { freePorts, startNginx } from './lib/nginx.js';
 import { startPostgres } from './lib/postgres.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -102,7 +102,7 @@ try {
   const newKey = () => JSON.parse(crosstab('keys', 'add', '--account', account, '--name', 'bench', '--json', '--database', database));
   const expected = JSON.parse(crosstab('query', options.dataset, '--base', QUERY.base, ...QUERY.targets.flatMap((t) => ['--target', t]), '--json'));
 
-  const ports = await Promise.all(Array.from({ length: replicaCount }, () => freePort()));
+  const ports = await freePorts(replicaCount);
   const startReplica = async (index) => (replicas[index] = await serve(['--dataset', options.dataset, '--database', database, '--port', String(ports[index])]));
   await startReplica(0); // runs the migrations; the others start together
   await Promise.all(ports.slice(1).map((_, i) => startReplica(i + 1)));

@@ -6,7 +6,7 @@ import { spawn, execFileSync } from 'node:child_process';
 import { chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from '../bench/lib/free-port.js';
+import { freePorts } from '../bench/lib/free-port.js';
 
 /** Where Debian installs the server (clickhouse-server 18.16 ships /usr/sbin/clickhouse-server). */
 export const CLICKHOUSE_CANDIDATES = ['/usr/sbin/clickhouse-server', '/usr/bin/clickhouse-server', '/usr/bin/clickhouse'];
@@ -95,7 +95,8 @@ export async function startClickHouseCluster({ shards: count = 2, cluster = 'cro
     }
   }
   const shards = [];
-  for (let i = 0; i < count; i++) shards.push({ http: await freePort(), tcp: await freePort(), dir: join(root, `shard${i + 1}`) });
+  const ports = await freePorts(2 * count);
+  for (let i = 0; i < count; i++) shards.push({ http: ports[2 * i], tcp: ports[2 * i + 1], dir: join(root, `shard${i + 1}`) });
   const children = [];
   const stop = () => {
     for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');

@@ -28,6 +28,6 @@ export interface RunningNginx {
 
 export const nginxTemplate: string;
 export function findNginx(): string | undefined;
-export { freePort } from './free-port.js';
+export { freePort, freePorts } from './free-port.js';
 export function renderNginxConf(template: string, options: { listen: string; replicas: readonly string[]; dir: string }): string;
 export function startNginx(options: { dir: string; replicas: readonly string[]; binary?: string; port?: number }): Promise<RunningNginx>;

@@ -7,9 +7,9 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { delimiter, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort } from './free-port.js';
+import { freePort, freePorts } from './free-port.js';
 
-export { freePort };
+export { freePort, freePorts };
 
 export const nginxTemplate = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', 'deploy', 'nginx.conf');
 

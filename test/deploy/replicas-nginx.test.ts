@@ -25,7 +25,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { openDatabase } from '../../src/access/index.js';
-import { findNginx, freePort, nginxTemplate, startNginx, type RunningNginx } from '../../bench/lib/nginx.js';
+import { findNginx, freePorts, nginxTemplate, startNginx, type RunningNginx } from '../../bench/lib/nginx.js';
 import { csrfOf, send } from '../access/portal-client.js';
 import { startPostgres, type PostgresServer } from '../access/postgres-server.js';
 import { CLI, startServe, type ServeChild } from '../http/serve-child.js';
@@ -146,7 +146,7 @@ describe.skipIf(missing.length > 0 && !ci)('3 `crosstab serve` replicas behind n
     database = await postgres.createDatabase('deploy');
     cwd = tempDir();
     crosstab(['accounts', 'add', '--name', 'acme', '--surveys', 'GSS', '--groups', 'GSS:_ALL_', '--database', database], cwd);
-    ports = await Promise.all(Array.from({ length: REPLICAS }, () => freePort()));
+    ports = await freePorts(REPLICAS);
     // The first replica runs the migrations; the others then start together.
     await startReplica(0);
     await Promise.all([1, 2].map(startReplica));
