@@ -23,6 +23,13 @@ export interface BuildOptions {
    * variable of the same name; an empty cell is no answer. Default delimiter `;`.
    */
   multi?: Array<{ column: string; delimiter?: string }>;
+  /**
+   * Numeric columns to give a range index: one stored bitset per value (respondents with that
+   * value or more), so that a range (`AGEP=18..34`, `AGEP=65..`) reads one or two bitsets
+   * instead of scanning the column. Costs respondents / 8 bytes per value in the file and in
+   * memory once used: worth it for the few variables ranges are asked of often (an age).
+   */
+  rangeIndex?: string[];
   /** Low-base thresholds, default 60 / 30 respondents. */
   stability?: StabilityThresholds;
   /** Complex survey design: strata, PSUs, fpc, or replicate weights (see docs/statistics.md). */
@@ -77,6 +84,9 @@ export function validateBuildOptions(options: BuildOptions): BuildOptions {
   }
   if (exclude !== undefined && (!Array.isArray(exclude) || !exclude.every((c) => typeof c === 'string'))) {
     throw invalidOption('exclude', 'must be a list of column names', 'Give the names of the columns to leave out.');
+  }
+  if (options.rangeIndex !== undefined && !(Array.isArray(options.rangeIndex) && options.rangeIndex.every((c) => typeof c === 'string' && c !== ''))) {
+    throw invalidOption('rangeIndex', 'must be a list of column names', 'Give the names of numeric columns, e.g. ["AGEP"].');
   }
   if (options.threads !== undefined && !(Number.isInteger(options.threads) && options.threads >= 0 && options.threads <= 64)) {
     throw invalidOption('threads', `must be a whole number from 0 to 64, not ${String(options.threads)}`, 'Give 0 to build on one thread, or leave it out for one worker per core.');

@@ -66,6 +66,7 @@ export async function buildDataset(input: string, options: BuildOptions): Promis
     ...(checked.stability ? { stability: checked.stability } : {}),
     ...(codebook ? { codebook } : {}),
     ...(multi.length > 0 ? { multi } : {}),
+    ...(checked.rangeIndex ? { rangeIndex: checked.rangeIndex } : {}),
     consume: true,
     threads: checked.threads ?? (table.rows >= PARALLEL_BUILD_MIN_ROWS ? defaultBuildThreads() : 0),
   });

@@ -61,6 +61,7 @@ export function registerBuildCommand(program: Command): void {
     .option('--codebook <file>', 'codebook JSON: named codes, labels, authorization groups')
     .option('--exclude <columns>', 'comma-separated columns to leave out', (value: string) => value.split(',').map((c) => c.trim()).filter(Boolean))
     .option('--multi <column[:delimiter]>', 'a column of delimited value sets ("1;3;5") to build as a multi-response variable (repeat for more; default delimiter ;)', collect)
+    .option('--range-index <columns>', 'comma-separated numeric columns to index for ranges (AGEP=18..34 then reads one or two stored bitsets; costs respondents/8 bytes per value)', (value: string) => value.split(',').map((c) => c.trim()).filter(Boolean))
     .option('--unstable-max <n>', 'cells with this many respondents or fewer are unstable', (v: string) => Number(v), 60)
     .option('--very-unstable-max <n>', 'cells with this many respondents or fewer are very unstable', (v: string) => Number(v), 30)
     .option('--strata <column>', 'design: stratum column (R svydesign strata)')
@@ -103,6 +104,7 @@ Examples:
           codebook: flags.codebook,
           exclude: flags.exclude,
           multi: (flags.multi as string[] | undefined)?.map(multiColumn),
+          rangeIndex: flags.rangeIndex,
           threads: flags.threads,
           design: designOptions(flags),
           stability: { cautionMax: flags.unstableMax, veryUnstableMax: flags.veryUnstableMax },

@@ -21,6 +21,7 @@ const FLAGS: Readonly<Record<string, string>> = {
   maxIterations: '--max-iterations',
   name: '--name',
   out: '--out',
+  rangeIndex: '--range-index',
   replace: '--replace',
   shardUrl: '--shard-url',
   shards: '--shards',

@@ -61,6 +61,8 @@ export function registerInfoCommand(program: Command): void {
         if (info.codes.length > 0) {
           process.stdout.write(`\n${formatTable(['code', 'group', 'expression', 'label'], info.codes.map((c) => [nameText(c.name), c.group, c.expr, c.label ?? '']))}\n`);
         }
+        const indexed = info.variables.filter((v) => v.rangeIndex === true);
+        if (indexed.length > 0) process.stdout.write(`\nrange index (a range of values reads stored bitsets, no scan): ${indexed.map((v) => nameText(v.name)).join(', ')}\n`);
         const multi = info.variables.filter((v) => v.kind === 'multi');
         for (const v of multi) process.stdout.write(`\n${multiText(v)}\n`);
         for (const { column, reason } of info.skipped) process.stdout.write(`skipped at build: ${column} (${reason})\n`);

@@ -56,6 +56,11 @@ export const BUFFER_ALIGN = 64;
  * its rows) is skipped as id-like. The one place the number is written.
  */
 export const AXIS_LIMIT = 5000;
+/**
+ * Most values of a variable given a range index (StoredVariable.atLeast): it stores one
+ * bitset per value, an eighth of a byte per respondent each.
+ */
+export const RANGE_INDEX_LIMIT = 256;
 /** Default stability thresholds: MRI-Simmons low-base convention. */
 export const DEFAULT_STABILITY: StabilityThresholds = { cautionMax: 60, veryUnstableMax: 30 };
 export const DEFAULT_GROUP = 'default';
@@ -90,6 +95,13 @@ export interface StoredVariable {
   index: number;
   /** Buffer row of each value's code container, when the variable has at most AXIS_LIMIT values (always, for multi). */
   codes?: number[];
+  /**
+   * A range index (numeric single-coded variables built with one): `atLeast[r - 1]` is the
+   * buffer row of the dense bitset of respondents whose rank is r or more, for r = 1..values.length.
+   * A range of ranks is then one stored bitset, or one AND NOT of two, instead of a scan of
+   * the index column. A reader that does not know it ignores it and scans.
+   */
+  atLeast?: number[];
   /** Multi-response variables only. */
   multi?: StoredMulti;
 }

@@ -20,6 +20,7 @@ export function describeDataset(data: Pick<LoadedDataset, 'meta' | 'checksum'>):
       variable.min = Number(stored.values[0]);
       variable.max = Number(stored.values[stored.values.length - 1]);
     }
+    if (stored.atLeast !== undefined) variable.rangeIndex = true;
     if (stored.values.length <= AXIS_LIMIT) {
       variable.values = stored.values.map((value, i) => {
         const label = stored.valueLabels?.[value];

@@ -79,6 +79,8 @@ export interface VariableInfo {
   multi?: { numeric: boolean; columns: string[]; counted?: string; delimiter?: string };
   min?: number;
   max?: number;
+  /** Present (true) when the dataset was built with a range index on the variable: a range of its values reads one or two stored bitsets. */
+  rangeIndex?: true;
   /** Values with their counts, when the variable has at most 5,000 distinct values. */
   values?: ValueInfo[];
 }

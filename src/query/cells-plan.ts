@@ -19,7 +19,7 @@ export interface ProgramRunner {
  * Estimated milliseconds of kernel work of a crosstab() call, from its bound expressions
  * (costs.ts): what the planner weighs against POOL_THRESHOLD_MS.
  */
-export function estimateCellsMs(evaluator: Pick<Evaluator, 'rangeByCodes'>, base: Bound, targets: readonly Bound[], words: number, respondents: number): number {
+export function estimateCellsMs(evaluator: Pick<Evaluator, 'rangeBuild'>, base: Bound, targets: readonly Bound[], words: number, respondents: number): number {
   const pass = words * NS_PER_WORD_OP;
   const build = (node: Bound): number => {
     switch (node.op) {
@@ -30,8 +30,15 @@ export function estimateCellsMs(evaluator: Pick<Evaluator, 'rangeByCodes'>, base
       case 'ranks':
         return Math.max(1, node.ranks.length) * pass;
       case 'range':
-        // As the evaluator builds it: a few values' stored codes ORed, else a scan of the index column.
-        return evaluator.rangeByCodes(node) ? (node.hi - node.lo + 1) * pass : respondents * NS_PER_INDEX_ENTRY;
+        // As the evaluator builds it: a few values' stored codes ORed, one pass over two bitsets of the range index, or a scan of the index column.
+        switch (evaluator.rangeBuild(node)) {
+          case 'codes':
+            return (node.hi - node.lo + 1) * pass;
+          case 'index':
+            return pass;
+          case 'scan':
+            return respondents * NS_PER_INDEX_ENTRY;
+        }
       case 'not':
         return pass + build(node.item);
       case 'and':

@@ -215,6 +215,8 @@ export class Evaluator {
     if (node.op === 'all') return { ptr: this.universe, owned: false };
     const single = this.singleCode(node);
     if (single && single.kind === BufferKind.dense) return { ptr: single.ptr, owned: false };
+    const stored = this.storedRange(node);
+    if (stored !== undefined) return { ptr: stored, owned: false };
     const ptr = scope.take();
     this.into(node, ptr, scope);
     return { ptr, owned: true };
@@ -230,7 +232,7 @@ export class Evaluator {
       case 'ranks':
         return this.ranksInto(node.variable, node.ranks, dst, scope);
       case 'range':
-        if (this.rangeByCodes(node)) {
+        if (this.rangeBuild(node) === 'codes') {
           const ranks = Array.from({ length: node.hi - node.lo + 1 }, (_, i) => node.lo + i);
           return this.ranksInto(node.variable, ranks, dst, scope);
         }
@@ -260,8 +262,11 @@ export class Evaluator {
     const valued = ranks.filter((rank) => rank > 0);
     const multi = this.data.meta.variables[variable]!.multi;
     // A multi-response variable has no index column: its values (any of them) and its
-    // no-answer respondents are always ORed from their containers.
-    if (codes && (valued.length <= MAX_CODES_TO_OR || multi)) {
+    // no-answer respondents are always ORed from their containers. With a range index, a
+    // run of ranks costs two stored bitsets at most, so values are ORed only when they are
+    // all apart from each other.
+    const ored = multi !== undefined || (this.atLeastOf(variable) ? runs(ranks) === ranks.length && valued.length <= MAX_CODES_TO_OR : valued.length <= MAX_CODES_TO_OR);
+    if (codes && ored) {
       k.bitsClear(dst, this.words);
       const or = (row: number) => {
         const code = this.data.buffer(row);
@@ -295,9 +300,21 @@ export class Evaluator {
     scope.give(temp);
   }
 
-  /** dst = respondents whose rank of `variable` is in [lo, hi] (0 = blank). */
+  /**
+   * dst = respondents whose rank of `variable` is in [lo, hi] (0 = blank): from the range
+   * index when the variable has one (rank lo or more AND NOT rank hi + 1 or more), else a
+   * scan of its index column.
+   */
   private scan(variable: number, lo: number, hi: number, dst: number, scope: BitsetScope): void {
     if (this.isMulti(variable)) throw new CrosstabError(ErrorCode.internal, `scan: ${this.data.meta.variables[variable]!.name} is multi-response and has no index column`);
+    const atLeast = this.atLeastOf(variable);
+    if (atLeast) {
+      const k = scope.ops;
+      const from = lo === 0 ? this.universe : this.data.buffer(atLeast[lo - 1]!).ptr;
+      if (hi >= atLeast.length) k.bitsCopy(dst, from, this.words);
+      else k.bitsAndNot(dst, from, this.data.buffer(atLeast[hi]!).ptr, this.words);
+      return;
+    }
     const index = this.data.buffer(this.data.meta.variables[variable]!.index);
     const k = scope.ops;
     const n = this.data.meta.respondents;
@@ -306,10 +323,26 @@ export class Evaluator {
     else k.bitsFromRangeU32(dst, index.ptr, this.words, n, lo, hi);
   }
 
-  /** True when a range is built by ORing its values' stored codes (a few ranks), not by scanning the index column. */
-  rangeByCodes(node: Extract<Bound, { op: 'range' }>): boolean {
-    // A multi-response variable has no index column to scan: its ranges are always the OR of its values' sets.
-    return this.isMulti(node.variable) || (node.hi - node.lo < 4 && this.codesOf(node.variable) !== undefined);
+  /**
+   * How a range is built: `codes`, its values' stored codes ORed (a few ranks, or any range
+   * of a multi-response variable, which has no index column); `index`, from the variable's
+   * range index (one or two stored bitsets); `scan`, a scan of its index column.
+   */
+  rangeBuild(node: Extract<Bound, { op: 'range' }>): 'codes' | 'index' | 'scan' {
+    if (this.isMulti(node.variable)) return 'codes';
+    if (this.atLeastOf(node.variable)) return 'index';
+    return node.hi - node.lo < 4 && this.codesOf(node.variable) !== undefined ? 'codes' : 'scan';
+  }
+
+  /** A range of ranks stored as one bitset of the range index (rank lo or more, up to the last rank), if it is one. */
+  private storedRange(node: Bound): number | undefined {
+    if (node.op !== 'range' || node.lo < 1) return undefined;
+    const atLeast = this.atLeastOf(node.variable);
+    return atLeast && node.hi >= atLeast.length ? this.data.buffer(atLeast[node.lo - 1]!).ptr : undefined;
+  }
+
+  private atLeastOf(variable: number): number[] | undefined {
+    return this.data.meta.variables[variable]!.atLeast;
   }
 
   private codesOf(variable: number): number[] | undefined {
@@ -333,4 +366,11 @@ export class Evaluator {
     this.owned.push({ ptr, bytes: this.words * 8 });
     return ptr;
   }
+}
+
+/** Runs of consecutive ranks in `ranks` (in their order). */
+function runs(ranks: readonly number[]): number {
+  let count = 0;
+  for (let i = 0; i < ranks.length; i++) if (i === 0 || ranks[i] !== ranks[i - 1]! + 1) count++;
+  return count;
 }

@@ -1,7 +1,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { compileDataset } from '../../src/dataset/build/compile.js';
+import { compileDataset, type CompileOptions } from '../../src/dataset/build/compile.js';
 import type { RawTable } from '../../src/dataset/input/raw-table.js';
 import { writeDataset } from '../../src/dataset/file/writer.js';
 import { openDataset, type Dataset, type OpenOptions } from '../../src/facade/dataset.js';
@@ -35,8 +35,8 @@ export function rawTable(columns: Record<string, string[]>, weights: number[]): 
 }
 
 /** Compiles and writes a dataset made of the given columns; its path. */
-export async function writeMadeDataset(columns: Record<string, string[]>, weights: number[], codebook?: Codebook): Promise<string> {
-  const compiled = compileDataset(rawTable(columns, weights), { survey: 'TEST', ...(codebook ? { codebook } : {}) });
+export async function writeMadeDataset(columns: Record<string, string[]>, weights: number[], codebook?: Codebook, compile: Partial<CompileOptions> = {}): Promise<string> {
+  const compiled = compileDataset(rawTable(columns, weights), { survey: 'TEST', ...(codebook ? { codebook } : {}), ...compile });
   folder ??= mkdtempSync(join(tmpdir(), 'crosstab-made-'));
   const out = join(folder, `made-${serial++}.arrow`);
   await writeDataset(compiled, out);

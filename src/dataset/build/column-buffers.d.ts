@@ -14,10 +14,12 @@ export interface ColumnBuffersTask {
   counts: number[];
   /** Per rank: a dense bitset (true) or a sorted list; undefined: no code containers. */
   dense: boolean[] | undefined;
+  /** Whether to add the range index: per rank, a bitset of the respondents of that rank or more (after the containers). */
+  atLeast: boolean;
   /** 64-bit words of a bitset over the respondents. */
   words: number;
   rows: number;
 }
 
-/** The index column and, if `dense` is given, the code containers, in file order. */
+/** The index column, if `dense` is given the code containers, and if `atLeast` the range index, in file order. */
 export function columnBuffers(task: ColumnBuffersTask): Uint8Array[];

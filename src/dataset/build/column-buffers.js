@@ -12,12 +12,12 @@
  * a third faster than one array per container; doing both in one pass was slower: the
  * gather's cache misses then stall the container writes).
  */
-export function columnBuffers({ ids, remap, order, distinct, counts, dense, words, rows }) {
+export function columnBuffers({ ids, remap, order, distinct, counts, dense, atLeast, words, rows }) {
   const length = words * 64;
   const ranks = distinct <= 0xff ? new Uint8Array(length) : distinct <= 0xffff ? new Uint16Array(length) : new Uint32Array(length);
   if (!dense) {
     gatherRanks(ids, remap, order, ranks);
-    return [bytesOf(ranks)];
+    return atLeast ? [bytesOf(ranks), ...atLeastBitsets(ranks, distinct, words, rows)] : [bytesOf(ranks)];
   }
   // Per rank (1-based): its bitset's first u32 word, or -1 and its list's next free slot.
   const bitsetAt = new Int32Array(counts.length + 1).fill(-1);
@@ -54,7 +54,34 @@ export function columnBuffers({ ids, remap, order, distinct, counts, dense, word
     const at = bitsetAt[rank + 1];
     buffers.push(at >= 0 ? bytesOf(bitsets.subarray(at, at + words * 2)) : bytesOf(lists.subarray(starts[rank + 1], starts[rank + 1] + count)));
   });
+  if (atLeast) buffers.push(...atLeastBitsets(ranks, distinct, words, rows));
   return buffers;
+}
+
+/**
+ * The range index: per rank r (1-based), the bitset of respondents whose rank is r or more.
+ * Each respondent's bit is set in its own rank's bitset, then the bitsets are ORed from the
+ * top down (bitset r |= bitset r + 1). One array holds them all.
+ */
+function atLeastBitsets(ranks, distinct, words, rows) {
+  const stride = words * 2;
+  const bits = new Uint32Array(distinct * stride);
+  loop(
+    'atLeast',
+    [ranks],
+    ['ranks', 'rows', 'bits', 'stride'],
+    `for (let r = 0; r < rows; r++) {
+      const rank = ranks[r];
+      if (rank !== 0) bits[(rank - 1) * stride + (r >>> 5)] |= 1 << (r & 31);
+    }`,
+  )(ranks, rows, bits, stride);
+  for (let rank = distinct - 2; rank >= 0; rank--) {
+    const at = rank * stride;
+    for (let w = 0; w < stride; w++) bits[at + w] |= bits[at + stride + w];
+  }
+  const out = [];
+  for (let rank = 0; rank < distinct; rank++) out.push(bytesOf(bits.subarray(rank * stride, (rank + 1) * stride)));
+  return out;
 }
 
 /** The index column: ranks[r] = remap[ids[order[r]]], the rank of stored respondent r's value. */

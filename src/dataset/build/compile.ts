@@ -13,8 +13,10 @@ import {
   type StoredMeta,
   type StoredMulti,
   type StoredVariable,
+  RANGE_INDEX_LIMIT,
 } from '../format.js';
 import { CrosstabError, ErrorCode } from '../../errors.js';
+import { invalidOption } from '../../options.js';
 import { columnBuffers } from './column-buffers.js';
 import { ColumnPool } from './column-pool.js';
 import type { RawColumn, RawTable } from '../input/raw-table.js';
@@ -39,6 +41,8 @@ export interface CompileOptions {
   threads?: number;
   /** Multi-response variables made from input columns (codebook, --multi, SPSS sets). */
   multi?: MultiSpec[];
+  /** Numeric variables to give a range index (StoredVariable.atLeast), by name. */
+  rangeIndex?: string[];
 }
 
 /** One buffer of the dataset as planned before its bytes exist. */
@@ -74,6 +78,8 @@ interface PlannedVariable {
   remap: Uint32Array;
   counts: number[];
   dense: boolean[] | undefined;
+  /** Whether the variable gets a range index (one bitset per rank: rank or more). */
+  atLeast: boolean;
 }
 
 /**
@@ -100,6 +106,7 @@ export function compileDataset(input: RawTable, options: CompileOptions): Compil
   const multiPlans = (options.multi ?? []).map((spec) => planMulti(spec, byName, rows, words));
   const multiVariables = multiPlans.map((plan) => multiVariable(plan, add, words, options.codebook));
   const delimited = new Set((options.multi ?? []).filter((spec) => spec.delimiter !== undefined).map((spec) => spec.columns[0]!));
+  const rangeIndex = new Set(options.rangeIndex ?? []);
   for (const column of input.columns) {
     if (delimited.has(column.name)) continue;
     const described = options.codebook?.variables[column.name];
@@ -158,8 +165,25 @@ export function compileDataset(input: RawTable, options: CompileOptions): Compil
         }),
       );
     }
+    const atLeast = rangeIndex.has(column.name);
+    if (atLeast) {
+      rangeIndexable(column.name, verdict.kind, values.length);
+      // Respondents of rank r or more: counts summed from the top.
+      const atLeastCounts = counts.slice();
+      for (let rank = counts.length - 2; rank >= 0; rank--) atLeastCounts[rank]! += atLeastCounts[rank + 1]!;
+      variable.atLeast = atLeastCounts.map((count, rank) => add({ name: `atleast:${column.name}>=${values[rank]}`, kind: BufferKind.dense, count, bytes: words * 8 }));
+    }
     variables.push(variable);
-    planned.push({ column, remap, counts, dense });
+    planned.push({ column, remap, counts, dense, atLeast });
+  }
+  for (const name of rangeIndex) {
+    if (planned.some((entry) => entry.column.name === name)) continue;
+    const why = multiPlans.some((plan) => plan.spec.name === name)
+      ? 'is multi-response (a respondent may hold several values)'
+      : skipped.some((entry) => entry.column === name)
+        ? 'was skipped (see the build\'s notes)'
+        : 'is not a column of the input';
+    throw invalidOption('rangeIndex', `"${name}" ${why}: a range index is for a numeric single-coded variable`, 'Name numeric columns of the input (e.g. an age), or leave the option out.');
   }
   for (const variable of multiVariables) {
     if (variables.some((other) => other.name === variable.name)) {
@@ -296,8 +320,22 @@ function multiVariable(plan: MultiPlan, add: (spec: BufferSpec) => number, words
   return variable;
 }
 
-function columnTask({ column, remap, counts, dense }: PlannedVariable, order: Uint32Array, words: number, rows: number) {
-  return { ids: column.ids, remap, order, distinct: counts.length, counts, dense, words, rows };
+function columnTask({ column, remap, counts, dense, atLeast }: PlannedVariable, order: Uint32Array, words: number, rows: number) {
+  return { ids: column.ids, remap, order, distinct: counts.length, counts, dense, atLeast, words, rows };
+}
+
+/** Refuses a range index where ranges mean nothing (text) or its bitsets would be too many. */
+function rangeIndexable(name: string, kind: 'numeric' | 'text', values: number): void {
+  if (kind !== 'numeric') {
+    throw invalidOption('rangeIndex', `"${name}" holds text: ranges (VAR=lo..hi) apply to numeric variables only`, 'Leave it out of the range index.');
+  }
+  if (values > RANGE_INDEX_LIMIT) {
+    throw invalidOption(
+      'rangeIndex',
+      `"${name}" has ${values} distinct values, more than the ${RANGE_INDEX_LIMIT} a range index takes (it stores a bitset per value)`,
+      'Leave it out of the range index: its ranges are then scanned from its index column.',
+    );
+  }
 }
 
 /**

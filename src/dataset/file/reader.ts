@@ -217,7 +217,9 @@ function checkMeta(path: string, meta: StoredMeta, buffers: LoadedBuffer[]): voi
         variable.values.length === variable.counts.length &&
         (variable.codes === undefined ||
           (variable.codes.length === variable.values.length &&
-            variable.codes.every((row) => kindOf(row) === BufferKind.dense || kindOf(row) === BufferKind.sparse))),
+            variable.codes.every((row) => kindOf(row) === BufferKind.dense || kindOf(row) === BufferKind.sparse))) &&
+        (variable.atLeast === undefined ||
+          (variable.kind === 'numeric' && variable.atLeast.length === variable.values.length && variable.atLeast.every((row) => kindOf(row) === BufferKind.dense))),
     );
   if (!ok) throw corrupt(path, 'has metadata that does not match its buffers');
 }
