@@ -2,6 +2,7 @@
 // call at once. Asserted on the order of events, never on how long anything took.
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { CrosstabError, ErrorCode, openDataset, type Dataset } from '../src/index.js';
+import { checkpoint, SLICE_MS } from '../src/query/executor.js';
 
 /** 5,000 targets that each scan an index column (ranges of `big`, which has no value containers). */
 const targets = Array.from({ length: 5_000 }, (_, i) => `big=${i % 6000}..${(i % 6000) + 500 + (i % 7)}`);
@@ -140,5 +141,43 @@ describe.each([0, 10_000])('small crosstab() calls chained without end (cellCach
         await ds.close();
       }
     }
+  });
+});
+
+describe('checkpoint: the slice of the calling thread', () => {
+  const busy = (ms: number) => {
+    const until = performance.now() + ms;
+    while (performance.now() < until);
+  };
+  const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+  it('a query arriving after the host was busy (its own code, a GC) starts at once, not after a turn of the event loop', async () => {
+    await turn();
+    await turn();
+    busy(SLICE_MS * 3);
+    let hostTurn = false;
+    setImmediate(() => (hostTurn = true));
+    await checkpoint(undefined);
+    expect(hostTurn).toBe(false);
+  });
+
+  it('pieces chained past a slice still wait for a turn, so the host\'s callbacks run', async () => {
+    await turn();
+    let hostTurns = 0;
+    let stop = false;
+    const tick = () => {
+      hostTurns++;
+      if (!stop) setImmediate(tick);
+    };
+    setImmediate(tick);
+    const seen: number[] = [];
+    for (let piece = 0; piece < 6; piece++) {
+      await checkpoint(undefined);
+      seen.push(hostTurns);
+      busy(SLICE_MS * 0.6);
+    }
+    stop = true;
+    // Six pieces of 0.6 slice each are more than three slices: the host turned between them.
+    expect(new Set(seen).size).toBeGreaterThanOrEqual(3);
   });
 });

@@ -43,11 +43,13 @@ const GSS_COLUMNS = {
   sampcode: 'category', sample: 'category',
 };
 
-/** @returns {{id:string, file:string, path:string, weight:string, rows:number, columns:Record<string,string>}} */
+/** @returns {{id:string, file:string, path:string, weight:string, rows:number, columns:Record<string,string>, rangeIndex?:string[]}} */
 export function dataset(id) {
   const dir = dataDir();
   if (id === 'acs') {
-    return { id, file: 'acs_pums_2024_person.csv.gz', path: join(dir, 'acs_pums_2024_person.csv.gz'), weight: 'PWGTP', weightIsInteger: true, rows: 2736891, columns: ACS_COLUMNS };
+    // The engine builds a range index on the numeric columns the shapes ask ranges of that
+    // have at most 256 values (PINCP, WAGP and POVPIP have more, and are scanned).
+    return { id, file: 'acs_pums_2024_person.csv.gz', path: join(dir, 'acs_pums_2024_person.csv.gz'), weight: 'PWGTP', weightIsInteger: true, rows: 2736891, columns: ACS_COLUMNS, rangeIndex: ['AGEP', 'SCHL', 'WKHP', 'WKWN', 'JWMNP'] };
   }
   if (id === 'gss') {
     return { id, file: 'gss_1972_2024_sub.csv.gz', path: join(dir, 'gss_1972_2024_sub.csv.gz'), weight: 'wtssps', weightIsInteger: false, rows: 75699, columns: GSS_COLUMNS };

@@ -12,14 +12,17 @@ const collect = () => { if (globalThis.gc) globalThis.gc(); };
 
 /**
  * Runs `fn` `warmup` times untimed, then up to `reps` times timed (ms). Stops early
- * once `minReps` are done and `budgetMs` of timed runs is spent.
+ * once `minReps` are done and `budgetMs` of timed runs is spent. With `collectEach` (the
+ * default) a full garbage collection precedes each timed run: no run pays for another's
+ * garbage, and each starts with the processor's caches cold (the collection walks the heap).
+ * Without it the runs follow each other, caches warm, as a server's stream of queries does.
  */
-export async function measure(fn, { warmup, reps, minReps = 3, budgetMs }) {
+export async function measure(fn, { warmup, reps, minReps = 3, budgetMs, collectEach = true }) {
   for (let i = 0; i < warmup; i++) await fn();
   const samples = [];
   let spent = 0;
   for (let i = 0; i < reps; i++) {
-    collect();
+    if (collectEach) collect();
     const start = performance.now();
     await fn();
     const ms = performance.now() - start;

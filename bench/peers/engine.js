@@ -35,7 +35,7 @@ export function createPeer() {
     async prepare({ dataset }) {
       buildDir ??= mkdtempSync(join(tmpdir(), 'crosstab-bench-engine-'));
       const path = join(buildDir, `${dataset.id}.arrow`);
-      const report = await api.buildDataset(dataset.path, { weights: [dataset.weight], survey: dataset.id.toUpperCase(), out: path });
+      const report = await api.buildDataset(dataset.path, { weights: [dataset.weight], survey: dataset.id.toUpperCase(), out: path, ...(dataset.rangeIndex ? { rangeIndex: dataset.rangeIndex } : {}) });
       const build = { respondents: report.respondents, variables: report.variables, codes: report.codes, bytes: report.bytes, skipped: report.skipped };
       // The cell cache off: every run computes its cells (S1 repeats one question).
       datasets.set(dataset.id, await api.openDataset(path, { cellCache: 0 }));

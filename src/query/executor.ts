@@ -72,8 +72,12 @@ export function inlineExecutor(kernel: Kernel): Executor {
  */
 export const SLICE_MS = 5;
 
-/** When the current slice of the calling thread began: the last turn of the event loop. */
+/**
+ * When the current slice of the calling thread began: the last turn of the event loop, or the
+ * first checkpoint since it when none of our pieces ran in between (see checkpoint()).
+ */
 let sliceStart = performance.now();
+/** Whether a turn is armed: from a checkpoint, or a piece let go, until the next turn of the event loop. */
 let turnArmed = false;
 /** Pieces of work waiting for their turn, first come first served. */
 const waiting: Array<() => void> = [];
@@ -94,8 +98,9 @@ function dispatch(): void {
   if (waiting.length === 0) return;
   if (performance.now() - sliceStart >= SLICE_MS) return armTurn();
   waiting.shift()!();
-  // A piece let go may end its query without another checkpoint: the next turn lets the next one go.
-  if (waiting.length > 0) armTurn();
+  // A piece let go may end its query without another checkpoint: the next turn lets the next
+  // one go, and ends the slice the piece ran in (so no turn armed means none of ours ran since the last turn).
+  armTurn();
 }
 
 /**
@@ -108,6 +113,10 @@ function dispatch(): void {
  * rejects with `cancelled` if `signal` has aborted.
  */
 export async function checkpoint(signal: AbortSignal | undefined): Promise<void> {
+  // No turn armed: none of our pieces ran since the event loop last turned, so this one starts
+  // a slice of its own. Measuring from that turn instead would make a query arriving after
+  // other work of the host (its own code, a garbage collection) wait a turn before it starts.
+  if (!turnArmed) sliceStart = performance.now();
   armTurn();
   if (waiting.length > 0 || performance.now() - sliceStart >= SLICE_MS) {
     await new Promise<void>((resolve) => {
