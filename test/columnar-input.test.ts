@@ -24,6 +24,8 @@ const data = Array.from({ length: rows }, (_, i) => ({
   real: i % 13 === 0 ? null : (i % 9) / 4,
   text: i % 6 === 0 ? null : `0${i % 4}`,
   unique: `id-${i}`,
+  // Plain text with nulls, empty strings (blank), multi-byte and longer values.
+  words: i % 7 === 0 ? null : i % 10 === 0 ? '' : i % 3 === 0 ? `é long text over sixteen bytes ${i % 5}` : `v${i % 8}`,
   flag: i % 4 === 0 ? null : i % 2 === 0,
   empty: null as number | null,
 }));
@@ -34,7 +36,7 @@ beforeAll(async () => {
   const text = (value: unknown) => (value === null ? '' : String(value));
   writeFileSync(paths.csv, [names.join(','), ...data.map((row) => names.map((name) => text(row[name])).join(','))].join('\n') + '\n');
   const duck = await (await DuckDBInstance.create(':memory:')).connect();
-  const types = `{'w': 'DOUBLE', 'small': 'INTEGER', 'big': 'BIGINT', 'huge': 'BIGINT', 'real': 'DOUBLE', 'text': 'VARCHAR', 'unique': 'VARCHAR', 'flag': 'BOOLEAN', 'empty': 'INTEGER'}`;
+  const types = `{'w': 'DOUBLE', 'small': 'INTEGER', 'big': 'BIGINT', 'huge': 'BIGINT', 'real': 'DOUBLE', 'text': 'VARCHAR', 'unique': 'VARCHAR', 'words': 'VARCHAR', 'flag': 'BOOLEAN', 'empty': 'INTEGER'}`;
   const source = `read_csv('${paths.csv}', header = true, types = ${types})`;
   for (const codec of ['snappy', 'zstd'] as const) await duck.run(`COPY (SELECT * FROM ${source}) TO '${paths[codec]}' (FORMAT parquet, ROW_GROUP_SIZE 1000, COMPRESSION ${codec})`);
   await duck.run(`COPY (SELECT * REPLACE (CASE WHEN small = 2 AND big > 1000000000 THEN -1 ELSE w END AS w) FROM ${source}) TO '${paths.badWeight}' (FORMAT parquet, ROW_GROUP_SIZE 1000)`);
@@ -47,6 +49,7 @@ beforeAll(async () => {
     real: vectorFromArray(column<number | null>('real'), new Float64()),
     text: vectorFromArray(column<string | null>('text'), new Dictionary(new Utf8(), new Int32())),
     unique: vectorFromArray(column<string>('unique'), new Utf8()),
+    words: vectorFromArray(column<string | null>('words'), new Utf8()),
     flag: vectorFromArray(column<boolean | null>('flag'), new Bool()),
     empty: vectorFromArray(column<number | null>('empty'), new Int32()),
   });

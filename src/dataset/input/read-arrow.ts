@@ -3,7 +3,8 @@ import { type Data, type DataType, DataType as Types, type Field, makeVector, Re
 import type { RawTable, ReadOptions } from './raw-table.js';
 import { checkTrailer, readTypedFile } from './input-file.js';
 import { Utf8Text } from './utf8-text.js';
-import { type CellValue, type ColumnEncoder, inputError, TableEncoder, type Validity, type WeightEncoder } from './table-encoder.js';
+import { PlainTextColumn } from './parquet-texts.js';
+import { type CellValue, ColumnEncoder, inputError, TableEncoder, type Validity, type WeightEncoder } from './table-encoder.js';
 
 /**
  * Reads an Arrow IPC file (`ARROW1`, "Feather v2") or an Arrow IPC stream into
@@ -31,6 +32,9 @@ export async function readArrow(path: string, options: ReadOptions): Promise<Raw
     const encoder = new TableEncoder(path, 'Arrow schema', fields.map((field) => ({ name: field.name })), options);
     const wanted = fields.flatMap((field, i) => (encoder.columns[i] !== undefined || encoder.weightAt[i] !== undefined ? [i] : []));
     const cells = new Map(wanted.map((i) => [i, cellReader(path, fields[i]!)]));
+    // A text column's values are numbered over their bytes (see textIds), one encoder per column.
+    const texts = new Map<number, PlainTextColumn>();
+    const textsOf = (i: number, target: ColumnEncoder) => texts.get(i) ?? texts.set(i, new PlainTextColumn(target)).get(i)!;
     const batches = reader.isFile() ? reader.numRecordBatches : 0;
     let rows = 0;
     let batchIndex = 0;
@@ -38,7 +42,7 @@ export async function readArrow(path: string, options: ReadOptions): Promise<Raw
       for (const i of wanted) {
         const target = encoder.columns[i] ?? encoder.weightAt[i]!;
         const vector = batch.getChildAt(i)!;
-        if (!storeColumnar(target, rows, vector)) {
+        if (!storeColumnar(target, rows, vector, (encoder) => textsOf(i, encoder))) {
           const cell = cells.get(i)!;
           for (let row = 0; row < batch.numRows; row++) target.set(rows + row, cell(vector.get(row)));
         }
@@ -70,7 +74,7 @@ async function checkEndOfStream(handle: FileHandle, size: number, path: string):
  * dictionary once per batch with its indices. Other types (dates, booleans...) go cell by
  * cell. Returns whether the vector was stored.
  */
-function storeColumnar(target: ColumnEncoder | WeightEncoder, start: number, vector: Vector): boolean {
+function storeColumnar(target: ColumnEncoder | WeightEncoder, start: number, vector: Vector, textsOf: (target: ColumnEncoder) => PlainTextColumn): boolean {
   const type = vector.type as DataType;
   const plainNumbers = Types.isInt(type) || (Types.isFloat(type) && type.precision !== 0);
   const dictionaryOfPlain = Types.isDictionary(type) && (Types.isUtf8(type.dictionary) || Types.isLargeUtf8(type.dictionary) || Types.isInt(type.dictionary));
@@ -92,7 +96,8 @@ function storeColumnar(target: ColumnEncoder | WeightEncoder, start: number, vec
         for (let k = 0; k < data.length; k++) cells[k] = words[Number(indices[k]!)];
         target.setValues(at, cells, 0, data.length, valid);
       }
-    } else if (Types.isUtf8(type)) target.setValues(at, utf8Cells(data as Data<Utf8>), 0, data.length, valid, true);
+    } else if (Types.isUtf8(type) && target instanceof ColumnEncoder) target.setIds(at, textsOf(target).encode(lengthPrefixed(data as Data<Utf8>, valid), 0, data.length).ids);
+    else if (Types.isUtf8(type)) target.setValues(at, utf8Cells(data as Data<Utf8>), 0, data.length, valid, true);
     else target.setValues(at, makeVector(data).toArray() as ArrayLike<CellValue>, 0, data.length);
     at += data.length;
   }
@@ -102,6 +107,32 @@ function storeColumnar(target: ColumnEncoder | WeightEncoder, start: number, vec
 function isNullAt(valid: Validity, i: number): boolean {
   const bit = valid.offset + i;
   return (valid.bits[bit >> 3]! & (1 << (bit & 7))) === 0;
+}
+
+/**
+ * A Utf8 vector's values as Parquet PLAIN stores text (each a 4-byte little-endian length, then
+ * its bytes; a null row as an empty value, which is blank): what PlainTextColumn numbers over
+ * the bytes, making a string once per distinct value instead of once per row.
+ */
+function lengthPrefixed(data: Data<Utf8>, valid: Validity | undefined): Uint8Array {
+  const offsets = data.valueOffsets;
+  const bytes = data.values;
+  const first = offsets[0]!;
+  const out = new Uint8Array(4 * data.length + (offsets[data.length]! - first));
+  let at = 0;
+  for (let k = 0; k < data.length; k++) {
+    const start = offsets[k]!;
+    const length = valid !== undefined && isNullAt(valid, k) ? 0 : offsets[k + 1]! - start;
+    out[at] = length;
+    out[at + 1] = length >>> 8;
+    out[at + 2] = length >>> 16;
+    out[at + 3] = length >>> 24;
+    at += 4;
+    if (length > 16) out.set(bytes.subarray(start, start + length), at);
+    else for (let b = 0; b < length; b++) out[at + b] = bytes[start + b]!;
+    at += length;
+  }
+  return out.subarray(0, at);
 }
 
 /** The strings of a Utf8 vector's data, straight from its offsets and bytes (null rows: left as ''). */

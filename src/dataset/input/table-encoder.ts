@@ -1,6 +1,7 @@
 import { CrosstabError, ErrorCode } from '../../errors.js';
 import { suggest } from '../../text/suggest.js';
 import type { RawColumn, RawTable, RawWeight, ReadOptions } from './raw-table.js';
+import { NumberIds } from './number-ids.js';
 import { grownIds, idLimit, rowIds, type RowIds, widened } from './row-ids.js';
 
 /**
@@ -127,6 +128,8 @@ export class ColumnEncoder extends ChunkedRows<RowIds> {
   /** Ids of whole numbers 0 .. smallInts - 1 by value (0: not seen), made at the first one: codes
    * in numeric columns (Parquet, Arrow) change from row to row, and an array beats the Map. */
   private smallIds: Uint32Array | undefined;
+  /** Ids of the other numbers seen by setNumbers and setInt64, by value (a cache in front of `codes`). */
+  private readonly numberIds = new NumberIds();
   /** Rows per id so far (index 0 unused: blanks are not counted), so the compiler need not count. */
   private counted: Uint32Array = new Uint32Array(256);
 
@@ -199,8 +202,10 @@ export class ColumnEncoder extends ChunkedRows<RowIds> {
       }
       let id = 0;
       if (value >= 0 && value < smallInts && (value | 0) === value && this.smallIds !== undefined) id = this.smallIds[value]!;
+      if (id === 0) id = this.numberIds.get(value);
       if (id === 0) {
         id = this.idOf(value);
+        this.numberIds.set(value, id);
         counted = this.counted;
       }
       out[k & scratchMask] = id;
@@ -224,8 +229,13 @@ export class ColumnEncoder extends ChunkedRows<RowIds> {
       let id = 0;
       if (high === 0 && low >= 0 && low < smallInts && this.smallIds !== undefined) id = this.smallIds[low]!;
       if (id === 0) {
-        id = this.idOf(high * 4294967296 + (low >>> 0));
-        counted = this.counted;
+        const value = high * 4294967296 + (low >>> 0);
+        id = this.numberIds.get(value);
+        if (id === 0) {
+          id = this.idOf(value);
+          this.numberIds.set(value, id);
+          counted = this.counted;
+        }
       }
       out[k & scratchMask] = id;
       counted[id]!++;
