@@ -75,21 +75,23 @@ const out = (line = '') => {
 out(`S3 (ACS base ESR=1,2, OCCP x INDP, expression entries), ${rounds} rounds x ${tables} tables per build and execution, builds alternated.`);
 out(`Node ${process.version}, ${cpus().length} cores, load average (1 min) ${Math.min(...loads).toFixed(1)}-${Math.max(...loads).toFixed(1)}. Every run gave the same figures (result digest ${[...digests][0].slice(0, 12)}).`);
 out();
-out('| build | execution | median wall ms | min wall ms | median process CPU ms | median kernel group-by ms (inline) | median wall - kernel ms per table | tables |');
-out('|---|---|---|---|---|---|---|---|');
+out('| build | execution | median wall ms | min wall ms | median process CPU ms | median kernel group-by ms (inline) | median wall - kernel ms per table | median minor page faults per table | tables |');
+out('|---|---|---|---|---|---|---|---|---|');
 for (const [key, results] of runs) {
   const wall = results.flatMap((r) => r.wall);
   const cpu = results.flatMap((r) => r.cpu);
   const kernel = results.every((r) => r.kernel) ? results.flatMap((r) => r.kernel) : null;
   const outside = kernel && results.flatMap((r) => r.wall.map((ms, i) => ms - r.kernel[i]));
-  const cell = (values) => (values ? median(values).toFixed(1) : '-');
-  out(`| ${key.replace(' ', ' | ')} | ${median(wall).toFixed(1)} | ${Math.min(...wall).toFixed(1)} | ${median(cpu).toFixed(1)} | ${cell(kernel)} | ${cell(outside)} | ${wall.length} |`);
+  const faults = results.every((r) => r.faults) ? results.flatMap((r) => r.faults) : null;
+  const cell = (values, digits = 1) => (values ? median(values).toFixed(digits) : '-');
+  out(`| ${key.replace(' ', ' | ')} | ${median(wall).toFixed(1)} | ${Math.min(...wall).toFixed(1)} | ${median(cpu).toFixed(1)} | ${cell(kernel)} | ${cell(outside)} | ${cell(faults, 0)} | ${wall.length} |`);
 }
 if (builds.length === 2) {
   out();
   for (const execution of ['inline', 'pool']) {
     const wall = (name) => median(runs.get(`${name} ${execution}`).flatMap((r) => r.wall));
-    out(`${execution}: after / before median wall = ${(wall('after') / wall('before')).toFixed(3)}`);
+    const perRound = runs.get(`after ${execution}`).map((after, round) => median(after.wall) / median(runs.get(`before ${execution}`)[round].wall));
+    out(`${execution}: after / before median wall = ${(wall('after') / wall('before')).toFixed(3)}; per round (each after its alternated before): ${perRound.map((ratio) => ratio.toFixed(2)).join(', ')}`);
   }
 }
 

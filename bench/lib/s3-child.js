@@ -1,7 +1,8 @@
 // One process of bench/s3-overhead.js: opens the ACS dataset with the cell cache off and
 // runs the S3 table (every OCCP value by every INDP value, base ESR=1,2, each entry an
 // expression as bench/shapes/s3 passes them) `tables` times after 2 warm-ups, on one
-// execution. Prints one JSON line: wall and process-CPU ms per table, and the
+// execution. Prints one JSON line: wall and process-CPU ms per table, the process's minor
+// page faults per table (fresh memory the system had to map: mostly the result arrays), and the
 // process.hrtime window (µs) of the timed tables, so a --cpu-prof of this process can be
 // cut to that window.
 //   node bench/lib/s3-child.js DIST_INDEX_JS DATASET inline|pool TABLES
@@ -35,17 +36,20 @@ await ds.table(query);
 const wall = [];
 const cpu = [];
 const kernelTimes = [];
+const faults = [];
 let respondents = 0;
 let last;
 const from = process.hrtime.bigint() / 1000n;
 for (let i = 0; i < tables; i++) {
   kernelMs = 0;
+  const f0 = process.resourceUsage().minorPageFault;
   const c0 = process.cpuUsage();
   const t0 = performance.now();
   const result = await ds.table(query);
   wall.push(performance.now() - t0);
   const c = process.cpuUsage(c0);
   cpu.push((c.user + c.system) / 1000);
+  faults.push(process.resourceUsage().minorPageFault - f0);
   kernelTimes.push(kernelMs);
   respondents = result.total.respondents;
   last = result;
@@ -53,7 +57,7 @@ for (let i = 0; i < tables; i++) {
 }
 const to = process.hrtime.bigint() / 1000n;
 const digest = resultDigest(last);
-console.log(JSON.stringify({ execution, wall, cpu, kernel: execution === 'inline' && kernel ? kernelTimes : null, respondents, digest, window: [Number(from), Number(to)], load: loadavg()[0] }));
+console.log(JSON.stringify({ execution, wall, cpu, kernel: execution === 'inline' && kernel ? kernelTimes : null, faults, respondents, digest, window: [Number(from), Number(to)], load: loadavg()[0] }));
 await ds.close();
 
 /** SHA-256 of every figure of a table result: the cells' three arrays, then the margins and total. */

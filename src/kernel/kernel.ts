@@ -1,6 +1,7 @@
 import { CrosstabError, ErrorCode } from '../errors.js';
 import { KERNEL_ABI, type KernelExports, type KernelLayout, type KernelTask, readLayout } from './exports.js';
 import { KernelMemory } from './memory.js';
+import { primeResultAllocator } from './result-allocator.js';
 import { kernelModule } from './wasm-module.js';
 
 /** A weight vector in kernel memory and its weight runs (see assembly/index.ts). */
@@ -140,6 +141,9 @@ let mainKernel: Kernel | undefined;
 
 /** The kernel of the calling (main) thread, created on first use. */
 export function mainThreadKernel(): Kernel {
-  mainKernel ??= new Kernel(new KernelMemory());
+  if (!mainKernel) {
+    mainKernel = new Kernel(new KernelMemory());
+    primeResultAllocator();
+  }
   return mainKernel;
 }

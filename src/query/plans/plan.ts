@@ -54,15 +54,19 @@ export type ValueNode = Extract<Bound, { op: 'ranks' }>;
  * kernels map every rank, blank included, to its position on the axis.
  */
 export function valueAxis(axis: Bound[], evaluator: Pick<Evaluator, 'isMulti'>): axis is ValueNode[] {
-  const seen = new Set<string>();
-  return axis.every((node) => {
+  // Ranks seen per variable (numbers, not "variable:rank" strings: S3's 795 entries are
+  // checked on every table).
+  const seen = new Map<number, Set<number>>();
+  for (const node of axis) {
     // A multi-response variable has no index column to group by: its values go by bitsets.
     if (node.op !== 'ranks' || node.ranks.length !== 1 || evaluator.isMulti(node.variable)) return false;
-    const key = `${node.variable}:${node.ranks[0]}`;
-    if (seen.has(key)) return false;
-    seen.add(key);
-    return true;
-  });
+    let ranks = seen.get(node.variable);
+    if (ranks === undefined) seen.set(node.variable, (ranks = new Set()));
+    const rank = node.ranks[0]!;
+    if (ranks.has(rank)) return false;
+    ranks.add(rank);
+  }
+  return true;
 }
 
 /** True when every entry is one value of one and the same variable, each value once. */
