@@ -3,6 +3,7 @@ import { type Data, type DataType, DataType as Types, type Field, makeVector, Re
 import type { RawTable, ReadOptions } from './raw-table.js';
 import { checkTrailer, readTypedFile } from './input-file.js';
 import { Utf8Text } from './utf8-text.js';
+import { isNullAt } from './cell-values.js';
 import { PlainTextColumn } from './parquet-texts.js';
 import { type CellValue, ColumnEncoder, inputError, TableEncoder, type Validity, type WeightEncoder } from './table-encoder.js';
 
@@ -102,11 +103,6 @@ function storeColumnar(target: ColumnEncoder | WeightEncoder, start: number, vec
     at += data.length;
   }
   return true;
-}
-
-function isNullAt(valid: Validity, i: number): boolean {
-  const bit = valid.offset + i;
-  return (valid.bits[bit >> 3]! & (1 << (bit & 7))) === 0;
 }
 
 /**

@@ -1,0 +1,52 @@
+/**
+ * Values as the input readers hand them to the encoders: cells, validity bitmaps, and
+ * 64-bit integers read without making a BigInt each.
+ */
+
+/**
+ * A value as a reader hands it over. `null`, `undefined`, `''` and NaN are blank; numbers
+ * are written as JavaScript writes them, which is how a CSV of the same data has them
+ * (`2`, not `2.0`; `0.1`; `1e-7`).
+ */
+export type CellValue = string | number | bigint | boolean | null | undefined;
+
+/** An Arrow-style validity bitmap: value `i` is null when bit `offset + i` is 0. */
+export interface Validity {
+  bits: Uint8Array;
+  offset: number;
+}
+
+/** Whether value `i` is null in `valid`. */
+export function isNullAt(valid: Validity, i: number): boolean {
+  const bit = valid.offset + i;
+  return (valid.bits[bit >> 3]! & (1 << (bit & 7))) === 0;
+}
+
+/** Whether this machine stores numbers little-endian (as Parquet and Arrow files do). */
+export const littleEndian = new Uint8Array(Uint16Array.of(1).buffer)[0] === 1;
+
+/** Whether the 64-bit integers given as `count` little-endian pairs of halves are all within Number.MAX_SAFE_INTEGER. */
+export function safeHalves(halves: Int32Array, count: number): boolean {
+  for (let k = 0; k < count; k++) {
+    const high = halves[2 * k + 1]!;
+    if (high > 0x1fffff || high < -0x1fffff) return false;
+  }
+  return true;
+}
+
+/**
+ * `values[from .. from + count - 1]` as numbers, read as 32-bit halves (reading a
+ * BigInt64Array element makes a BigInt on the heap, about as slow as a Map lookup), or
+ * undefined when one is beyond Number.MAX_SAFE_INTEGER (those stay bigint, written exactly).
+ */
+export function safeNumbers(values: BigInt64Array, from: number, count: number): Float64Array | undefined {
+  if (!littleEndian) return undefined;
+  const halves = new Int32Array(values.buffer, values.byteOffset + from * 8, count * 2);
+  const out = new Float64Array(count);
+  for (let k = 0; k < count; k++) {
+    const high = halves[2 * k + 1]!;
+    if (high > 0x1fffff || high < -0x1fffff) return undefined;
+    out[k] = high * 4294967296 + (halves[2 * k]! >>> 0);
+  }
+  return out;
+}
