@@ -39,25 +39,12 @@ interface Batch {
 const FLUSHES_IN_FLIGHT = 3;
 
 /**
- * Event-loop utilization (the share of time the loop was running callbacks, not waiting for
- * I/O) over the last LOOP_WINDOW_MS or more, above which a batch waits for a flush in flight to
- * settle instead of starting one more. A busy loop is short of CPU, not of flushes: each
- * `fdatasync` costs the process about 100-150 µs of CPU whatever its size, so on a saturated
- * core overlapping flushes take CPU from the requests, and records waiting one flush longer
- * make bigger batches. A loop that has been idle is waiting for the disk: then flushes overlap.
- */
-const BUSY_LOOP = 0.9;
-/** Milliseconds of event loop at least that BUSY_LOOP is measured over: shorter spans are all one callback or all one wait. */
-const LOOP_WINDOW_MS = 20;
-
-/**
  * Append-only NDJSON ledger, one UsageRecord per line. Group commit, pipelined: records
  * arriving while earlier batches are being flushed are appended as the next batch at once
  * (one write to the page cache) and flushed with an `fdatasync` of their own, so up to
  * FLUSHES_IN_FLIGHT flushes overlap and a record waits for its own flush, not for the one
- * before it to end first. They overlap only while the event loop has time to spare: on a busy
- * loop (BUSY_LOOP) the next batch waits for the flush in flight, one flush at a time. Appends
- * are made one at a time, so batches lie in the file in the order they were formed.
+ * before it to end first. Appends are made one at a time, so batches lie in the file in the
+ * order they were formed.
  *
  * A record's promise resolves (its 200 is sent) only once its batch's own flush, issued after
  * the batch was appended, has returned and every earlier batch's record resolved: the records
@@ -92,8 +79,6 @@ export class NdjsonLedger implements UsageSink {
   private refusal: { error: unknown } | undefined;
   private closed = false;
   private reopenRequested = false;
-  /** The event loop's counters at the start of the current window, and whether it was busy in the last. */
-  private loop = { mark: performance.eventLoopUtilization(), busy: false };
   /**
    * Records made durable so far, the flushes that did it, reopens, and the wall time from each
    * batch's append to the end of its flush (ms): writeMs / flushes is what a billed call waits
@@ -158,9 +143,8 @@ export class NdjsonLedger implements UsageSink {
         continue;
       }
       if (this.pending.length === 0) break;
-      // Records wait here while every flush handle is busy, or while a flush is in flight and
-      // the loop is busy (BUSY_LOOP), making the next batch bigger.
-      if (this.idleSyncs.length === 0 || (this.inFlight.length > 0 && this.loopBusy())) {
+      // Records wait here while every flush handle is busy, making the next batch bigger.
+      if (this.idleSyncs.length === 0) {
         await this.settled();
         continue;
       }
@@ -181,16 +165,6 @@ export class NdjsonLedger implements UsageSink {
       await this.append((atPath as { size: number }).size);
     }
     this.appending = undefined;
-  }
-
-  /**
-   * Whether the event loop was busy (BUSY_LOOP) over the last LOOP_WINDOW_MS or more: the
-   * utilization since the last look, taken anew once that is at least the window long.
-   */
-  private loopBusy(): boolean {
-    const since = performance.eventLoopUtilization(this.loop.mark);
-    if (since.idle + since.active >= LOOP_WINDOW_MS) this.loop = { mark: performance.eventLoopUtilization(), busy: since.utilization > BUSY_LOOP };
-    return this.loop.busy;
   }
 
   private takePending(): Pending[] {
