@@ -61,7 +61,7 @@ figures <- function(d, rows, columns) {
   out
 }
 
-run_case <- function(name, kind, method, margins, options = list(), rows = "HI_CHOL", columns = "race") {
+run_case <- function(name, kind, method, margins, options = list(), rows = "HI_CHOL", columns = "race", zero_every = NULL) {
   d <- design_of(kind)
   if (method == "rake") {
     out <- rake(d, lapply(margins, function(m) as.formula(paste("~", m$variable))), lapply(margins, pop_margin),
@@ -80,7 +80,7 @@ run_case <- function(name, kind, method, margins, options = list(), rows = "HI_C
   frame$final <<- weights(out)
   fixed <- design_of(kind, "final")
   fixture <- list(
-    case = name, dataset = "datasets/build/nhanes.arrow", design = kind, baseWeight = "WTMEC2YR", method = method,
+    case = name, dataset = "datasets/build/nhanes.arrow", design = kind, baseWeight = "WTMEC2YR", method = method, zeroWeightEvery = zero_every,
     options = options, targets = list(margins = margins), rows = rows, columns = columns,
     r = list(version = paste(R.version$major, R.version$minor, sep = "."), survey = as.character(packageVersion("survey")),
              sum = sum(weights(out)), calibrated = figures(out, rows, columns), fixed = figures(fixed, rows, columns))
@@ -104,3 +104,16 @@ run_case("nhanes-taylor-logit", "taylor", "logit", list(race, age, sex), list(ep
 run_case("nhanes-taylor-poststratify-interlocked", "taylor", "poststratify", interlocked, rows = "HI_CHOL", columns = "agecat")
 run_case("nhanes-simple-rake", "simple", "rake", list(race, age, sex), list(epsilon = 1e-8, maxIterations = 100))
 run_case("nhanes-simple-logit", "simple", "logit", list(race, age, sex), list(epsilon = 1e-7, maxIterations = 50, bounds = c(0.5, 2)))
+
+# Base weight 0 for every 50th respondent (1-based row numbers 50, 100, ...). R's design with
+# those rows in gives NaN standard errors (their 1/weight is infinite); the engine keeps them,
+# and a respondent with base weight 0 takes no part in the calibration. So R's figures here are
+# those of the design without them: the same PSUs (none is left empty), the same totals.
+full <- frame
+zero_every <- 50
+frame <- full[seq_len(nrow(full)) %% zero_every != 0, ]
+total <- sum(frame$w)
+run_case("nhanes-taylor-rake-zero-weights", "taylor", "rake", list(race, age, sex), list(epsilon = 1e-8, maxIterations = 100), zero_every = zero_every)
+run_case("nhanes-taylor-linear-zero-weights", "taylor", "linear", list(race, age, sex), list(epsilon = 1e-7, maxIterations = 50), rows = "HI_CHOL", columns = "agecat", zero_every = zero_every)
+frame <- full
+total <- sum(frame$w)

@@ -39,8 +39,9 @@ export class CalibratedDesign {
   async residualSums(weight: string, input: TableInput, psuOf: Uint32Array, plain: PsuSums): Promise<PsuSums> {
     const calibration = this.calibrationOf(weight)!;
     const prepared = this.prepare(weight, calibration, psuOf, plain.clusters);
-    // Per cell of the targets: Σ base weight (regression) or respondents (raking) of every slot.
-    const weights = input.evaluator.weights(calibration.kind === 'regression' ? calibration.baseWeight : null);
+    // Per cell of the targets: Σ base weight (regression) or respondents (raking: those with a
+    // base weight above 0, the only ones the raking took part of) of every slot.
+    const weights = calibration.kind === 'regression' ? input.evaluator.weights(calibration.baseWeight) : input.evaluator.positiveWeights(calibration.baseWeight);
     const cellTable = await computeTableWithPsuSums({ ...input, weights }, { ptr: prepared.cellColumn.ptr, clusters: prepared.model.cells });
     return calibratedPsuSums(plain, cellTable.clusterSums, prepared.pairs, prepared.model);
   }
@@ -87,7 +88,8 @@ export class CalibratedDesign {
         });
       }
       cellOf[r] = cell;
-      respondents[cell]!++;
+      // A respondent with base weight 0 is not one of the raking's (R gives NaN with one; without it, these figures).
+      if (base[r]! > 0) respondents[cell]!++;
       baseTotals[cell]! += base[r]!;
     }
     // Residuals subtract per (PSU, cell): final weights (regression) or base weights (raking).

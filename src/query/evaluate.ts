@@ -93,6 +93,27 @@ export class Evaluator {
     return vector;
   }
 
+  /**
+   * 1 for each respondent whose weight `name` is above 0, else 0: a raking's respondents (one
+   * with base weight 0 takes no part in the calibration, as if it were not in the sample).
+   */
+  positiveWeights(name: string): WeightVector {
+    const key = `>0:${name}`;
+    let vector = this.weightVectors.get(key);
+    if (vector) return vector;
+    const source = this.kernel.memory.f64(this.weights(name).ptr, this.data.meta.respondents);
+    const length = this.words * 64;
+    const ptr = this.kernel.memory.alloc(length * 8);
+    this.owned.push({ ptr, bytes: length * 8 });
+    const ones = this.kernel.memory.f64(ptr, length).fill(0);
+    for (let r = 0; r < source.length; r++) if (source[r]! > 0) ones[r] = 1;
+    const { runs, nRuns, bytes } = this.kernel.weightRuns(ptr, this.words, this.data.meta.respondents);
+    this.owned.push({ ptr: runs, bytes });
+    vector = { ptr, runs, nRuns, exactSums: true };
+    this.weightVectors.set(key, vector);
+    return vector;
+  }
+
   /** Evaluates `base` once; the returned view is given back with release(). */
   materialize(node: Bound): DenseView {
     return this.dense(node);

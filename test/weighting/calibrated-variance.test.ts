@@ -1,6 +1,7 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildDataset } from '../../src/build/build.js';
 import { openDataset, weightDataset, type WeightOptions } from '../../src/index.js';
@@ -23,6 +24,8 @@ interface VarianceFixture {
   design: 'taylor' | 'simple';
   baseWeight: string;
   method: WeightOptions['method'];
+  /** Base weight 0 for every k-th respondent (R's figures: the design without them). */
+  zeroWeightEvery: number | null;
   options: { epsilon?: number; maxIterations?: number; bounds?: [number, number] } | [];
   targets: Record<string, unknown>;
   rows: string;
@@ -34,14 +37,23 @@ const dir = join(repoRoot, 'test', 'fixtures', 'weight-variance');
 const fixtures = readdirSync(dir).filter((file) => file.endsWith('.json')).map((file) => JSON.parse(readFileSync(join(dir, file), 'utf8')) as VarianceFixture);
 const out = mkdtempSync(join(tmpdir(), 'weight-variance-'));
 const simple = join(out, 'nhanes-simple.arrow');
+/** NHANES with its design and one more weight, w0: WTMEC2YR with every k-th respondent's set to 0. */
+const zeroWeights = (every: number) => join(out, `nhanes-zero-${every}.arrow`);
 afterAll(() => rmSync(out, { recursive: true, force: true }));
 beforeAll(async () => {
   await buildDataset(nhanesCsv, { weights: ['WTMEC2YR'], survey: 'NHANES', out: simple });
+  for (const every of new Set(fixtures.flatMap((fixture) => (fixture.zeroWeightEvery ? [fixture.zeroWeightEvery] : [])))) {
+    const [header, ...lines] = gunzipSync(readFileSync(nhanesCsv)).toString('utf8').trimEnd().split('\n');
+    const weight = header!.split(',').indexOf('WTMEC2YR');
+    const csv = join(out, `nhanes-zero-${every}.csv`);
+    writeFileSync(csv, [`${header},w0`, ...lines.map((line, i) => `${line},${(i + 1) % every === 0 ? 0 : line.split(',')[weight]}`)].join('\n') + '\n');
+    await buildDataset(csv, { weights: ['w0'], survey: 'NHANES', out: zeroWeights(every), design: { strata: 'SDMVSTRA', psu: 'SDMVPSU', nest: true } });
+  }
 }, 120_000);
 
 describe.each(fixtures)('$case', (fixture) => {
   it(`gives R's ${fixture.design === 'taylor' ? 'calibrated-design' : 'ids = ~1'} SEs (1e-9 relative)`, async () => {
-    const source = fixture.design === 'taylor' ? join(repoRoot, fixture.dataset) : simple;
+    const source = fixture.zeroWeightEvery ? zeroWeights(fixture.zeroWeightEvery) : fixture.design === 'taylor' ? join(repoRoot, fixture.dataset) : simple;
     const file = join(out, `${fixture.case}.arrow`);
     const options = Array.isArray(fixture.options) ? {} : fixture.options;
     await weightDataset(source, { targets: fixture.targets, method: fixture.method, name: 'wt_r', out: file, ...options });
