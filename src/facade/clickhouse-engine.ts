@@ -156,12 +156,18 @@ export class ClickHouseEngine implements DatasetEngine {
       const aggregates = [...conditions.keys()].flatMap((condition, i) =>
         w ? [`countIf(${condition}) AS n${i}`, `sumIf(${w}, ${condition}) AS s${i}`, `sumIf(${w} * ${w}, ${condition}) AS q${i}`] : [`countIf(${condition}) AS n${i}`],
       );
+      // The base's respondents of weight 0, in the same scan: design effects must count them out.
+      if (w) aggregates.push(`countIf(${w} = 0) AS z`);
       const [row] = await this.rows<Record<string, unknown>>(`SELECT ${aggregates.join(', ')} ${where} ${QUERY_SETTINGS}`, run.signal);
       for (const [r, c, i] of slots) place(r, c, sumsOf(row!, String(i)));
+      zeroWeights(table, row?.z);
     } else {
-      const sums = w ? `, sum(${w}) AS s, sum(${w} * ${w}) AS q` : '';
+      const sums = w ? `, sum(${w}) AS s, sum(${w} * ${w}) AS q, countIf(${w} = 0) AS z` : '';
       const sql = `SELECT arrayJoin(${axisMembership(rows, 'rows')}) AS r, arrayJoin(${axisMembership(columns, 'columns')}) AS c, count() AS n${sums} ${where} GROUP BY r, c ${QUERY_SETTINGS}`;
-      for (const entry of await this.rows<Record<string, unknown>>(sql, run.signal)) place(Number(entry.r), Number(entry.c), sumsOf(entry, ''));
+      for (const entry of await this.rows<Record<string, unknown>>(sql, run.signal)) {
+        place(Number(entry.r), Number(entry.c), sumsOf(entry, ''));
+        if (Number(entry.r) === 0 && Number(entry.c) === 0) zeroWeights(table, entry.z);
+      }
     }
     run.onProgress?.(size, size);
     return table;
@@ -199,6 +205,12 @@ export class ClickHouseEngine implements DatasetEngine {
     if (name === null) return null;
     return weightColumn(this.meta.weights.findIndex((candidate) => candidate.name === name));
   }
+}
+
+/** Records the base's respondents of weight 0 in the table's design, when there are any. */
+function zeroWeights(table: EngineTable, count: unknown): void {
+  const zero = Number(count ?? 0);
+  if (zero > 0) table.design = { ...table.design, zeroWeights: zero };
 }
 
 function empty(): CellSums {

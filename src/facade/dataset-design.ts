@@ -49,9 +49,21 @@ export class DatasetDesign {
    * pass), or the cells under every replicate weight (replicate designs; only with the
    * dataset's default weight, the one the replicates replicate).
    */
+  /**
+   * The base's respondents whose weight is 0, when the weight has any (one walk of the base
+   * with a 0/1 weight; nothing when it has none): design effects must count them out.
+   */
+  private zeroWeightsIn(base: DenseView, weight: string | null): { zeroWeights?: number } {
+    if (weight === null || this.evaluator.zeroWeights(weight) === 0) return {};
+    const cell = this.evaluator.cell(base, { op: 'all' }, this.evaluator.positiveWeights(weight));
+    const zero = cell.respondents - cell.weighted;
+    return zero > 0 ? { zeroWeights: zero } : {};
+  }
+
   async table(base: DenseView, rows: Bound[], columns: Bound[], weight: string | null, weights: WeightVector, run: TableRun): Promise<{ cells: TableCells; design: TableDesign }> {
     const stored = this.data.meta.design;
-    const simple: TableDesign = { kind: 'simple', fileRespondents: this.data.meta.respondents };
+    const zero = this.zeroWeightsIn(base, weight);
+    const simple: TableDesign = { kind: 'simple', fileRespondents: this.data.meta.respondents, ...zero };
     if (stored?.psu) {
       const structure = this.psus();
       const column = this.psuColumn!;
@@ -60,7 +72,7 @@ export class DatasetDesign {
       const { clusterSums: plain, ...rest } = cells;
       // A weight calibrated by `crosstab weight`: the residuals of the calibrated design (R's calibrate()/rake()).
       const clusterSums = this.calibrated.calibrationOf(weight) ? await this.calibrated.residualSums(weight!, input, structure.clusterOf, plain) : plain;
-      return { cells: rest, design: { kind: 'taylor', psus: { clusters: structure.clusters, stratumOf: structure.stratumOf, strata: structure.strata }, clusterSums } };
+      return { cells: rest, design: { kind: 'taylor', psus: { clusters: structure.clusters, stratumOf: structure.stratumOf, strata: structure.strata }, clusterSums, ...zero } };
     }
     const cells = await computeTable({ kernel: this.kernel, evaluator: this.evaluator, base, rows, columns, weights, run });
     const replicates = stored?.replicates;
@@ -77,7 +89,7 @@ export class DatasetDesign {
       });
     }
     const degreesOfFreedom = this.replicateDegreesOfFreedom(base);
-    return { cells, design: { kind: 'replicate', scale: replicates.scale, rscales: replicates.rscales, mse: replicates.mse, degreesOfFreedom, replicates: estimates } };
+    return { cells, design: { kind: 'replicate', scale: replicates.scale, rscales: replicates.rscales, mse: replicates.mse, degreesOfFreedom, replicates: estimates, ...zero } };
   }
 
   /**

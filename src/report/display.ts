@@ -72,6 +72,13 @@ export function missingNote(result: TableResult, statistics: TableStatistics | u
   return `${base}; ${shown}; significance and Rao-Scott tests cover answered categories only`;
 }
 
+/** The notes under a table's statistics: its Rao–Scott lines, and why its design effects are not given, when they are not. */
+export function statisticsNotes(statistics: TableStatistics): string[] {
+  const deff = statistics.designEffectNotDefined;
+  const zeroWeights = deff === undefined ? [] : [`Design effects: not given, ${formatCount(deff.respondents, 0)} base respondents have weight 0 (the SRS variance counts only respondents with a weight above 0, which these cells do not tell apart)`];
+  return [...raoScottLines(statistics), ...zeroWeights];
+}
+
 /** One line per Rao–Scott test, and one per column group whose columns share respondents (no test). */
 export function raoScottLines(statistics: TableStatistics): string[] {
   const tests = (statistics.raoScott ?? []).map(

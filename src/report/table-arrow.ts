@@ -89,6 +89,7 @@ function tableContext(result: TableResult, statistics: TableStatistics | undefin
           columnGroups: statistics.groups,
           ...(statistics.raoScott ? { raoScott: statistics.raoScott.map(raoScottJson) } : {}),
           ...(statistics.raoScottNotDefined?.length ? { raoScottNotDefined: statistics.raoScottNotDefined } : {}),
+          ...(statistics.designEffectNotDefined ? { designEffectNotDefined: statistics.designEffectNotDefined } : {}),
         }
       : {}),
   };

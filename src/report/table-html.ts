@@ -9,7 +9,7 @@ import {
   lettersLegend,
   markerLegend,
   missingNote,
-  raoScottLines,
+  statisticsNotes,
   stabilityMarker,
   varianceLegend,
   type DisplayOptions,
@@ -150,7 +150,7 @@ function legend(result: TableResult, statistics: TableStatistics | undefined, ha
   ];
   if (statistics?.letters) items.push(`<p>${escapeHTML(lettersLegend(statistics))}.</p>`);
   if (statistics?.columnPctSE || statistics?.designEffect || statistics?.letters) items.push(`<p>Variances: ${escapeHTML(varianceLegend(statistics))}.</p>`);
-  for (const line of statistics ? raoScottLines(statistics) : []) items.push(`<p>${escapeHTML(line)}.</p>`);
+  for (const line of statistics ? statisticsNotes(statistics) : []) items.push(`<p>${escapeHTML(line)}.</p>`);
   return `<div class="legend">\n${items.join('\n')}\n</div>`;
 }
 

@@ -88,6 +88,8 @@ export interface TableJson {
   raoScott?: TableJsonRaoScott[];
   /** With `chisq`: column groups (indexes into columnGroups) with no Rao–Scott test, and why. */
   raoScottNotDefined?: RaoScottNotDefined[];
+  /** Why every design effect is null, when one is (see TableStatistics.designEffectNotDefined). */
+  designEffectNotDefined?: { reason: 'zero-weights'; respondents: number };
 }
 
 export interface TableJsonRaoScott {
@@ -159,6 +161,7 @@ export function tableToJSON(result: TableResult, statistics?: TableStatistics): 
   json.statistics = { stats, se, test, correction, alpha, deff, designRespondents: finiteOrNull(designRespondents), domain, lonelyPsu, variance, percentBase };
   if (statistics.raoScott) json.raoScott = statistics.raoScott.map(raoScottJson);
   if (statistics.raoScottNotDefined && statistics.raoScottNotDefined.length > 0) json.raoScottNotDefined = statistics.raoScottNotDefined.map((entry) => ({ ...entry }));
+  if (statistics.designEffectNotDefined) json.designEffectNotDefined = { ...statistics.designEffectNotDefined };
   json.columnGroups = statistics.groups.map((group) => ({ variable: group.variable, columns: [...group.columns], letters: [...group.letters] }));
   if (statistics.comparisons) {
     json.comparisons = statistics.comparisons.map((pair) => ({

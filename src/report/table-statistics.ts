@@ -134,6 +134,12 @@ export interface TableStatistics extends FigureArrays {
    * test is of one variable's mutually exclusive categories and is not defined for overlapping ones.
    */
   raoScottNotDefined?: RaoScottNotDefined[];
+  /**
+   * `deff`: why every design effect is NaN, when one is: `zero-weights`, some of the base's
+   * respondents (`respondents`) have weight 0. R's design effects count only respondents
+   * with a weight above 0 in the SRS variance, and the cells' counts do not tell them apart.
+   */
+  designEffectNotDefined?: { reason: 'zero-weights'; respondents: number };
 }
 
 /**
@@ -164,6 +170,8 @@ export function tableStatistics(result: TableResult, options: TableStatisticsOpt
   const out: TableStatistics = { ...settings, percentBase: bases.percentBase, variance: figures.variance, designRespondents, groups, columnLetters, rowShare };
   for (const figure of FIGURES) if (wants.has(figure.stat)) out[figure.field] = new Float64Array(size);
 
+  const zeroWeights = result.design?.zeroWeights ?? 0;
+  if (out.designEffect && zeroWeights > 0) out.designEffectNotDefined = { reason: 'zero-weights', respondents: zeroWeights };
   for (let r = 0; r < rowCount; r++) {
     for (let c = 0; c < columnCount; c++) {
       const at = r * columnCount + c;
@@ -176,7 +184,7 @@ export function tableStatistics(result: TableResult, options: TableStatisticsOpt
       if (out.index) out.index[at] = (100 * p) / rowShare[r]!;
       if (out.effectiveBase) out.effectiveBase[at] = kishEffectiveBase(column);
       const variance = out.designEffect || (settings.se !== 'kish' && (out.columnPctSE || out.columnPctMoE)) ? figures.proportionVariance(r, c) : Number.NaN;
-      if (out.designEffect) out.designEffect[at] = designEffect(p, column, variance, settings.deff === 'population');
+      if (out.designEffect) out.designEffect[at] = zeroWeights > 0 ? Number.NaN : designEffect(p, column, variance, settings.deff === 'population');
       if (out.columnPctSE || out.columnPctMoE) {
         const se = settings.se === 'kish' ? kishStandardError(cell, column) : Math.sqrt(variance);
         if (out.columnPctSE) out.columnPctSE[at] = se;

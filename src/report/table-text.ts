@@ -8,7 +8,7 @@ import {
   markerLegend,
   missingNote,
   stabilityMarker,
-  type DisplayOptions, raoScottLines, varianceLegend } from './display.js';
+  type DisplayOptions, statisticsNotes, varianceLegend } from './display.js';
 import { rowTotalFigure } from './statistics.js';
 import type { TableStatistics } from './table-statistics.js';
 import { displayWidth, padEndDisplay, padStartDisplay, truncateDisplay } from './display-width.js';
@@ -108,7 +108,7 @@ export function tableToText(result: TableResult, statistics?: TableStatistics, o
     const method = statistics!.se === 'kish' ? 'Kish effective base' : varianceLegend(statistics!);
     lines.push(`SE, 95% MoE: of the vertical %, in percentage points (${method}); "weighted" lines: of the weighted sum`);
   }
-  if (statistics) lines.push(...raoScottLines(statistics));
+  if (statistics) lines.push(...statisticsNotes(statistics));
   return `${lines.join('\n')}\n`;
 }
 

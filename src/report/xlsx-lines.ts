@@ -1,6 +1,6 @@
 import type { Cell, TableResult } from '../facade/types.js';
 import { columnGroups } from './column-groups.js';
-import { banners, displayedStats, lettersLegend, markerLegend, missingNote, raoScottLines, stabilityMarker, varianceLegend, type DisplayOptions } from './display.js';
+import { banners, displayedStats, lettersLegend, markerLegend, missingNote, statisticsNotes, stabilityMarker, varianceLegend, type DisplayOptions } from './display.js';
 import { rowTotalFigure, type FigureDisplay } from './statistics.js';
 import type { TableStatistics } from './table-statistics.js';
 
@@ -94,7 +94,7 @@ function footnotes(result: TableResult, statistics: TableStatistics | undefined)
   const notes = [markerLegend(result.stability), capitalize(missingNote(result, statistics)) + '.'];
   if (statistics?.letters) notes.push(lettersLegend(statistics));
   if (statistics && (statistics.columnPctSE || statistics.designEffect || statistics.letters)) notes.push(`Variances: ${varianceLegend(statistics)}`);
-  if (statistics) notes.push(...raoScottLines(statistics));
+  if (statistics) notes.push(...statisticsNotes(statistics));
   return notes.map((note) => ({ kind: 'footnote', cells: [text(note)] }));
 }
 

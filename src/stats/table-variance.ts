@@ -24,7 +24,7 @@ export interface ReplicateTable {
 }
 
 /** What a table's variances need beyond Σw, n and Σw² of its cells. */
-export type TableDesign =
+export type TableDesign = (
   /** Independent respondents: R `svydesign(ids = ~1)` over the whole file, N = its respondents. */
   | { kind: 'simple'; fileRespondents: number }
   /** Strata and PSUs: per-PSU sums of every cell and margin. */
@@ -33,7 +33,14 @@ export type TableDesign =
    * Replicate weights: every cell and margin under every replicate, and the base's degrees
    * of freedom (R `degf(subset(design, base))`).
    */
-  | ({ kind: 'replicate'; replicates: ReplicateTable[]; degreesOfFreedom: number } & ReplicateSettings);
+  | ({ kind: 'replicate'; replicates: ReplicateTable[]; degreesOfFreedom: number } & ReplicateSettings)
+) & {
+  /**
+   * Respondents of the base whose weight is 0, when the weight has any. R's design effects
+   * count only respondents with a weight above 0, which the cells' counts do not tell apart.
+   */
+  zeroWeights?: number;
+};
 
 /** Where a sum sits in a table: a cell (row-major index), a margin, the base total, or the sum of some cells. */
 export type Slot = { cell: number } | { row: number } | { column: number } | 'total' | { cells: readonly number[] };
