@@ -46,7 +46,8 @@ export class Evaluator {
   private readonly scratch: number[] = [];
   /** Kernel memory owned by this evaluator: scratch bitsets, weight helpers. */
   private owned: Array<{ ptr: number; bytes: number }> = [];
-  private readonly weightVectors = new Map<string, WeightVector & { positives?: number }>();
+  private readonly weightVectors = new Map<string, WeightVector>();
+  private readonly zeroCounts = new Map<string, number>();
   private disposed = false;
   /** Operations run now, on the calling thread's kernel, over this evaluator's scratch bitsets. */
   private readonly direct: BitsetScope;
@@ -93,17 +94,23 @@ export class Evaluator {
     return vector;
   }
 
-  /** Respondents of the file whose weight `name` is 0. */
+  /** Respondents of the file whose weight `name` is 0 (counted once per weight, nothing allocated). */
   zeroWeights(name: string): number {
-    const positive = this.positiveWeights(name);
-    return this.data.meta.respondents - (positive.positives ?? 0);
+    let zero = this.zeroCounts.get(name);
+    if (zero === undefined) {
+      const values = this.kernel.memory.f64(this.weights(name).ptr, this.data.meta.respondents);
+      zero = 0;
+      for (let r = 0; r < values.length; r++) if (!(values[r]! > 0)) zero++;
+      this.zeroCounts.set(name, zero);
+    }
+    return zero;
   }
 
   /**
    * 1 for each respondent whose weight `name` is above 0, else 0: a raking's respondents (one
    * with base weight 0 takes no part in the calibration, as if it were not in the sample).
    */
-  positiveWeights(name: string): WeightVector & { positives?: number } {
+  positiveWeights(name: string): WeightVector {
     const key = `>0:${name}`;
     let vector = this.weightVectors.get(key);
     if (vector) return vector;
@@ -112,18 +119,12 @@ export class Evaluator {
     const ptr = this.kernel.memory.alloc(length * 8);
     this.owned.push({ ptr, bytes: length * 8 });
     const ones = this.kernel.memory.f64(ptr, length).fill(0);
-    let positives = 0;
-    for (let r = 0; r < source.length; r++) {
-      if (source[r]! > 0) {
-        ones[r] = 1;
-        positives++;
-      }
-    }
+    for (let r = 0; r < source.length; r++) if (source[r]! > 0) ones[r] = 1;
     const { runs, nRuns, bytes } = this.kernel.weightRuns(ptr, this.words, this.data.meta.respondents);
     this.owned.push({ ptr: runs, bytes });
-    const made = { ptr, runs, nRuns, exactSums: true, positives };
-    this.weightVectors.set(key, made);
-    return made;
+    vector = { ptr, runs, nRuns, exactSums: true };
+    this.weightVectors.set(key, vector);
+    return vector;
   }
 
   /** Evaluates `base` once; the returned view is given back with release(). */
@@ -241,6 +242,7 @@ export class Evaluator {
     this.owned = [];
     this.scratch.length = 0;
     this.weightVectors.clear();
+    this.zeroCounts.clear();
   }
 
   /** The respondents of `node`: a stored bitset, or a scratch one built through `scope`. */
