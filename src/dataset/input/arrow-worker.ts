@@ -1,8 +1,9 @@
-// An Arrow build worker: opens an Arrow IPC file itself, walks its record batches in order
-// and stores its share of the columns into column encoders of its own, by the calling
-// thread's code (arrow-columns.ts), so each column's dictionary and ids are made here just
-// as the calling thread would make them; then hands back each column's dictionary, ids and
-// counts. Bundled as dist/dataset/arrow-worker.js.
+// An Arrow build worker: opens an Arrow IPC file itself, walks its record batches in order,
+// reading only its share of the columns' buffers (arrow-batch-columns.ts), and stores them
+// into column encoders of its own by the calling thread's code (arrow-columns.ts), so each
+// column's dictionary and ids are made here just as the calling thread would make them;
+// then hands back each column's dictionary, ids and counts. Bundled as
+// dist/dataset/arrow-worker.js.
 //
 // workerData: an ArrowShareTask (arrow-share.ts)
 // Out: { column: ShareResult } per column (ids and counts transferred), then { done: true };
@@ -10,6 +11,7 @@
 import { open } from 'node:fs/promises';
 import { parentPort, workerData } from 'node:worker_threads';
 import { RecordBatchReader } from 'apache-arrow';
+import { readBatchColumns } from './arrow-batch-columns.js';
 import { storeColumnar, TextColumns } from './arrow-columns.js';
 import type { ArrowShareTask } from './arrow-share.js';
 import { type ShareResult, wholeBuffer } from './column-shares.js';
@@ -27,12 +29,23 @@ try {
     await reader.open();
     const targets = columns.map((column) => new ColumnEncoder({ name: column.name }, 4096));
     const texts = new TextColumns();
+    const footer = reader.footer;
+    if (footer === null) throw new Error('the file has no footer');
+    const fields = reader.schema.fields;
+    const positions = columns.map((column) => column.position);
     let rows = 0;
-    for await (const batch of reader) {
+    for (let index = 0; index < reader.numRecordBatches; index++) {
+      const block = footer.getRecordBatch(index);
+      if (block === null) throw new Error(`record batch ${index + 1} is missing from the footer`);
+      // Only this share's buffers are read; a compressed batch is read whole.
+      const read = await readBatchColumns(handle, block, fields, positions, reader.dictionaries, reader.schema.metadataVersion);
+      const batch = read === undefined ? await reader.readRecordBatch(index) : undefined;
+      const vectorAt = (position: number) => read?.vectors.get(position) ?? batch?.getChildAt(position) ?? undefined;
       columns.forEach((column, k) => {
-        if (!storeColumnar(targets[k]!, rows, batch.getChildAt(column.position)!, texts.of)) throw new Error(`column "${column.name}" is not of one type in every record batch`);
+        const vector = vectorAt(column.position);
+        if (vector === undefined || !storeColumnar(targets[k]!, rows, vector, texts.of)) throw new Error(`column "${column.name}" is not of one type in every record batch`);
       });
-      rows += batch.numRows;
+      rows += read?.rows ?? batch?.numRows ?? 0;
     }
     columns.forEach((column, k) => {
       const target = targets[k]!;
