@@ -11,7 +11,7 @@
 import { open } from 'node:fs/promises';
 import { parentPort, workerData } from 'node:worker_threads';
 import { RecordBatchReader } from 'apache-arrow';
-import { readBatchColumns } from './arrow-batch-columns.js';
+import { readBatchColumns, wholeBatch } from './arrow-batch-columns.js';
 import { storeColumnar, TextColumns } from './arrow-columns.js';
 import type { ArrowShareTask } from './arrow-share.js';
 import { type ShareResult, wholeBuffer } from './column-shares.js';
@@ -38,14 +38,11 @@ try {
       const block = footer.getRecordBatch(index);
       if (block === null) throw new Error(`record batch ${index + 1} is missing from the footer`);
       // Only this share's buffers are read; a compressed batch is read whole.
-      const read = await readBatchColumns(handle, block, fields, positions, reader.dictionaries, reader.schema.metadataVersion);
-      const batch = read === undefined ? await reader.readRecordBatch(index) : undefined;
-      const vectorAt = (position: number) => read?.vectors.get(position) ?? batch?.getChildAt(position) ?? undefined;
+      const batch = (await readBatchColumns(handle, block, fields, positions, reader.dictionaries, reader.schema.metadataVersion)) ?? wholeBatch((await reader.readRecordBatch(index))!);
       columns.forEach((column, k) => {
-        const vector = vectorAt(column.position);
-        if (vector === undefined || !storeColumnar(targets[k]!, rows, vector, texts.of)) throw new Error(`column "${column.name}" is not of one type in every record batch`);
+        if (!storeColumnar(targets[k]!, rows, batch.vectorAt(column.position), texts.of)) throw new Error(`column "${column.name}" is not of one type in every record batch`);
       });
-      rows += read?.rows ?? batch?.numRows ?? 0;
+      rows += batch.rows;
     }
     columns.forEach((column, k) => {
       const target = targets[k]!;

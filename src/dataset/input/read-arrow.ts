@@ -1,7 +1,8 @@
 import type { FileHandle } from 'node:fs/promises';
 import { RecordBatchReader } from 'apache-arrow';
+import { batchFieldBytes, type BatchColumns, readBatchColumns, wholeBatch } from './arrow-batch-columns.js';
 import { cellReader, storeColumnar, TextColumns } from './arrow-columns.js';
-import { handOutArrowColumns } from './arrow-share.js';
+import { handOutArrowColumns, manyDistinct } from './arrow-share.js';
 import type { RawTable, ReadOptions } from './raw-table.js';
 import { checkTrailer, readTypedFile } from './input-file.js';
 import { inputError, TableEncoder } from './table-encoder.js';
@@ -38,23 +39,34 @@ export async function readArrow(path: string, options: ReadOptions): Promise<Raw
     const cells = new Map(wanted.map((i) => [i, cellReader(path, fields[i]!)]));
     const texts = new TextColumns();
     const batches = reader.isFile() ? reader.numRecordBatches : 0;
-    // A file's columns (random access) may be read by workers too: their share is dealt once the first batch shows their sizes.
-    let handed: ReturnType<typeof handOutArrowColumns>;
+    // A file's columns (random access) may be read by workers too, dealt by the sizes of the
+    // first batch's buffers; this thread then reads only its own columns' bytes.
+    let handed: Awaited<ReturnType<typeof handOutArrowColumns>>;
+    const own = () => (handed === undefined ? wanted : wanted.filter((i) => !handed!.positions.has(i)));
+    let source: AsyncIterable<BatchColumns> = streamBatches(reader);
     let rows = 0;
     let batchIndex = 0;
     try {
-      for await (const batch of reader) {
-        if (batchIndex === 0 && isFile && reader.isFile()) handed = handOutArrowColumns(path, batch, batches, encoder, wanted, options.threads);
-        for (const i of wanted) {
-          if (handed?.positions.has(i)) continue;
+      if (isFile && reader.isFile() && batches > 0) {
+        const version = reader.schema.metadataVersion;
+        // Only an estimate: a batch it cannot size is read whole below, which reports what is wrong with it.
+        const first = await batchFieldBytes(handle, reader.footer!.getRecordBatch(0)!, fields, reader.dictionaries, version).catch(() => undefined);
+        if (first !== undefined) {
+          const manyTexts = async (position: number) => manyDistinct((await readBatchColumns(handle, reader.footer!.getRecordBatch(0)!, fields, [position], reader.dictionaries, version))!.vectorAt(position));
+          handed = await handOutArrowColumns(path, first, batches, fields, encoder, wanted, options.threads, manyTexts);
+          if (handed !== undefined) source = fileBatches(handle, reader, own());
+        }
+      }
+      for await (const batch of source) {
+        for (const i of own()) {
           const target = encoder.columns[i] ?? encoder.weightAt[i]!;
-          const vector = batch.getChildAt(i)!;
+          const vector = batch.vectorAt(i);
           if (!storeColumnar(target, rows, vector, texts.of)) {
             const cell = cells.get(i)!;
-            for (let row = 0; row < batch.numRows; row++) target.set(rows + row, cell(vector.get(row)));
+            for (let row = 0; row < batch.rows; row++) target.set(rows + row, cell(vector.get(row)));
           }
         }
-        rows += batch.numRows;
+        rows += batch.rows;
         batchIndex++;
         if (batches > 0) options.onProgress?.(Math.round((size * batchIndex) / batches), size);
       }
@@ -68,6 +80,20 @@ export async function readArrow(path: string, options: ReadOptions): Promise<Raw
     options.onProgress?.(size, size);
     return encoder.finish(rows, 'An Arrow file needs at least one row.');
   });
+}
+
+/** A stream's (or a file's) record batches, whole. */
+async function* streamBatches(reader: RecordBatchReader): AsyncGenerator<BatchColumns> {
+  for await (const batch of reader) yield wholeBatch(batch);
+}
+
+/** A file's record batches, only the columns at `positions` (a compressed batch whole). */
+async function* fileBatches(handle: FileHandle, reader: RecordBatchReader, positions: number[]): AsyncGenerator<BatchColumns> {
+  for (let index = 0; index < reader.numRecordBatches; index++) {
+    const block = reader.footer!.getRecordBatch(index);
+    if (block === null) throw new Error(`record batch ${index + 1} is missing from the footer`);
+    yield (await readBatchColumns(handle, block, reader.schema.fields, positions, reader.dictionaries, reader.schema.metadataVersion)) ?? wholeBatch((await reader.readRecordBatch(index))!);
+  }
 }
 
 /**
