@@ -1,19 +1,12 @@
-import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
 import type { ColumnMetaData, FileMetaData } from 'hyparquet';
-import { CrosstabError, ErrorCode } from '../../errors.js';
 import { defaultBuildThreads, PARALLEL_BUILD_MIN_ROWS } from './build-threads.js';
 import { chunkRange, unreadEncoding } from './parquet-chunk.js';
 import type { FlatType } from './parquet-pages.js';
-import type { RowIds } from './row-ids.js';
+import { builtWorkerFile, dealByCost, readShares, type ShareResult } from './column-shares.js';
 
-/**
- * Parquet columns decoded in worker threads (parquet-worker.ts), each column wholly by one
- * thread: a column's dictionary and ids come out as one thread reading it alone makes them,
- * so the table is the same whichever thread reads which column.
- */
+export type { ShareResult } from './column-shares.js';
+
+/** Parquet columns decoded in worker threads (parquet-worker.ts; see column-shares.ts). */
 
 /** One column chunk of a share: where its pages are and which rows they hold. */
 export interface ShareChunk {
@@ -42,73 +35,19 @@ export interface ShareTask {
   columns: ShareColumn[];
 }
 
-/** A column as a worker read it. */
-export interface ShareResult {
-  position: number;
-  dictionary: string[];
-  counts: Uint32Array;
-  ids: RowIds;
-}
-
 /**
- * Deals `columns` out to `parts` threads by cost, costliest first, each to the least loaded
- * (longest processing time first); part 0 is the calling thread, which also has
- * `ownCost` of other work (weights, columns read by hyparquet). A column costs its
+ * Deals `columns` out to `parts` threads by cost (see dealByCost). A column costs its
  * uncompressed bytes plus half a byte per row: measured on the ACS file, a 13-byte id
  * column of PLAIN pages costs about 19 one-byte dictionary columns, not 32.
  */
 export function dealColumns(columns: ShareColumn[], parts: number, ownCost: number): ShareColumn[][] {
   const cost = (column: ShareColumn) => column.chunks.reduce((sum, chunk) => sum + Number(chunk.meta.total_uncompressed_size) + chunk.rows / 2, 0);
-  const shares = Array.from({ length: parts }, () => ({ load: 0, columns: [] as ShareColumn[] }));
-  shares[0]!.load = ownCost;
-  const costs = new Map(columns.map((column) => [column, cost(column)]));
-  for (const column of [...columns].sort((a, b) => costs.get(b)! - costs.get(a)! || a.position - b.position)) {
-    const least = shares.reduce((best, share) => (share.load < best.load ? share : best));
-    least.load += costs.get(column)!;
-    least.columns.push(column);
-  }
-  return shares.map((share) => share.columns.sort((a, b) => a.position - b.position));
+  return dealByCost(columns, cost, parts, ownCost);
 }
 
 /** The built worker's file, or undefined when running from the sources (tests), where it is not built. */
 export function parquetWorkerFile(): string | undefined {
-  const here = dirname(fileURLToPath(import.meta.url));
-  return [join(here, 'parquet-worker.js'), join(here, 'dataset', 'parquet-worker.js')].find((path) => existsSync(path));
-}
-
-/**
- * Starts one worker per task; resolves with every column once all are read, or rejects with
- * the first failure (a worker's CrosstabError rebuilt as one). `stop()` ends them all.
- */
-export function readShares(file: string, tasks: ShareTask[]): { results: Promise<ShareResult[]>; stop: () => Promise<void> } {
-  const workers = tasks.map((task) => new Worker(file, { workerData: task }));
-  const results = Promise.all(
-    workers.map(
-      (worker) =>
-        new Promise<ShareResult[]>((resolve, reject) => {
-          const columns: ShareResult[] = [];
-          worker.on('message', (message: { column?: ShareResult; done?: true; error?: { code?: ErrorCode; message: string; details?: Record<string, unknown> } }) => {
-            if (message.column !== undefined) columns.push(message.column);
-            else if (message.done) resolve(columns);
-            else if (message.error !== undefined) reject(message.error.code === undefined ? workerFailed(message.error.message) : CrosstabError.fromJSON(message.error as Parameters<typeof CrosstabError.fromJSON>[0]));
-          });
-          worker.on('error', (error) => reject(workerFailed(error.message)));
-          worker.on('exit', (code) => reject(workerFailed(`exit code ${code}`)));
-        }),
-    ),
-  ).then((parts) => parts.flat());
-  // Whoever awaits `results` sees a failure; until then it must not count as unhandled.
-  results.catch(() => undefined);
-  const stop = async () => {
-    await Promise.all(workers.map((worker) => worker.terminate()));
-  };
-  return { results, stop };
-}
-
-function workerFailed(message: string): CrosstabError {
-  return new CrosstabError(ErrorCode.internal, `a Parquet build worker failed: ${message}`, {
-    hint: 'Run the build again; if it keeps failing, report it with the input file (crosstab build --threads 0 reads on one thread).',
-  });
+  return builtWorkerFile('parquet-worker.js');
 }
 
 /** A flat column the calling thread would read: its name, position and type. */
@@ -164,6 +103,6 @@ export function handOutColumns(path: string, metadata: FileMetaData, flat: Map<s
   if (handed.length === 0) return undefined;
   const [, ...shares] = dealColumns(handed, workers + 1, ownCost);
   const tasks = shares.filter((share) => share.length > 0).map((share) => ({ path, rows, columns: share }));
-  const { results, stop } = readShares(file, tasks);
+  const { results, stop } = readShares(file, tasks, 'Parquet');
   return { names: new Set(tasks.flatMap((task) => task.columns.map((column) => column.name))), results, stop };
 }

@@ -9,6 +9,7 @@
 import { closeSync, openSync, readSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import { CrosstabError } from '../../errors.js';
+import { wholeBuffer } from './column-shares.js';
 import { chunkFailure, storeColumnChunk } from './parquet-chunk.js';
 import type { ShareResult, ShareTask } from './parquet-share.js';
 import { ColumnEncoder } from './table-encoder.js';
@@ -36,16 +37,11 @@ try {
       }
     }
     const result: ShareResult = { position: column.position, dictionary: target.dictionary, counts: target.counts(), ids: target.take(rows) };
-    port.postMessage({ column: result }, [result.counts.buffer as ArrayBuffer, ...(whole(result.ids) ? [result.ids.buffer as ArrayBuffer] : [])]);
+    port.postMessage({ column: result }, [result.counts.buffer as ArrayBuffer, ...(wholeBuffer(result.ids) ? [result.ids.buffer as ArrayBuffer] : [])]);
   }
   port.postMessage({ done: true });
 } catch (error) {
   port.postMessage({ error: error instanceof CrosstabError ? error.toJSON() : { message: error instanceof Error ? error.message : String(error) } });
 } finally {
   closeSync(file);
-}
-
-/** Whether `ids` is the whole of its buffer (then the buffer can be transferred, not copied). */
-function whole(ids: ShareResult['ids']): boolean {
-  return ids.byteOffset === 0 && ids.byteLength === ids.buffer.byteLength;
 }

@@ -53,8 +53,8 @@ export interface ReadOptions {
   exclude?: string[];
   /**
    * Worker threads that read the input (0: none). CSV: they encode it, default by file size
-   * (see readCsv); Parquet: each reads a share of the columns while this thread reads the rest,
-   * default one per core (at most 4) from 100,000 rows.
+   * (see readCsv); Parquet and Arrow IPC files: each reads a share of the columns while this
+   * thread reads the rest, default one per core (at most 4) from 100,000 rows.
    */
   threads?: number;
   /** Called now and then with bytes of the input consumed so far and the input size. */

@@ -1,15 +1,18 @@
 import type { FileHandle } from 'node:fs/promises';
-import { type Data, type DataType, DataType as Types, type Field, makeVector, RecordBatchReader, type Utf8, type Vector } from 'apache-arrow';
+import { RecordBatchReader } from 'apache-arrow';
+import { batchFieldBytes, type BatchColumns, readBatchColumns, wholeBatch } from './arrow-batch-columns.js';
+import { cellReader, storeColumnar, TextColumns } from './arrow-columns.js';
+import { handOutArrowColumns, manyDistinct } from './arrow-share.js';
 import type { RawTable, ReadOptions } from './raw-table.js';
 import { checkTrailer, readTypedFile } from './input-file.js';
-import { Utf8Text } from './utf8-text.js';
-import { isNullAt } from './cell-values.js';
-import { PlainTextColumn } from './parquet-texts.js';
-import { type CellValue, ColumnEncoder, inputError, TableEncoder, type Validity, type WeightEncoder } from './table-encoder.js';
+import { inputError, TableEncoder } from './table-encoder.js';
 
 /**
  * Reads an Arrow IPC file (`ARROW1`, "Feather v2") or an Arrow IPC stream into
  * dictionary-encoded columns and validated weights, one record batch at a time.
+ *
+ * A file's columns are read by worker threads too (`threads`, see arrow-share.ts); a
+ * stream's on the calling thread.
  *
  * Values are the text a CSV export of the same data would hold: integers and floats as
  * JavaScript writes them (`2`, not `2.0`), strings as they are (`06` stays `06`),
@@ -25,7 +28,8 @@ export async function readArrow(path: string, options: ReadOptions): Promise<Raw
   return readTypedFile(path, options, 'Arrow IPC', async (handle, size) => {
     const head = new Uint8Array(6);
     await handle.read(head, 0, 6, 0);
-    if (String.fromCharCode(...head) === 'ARROW1') await checkTrailer(handle, size, path, 'Arrow IPC', 'ARROW1');
+    const isFile = String.fromCharCode(...head) === 'ARROW1';
+    if (isFile) await checkTrailer(handle, size, path, 'Arrow IPC', 'ARROW1');
     else await checkEndOfStream(handle, size, path);
     const reader = await RecordBatchReader.from(handle);
     await reader.open();
@@ -33,28 +37,63 @@ export async function readArrow(path: string, options: ReadOptions): Promise<Raw
     const encoder = new TableEncoder(path, 'Arrow schema', fields.map((field) => ({ name: field.name })), options);
     const wanted = fields.flatMap((field, i) => (encoder.columns[i] !== undefined || encoder.weightAt[i] !== undefined ? [i] : []));
     const cells = new Map(wanted.map((i) => [i, cellReader(path, fields[i]!)]));
-    // A text column's values are numbered over their bytes (see textIds), one encoder per column.
-    const texts = new Map<number, PlainTextColumn>();
-    const textsOf = (i: number, target: ColumnEncoder) => texts.get(i) ?? texts.set(i, new PlainTextColumn(target)).get(i)!;
+    const texts = new TextColumns();
     const batches = reader.isFile() ? reader.numRecordBatches : 0;
+    // A file's columns (random access) may be read by workers too, dealt by the sizes of the
+    // first batch's buffers; this thread then reads only its own columns' bytes.
+    let handed: Awaited<ReturnType<typeof handOutArrowColumns>>;
+    const own = () => (handed === undefined ? wanted : wanted.filter((i) => !handed!.positions.has(i)));
+    let source: AsyncIterable<BatchColumns> = streamBatches(reader);
     let rows = 0;
     let batchIndex = 0;
-    for await (const batch of reader) {
-      for (const i of wanted) {
-        const target = encoder.columns[i] ?? encoder.weightAt[i]!;
-        const vector = batch.getChildAt(i)!;
-        if (!storeColumnar(target, rows, vector, (encoder) => textsOf(i, encoder))) {
-          const cell = cells.get(i)!;
-          for (let row = 0; row < batch.numRows; row++) target.set(rows + row, cell(vector.get(row)));
+    try {
+      if (isFile && reader.isFile() && batches > 0) {
+        const version = reader.schema.metadataVersion;
+        // Only an estimate: a batch it cannot size is read whole below, which reports what is wrong with it.
+        const first = await batchFieldBytes(handle, reader.footer!.getRecordBatch(0)!, fields, reader.dictionaries, version).catch(() => undefined);
+        if (first !== undefined) {
+          const manyTexts = async (position: number) => manyDistinct((await readBatchColumns(handle, reader.footer!.getRecordBatch(0)!, fields, [position], reader.dictionaries, version))!.vectorAt(position));
+          handed = await handOutArrowColumns(path, first, batches, fields, encoder, wanted, options.threads, manyTexts);
+          if (handed !== undefined) source = fileBatches(handle, reader, own());
         }
       }
-      rows += batch.numRows;
-      batchIndex++;
-      if (batches > 0) options.onProgress?.(Math.round((size * batchIndex) / batches), size);
+      for await (const batch of source) {
+        for (const i of own()) {
+          const target = encoder.columns[i] ?? encoder.weightAt[i]!;
+          const vector = batch.vectorAt(i);
+          if (!storeColumnar(target, rows, vector, texts.of)) {
+            const cell = cells.get(i)!;
+            for (let row = 0; row < batch.rows; row++) target.set(rows + row, cell(vector.get(row)));
+          }
+        }
+        rows += batch.rows;
+        batchIndex++;
+        if (batches > 0) options.onProgress?.(Math.round((size * batchIndex) / batches), size);
+      }
+      for (const { position, dictionary, ids, counts } of (await handed?.results) ?? []) {
+        if (ids.length !== rows) throw new Error(`a build worker read ${ids.length} rows of column "${fields[position]!.name}" where this thread read ${rows}: was the file changed while it was read?`);
+        encoder.columns[position]!.adopt(dictionary, ids, counts);
+      }
+    } finally {
+      await handed?.stop();
     }
     options.onProgress?.(size, size);
     return encoder.finish(rows, 'An Arrow file needs at least one row.');
   });
+}
+
+/** A stream's (or a file's) record batches, whole. */
+async function* streamBatches(reader: RecordBatchReader): AsyncGenerator<BatchColumns> {
+  for await (const batch of reader) yield wholeBatch(batch);
+}
+
+/** A file's record batches, only the columns at `positions` (a compressed batch whole). */
+async function* fileBatches(handle: FileHandle, reader: RecordBatchReader, positions: number[]): AsyncGenerator<BatchColumns> {
+  for (let index = 0; index < reader.numRecordBatches; index++) {
+    const block = reader.footer!.getRecordBatch(index);
+    if (block === null) throw new Error(`record batch ${index + 1} is missing from the footer`);
+    yield (await readBatchColumns(handle, block, reader.schema.fields, positions, reader.dictionaries, reader.schema.metadataVersion)) ?? wholeBatch((await reader.readRecordBatch(index))!);
+  }
 }
 
 /**
@@ -67,93 +106,4 @@ async function checkEndOfStream(handle: FileHandle, size: number, path: string):
   if (size >= 8 && tail.every((byte) => byte === 0)) return;
   const hint = 'The stream was cut short (an interrupted download or copy?): write or get the Arrow IPC stream again.';
   throw inputError(path, `the Arrow IPC stream does not end with its end-of-stream marker: it is truncated (${size} bytes)`, hint);
-}
-
-/**
- * Numbers and text go over a whole vector at a time: the value buffer itself (ints, floats;
- * nulls from the validity bitmap) or the vector's strings, and a dictionary-encoded column's
- * dictionary once per batch with its indices. Other types (dates, booleans...) go cell by
- * cell. Returns whether the vector was stored.
- */
-function storeColumnar(target: ColumnEncoder | WeightEncoder, start: number, vector: Vector, textsOf: (target: ColumnEncoder) => PlainTextColumn): boolean {
-  const type = vector.type as DataType;
-  const plainNumbers = Types.isInt(type) || (Types.isFloat(type) && type.precision !== 0);
-  const dictionaryOfPlain = Types.isDictionary(type) && (Types.isUtf8(type.dictionary) || Types.isLargeUtf8(type.dictionary) || Types.isInt(type.dictionary));
-  if (!plainNumbers && !Types.isUtf8(type) && !Types.isLargeUtf8(type) && !dictionaryOfPlain) return false;
-  let at = start;
-  for (const data of vector.data) {
-    const valid: Validity | undefined = data.nullCount > 0 && data.nullBitmap ? { bits: data.nullBitmap, offset: data.offset } : undefined;
-    if (plainNumbers) target.setValues(at, data.values as ArrayLike<number | bigint>, 0, data.length, valid);
-    else if (dictionaryOfPlain) {
-      const words = (data.dictionary as Vector).toArray() as ArrayLike<CellValue>;
-      const narrow = data.values instanceof Int32Array || data.values instanceof Int16Array || data.values instanceof Uint16Array || data.values instanceof Int8Array || data.values instanceof Uint8Array;
-      if (narrow && 'setIndexed' in target) {
-        const indices = Int32Array.from(data.values as ArrayLike<number>);
-        if (valid !== undefined) for (let k = 0; k < data.length; k++) if (isNullAt(valid, k)) indices[k] = -1;
-        target.setIndexed(at, words, indices, data.length, new Int32Array(words.length).fill(-1));
-      } else {
-        const indices = data.values as ArrayLike<number | bigint>;
-        const cells: CellValue[] = new Array(data.length);
-        for (let k = 0; k < data.length; k++) cells[k] = words[Number(indices[k]!)];
-        target.setValues(at, cells, 0, data.length, valid);
-      }
-    } else if (Types.isUtf8(type) && target instanceof ColumnEncoder) target.setIds(at, textsOf(target).encode(lengthPrefixed(data as Data<Utf8>, valid), 0, data.length).ids);
-    else if (Types.isUtf8(type)) target.setValues(at, utf8Cells(data as Data<Utf8>), 0, data.length, valid, true);
-    else target.setValues(at, makeVector(data).toArray() as ArrayLike<CellValue>, 0, data.length);
-    at += data.length;
-  }
-  return true;
-}
-
-/**
- * A Utf8 vector's values as Parquet PLAIN stores text (each a 4-byte little-endian length, then
- * its bytes; a null row as an empty value, which is blank): what PlainTextColumn numbers over
- * the bytes, making a string once per distinct value instead of once per row.
- */
-function lengthPrefixed(data: Data<Utf8>, valid: Validity | undefined): Uint8Array {
-  const offsets = data.valueOffsets;
-  const bytes = data.values;
-  const first = offsets[0]!;
-  const out = new Uint8Array(4 * data.length + (offsets[data.length]! - first));
-  let at = 0;
-  for (let k = 0; k < data.length; k++) {
-    const start = offsets[k]!;
-    const length = valid !== undefined && isNullAt(valid, k) ? 0 : offsets[k + 1]! - start;
-    out[at] = length;
-    out[at + 1] = length >>> 8;
-    out[at + 2] = length >>> 16;
-    out[at + 3] = length >>> 24;
-    at += 4;
-    if (length > 16) out.set(bytes.subarray(start, start + length), at);
-    else for (let b = 0; b < length; b++) out[at + b] = bytes[start + b]!;
-    at += length;
-  }
-  return out.subarray(0, at);
-}
-
-/** The strings of a Utf8 vector's data, straight from its offsets and bytes (null rows: left as ''). */
-function utf8Cells(data: Data<Utf8>): string[] {
-  const offsets = data.valueOffsets;
-  const text = new Utf8Text(data.values);
-  const cells: string[] = new Array(data.length);
-  for (let k = 0; k < data.length; k++) cells[k] = text.at(offsets[k]!, offsets[k + 1]!);
-  return cells;
-}
-
-/** How one column's values (as `Vector.get` returns them) become cells; refuses types a crosstab cannot use. */
-function cellReader(path: string, field: Field): (value: unknown) => CellValue {
-  const type = Types.isDictionary(field.type) ? (field.type.dictionary as DataType) : (field.type as DataType);
-  if (Types.isInt(type) || Types.isFloat(type) || Types.isUtf8(type) || Types.isLargeUtf8(type) || Types.isBool(type)) {
-    return (value) => value as CellValue;
-  }
-  if (Types.isDate(type)) return (value) => (value === null ? null : new Date(value as number).toISOString().slice(0, 10));
-  if (Types.isTimestamp(type)) {
-    return (value) => {
-      if (value === null) return null;
-      const iso = new Date(value as number).toISOString();
-      return iso.endsWith('.000Z') ? iso.slice(0, 19) : iso.slice(0, 23);
-    };
-  }
-  const hint = `Crosstabs need numbers, text, booleans or dates: leave it out (options.exclude / --exclude ${field.name}) or convert it first.`;
-  throw inputError(path, `column "${field.name}" has Arrow type ${String(field.type)}, which crosstabs cannot use`, hint, { field: field.name });
 }

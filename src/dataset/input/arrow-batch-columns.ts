@@ -1,0 +1,118 @@
+import type { FileHandle } from 'node:fs/promises';
+import { type Data, type Field, makeVector, type MetadataVersion, type RecordBatch, type Vector } from 'apache-arrow';
+import type { FileBlock } from 'apache-arrow/ipc/metadata/file';
+import { Message, type RecordBatch as BatchHeader } from 'apache-arrow/ipc/metadata/message';
+import { VectorLoader } from 'apache-arrow/visitor/vectorloader';
+
+/**
+ * Some columns of one record batch of an Arrow IPC file, reading only their buffers' bytes
+ * (each thread of an Arrow build needs its share of the columns, not the whole batch).
+ *
+ * apache-arrow's loader walks a batch's field nodes and buffers in schema order; it is run
+ * twice over stand-ins for the batch's body: first one that records which body ranges each
+ * wanted field asks for, then one that hands out those ranges, read from the file. Other
+ * fields come out empty and are dropped. Returns undefined for a compressed batch, which
+ * the caller reads whole.
+ */
+export async function readBatchColumns(handle: FileHandle, block: FileBlock, fields: Field[], positions: number[], dictionaries: Map<number, Vector>, version: MetadataVersion): Promise<BatchColumns | undefined> {
+  const header = await batchHeader(handle, block);
+  if (header.compression != null) return undefined;
+  const body = block.offset + block.metaDataLength;
+  const wanted = new Set(positions);
+  // Pass 1: the body ranges of each wanted field's buffers.
+  const spans = fieldSpans(header, fields, dictionaries, version, wanted);
+  // Pass 2: each wanted field's bytes, one read per field (its buffers lie together).
+  const bytes = new Map<number, { start: number; data: Uint8Array }>();
+  for (const [i, span] of spans) bytes.set(i, { start: span.start, data: await readAt(handle, body + span.start, span.end - span.start) });
+  let field = -1;
+  const source = {
+    subarray(from: number, to: number): Uint8Array {
+      const read = bytes.get(field);
+      if (read === undefined || to <= from) return new Uint8Array(0);
+      return read.data.subarray(from - read.start, to - read.start);
+    },
+  };
+  const vectors = new Map<number, Vector>();
+  walk(source, header, fields, dictionaries, version, (i) => (field = i), (i, data) => {
+    if (wanted.has(i)) vectors.set(i, makeVector(data));
+  });
+  return {
+    rows: Number(header.length),
+    vectorAt(position) {
+      const vector = vectors.get(position);
+      if (vector === undefined) throw new Error(`column ${position + 1} was not read from its record batch`);
+      return vector;
+    },
+  };
+}
+
+/** A batch's rows and the bytes of each field's buffers, without reading them; undefined for a compressed batch. */
+export async function batchFieldBytes(handle: FileHandle, block: FileBlock, fields: Field[], dictionaries: Map<number, Vector>, version: MetadataVersion): Promise<{ rows: number; bytes: Map<number, number> } | undefined> {
+  const header = await batchHeader(handle, block);
+  if (header.compression != null) return undefined;
+  const spans = fieldSpans(header, fields, dictionaries, version, new Set(fields.keys()));
+  return { rows: Number(header.length), bytes: new Map([...spans].map(([i, span]) => [i, span.end - span.start])) };
+}
+
+/** A record batch's columns, as many as were read. */
+export interface BatchColumns {
+  rows: number;
+  vectorAt(position: number): Vector;
+}
+
+/** A record batch read whole as BatchColumns. */
+export function wholeBatch(batch: RecordBatch): BatchColumns {
+  return { rows: batch.numRows, vectorAt: (position) => batch.getChildAt(position)! };
+}
+
+/** The record batch message of `block`. */
+async function batchHeader(handle: FileHandle, block: FileBlock): Promise<BatchHeader> {
+  const prefix = await readAt(handle, block.offset, block.metaDataLength);
+  const view = new DataView(prefix.buffer, prefix.byteOffset, prefix.byteLength);
+  const continued = view.getInt32(0, true) === -1;
+  const length = view.getInt32(continued ? 4 : 0, true);
+  const start = continued ? 8 : 4;
+  if (!(length > 0 && start + length <= prefix.byteLength)) throw new Error('a record batch message has a bad length');
+  const message = Message.decode(prefix.subarray(start, start + length));
+  if (!message.isRecordBatch()) throw new Error('a record batch block does not hold a record batch');
+  return message.header() as BatchHeader;
+}
+
+/** The body range that each `wanted` field's buffers span (fields without buffer bytes left out). */
+function fieldSpans(header: BatchHeader, fields: Field[], dictionaries: Map<number, Vector>, version: MetadataVersion, wanted: Set<number>): Map<number, { start: number; end: number }> {
+  const spans = new Map<number, { start: number; end: number }>();
+  let field = -1;
+  const recorder = {
+    subarray(from: number, to: number): Uint8Array {
+      if (wanted.has(field) && to > from) {
+        const span = spans.get(field);
+        spans.set(field, span === undefined ? { start: from, end: to } : { start: Math.min(span.start, from), end: Math.max(span.end, to) });
+      }
+      return new Uint8Array(0);
+    },
+  };
+  walk(recorder, header, fields, dictionaries, version, (i) => (field = i));
+  return spans;
+}
+
+/** Runs apache-arrow's loader over every field of a batch, `bytes` standing for its body. */
+function walk(bytes: { subarray(from: number, to: number): Uint8Array }, header: BatchHeader, fields: Field[], dictionaries: Map<number, Vector>, version: MetadataVersion, at: (i: number) => void, loaded?: (i: number, data: Data) => void): void {
+  const loader = new VectorLoader(bytes as Uint8Array, header.nodes, header.buffers, dictionaries, version, header.variadicBufferCounts);
+  fields.forEach((field, i) => {
+    at(i);
+    const data = loader.visit(field);
+    loaded?.(i, data);
+  });
+}
+
+/** `length` bytes at `position`, or an error if the file ends first. */
+async function readAt(handle: FileHandle, position: number, length: number): Promise<Uint8Array> {
+  const bytes = new Uint8Array(length);
+  let filled = 0;
+  while (filled < length) {
+    const { bytesRead } = await handle.read(bytes, filled, length - filled, position + filled);
+    if (bytesRead === 0) throw new Error('the file ends inside a record batch');
+    filled += bytesRead;
+  }
+  return bytes;
+}

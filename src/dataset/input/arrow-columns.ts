@@ -1,0 +1,112 @@
+import { type Data, type DataType, DataType as Types, type Field, makeVector, type Utf8, type Vector } from 'apache-arrow';
+import { isNullAt } from './cell-values.js';
+import { PlainTextColumn } from './parquet-texts.js';
+import { type CellValue, ColumnEncoder, inputError, type Validity, type WeightEncoder } from './table-encoder.js';
+import { Utf8Text } from './utf8-text.js';
+
+/**
+ * How an Arrow record batch's vectors go into column encoders, on the calling thread and in
+ * Arrow build workers (arrow-worker.ts) alike.
+ */
+
+/** Whether {@link storeColumnar} takes vectors of `type` whole (else they go cell by cell). */
+export function isColumnar(type: DataType): boolean {
+  const plainNumbers = Types.isInt(type) || (Types.isFloat(type) && type.precision !== 0);
+  const dictionaryOfPlain = Types.isDictionary(type) && (Types.isUtf8(type.dictionary) || Types.isLargeUtf8(type.dictionary) || Types.isInt(type.dictionary));
+  return plainNumbers || Types.isUtf8(type) || Types.isLargeUtf8(type) || dictionaryOfPlain;
+}
+
+/** A text column's values are numbered over their bytes (see lengthPrefixed), one PlainTextColumn per column encoder. */
+export class TextColumns {
+  private readonly texts = new Map<ColumnEncoder, PlainTextColumn>();
+  readonly of = (target: ColumnEncoder): PlainTextColumn => this.texts.get(target) ?? this.texts.set(target, new PlainTextColumn(target)).get(target)!;
+}
+
+/**
+ * Numbers and text go over a whole vector at a time: the value buffer itself (ints, floats;
+ * nulls from the validity bitmap) or the vector's strings, and a dictionary-encoded column's
+ * dictionary once per batch with its indices. Other types (dates, booleans...) go cell by
+ * cell. Returns whether the vector was stored.
+ */
+export function storeColumnar(target: ColumnEncoder | WeightEncoder, start: number, vector: Vector, textsOf: (target: ColumnEncoder) => PlainTextColumn): boolean {
+  const type = vector.type as DataType;
+  if (!isColumnar(type)) return false;
+  const plainNumbers = Types.isInt(type) || Types.isFloat(type);
+  const dictionaryOfPlain = Types.isDictionary(type);
+  let at = start;
+  for (const data of vector.data) {
+    const valid: Validity | undefined = data.nullCount > 0 && data.nullBitmap ? { bits: data.nullBitmap, offset: data.offset } : undefined;
+    if (plainNumbers) target.setValues(at, data.values as ArrayLike<number | bigint>, 0, data.length, valid);
+    else if (dictionaryOfPlain) {
+      const words = (data.dictionary as Vector).toArray() as ArrayLike<CellValue>;
+      const narrow = data.values instanceof Int32Array || data.values instanceof Int16Array || data.values instanceof Uint16Array || data.values instanceof Int8Array || data.values instanceof Uint8Array;
+      if (narrow && 'setIndexed' in target) {
+        const indices = Int32Array.from(data.values as ArrayLike<number>);
+        if (valid !== undefined) for (let k = 0; k < data.length; k++) if (isNullAt(valid, k)) indices[k] = -1;
+        target.setIndexed(at, words, indices, data.length, new Int32Array(words.length).fill(-1));
+      } else {
+        const indices = data.values as ArrayLike<number | bigint>;
+        const cells: CellValue[] = new Array(data.length);
+        for (let k = 0; k < data.length; k++) cells[k] = words[Number(indices[k]!)];
+        target.setValues(at, cells, 0, data.length, valid);
+      }
+    } else if (Types.isUtf8(type) && target instanceof ColumnEncoder) target.setIds(at, textsOf(target).encode(lengthPrefixed(data as Data<Utf8>, valid), 0, data.length).ids);
+    else if (Types.isUtf8(type)) target.setValues(at, utf8Cells(data as Data<Utf8>), 0, data.length, valid, true);
+    else target.setValues(at, makeVector(data).toArray() as ArrayLike<CellValue>, 0, data.length);
+    at += data.length;
+  }
+  return true;
+}
+
+/**
+ * A Utf8 vector's values as Parquet PLAIN stores text (each a 4-byte little-endian length, then
+ * its bytes; a null row as an empty value, which is blank): what PlainTextColumn numbers over
+ * the bytes, making a string once per distinct value instead of once per row.
+ */
+function lengthPrefixed(data: Data<Utf8>, valid: Validity | undefined): Uint8Array {
+  const offsets = data.valueOffsets;
+  const bytes = data.values;
+  const first = offsets[0]!;
+  const out = new Uint8Array(4 * data.length + (offsets[data.length]! - first));
+  let at = 0;
+  for (let k = 0; k < data.length; k++) {
+    const start = offsets[k]!;
+    const length = valid !== undefined && isNullAt(valid, k) ? 0 : offsets[k + 1]! - start;
+    out[at] = length;
+    out[at + 1] = length >>> 8;
+    out[at + 2] = length >>> 16;
+    out[at + 3] = length >>> 24;
+    at += 4;
+    if (length > 16) out.set(bytes.subarray(start, start + length), at);
+    else for (let b = 0; b < length; b++) out[at + b] = bytes[start + b]!;
+    at += length;
+  }
+  return out.subarray(0, at);
+}
+
+/** The strings of a Utf8 vector's data, straight from its offsets and bytes (null rows: left as ''). */
+function utf8Cells(data: Data<Utf8>): string[] {
+  const offsets = data.valueOffsets;
+  const text = new Utf8Text(data.values);
+  const cells: string[] = new Array(data.length);
+  for (let k = 0; k < data.length; k++) cells[k] = text.at(offsets[k]!, offsets[k + 1]!);
+  return cells;
+}
+
+/** How one column's values (as `Vector.get` returns them) become cells; refuses types a crosstab cannot use. */
+export function cellReader(path: string, field: Field): (value: unknown) => CellValue {
+  const type = Types.isDictionary(field.type) ? (field.type.dictionary as DataType) : (field.type as DataType);
+  if (Types.isInt(type) || Types.isFloat(type) || Types.isUtf8(type) || Types.isLargeUtf8(type) || Types.isBool(type)) {
+    return (value) => value as CellValue;
+  }
+  if (Types.isDate(type)) return (value) => (value === null ? null : new Date(value as number).toISOString().slice(0, 10));
+  if (Types.isTimestamp(type)) {
+    return (value) => {
+      if (value === null) return null;
+      const iso = new Date(value as number).toISOString();
+      return iso.endsWith('.000Z') ? iso.slice(0, 19) : iso.slice(0, 23);
+    };
+  }
+  const hint = `Crosstabs need numbers, text, booleans or dates: leave it out (options.exclude / --exclude ${field.name}) or convert it first.`;
+  throw inputError(path, `column "${field.name}" has Arrow type ${String(field.type)}, which crosstabs cannot use`, hint, { field: field.name });
+}

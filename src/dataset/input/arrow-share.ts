@@ -1,0 +1,73 @@
+import { type DataType, DataType as Types, type Field, type Vector } from 'apache-arrow';
+import { isColumnar } from './arrow-columns.js';
+import { defaultBuildThreads, PARALLEL_BUILD_MIN_ROWS } from './build-threads.js';
+import { builtWorkerFile, dealByCost, readShares, type ShareResult } from './column-shares.js';
+import type { TableEncoder } from './table-encoder.js';
+
+/**
+ * Arrow IPC file columns read in worker threads (arrow-worker.ts; see column-shares.ts):
+ * each worker opens the file itself, walks its record batches and stores its share of the
+ * columns as the calling thread would.
+ */
+
+/** One worker's share: the columns (by schema position) it reads from the file at `path`. */
+export interface ArrowShareTask {
+  path: string;
+  columns: Array<{ position: number; name: string }>;
+}
+
+/**
+ * A cell read one at a time (dates, booleans, timestamps: `Vector.get`, then text) costs
+ * about what this many bytes of numbers cost read whole: a rough figure, enough to keep such
+ * columns' weight on the calling thread, which reads them.
+ */
+const cellCost = 48;
+/** Text is copied length-prefixed, hashed over its bytes and its new values made strings: about thrice the cost of as many bytes of numbers. (A dictionary column costs its indices: its dictionary is read once per file.) */
+const textCost = 3;
+
+/**
+ * Starts workers for a share of the columns of an Arrow IPC file, dealt by their estimated
+ * cost in its first record batch (`first`: its rows, the bytes of each field's buffers),
+ * when the file is large enough (the first batch's rows times `batches`) and `threads`
+ * (default: one per core, at most 4) allows. Weights, columns that go cell by cell and text
+ * with about as many values as rows (`manyTexts`, given a column's position) stay on the
+ * calling thread. Returns the positions of the columns handed out and their results, or
+ * undefined when everything is read here.
+ */
+export async function handOutArrowColumns(path: string, first: { rows: number; bytes: Map<number, number> }, batches: number, fields: Field[], encoder: TableEncoder, wanted: number[], threads: number | undefined, manyTexts: (position: number) => Promise<boolean>): Promise<{ positions: Set<number>; results: Promise<ShareResult[]>; stop: () => Promise<void> } | undefined> {
+  const workers = threads ?? (first.rows * batches >= PARALLEL_BUILD_MIN_ROWS ? defaultBuildThreads() : 0);
+  const file = workers > 0 ? builtWorkerFile('arrow-worker.js') : undefined;
+  if (file === undefined) return undefined;
+  const columns: Array<{ position: number; name: string; cost: number }> = [];
+  let ownCost = 0;
+  for (const position of wanted) {
+    const type = fields[position]!.type as DataType;
+    const column = encoder.columns[position];
+    const bytes = first.bytes.get(position) ?? 0;
+    const text = Types.isUtf8(type) || Types.isLargeUtf8(type);
+    const cost = !isColumnar(type) ? first.rows * cellCost : text ? bytes * textCost : bytes;
+    if (column === undefined || !isColumnar(type) || (text && (await manyTexts(position)))) ownCost += cost;
+    else columns.push({ position, name: column.source.name, cost });
+  }
+  if (columns.length === 0) return undefined;
+  const [, ...shares] = dealByCost(columns, (column) => column.cost, workers + 1, ownCost);
+  const tasks: ArrowShareTask[] = shares.filter((share) => share.length > 0).map((share) => ({ path, columns: share.map(({ position, name }) => ({ position, name })) }));
+  if (tasks.length === 0) return undefined;
+  const { results, stop } = readShares(file, tasks, 'Arrow');
+  return { positions: new Set(tasks.flatMap((task) => task.columns.map((column) => column.position))), results, stop };
+}
+
+/** Rows of a text column's first batch looked at by {@link manyDistinct}. */
+const sampleRows = 4096;
+
+/**
+ * Whether a text vector has about as many distinct values as rows (an id column) in its
+ * first rows: its dictionary, copied back from a worker as strings, would cost the calling
+ * thread about what reading the column does (measured on the ACS SERIALNO column).
+ */
+export function manyDistinct(vector: Vector): boolean {
+  const rows = Math.min(vector.length, sampleRows);
+  const seen = new Set<unknown>();
+  for (let row = 0; row < rows; row++) seen.add(vector.get(row));
+  return seen.size > rows / 2;
+}

@@ -1,0 +1,58 @@
+// An Arrow build worker: opens an Arrow IPC file itself, walks its record batches in order,
+// reading only its share of the columns' buffers (arrow-batch-columns.ts), and stores them
+// into column encoders of its own by the calling thread's code (arrow-columns.ts), so each
+// column's dictionary and ids are made here just as the calling thread would make them;
+// then hands back each column's dictionary, ids and counts. Bundled as
+// dist/dataset/arrow-worker.js.
+//
+// workerData: an ArrowShareTask (arrow-share.ts)
+// Out: { column: ShareResult } per column (ids and counts transferred), then { done: true };
+//   or { error: {code, message, details} }, the CrosstabError a one-thread read gives.
+import { open } from 'node:fs/promises';
+import { parentPort, workerData } from 'node:worker_threads';
+import { RecordBatchReader } from 'apache-arrow';
+import { readBatchColumns, wholeBatch } from './arrow-batch-columns.js';
+import { storeColumnar, TextColumns } from './arrow-columns.js';
+import type { ArrowShareTask } from './arrow-share.js';
+import { type ShareResult, wholeBuffer } from './column-shares.js';
+import { readFailure } from './input-file.js';
+import { ColumnEncoder } from './table-encoder.js';
+
+const port = parentPort;
+if (port === null) throw new Error('arrow-worker runs as a worker thread of the Arrow reader.');
+const { path, columns } = workerData as ArrowShareTask;
+
+try {
+  const handle = await open(path, 'r');
+  try {
+    const reader = await RecordBatchReader.from(handle);
+    await reader.open();
+    const targets = columns.map((column) => new ColumnEncoder({ name: column.name }, 4096));
+    const texts = new TextColumns();
+    const footer = reader.footer;
+    if (footer === null) throw new Error('the file has no footer');
+    const fields = reader.schema.fields;
+    const positions = columns.map((column) => column.position);
+    let rows = 0;
+    for (let index = 0; index < reader.numRecordBatches; index++) {
+      const block = footer.getRecordBatch(index);
+      if (block === null) throw new Error(`record batch ${index + 1} is missing from the footer`);
+      // Only this share's buffers are read; a compressed batch is read whole.
+      const batch = (await readBatchColumns(handle, block, fields, positions, reader.dictionaries, reader.schema.metadataVersion)) ?? wholeBatch((await reader.readRecordBatch(index))!);
+      columns.forEach((column, k) => {
+        if (!storeColumnar(targets[k]!, rows, batch.vectorAt(column.position), texts.of)) throw new Error(`column "${column.name}" is not of one type in every record batch`);
+      });
+      rows += batch.rows;
+    }
+    columns.forEach((column, k) => {
+      const target = targets[k]!;
+      const result: ShareResult = { position: column.position, dictionary: target.dictionary, counts: target.counts(), ids: target.take(rows) };
+      port.postMessage({ column: result }, [result.counts.buffer as ArrayBuffer, ...(wholeBuffer(result.ids) ? [result.ids.buffer as ArrayBuffer] : [])]);
+    });
+    port.postMessage({ done: true });
+  } finally {
+    await handle.close().catch(() => undefined);
+  }
+} catch (error) {
+  port.postMessage({ error: readFailure(path, 'Arrow IPC', error).toJSON() });
+}

@@ -1,0 +1,84 @@
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { CrosstabError, ErrorCode } from '../../errors.js';
+import type { RowIds } from './row-ids.js';
+
+/**
+ * Columns of a typed input (Parquet, Arrow IPC) read by worker threads, each column wholly by
+ * one thread: its dictionary and ids come out as one thread reading it alone makes them, so
+ * the table is the same whichever thread reads which column.
+ */
+
+/** A column as a worker read it. */
+export interface ShareResult {
+  position: number;
+  dictionary: string[];
+  counts: Uint32Array;
+  ids: RowIds;
+}
+
+/**
+ * Deals `columns` out to `parts` threads by `cost`, costliest first, each to the least loaded
+ * (longest processing time first); part 0 is the calling thread, which also has `ownCost`
+ * of other work (weights, columns only it reads). Ties go by `position`.
+ */
+export function dealByCost<T extends { position: number }>(columns: T[], cost: (column: T) => number, parts: number, ownCost: number): T[][] {
+  const shares = Array.from({ length: parts }, () => ({ load: 0, columns: [] as T[] }));
+  shares[0]!.load = ownCost;
+  const costs = new Map(columns.map((column) => [column, cost(column)]));
+  for (const column of [...columns].sort((a, b) => costs.get(b)! - costs.get(a)! || a.position - b.position)) {
+    const least = shares.reduce((best, share) => (share.load < best.load ? share : best));
+    least.load += costs.get(column)!;
+    least.columns.push(column);
+  }
+  return shares.map((share) => share.columns.sort((a, b) => a.position - b.position));
+}
+
+/** A built worker's file (`parquet-worker.js`...), or undefined when running from the sources (tests), where it is not built. */
+export function builtWorkerFile(name: string): string | undefined {
+  const here = dirname(fileURLToPath(import.meta.url));
+  return [join(here, name), join(here, 'dataset', name)].find((path) => existsSync(path));
+}
+
+/**
+ * Starts one worker per task (its workerData); resolves with every column once all are
+ * read, or rejects with the first failure (a worker's CrosstabError rebuilt as one).
+ * `stop()` ends them all. `format` names the input kind in messages (`Parquet`, `Arrow`).
+ */
+export function readShares(file: string, tasks: object[], format: string): { results: Promise<ShareResult[]>; stop: () => Promise<void> } {
+  const workers = tasks.map((task) => new Worker(file, { workerData: task }));
+  const results = Promise.all(
+    workers.map(
+      (worker) =>
+        new Promise<ShareResult[]>((resolve, reject) => {
+          const columns: ShareResult[] = [];
+          worker.on('message', (message: { column?: ShareResult; done?: true; error?: { code?: ErrorCode; message: string; details?: Record<string, unknown> } }) => {
+            if (message.column !== undefined) columns.push(message.column);
+            else if (message.done) resolve(columns);
+            else if (message.error !== undefined) reject(message.error.code === undefined ? workerFailed(format, message.error.message) : CrosstabError.fromJSON(message.error as Parameters<typeof CrosstabError.fromJSON>[0]));
+          });
+          worker.on('error', (error) => reject(workerFailed(format, error.message)));
+          worker.on('exit', (code) => reject(workerFailed(format, `exit code ${code}`)));
+        }),
+    ),
+  ).then((parts) => parts.flat());
+  // Whoever awaits `results` sees a failure; until then it must not count as unhandled.
+  results.catch(() => undefined);
+  const stop = async () => {
+    await Promise.all(workers.map((worker) => worker.terminate()));
+  };
+  return { results, stop };
+}
+
+function workerFailed(format: string, message: string): CrosstabError {
+  return new CrosstabError(ErrorCode.internal, `a ${format} build worker failed: ${message}`, {
+    hint: 'Run the build again; if it keeps failing, report it with the input file (crosstab build --threads 0 reads on one thread).',
+  });
+}
+
+/** Whether `ids` is the whole of its buffer (then a worker can transfer the buffer, not copy it). */
+export function wholeBuffer(ids: RowIds): boolean {
+  return ids.byteOffset === 0 && ids.byteLength === ids.buffer.byteLength;
+}

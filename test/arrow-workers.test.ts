@@ -1,0 +1,89 @@
+// The Arrow IPC file reader with its columns dealt out to worker threads (the built CLI: the
+// worker is bundled, so this runs dist/cli/main.js; `npm run build:ts` first) builds the same
+// dataset as on one thread and as the same table written as a stream (always read on one
+// thread): several record batches; Int64, Int32 and double columns with nulls; text with few
+// values and an id column with one per row; dictionary-encoded text; a date column (read cell
+// by cell); a double weight.
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DateDay, Dictionary, Field, Float64, Int32, Int64, makeData, RecordBatch, Schema, Struct, Table, tableToIPC, Utf8, vectorFromArray } from 'apache-arrow';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+// @ts-expect-error: a plain-JavaScript bench helper without types
+import { buildFingerprint } from '../bench/lib/build-fingerprint.js';
+import { cliPath } from './support/paths.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'crosstab-arrow-workers-'));
+const file = join(dir, 'survey.arrow');
+const stream = join(dir, 'survey.arrows');
+const rows = 30_000;
+const batchRows = 7_000;
+
+beforeAll(() => {
+  const index = Array.from({ length: rows }, (_, i) => i);
+  const table = new Table({
+    small: vectorFromArray(index.map((i) => (i % 7 === 0 ? null : BigInt(((i * 37) % 101) - 50))), new Int64()),
+    wide: vectorFromArray(index.map((i) => (i % 11 < 3 ? null : (i * i) % 70001)), new Int32()),
+    region: vectorFromArray(index.map((i) => (i % 6 === 0 ? null : `région ${i % 13}`)), new Utf8()),
+    serial: vectorFromArray(index.map((i) => `id-${String(i).padStart(8, '0')}`), new Utf8()),
+    kind: vectorFromArray(index.map((i) => (i % 9 === 4 ? null : ['alpha', 'beta', 'gamma', 'delta'][(i * 7) % 4]!)), new Dictionary(new Utf8(), new Int32())),
+    ratio: vectorFromArray(index.map((i) => (i % 5 === 0 ? null : ((i % 23) + 0.5) / 4)), new Float64()),
+    late: vectorFromArray(index.map((i) => (i > 20_000 ? null : BigInt(i % 3))), new Int64()),
+    day: vectorFromArray(index.map((i) => (i % 8 === 0 ? null : new Date(Date.UTC(2024, 0, 1 + (i % 30))))), new DateDay()),
+    w: vectorFromArray(index.map((i) => 1 + (i % 10) / 4), new Float64()),
+  });
+  // Batches of batchRows rows (slices share the dictionary, which the file holds once).
+  const batches: RecordBatch[] = [];
+  for (const batch of table.batches) for (let at = 0; at < batch.numRows; at += batchRows) batches.push(batch.slice(at, at + batchRows));
+  const sliced = new Table(batches);
+  expect(sliced.batches.length).toBe(Math.ceil(rows / batchRows));
+  writeFileSync(file, tableToIPC(sliced, 'file'));
+  writeFileSync(stream, tableToIPC(sliced, 'stream'));
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function build(input: string, out: string, threads: number): { status: number | null; stderr: string } {
+  const run = spawnSync(process.execPath, [cliPath, 'build', input, '--weight', 'w', '--survey', 'T', '--out', out, '--threads', String(threads)], { encoding: 'utf8' });
+  return { status: run.status, stderr: run.stderr };
+}
+
+describe('Arrow IPC file columns read in worker threads', () => {
+  it('build the same dataset as one thread and as the stream', async () => {
+    const outputs = { one: join(dir, 'one.arrow'), three: join(dir, 'three.arrow'), two: join(dir, 'two.arrow'), stream: join(dir, 'stream.arrow') };
+    for (const [input, out, threads] of [[file, outputs.one, 0], [file, outputs.three, 3], [file, outputs.two, 2], [stream, outputs.stream, 3]] as const) {
+      const run = build(input, out, threads);
+      expect(run.status, run.stderr).toBe(0);
+    }
+    const expected = await buildFingerprint(outputs.one);
+    expect(await buildFingerprint(outputs.three)).toBe(expected);
+    expect(await buildFingerprint(outputs.two)).toBe(expected);
+    expect(await buildFingerprint(outputs.stream)).toBe(expected);
+  }, 120_000);
+
+  it('refuse a column a worker cannot read with the error one thread gives', () => {
+    // A dictionary column whose indices point past its dictionary in the second batch.
+    const type = new Dictionary(new Utf8(), new Int32());
+    const schema = new Schema([new Field('code', type, true), new Field('n', new Int64(), true), new Field('w', new Float64(), false)]);
+    const words = vectorFromArray(['a', 'b', 'c'], new Utf8());
+    const batch = (indices: number[]) => {
+      const length = indices.length;
+      const code = makeData({ type, length, nullCount: 0, data: Int32Array.from(indices), dictionary: words });
+      const n = makeData({ type: new Int64(), length, nullCount: 0, data: BigInt64Array.from(indices, (i) => BigInt(i)) });
+      const w = makeData({ type: new Float64(), length, nullCount: 0, data: Float64Array.from(indices, () => 1.5) });
+      return new RecordBatch(schema, makeData({ type: new Struct(schema.fields), length, nullCount: 0, children: [code, n, w] }));
+    };
+    const damaged = join(dir, 'damaged.arrow');
+    writeFileSync(damaged, tableToIPC(new Table([batch([0, 1, 2, 1]), batch([2, 7, 0, 1])]), 'file'));
+    const out = join(dir, 'damaged-out.arrow');
+    const errors = [0, 3].map((threads) => {
+      const run = build(damaged, out, threads);
+      expect(run.status).toBe(1);
+      expect(existsSync(out)).toBe(false);
+      return run.stderr;
+    });
+    expect(errors[1]).toContain('error [invalid_input]');
+    expect(errors[1]).toContain('dictionary index 7 is past');
+    expect(errors[1]).toBe(errors[0]);
+  }, 60_000);
+});
