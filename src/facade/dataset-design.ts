@@ -49,17 +49,6 @@ export class DatasetDesign {
    * pass), or the cells under every replicate weight (replicate designs; only with the
    * dataset's default weight, the one the replicates replicate).
    */
-  /**
-   * The base's respondents whose weight is 0, when the weight has any (one walk of the base
-   * with a 0/1 weight; nothing when it has none): design effects must count them out.
-   */
-  private zeroWeightsIn(base: DenseView, weight: string | null): { zeroWeights?: number } {
-    if (weight === null || this.evaluator.zeroWeights(weight) === 0) return {};
-    const cell = this.evaluator.cell(base, { op: 'all' }, this.evaluator.positiveWeights(weight));
-    const zero = cell.respondents - cell.weighted;
-    return zero > 0 ? { zeroWeights: zero } : {};
-  }
-
   async table(base: DenseView, rows: Bound[], columns: Bound[], weight: string | null, weights: WeightVector, run: TableRun): Promise<{ cells: TableCells; design: TableDesign }> {
     const stored = this.data.meta.design;
     const zero = this.zeroWeightsIn(base, weight);
@@ -90,6 +79,17 @@ export class DatasetDesign {
     }
     const degreesOfFreedom = this.replicateDegreesOfFreedom(base);
     return { cells, design: { kind: 'replicate', scale: replicates.scale, rscales: replicates.rscales, mse: replicates.mse, degreesOfFreedom, replicates: estimates, ...zero } };
+  }
+
+  /**
+   * The base's respondents whose weight is 0, when the weight has any (one walk of the base
+   * with a 0/1 weight; nothing when it has none): design effects must count them out.
+   */
+  private zeroWeightsIn(base: DenseView, weight: string | null): { zeroWeights?: number } {
+    if (weight === null || this.evaluator.zeroWeights(weight) === 0) return {};
+    const cell = this.evaluator.cell(base, { op: 'all' }, this.evaluator.positiveWeights(weight));
+    const zero = cell.respondents - cell.weighted;
+    return zero > 0 ? { zeroWeights: zero } : {};
   }
 
   /**

@@ -75,23 +75,11 @@ export class Evaluator {
   /** The weight vector `name`, or all-ones weights when `name` is null. */
   weights(name: string | null): WeightVector {
     const key = name ?? '';
-    let vector = this.weightVectors.get(key);
-    if (vector) return vector;
-    let ptr: number;
-    if (name !== null) {
-      const weight = this.data.meta.weights.find((candidate) => candidate.name === name)!;
-      ptr = this.data.buffer(weight.buffer).ptr;
-    } else {
-      const length = this.words * 64;
-      ptr = this.kernel.memory.alloc(length * 8);
-      this.owned.push({ ptr, bytes: length * 8 });
-      this.kernel.memory.f64(ptr, length).fill(1, 0, this.data.meta.respondents);
-    }
-    const { runs, nRuns, bytes } = this.kernel.weightRuns(ptr, this.words, this.data.meta.respondents);
-    this.owned.push({ ptr: runs, bytes });
-    vector = { ptr, runs, nRuns, exactSums: exactSums(this.kernel.memory.f64(ptr, this.data.meta.respondents), this.data.meta.respondents) };
-    this.weightVectors.set(key, vector);
-    return vector;
+    const cached = this.weightVectors.get(key);
+    if (cached) return cached;
+    if (name === null) return this.vectorOf(key, this.ownedWeights((values) => values.fill(1, 0, this.data.meta.respondents)));
+    const weight = this.data.meta.weights.find((candidate) => candidate.name === name)!;
+    return this.vectorOf(key, this.data.buffer(weight.buffer).ptr);
   }
 
   /** Respondents of the file whose weight `name` is 0 (counted once per weight, nothing allocated). */
@@ -112,17 +100,31 @@ export class Evaluator {
    */
   positiveWeights(name: string): WeightVector {
     const key = `>0:${name}`;
-    let vector = this.weightVectors.get(key);
-    if (vector) return vector;
+    const cached = this.weightVectors.get(key);
+    if (cached) return cached;
     const source = this.kernel.memory.f64(this.weights(name).ptr, this.data.meta.respondents);
+    return this.vectorOf(
+      key,
+      this.ownedWeights((ones) => {
+        for (let r = 0; r < source.length; r++) if (source[r]! > 0) ones[r] = 1;
+      }),
+    );
+  }
+
+  /** A weight vector of this evaluator's own (zeroed, then filled by `fill`), given back at dispose(). */
+  private ownedWeights(fill: (values: Float64Array) => void): number {
     const length = this.words * 64;
     const ptr = this.kernel.memory.alloc(length * 8);
     this.owned.push({ ptr, bytes: length * 8 });
-    const ones = this.kernel.memory.f64(ptr, length).fill(0);
-    for (let r = 0; r < source.length; r++) if (source[r]! > 0) ones[r] = 1;
+    fill(this.kernel.memory.f64(ptr, length).fill(0));
+    return ptr;
+  }
+
+  /** The weight vector at `ptr` with its runs and exactness, kept as `key`. */
+  private vectorOf(key: string, ptr: number): WeightVector {
     const { runs, nRuns, bytes } = this.kernel.weightRuns(ptr, this.words, this.data.meta.respondents);
     this.owned.push({ ptr: runs, bytes });
-    vector = { ptr, runs, nRuns, exactSums: true };
+    const vector = { ptr, runs, nRuns, exactSums: exactSums(this.kernel.memory.f64(ptr, this.data.meta.respondents), this.data.meta.respondents) };
     this.weightVectors.set(key, vector);
     return vector;
   }

@@ -106,10 +106,8 @@ export class ColumnEncoder extends ChunkedRows<RowIds> {
       }
       let id = 0;
       if (value >= 0 && value < smallInts && (value | 0) === value && this.smallIds !== undefined) id = this.smallIds[value]!;
-      if (id === 0) id = this.numberIds.get(value);
       if (id === 0) {
-        id = this.idOf(value);
-        this.numberIds.set(value, id);
+        id = this.numberId(value);
         counted = this.counted;
       }
       out[k & scratchMask] = id;
@@ -133,18 +131,26 @@ export class ColumnEncoder extends ChunkedRows<RowIds> {
       let id = 0;
       if (high === 0 && low >= 0 && low < smallInts && this.smallIds !== undefined) id = this.smallIds[low]!;
       if (id === 0) {
-        const value = high * 4294967296 + (low >>> 0);
-        id = this.numberIds.get(value);
-        if (id === 0) {
-          id = this.idOf(value);
-          this.numberIds.set(value, id);
-          counted = this.counted;
-        }
+        id = this.numberId(high * 4294967296 + (low >>> 0));
+        counted = this.counted;
       }
       out[k & scratchMask] = id;
       counted[id]!++;
     }
     this.putLastIds(start, out, count);
+  }
+
+  /**
+   * The id of a number setNumbers and setInt64 did not find among the small whole numbers:
+   * from `numberIds`, else numbered by idOf() and kept there. May grow `counted`.
+   */
+  private numberId(value: number): number {
+    let id = this.numberIds.get(value);
+    if (id === 0) {
+      id = this.idOf(value);
+      this.numberIds.set(value, id);
+    }
+    return id;
   }
 
   /** The ids of the last block of rows `start .. start + count - 1` (see scratchRows) from `ids`. */
