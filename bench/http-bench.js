@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 // POST /crosstab of `crosstab serve` on the bundled GSS survey, beside a bare node:http
-// server answering the same JSON body, in the same run, with autocannon on loopback.
+// server answering the same JSON body, in the same run, with autocannon on loopback, and a
+// bare node:http server that makes one fsync'd ledger line per request before it answers (the
+// floor of any durably billed answer on this machine).
 //
 //   node bench/http-bench.js [--duration 5] [--rounds 3] [--connections 10] [--dataset datasets/build/gss.arrow]
 //                            [--cli dist/cli/main.js] [--postgres postgres://...] [--before-cli PATH]
@@ -53,8 +55,60 @@ if (process.argv[2] === '--bare-server') {
   });
   server.listen(0, '127.0.0.1', () => process.stdout.write(`listening on http://127.0.0.1:${server.address().port}/v1\n`));
   process.on('SIGTERM', () => server.close(() => process.exit(0)));
+} else if (process.argv[2] === '--durable-bare-server') {
+  await durableBareServer(process.argv[3], process.argv[4]);
 } else {
   await main();
+}
+
+/**
+ * The floor of a billed answer: node:http, the JSON body parsed, one NDJSON line per request
+ * appended and made durable before the fixed answer is sent, with the service ledger's group
+ * commit (records arriving during a flush form the next batch; up to 3 fdatasyncs in flight,
+ * each on its own file description). No auth, validation, engine or usage record fields.
+ */
+async function durableBareServer(ledgerPath, body) {
+  const { open } = await import('node:fs/promises');
+  const file = await open(ledgerPath, 'a');
+  const idle = [];
+  for (let i = 0; i < 3; i++) idle.push(await open(ledgerPath, 'r'));
+  let pending = [];
+  let appending = false;
+  let wake = [];
+  const appendLoop = async () => {
+    appending = true;
+    while (pending.length > 0) {
+      if (idle.length === 0) {
+        await new Promise((resolve) => wake.push(resolve));
+        continue;
+      }
+      const batch = pending;
+      pending = [];
+      await file.write(batch.map((entry) => entry.line).join(''));
+      const sync = idle.pop();
+      void sync.datasync().then(() => {
+        idle.push(sync);
+        for (const entry of batch) entry.answer();
+        const waiting = wake;
+        wake = [];
+        for (const resolve of waiting) resolve();
+      });
+    }
+    appending = false;
+  };
+  const length = Buffer.byteLength(body);
+  const server = createServer((req, res) => {
+    const chunks = [];
+    req.on('data', (chunk) => chunks.push(chunk));
+    req.on('end', () => {
+      const query = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      const line = `${JSON.stringify({ time: new Date().toISOString(), survey: query.SurveyCode, targets: query.TargetCodes.length })}\n`;
+      pending.push({ line, answer: () => res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': length }).end(body) });
+      if (!appending) void appendLoop();
+    });
+  });
+  server.listen(0, '127.0.0.1', () => process.stdout.write(`listening on http://127.0.0.1:${server.address().port}/v1\n`));
+  process.on('SIGTERM', () => server.close(() => process.exit(0)));
 }
 
 async function main() {
@@ -105,6 +159,8 @@ async function run(options, pin, postgres, machine) {
     const ledgers = [{ path: ledger, billed: 0 }];
     const uncachedLedger = { path: join(work, 'usage-uncached.ndjson'), billed: 0 };
     ledgers.push(uncachedLedger);
+    const bareLedger = { path: join(work, 'usage-bare.ndjson'), billed: 0 };
+    ledgers.push(bareLedger);
     const shmLedger = join('/dev/shm', `${basename(work)}.ndjson`);
     const { apiKey } = JSON.parse(crosstab('keys', 'add', '--keys', keys, '--surveys', '_ALL_', '--groups', '_ALL_', '--name', 'bench', '--json'));
     const expected = crosstab('query', options.dataset, '--base', QUERY.base, ...QUERY.targets.flatMap((t) => ['--target', t]), '--json').trim();
@@ -144,6 +200,8 @@ async function run(options, pin, postgres, machine) {
     };
     const targets = [
       { name: 'bare node:http, fixed JSON', args: [fileURLToPath(import.meta.url), '--bare-server', expected], requests: [request] },
+      // What durable billing alone costs: bare node:http plus the ledger's append and fdatasync.
+      { name: 'bare node:http + fsync\'d ledger (JSON parsed, one line per request, group commit)', args: [fileURLToPath(import.meta.url), '--durable-bare-server', bareLedger.path, expected], requests: [request], ledger: bareLedger },
       {
         name: 'crosstab serve, POST /v1/crosstab (GSS, 2 targets, fsync\'d ledger)',
         args: [options.cli, 'serve', '--dataset', options.dataset, '--keys', keys, '--ledger', ledger, '--port', '0', ...perAddress],
