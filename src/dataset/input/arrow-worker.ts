@@ -11,6 +11,7 @@
 import { open } from 'node:fs/promises';
 import { parentPort, workerData } from 'node:worker_threads';
 import { RecordBatchReader } from 'apache-arrow';
+import { registerArrowCodecs } from './arrow-codecs.js';
 import { readBatchColumns, wholeBatch } from './arrow-batch-columns.js';
 import { storeColumnar, TextColumns } from './arrow-columns.js';
 import type { ArrowShareTask } from './arrow-share.js';
@@ -23,6 +24,7 @@ if (port === null) throw new Error('arrow-worker runs as a worker thread of the 
 const { path, columns } = workerData as ArrowShareTask;
 
 try {
+  registerArrowCodecs();
   const handle = await open(path, 'r');
   try {
     const reader = await RecordBatchReader.from(handle);

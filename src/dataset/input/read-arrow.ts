@@ -1,5 +1,6 @@
 import type { FileHandle } from 'node:fs/promises';
 import { RecordBatchReader } from 'apache-arrow';
+import { registerArrowCodecs } from './arrow-codecs.js';
 import { batchFieldBytes, type BatchColumns, readBatchColumns, wholeBatch } from './arrow-batch-columns.js';
 import { cellReader, storeColumnar, TextColumns } from './arrow-columns.js';
 import { handOutArrowColumns, manyDistinct } from './arrow-share.js';
@@ -31,6 +32,7 @@ export async function readArrow(path: string, options: ReadOptions): Promise<Raw
     const isFile = String.fromCharCode(...head) === 'ARROW1';
     if (isFile) await checkTrailer(handle, size, path, 'Arrow IPC', 'ARROW1');
     else await checkEndOfStream(handle, size, path);
+    registerArrowCodecs();
     const reader = await RecordBatchReader.from(handle);
     await reader.open();
     const fields = reader.schema.fields;
