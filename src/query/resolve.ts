@@ -2,6 +2,7 @@ import { CrosstabError, echo, ErrorCode, fieldError } from '../errors.js';
 import type { CodeInfo, StoredMeta, StoredVariable } from '../dataset/format.js';
 import type { Expr } from './ast.js';
 import { parseExpression } from './parse.js';
+import { fitsFloat64 } from '../text/decimal-text.js';
 import { suggest } from '../text/suggest.js';
 import { nameText, NUMBER_TEXT, quoteText, rangeExpression, shorten, valueExpression, valueText } from '../text/expression-text.js';
 
@@ -44,7 +45,7 @@ export class Resolver {
   constructor(meta: Pick<StoredMeta, 'variables' | 'codes'>) {
     this.variables = meta.variables;
     meta.variables.forEach((variable, position) => this.byName.set(variable.name, position));
-    this.numbers = meta.variables.map((variable) => (variable.kind === 'numeric' || variable.multi?.numeric === true ? Float64Array.from(variable.values, Number) : undefined));
+    this.numbers = meta.variables.map((variable) => (variable.kind === 'numeric' || variable.multi?.numeric === true ? numbersOf(variable) : undefined));
     for (const code of meta.codes) this.codes.set(code.name, code);
   }
 
@@ -231,8 +232,14 @@ export class Resolver {
   }
 
   private number(variable: StoredVariable, text: string, what: string): number {
-    if (NUMBER_TEXT.test(text)) return Number(text);
     const name = nameText(variable.name);
+    if (NUMBER_TEXT.test(text)) {
+      if (fitsFloat64(text)) return Number(text);
+      // Read as a float it would be another number (9007199254740993 reads as 9007199254740992), which respondents may hold.
+      throw new CrosstabError(ErrorCode.invalidExpression, `${name} is numeric, but its ${what} ${quoteText(shorten(text))} has more digits than a 64-bit float holds: it would be read as ${String(Number(text))}`, {
+        hint: `Values of ${name} are 64-bit floats; write the ${what} with at most 17 significant digits, as ${name}'s values are listed (crosstab info).`,
+      });
+    }
     const range = /^(-?\d+(?:\.\d+)?)-(-?\d+(?:\.\d+)?)$/.exec(text);
     const meant = Number(text);
     const labels = Object.values(variable.valueLabels ?? {});
@@ -317,4 +324,21 @@ function upperBound(sorted: Float64Array, target: number): number {
     else hi = mid;
   }
   return lo;
+}
+
+/**
+ * A numeric variable's values as floats, in order. Refuses a dataset whose numeric variable
+ * holds a value a float does not hold exactly (an earlier `crosstab build` stored such
+ * columns as numeric, where its float stood for other numbers too): it must be built again.
+ */
+function numbersOf(variable: StoredVariable): Float64Array {
+  const inexact = variable.values.find((value) => !fitsFloat64(value));
+  if (inexact !== undefined) {
+    throw new CrosstabError(
+      ErrorCode.unsupportedVersion,
+      `numeric variable ${nameText(variable.name)} holds the value ${shorten(inexact)}, which a 64-bit float does not hold exactly (it reads as ${String(Number(inexact))}): the dataset was built by an earlier version, which could answer for it respondents of another value`,
+      { field: variable.name, hint: 'Build the dataset again from its input with this version: such columns are now kept as text, exactly.' },
+    );
+  }
+  return Float64Array.from(variable.values, Number);
 }

@@ -111,6 +111,7 @@ export function compileDataset(input: RawTable, options: CompileOptions): Compil
     if (delimited.has(column.name)) continue;
     const described = options.codebook?.variables[column.name];
     const verdict = classifyColumn(column, rows);
+    if (verdict.kind === 'text' && verdict.note !== undefined) (input.notes ??= []).push(verdict.note);
     if (verdict.kind === 'skip') {
       skipped.push({ column: column.name, reason: verdict.reason });
       // An id column's dictionary can be most of the input's memory (ACS SERIALNO).
@@ -341,7 +342,8 @@ function rangeIndexable(name: string, kind: 'numeric' | 'text', values: number):
 /**
  * Sorts a column's distinct values (numerically for numeric columns, so ranks follow
  * value order and a range is a run of ranks) and maps first-seen ids to 1-based ranks.
- * Numeric texts with the same value (`1` and `1.0`) share a rank.
+ * Numeric texts with the same value (`1` and `1.0`) share a rank: the same float is the same
+ * number, since a numeric column's values all fit a float (classify.ts).
  */
 function sortDictionary(column: RawColumn, kind: 'numeric' | 'text'): { values: string[]; remap: Uint32Array } {
   const order = column.dictionary.map((_, id) => id);

@@ -1,0 +1,63 @@
+/**
+ * Decimal numbers written as text, and whether a 64-bit float holds one exactly enough that
+ * comparing floats compares the numbers. The engine keeps a numeric variable's values as
+ * floats (ranks in value order, ranges by float comparison), so a value such as
+ * `9007199254740993` or `0.10000000000000001`, which reads as the same float as another
+ * number (`9007199254740992`, `0.1`), must never be read as a float: it would answer for
+ * respondents who hold the other number.
+ */
+
+const DECIMAL = /^([+-]?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?$/;
+
+/**
+ * The exact number `text` denotes, as `[-]digits e exponent` with no leading or trailing
+ * zeros in the digits (`-1.250` and `-125e-2` both give `-125e-2`; every zero gives `0`),
+ * or undefined when `text` is not a decimal number.
+ */
+export function exactDecimal(text: string): string | undefined {
+  const match = DECIMAL.exec(text);
+  if (match === null) return undefined;
+  const [, sign, whole = '', fraction = '', exponent = '0'] = match;
+  if (whole === '' && fraction === '') return undefined;
+  let digits = whole + fraction;
+  let start = 0;
+  while (start < digits.length && digits[start] === '0') start++;
+  let end = digits.length;
+  while (end > start && digits[end - 1] === '0') end--;
+  if (start === end) return '0';
+  const power = BigInt(exponent) - BigInt(fraction.length) + BigInt(digits.length - end);
+  digits = digits.slice(start, end);
+  return `${sign === '-' ? '-' : ''}${digits}e${power}`;
+}
+
+/**
+ * Whether the decimal number `text` reads as a finite 64-bit float that prints back as the
+ * same number (`0.1`, `1.0`, `2.5e-3`, `9007199254740992`): then two such texts are the same
+ * number exactly when their floats are equal, and they order as their floats do. False for
+ * more digits than a float holds (`9007199254740993`, `0.10000000000000001`), for a number
+ * too large or too small for one (`1e400`, `1e-400`), and for anything not a decimal number.
+ */
+export function fitsFloat64(text: string): boolean {
+  const value = Number(text);
+  if (!Number.isFinite(value)) return false;
+  const printed = String(value);
+  if (printed === text) return true;
+  const exact = exactDecimal(text);
+  return exact !== undefined && exact === exactDecimal(printed);
+}
+
+/**
+ * The exact decimal text of the integer `unscaled` times 10^-`scale` (a Parquet DECIMAL):
+ * `decimalText(57n, 2)` is `0.57`, `decimalText(-1200n, 2)` is `-12`; no trailing zeros in
+ * the fraction, no exponent, every digit kept.
+ */
+export function decimalText(unscaled: bigint, scale: number): string {
+  const negative = unscaled < 0n;
+  let digits = (negative ? -unscaled : unscaled).toString();
+  if (scale <= 0) return unscaled === 0n ? '0' : `${negative ? '-' : ''}${digits}${'0'.repeat(-scale)}`;
+  if (digits.length <= scale) digits = '0'.repeat(scale - digits.length + 1) + digits;
+  const whole = digits.slice(0, digits.length - scale);
+  const fraction = digits.slice(digits.length - scale).replace(/0+$/, '');
+  const text = fraction === '' ? whole : `${whole}.${fraction}`;
+  return negative && text !== '0' ? `-${text}` : text;
+}

@@ -1,0 +1,211 @@
+// Numbers a 64-bit float does not hold exactly are never read as floats: 9007199254740993
+// reads as the float of 9007199254740992 and 0.10000000000000001 as that of 0.1, so a numeric
+// variable holding them answered `big=9007199254740993` with the respondents of both values
+// (and 1e-400 with those of 0). Such a column is now text, its values exact as written, with
+// a note; a query number with more digits than a float holds is refused; and a dataset that
+// an earlier build stored that way is refused at open. Parquet DECIMAL values are read as
+// exact decimals (hyparquet's floats turned 0.47 into 0.47000000000000003 and rounded 17+
+// digits). Counts are checked against DuckDB on the same files.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildDataset, openDataset, valueExpression, type CrosstabError, type Dataset } from '../src/index.js';
+import type { StoredVariable } from '../src/dataset/format.js';
+import { Resolver } from '../src/query/resolve.js';
+import { decimalText, fitsFloat64 } from '../src/text/decimal-text.js';
+import { numberText } from '../src/text/expression-text.js';
+import fc from 'fast-check';
+import { floatExact } from './support/float-exact.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'crosstab-inexact-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+let connection: Awaited<ReturnType<DuckDBInstance['connect']>> | undefined;
+afterAll(() => connection?.closeSync());
+
+async function duck(sql: string): Promise<Array<Record<string, unknown>>> {
+  connection ??= await (await DuckDBInstance.create(':memory:')).connect();
+  return (await connection.runAndReadAll(sql)).getRowObjectsJson() as Array<Record<string, unknown>>;
+}
+
+async function count(ds: Dataset, expr: string): Promise<{ respondents: number; weighted: number }> {
+  const cell = (await ds.crosstab({ base: '*', targets: [expr] })).targets[0]!;
+  return { respondents: cell.respondents, weighted: cell.weighted };
+}
+
+async function refusal(promise: Promise<unknown>): Promise<CrosstabError> {
+  return promise.then(
+    () => {
+      throw new Error('expected a refusal');
+    },
+    (error: CrosstabError) => error,
+  );
+}
+
+describe('a CSV column of numbers a float does not hold exactly', () => {
+  const csv = join(dir, 'inexact.csv');
+  let ds: Dataset;
+  let notes: string[];
+  // Each value with its rows: values equal as floats, different as numbers.
+  const columns = {
+    big: ['9007199254740992', '9007199254740993', '9007199254740994', '12'],
+    long: ['0.1', '0.10000000000000001', '0.3', '0.30000000000000004'],
+    tiny: ['0', '1e-400', '2', '3'],
+    fine: ['1', '1.0', '2.5', '1e3'],
+  };
+  beforeAll(async () => {
+    const lines = ['big,long,tiny,fine,w'];
+    for (let row = 0; row < 400; row++) {
+      const pick = (values: string[]) => values[(row * 7 + Math.floor(row / 5)) % values.length]!;
+      lines.push(`${columns.big[row % 4]},${pick(columns.long)},${columns.tiny[(row * 3) % 4]},${columns.fine[(row >> 1) % 4]},${1 + (row % 9) / 4}`);
+    }
+    writeFileSync(csv, `${lines.join('\n')}\n`);
+    const report = await buildDataset(csv, { weights: ['w'], survey: 'T', out: join(dir, 'inexact.arrow') });
+    notes = report.notes;
+    ds = await openDataset(join(dir, 'inexact.arrow'));
+  });
+  afterAll(() => ds?.close());
+
+  it('is text, with a note naming the column and the value', () => {
+    const kind = Object.fromEntries(ds.info.variables.map((variable) => [variable.name, variable.kind]));
+    expect(kind).toEqual({ big: 'text', long: 'text', tiny: 'text', fine: 'numeric' });
+    expect(notes.find((note) => note.startsWith('column big '))).toContain('9007199254740993');
+    expect(notes.find((note) => note.startsWith('column long '))).toContain('0.10000000000000001');
+    expect(notes.find((note) => note.startsWith('column tiny '))).toContain('1e-400');
+    expect(notes.some((note) => note.startsWith('column fine '))).toBe(false);
+  });
+
+  it('answers each value for its own respondents, as DuckDB counts the texts', async () => {
+    for (const variable of ['big', 'long', 'tiny'] as const) {
+      const expected = await duck(`SELECT "${variable}" AS v, count(*)::INTEGER AS n, sum(w::DOUBLE) AS w FROM read_csv('${csv}', all_varchar = true) GROUP BY 1`);
+      expect(expected).toHaveLength(4);
+      for (const { v, n, w } of expected) {
+        const cell = await count(ds, valueExpression(variable, String(v)));
+        expect(cell.respondents, `${variable}=${String(v)}`).toBe(n);
+        expect(cell.weighted).toBeCloseTo(Number(w), 9);
+      }
+    }
+  });
+
+  it('keeps 1 and 1.0 one value of a numeric column, and ranges there exact', async () => {
+    const expected = await duck(`SELECT count(*)::INTEGER AS n FROM read_csv('${csv}', all_varchar = true) WHERE fine::DOUBLE = 1`);
+    expect((await count(ds, 'fine=1')).respondents).toBe(expected[0]!.n);
+    expect((await count(ds, 'fine=1.0')).respondents).toBe(expected[0]!.n);
+    const range = await duck(`SELECT count(*)::INTEGER AS n FROM read_csv('${csv}', all_varchar = true) WHERE fine::DOUBLE BETWEEN 1 AND 2.5`);
+    expect((await count(ds, 'fine=1..2.5')).respondents).toBe(range[0]!.n);
+  });
+
+  it('refuses a range on such a column, and a query number with more digits than a float holds', async () => {
+    expect((await refusal(count(ds, 'big=1..'))).code).toBe('invalid_expression');
+    const error = await refusal(count(ds, 'fine=1.0000000000000000001'));
+    expect(error.code).toBe('invalid_expression');
+    expect(error.message).toContain('more digits than a 64-bit float holds');
+    expect((await refusal(count(ds, 'fine=..2.50000000000000000001'))).code).toBe('invalid_expression');
+    expect((await refusal(count(ds, 'fine=1e400..'))).code).toBe('invalid_expression');
+  });
+});
+
+describe('Parquet DECIMAL, BIGINT and UBIGINT columns', () => {
+  const parquet = join(dir, 'decimals.parquet');
+  let ds: Dataset;
+  beforeAll(async () => {
+    await duck(`CREATE TABLE t AS SELECT
+        (((i % 100) - 50) / 100)::DECIMAL(4,2) AS d4,
+        CASE WHEN i % 13 = 0 THEN NULL ELSE ((i % 997) - 400)::DECIMAL(18,2) / 7 END::DECIMAL(18,2) AS d18,
+        (((i % 100) - 50) / 100)::DECIMAL(38,18) AS d38,
+        ((i % 3) * 12345678901234567)::DECIMAL(38,0) AS big38,
+        (CASE WHEN i % 2 = 0 THEN 9007199254740993 ELSE 9007199254740992 END)::BIGINT AS bigint53,
+        ((i % 3)::UBIGINT + 18446744073709551000) AS ubig,
+        ((i % 40) * 25)::DECIMAL(9,2) / 100 AS w
+      FROM range(5000) r(i)`);
+    await duck(`COPY t TO '${parquet}' (FORMAT parquet)`);
+    await buildDataset(parquet, { weights: ['w'], survey: 'T', out: join(dir, 'decimals.arrow') });
+    ds = await openDataset(join(dir, 'decimals.arrow'));
+  });
+  afterAll(() => ds?.close());
+
+  it('keeps every value as DuckDB has it, each answering for DuckDB\'s respondents', async () => {
+    const kinds = Object.fromEntries(ds.info.variables.map((variable) => [variable.name, variable.kind]));
+    expect(kinds).toEqual({ d4: 'numeric', d18: 'numeric', d38: 'text', big38: 'text', bigint53: 'text', ubig: 'text' });
+    for (const variable of ds.info.variables) {
+      const type = variable.name === 'bigint53' ? 'BIGINT' : variable.name === 'ubig' ? 'UBIGINT' : (await duck(`SELECT typeof(${variable.name}) AS t FROM '${parquet}' LIMIT 1`))[0]!.t;
+      const values = variable.values!;
+      expect(values.length).toBeGreaterThan(1);
+      for (const { value } of values) {
+        // DuckDB reads the engine's value text as its own column type: the same number, or no row.
+        const [expected] = await duck(`SELECT count(*)::INTEGER AS n, sum(w)::DOUBLE AS w FROM '${parquet}' WHERE ${variable.name} = '${value}'::${String(type)}`);
+        const cell = await count(ds, valueExpression(variable.name, value));
+        expect(cell.respondents, `${variable.name}=${value}`).toBe(expected!.n);
+        expect(cell.weighted).toBeCloseTo(Number(expected!.w), 9);
+      }
+    }
+  });
+
+  it('shows decimal values with the digits the file has (0.47, not 0.47000000000000003)', async () => {
+    for (const name of ['d4', 'd18', 'd38']) {
+      const distinct = await duck(`SELECT DISTINCT ${name}::VARCHAR AS v FROM '${parquet}' WHERE ${name} IS NOT NULL`);
+      const written = distinct.map(({ v }) => String(v).replace(/(\.\d*?)0+$/, '$1').replace(/\.$/, '').replace(/^-0$/, '0'));
+      const shown = ds.info.variables.find((variable) => variable.name === name)!.values!.map(({ value }) => value);
+      expect(new Set(shown), name).toEqual(new Set(written));
+    }
+    const [expected] = await duck(`SELECT count(*)::INTEGER AS n FROM '${parquet}' WHERE d4 = 0.47`);
+    expect((await count(ds, 'd4=0.47')).respondents).toBe(expected!.n);
+  });
+
+  it('answers ranges over decimal columns as DuckDB does', async () => {
+    for (const [variable, lo, hi] of [['d4', '-0.13', '0.29'], ['d18', '-12.57', '31.43'], ['d18', '0.01', '0.15'], ['d4', '0.07', '0.07']] as const) {
+      const [expected] = await duck(`SELECT count(*)::INTEGER AS n, coalesce(sum(w), 0)::DOUBLE AS w FROM '${parquet}' WHERE ${variable} BETWEEN ${lo} AND ${hi}`);
+      const cell = await count(ds, `${variable}=${numberText(Number(lo))}..${numberText(Number(hi))}`);
+      expect(cell.respondents, `${variable}=${lo}..${hi}`).toBe(expected!.n);
+      expect(cell.weighted).toBeCloseTo(Number(expected!.w), 9);
+    }
+  });
+});
+
+describe('a dataset an earlier build made with such a numeric variable', () => {
+  it('is refused when opened, with a hint to build it again', () => {
+    const variable: StoredVariable = { name: 'big', kind: 'numeric', group: '_ALL_', values: ['12', '9007199254740993'], counts: [1, 2], missing: 0, index: 0 };
+    let error: CrosstabError | undefined;
+    try {
+      new Resolver({ variables: [variable], codes: [] });
+    } catch (caught) {
+      error = caught as CrosstabError;
+    }
+    expect(error?.code).toBe('unsupported_version');
+    expect(error?.message).toContain('9007199254740993');
+    expect(error?.details.hint).toContain('Build the dataset again');
+    expect(() => new Resolver({ variables: [{ ...variable, values: ['12', '9007199254740992'] }], codes: [] })).not.toThrow();
+  });
+});
+
+describe('decimal text', () => {
+  it('writes unscaled integers at a scale as the exact decimal (checked in BigInt arithmetic)', () => {
+    fc.assert(
+      fc.property(fc.bigInt({ min: -(10n ** 40n), max: 10n ** 40n }), fc.integer({ min: 0, max: 38 }), (unscaled, scale) => {
+        const text = decimalText(unscaled, scale);
+        expect(text).toMatch(/^-?(0|[1-9]\d*)(\.\d*[1-9])?$/);
+        const [whole, fraction = ''] = text.replace('-', '').split('.');
+        const magnitude = BigInt(whole! + fraction) * 10n ** BigInt(scale - fraction.length);
+        expect(text.startsWith('-') ? -magnitude : magnitude).toBe(unscaled);
+      }),
+      { numRuns: 500, seed: 26 },
+    );
+  });
+
+  it('says a float holds a number exactly when the BigInt check says so', () => {
+    const texts = fc.oneof(
+      fc.double({ noNaN: true, noDefaultInfinity: true }).map(String),
+      fc.bigInt({ min: -(10n ** 20n), max: 10n ** 20n }).map(String),
+      fc.tuple(fc.bigInt({ min: -(10n ** 19n), max: 10n ** 19n }), fc.integer({ min: -340, max: 330 })).map(([digits, power]) => `${digits}e${power}`),
+      fc.tuple(fc.nat(99999), fc.stringMatching(/^\d{1,22}$/)).map(([whole, fraction]) => `${whole}.${fraction}`),
+    );
+    fc.assert(
+      fc.property(texts, (text) => {
+        expect(fitsFloat64(text), text).toBe(floatExact(text));
+      }),
+      { numRuns: 2000, seed: 26 },
+    );
+  });
+});
