@@ -10,6 +10,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
+import { Dictionary, Int32, makeData, makeVector, Table, tableToIPC, TimestampMicrosecond, TimestampNanosecond, TimestampSecond, vectorFromArray, Float64 } from 'apache-arrow';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildDataset, openDataset, valueExpression, type CrosstabError, type Dataset } from '../src/index.js';
 import type { StoredVariable } from '../src/dataset/format.js';
@@ -160,6 +161,68 @@ describe('Parquet DECIMAL, BIGINT and UBIGINT columns', () => {
       const cell = await count(ds, `${variable}=${numberText(Number(lo))}..${numberText(Number(hi))}`);
       expect(cell.respondents, `${variable}=${lo}..${hi}`).toBe(expected!.n);
       expect(cell.weighted).toBeCloseTo(Number(expected!.w), 9);
+    }
+  });
+});
+
+describe('timestamps a microsecond or a nanosecond apart', () => {
+  it('stay distinct values in Parquet, as DuckDB counts them', async () => {
+    const parquet = join(dir, 'instants.parquet');
+    await duck(`COPY (SELECT
+        CASE WHEN i % 11 = 0 THEN NULL ELSE TIMESTAMP '2024-01-01 00:00:00' + INTERVAL (i % 4) MICROSECOND END AS us,
+        TIMESTAMP_NS '1969-12-31 23:59:59.999999' + INTERVAL (i % 3) MICROSECOND AS ns,
+        1.0 + (i % 5) AS w FROM range(600) r(i)) TO '${parquet}' (FORMAT parquet)`);
+    await buildDataset(parquet, { weights: ['w'], survey: 'T', out: join(dir, 'instants.arrow') });
+    const ds = await openDataset(join(dir, 'instants.arrow'));
+    try {
+      for (const name of ['us', 'ns']) {
+        const expected = await duck(`SELECT count(*)::INTEGER AS n FROM '${parquet}' WHERE ${name} IS NOT NULL GROUP BY ${name} ORDER BY ${name}`);
+        const values = ds.info.variables.find((variable) => variable.name === name)!.values!;
+        expect(values.map(({ respondents }) => respondents), name).toEqual(expected.map(({ n }) => n));
+        for (const { value, respondents } of values) {
+          const [duckdb] = await duck(`SELECT count(*)::INTEGER AS n FROM '${parquet}' WHERE ${name} = '${value}'::TIMESTAMP_NS`);
+          expect(duckdb!.n, `${name}=${value}`).toBe(respondents);
+          expect((await count(ds, valueExpression(name, value))).respondents).toBe(respondents);
+        }
+      }
+      expect(ds.info.variables.find((variable) => variable.name === 'ns')!.values!.map(({ value }) => value)).toEqual(['1969-12-31T23:59:59.999999', '1970-01-01T00:00:00', '1970-01-01T00:00:00.000001']);
+    } finally {
+      ds.close();
+    }
+  });
+
+  it('stay distinct values in Arrow IPC, plain and dictionary-encoded, with nulls', async () => {
+    const rows = 900;
+    const counts = (values: Array<bigint | null>) => [...values.reduce((map, value) => (value === null ? map : map.set(value, (map.get(value) ?? 0) + 1)), new Map<bigint, number>())].sort(([a], [b]) => (a < b ? -1 : 1)).map(([, n]) => n);
+    const nanos = Array.from({ length: rows }, (_, i) => (i % 7 === 0 ? null : 1_700_000_000_000_000_000n + BigInt(i % 5) - 2n));
+    const micros = Array.from({ length: rows }, (_, i) => -1n - BigInt(i % 3) * 1_000_001n);
+    const seconds = Array.from({ length: rows }, (_, i) => 1_700_000_000n + BigInt(i % 2));
+    const picks = Array.from({ length: rows }, (_, i) => (i % 10 === 3 ? null : i % 4));
+    const dictionary = [5n, 6n, 1_000_000_007n, -3n];
+    const column = (type: TimestampNanosecond | TimestampMicrosecond | TimestampSecond, values: Array<bigint | null>) =>
+      makeVector(makeData({ type, length: values.length, nullCount: values.filter((value) => value === null).length, nullBitmap: Uint8Array.from({ length: Math.ceil(values.length / 8) }, (_, byte) => values.slice(byte * 8, byte * 8 + 8).reduce<number>((bits, value, k) => (value === null ? bits : bits | (1 << k)), 0)), data: BigInt64Array.from(values, (value) => value ?? 0n) }));
+    const dictionaryType = new Dictionary(new TimestampNanosecond(), new Int32());
+    // apache-arrow types a dictionary's data as its value type's array; it holds the Int32 indices.
+    const encoded = makeVector(makeData<typeof dictionaryType>({ type: dictionaryType, length: rows, nullCount: picks.filter((pick) => pick === null).length, nullBitmap: Uint8Array.from({ length: Math.ceil(rows / 8) }, (_, byte) => picks.slice(byte * 8, byte * 8 + 8).reduce<number>((bits, pick, k) => (pick === null ? bits : bits | (1 << k)), 0)), data: Int32Array.from(picks, (pick) => pick ?? 0), dictionary: column(new TimestampNanosecond(), dictionary) } as never));
+    const table = new Table({ nanos: column(new TimestampNanosecond(), nanos), micros: column(new TimestampMicrosecond(), micros), seconds: column(new TimestampSecond(), seconds), picked: encoded, w: vectorFromArray(Array.from({ length: rows }, (_, i) => 1 + (i % 3)), new Float64()) });
+    const file = join(dir, 'instants-arrow.arrow');
+    writeFileSync(file, tableToIPC(table, 'file'));
+    await buildDataset(file, { weights: ['w'], survey: 'T', out: join(dir, 'instants-arrow.built.arrow') });
+    const ds = await openDataset(join(dir, 'instants-arrow.built.arrow'));
+    try {
+      const shown = (name: string) => ds.info.variables.find((variable) => variable.name === name)!.values!;
+      expect(shown('nanos').map(({ respondents }) => respondents)).toEqual(counts(nanos));
+      expect(shown('nanos').map(({ value }) => value)).toEqual(['2023-11-14T22:13:19.999999998', '2023-11-14T22:13:19.999999999', '2023-11-14T22:13:20', '2023-11-14T22:13:20.000000001', '2023-11-14T22:13:20.000000002']);
+      expect(shown('micros').map(({ value }) => value)).toEqual(['1969-12-31T23:59:57.999997', '1969-12-31T23:59:58.999998', '1969-12-31T23:59:59.999999']);
+      expect(shown('micros').map(({ respondents }) => respondents)).toEqual(counts(micros));
+      expect(shown('seconds').map(({ value }) => value)).toEqual(['2023-11-14T22:13:20', '2023-11-14T22:13:21']);
+      expect(shown('picked').map(({ value }) => value)).toEqual(['1969-12-31T23:59:59.999999997', '1970-01-01T00:00:00.000000005', '1970-01-01T00:00:00.000000006', '1970-01-01T00:00:01.000000007']);
+      expect(shown('picked').map(({ respondents }) => respondents)).toEqual(counts(picks.map((pick) => (pick === null ? null : dictionary[pick]!))));
+      for (const name of ['nanos', 'micros', 'picked']) {
+        for (const { value, respondents } of shown(name)) expect((await count(ds, valueExpression(name, value))).respondents).toBe(respondents);
+      }
+    } finally {
+      ds.close();
     }
   });
 });

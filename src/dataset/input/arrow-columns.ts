@@ -1,5 +1,5 @@
-import { type Data, type DataType, DataType as Types, type Field, makeVector, type Utf8, type Vector } from 'apache-arrow';
-import { isNullAt } from './cell-values.js';
+import { type Data, type DataType, DataType as Types, type Field, makeVector, type Timestamp, type Utf8, type Vector } from 'apache-arrow';
+import { isNullAt, isoTimestamp } from './cell-values.js';
 import { PlainTextColumn } from './parquet-texts.js';
 import { type CellValue, ColumnEncoder, inputError, type Validity, type WeightEncoder } from './table-encoder.js';
 import { Utf8Text } from './utf8-text.js';
@@ -93,20 +93,41 @@ function utf8Cells(data: Data<Utf8>): string[] {
   return cells;
 }
 
-/** How one column's values (as `Vector.get` returns them) become cells; refuses types a crosstab cannot use. */
-export function cellReader(path: string, field: Field): (value: unknown) => CellValue {
+/** How one column's values (row `row` of a batch's vector) become cells; refuses types a crosstab cannot use. */
+export function cellReader(path: string, field: Field): (vector: Vector, row: number) => CellValue {
   const type = Types.isDictionary(field.type) ? (field.type.dictionary as DataType) : (field.type as DataType);
   if (Types.isInt(type) || Types.isFloat(type) || Types.isUtf8(type) || Types.isLargeUtf8(type) || Types.isBool(type)) {
-    return (value) => value as CellValue;
+    return (vector, row) => vector.get(row) as CellValue;
   }
-  if (Types.isDate(type)) return (value) => (value === null ? null : new Date(value as number).toISOString().slice(0, 10));
+  if (Types.isDate(type)) {
+    return (vector, row) => {
+      const value = vector.get(row);
+      return value === null ? null : new Date(value as number).toISOString().slice(0, 10);
+    };
+  }
   if (Types.isTimestamp(type)) {
-    return (value) => {
-      if (value === null) return null;
-      const iso = new Date(value as number).toISOString();
-      return iso.endsWith('.000Z') ? iso.slice(0, 19) : iso.slice(0, 23);
+    // The stored 64-bit count, not Vector.get's milliseconds (a float, which drops micro- and nanoseconds).
+    const digits = ([0, 3, 6, 9] as const)[(type as Timestamp).unit]!;
+    const stored = (vector: Vector, row: number): CellValue => {
+      const [data, at] = dataAt(vector, row);
+      return data.getValid(at) ? isoTimestamp(BigInt((data.values as BigInt64Array)[at]!), digits) : null;
+    };
+    if (!Types.isDictionary(field.type)) return stored;
+    return (vector, row) => {
+      const [data, at] = dataAt(vector, row);
+      return data.getValid(at) ? stored(data.dictionary!, Number(data.values[at])) : null;
     };
   }
   const hint = `Crosstabs need numbers, text, booleans or dates: leave it out (options.exclude / --exclude ${field.name}) or convert it first.`;
   throw inputError(path, `column "${field.name}" has Arrow type ${String(field.type)}, which crosstabs cannot use`, hint, { field: field.name });
+}
+
+/** The chunk of `vector` that holds row `row`, and the row's index in it. */
+function dataAt(vector: Vector, row: number): [Data, number] {
+  let at = row;
+  for (const data of vector.data) {
+    if (at < data.length) return [data, at];
+    at -= data.length;
+  }
+  throw new RangeError(`row ${row} is past the end of a ${vector.length}-row column`);
 }

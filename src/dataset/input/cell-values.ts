@@ -50,3 +50,24 @@ export function safeNumbers(values: BigInt64Array, from: number, count: number):
   }
   return out;
 }
+
+/**
+ * A timestamp given as a count of 10^-`digits` seconds since 1970 (UTC), as ISO 8601 text
+ * with every digit it has: `2024-01-01T00:00:00` on a whole second, else the fraction in
+ * groups of three digits (`.123`, `.000001`, `.000000002`), so that two instants a
+ * microsecond or a nanosecond apart stay two values. Throws RangeError past the years
+ * JavaScript dates cover (±275,760), as Date does.
+ */
+export function isoTimestamp(count: bigint, digits: 0 | 3 | 6 | 9): string {
+  const per = 10n ** BigInt(digits);
+  let seconds = count / per;
+  let fraction = count % per;
+  if (fraction < 0n) {
+    fraction += per;
+    seconds -= 1n;
+  }
+  const whole = new Date(Number(seconds) * 1000).toISOString().slice(0, 19);
+  if (fraction === 0n) return whole;
+  const text = fraction.toString().padStart(digits, '0').replace(/0+$/, '');
+  return `${whole}.${text.padEnd(Math.ceil(text.length / 3) * 3, '0')}`;
+}

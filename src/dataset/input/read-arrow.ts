@@ -65,7 +65,7 @@ export async function readArrow(path: string, options: ReadOptions): Promise<Raw
           const vector = batch.vectorAt(i);
           if (!storeColumnar(target, rows, vector, texts.of)) {
             const cell = cells.get(i)!;
-            for (let row = 0; row < batch.rows; row++) target.set(rows + row, cell(vector.get(row)));
+            for (let row = 0; row < batch.rows; row++) target.set(rows + row, cell(vector, row));
           }
         }
         rows += batch.rows;

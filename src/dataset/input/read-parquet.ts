@@ -7,15 +7,16 @@ import { type FlatColumnAt, handOutColumns } from './parquet-share.js';
 import { PlainTextColumn } from './parquet-texts.js';
 import type { RawTable, ReadOptions } from './raw-table.js';
 import { decimalText } from '../../text/decimal-text.js';
+import { isoTimestamp } from './cell-values.js';
 import { checkTrailer, readTypedFile } from './input-file.js';
 import { type CellValue, type ColumnEncoder, inputError, TableEncoder } from './table-encoder.js';
 
 /** Dates and timestamps become ISO 8601 text, as a CSV export writes them. */
 const parsers: Partial<ParquetParsers> = {
   dateFromDays: (days: number) => isoDate(days * 86_400_000),
-  timestampFromMilliseconds: (millis: bigint) => isoDateTime(Number(millis)),
-  timestampFromMicroseconds: (micros: bigint) => isoDateTime(Number(micros / 1000n)),
-  timestampFromNanoseconds: (nanos: bigint) => isoDateTime(Number(nanos / 1_000_000n)),
+  timestampFromMilliseconds: (millis: bigint) => isoTimestamp(BigInt(millis), 3),
+  timestampFromMicroseconds: (micros: bigint) => isoTimestamp(BigInt(micros), 6),
+  timestampFromNanoseconds: (nanos: bigint) => isoTimestamp(BigInt(nanos), 9),
 };
 
 /**
