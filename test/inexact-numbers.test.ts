@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { Dictionary, Int32, makeData, makeVector, Table, tableToIPC, TimestampMicrosecond, TimestampNanosecond, TimestampSecond, vectorFromArray, Float64 } from 'apache-arrow';
+import { Dictionary, Float64, Int32, makeData, makeVector, Table, tableToIPC, TimeMicrosecond, TimeMillisecond, TimestampMicrosecond, TimestampNanosecond, TimestampSecond, vectorFromArray } from 'apache-arrow';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildDataset, openDataset, valueExpression, type CrosstabError, type Dataset } from '../src/index.js';
 import type { StoredVariable } from '../src/dataset/format.js';
@@ -165,12 +165,13 @@ describe('Parquet DECIMAL, BIGINT and UBIGINT columns', () => {
   });
 });
 
-describe('timestamps a microsecond or a nanosecond apart', () => {
+describe('times and timestamps a microsecond or a nanosecond apart', () => {
   it('stay distinct values in Parquet, as DuckDB counts them', async () => {
     const parquet = join(dir, 'instants.parquet');
     await duck(`COPY (SELECT
         CASE WHEN i % 11 = 0 THEN NULL ELSE TIMESTAMP '2024-01-01 00:00:00' + INTERVAL (i % 4) MICROSECOND END AS us,
         TIMESTAMP_NS '1969-12-31 23:59:59.999999' + INTERVAL (i % 3) MICROSECOND AS ns,
+        TIME '10:00:00' + INTERVAL (i % 3) MICROSECOND AS tm,
         1.0 + (i % 5) AS w FROM range(600) r(i)) TO '${parquet}' (FORMAT parquet)`);
     await buildDataset(parquet, { weights: ['w'], survey: 'T', out: join(dir, 'instants.arrow') });
     const ds = await openDataset(join(dir, 'instants.arrow'));
@@ -186,6 +187,9 @@ describe('timestamps a microsecond or a nanosecond apart', () => {
         }
       }
       expect(ds.info.variables.find((variable) => variable.name === 'ns')!.values!.map(({ value }) => value)).toEqual(['1969-12-31T23:59:59.999999', '1970-01-01T00:00:00', '1970-01-01T00:00:00.000001']);
+      // A time of day as a CSV export writes it, not a count of microseconds.
+      const times = await duck(`SELECT tm::VARCHAR AS v, count(*)::INTEGER AS n FROM '${parquet}' GROUP BY 1 ORDER BY 1`);
+      expect(ds.info.variables.find((variable) => variable.name === 'tm')!.values).toEqual(times.map(({ v, n }) => ({ value: v, respondents: n })));
     } finally {
       ds.close();
     }
@@ -204,7 +208,9 @@ describe('timestamps a microsecond or a nanosecond apart', () => {
     const dictionaryType = new Dictionary(new TimestampNanosecond(), new Int32());
     // apache-arrow types a dictionary's data as its value type's array; it holds the Int32 indices.
     const encoded = makeVector(makeData<typeof dictionaryType>({ type: dictionaryType, length: rows, nullCount: picks.filter((pick) => pick === null).length, nullBitmap: Uint8Array.from({ length: Math.ceil(rows / 8) }, (_, byte) => picks.slice(byte * 8, byte * 8 + 8).reduce<number>((bits, pick, k) => (pick === null ? bits : bits | (1 << k)), 0)), data: Int32Array.from(picks, (pick) => pick ?? 0), dictionary: column(new TimestampNanosecond(), dictionary) } as never));
-    const table = new Table({ nanos: column(new TimestampNanosecond(), nanos), micros: column(new TimestampMicrosecond(), micros), seconds: column(new TimestampSecond(), seconds), picked: encoded, w: vectorFromArray(Array.from({ length: rows }, (_, i) => 1 + (i % 3)), new Float64()) });
+    const clock = makeVector(makeData({ type: new TimeMicrosecond(), length: rows, nullCount: 0, data: BigInt64Array.from({ length: rows }, (_, i) => 36_000_000_000n + BigInt(i % 3)) }));
+    const millis = makeVector(makeData({ type: new TimeMillisecond(), length: rows, nullCount: 0, data: Int32Array.from({ length: rows }, (_, i) => 86_399_000 + (i % 2) * 999) }));
+    const table = new Table({ clock, millis, nanos: column(new TimestampNanosecond(), nanos), micros: column(new TimestampMicrosecond(), micros), seconds: column(new TimestampSecond(), seconds), picked: encoded, w: vectorFromArray(Array.from({ length: rows }, (_, i) => 1 + (i % 3)), new Float64()) });
     const file = join(dir, 'instants-arrow.arrow');
     writeFileSync(file, tableToIPC(table, 'file'));
     await buildDataset(file, { weights: ['w'], survey: 'T', out: join(dir, 'instants-arrow.built.arrow') });
@@ -216,6 +222,8 @@ describe('timestamps a microsecond or a nanosecond apart', () => {
       expect(shown('micros').map(({ value }) => value)).toEqual(['1969-12-31T23:59:57.999997', '1969-12-31T23:59:58.999998', '1969-12-31T23:59:59.999999']);
       expect(shown('micros').map(({ respondents }) => respondents)).toEqual(counts(micros));
       expect(shown('seconds').map(({ value }) => value)).toEqual(['2023-11-14T22:13:20', '2023-11-14T22:13:21']);
+      expect(shown('clock').map(({ value }) => value)).toEqual(['10:00:00', '10:00:00.000001', '10:00:00.000002']);
+      expect(shown('millis').map(({ value }) => value)).toEqual(['23:59:59', '23:59:59.999']);
       expect(shown('picked').map(({ value }) => value)).toEqual(['1969-12-31T23:59:59.999999997', '1970-01-01T00:00:00.000000005', '1970-01-01T00:00:00.000000006', '1970-01-01T00:00:01.000000007']);
       expect(shown('picked').map(({ respondents }) => respondents)).toEqual(counts(picks.map((pick) => (pick === null ? null : dictionary[pick]!))));
       for (const name of ['nanos', 'micros', 'picked']) {

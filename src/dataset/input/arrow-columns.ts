@@ -1,5 +1,5 @@
-import { type Data, type DataType, DataType as Types, type Field, makeVector, type Timestamp, type Utf8, type Vector } from 'apache-arrow';
-import { isNullAt, isoTimestamp } from './cell-values.js';
+import { type Data, type DataType, DataType as Types, type Field, makeVector, type Time, type Timestamp, type Utf8, type Vector } from 'apache-arrow';
+import { isNullAt, isoTime, isoTimestamp } from './cell-values.js';
 import { PlainTextColumn } from './parquet-texts.js';
 import { type CellValue, ColumnEncoder, inputError, type Validity, type WeightEncoder } from './table-encoder.js';
 import { Utf8Text } from './utf8-text.js';
@@ -111,6 +111,19 @@ export function cellReader(path: string, field: Field): (vector: Vector, row: nu
     const stored = (vector: Vector, row: number): CellValue => {
       const [data, at] = dataAt(vector, row);
       return data.getValid(at) ? isoTimestamp(BigInt((data.values as BigInt64Array)[at]!), digits) : null;
+    };
+    if (!Types.isDictionary(field.type)) return stored;
+    return (vector, row) => {
+      const [data, at] = dataAt(vector, row);
+      return data.getValid(at) ? stored(data.dictionary!, Number(data.values[at])) : null;
+    };
+  }
+  if (Types.isTime(type)) {
+    // Time32 (seconds, milliseconds) and Time64 (micro-, nanoseconds) since midnight, from the stored counts.
+    const digits = ([0, 3, 6, 9] as const)[(type as Time).unit]!;
+    const stored = (vector: Vector, row: number): CellValue => {
+      const [data, at] = dataAt(vector, row);
+      return data.getValid(at) ? isoTime(BigInt((data.values as Int32Array | BigInt64Array)[at]!), digits) : null;
     };
     if (!Types.isDictionary(field.type)) return stored;
     return (vector, row) => {

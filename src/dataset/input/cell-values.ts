@@ -66,8 +66,25 @@ export function isoTimestamp(count: bigint, digits: 0 | 3 | 6 | 9): string {
     fraction += per;
     seconds -= 1n;
   }
-  const whole = new Date(Number(seconds) * 1000).toISOString().slice(0, 19);
-  if (fraction === 0n) return whole;
+  return `${new Date(Number(seconds) * 1000).toISOString().slice(0, 19)}${fractionText(fraction, digits)}`;
+}
+
+/**
+ * A time of day given as a count of 10^-`digits` seconds since midnight, as ISO 8601 text
+ * (`10:00:00`, `10:00:00.000001`), every digit kept as isoTimestamp does.
+ */
+export function isoTime(count: bigint, digits: 0 | 3 | 6 | 9): string {
+  const per = 10n ** BigInt(digits);
+  const sign = count < 0n ? '-' : '';
+  const magnitude = count < 0n ? -count : count;
+  const seconds = Number(magnitude / per);
+  const two = (value: number) => String(value).padStart(2, '0');
+  return `${sign}${two(Math.floor(seconds / 3600))}:${two(Math.floor(seconds / 60) % 60)}:${two(seconds % 60)}${fractionText(magnitude % per, digits)}`;
+}
+
+/** `.` and the fraction's digits without trailing zeros, padded to a group of three; empty for 0. */
+function fractionText(fraction: bigint, digits: number): string {
+  if (fraction === 0n) return '';
   const text = fraction.toString().padStart(digits, '0').replace(/0+$/, '');
-  return `${whole}.${text.padEnd(Math.ceil(text.length / 3) * 3, '0')}`;
+  return `.${text.padEnd(Math.ceil(text.length / 3) * 3, '0')}`;
 }

@@ -17,8 +17,8 @@ import { inputError, TableEncoder } from './table-encoder.js';
  *
  * Values are the text a CSV export of the same data would hold: integers and floats as
  * JavaScript writes them (`2`, not `2.0`), strings as they are (`06` stays `06`),
- * dictionary-encoded columns by their values, booleans as `true`/`false`, dates and
- * timestamps as ISO 8601; null, NaN and empty strings are blank. Weight columns may be any
+ * dictionary-encoded columns by their values, booleans as `true`/`false`, dates, times and
+ * timestamps as ISO 8601 with every digit stored; null, NaN and empty strings are blank. Weight columns may be any
  * numeric type. Other types (binary, decimal, lists, structs...) cannot be crosstabbed:
  * leave them out with `exclude`.
  *

@@ -7,7 +7,7 @@ import { type FlatColumnAt, handOutColumns } from './parquet-share.js';
 import { PlainTextColumn } from './parquet-texts.js';
 import type { RawTable, ReadOptions } from './raw-table.js';
 import { decimalText } from '../../text/decimal-text.js';
-import { isoTimestamp } from './cell-values.js';
+import { isoTime, isoTimestamp } from './cell-values.js';
 import { checkTrailer, readTypedFile } from './input-file.js';
 import { type CellValue, type ColumnEncoder, inputError, TableEncoder } from './table-encoder.js';
 
@@ -28,7 +28,8 @@ const parsers: Partial<ParquetParsers> = {
  *
  * Values are the text a CSV export of the same data would hold: integers and floats as
  * JavaScript writes them (`2`, not `2.0`), strings as they are (`06` stays `06`), booleans
- * as `true`/`false`, dates and timestamps as ISO 8601; null, NaN and empty strings are
+ * as `true`/`false`, dates, times and timestamps as ISO 8601 with every digit stored,
+ * decimals as their exact digits; null, NaN and empty strings are
  * blank. Weight columns may be any numeric type (or text holding decimal numbers).
  * Nested columns (lists, structs, maps) cannot be crosstabbed: leave them out with `exclude`.
  *
@@ -67,14 +68,14 @@ export async function readParquet(path: string, options: ReadOptions): Promise<R
       const element = fields[i]!.element;
       if (!flat.has(element.name)) slow.set(element.name, `its type (${[element.type, element.logical_type?.type ?? element.converted_type].filter(Boolean).join(' ')}) needs converting`);
     }
-    const decimals = decimalColumns(metadata, wanted.map((i) => fields[i]!.element));
+    const conversions = ownConversions(metadata, wanted.map((i) => fields[i]!.element));
     // A share of the columns goes to worker threads, read while this thread reads the rest.
     const handed = handOutColumns(path, metadata, flat, options.threads);
     for (const [name, column] of flat) {
       if (column.type === 'BYTE_ARRAY' && !column.weight && !handed?.names.has(name) && onlyPlainPages(metadata, name)) column.texts = new PlainTextColumn(column.target as ColumnEncoder);
     }
     try {
-      await readHere(path, handle, size, file, metadata, flat, positions, encoder, slow, handed?.names ?? new Set(), options, decimals);
+      await readHere(path, handle, size, file, metadata, flat, positions, encoder, slow, handed?.names ?? new Set(), options, conversions);
       for (const { position, dictionary, ids, counts } of (await handed?.results) ?? []) encoder.columns[position]!.adopt(dictionary, ids, counts);
     } finally {
       await handed?.stop();
@@ -86,7 +87,7 @@ export async function readParquet(path: string, options: ReadOptions): Promise<R
 }
 
 /** Reads the columns not `handed` to workers, a row group at a time, reporting progress after each. */
-async function readHere(path: string, handle: FileHandle, size: number, file: AsyncBuffer, metadata: FileMetaData, flat: Map<string, FlatColumn>, positions: Map<string, number>, encoder: TableEncoder, slow: Map<string, string>, handed: Set<string>, options: ReadOptions, decimals: Decimals): Promise<void> {
+async function readHere(path: string, handle: FileHandle, size: number, file: AsyncBuffer, metadata: FileMetaData, flat: Map<string, FlatColumn>, positions: Map<string, number>, encoder: TableEncoder, slow: Map<string, string>, handed: Set<string>, options: ReadOptions, conversions: Conversions): Promise<void> {
   const rows = Number(metadata.num_rows);
   let groupStart = 0;
   for (const [index, group] of metadata.row_groups.entries()) {
@@ -112,7 +113,7 @@ async function readHere(path: string, handle: FileHandle, size: number, file: As
         throw chunkFailure(path, name, index, error);
       }
     }
-    if (others.size > 0) await readOthers(file, decimals.metadata, [...others], positions, encoder, groupStart, groupRows, decimals.scales);
+    if (others.size > 0) await readOthers(file, conversions.metadata, [...others], positions, encoder, groupStart, groupRows, conversions.cells);
     groupStart += groupRows;
     options.onProgress?.(Math.round((size * groupStart) / Math.max(rows, 1)), size);
   }
@@ -122,12 +123,12 @@ async function readHere(path: string, handle: FileHandle, size: number, file: As
  * Columns of one row group that {@link storeColumnChunk} does not read (dates, timestamps,
  * decimals, booleans, binary; DELTA or BYTE_STREAM_SPLIT encodings), read by hyparquet.
  */
-async function readOthers(file: AsyncBuffer, metadata: FileMetaData, columns: string[], positions: Map<string, number>, encoder: TableEncoder, groupStart: number, groupRows: number, scales: Map<string, number>): Promise<void> {
+async function readOthers(file: AsyncBuffer, metadata: FileMetaData, columns: string[], positions: Map<string, number>, encoder: TableEncoder, groupStart: number, groupRows: number, converted: Conversions['cells']): Promise<void> {
   let failure: unknown;
   const onChunk = (chunk: ColumnData) => {
     if (failure !== undefined) return;
     try {
-      storeChunk(encoder, positions.get(chunk.columnName)!, chunk, groupStart, groupStart + groupRows, scales.get(chunk.columnName));
+      storeChunk(encoder, positions.get(chunk.columnName)!, chunk, groupStart, groupStart + groupRows, converted.get(chunk.columnName));
     } catch (error) {
       failure = error;
     }
@@ -157,7 +158,7 @@ async function readRange(handle: FileHandle, start: number, end: number, size: n
   return bytes;
 }
 
-function storeChunk(encoder: TableEncoder, position: number, chunk: ColumnData, from: number, to: number, scale?: number): void {
+function storeChunk(encoder: TableEncoder, position: number, chunk: ColumnData, from: number, to: number, convert?: (value: unknown, column: string) => string): void {
   const column = encoder.columns[position];
   const target = column ?? encoder.weightAt[position]!;
   const values = chunk.columnData;
@@ -166,8 +167,8 @@ function storeChunk(encoder: TableEncoder, position: number, chunk: ColumnData, 
   const end = Math.min(chunk.rowEnd, to);
   if (end <= start) return;
   const offset = start - chunk.rowStart;
-  if (scale !== undefined) {
-    target.setValues(start, decimalCells(values, offset, end - start, scale, name), 0, end - start);
+  if (convert !== undefined) {
+    target.setValues(start, convertedCells(values, offset, end - start, convert, name), 0, end - start);
     return;
   }
   // Decoded pages of numbers, text and booleans go over whole; dates left as objects and
@@ -229,10 +230,10 @@ function fileBuffer(handle: FileHandle, size: number): AsyncBuffer {
   };
 }
 
-/** The DECIMAL columns to read (by name, with their scale), and the metadata hyparquet reads them by. */
-interface Decimals {
-  scales: Map<string, number>;
-  /** The file's metadata with those columns' DECIMAL annotation taken off, so hyparquet hands over the unscaled integers. */
+/** Columns read unconverted by hyparquet and made text here (by name), and the metadata hyparquet reads them by. */
+interface Conversions {
+  cells: Map<string, (value: unknown, column: string) => string>;
+  /** The file's metadata with those columns' DECIMAL or TIME annotation taken off, so hyparquet hands over the stored integers. */
   metadata: FileMetaData;
 }
 
@@ -240,33 +241,42 @@ interface Decimals {
  * DECIMAL columns are read as the integers they store and written as exact decimal text
  * here (decimalText): hyparquet would multiply them by 10^-scale as floats, so that 0.57
  * became 0.5700000000000001 and digits past a float's 17 were rounded away, merging values.
+ * TIME columns (which hyparquet leaves as counts of milli-, micro- or nanoseconds since
+ * midnight) become `10:00:00` as a CSV export writes them.
  */
-function decimalColumns(metadata: FileMetaData, elements: FileMetaData['schema']): Decimals {
-  const scales = new Map<string, number>();
+function ownConversions(metadata: FileMetaData, elements: FileMetaData['schema']): Conversions {
+  const cells = new Map<string, (value: unknown, column: string) => string>();
   const annotated = new Set<FileMetaData['schema'][number]>();
   for (const element of elements) {
     const logical = element.logical_type;
-    if (logical?.type === 'DECIMAL') scales.set(element.name, logical.scale);
-    else if (element.converted_type === 'DECIMAL') scales.set(element.name, element.scale ?? 0);
-    else continue;
+    const converted = element.converted_type;
+    if (logical?.type === 'DECIMAL' || (logical === undefined && converted === 'DECIMAL')) {
+      const scale = logical?.type === 'DECIMAL' ? logical.scale : (element.scale ?? 0);
+      cells.set(element.name, (value, column) => decimalText(stored(value, column), scale));
+    } else if (logical?.type === 'TIME' || (logical === undefined && (converted === 'TIME_MILLIS' || converted === 'TIME_MICROS'))) {
+      const unit = logical?.type === 'TIME' ? logical.unit : converted === 'TIME_MILLIS' ? 'MILLIS' : 'MICROS';
+      const digits = unit === 'MILLIS' ? 3 : unit === 'MICROS' ? 6 : 9;
+      cells.set(element.name, (value, column) => isoTime(stored(value, column), digits));
+    } else continue;
     annotated.add(element);
   }
-  if (scales.size === 0) return { scales, metadata };
+  if (cells.size === 0) return { cells, metadata };
   const schema = metadata.schema.map((element) => (annotated.has(element) ? { ...element, converted_type: undefined, logical_type: undefined } : element));
-  return { scales, metadata: { ...metadata, schema } };
+  return { cells, metadata: { ...metadata, schema } };
 }
 
-/** Cells `from .. from + count - 1` of a DECIMAL column read unconverted (numbers, bigints or big-endian two's-complement bytes) as exact decimal text. */
-function decimalCells(values: ArrayLike<unknown>, from: number, count: number, scale: number, column: string): CellValue[] {
+/** Cells `from .. from + count - 1` of such a column, each made text by `cell`. */
+function convertedCells(values: ArrayLike<unknown>, from: number, count: number, cell: (value: unknown, column: string) => string, column: string): CellValue[] {
   const cells = new Array<CellValue>(count);
   for (let k = 0; k < count; k++) {
     const value = values[from + k];
-    cells[k] = value === null || value === undefined ? null : decimalText(unscaled(value, column), scale);
+    cells[k] = value === null || value === undefined ? null : cell(value, column);
   }
   return cells;
 }
 
-function unscaled(value: unknown, column: string): bigint {
+/** The integer a DECIMAL or TIME cell stores: a number, a bigint, or big-endian two's-complement bytes. */
+function stored(value: unknown, column: string): bigint {
   if (typeof value === 'bigint') return value;
   if (typeof value === 'number' && Number.isInteger(value)) return BigInt(value);
   if (value instanceof Uint8Array) {
@@ -275,5 +285,5 @@ function unscaled(value: unknown, column: string): bigint {
     // Two's complement, big-endian: the top bit of the first byte is the sign.
     return value.length > 0 && value[0]! >= 0x80 ? integer - (1n << BigInt(value.length * 8)) : integer;
   }
-  throw new TypeError(`column "${column}" is a DECIMAL column holding ${typeof value} values, which are not integers`);
+  throw new TypeError(`column "${column}" is a DECIMAL or TIME column holding ${typeof value} values, which are not integers`);
 }
