@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { Dictionary, Float64, Int32, makeData, makeVector, Table, tableToIPC, TimeMicrosecond, TimeMillisecond, TimestampMicrosecond, TimestampNanosecond, TimestampSecond, vectorFromArray } from 'apache-arrow';
+import { Decimal, Dictionary, Float64, Int32, makeData, makeVector, Table, tableToIPC, TimeMicrosecond, TimeMillisecond, TimestampMicrosecond, TimestampNanosecond, TimestampSecond, vectorFromArray } from 'apache-arrow';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildDataset, openDataset, valueExpression, type CrosstabError, type Dataset } from '../src/index.js';
 import type { StoredVariable } from '../src/dataset/format.js';
@@ -161,6 +161,50 @@ describe('Parquet DECIMAL, BIGINT and UBIGINT columns', () => {
       const cell = await count(ds, `${variable}=${numberText(Number(lo))}..${numberText(Number(hi))}`);
       expect(cell.respondents, `${variable}=${lo}..${hi}`).toBe(expected!.n);
       expect(cell.weighted).toBeCloseTo(Number(expected!.w), 9);
+    }
+  });
+});
+
+describe('Arrow IPC decimals', () => {
+  it('are read as their exact digits: numeric when a float holds them, else text', async () => {
+    const rows = 400;
+    const words = (values: Array<bigint | null>, bits: number) => {
+      const out = new Uint32Array(values.length * (bits / 32));
+      values.forEach((value, i) => {
+        let word = BigInt.asUintN(bits, value ?? 0n);
+        for (let k = 0; k < bits / 32; k++, word >>= 32n) out[i * (bits / 32) + k] = Number(word & 0xffffffffn);
+      });
+      return out;
+    };
+    const decimal = (scale: number, bits: number, values: Array<bigint | null>) =>
+      makeVector(makeData({ type: new Decimal(scale, 38, bits), length: values.length, nullCount: values.filter((value) => value === null).length, nullBitmap: Uint8Array.from({ length: Math.ceil(values.length / 8) }, (_, byte) => values.slice(byte * 8, byte * 8 + 8).reduce<number>((bits, value, k) => (value === null ? bits : bits | (1 << k)), 0)), data: words(values, bits) } as never));
+    const cents = Array.from({ length: rows }, (_, i) => (i % 9 === 0 ? null : BigInt((i % 7) * 19 - 60)));
+    const huge = Array.from({ length: rows }, (_, i) => 12345678901234567890123n + BigInt(i % 2));
+    const wide = Array.from({ length: rows }, (_, i) => -(10n ** 60n) * BigInt(i % 3) - 25n);
+    const table = new Table({ cents: decimal(2, 128, cents), huge: decimal(0, 128, huge), wide: decimal(1, 256, wide), w: vectorFromArray(Array.from({ length: rows }, (_, i) => 1 + (i % 4)), new Float64()) });
+    const file = join(dir, 'decimals-arrow.arrow');
+    writeFileSync(file, tableToIPC(table, 'file'));
+    const report = await buildDataset(file, { weights: ['w'], survey: 'T', out: join(dir, 'decimals-arrow.built.arrow') });
+    const ds = await openDataset(join(dir, 'decimals-arrow.built.arrow'));
+    try {
+      const variable = (name: string) => ds.info.variables.find((candidate) => candidate.name === name)!;
+      expect(variable('cents').kind).toBe('numeric');
+      expect(variable('cents').values!.map(({ value }) => value)).toEqual(['-0.6', '-0.41', '-0.22', '-0.03', '0.16', '0.35', '0.54']);
+      expect(variable('huge').kind).toBe('text');
+      expect(variable('huge').values!.map(({ value }) => value)).toEqual(['12345678901234567890123', '12345678901234567890124']);
+      expect(variable('wide').values!.map(({ value }) => value).sort()).toEqual(['-100000000000000000000000000000000000000000000000000000000002.5', '-200000000000000000000000000000000000000000000000000000000002.5', '-2.5'].sort());
+      expect(report.notes.some((note) => note.startsWith('column huge is text'))).toBe(true);
+      for (const [name, values] of [['cents', cents], ['huge', huge]] as const) {
+        for (const { value, respondents } of variable(name).values!) {
+          const scale = name === 'cents' ? 2 : 0;
+          expect(respondents).toBe(values.filter((stored) => stored !== null && decimalText(stored, scale) === value).length);
+          expect((await count(ds, valueExpression(name, value))).respondents).toBe(respondents);
+        }
+      }
+      const [expected] = [cents.filter((value) => value !== null && value >= -22n && value <= 35n).length];
+      expect((await count(ds, 'cents=-0.22..0.35')).respondents).toBe(expected);
+    } finally {
+      ds.close();
     }
   });
 });

@@ -1,4 +1,5 @@
-import { type Data, type DataType, DataType as Types, type Field, makeVector, type Time, type Timestamp, type Utf8, type Vector } from 'apache-arrow';
+import { type Data, type DataType, DataType as Types, type Decimal, type Field, makeVector, type Time, type Timestamp, type Utf8, type Vector } from 'apache-arrow';
+import { decimalText } from '../../text/decimal-text.js';
 import { isNullAt, isoTime, isoTimestamp } from './cell-values.js';
 import { PlainTextColumn } from './parquet-texts.js';
 import { type CellValue, ColumnEncoder, inputError, type Validity, type WeightEncoder } from './table-encoder.js';
@@ -111,6 +112,24 @@ export function cellReader(path: string, field: Field): (vector: Vector, row: nu
     const stored = (vector: Vector, row: number): CellValue => {
       const [data, at] = dataAt(vector, row);
       return data.getValid(at) ? isoTimestamp(BigInt((data.values as BigInt64Array)[at]!), digits) : null;
+    };
+    if (!Types.isDictionary(field.type)) return stored;
+    return (vector, row) => {
+      const [data, at] = dataAt(vector, row);
+      return data.getValid(at) ? stored(data.dictionary!, Number(data.values[at])) : null;
+    };
+  }
+  if (Types.isDecimal(type)) {
+    // Decimal128/256: little-endian two's complement in 32-bit words, written as the exact decimal (decimalText).
+    const { scale, bitWidth } = type as Decimal;
+    const words = bitWidth / 32;
+    const stored = (vector: Vector, row: number): CellValue => {
+      const [data, at] = dataAt(vector, row);
+      if (!data.getValid(at)) return null;
+      const values = data.values as Uint32Array;
+      let unscaled = 0n;
+      for (let k = words - 1; k >= 0; k--) unscaled = (unscaled << 32n) | BigInt(values[at * words + k]!);
+      return decimalText(BigInt.asIntN(bitWidth, unscaled), scale);
     };
     if (!Types.isDictionary(field.type)) return stored;
     return (vector, row) => {

@@ -19,7 +19,7 @@ import { inputError, TableEncoder } from './table-encoder.js';
  * JavaScript writes them (`2`, not `2.0`), strings as they are (`06` stays `06`),
  * dictionary-encoded columns by their values, booleans as `true`/`false`, dates, times and
  * timestamps as ISO 8601 with every digit stored; null, NaN and empty strings are blank. Weight columns may be any
- * numeric type. Other types (binary, decimal, lists, structs...) cannot be crosstabbed:
+ * numeric type. Decimals are read as their exact digits. Other types (binary, lists, structs...) cannot be crosstabbed:
  * leave them out with `exclude`.
  *
  * Rejects with a {@link CrosstabError}, as {@link readCsv} does, plus `invalid_input` for a
