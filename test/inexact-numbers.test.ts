@@ -108,6 +108,23 @@ describe('a CSV column of numbers a float does not hold exactly', () => {
   });
 });
 
+describe('a multi-response column of such numbers', () => {
+  it('keeps each code its own value', async () => {
+    const csv = join(dir, 'multi.csv');
+    const sets = ['9007199254740992;9007199254740993', '9007199254740993', '9007199254740992;12', '', '12'];
+    writeFileSync(csv, `codes,w\n${Array.from({ length: 100 }, (_, row) => `"${sets[row % sets.length]}",1`).join('\n')}\n`);
+    await buildDataset(csv, { weights: ['w'], survey: 'T', out: join(dir, 'multi.arrow'), multi: [{ column: 'codes', delimiter: ';' }] });
+    const ds = await openDataset(join(dir, 'multi.arrow'));
+    try {
+      const holding = (code: string) => sets.filter((set) => set.split(';').includes(code)).length * 20;
+      for (const code of ['9007199254740992', '9007199254740993', '12']) expect((await count(ds, `codes=${code}`)).respondents, code).toBe(holding(code));
+      expect((await count(ds, 'codes=all(9007199254740992,9007199254740993)')).respondents).toBe(20);
+    } finally {
+      ds.close();
+    }
+  });
+});
+
 describe('Parquet DECIMAL, BIGINT and UBIGINT columns', () => {
   const parquet = join(dir, 'decimals.parquet');
   let ds: Dataset;
