@@ -183,6 +183,49 @@ describe('Parquet column chunks', () => {
     expect(Array.from(actual.take(8))).toEqual([0, 0, 0, 1, 2, 1, 3, 4]);
   });
 
+  it('decodes dictionary pages straight into ids as decoded indices and setIndexed do: any width, long runs, blank words, nulls, a second dictionary', () => {
+    // Two dictionaries per chunk (a writer may start a new one mid-chunk); words repeat across them and include blanks.
+    const word = fc.oneof(fc.integer({ min: -3, max: 40 }), fc.constantFrom(Number.NaN, 1.5, 2 ** 40));
+    const page = (size: number) =>
+      fc.record({
+        v2: fc.boolean(),
+        extraWidth: fc.integer({ min: 0, max: 30 }),
+        // Runs of one index (long ones become RLE runs), null or not.
+        runs: fc.array(fc.tuple(fc.option(fc.integer({ min: 0, max: size - 1 }), { nil: undefined, freq: 4 }), fc.oneof(fc.integer({ min: 1, max: 9 }), fc.integer({ min: 50, max: 3000 }))), { minLength: 1, maxLength: 12 }),
+      });
+    const dictionaryAndPages = fc.array(word, { minLength: 1, maxLength: 40 }).chain((words) => fc.tuple(fc.constant(words), fc.array(page(words.length), { minLength: 1, maxLength: 4 })));
+    fc.assert(
+      fc.property(fc.array(dictionaryAndPages, { minLength: 1, maxLength: 2 }), fc.boolean(), fc.integer({ min: 0, max: 70_000 }), (dictionaries, optional, firstRow) => {
+        const chunk: number[] = [];
+        const expected = new ColumnEncoder({ name: 'q' }, 1);
+        let rows = 0;
+        for (const [words, pages] of dictionaries) {
+          chunk.push(...dictionaryPage(words.length, words.flatMap((w) => [...new Uint8Array(Float64Array.of(w).buffer)])));
+          const known = new Int32Array(words.length).fill(-1);
+          for (const { v2, extraWidth, runs } of pages) {
+            const cells = runs.flatMap(([index, repeat]) => Array<number | undefined>(repeat).fill(optional ? index : (index ?? 0)));
+            const present = cells.filter((cell): cell is number => cell !== undefined);
+            const defined = cells.map((cell) => (cell === undefined ? 0 : 1));
+            const width = Math.min(32, Math.max(1, Math.ceil(Math.log2(words.length))) + extraWidth);
+            const values = indices(present, width);
+            chunk.push(...(!optional ? dataPage(RLE_DICTIONARY, cells.length, undefined, values) : v2 ? dataPageV2(RLE_DICTIONARY, defined, values) : dataPage(RLE_DICTIONARY, cells.length, defined, values)));
+            // The path before dictionary ids: every index decoded, then looked up row by row.
+            const decoded = new Int32Array(present.length);
+            readHybrid({ bytes: Uint8Array.from(values), at: 1 }, values.length, width, decoded, present.length);
+            expected.setIndexed(firstRow + rows, words, decoded, cells.length, known, optional ? Int32Array.from(defined) : undefined);
+            rows += cells.length;
+          }
+        }
+        const actual = new ColumnEncoder({ name: 'q' }, 1);
+        storeColumnChunk(Uint8Array.from(chunk), meta, { type: 'DOUBLE', optional, target: actual }, firstRow, rows);
+        expect(actual.dictionary).toEqual(expected.dictionary);
+        expect(Array.from(actual.counts())).toEqual(Array.from(expected.counts()));
+        expect(Buffer.from(actual.take(firstRow + rows).buffer).equals(Buffer.from(expected.take(firstRow + rows).buffer))).toBe(true);
+      }),
+      { numRuns: 200 },
+    );
+  });
+
   it('refuses a dictionary index past the dictionary', () => {
     const chunk = [...dictionaryPage(2, texts(['x', 'y'])), ...dataPage(RLE_DICTIONARY, 2, undefined, indices([0, 3], 2))];
     expect(() => stored(chunk, { type: 'BYTE_ARRAY', optional: false }, 2)).toThrow(/dictionary index 3 is past the dictionary's 2 values/);

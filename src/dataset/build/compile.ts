@@ -20,7 +20,7 @@ import { invalidOption } from '../../options.js';
 import { columnBuffers } from './column-buffers.js';
 import { ColumnPool } from './column-pool.js';
 import type { RawColumn, RawTable } from '../input/raw-table.js';
-import { weightOrder } from './weight-order.js';
+import { type WeightOrder, weightOrder } from './weight-order.js';
 import { isDense, multiBuffers, planMulti, type MultiPlan, type MultiSpec } from './multi-response.js';
 
 export interface CompileOptions {
@@ -235,8 +235,9 @@ export function compileDataset(input: RawTable, options: CompileOptions): Compil
  * a 64-bit word's weighted sum as popcount x weight (see weightRuns in assembly/index.ts).
  */
 function* makeBuffers(input: RawTable, planned: PlannedVariable[], multiPlans: MultiPlan[], words: number, consume: boolean): Generator<Uint8Array> {
-  const order = weightOrder(input.weights[0]?.values, input.rows);
-  yield* weightBuffers(input, order, words);
+  const sorted = weightOrder(input.weights[0]?.values, input.rows);
+  const order = sorted.order;
+  yield* weightBuffers(input, sorted, words);
   for (const plan of multiPlans) yield* multiBuffers(plan, order, words);
   for (const variable of planned) {
     const task = columnTask(variable, order, words, input.rows);
@@ -254,8 +255,8 @@ async function* makeBuffersInWorkers(input: RawTable, planned: PlannedVariable[]
   // The workers start while the order is found; it is shared with them, not copied to each.
   const pool = new ColumnPool(threads);
   try {
-    const order = new Uint32Array(new SharedArrayBuffer(Math.max(1, rows) * 4), 0, rows);
-    order.set(weightOrder(input.weights[0]?.values, rows));
+    const sorted = weightOrder(input.weights[0]?.values, rows, new Uint32Array(new SharedArrayBuffer(Math.max(1, rows) * 4), 0, rows));
+    const order = sorted.order;
     // Made before any launch lets a member column go.
     const multi = multiPlans.flatMap((plan) => multiBuffers(plan, order, words));
     const ahead: Array<Promise<Uint8Array[]>> = [];
@@ -270,7 +271,7 @@ async function* makeBuffersInWorkers(input: RawTable, planned: PlannedVariable[]
     };
     while (next < planned.length && ahead.length < threads + 1) launch();
     // The weights (first in the file) are written while the workers make the first variables.
-    yield* weightBuffers(input, order, words);
+    yield* weightBuffers(input, sorted, words);
     yield* multi;
     while (ahead.length > 0) {
       const buffers = await ahead.shift()!;
@@ -282,11 +283,16 @@ async function* makeBuffersInWorkers(input: RawTable, planned: PlannedVariable[]
   }
 }
 
-function* weightBuffers(input: RawTable, order: Uint32Array, words: number): Generator<Uint8Array> {
-  for (const weight of input.weights) {
+function* weightBuffers(input: RawTable, { order, runs }: WeightOrder, words: number): Generator<Uint8Array> {
+  for (const [k, weight] of input.weights.entries()) {
     const padded = new Float64Array(words * 64);
-    const values = weight.values;
-    for (let row = 0; row < input.rows; row++) padded[row] = values[order[row]!]!;
+    if (k === 0 && runs !== undefined) {
+      // The weight respondents are sorted by: its runs of equal weights, not a gather row by row.
+      for (let run = 0; run < runs.weights.length; run++) padded.fill(runs.weights[run]!, runs.starts[run]!, runs.starts[run + 1]!);
+    } else {
+      const values = weight.values;
+      for (let row = 0; row < input.rows; row++) padded[row] = values[order[row]!]!;
+    }
     yield bytesOf(padded);
   }
 }

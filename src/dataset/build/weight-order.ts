@@ -1,40 +1,61 @@
+import { NumberIds } from '../input/number-ids.js';
+
 /** Above this many distinct weights the order is found by a comparison sort instead. */
 const MAX_BUCKETS = 1 << 20;
+
+/** Respondents in weight order (see weightOrder). */
+export interface WeightOrder {
+  /** `order[r]` is the input row stored as respondent r. */
+  order: Uint32Array<ArrayBufferLike>;
+  /**
+   * The weights in that order as runs, when the counting sort found them: respondents
+   * `starts[k] .. starts[k + 1] - 1` weigh `weights[k]`. Undefined when the weights must be
+   * gathered row by row (a comparison sort, or a -0 among the zeros: one run per value would
+   * lose its sign).
+   */
+  runs?: { weights: Float64Array; starts: Uint32Array };
+}
 
 /**
  * The input rows in order of their weight, ties in input order (a stable sort), as
  * respondent numbers: `order[r]` is the input row stored as respondent r. Survey weights
  * repeat (ACS person weights are integers up to a few thousand), so a counting sort over
  * the distinct weights does it in two passes; a comparison sort takes the rest. Without a
- * weight, input order.
+ * weight, input order. `order` may be given (zeroed or not) to be filled.
  */
-export function weightOrder(weights: Float64Array | undefined, rows: number): Uint32Array {
-  const order = new Uint32Array(rows);
+export function weightOrder(weights: Float64Array | undefined, rows: number, order: Uint32Array<ArrayBufferLike> = new Uint32Array(rows)): WeightOrder {
   if (weights === undefined) {
     for (let row = 0; row < rows; row++) order[row] = row;
-    return order;
+    return { order };
   }
-  const bucketOf = new Map<number, number>();
+  // Buckets numbered 1.. in first-seen order (weights are finite: the weight encoder refuses the rest).
+  const bucketOf = new NumberIds();
+  const bucketWeights: number[] = [0];
+  let negativeZero = false;
   const bucketOfRow = new Uint32Array(rows);
   for (let row = 0; row < rows; row++) {
     const weight = weights[row]!;
     let bucket = bucketOf.get(weight);
-    if (bucket === undefined) {
-      if (bucketOf.size === MAX_BUCKETS) return comparisonOrder(weights, order);
-      bucket = bucketOf.size;
+    if (bucket === 0) {
+      if (bucketWeights.length > MAX_BUCKETS) return { order: comparisonOrder(weights, order) };
+      bucket = bucketWeights.push(weight) - 1;
       bucketOf.set(weight, bucket);
     }
+    if (weight === 0 && 1 / weight < 0) negativeZero = true;
     bucketOfRow[row] = bucket;
   }
-  // Buckets in weight order, then their starting positions.
-  const distinct = Float64Array.from(bucketOf.keys()).sort();
-  const start = new Uint32Array(distinct.length + 1);
-  const rankOfBucket = new Uint32Array(distinct.length);
-  distinct.forEach((weight, rank) => (rankOfBucket[bucketOf.get(weight)!] = rank));
-  for (let row = 0; row < rows; row++) start[rankOfBucket[bucketOfRow[row]!]! + 1]!++;
-  for (let rank = 1; rank <= distinct.length; rank++) start[rank]! += start[rank - 1]!;
-  for (let row = 0; row < rows; row++) order[start[rankOfBucket[bucketOfRow[row]!]!]!++] = row;
-  return order;
+  // Buckets in weight order (no two weigh the same), then their starting positions.
+  const buckets = bucketWeights.length - 1;
+  const byWeight = Uint32Array.from({ length: buckets }, (_, k) => k + 1).sort((a, b) => bucketWeights[a]! - bucketWeights[b]!);
+  const rankOfBucket = new Uint32Array(buckets + 1);
+  byWeight.forEach((bucket, rank) => (rankOfBucket[bucket] = rank));
+  const distinct = Float64Array.from(byWeight, (bucket) => bucketWeights[bucket]!);
+  const starts = new Uint32Array(buckets + 1);
+  for (let row = 0; row < rows; row++) starts[rankOfBucket[bucketOfRow[row]!]! + 1]!++;
+  for (let rank = 1; rank <= buckets; rank++) starts[rank]! += starts[rank - 1]!;
+  const next = starts.slice();
+  for (let row = 0; row < rows; row++) order[next[rankOfBucket[bucketOfRow[row]!]!]!++] = row;
+  return negativeZero ? { order } : { order, runs: { weights: distinct, starts } };
 }
 
 function comparisonOrder(weights: Float64Array, order: Uint32Array): Uint32Array {

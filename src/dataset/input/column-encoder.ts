@@ -200,16 +200,44 @@ export class ColumnEncoder extends ChunkedRows<RowIds> {
       let id = known[index]!;
       // Not `id < 0`: an index past `known` reads undefined, which must reach the check.
       if (!(id >= 0)) {
-        if (index >= words.length || index >= known.length) throw new Error(`dictionary index ${index} is past the dictionary's ${words.length} values`);
-        const value = words[index];
-        id = value === '' || value === null || value === undefined || Number.isNaN(value) ? 0 : this.idOf(value, true);
-        known[index] = id;
+        id = this.wordId(words, index, known);
         counted = this.counted;
       }
       out[k & scratchMask] = id;
       counted[id]!++;
     }
     this.putLastIds(start, out, count);
+  }
+
+  /**
+   * The id of `words[index]` (0: blank), numbering it if new, kept in `known[index]`: what
+   * setIndexed does at the first row showing `index`. May widen `current` and grow the counts.
+   */
+  wordId(words: ArrayLike<CellValue>, index: number, known: Int32Array): number {
+    if (!(index >= 0 && index < words.length && index < known.length)) throw new Error(`dictionary index ${index} is past the dictionary's ${words.length} values`);
+    const value = words[index];
+    const id = value === '' || value === null || value === undefined || Number.isNaN(value) ? 0 : this.idOf(value, true);
+    known[index] = id;
+    return id;
+  }
+
+  /**
+   * Rows `start .. start + count - 1` from `ids[0 .. count - 1]`, ids that {@link wordId} gave
+   * for `known`'s indices, not counted here: `rows[index]` rows of each index are added to
+   * the counts by {@link addIndexRows} (a decoder that counts a run of equal indices at once).
+   */
+  setIndexIds(start: number, ids: Uint32Array, count: number): void {
+    if (count > 0) this.putIds(start, ids, count);
+  }
+
+  /** Adds `rows[index]` rows to the count of `known[index]`'s id for every looked-up index, then zeroes `rows`. */
+  addIndexRows(known: Int32Array, rows: Uint32Array): void {
+    const counted = this.counted;
+    for (let index = 0; index < rows.length; index++) {
+      const id = known[index]!;
+      if (rows[index] !== 0 && id > 0) counted[id]! += rows[index]!;
+    }
+    rows.fill(0);
   }
 
   /** The id of a non-blank value, numbering it if new. May widen `current` and grow `counted`. */

@@ -2,6 +2,7 @@ import { gunzipSync } from 'node:zlib';
 import type { ColumnMetaData, Compressors, SchemaElement } from 'hyparquet';
 import { parquetHeader } from 'hyparquet/src/column.js';
 import { compressors } from 'hyparquet-compressors';
+import { type DictionaryIds, readDictionaryIds, spreadIdsInPlace } from './parquet-dictionary-ids.js';
 import { type FlatType, type PageBytes, readHybrid, readLevels, readPlain, spreadCells, spreadIds, spreadIndices, spreadNumbers } from './parquet-pages.js';
 import type { PlainTextColumn } from './parquet-texts.js';
 import { CrosstabError } from '../../errors.js';
@@ -75,7 +76,9 @@ export interface FlatColumn {
 export function storeColumnChunk(chunk: Uint8Array, meta: ColumnMetaData, column: FlatColumn, firstRow: number, rows: number): void {
   const reader = { view: new DataView(chunk.buffer, chunk.byteOffset, chunk.byteLength), offset: 0 };
   let words: Float64Array | CellValue[] | undefined;
-  let known = new Int32Array(0);
+  const target = column.target;
+  // A column's dictionary pages decode straight into ids (a weight's into indices, as numbers).
+  let dictionary: DictionaryIds | undefined;
   let done = 0;
   while (done < rows) {
     if (reader.offset >= chunk.length) throw new Error(`its pages end after ${done} of ${rows} rows`);
@@ -87,8 +90,13 @@ export function storeColumnChunk(chunk: Uint8Array, meta: ColumnMetaData, column
     const raw = chunk.subarray(start, end);
     if (header.type === 'DICTIONARY_PAGE') {
       const count = header.dictionary_page_header!.num_values;
-      words = readPlain({ bytes: decompress(raw, header.uncompressed_page_size, meta), at: 0 }, column.type, count);
-      known = new Int32Array(count).fill(-1);
+      const dictionaryWords = readPlain({ bytes: decompress(raw, header.uncompressed_page_size, meta), at: 0 }, column.type, count);
+      words = dictionaryWords;
+      if (dictionary !== undefined) (target as ColumnEncoder).addIndexRows(dictionary.known, dictionary.rows);
+      if ('wordId' in target) {
+        const known = new Int32Array(count).fill(-1);
+        dictionary = { known, rows: new Uint32Array(count), lookUp: (index) => target.wordId(dictionaryWords, index, known) };
+      }
       continue;
     }
     let page: PageBytes;
@@ -126,12 +134,16 @@ export function storeColumnChunk(chunk: Uint8Array, meta: ColumnMetaData, column
     if (encoding === 'PLAIN_DICTIONARY' || encoding === 'RLE_DICTIONARY') {
       if (words === undefined) throw new Error('a dictionary-encoded page comes before any dictionary page');
       const width = page.bytes[page.at++]!;
-      const indices = new Int32Array(count);
-      readHybrid(page, page.bytes.length, width, indices, present);
-      if ('setIndexed' in column.target) column.target.setIndexed(firstRow + done, words, indices, count, known, present < count ? defined : undefined);
-      else {
+      if (dictionary !== undefined && 'setIndexIds' in target) {
+        const ids = pageIds(count);
+        readDictionaryIds(page, page.bytes.length, width, dictionary, ids, present);
+        if (present < count) spreadIdsInPlace(ids, defined!, present, count);
+        target.setIndexIds(firstRow + done, ids, count);
+      } else {
+        const indices = new Int32Array(count);
+        readHybrid(page, page.bytes.length, width, indices, present);
         if (present < count) spreadIndices(indices, defined!, present, count);
-        storeWeights(column.target, firstRow + done, words, indices, count);
+        storeWeights(target as WeightEncoder, firstRow + done, words, indices, count);
       }
     } else if (encoding === 'PLAIN' && column.texts !== undefined) {
       const { ids, end } = column.texts.encode(page.bytes, page.at, present);
@@ -144,6 +156,14 @@ export function storeColumnChunk(chunk: Uint8Array, meta: ColumnMetaData, column
     } else throw new Error(`a data page is ${encoding}-encoded, which its column chunk's metadata does not list`);
     done += count;
   }
+  if (dictionary !== undefined) (target as ColumnEncoder).addIndexRows(dictionary.known, dictionary.rows);
+}
+
+/** One page's ids, in an array reused from page to page (the encoder copies them). */
+let idsOfPage = new Uint32Array(0);
+function pageIds(count: number): Uint32Array {
+  if (idsOfPage.length < count) idsOfPage = new Uint32Array(Math.max(count, idsOfPage.length * 2));
+  return idsOfPage;
 }
 
 /** A failure reading a column chunk (`group`: 0-based row group) as an `invalid_input` error naming the column and row group. */

@@ -126,7 +126,7 @@ const bitCount = Uint8Array.from({ length: 256 }, (_, byte) => {
 });
 
 /** `width` bits starting at bit `bit` of `bytes[from..]`, least significant first (widths 25-32). */
-function bitsAt(bytes: Uint8Array, from: number, bit: number, width: number): number {
+export function bitsAt(bytes: Uint8Array, from: number, bit: number, width: number): number {
   let value = 0;
   for (let k = 0; k < width; k++) {
     const b = bit + k;

@@ -1,0 +1,41 @@
+// Respondents in weight order: a stable sort by weight (ties in input order), and the sorted
+// weights as runs that give the same bytes as gathering them row by row (-0 kept apart).
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { weightOrder } from '../src/dataset/build/weight-order.js';
+
+/** The obviously correct order: rows sorted by weight, then by row. */
+function reference(weights: number[]): number[] {
+  return weights.map((_, row) => row).sort((a, b) => weights[a]! - weights[b]! || a - b);
+}
+
+describe('weightOrder', () => {
+  it('sorts rows by weight, ties in input order, and its runs are the sorted weights to the bit', () => {
+    const weight = fc.oneof(fc.integer({ min: 0, max: 30 }), fc.constantFrom(0, -0, 0.5, 1e-300, 2 ** 53, 1.1), fc.double({ min: 0, max: 1e6, noNaN: true }));
+    fc.assert(
+      fc.property(fc.array(weight, { maxLength: 400 }), (weights) => {
+        const values = Float64Array.from(weights);
+        const { order, runs } = weightOrder(values, values.length);
+        expect(Array.from(order)).toEqual(reference(weights));
+        const gathered = Float64Array.from(order, (row) => values[row]!);
+        const hasNegativeZero = weights.some((w) => Object.is(w, -0));
+        expect(runs === undefined).toBe(hasNegativeZero);
+        if (runs !== undefined) {
+          const filled = new Float64Array(values.length);
+          runs.weights.forEach((w, k) => filled.fill(w, runs.starts[k], runs.starts[k + 1]));
+          expect(runs.starts[runs.weights.length]).toBe(values.length);
+          expect(Buffer.from(filled.buffer).equals(Buffer.from(gathered.buffer))).toBe(true);
+        }
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('keeps input order without a weight, filling the array it is given', () => {
+    const given = new Uint32Array(5).fill(9);
+    const { order, runs } = weightOrder(undefined, 5, given);
+    expect(order).toBe(given);
+    expect(Array.from(order)).toEqual([0, 1, 2, 3, 4]);
+    expect(runs).toBeUndefined();
+  });
+});
