@@ -35,7 +35,7 @@ class Lz4Output {
 }
 
 /**
- * The bytes of one or more LZ4 frames (https://github.com/lz4/lz4/blob/dev/doc/lz4_Frame_format.md),
+ * The bytes of one or more LZ4 frames (the LZ4 frame format, version 1),
  * independent or linked blocks, stored or compressed, with or without content size and
  * checksums (not verified), skippable frames skipped. Throws on anything malformed: a
  * truncated frame, a bad magic number or version, a block larger than the frame's block
@@ -103,7 +103,7 @@ export function decodeLz4Frame(input: Uint8Array): Uint8Array {
 }
 
 /**
- * One LZ4 block (https://github.com/lz4/lz4/blob/dev/doc/lz4_Block_format.md) decoded into
+ * One LZ4 block (the LZ4 block format: sequences of literals and matches) decoded into
  * `output` from `at`, writing no further than `end`; matches may reach back into bytes
  * before `at` (linked blocks). Returns the new end of the output.
  */
