@@ -237,7 +237,7 @@ export class Resolver {
       if (fitsFloat64(text)) return Number(text);
       // Read as a float it would be another number (9007199254740993 reads as 9007199254740992), which respondents may hold.
       throw new CrosstabError(ErrorCode.invalidExpression, `${name} is numeric, but its ${what} ${quoteText(shorten(text))} has more digits than a 64-bit float holds: it would be read as ${String(Number(text))}`, {
-        hint: `Values of ${name} are 64-bit floats; write the ${what} with at most 17 significant digits, as ${name}'s values are listed (crosstab info).`,
+        hint: `Values of ${name} are 64-bit floats, which cannot tell ${shorten(text)} from ${String(Number(text))}; write the ${what} as ${name}'s values are listed (crosstab info), which floats hold exactly.`,
       });
     }
     const range = /^(-?\d+(?:\.\d+)?)-(-?\d+(?:\.\d+)?)$/.exec(text);
