@@ -1,11 +1,11 @@
 // Bad input gets a clear error naming what and where, and leaves nothing behind.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { tableFromIPC, tableToIPC } from 'apache-arrow';
 import { gzipSync } from 'node:zlib';
-import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import fc from 'fast-check';
 import { buildDataset, CrosstabError, Dataset, ErrorCode, openDataset, type TableResult } from '../src/index.js';
 import { compileDataset } from '../src/dataset/build/compile.js';
@@ -15,6 +15,7 @@ import { cliPath } from './support/paths.js';
 import { rejection } from './support/rejection.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'crosstab-bad-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('dataset files', () => {
   let good: Buffer;

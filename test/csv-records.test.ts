@@ -3,15 +3,16 @@
 // quotes, embedded newlines, CR/CRLF/LF endings, a BOM, blank lines, UTF-8, ragged rows,
 // weights of every form (and bad ones), missing final newline, read in random chunk sizes.
 // The tables, or the errors, must be identical.
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { readCsvTuned, type CsvTuning } from '../src/dataset/input/read-csv.js';
 import { CrosstabError } from '../src/index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'crosstab-csv-fast-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 let serial = 0;
 
 const plainField = fc.oneof(

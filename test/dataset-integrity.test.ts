@@ -2,18 +2,20 @@
 // the buffer table and metadata at every open, each buffer's bytes before a query
 // first reads them (or at open with verify: 'full'). Older format versions are refused with
 // the command that rebuilds them.
-import { closeSync, copyFileSync, mkdtempSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, copyFileSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { tableFromIPC, tableToIPC } from 'apache-arrow';
-import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { readArrowStructure } from '../src/dataset/file/arrow-file.js';
 import { rebuildCommand } from '../src/dataset/file/rebuild-command.js';
 import { CrosstabError, ErrorCode, openDataset, type OpenOptions } from '../src/index.js';
 import { cliPath } from './support/paths.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'crosstab-integrity-'));
+// Hundreds of flipped copies of the GSS dataset (about 1 GB in all): never left behind.
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const queries = [
   { base: '*', targets: ['age=44', 'sex=2', 'degree=3..4', 'year=2024 AND NOT race=1'] },
   { base: 'year=2024', targets: ['F18-34', 'relig=1,2', 'fefam=NA', 'vpsu=4228'] },

@@ -2,7 +2,7 @@
 // value or more): every range, value list and blank answered from it must be the very
 // respondents and sums of the same dataset built without it, and of the naive reference.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
@@ -196,6 +196,7 @@ describe('range index: refused where it cannot be built, naming the option and t
 
 describe('crosstab build --range-index', () => {
   const dir = mkdtempSync(join(tmpdir(), 'crosstab-range-index-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
   const run = (...args: string[]) => spawnSync(process.execPath, [cliPath, ...args], { encoding: 'utf8', timeout: 60_000 });
 
   it('builds the index, and info lists it; the answers are those of the build without it', () => {

@@ -1,7 +1,7 @@
 // Complex designs through `crosstab table --format json`: every figure of
 // test/fixtures/r/design.reference.json on both execution paths, plus the build and info commands.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -55,6 +55,7 @@ describe.each(cases)('%s: crosstab table on R design table %s', (execution, _id,
 
 describe('crosstab build / info with a design', () => {
   const dir = mkdtempSync(join(tmpdir(), 'crosstab-design-cli-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
   const cli = (...args: string[]) => spawnSync(process.execPath, [cliPath, ...args], { encoding: 'utf8', maxBuffer: 1 << 28 });
 
   it('builds the R Taylor design from flags and info shows it', () => {

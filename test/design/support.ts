@@ -1,9 +1,9 @@
 // Shared helpers of the complex-design tests: the R fixture of make-design-reference.R, the
 // datasets it describes (built once per file and design), and the check of a table's figures.
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { expect } from 'vitest';
+import { afterAll, expect } from 'vitest';
 import { buildDataset } from '../../src/build/build.js';
 import type { BuildOptions } from '../../src/build/build-options.js';
 import type { TableResult } from '../../src/index.js';
@@ -91,6 +91,8 @@ export function buildOptionsOf(table: DesignTable, out: string): BuildOptions {
 
 const built = new Map<string, Promise<string>>();
 const dir = mkdtempSync(join(tmpdir(), 'crosstab-design-'));
+// Registered in each test file that imports this module: its built datasets go with it.
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** Builds (once) the dataset of a fixture table and gives its path. */
 export function datasetOf(table: DesignTable): Promise<string> {

@@ -2,7 +2,7 @@
 // survey package: every cell, every pair's difference, SE, z, p, Holm p and every letter of
 // test/fixtures/r/overlap.reference.json (scripts/overlap-fixtures.R), to relative 1e-9,
 // simple design and strata/PSU designs, on both execution paths.
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -18,6 +18,7 @@ const ledger = new ErrorLedger();
 afterAll(() => console.log(`overlapping columns, max relative error vs R (statistic, compared, error):\n${ledger.table()}`));
 
 const dir = mkdtempSync(join(tmpdir(), 'crosstab-overlap-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const built = new Map<string, Promise<string>>();
 
 /** The dataset of a fixture table: the suite's GSS / NHANES for the simple design, else built with R's design. */

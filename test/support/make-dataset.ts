@@ -1,4 +1,5 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { afterAll } from 'vitest';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { compileDataset, type CompileOptions } from '../../src/dataset/build/compile.js';
@@ -8,6 +9,16 @@ import { openDataset, type Dataset, type OpenOptions } from '../../src/facade/da
 import type { Codebook } from '../../src/dataset/build/codebook.js';
 
 let folder: string | undefined;
+// Registered in each test file that imports this module: the datasets it made go with it.
+// (The global setup imports this module too, outside any test file: no hook there.)
+try {
+  afterAll(() => {
+    if (folder !== undefined) rmSync(folder, { recursive: true, force: true });
+    folder = undefined;
+  });
+} catch {
+  // not collecting a test file
+}
 let serial = 0;
 
 /** Dictionary-encodes text columns the way an input reader does. */
