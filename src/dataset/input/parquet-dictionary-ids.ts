@@ -1,4 +1,4 @@
-import { bitsAt, type PageBytes } from './parquet-pages.js';
+import { bitsAt, type PageBytes, runHeader } from './parquet-pages.js';
 
 /**
  * A dictionary-encoded Parquet data page (the RLE/bit-packed hybrid of indices into the
@@ -31,15 +31,9 @@ export function readDictionaryIds(page: PageBytes, end: number, width: number, d
   const mask = width === 32 ? -1 : (1 << width) - 1;
   const valueBytes = (width + 7) >> 3;
   while (seen < count) {
-    if (at >= end) throw new Error(`RLE/bit-packed run ends after ${seen} of ${count} values`);
-    let header = 0;
-    let scale = 1;
-    let byte: number;
-    do {
-      byte = bytes[at++]!;
-      header += (byte & 0x7f) * scale;
-      scale *= 128;
-    } while (byte & 0x80);
+    page.at = at;
+    const header = runHeader(page, end, seen, count);
+    at = page.at;
     if (header % 2 === 1) {
       const values = Math.floor(header / 2) * 8;
       const stop = Math.min(count, seen + values);

@@ -18,6 +18,27 @@ export interface PageBytes {
 }
 
 /**
+ * The header of the next run of an RLE/bit-packed hybrid (ULEB128: the run's length times 2,
+ * plus 1 for a bit-packed run), read from `page.at` and moved past; refuses a run that would
+ * start at or after `end` with `seen` of `count` values read.
+ */
+export function runHeader(page: PageBytes, end: number, seen: number, count: number): number {
+  const bytes = page.bytes;
+  let at = page.at;
+  if (at >= end) throw new Error(`RLE/bit-packed run ends after ${seen} of ${count} values`);
+  let header = 0;
+  let scale = 1;
+  let byte: number;
+  do {
+    byte = bytes[at++]!;
+    header += (byte & 0x7f) * scale;
+    scale *= 128;
+  } while (byte & 0x80);
+  page.at = at;
+  return header;
+}
+
+/**
  * Reads `count` values of the RLE/bit-packed hybrid of `width` bits into `out`, from
  * `page.at` up to `end`. Bit-packed runs are a multiple of 8 values; values past `count`
  * in the last run are padding and dropped.
@@ -29,15 +50,9 @@ export function readHybrid(page: PageBytes, end: number, width: number, out: Int
   const mask = width === 32 ? -1 : (1 << width) - 1;
   const valueBytes = (width + 7) >> 3;
   while (seen < count) {
-    if (at >= end) throw new Error(`RLE/bit-packed run ends after ${seen} of ${count} values`);
-    let header = 0;
-    let scale = 1;
-    let byte: number;
-    do {
-      byte = bytes[at++]!;
-      header += (byte & 0x7f) * scale;
-      scale *= 128;
-    } while (byte & 0x80);
+    page.at = at;
+    const header = runHeader(page, end, seen, count);
+    at = page.at;
     if (header % 2 === 1) {
       const values = Math.floor(header / 2) * 8;
       const stop = Math.min(count, seen + values);
@@ -81,15 +96,9 @@ export function readLevels(page: PageBytes, end: number, out: Int32Array, count:
   let seen = 0;
   let ones = 0;
   while (seen < count) {
-    if (at >= end) throw new Error(`RLE/bit-packed run ends after ${seen} of ${count} values`);
-    let header = 0;
-    let scale = 1;
-    let byte: number;
-    do {
-      byte = bytes[at++]!;
-      header += (byte & 0x7f) * scale;
-      scale *= 128;
-    } while (byte & 0x80);
+    page.at = at;
+    const header = runHeader(page, end, seen, count);
+    at = page.at;
     if (header % 2 === 1) {
       const groups = Math.floor(header / 2);
       const runEnd = at + groups;
