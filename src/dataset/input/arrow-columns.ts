@@ -113,11 +113,7 @@ export function cellReader(path: string, field: Field): (vector: Vector, row: nu
       const [data, at] = dataAt(vector, row);
       return data.getValid(at) ? isoTimestamp(BigInt((data.values as BigInt64Array)[at]!), digits) : null;
     };
-    if (!Types.isDictionary(field.type)) return stored;
-    return (vector, row) => {
-      const [data, at] = dataAt(vector, row);
-      return data.getValid(at) ? stored(data.dictionary!, Number(data.values[at])) : null;
-    };
+    return throughDictionary(field, stored);
   }
   if (Types.isDecimal(type)) {
     // Decimal128/256: little-endian two's complement in 32-bit words, written as the exact decimal (decimalText).
@@ -131,11 +127,7 @@ export function cellReader(path: string, field: Field): (vector: Vector, row: nu
       for (let k = words - 1; k >= 0; k--) unscaled = (unscaled << 32n) | BigInt(values[at * words + k]!);
       return decimalText(BigInt.asIntN(bitWidth, unscaled), scale);
     };
-    if (!Types.isDictionary(field.type)) return stored;
-    return (vector, row) => {
-      const [data, at] = dataAt(vector, row);
-      return data.getValid(at) ? stored(data.dictionary!, Number(data.values[at])) : null;
-    };
+    return throughDictionary(field, stored);
   }
   if (Types.isTime(type)) {
     // Time32 (seconds, milliseconds) and Time64 (micro-, nanoseconds) since midnight, from the stored counts.
@@ -144,14 +136,22 @@ export function cellReader(path: string, field: Field): (vector: Vector, row: nu
       const [data, at] = dataAt(vector, row);
       return data.getValid(at) ? isoTime(BigInt((data.values as Int32Array | BigInt64Array)[at]!), digits) : null;
     };
-    if (!Types.isDictionary(field.type)) return stored;
-    return (vector, row) => {
-      const [data, at] = dataAt(vector, row);
-      return data.getValid(at) ? stored(data.dictionary!, Number(data.values[at])) : null;
-    };
+    return throughDictionary(field, stored);
   }
   const hint = `Crosstabs need numbers, text, booleans or dates: leave it out (options.exclude / --exclude ${field.name}) or convert it first.`;
   throw inputError(path, `column "${field.name}" has Arrow type ${String(field.type)}, which crosstabs cannot use`, hint, { field: field.name });
+}
+
+/**
+ * `stored` (a reader of a column's own values) for `field`: as it is, or, for a
+ * dictionary-encoded field, applied to the dictionary entry each row's index names.
+ */
+function throughDictionary(field: Field, stored: (vector: Vector, row: number) => CellValue): (vector: Vector, row: number) => CellValue {
+  if (!Types.isDictionary(field.type)) return stored;
+  return (vector, row) => {
+    const [data, at] = dataAt(vector, row);
+    return data.getValid(at) ? stored(data.dictionary!, Number(data.values[at])) : null;
+  };
 }
 
 /** The chunk of `vector` that holds row `row`, and the row's index in it. */
