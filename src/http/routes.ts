@@ -44,7 +44,13 @@ export const ROUTES: readonly Route[] = [
         OpenApiDocument: {
           type: 'object',
           required: ['openapi', 'info', 'paths'],
-          properties: { openapi: { type: 'string' }, info: { type: 'object' }, paths: { type: 'object' } },
+          description: 'An OpenAPI 3.0 document (this one).',
+          additionalProperties: true,
+          properties: {
+            openapi: { type: 'string', example: '3.0.1' },
+            info: { type: 'object', additionalProperties: true },
+            paths: { type: 'object', additionalProperties: true },
+          },
         },
       },
     }),
