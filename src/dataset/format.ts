@@ -139,8 +139,8 @@ export interface StoredDesign {
 export interface StoredCalibration {
   /** `raking`: R's rake() linearization; `regression`: calibrate()'s and postStratify()'s. */
   kind: 'raking' | 'regression';
-  /** The weight the calibration started from. */
-  baseWeight: string;
+  /** The weight the calibration started from; null: unit weights (every respondent 1). */
+  baseWeight: string | null;
   /** The target variables, by name. */
   variables: string[];
   /** Per cell (a combination of the target variables' values): each variable's value rank (0 = blank). */
