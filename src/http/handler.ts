@@ -19,6 +19,7 @@ import { decodeSegments, pathnameOf, pathSegments } from './request-path.js';
 import { ROUTES } from './routes.js';
 import { errorBody, fromThrown, quote, serviceError, statusOf, type ServiceError } from './service-error.js';
 import { NdjsonLedger, type UsageSink } from './usage-ledger.js';
+import type { ServiceMetrics } from './service-metrics.js';
 
 export type { HandlerHeaders } from './headers.js';
 export type { AccessLogEntry, CrosstabDataset, HandlerRequest, HandlerResponse } from './handler-types.js';
@@ -54,6 +55,11 @@ export interface CrosstabHandlerOptions {
   trustProxy?: TrustedProxies;
   /** Limits on unknown, revoked or expired API keys per client address (default 50 per 60 s). */
   authFailures?: AuthFailureLimits;
+  /**
+   * Prometheus metrics to count requests, billed calls, usage writes, body timeouts and failed
+   * keys in (`new ServiceMetrics()`, serve it with listenMetrics()). Default none.
+   */
+  metrics?: ServiceMetrics;
   /** Receives one entry per request, and key-file reload errors. */
   log?: (entry: AccessLogEntry | { time: string; event: string; message: string }) => void;
 }
@@ -152,6 +158,8 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
       : options.usage;
   const router = createRouter(ROUTES);
   const operations = operationList(router, basePath);
+  const operationIds = new Map(ROUTES.map((route) => [route, String(route.docs({ maxBodyBytes }).operation['operationId'])]));
+  const metrics = options.metrics;
   const service: ServiceContext = {
     surveys,
     maxBodyBytes,
@@ -162,6 +170,10 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
 
   const run = createRoutePipeline({ service, checkCaller: createCallerCheck(authenticators, keys), usage });
   const stats = { bodyTimeouts: 0, unreadBodies: 0 };
+  if (metrics !== undefined) {
+    metrics.watchHandler({ stats, authFailures });
+    usage.observeWrites?.(metrics.usageWrite);
+  }
   let inFlight = 0;
   let drained: (() => void) | undefined;
   let closing: Promise<void> | undefined;
@@ -214,6 +226,7 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
       } else if (match === undefined) {
         outcome = serviceError('not_found', `No operation at ${quote(path)}.`, `The operations are ${operations}.`);
       } else if (method === 'OPTIONS' && match.path.preflight) {
+        entry.operation = 'preflight';
         Object.assign(headers, cors.preflightHeaders(origin, match.path.allow));
         delete headers['cache-control'];
         outcome = '';
@@ -225,6 +238,7 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
         headers['allow'] = allow.join(', ');
         outcome = serviceError('method_not_allowed', `${quote(method, 16)} is not allowed on ${path}.`, `Use ${allow.join(' or ')}.`);
       } else {
+        entry.operation = operationIds.get(route);
         outcome = await run({ route, request, body, requestId, entry, params: match.params, ...(caller === undefined ? {} : { caller }) });
       }
       if (typeof outcome === 'string') {
@@ -260,7 +274,9 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
       stats.unreadBodies++;
     }
     entry.status = status;
-    entry.ms = Math.round((performance.now() - started) * 1000) / 1000;
+    const elapsed = performance.now() - started;
+    entry.ms = Math.round(elapsed * 1000) / 1000;
+    metrics?.request(entry, elapsed / 1000);
     try {
       log(entry);
     } catch {
