@@ -53,6 +53,17 @@ export async function listenMetrics(options: MetricsServerOptions): Promise<Runn
   const timeoutMs = options.checkTimeoutMs ?? 2000;
   const { metrics } = options;
   const readiness = Object.entries(options.readiness);
+  const check = async (): Promise<{ ready: boolean; checks: Record<string, string> }> => {
+    const checks: Record<string, string> = {};
+    let ready = true;
+    for (const [name, run] of readiness) {
+      const problem = await runCheck(run, timeoutMs);
+      checks[name] = problem ?? 'ok';
+      if (problem !== undefined) ready = false;
+    }
+    metrics.ready = ready;
+    return { ready, checks };
+  };
   const server = createServer({ keepAliveTimeout: 5000, requestTimeout: 10_000 }, (request, response) => {
     const send = (status: number, type: string, body: string): void => {
       response.writeHead(status, { 'content-type': type, 'content-length': Buffer.byteLength(body), 'cache-control': 'no-store' });
@@ -65,24 +76,18 @@ export async function listenMetrics(options: MetricsServerOptions): Promise<Runn
       return;
     }
     if (path === '/healthz') {
+      // Alive: this process runs its event loop (it answers), whatever its readiness.
       send(200, 'application/json; charset=utf-8', '{"status":"alive"}\n');
     } else if (path === '/readyz') {
-      void (async () => {
-        const checks: Record<string, string> = {};
-        let ready = true;
-        for (const [name, check] of readiness) {
-          const problem = await runCheck(check, timeoutMs);
-          checks[name] = problem ?? 'ok';
-          if (problem !== undefined) ready = false;
-        }
-        metrics.ready = ready;
-        send(ready ? 200 : 503, 'application/json; charset=utf-8', `${JSON.stringify({ status: ready ? 'ready' : 'not_ready', checks })}\n`);
-      })();
+      void check().then(({ ready, checks }) => send(ready ? 200 : 503, 'application/json; charset=utf-8', `${JSON.stringify({ status: ready ? 'ready' : 'not_ready', checks })}\n`));
     } else if (path === '/metrics') {
-      metrics.registry.metrics().then(
-        (text) => send(200, metrics.registry.contentType, text),
-        (error: unknown) => send(500, 'text/plain; charset=utf-8', `${(error as Error).message}\n`),
-      );
+      // crosstab_ready as /readyz would answer now (the store probe is cached for a second).
+      check()
+        .then(() => metrics.registry.metrics())
+        .then(
+          (text) => send(200, metrics.registry.contentType, text),
+          (error: unknown) => send(500, 'text/plain; charset=utf-8', `${(error as Error).message}\n`),
+        );
     } else {
       send(404, 'text/plain; charset=utf-8', 'GET /metrics, /healthz or /readyz.\n');
     }
