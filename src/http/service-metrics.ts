@@ -144,15 +144,19 @@ export class ServiceMetrics {
     refused: (reason: 'max_connections' | 'per_address'): void => this.connectionRefusals.labels(reason).inc(),
   };
 
-  /** engineStats() at most once per scrape (its event-loop delay is since the previous call). */
-  private engine(): EngineStats {
-    const now = performance.now();
-    if (this.snapshot === undefined || now - this.snapshot.at > 250) this.snapshot = { at: now, stats: engineStats(this.datasets()) };
+  /**
+   * engineStats() once per scrape (its event-loop delay is since the previous call): taken
+   * by the first engine metric a scrape collects (crosstab_dataset_info, registered first),
+   * read by the others.
+   */
+  private engine(fresh = false): EngineStats {
+    if (fresh || this.snapshot === undefined) this.snapshot = { at: performance.now(), stats: engineStats(this.datasets()) };
     return this.snapshot.stats;
   }
 
   private engineMetrics(registers: Registry[]): void {
     const engine = (): EngineStats => this.engine();
+    const self = this;
     const perDataset = (name: string, help: string, read: (d: EngineStats['datasets'][number]) => number, type: 'counter' | 'gauge'): void => {
       if (type === 'gauge') {
         new Gauge({ name, help, labelNames: ['survey'], registers, collect() { this.reset(); for (const d of engine().datasets) this.labels(d.survey).set(read(d)); } });
@@ -167,7 +171,7 @@ export class ServiceMetrics {
       registers,
       collect() {
         this.reset();
-        for (const d of engine().datasets) this.labels(d.survey, datasetVersion(d.checksum), d.createdAt).set(1);
+        for (const d of self.engine(true).datasets) this.labels(d.survey, datasetVersion(d.checksum), d.createdAt).set(1);
       },
     });
     perDataset('crosstab_dataset_respondents', 'Respondents (rows) of each open dataset.', (d) => d.respondents, 'gauge');
