@@ -276,7 +276,7 @@ export function registerServeCommand(program: Command): void {
             process.off('SIGHUP', reopen);
             process.once(signal, () => process.exit(130));
             readiness.draining = true;
-            serveLog.event('shutdown', `${signal}: draining in-flight requests.`, { signal });
+            serveLog.event('shutdown', `${signal}, draining in-flight requests.`, { signal });
             void server.close().then(resolveStop);
           };
           process.on('SIGTERM', stop);
