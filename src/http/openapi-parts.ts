@@ -54,7 +54,7 @@ export function errorSchema(status: number): object {
         properties: {
           code: { type: 'string', enum: codesFor(status) },
           message: { type: 'string' },
-          field: { type: 'string', description: 'The request field at fault: SurveyCode, AuthorizationGroup, PopulationBaseCode, TargetCodes (POST /tables: Rows, Columns, Weight, Statistics, Missing, PercentBase) or an unknown field name.' },
+          field: { type: 'string', description: 'The request field at fault: SurveyCode, AuthorizationGroup, PopulationBaseCode, TargetCodes (POST /tables: Rows, Columns, Weight, Statistics, Missing, PercentBase, ColumnGroups) or an unknown field name.' },
           hint: { type: 'string', description: 'How to fix the request.' },
         },
       },
