@@ -95,6 +95,19 @@ describe('crosstab tabbook', () => {
     expect(group.stderr).toContain('--column-group "0,x": "x" is not a column index');
   });
 
+  it('makes the column-label row tall enough for its longest wrapped label, so that it stays under the banner line', async () => {
+    const out = join(dir, 'tall.xlsx');
+    const { code } = await crosstab(['tabbook', gss(), '--banner', 'sex,degree', '--stubs', 'relig', '--base', 'year=2024', '--out', out]);
+    expect(code).toBe(0);
+    const sheet = (await readWorkbook(out)).worksheets[1]!;
+    const base = findRow(sheet, 'Base');
+    // Banner, column labels, letters above the base rows; "Associate/junior college" wraps to three lines of 15 points in a 12-character column.
+    const labels = sheet.getRow(base - 2);
+    expect(labels.values).toContain('Associate/junior college');
+    expect(labels.height).toBeGreaterThanOrEqual(45);
+    expect(sheet.getRow(base - 3).height ?? 15).toBeLessThan(30);
+  });
+
   it.each([
     ['an unknown stub', ['--banner', 'sex', '--stubs', 'degree,relgi'], '--stubs', /unknown variable "relgi"; did you mean "relig"/],
     ['an empty banner', ['--banner', '', '--stubs', 'degree'], '--banner', /--banner must be a comma list/],
@@ -152,7 +165,7 @@ describe('LibreOffice', () => {
     const out = join(dir, 'print');
     mkdirSync(out);
     const book = join(out, 'book.xlsx');
-    const made = spawnSync(process.execPath, [cliPath, 'tabbook', gss(), '--banner', 'sex,race', '--stubs', 'degree,polviews', '--base', 'year=2024', '--stats', 'vpct,index,sig', '--out', book]);
+    const made = spawnSync(process.execPath, [cliPath, 'tabbook', gss(), '--banner', 'sex,race,degree', '--stubs', 'degree,polviews', '--base', 'year=2024', '--stats', 'vpct,index,sig', '--out', book]);
     expect(made.status).toBe(0);
     // A profile folder of its own: a LibreOffice already running for the user does not take the job.
     const profile = `file://${join(out, 'profile')}`;
