@@ -8,7 +8,7 @@
  * ```
  */
 export { openDataset, Dataset, MAX_TARGETS, DEFAULT_CELL_CACHE } from './facade/dataset.js';
-export type { OpenOptions } from './facade/dataset.js';
+export type { OpenOptions, CloseOptions } from './facade/dataset.js';
 export { buildDataset } from './build/build.js';
 export { bundledDataset, bundledSource, BUNDLED_DATASETS } from './facade/bundled-datasets.js';
 export type { BundledDatasetName } from './facade/bundled-datasets.js';
