@@ -9,6 +9,8 @@ import { createPortal, mountPortal } from '../portal/index.js';
 import { valueExpression } from '../text/expression-text.js';
 import { DEFAULT_JWKS_MAX_AGE_MS, DEFAULT_MAX_TOKEN_LIFETIME_SECONDS, type OidcOptions } from '../access/index.js';
 import type { DurableWriteStats } from '../keys/index.js';
+import { DatasetReloader, fileIdentity } from './serve-reload.js';
+import { isClickHouseUrl } from '../clickhouse/url.js';
 
 interface ServeOptions {
   dataset?: string[];
@@ -34,6 +36,7 @@ interface ServeOptions {
   cellCache?: string;
   usageStatements?: string;
   devAccount?: boolean;
+  watch?: boolean;
 }
 
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
@@ -109,6 +112,7 @@ export function registerServeCommand(program: Command): void {
     .option('--cell-cache <cells>', `crosstab cells per dataset kept in memory to answer repeated queries without the kernel (exact: a dataset file never changes; 0 = off; default ${DEFAULT_CELL_CACHE} for a file, 0 for ClickHouse)`)
     .option('--usage-statements <n>', `PostgreSQL server: usage INSERT statements in flight at once (each carries every billed call that arrived while the one before committed; default ${DEFAULT_USAGE_STATEMENTS})`)
     .option('--dev-account', 'on an empty PostgreSQL server database too, create the development account (every served survey and group) and print its one-time password and a 24 h key; the embedded database always gets it')
+    .option('--watch', 'reload a --dataset file when it is replaced (as SIGHUP does): the new build is opened and verified, then serves new requests while those running finish on the old one')
     .option('--trust-proxy [addresses]', 'the proxies in front (comma-separated addresses or CIDR ranges; alone: any peer): from them, X-Forwarded-For gives the client address that failed sign-ins and failed API keys are counted by, and X-Forwarded-Proto the scheme')
     .action(async (options: ServeOptions) => {
       const port = integerOption(options.port, '--port', 0, 65535);
@@ -143,7 +147,10 @@ export function registerServeCommand(program: Command): void {
       }
       const datasets: Dataset[] = [];
       let access: AccessStore | undefined;
+      let reloader: DatasetReloader | undefined;
       try {
+        // Each file's identity is taken before it is opened: a file replaced meanwhile is reloaded by the next SIGHUP.
+        const identities = await Promise.all(paths.map((path) => (isClickHouseUrl(path) ? undefined : fileIdentity(path))));
         for (const path of paths) datasets.push(await openDataset(path, cellCache === undefined ? {} : { cellCache }));
         // A 503 is logged through the event that made the service unavailable (store_down,
         // the shutdown), once, not per request.
@@ -173,6 +180,15 @@ export function registerServeCommand(program: Command): void {
           trustProxy,
           log,
         });
+        reloader = new DatasetReloader({
+          handler,
+          datasets,
+          paths,
+          identities,
+          open: (path) => openDataset(path, { verify: 'full', ...(cellCache === undefined ? {} : { cellCache }) }),
+          onEvent: ({ event, message, ...details }) => log({ event, message, ...details }),
+        });
+        if (options.watch) reloader.watch();
         const first = datasets[0] as Dataset;
         const exampleBody = JSON.stringify({ SurveyCode: first.info.survey, PopulationBaseCode: '*', TargetCodes: exampleTargets(first) });
         let apiUrl = options.publicUrl ?? '';
@@ -209,7 +225,11 @@ export function registerServeCommand(program: Command): void {
         }
 
         await new Promise<void>((resolveStop) => {
-          const reopen = (): void => ledger?.reopen();
+          // SIGHUP: reopen the ledger (after a rotation) and reload every dataset file replaced since it was opened.
+          const reopen = (): void => {
+            ledger?.reopen();
+            void reloader?.reloadChanged('SIGHUP');
+          };
           const stop = (signal: NodeJS.Signals): void => {
             process.off('SIGTERM', stop);
             process.off('SIGINT', stop);
@@ -224,6 +244,7 @@ export function registerServeCommand(program: Command): void {
         });
         process.stderr.write('crosstab serve: stopped\n');
       } finally {
+        await reloader?.close();
         await access?.db.close();
         await Promise.all(datasets.map((dataset) => dataset.close()));
       }

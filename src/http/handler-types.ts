@@ -50,6 +50,8 @@ export interface AccessLogEntry {
   ms: number;
   keyId?: string;
   survey?: string;
+  /** The checksum of the dataset that answered (also sent as X-Dataset-Version). */
+  datasetVersion?: string;
   code?: string;
   /** Stack of an internal error. */
   error?: string;

@@ -67,6 +67,10 @@ export const corsHeaders = {
   'Access-Control-Allow-Origin': string('The allowed origin, or * when any origin is allowed.'),
   'X-Request-Id': string('Identifies the call in logs and in the usage ledger.'),
 };
+/** Of an answer computed from a survey's data: which build answered. */
+export const datasetVersionHeader = {
+  'X-Dataset-Version': string("The checksum of the survey data that answered, as GET /surveys lists it (Version.Checksum): a new wave or build published to the service changes it."),
+};
 
 function errorResponse(status: number): object {
   return {
