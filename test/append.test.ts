@@ -4,13 +4,14 @@
 // exactly, weighted sums to the last bits a different order of summation can change), range
 // indexes, design counts and design-based standard errors. New values join the dictionaries
 // (also before the old ones, shifting every old rank); rows that do not fit are refused.
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
 import { appendRows, buildDataset, CrosstabError, ErrorCode, openDataset, tableStatistics, type BuildOptions, type Dataset } from '../src/index.js';
-import { gssCsv, nhanesCsv, repoRoot } from './support/paths.js';
+import { cliPath, gssCsv, nhanesCsv, repoRoot } from './support/paths.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'crosstab-append-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -144,5 +145,26 @@ describe('appendRows', () => {
       expect((error as CrosstabError).details.field).toBe(field);
       expect(() => readFileSync(out)).toThrow();
     }
+  });
+
+  it('crosstab append: writes the extended dataset over the old one, names the new values, and labels a refusal with the flag', async () => {
+    const parts = split(nhanesCsv, (fields) => fields[5] === '4');
+    const dataset = file('tracker.arrow');
+    await buildDataset(parts.first, { weights: ['WTMEC2YR'], survey: 'NHANES', out: dataset });
+    const before = await openDataset(dataset);
+    const respondents = before.info.respondents;
+    await before.close();
+    const run = (...args: string[]) => spawnSync(process.execPath, [cliPath, 'append', ...args], { encoding: 'utf8', timeout: 60_000 });
+    const done = run(dataset, parts.rest, '--out', dataset);
+    expect(done.status, done.stderr).toBe(0);
+    expect(done.stderr).toMatch(/appended \d[\d,]* respondents: .*tracker\.arrow has [\d,]+/);
+    expect(done.stderr).toMatch(/new values of agecat: 4\n/);
+    const after = await openDataset(dataset);
+    expect(after.info.respondents).toBeGreaterThan(respondents);
+    expect(after.info.variables.find((variable) => variable.name === 'agecat')?.values?.map((value) => value.value)).toEqual(['1', '2', '3', '4']);
+    await after.close();
+    const refused = run(dataset, parts.rest, '--out', join(dir, 'nowhere', 'x.arrow'));
+    expect(refused.status).not.toBe(0);
+    expect(refused.stderr).toMatch(/--out/);
   });
 });
