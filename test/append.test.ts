@@ -145,6 +145,11 @@ describe('appendRows', () => {
       expect((error as CrosstabError).details.field).toBe(field);
       expect(() => readFileSync(out)).toThrow();
     }
+    // A column blank for every old respondent is no variable of the dataset: answers in it are refused.
+    const blankBase = file('blank-base.arrow');
+    await buildDataset(variant('blank.csv', `${header},note`, rows.slice(0, 50).map((line) => `${line},`)), { weights: ['WTMEC2YR'], survey: 'NHANES', out: blankBase });
+    const filled = await appendRows(blankBase, variant('filled.csv', `${header},note`, rows.slice(50, 60).map((line) => `${line},x`)), { out: file('filled.arrow') }).catch((e: unknown) => e);
+    expect((filled as CrosstabError).message).toMatch(/has answers in column note, which was blank for every respondent/);
   });
 
   it('crosstab append: writes the extended dataset over the old one, names the new values, and labels a refusal with the flag', async () => {

@@ -142,6 +142,11 @@ function extend(dataset: string, newRows: string, data: LoadedDataset, table: Ra
   if (unknown.length > 0) {
     throw unfit(newRows, `has column${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')} that ${dataset} does not have`, 'Drop them from the new rows, or build the whole dataset from all the rows with `crosstab build` to add a variable.', unknown[0]);
   }
+  // A column left out of the dataset because it was blank would be a variable of a build of all the rows.
+  const filled = old.skipped.find((entry) => entry.reason === 'every value is blank' && (columns.get(entry.column)?.dictionary.length ?? 0) > 0);
+  if (filled) {
+    throw unfit(newRows, `has answers in column ${filled.column}, which was blank for every respondent of ${dataset} and so is not a variable of it`, 'Build the whole dataset from all the rows with `crosstab build`, or leave the column blank in the new rows.', filled.column);
+  }
   // The new respondents in order of the default weight among themselves (ties in input order).
   const order = weightOrder(table.weights[0]?.values, added).order;
 
