@@ -178,11 +178,17 @@ function extend(dataset: string, newRows: string, data: LoadedDataset, table: Ra
     }
   }
 
+  // Views of the old buffers in kernel memory, used at once (nothing grows the memory in between): no copies.
   const oldBuffer = (row: number, bytes: number): Uint8Array => bytesAt(data.buffer(row).ptr, bytes);
+  const oldWords32 = (row: number, count: number): Uint32Array => {
+    const bytes = oldBuffer(row, count * 4);
+    return new Uint32Array(bytes.buffer, bytes.byteOffset, count);
+  };
   const weightValues = (name: string): Float64Array => {
     const k = old.weights.findIndex((weight) => weight.name === name);
     const values = new Float64Array(words * 64);
-    values.set(new Float64Array(oldBuffer(old.weights[k]!.buffer, oldWords * 64 * 8).slice().buffer, 0, before));
+    const stored = oldBuffer(old.weights[k]!.buffer, before * 8);
+    values.set(new Float64Array(stored.buffer, stored.byteOffset, before));
     const appended = table.weights[k]!.values;
     for (let j = 0; j < added; j++) values[before + j] = appended[order[j]!]!;
     return values;
@@ -236,18 +242,18 @@ function extend(dataset: string, newRows: string, data: LoadedDataset, table: Ra
         const oldCount = from > 0 ? was.counts[from - 1]! : 0;
         if (spec.kind === BufferKind.dense) {
           const bits = new Uint32Array(words * 2);
-          if (oldKind === BufferKind.dense) bits.set(new Uint32Array(oldBuffer(oldRow, oldWords * 8).slice().buffer));
-          else if (oldKind === BufferKind.sparse) for (const respondent of new Uint32Array(oldBuffer(oldRow, oldCount * 4).slice().buffer)) bits[respondent >>> 5]! |= 1 << (respondent & 31);
+          if (oldKind === BufferKind.dense) bits.set(oldWords32(oldRow, oldWords * 2));
+          else if (oldKind === BufferKind.sparse) for (const respondent of oldWords32(oldRow, oldCount)) bits[respondent >>> 5]! |= 1 << (respondent & 31);
           for (let j = 0; j < added; j++) if (appended[j] === rank) bits[(before + j) >>> 5]! |= 1 << ((before + j) & 31);
           yield new Uint8Array(bits.buffer);
         } else {
           const list = new Uint32Array(spec.count);
           let at = 0;
           if (oldKind === BufferKind.sparse) {
-            list.set(new Uint32Array(oldBuffer(oldRow, oldCount * 4).slice().buffer));
+            list.set(oldWords32(oldRow, oldCount));
             at = oldCount;
           } else if (oldKind === BufferKind.dense) {
-            const bits = new Uint32Array(oldBuffer(oldRow, oldWords * 8).slice().buffer);
+            const bits = oldWords32(oldRow, oldWords * 2);
             for (let w = 0; w < bits.length; w++) {
               for (let word = bits[w]!; word !== 0; word &= word - 1) list[at++] = w * 32 + (31 - Math.clz32(word & -word));
             }
@@ -268,7 +274,7 @@ function extend(dataset: string, newRows: string, data: LoadedDataset, table: Ra
             break;
           }
         }
-        if (from > 0) bits.set(new Uint32Array(oldBuffer(was.atLeast![from - 1]!, oldWords * 8).slice().buffer));
+        if (from > 0) bits.set(oldWords32(was.atLeast![from - 1]!, oldWords * 2));
         for (let j = 0; j < added; j++) if (appended[j]! >= rank) bits[(before + j) >>> 5]! |= 1 << ((before + j) & 31);
         yield new Uint8Array(bits.buffer);
       }
@@ -285,9 +291,10 @@ function indexWidth(variable: StoredVariable): number {
   return variable.values.length <= 0xff ? 1 : variable.values.length <= 0xffff ? 2 : 4;
 }
 
+/** A view of an index column's ranks (no copy: use it before kernel memory can grow). */
 function readIndex(bytes: Uint8Array, width: number): Uint8Array | Uint16Array | Uint32Array {
-  const copy = bytes.slice();
-  return width === 1 ? copy : width === 2 ? new Uint16Array(copy.buffer) : new Uint32Array(copy.buffer);
+  const length = bytes.byteLength / width;
+  return width === 1 ? bytes : width === 2 ? new Uint16Array(bytes.buffer, bytes.byteOffset, length) : new Uint32Array(bytes.buffer, bytes.byteOffset, length);
 }
 
 /** The dataset's values and the new rows' merged in sorted order, and the ranks of each. */
