@@ -133,7 +133,10 @@ describe('appendRows', () => {
     const textInNumeric = variant('text.csv', header!, [...rows.slice(0, 10), rows[10]!.replace(/^1,/, 'one,')]);
     const unknown = variant('unknown.csv', `${header},brand`, rows.slice(0, 10).map((line) => `${line},A`));
     const missing = variant('missing.csv', header!.replace(/,RIAGENDR$/, ''), rows.slice(0, 10).map((line) => line.replace(/,[^,]*$/, '')));
+    // 9007199254740993 reads as the float of 9007199254740992, a value the dataset's SDMVSTRA has not; with 0.1 and 0.10000000000000001 alike.
+    const collision = variant('collision.csv', header!, [rows[0]!.replace(/^(\d+),(\d+),/, '$1,0.1,'), rows[1]!.replace(/^(\d+),(\d+),/, '$1,0.10000000000000001,')]);
     const cases: Array<[string, RegExp, string]> = [
+      [collision, /column SDMVSTRA cannot stay numeric with the new rows: its values 0\.1 and 0\.10000000000000001/, 'SDMVSTRA'],
       [textInNumeric, /column SDMVPSU holds "one", but SDMVPSU is numeric/, 'SDMVPSU'],
       [unknown, /has column brand that .* does not have/, 'brand'],
       [missing, /has no column RIAGENDR/, 'RIAGENDR'],

@@ -17,7 +17,7 @@ import { CrosstabError, ErrorCode, throwIfCancelled } from '../errors.js';
 import { bitsetWords } from '../kernel/exports.js';
 import { mainThreadKernel } from '../kernel/kernel.js';
 import { invalidOption } from '../options.js';
-import { isNumberText } from '../dataset/build/classify.js';
+import { isNumberText, numberColumnProblem } from '../dataset/build/classify.js';
 import type { BufferSpec, CompiledDataset } from '../dataset/build/compile.js';
 import { declareDesign, type DesignOptions } from '../dataset/build/design.js';
 import { weightOrder } from '../dataset/build/weight-order.js';
@@ -305,6 +305,11 @@ function extendVariable(newRows: string, variable: StoredVariable, column: RawCo
     const text = column.dictionary.find((value) => !isNumberText(value));
     if (text !== undefined) {
       throw unfit(newRows, `column ${variable.name} holds ${JSON.stringify(text)}, but ${variable.name} is numeric in the dataset`, 'Fix the value (a number, or blank), or build the whole dataset from all the rows with `crosstab build` to make the variable text.', variable.name);
+    }
+    // A build of all the rows would make the variable text (two numbers reading as one float would answer together).
+    const problem = numberColumnProblem([...variable.values, ...column.dictionary]);
+    if (problem !== undefined) {
+      throw unfit(newRows, `column ${variable.name} cannot stay numeric with the new rows: ${problem}`, 'Write the value as the dataset does, or build the whole dataset from all the rows with `crosstab build` (it makes the variable text).', variable.name);
     }
   }
   const oldRankOf = new Map<string | number, number>(variable.values.map((value, i) => [keyOf(value), i + 1]));
