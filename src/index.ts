@@ -56,8 +56,8 @@ export { writeTabbook, TABBOOK_FORMATS, TABBOOK_LAYOUTS } from './report/index.j
 export type { Tabbook, TabbookTable, TabbookFormat, TabbookLayout, WriteTabbookOptions } from './report/index.js';
 export { TableRenderer } from './report/index.js';
 export type { TableRendererOptions, TableAnswerFormat, TableAnswerOptions, StatisticsLimits } from './report/index.js';
-export { STAT_NAMES, tableStatistics, columnGroups, tableToJSON, tableToCSV, tableToXLSX, tableToArrow, tableToArrowIPC, TABLE_METADATA_KEY, tableToText, tableToHTML, indexColour } from './report/index.js';
-export type { StatName, TableStatistics, TableStatisticsOptions, ColumnComparison, ColumnGroup, TableJson, TableJsonAxisEntry, TableJsonCell, TableJsonComparison, TableJsonRaoScott, RaoScottTest, RaoScottNotDefined, VarianceKind, DisplayOptions } from './report/index.js';
+export { STAT_NAMES, tableStatistics, columnGroups, tableToJSON, tableToCSV, tableToXLSX, tableToArrow, tableToArrowIPC, TABLE_METADATA_KEY, tableToText, tableToHTML, indexColour, tableJsonSchemas } from './report/index.js';
+export type { StatName, TableStatistics, TableStatisticsOptions, ColumnComparison, ColumnGroup, TableJson, TableJsonAxisEntry, TableJsonCell, TableJsonComparison, TableJsonRaoScott, RaoScottTest, RaoScottNotDefined, VarianceKind, DisplayOptions, OpenApiSchema } from './report/index.js';
 export type { DesignOptions, ReplicateType } from './dataset/build/design.js';
 export type { LonelyPsu } from './stats/design-variance.js';
 export type { TableDesign } from './stats/table-variance.js';

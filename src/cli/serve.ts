@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { join, resolve } from 'node:path';
 import { CrosstabError, DEFAULT_CELL_CACHE, ErrorCode, openDataset, type Dataset } from '../index.js';
-import { createCrosstabHandler, DEFAULT_TABLE_LIMITS, listen, NdjsonLedger, proxyTrust, type AccessLogEntry, type TrustedProxies } from '../http/index.js';
+import { checkServerUrl, createCrosstabHandler, DEFAULT_TABLE_LIMITS, listen, NdjsonLedger, proxyTrust, type AccessLogEntry, type TrustedProxies } from '../http/index.js';
 import { bundledDatasets, bundledDatasetsHint } from './bundled.js';
 import { databaseOption } from './database-option.js';
 import { DEFAULT_USAGE_STATEMENTS, openAccessStore, seedDevelopment, type AccessStore } from './serve-access.js';
@@ -106,7 +106,7 @@ export function registerServeCommand(program: Command): void {
     .option('--ledger <file>', 'file mode: usage ledger (NDJSON, one fsync\'d line per billed request)', join(DEV_FOLDER, 'usage.ndjson'))
     .option('--max-body-bytes <n>', 'largest accepted request body', '16384')
     .option('--body-timeout <ms>', 'a request body the answer needs must arrive within this many ms of its headers, else 408 (at most 30000)', '10000')
-    .option('--public-url <url>', 'server URL advertised in GET /docs (default: the base path)')
+    .option('--public-url <url>', 'the absolute URL clients reach the API at, with its base path (https://api.example/v1): servers[0].url of GET /docs, which validating proxies and generated clients route by (default: the base path alone, a relative URL)')
     .option('--oidc-issuer <url>', 'single sign-on: trust JWT access tokens of this OpenID Connect issuer, repeatable (needs --oidc-audience)', collect)
     .option('--oidc-audience <aud>', 'single sign-on: the "aud" the access tokens must carry (this API\'s identifier)')
     .option('--oidc-max-token-lifetime <seconds>', `single sign-on: refuse access tokens living longer than this ("exp" - "iat"; default ${DEFAULT_MAX_TOKEN_LIFETIME_SECONDS})`)
@@ -149,6 +149,7 @@ export function registerServeCommand(program: Command): void {
       const cellCache = options.cellCache === undefined ? undefined : integerOption(options.cellCache, '--cell-cache', 0, 100_000_000);
       const oidc = oidcOptions(options);
       const trustProxy = trustedProxies(options.trustProxy);
+      const publicUrl = options.publicUrl === undefined ? undefined : checkServerUrl(options.publicUrl, '--public-url');
       const usageStatements = options.usageStatements === undefined ? undefined : integerOption(options.usageStatements, '--usage-statements', 1, 8);
       if (usageStatements !== undefined && options.keys !== undefined) {
         throw new CrosstabError(ErrorCode.invalidOption, '--usage-statements applies to the accounts database; it cannot be combined with --keys.', {
@@ -196,7 +197,7 @@ export function registerServeCommand(program: Command): void {
           corsOrigins: options.corsOrigin ?? '*',
           maxBodyBytes,
           bodyTimeoutMs,
-          ...(options.publicUrl === undefined ? {} : { serverUrl: options.publicUrl }),
+          ...(publicUrl === undefined ? {} : { serverUrl: publicUrl }),
           trustProxy,
           tableLimits,
           ...(tableThreads === undefined ? {} : { tableWorkers: { threads: tableThreads } }),
@@ -214,8 +215,8 @@ export function registerServeCommand(program: Command): void {
         if (options.watch) reloader.watch();
         const first = datasets[0] as Dataset;
         const exampleBody = JSON.stringify({ SurveyCode: first.info.survey, PopulationBaseCode: '*', TargetCodes: exampleTargets(first) });
-        let apiUrl = options.publicUrl ?? '';
-        const served = access ? mountPortal(handler, createPortal({ db: access.db, keys: access.keys, apiUrl: () => apiUrl, exampleBody, trustProxy, surveys: datasets, ...(options.publicUrl?.startsWith('https:') ? { secureCookies: true } : {}) })) : handler;
+        let apiUrl = publicUrl ?? '';
+        const served = access ? mountPortal(handler, createPortal({ db: access.db, keys: access.keys, apiUrl: () => apiUrl, exampleBody, trustProxy, surveys: datasets, ...(publicUrl?.startsWith('https:') ? { secureCookies: true } : {}) })) : handler;
         const server = await listen(served, { port, host: options.host, ...limits }).catch(async (error: NodeJS.ErrnoException) => {
           await handler.close();
           if (error.code === 'EADDRINUSE' || error.code === 'EACCES') {

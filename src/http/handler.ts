@@ -5,7 +5,7 @@ import { DEFAULT_TABLE_LIMITS, type TableLimits } from './table-limits.js';
 import { createCorsPolicy, type CorsPolicy } from './cors.js';
 import { AuthFailureLimiter, type AuthFailureLimits } from './auth-failures.js';
 import { proxyTrust, type TrustedProxies } from './client-address.js';
-import { defaultAuthenticators } from './authenticators.js';
+import { challengesOf, defaultAuthenticators } from './authenticators.js';
 import { createCallerCheck } from './caller.js';
 import type { AccessLogEntry, CrosstabDataset, HandlerRequest, HandlerResponse } from './handler-types.js';
 import { headerOf } from './headers.js';
@@ -45,7 +45,11 @@ export interface CrosstabHandlerOptions {
    * Default 10000.
    */
   bodyTimeoutMs?: number;
-  /** servers[0].url of the OpenAPI document. Default: basePath. */
+  /**
+   * servers[0].url of the OpenAPI document: the absolute URL clients reach the API at
+   * (`https://api.example/v1`), which tools that route by it (validating proxies, generated
+   * clients) need. Default: basePath, a URL relative to wherever the document was fetched.
+   */
   serverUrl?: string;
   /** Key file stat-check interval in ms (default 500). */
   keyReloadIntervalMs?: number;
@@ -124,6 +128,24 @@ function checkStoreOption(value: unknown, option: string, method: string, what: 
   throw invalidOption(option, `must be ${what}; got ${value === undefined ? 'nothing' : typeof value}.`);
 }
 
+/** An absolute http(s) URL or an absolute path, without a query, fragment or trailing slash. */
+export function checkServerUrl(serverUrl: unknown, option = 'serverUrl'): string {
+  const problem = `must be the absolute URL clients reach the API at, such as "https://api.example/v1" (or a path such as "/v1"); got ${JSON.stringify(serverUrl)}.`;
+  if (typeof serverUrl !== 'string') throw invalidOption(option, problem);
+  const trimmed = serverUrl.replace(/\/+$/, '');
+  if (trimmed.startsWith('/') && !trimmed.startsWith('//') && !/[?#\s]/.test(trimmed)) return trimmed;
+  let parsed: URL;
+  try {
+    parsed = new URL(trimmed);
+  } catch {
+    throw invalidOption(option, problem);
+  }
+  if ((parsed.protocol !== 'http:' && parsed.protocol !== 'https:') || parsed.search !== '' || parsed.hash !== '' || parsed.username !== '' || parsed.password !== '' || /\s/.test(trimmed)) {
+    throw invalidOption(option, problem);
+  }
+  return `${parsed.origin}${parsed.pathname.replace(/\/+$/, '')}`;
+}
+
 function checkBasePath(basePath: string): string {
   const trimmed = basePath.replace(/\/+$/, '');
   if (!trimmed.startsWith('/') || !(pathSegments(trimmed) ?? []).includes('v1') || /[?#\s]/.test(trimmed)) {
@@ -185,10 +207,11 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
     surveys,
     maxBodyBytes,
     basePath,
-    openApiDocument: JSON.stringify(buildOpenApiDocument({ serverUrl: options.serverUrl ?? basePath, maxBodyBytes, routes: ROUTES })),
+    openApiDocument: JSON.stringify(buildOpenApiDocument({ serverUrl: options.serverUrl === undefined ? basePath : checkServerUrl(options.serverUrl), maxBodyBytes, routes: ROUTES })),
     tables: { limits: tableLimits, renderer, fairShare: new FairShare(share) },
   };
   const authenticators = defaultAuthenticators(keys, { proxies, authFailures });
+  const challenges = challengesOf(authenticators);
 
   const run = createRoutePipeline({ service, checkCaller: createCallerCheck(authenticators, keys), usage });
   const stats = { bodyTimeouts: 0, unreadBodies: 0 };
@@ -269,6 +292,8 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
         entry.code = outcome.code;
         text = JSON.stringify(errorBody(outcome));
         if (outcome.code === 'payload_too_large') headers['connection'] = 'close';
+        // HTTP requires the challenges on a 401: the credentials this service accepts.
+        if (status === 401) headers['www-authenticate'] = challenges;
         if (outcome.retryAfterSeconds !== undefined) headers['retry-after'] = String(outcome.retryAfterSeconds);
       }
     } catch (error) {

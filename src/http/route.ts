@@ -59,6 +59,8 @@ export interface RouteDocs {
   operation: Record<string, unknown>;
   /** Component schemas the operation refers to (`#/components/schemas/<name>`). */
   schemas?: Record<string, unknown>;
+  /** Descriptions of the tags the operation uses that the document does not already describe. */
+  tags?: Record<string, string>;
 }
 
 interface RouteBase {

@@ -6,6 +6,8 @@ export { columnGroups } from './column-groups.js';
 export type { ColumnGroup } from './column-groups.js';
 export { tableToJSON } from './table-json.js';
 export type { TableJson, TableJsonAxisEntry, TableJsonCell, TableJsonComparison, TableJsonRaoScott } from './table-json.js';
+export { tableJsonSchemas } from './table-json-schema.js';
+export type { OpenApiSchema } from './table-json-schema.js';
 export type { RaoScottNotDefined, RaoScottTest } from './rao-scott-tests.js';
 export type { VarianceKind } from './design-figures.js';
 export { tableToCSV } from './table-csv.js';
