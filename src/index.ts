@@ -8,8 +8,10 @@
  * ```
  */
 export { openDataset, Dataset, MAX_TARGETS, DEFAULT_CELL_CACHE } from './facade/dataset.js';
-export type { OpenOptions } from './facade/dataset.js';
+export type { OpenOptions, CloseOptions } from './facade/dataset.js';
 export { buildDataset } from './build/build.js';
+export { appendRows } from './build/append.js';
+export type { AppendOptions, AppendReport } from './build/append.js';
 export { bundledDataset, bundledSource, BUNDLED_DATASETS } from './facade/bundled-datasets.js';
 export type { BundledDatasetName } from './facade/bundled-datasets.js';
 export { pushDataset } from './clickhouse/push.js';

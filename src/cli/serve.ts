@@ -11,6 +11,8 @@ import { DEFAULT_JWKS_MAX_AGE_MS, DEFAULT_MAX_TOKEN_LIFETIME_SECONDS, type OidcO
 import type { DurableWriteStats } from '../keys/index.js';
 import { checkLogLevel, createServeLog } from './serve-log.js';
 import { storeProbe } from './serve-readiness.js';
+import { DatasetReloader, fileIdentity } from './serve-reload.js';
+import { isClickHouseUrl } from '../clickhouse/url.js';
 
 interface ServeOptions {
   dataset?: string[];
@@ -36,6 +38,7 @@ interface ServeOptions {
   cellCache?: string;
   usageStatements?: string;
   devAccount?: boolean;
+  watch?: boolean;
   maxTableCells?: string;
   maxTableComparisons?: string;
   maxTableCovariance?: string;
@@ -123,6 +126,7 @@ export function registerServeCommand(program: Command): void {
     .option('--cell-cache <cells>', `crosstab cells per dataset kept in memory to answer repeated queries without the kernel (exact: a dataset file never changes; 0 = off; default ${DEFAULT_CELL_CACHE} for a file, 0 for ClickHouse)`)
     .option('--usage-statements <n>', `PostgreSQL server: usage INSERT statements in flight at once (each carries every billed call that arrived while the one before committed; default ${DEFAULT_USAGE_STATEMENTS})`)
     .option('--dev-account', 'on an empty PostgreSQL server database too, create the development account (every served survey and group) and print its one-time password and a 24 h key; the embedded database always gets it')
+    .option('--watch', 'reload a --dataset file when it is replaced (as SIGHUP does): the new build is opened and verified, then serves new requests while those running finish on the old one')
     .option('--max-table-cells <n>', `POST /tables: most cells of one table, rows x columns after whole variables are expanded (default ${DEFAULT_TABLE_LIMITS.cells})`)
     .option('--max-table-comparisons <n>', `POST /tables: most column comparisons of "sig", rows x pairs of columns within each column variable (default ${DEFAULT_TABLE_LIMITS.comparisons})`)
     .option('--max-table-covariance <n>', `POST /tables: most covariance entries of the "chisq" Rao-Scott tests, each test's cells squared, summed (default ${DEFAULT_TABLE_LIMITS.raoScottCovariance})`)
@@ -180,6 +184,7 @@ export function registerServeCommand(program: Command): void {
       const readiness = { datasets: 'opening', draining: false, store: undefined as (() => Promise<string | undefined>) | undefined };
       let metricsServer: RunningMetricsServer | undefined;
       let storeDown = false;
+      let reloader: DatasetReloader | undefined;
       try {
         // The metrics port first: /healthz answers and /readyz says why not ready while the datasets open.
         if (metrics !== undefined) {
@@ -199,6 +204,8 @@ export function registerServeCommand(program: Command): void {
             throw error;
           });
         }
+        // Each file's identity is taken before it is opened: a file replaced meanwhile is reloaded by the next SIGHUP.
+        const identities = await Promise.all(paths.map((path) => (isClickHouseUrl(path) ? undefined : fileIdentity(path))));
         for (const path of paths) datasets.push(await openDataset(path, cellCache === undefined ? {} : { cellCache }));
         for (const dataset of datasets) versions.set(dataset.info.survey, datasetVersion(dataset.info.checksum));
         if (metrics !== undefined) {
@@ -251,6 +258,19 @@ export function registerServeCommand(program: Command): void {
           log,
           ...(metrics === undefined ? {} : { metrics }),
         });
+        reloader = new DatasetReloader({
+          handler,
+          datasets,
+          paths,
+          identities,
+          open: (path) => openDataset(path, { verify: 'full', ...(cellCache === undefined ? {} : { cellCache }) }),
+          onEvent: ({ event, message, ...details }) => {
+            // The version logged with each request and shown in the metrics follows the build serving.
+            for (const dataset of datasets) versions.set(dataset.info.survey, datasetVersion(dataset.info.checksum));
+            serveLog.event(event, message, details);
+          },
+        });
+        if (options.watch) reloader.watch();
         const first = datasets[0] as Dataset;
         const exampleBody = JSON.stringify({ SurveyCode: first.info.survey, PopulationBaseCode: '*', TargetCodes: exampleTargets(first) });
         let apiUrl = publicUrl ?? '';
@@ -293,7 +313,11 @@ export function registerServeCommand(program: Command): void {
           datasets: datasets.map((dataset) => ({ survey: dataset.info.survey, version: versions.get(dataset.info.survey), createdAt: dataset.info.createdAt, respondents: dataset.info.respondents })),
         });
         await new Promise<void>((resolveStop) => {
-          const reopen = (): void => ledger?.reopen();
+          // SIGHUP: reopen the ledger (after a rotation) and reload every dataset file replaced since it was opened.
+          const reopen = (): void => {
+            ledger?.reopen();
+            void reloader?.reloadChanged('SIGHUP');
+          };
           const stop = (signal: NodeJS.Signals): void => {
             process.off('SIGTERM', stop);
             process.off('SIGINT', stop);
@@ -309,6 +333,7 @@ export function registerServeCommand(program: Command): void {
         });
         serveLog.event('stopped', 'Stopped.');
       } finally {
+        await reloader?.close();
         await metricsServer?.close();
         await access?.db.close();
         await Promise.all(datasets.map((dataset) => dataset.close()));

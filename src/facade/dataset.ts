@@ -35,6 +35,18 @@ export interface OpenOptions extends LoadOptions {
   cellCache?: number;
 }
 
+/** Options of Dataset.close(). */
+export interface CloseOptions {
+  /** Let the calls in flight finish instead of rejecting them (new calls are refused at once). Default false. */
+  drain?: boolean;
+  /** With `drain`: most milliseconds to wait; calls still running then reject with `dataset_closed`. Default 30,000. */
+  timeoutMs?: number;
+}
+
+/** Default of CloseOptions.timeoutMs. */
+export const DEFAULT_DRAIN_MS = 30_000;
+const CLOSE_OPTIONS = ['drain', 'timeoutMs'] as const satisfies ReadonlyArray<keyof CloseOptions>;
+
 /** The keys of OpenOptions: any other key is refused. */
 const OPEN_OPTIONS = ['execution', 'cellCache', 'verify', 'preload'] as const satisfies ReadonlyArray<keyof OpenOptions>;
 const CROSSTAB_OPTIONS = ['base', 'targets', 'weight', 'allowedGroups', 'signal'] as const satisfies ReadonlyArray<keyof CrosstabQuery>;
@@ -306,12 +318,32 @@ export class Dataset {
   }
 
   /**
-   * Closes the dataset: calls made after close(), and calls still in flight, reject with
-   * `dataset_closed` at once. Its kernel memory (or its ClickHouse connection) is released
-   * when the work those calls had started has stopped; the returned promise resolves then.
+   * Closes the dataset: calls made after close() reject with `dataset_closed`. Calls still
+   * in flight reject with `dataset_closed` at once, or, with `{ drain: true }`, run to their
+   * end (those still running after `timeoutMs`, default 30 s, are stopped then). Its kernel
+   * memory (or its ClickHouse connection) is released when the work those calls had started
+   * has stopped; the returned promise resolves then.
+   *
+   * To swap datasets in a running service without failing a call: open the new file, point
+   * callers at it, then `await old.close({ drain: true })`.
    */
-  close(): Promise<void> {
-    return this.inFlight.close();
+  close(options?: CloseOptions): Promise<void> {
+    try {
+      const { drain, timeoutMs } = (options === undefined ? {} : requireObject(options, 'options', CLOSE_OPTIONS)) as CloseOptions;
+      if (drain !== undefined && typeof drain !== 'boolean') throw invalidOption('drain', `must be true or false; got ${describeValue(drain)}`, 'Pass drain: true to let the calls in flight finish.');
+      if (timeoutMs !== undefined && (!Number.isInteger(timeoutMs) || timeoutMs < 0 || timeoutMs > 2_147_483_647)) {
+        throw invalidOption('timeoutMs', `must be a whole number of milliseconds; got ${describeValue(timeoutMs)}`, `Leave it out for ${DEFAULT_DRAIN_MS.toLocaleString('en-US')}.`);
+      }
+      if (timeoutMs !== undefined && drain !== true) throw invalidOption('timeoutMs', 'applies to a drain', 'Pass drain: true with it, or leave it out.');
+      return this.inFlight.close(drain === true ? (timeoutMs ?? DEFAULT_DRAIN_MS) : undefined);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /** Calls in flight: started and not yet settled (a draining close() waits for them). */
+  get pendingCalls(): number {
+    return this.inFlight.size;
   }
 
   /** Binds an expression; a variable or code outside `allowed` is refused before its values are read. */

@@ -26,6 +26,7 @@ export async function crosstabOperation(context: AuthenticatedContext): Promise<
   if (dataset === undefined) {
     return serviceError('unknown_survey', `No survey ${quote(body.SurveyCode)} is served here.`, `Use one of: ${visible().join(', ')} (SurveyCodes are case-sensitive).`, 'SurveyCode');
   }
+  entry.datasetVersion = dataset.info.checksum;
   const access = authorize(key, dataset.info, body.AuthorizationGroup);
   if (isServiceError(access)) return access;
 

@@ -61,6 +61,8 @@ export interface AccessLogEntry {
   /** The answer was billed: its usage record is durable. */
   billed?: boolean;
   survey?: string;
+  /** The checksum of the dataset that answered (also sent as X-Dataset-Version). */
+  datasetVersion?: string;
   code?: string;
   /** Stack of an internal error. */
   error?: string;

@@ -102,6 +102,13 @@ export interface CrosstabHandler {
    * is as for handle() (account limits, the operation, the usage record of a billed 200).
    */
   handleFor?(caller: ApiKeyRecord, request: HandlerRequest): Promise<HandlerResponse>;
+  /**
+   * Serves `dataset` in place of the open dataset of its SurveyCode, in one step: requests
+   * that started before go on with the dataset they had, later ones get this one. Returns
+   * the dataset it replaced, which the caller closes (`close({ drain: true })` lets those
+   * requests finish). Throws `invalid_option` when no dataset of that SurveyCode is served.
+   */
+  replaceDataset?(dataset: CrosstabDataset): CrosstabDataset;
   /** Refuses new requests (503), waits for in-flight ones, closes the key store and usage sink. */
   close(): Promise<void>;
 }
@@ -322,6 +329,7 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
       headers['connection'] = 'close';
       stats.unreadBodies++;
     }
+    if (entry.datasetVersion !== undefined) headers['x-dataset-version'] = entry.datasetVersion;
     entry.status = status;
     const elapsed = performance.now() - started;
     entry.ms = Math.round(elapsed * 1000) / 1000;
@@ -355,6 +363,15 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
       const pending = respond(request, caller);
       void pending.then(settled, settled);
       return pending;
+    },
+    replaceDataset(dataset) {
+      const survey = dataset?.info?.survey;
+      const replaced = typeof survey === 'string' ? surveys.get(survey) : undefined;
+      if (replaced === undefined) {
+        throw invalidOption('dataset', `must be of a served survey (${[...surveys.keys()].join(', ')}); got ${typeof survey === 'string' ? `survey ${survey}` : 'no survey'}.`);
+      }
+      surveys.set(survey as string, dataset);
+      return replaced;
     },
     close() {
       closing ??= (async () => {

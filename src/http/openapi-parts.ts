@@ -107,6 +107,11 @@ function errorHeaders(status: number): Record<string, object> {
   return headers;
 }
 
+/** Of an answer computed from a survey's data: which build answered. */
+export const datasetVersionHeader = {
+  'X-Dataset-Version': header('The checksum of the survey data that answered, as GET /surveys lists it (Version.Checksum): a new wave or build published to the service changes it.', { type: 'string', pattern: '^[0-9a-f]{64}$' }, true),
+};
+
 function errorResponse(status: number): object {
   return {
     description: statusDescriptions[status],

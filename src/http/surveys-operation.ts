@@ -65,6 +65,7 @@ export function surveyOperation(context: AuthenticatedContext): OperationReply |
   }
   const dataset = surveys.get(code);
   if (dataset === undefined) return serviceError('not_found', `No survey ${quote(code)} is served here.`, `Use one of: ${listed()} (SurveyCodes are case-sensitive); GET /surveys lists them.`, 'SurveyCode');
+  entry.datasetVersion = dataset.info.checksum;
   const groups = callerGroups(key, dataset.info);
   if (groups === undefined) {
     return serviceError('forbidden_survey', `This API key is not entitled to any authorization group of survey ${dataset.info.survey}.`, 'Ask the provider to extend the key to a group of this survey.', 'SurveyCode');

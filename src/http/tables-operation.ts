@@ -65,6 +65,7 @@ export async function tablesOperation(context: AuthenticatedContext): Promise<Ro
   if (dataset === undefined) {
     return serviceError('unknown_survey', `No survey ${quote(body.SurveyCode)} is served here.`, `Use one of: ${visible().join(', ')} (SurveyCodes are case-sensitive).`, 'SurveyCode');
   }
+  entry.datasetVersion = dataset.info.checksum;
   if (dataset.table === undefined) {
     return serviceError('not_found', `Survey ${body.SurveyCode} is served for POST /crosstab only, not for tables.`, 'Use POST /crosstab, or ask the provider to serve the survey as a dataset that makes tables.', 'SurveyCode');
   }

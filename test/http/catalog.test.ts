@@ -83,7 +83,7 @@ describe('GET /surveys', () => {
     expect(all.body.Surveys.map((survey: { SurveyCode: string }) => survey.SurveyCode).sort()).toEqual(['GSS', 'NHANES']);
     const onlyGss = await getSurveys(keys.gss);
     expect(onlyGss.body.Surveys).toEqual([
-      { SurveyCode: 'GSS', Name: gss.info.name, Respondents: gss.info.respondents, AudienceReportUnits: gss.info.units, Weights: gss.info.weights, Design: gss.info.design.kind },
+      { SurveyCode: 'GSS', Name: gss.info.name, Respondents: gss.info.respondents, AudienceReportUnits: gss.info.units, Weights: gss.info.weights, Design: gss.info.design.kind, Version: { Checksum: gss.info.checksum, BuiltAt: gss.info.createdAt } },
     ]);
     expect(onlyGss.text).not.toContain('NHANES');
   });
