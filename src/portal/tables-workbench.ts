@@ -80,7 +80,7 @@ export function tablesRoutes(deps: TablesDependencies): PortalRoute[] {
     const account = await accountById(db, session.accountId);
     // The rate limit and quota as the database says now: the same admission as the account's keys.
     deps.keys.noteAccountLimits(account);
-    return { caller: { ...accountRights(account), id: portalCallerId(session.userId) }, catalog: accountCatalog(account, deps.surveys, undefined) };
+    return { caller: { ...accountRights(account), id: portalCallerId(session.userId), userId: session.userId }, catalog: accountCatalog(account, deps.surveys, undefined) };
   }
 
   async function view(session: Session, form: TableForm, extra: Partial<TablesView>, status = 200): Promise<HandlerResponse> {
