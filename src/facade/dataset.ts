@@ -271,10 +271,15 @@ export class Dataset {
     return keep;
   }
 
-  /** Authorization groups an expression touches (for entitlement checks). Throws on a bad expression. */
-  groupsOf(expression: string): string[] {
+  /**
+   * Authorization groups an expression touches (for entitlement checks). Throws on a bad
+   * expression; with `allowedGroups`, as crosstab() does for a variable or code of another
+   * group, naming in suggestions only what those groups hold.
+   */
+  groupsOf(expression: string, allowedGroups?: readonly string[]): string[] {
     this.checkOpen();
-    return [...this.resolver.resolve(requireString(expression, 'expression')).groups.keys()].sort();
+    const allowed = requireGroups(allowedGroups, 'allowedGroups');
+    return [...this.resolver.resolve(requireString(expression, 'expression'), undefined, allowed).groups.keys()].sort();
   }
 
   /**

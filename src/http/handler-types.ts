@@ -9,7 +9,7 @@ export interface CrosstabDataset {
   /** POST /tables (a dataset without it answers only POST /crosstab). */
   table?(query: TableQuery): Promise<TableResult>;
   /** Authorization groups an expression touches: GET /surveys/{SurveyCode} shows a code's definition only when all are the caller's. */
-  groupsOf?(expression: string): string[];
+  groupsOf?(expression: string, allowedGroups?: readonly string[]): string[];
 }
 
 /** A framework-neutral HTTP request. */

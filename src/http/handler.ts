@@ -19,6 +19,7 @@ import { decodeSegments, pathnameOf, pathSegments } from './request-path.js';
 import { ROUTES } from './routes.js';
 import { errorBody, fromThrown, quote, serviceError, statusOf, type ServiceError } from './service-error.js';
 import { NdjsonLedger, type UsageSink } from './usage-ledger.js';
+import type { AudienceStore } from '../keys/index.js';
 
 export type { HandlerHeaders } from './headers.js';
 export type { AccessLogEntry, CrosstabDataset, HandlerRequest, HandlerResponse } from './handler-types.js';
@@ -54,6 +55,11 @@ export interface CrosstabHandlerOptions {
   trustProxy?: TrustedProxies;
   /** Limits on unknown, revoked or expired API keys per client address (default 50 per 60 s). */
   authFailures?: AuthFailureLimits;
+  /**
+   * Saved audiences (the accounts database's DbAudienceStore): `@name` in expressions and the
+   * /audiences operations. Without it, `@name` is refused and /audiences answers 404.
+   */
+  audiences?: AudienceStore;
   /** Receives one entry per request, and key-file reload errors. */
   log?: (entry: AccessLogEntry | { time: string; event: string; message: string }) => void;
 }
@@ -135,6 +141,9 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
   // Checked before anything opens: a handler with no key store or ledger could neither authenticate nor bill.
   checkStoreOption(options.keys, 'keys', 'lookup', 'the path of a key file, or a KeyStore');
   checkStoreOption(options.usage, 'usage', 'record', 'the path of the usage ledger (NDJSON), or a UsageSink');
+  if (options.audiences !== undefined && (typeof options.audiences !== 'object' || options.audiences === null || typeof options.audiences.byNames !== 'function')) {
+    throw invalidOption('audiences', 'must be an AudienceStore (such as the accounts database\'s DbAudienceStore).');
+  }
   const cors: CorsPolicy = createCorsPolicy(options.corsOrigins ?? '*');
   const proxies = proxyTrust(options.trustProxy, 'trustProxy');
   const authFailures = new AuthFailureLimiter(options.authFailures);
@@ -157,6 +166,7 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
     maxBodyBytes,
     basePath,
     openApiDocument: JSON.stringify(buildOpenApiDocument({ serverUrl: options.serverUrl ?? basePath, maxBodyBytes, routes: ROUTES })),
+    ...(options.audiences === undefined ? {} : { audiences: options.audiences }),
   };
   const authenticators = defaultAuthenticators(keys, { proxies, authFailures });
 

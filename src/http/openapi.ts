@@ -78,7 +78,7 @@ export function buildOpenApiDocument(options: { serverUrl: string; maxBodyBytes:
     openapi: '3.0.1',
     info: { title: 'Crosstab Query Service', description, version: API_VERSION },
     servers: [{ url: options.serverUrl, description: 'This service; the path carries the API version segment v1.' }],
-    tags: [{ name: 'crosstab' }, { name: 'catalog' }],
+    tags: [{ name: 'crosstab' }, { name: 'catalog' }, { name: 'audiences' }],
     paths,
     components: {
       securitySchemes: {

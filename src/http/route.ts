@@ -1,4 +1,5 @@
 /** What one entry of the route table says, and what its operation is given and returns. */
+import type { AudienceStore } from '../keys/index.js';
 import type { AccessLogEntry, CrosstabDataset, HandlerRequest } from './handler-types.js';
 import type { ApiKeyRecord } from './key-file.js';
 import { isOperationReply, type OperationReply } from './operation-reply.js';
@@ -15,6 +16,8 @@ export interface ServiceContext {
   readonly basePath: string;
   /** The OpenAPI document (JSON) that GET /docs serves, built from the route table. */
   readonly openApiDocument: string;
+  /** Where saved audiences are kept (the accounts database); without it `@name` is refused and /audiences answers 404. */
+  readonly audiences?: AudienceStore;
 }
 
 /** What an operation is called with. */
