@@ -7,7 +7,7 @@ import { databaseOption } from './database-option.js';
 import { DEFAULT_USAGE_STATEMENTS, openAccessStore, seedDevelopment, type AccessStore } from './serve-access.js';
 import { createPortal, mountPortal } from '../portal/index.js';
 import { valueExpression } from '../text/expression-text.js';
-import { DEFAULT_JWKS_MAX_AGE_MS, DEFAULT_MAX_TOKEN_LIFETIME_SECONDS, type OidcOptions } from '../access/index.js';
+import { DbAudienceStore, DEFAULT_JWKS_MAX_AGE_MS, DEFAULT_MAX_TOKEN_LIFETIME_SECONDS, type OidcOptions } from '../access/index.js';
 import type { DurableWriteStats } from '../keys/index.js';
 
 interface ServeOptions {
@@ -172,6 +172,7 @@ export function registerServeCommand(program: Command): void {
           ...(options.publicUrl === undefined ? {} : { serverUrl: options.publicUrl }),
           trustProxy,
           log,
+          ...(access ? { audiences: new DbAudienceStore(access.db) } : {}),
         });
         const first = datasets[0] as Dataset;
         const exampleBody = JSON.stringify({ SurveyCode: first.info.survey, PopulationBaseCode: '*', TargetCodes: exampleTargets(first) });
