@@ -24,6 +24,9 @@ export function mountPortal(api: CrosstabHandler, portal: Portal): CrosstabHandl
     portal.useTables((caller, spec, format) =>
       handleFor(caller, { method: 'POST', path: `${api.basePath}/tables`, headers: { accept: tableAccept(format), 'content-type': 'application/json' }, body: JSON.stringify(spec) }),
     );
+    portal.useAudiences?.((caller, method, path, body) =>
+      handleFor(caller, { method, path: `${api.basePath}${path}`, headers: { accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }) }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) }),
+    );
   }
   return {
     basePath: api.basePath,

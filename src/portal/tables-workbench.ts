@@ -109,6 +109,8 @@ export function tablesRoutes(deps: TablesDependencies): PortalRoute[] {
   async function post({ session, form: fields }: SignedIn & { form: URLSearchParams }): Promise<HandlerResponse> {
     const form = formOf(fields);
     const action = fields.get('action') ?? 'compute';
+    // The base goes to the Audiences page's form: nothing is computed or billed.
+    if (action === 'audience') return deps.redirect(`${base}/audiences?${new URLSearchParams({ survey: form.survey, expression: form.base }).toString()}#audience-form`);
     const opened = fields.get('saved') ? await savedTable(db, owner(session), fields.get('saved') as string) : undefined;
     const again = (error: NonNullable<TablesView['error']>, status: number) => view(session, form, { error, ...(opened ? { openedFrom: opened } : {}) }, status >= 500 ? status : status === 200 ? 400 : status);
     if (form.rows.trim() === '' || form.columns.trim() === '') return again({ message: `${form.rows.trim() === '' ? 'Rows' : 'Columns'} must have at least one line: a variable or an expression.`, field: form.rows.trim() === '' ? 'rows' : 'columns' }, 400);
