@@ -105,7 +105,7 @@ export function forbiddenAudience(where: string, name: string, survey: string, f
 export async function expandRequestAudiences(options: {
   store: AudienceStore | undefined;
   caller: ApiKeyRecord;
-  dataset: CrosstabDataset;
+  dataset: Pick<CrosstabDataset, 'info' | 'groupsOf'>;
   allowedGroups: readonly string[] | undefined;
   expressions: readonly RequestExpression[];
   catalog: string;

@@ -7,6 +7,8 @@ import { accountById, type DbKeyStore, deleteSavedTable, listSavedTables, portal
 import { isCrosstabError, type TableJson } from '../index.js';
 import type { ApiKeyRecord, HandlerResponse } from '../http/index.js';
 import { callerGroups, type CatalogDataset } from '../http/survey-catalog.js';
+import { expandRequestAudiences } from '../http/audience-expansion.js';
+import { DbAudienceStore } from '../access/index.js';
 import type { PageContext } from './html.js';
 import type { PortalRoute, RouteContext } from './routes.js';
 import type { Session } from './sessions.js';
@@ -75,6 +77,7 @@ export function tablesRoutes(deps: TablesDependencies): PortalRoute[] {
   const { db, base } = deps;
   type SignedIn = RouteContext & { session: Session };
   const owner = (session: Session) => ({ accountId: session.accountId, userId: session.userId });
+  const audiences = new DbAudienceStore(db);
 
   async function rightsOf(session: Session): Promise<{ caller: ApiKeyRecord; catalog: ReturnType<typeof accountCatalog> }> {
     const account = await accountById(db, session.accountId);
@@ -151,7 +154,7 @@ export function tablesRoutes(deps: TablesDependencies): PortalRoute[] {
 
   /** The check the page's script runs as an expression is typed: the engine's own message. */
   async function check({ session, query }: SignedIn): Promise<HandlerResponse> {
-    const expression = (query.get('expression') ?? '').trim();
+    let expression = (query.get('expression') ?? '').trim();
     const { caller, catalog } = await rightsOf(session);
     const survey = query.get('survey') ?? '';
     const dataset = catalog.surveys.some((entry) => entry.SurveyCode === survey) ? deps.surveys.find((candidate) => candidate.info.survey === survey) : undefined;
@@ -161,6 +164,13 @@ export function tablesRoutes(deps: TablesDependencies): PortalRoute[] {
     const variable = dataset.info.variables.find((candidate) => candidate.name === expression && groups.includes(candidate.group));
     if (variable !== undefined && query.get('kind') === 'axis') return deps.json(200, { valid: true, message: `Whole variable ${variable.name}: a line per value.` });
     if (dataset.groupsOf === undefined) return deps.json(200, { valid: true, message: 'Checked when the table is computed.' });
+    if (expression.includes('@')) {
+      // Saved audiences as the table will use them: the user's own and the account's shared ones, within the account's groups.
+      const expanded = await expandRequestAudiences({ store: audiences, caller, dataset, allowedGroups: groups, expressions: [{ text: expression, field: 'expression', label: 'Expression' }], catalog: '' });
+      if (!Array.isArray(expanded)) return deps.json(200, { valid: false, message: expanded.message.replace(/^Expression: /, '') });
+      if (expanded[0] !== expression) return deps.json(200, { valid: true, message: 'Valid expression (with its saved audiences).' });
+      expression = expanded[0] as string;
+    }
     try {
       const outside = dataset.groupsOf(expression).filter((group) => !groups.includes(group));
       if (outside.length > 0) return deps.json(200, { valid: false, message: 'The expression uses a variable outside your account\'s authorization groups.' });
