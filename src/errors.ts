@@ -25,7 +25,11 @@ export const ErrorCode = {
   unknownCode: 'unknown_code',
   /** An expression names a saved audience (`@name`) that is not there for the caller. */
   unknownAudience: 'unknown_audience',
-  /** An expression touches an authorization group the caller may not use. */
+  /**
+   * An expression touches an authorization group the caller may not use. Not thrown since
+   * `allowedGroups` refuses another group's names as unknown (which names nothing of that
+   * group); kept so that code matching it still compiles.
+   */
   forbiddenGroup: 'forbidden_group',
   /** The query or build was cancelled through its AbortSignal. */
   cancelled: 'cancelled',

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { CrosstabError, ErrorCode } from '../index.js';
+import { CrosstabError, ErrorCode, TableRenderer, type TableRendererOptions } from '../index.js';
+import { FairShare, type FairShareLimits } from './fair-share.js';
+import { DEFAULT_TABLE_LIMITS, type TableLimits } from './table-limits.js';
 import { createCorsPolicy, type CorsPolicy } from './cors.js';
 import { AuthFailureLimiter, type AuthFailureLimits } from './auth-failures.js';
 import { proxyTrust, type TrustedProxies } from './client-address.js';
@@ -60,6 +62,15 @@ export interface CrosstabHandlerOptions {
    * /audiences operations. Without it, `@name` is refused and /audiences answers 404.
    */
   audiences?: AudienceStore;
+  /**
+   * What one POST /tables may ask (cells, sig comparisons, Rao–Scott covariance entries,
+   * answer bytes), refused with 400 before its work starts; defaults in DEFAULT_TABLE_LIMITS.
+   */
+  tableLimits?: Partial<TableLimits>;
+  /** The worker threads that compute table statistics and write table answers (threads, heap per worker). */
+  tableWorkers?: TableRendererOptions;
+  /** Tables of one account in work at once (default 1) and waiting (default 8; past that, 429). */
+  tableShare?: Partial<FairShareLimits>;
   /** Receives one entry per request, and key-file reload errors. */
   log?: (entry: AccessLogEntry | { time: string; event: string; message: string }) => void;
 }
@@ -159,6 +170,17 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
     typeof options.usage === 'string'
       ? await NdjsonLedger.open(options.usage, { onEvent: (event, message) => log({ time: new Date().toISOString(), event, message }) })
       : options.usage;
+  const tableLimits: TableLimits = { ...DEFAULT_TABLE_LIMITS };
+  for (const [name, value] of Object.entries(options.tableLimits ?? {})) {
+    if (!(name in DEFAULT_TABLE_LIMITS)) throw invalidOption(`tableLimits.${name}`, `is not a table limit; use ${Object.keys(DEFAULT_TABLE_LIMITS).join(', ')}.`);
+    if (value === undefined) continue;
+    if (!Number.isSafeInteger(value) || value < 1) throw invalidOption(`tableLimits.${name}`, `must be a positive integer; got ${String(value)}.`);
+    tableLimits[name as keyof TableLimits] = value;
+  }
+  const share: FairShareLimits = { running: options.tableShare?.running ?? 1, waiting: options.tableShare?.waiting ?? 8 };
+  if (!Number.isInteger(share.running) || share.running < 1) throw invalidOption('tableShare.running', `must be a positive integer; got ${String(share.running)}.`);
+  if (!Number.isInteger(share.waiting) || share.waiting < 0) throw invalidOption('tableShare.waiting', `must be an integer of at least 0; got ${String(share.waiting)}.`);
+  const renderer = new TableRenderer(options.tableWorkers);
   const router = createRouter(ROUTES);
   const operations = operationList(router, basePath);
   const service: ServiceContext = {
@@ -167,6 +189,7 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
     basePath,
     openApiDocument: JSON.stringify(buildOpenApiDocument({ serverUrl: options.serverUrl ?? basePath, maxBodyBytes, routes: ROUTES })),
     ...(options.audiences === undefined ? {} : { audiences: options.audiences }),
+    tables: { limits: tableLimits, renderer, fairShare: new FairShare(share) },
   };
   const authenticators = defaultAuthenticators(keys, { proxies, authFailures });
 
@@ -202,6 +225,7 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
       ...(raw.body === undefined ? {} : { body: raw.body }),
       ...(typeof raw.readBody === 'function' ? { readBody: raw.readBody, ...(typeof raw[ARRIVED_BODY] === 'function' ? { [ARRIVED_BODY]: raw[ARRIVED_BODY] } : {}) } : {}),
       ...(typeof raw.remoteAddress === 'string' ? { remoteAddress: raw.remoteAddress } : {}),
+      ...(raw.signal instanceof AbortSignal ? { signal: raw.signal } : {}),
     };
     const started = performance.now();
     const body = requestBody(request, { maxBodyBytes, deadline: started + bodyTimeoutMs, timeoutMs: bodyTimeoutMs, timedOut: () => stats.bodyTimeouts++ });
@@ -313,6 +337,7 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
         } catch {
           // A failing logger must not keep the stores open.
         }
+        await renderer.close();
         await keys.close();
         await usage.close();
       })();

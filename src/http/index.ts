@@ -57,3 +57,5 @@ export { API_VERSION, buildOpenApiDocument, errorSchemaNames } from './openapi.j
 export { CORS_MAX_AGE_SECONDS } from './cors.js';
 export { serviceErrorStatus } from './service-error.js';
 export type { ServiceErrorBody, ServiceErrorCode } from './service-error.js';
+export { DEFAULT_TABLE_LIMITS, MAX_TABLE_CELLS, type TableLimits } from './table-limits.js';
+export { FairShare, type FairShareLimits } from './fair-share.js';

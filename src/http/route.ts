@@ -1,5 +1,8 @@
 /** What one entry of the route table says, and what its operation is given and returns. */
 import type { AudienceStore } from '../keys/index.js';
+import type { TableRenderer } from '../index.js';
+import type { FairShare } from './fair-share.js';
+import type { TableLimits } from './table-limits.js';
 import type { AccessLogEntry, CrosstabDataset, HandlerRequest } from './handler-types.js';
 import type { ApiKeyRecord } from './key-file.js';
 import { isOperationReply, type OperationReply } from './operation-reply.js';
@@ -18,6 +21,8 @@ export interface ServiceContext {
   readonly openApiDocument: string;
   /** Where saved audiences are kept (the accounts database); without it `@name` is refused and /audiences answers 404. */
   readonly audiences?: AudienceStore;
+  /** POST /tables: its limits, the worker threads that write answers, and each account's share of them. */
+  readonly tables: { readonly limits: TableLimits; readonly renderer: TableRenderer; readonly fairShare: FairShare };
 }
 
 /** What an operation is called with. */

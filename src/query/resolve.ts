@@ -1,4 +1,4 @@
-import { CrosstabError, echo, ErrorCode, fieldError } from '../errors.js';
+import { CrosstabError, echo, ErrorCode } from '../errors.js';
 import type { CodeInfo, StoredMeta, StoredVariable } from '../dataset/format.js';
 import type { Expr } from './ast.js';
 import { parseExpression } from './parse.js';
@@ -42,18 +42,19 @@ export class Resolver {
   /** Expressions bound before, by source text; only successes (errors are rebuilt each time). */
   private readonly expressionCache = new Map<string, Resolved>();
 
-  constructor(meta: Pick<StoredMeta, 'variables' | 'codes'>) {
+  constructor(meta: Pick<StoredMeta, 'variables' | 'codes'> & Pick<Partial<StoredMeta>, 'numberRule'>) {
     this.variables = meta.variables;
     meta.variables.forEach((variable, position) => this.byName.set(variable.name, position));
-    this.numbers = meta.variables.map((variable) => (variable.kind === 'numeric' || variable.multi?.numeric === true ? numbersOf(variable) : undefined));
+    this.numbers = meta.variables.map((variable) => (variable.kind === 'numeric' || variable.multi?.numeric === true ? numbersOf(variable, meta.numberRule) : undefined));
     for (const code of meta.codes) this.codes.set(code.name, code);
   }
 
   /**
    * Parses and binds `source`; `field` names the option or request field for messages. With
    * `allowed`, a variable or code of another authorization group is refused before any of
-   * its values are looked at, and suggestions name only variables, codes and values of the
-   * allowed groups, so an error never reveals what the caller may not use.
+   * its values are looked at, as a name the dataset does not have (the same error, with the
+   * same suggestions, as a made-up name), and suggestions name only variables, codes and
+   * values of the allowed groups, so an error never reveals what the caller may not use.
    */
   resolve(source: string, field?: string, allowed?: readonly string[]): Resolved {
     // The dataset does not change and a bound expression is never modified, so a source text
@@ -111,7 +112,9 @@ export class Resolver {
   }
 
   private bindCode(name: string, scope: Scope, codePath: string[]): Bound {
-    const code = this.codes.get(name);
+    const found = this.codes.get(name);
+    // A code of a group the caller may not use is, to them, a code the codebook does not define.
+    const code = found === undefined || scope.allowed === undefined || scope.allowed.includes(found.group) ? found : undefined;
     if (!code) {
       const usable = this.usableNames(scope);
       const variableHint = usable.includes(name) ? ` ${quoteText(name)} is a variable: write ${nameText(name)}=value.` : '';
@@ -139,8 +142,9 @@ export class Resolver {
 
   private variablePosition(name: string, scope: Scope): number {
     const position = this.byName.get(name);
-    if (position !== undefined) return position;
     const allowed = scope.allowed;
+    // A variable of a group the caller may not use is, to them, a variable the dataset does not have.
+    if (position !== undefined && (allowed === undefined || allowed.includes(this.variables[position]!.group))) return position;
     const suggestions = suggest(name, allowed === undefined ? this.byName.keys() : this.variables.filter((v) => allowed.includes(v.group)).map((v) => v.name));
     throw new CrosstabError(ErrorCode.unknownVariable, `unknown variable ${quoteText(shorten(name))}${didYouMean(suggestions)}`, {
       suggestions,
@@ -239,10 +243,10 @@ export class Resolver {
   private number(variable: StoredVariable, text: string, what: string): number {
     const name = nameText(variable.name);
     if (NUMBER_TEXT.test(text)) {
-      if (fitsFloat64(text)) return Number(text);
-      // Read as a float it would be another number (9007199254740993 reads as 9007199254740992), which respondents may hold.
-      throw new CrosstabError(ErrorCode.invalidExpression, `${name} is numeric, but its ${what} ${quoteText(shorten(text))} has more digits than a 64-bit float holds: it would be read as ${String(Number(text))}`, {
-        hint: `Values of ${name} are 64-bit floats, which cannot tell ${shorten(text)} from ${String(Number(text))}; write the ${what} as ${name}'s values are listed (crosstab info), which floats hold exactly.`,
+      // Compared as the float it reads as, as R and DuckDB compare (0.33333333333333331 is 0.3333333333333333).
+      if (Number.isFinite(Number(text))) return Number(text);
+      throw new CrosstabError(ErrorCode.invalidExpression, `${name} is numeric, but its ${what} ${quoteText(shorten(text))} lies beyond the 64-bit float range: it would be read as ${String(Number(text))}`, {
+        hint: `Values of ${name} are 64-bit floats (at most about 1.8e308 in size); leave the bound out for an open range (${name}=lo..).`,
       });
     }
     const range = /^(-?\d+(?:\.\d+)?)-(-?\d+(?:\.\d+)?)$/.exec(text);
@@ -291,14 +295,8 @@ interface Scope {
   field: string;
 }
 
-/** Records that the expression needs `group`; refuses at once when the caller may not use it. */
+/** Records that the expression needs `group` (the caller's own: other groups' names were refused as unknown). */
 function claimGroup(scope: Scope, group: string, culprit: string): void {
-  if (scope.allowed !== undefined && !scope.allowed.includes(group)) {
-    throw fieldError(ErrorCode.forbiddenGroup, scope.field, `uses ${culprit} of authorization group "${group}", which is not allowed`, {
-      group,
-      hint: `Ask for access to group "${group}", or leave ${culprit} out.`,
-    });
-  }
   if (!scope.groups.has(group)) scope.groups.set(group, culprit);
 }
 
@@ -332,17 +330,19 @@ function upperBound(sorted: Float64Array, target: number): number {
 }
 
 /**
- * A numeric variable's values as floats, in order. Refuses a dataset whose numeric variable
- * holds a value a float does not hold exactly (an earlier `crosstab build` stored such
- * columns as numeric, where its float stood for other numbers too): it must be built again.
+ * A numeric variable's values as floats, in order. A dataset built before `numberRule`
+ * existed (undefined) held in a numeric variable only values a float holds exactly, unless an
+ * earlier build stored a column where one float stood for several numbers
+ * (`9007199254740992` and `9007199254740993` as one value): such a dataset is refused, it must
+ * be built again. Under `float-collisions` each value stands for its float alone.
  */
-function numbersOf(variable: StoredVariable): Float64Array {
-  const inexact = variable.values.find((value) => !fitsFloat64(value));
+function numbersOf(variable: StoredVariable, rule: StoredMeta['numberRule']): Float64Array {
+  const inexact = rule === 'float-collisions' ? undefined : variable.values.find((value) => !fitsFloat64(value));
   if (inexact !== undefined) {
     throw new CrosstabError(
       ErrorCode.unsupportedVersion,
       `numeric variable ${nameText(variable.name)} holds the value ${shorten(inexact)}, which a 64-bit float does not hold exactly (it reads as ${String(Number(inexact))}): the dataset was built by an earlier version, which could answer for it respondents of another value`,
-      { field: variable.name, hint: 'Build the dataset again from its input with this version: such columns are now kept as text, exactly.' },
+      { field: variable.name, hint: 'Build the dataset again from its input with this version: a column where two numbers read as the same float is now kept as text, exactly.' },
     );
   }
   return Float64Array.from(variable.values, Number);

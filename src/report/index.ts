@@ -18,3 +18,7 @@ export { writeTabbook, formatOfPath } from './tabbook-output.js';
 export type { WriteTabbookOptions } from './tabbook-output.js';
 export { TABBOOK_FORMATS, TABBOOK_LAYOUTS } from './tabbook-model.js';
 export type { Tabbook, TabbookTable, TabbookFormat, TabbookLayout } from './tabbook-model.js';
+export { TableRenderer } from './table-render.js';
+export type { TableRendererOptions } from './table-render.js';
+export type { TableAnswerFormat, TableAnswerOptions } from './table-answer.js';
+export type { StatisticsLimits } from './statistics-limits.js';
