@@ -29,6 +29,9 @@ export { toServiceResponse, stabilityFlag, ConditionalResult } from './facade/se
 export type { ServiceResponse, ServiceResult } from './facade/service-shape.js';
 export { parseExpression } from './query/parse.js';
 export type { Expr } from './query/ast.js';
+export { expandAudiences, namesOf, usesAudiences, MAX_AUDIENCE_DEPTH, MAX_EXPANDED_LENGTH } from './query/audiences.js';
+export type { AudienceDefinition, AudienceLookup, ExpandedExpression, UsedAudience } from './query/audiences.js';
+export { AUDIENCE_NAME } from './text/expression-text.js';
 export { parseCodebook, readCodebook } from './dataset/build/codebook.js';
 export type { Codebook, VariableDescription } from './dataset/build/codebook.js';
 export { CrosstabError, ErrorCode, isCrosstabError, labelledHint, labelledMessage } from './errors.js';

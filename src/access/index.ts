@@ -31,3 +31,4 @@ export type { SessionRow, SignInUser } from './portal-sessions.js';
 export { dropOldSignInFailures, releaseSignInFailure, reserveSignInFailure, signInWindowSecondsLeft } from './sign-in-failures.js';
 export { saveTable, listSavedTables, savedTable, storeSavedResult, setSavedTableShared, deleteSavedTable, MAX_SAVED_TABLE_NAME } from './saved-tables.js';
 export type { SavedTable } from './saved-tables.js';
+export { DbAudienceStore, listAudiences, audiencesNamed, audienceById, createAudience, updateAudience, deleteAudience, MAX_AUDIENCES_PER_ACCOUNT } from './audiences.js';

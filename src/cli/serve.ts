@@ -7,7 +7,7 @@ import { databaseOption } from './database-option.js';
 import { DEFAULT_USAGE_STATEMENTS, openAccessStore, seedDevelopment, type AccessStore } from './serve-access.js';
 import { createPortal, mountPortal } from '../portal/index.js';
 import { valueExpression } from '../text/expression-text.js';
-import { DEFAULT_JWKS_MAX_AGE_MS, DEFAULT_MAX_TOKEN_LIFETIME_SECONDS, type OidcOptions } from '../access/index.js';
+import { DbAudienceStore, DEFAULT_JWKS_MAX_AGE_MS, DEFAULT_MAX_TOKEN_LIFETIME_SECONDS, type OidcOptions } from '../access/index.js';
 import type { DurableWriteStats } from '../keys/index.js';
 import { checkLogLevel, createServeLog } from './serve-log.js';
 import { storeProbe } from './serve-readiness.js';
@@ -257,6 +257,7 @@ export function registerServeCommand(program: Command): void {
           ...(tablesPerAccount === undefined ? {} : { tableShare: { running: tablesPerAccount } }),
           log,
           ...(metrics === undefined ? {} : { metrics }),
+          ...(access ? { audiences: new DbAudienceStore(access.db) } : {}),
         });
         reloader = new DatasetReloader({
           handler,

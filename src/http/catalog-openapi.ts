@@ -131,6 +131,11 @@ function catalogOpenApi(options: { maxBodyBytes: number }): { paths: Record<stri
             CountRounding: { type: 'integer', minimum: 1 },
             Variables: { type: 'array', items: ref('CatalogVariable') },
             Codes: { type: 'array', items: ref('CatalogCode') },
+            Audiences: {
+              type: 'array',
+              items: { $ref: '#/components/schemas/Audience' },
+              description: "The saved audiences of this survey the caller may use (their own and those shared in their account), as GET /audiences?SurveyCode= lists them; present where the service keeps audiences (an accounts database).",
+            },
           },
         },
       ],

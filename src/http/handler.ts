@@ -22,6 +22,7 @@ import { ROUTES } from './routes.js';
 import { errorBody, fromThrown, quote, serviceError, statusOf, type ServiceError } from './service-error.js';
 import { NdjsonLedger, type UsageSink } from './usage-ledger.js';
 import type { ServiceMetrics } from './service-metrics.js';
+import type { AudienceStore } from '../keys/index.js';
 
 export type { HandlerHeaders } from './headers.js';
 export type { AccessLogEntry, CrosstabDataset, HandlerRequest, HandlerResponse } from './handler-types.js';
@@ -66,6 +67,11 @@ export interface CrosstabHandlerOptions {
    * keys in (`new ServiceMetrics()`, serve it with listenMetrics()). Default none.
    */
   metrics?: ServiceMetrics;
+  /**
+   * Saved audiences (the accounts database's DbAudienceStore): `@name` in expressions and the
+   * /audiences operations. Without it, `@name` is refused and /audiences answers 404.
+   */
+  audiences?: AudienceStore;
   /**
    * What one POST /tables may ask (cells, sig comparisons, Rao–Scott covariance entries,
    * answer bytes), refused with 400 before its work starts; defaults in DEFAULT_TABLE_LIMITS.
@@ -181,6 +187,9 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
   // Checked before anything opens: a handler with no key store or ledger could neither authenticate nor bill.
   checkStoreOption(options.keys, 'keys', 'lookup', 'the path of a key file, or a KeyStore');
   checkStoreOption(options.usage, 'usage', 'record', 'the path of the usage ledger (NDJSON), or a UsageSink');
+  if (options.audiences !== undefined && (typeof options.audiences !== 'object' || options.audiences === null || typeof options.audiences.byNames !== 'function')) {
+    throw invalidOption('audiences', 'must be an AudienceStore (such as the accounts database\'s DbAudienceStore).');
+  }
   const cors: CorsPolicy = createCorsPolicy(options.corsOrigins ?? '*');
   const proxies = proxyTrust(options.trustProxy, 'trustProxy');
   const authFailures = new AuthFailureLimiter(options.authFailures);
@@ -216,6 +225,7 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
     maxBodyBytes,
     basePath,
     openApiDocument: JSON.stringify(buildOpenApiDocument({ serverUrl: options.serverUrl === undefined ? basePath : checkServerUrl(options.serverUrl), maxBodyBytes, routes: ROUTES })),
+    ...(options.audiences === undefined ? {} : { audiences: options.audiences }),
     tables: { limits: tableLimits, renderer, fairShare: new FairShare(share) },
   };
   const authenticators = defaultAuthenticators(keys, { proxies, authFailures });

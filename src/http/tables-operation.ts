@@ -8,6 +8,7 @@ import {
   type TableResult,
 } from '../index.js';
 import { negotiateFormat, XLSX_TYPE } from './accept.js';
+import { expandRequestAudiences, type RequestExpression } from './audience-expansion.js';
 import { authorize, entitledToSurvey } from './auth.js';
 import type { CrosstabDataset, HandlerRequest } from './handler-types.js';
 import { headerOf } from './headers.js';
@@ -74,6 +75,8 @@ export async function tablesOperation(context: AuthenticatedContext): Promise<Ro
   const catalog = `${basePath}/surveys/${encodeURIComponent(body.SurveyCode)}`;
   const axes = checkAxes(body, dataset, access.allowedGroups, catalog, service.tables.limits);
   if (isServiceError(axes)) return axes;
+  const base = await expandTableAudiences(context, dataset, access.allowedGroups, body.PopulationBaseCode, axes, catalog);
+  if (isServiceError(base)) return base;
 
   const limits = service.tables.limits;
   const ahead = workAhead(body, axes.sizes, limits);
@@ -89,7 +92,7 @@ export async function tablesOperation(context: AuthenticatedContext): Promise<Ro
       account,
       async () => {
         const query: TableQuery = {
-          base: body.PopulationBaseCode,
+          base,
           rows: axes.rows,
           columns: axes.columns,
           // As the library: "No answer" entries shown unless Missing is "hide"; percentages of the total unless PercentBase is "valid".
@@ -136,6 +139,32 @@ export async function tablesOperation(context: AuthenticatedContext): Promise<Ro
     reply = { status: 200, headers: { 'content-type': 'application/json; charset=utf-8' }, body: bytes };
   }
   return { body: reply, usage: { survey: body.SurveyCode, targets: result.rows.length + result.columns.length, operation: 'table' } };
+}
+
+/**
+ * The base and the axes' expressions with their audiences expanded (axes changed in place):
+ * an entry written with `@name` and no label keeps what was written as its label, its
+ * expression the expanded text. Returns the base, or the refusal.
+ */
+async function expandTableAudiences(context: AuthenticatedContext, dataset: CrosstabDataset, allowedGroups: readonly string[] | undefined, base: string, axes: { rows: AxisItem[]; columns: AxisItem[] }, catalog: string): Promise<string | ServiceError> {
+  const expressions: RequestExpression[] = [{ text: base, field: 'PopulationBaseCode', label: 'PopulationBaseCode' }];
+  const places: Array<{ items: AxisItem[]; index: number }> = [];
+  for (const [items, field] of [[axes.rows, 'Rows'], [axes.columns, 'Columns']] as const) {
+    items.forEach((item, index) => {
+      if (typeof item !== 'object' || !('expr' in item) || !item.expr.includes('@')) return;
+      expressions.push({ text: item.expr, field, label: `${field}[${index}]` });
+      places.push({ items, index });
+    });
+  }
+  if (expressions.length === 1 && !base.includes('@')) return base;
+  const expanded = await expandRequestAudiences({ store: context.service.audiences, caller: context.caller, dataset, allowedGroups, expressions, catalog });
+  if (isServiceError(expanded)) return expanded;
+  places.forEach(({ items, index }, k) => {
+    const item = items[index] as { expr: string; label?: string };
+    const text = expanded[k + 1] as string;
+    if (text !== item.expr) items[index] = { expr: text, label: item.label ?? item.expr };
+  });
+  return expanded[0] as string;
 }
 
 /** The workbook's title (the survey's name) and the variable labels over its column groups, as `crosstab table` shows them. */

@@ -30,6 +30,9 @@ export function mountPortal(api: CrosstabHandler, portal: Portal): CrosstabHandl
         ...(signal === undefined ? {} : { signal }),
       }),
     );
+    portal.useAudiences?.((caller, method, path, body) =>
+      handleFor(caller, { method, path: `${api.basePath}${path}`, headers: { accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }) }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) }),
+    );
   }
   return {
     basePath: api.basePath,

@@ -83,6 +83,7 @@ function formSection(context: PageContext, view: TablesView): Raw {
         <button type="submit" name="action" value="compute">Compute table</button>
         <button type="submit" name="action" value="csv" class="secondary">Download CSV</button>
         <button type="submit" name="action" value="xlsx" class="secondary">Download XLSX</button>
+        <button type="submit" name="action" value="audience" class="secondary">Save base as audience</button>
       </div>
       <p class="help">Each computed table or download is one billed call of your account (operation "table" on the Usage page). Opening a saved table shows its stored result and is not billed.</p>
       <div class="save row">

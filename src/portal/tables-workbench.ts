@@ -7,6 +7,8 @@ import { accountById, type DbKeyStore, deleteSavedTable, listSavedTables, portal
 import { isCrosstabError, type TableJson } from '../index.js';
 import type { ApiKeyRecord, HandlerResponse } from '../http/index.js';
 import { callerGroups, type CatalogDataset } from '../http/survey-catalog.js';
+import { expandRequestAudiences } from '../http/audience-expansion.js';
+import { DbAudienceStore } from '../access/index.js';
 import type { PageContext } from './html.js';
 import type { PortalRoute, RouteContext } from './routes.js';
 import type { Session } from './sessions.js';
@@ -76,12 +78,13 @@ export function tablesRoutes(deps: TablesDependencies): PortalRoute[] {
   const { db, base } = deps;
   type SignedIn = RouteContext & { session: Session };
   const owner = (session: Session) => ({ accountId: session.accountId, userId: session.userId });
+  const audiences = new DbAudienceStore(db);
 
   async function rightsOf(session: Session): Promise<{ caller: ApiKeyRecord; catalog: ReturnType<typeof accountCatalog> }> {
     const account = await accountById(db, session.accountId);
     // The rate limit and quota as the database says now: the same admission as the account's keys.
     deps.keys.noteAccountLimits(account);
-    return { caller: { ...accountRights(account), id: portalCallerId(session.userId) }, catalog: accountCatalog(account, deps.surveys, undefined) };
+    return { caller: { ...accountRights(account), id: portalCallerId(session.userId), userId: session.userId }, catalog: accountCatalog(account, deps.surveys, undefined) };
   }
 
   async function view(session: Session, form: TableForm, extra: Partial<TablesView>, status = 200): Promise<HandlerResponse> {
@@ -110,6 +113,8 @@ export function tablesRoutes(deps: TablesDependencies): PortalRoute[] {
   async function post({ session, form: fields, request }: SignedIn & { form: URLSearchParams }): Promise<HandlerResponse> {
     const form = formOf(fields);
     const action = fields.get('action') ?? 'compute';
+    // The base goes to the Audiences page's form: nothing is computed or billed.
+    if (action === 'audience') return deps.redirect(`${base}/audiences?${new URLSearchParams({ survey: form.survey, expression: form.base }).toString()}#audience-form`);
     const opened = fields.get('saved') ? await savedTable(db, owner(session), fields.get('saved') as string) : undefined;
     const again = (error: NonNullable<TablesView['error']>, status: number) => view(session, form, { error, ...(opened ? { openedFrom: opened } : {}) }, status >= 500 ? status : status === 200 ? 400 : status);
     if (form.rows.trim() === '' || form.columns.trim() === '') return again({ message: `${form.rows.trim() === '' ? 'Rows' : 'Columns'} must have at least one line: a variable or an expression.`, field: form.rows.trim() === '' ? 'rows' : 'columns' }, 400);
@@ -156,7 +161,7 @@ export function tablesRoutes(deps: TablesDependencies): PortalRoute[] {
    * account's rate limit (not billed): 429 with Retry-After when it is used up.
    */
   async function check({ session, query }: SignedIn): Promise<HandlerResponse> {
-    const expression = (query.get('expression') ?? '').trim();
+    let expression = (query.get('expression') ?? '').trim();
     const { caller, catalog } = await rightsOf(session);
     const refusal = await deps.keys.admit(caller, { billed: false });
     if (refusal !== undefined) {
@@ -171,6 +176,13 @@ export function tablesRoutes(deps: TablesDependencies): PortalRoute[] {
     const variable = dataset.info.variables.find((candidate) => candidate.name === expression && groups.includes(candidate.group));
     if (variable !== undefined && query.get('kind') === 'axis') return deps.json(200, { valid: true, message: `Whole variable ${variable.name}: a line per value.` });
     if (dataset.groupsOf === undefined) return deps.json(200, { valid: true, message: 'Checked when the table is computed.' });
+    if (expression.includes('@')) {
+      // Saved audiences as the table will use them: the user's own and the account's shared ones, within the account's groups.
+      const expanded = await expandRequestAudiences({ store: audiences, caller, dataset, allowedGroups: groups, expressions: [{ text: expression, field: 'expression', label: 'Expression' }], catalog: '' });
+      if (!Array.isArray(expanded)) return deps.json(200, { valid: false, message: expanded.message.replace(/^Expression: /, '') });
+      if (expanded[0] !== expression) return deps.json(200, { valid: true, message: 'Valid expression (with its saved audiences).' });
+      expression = expanded[0] as string;
+    }
     try {
       dataset.groupsOf(expression, groups);
       return deps.json(200, { valid: true, message: 'Valid expression.' });
