@@ -1,11 +1,14 @@
-// Numbers a 64-bit float does not hold exactly are never read as floats: 9007199254740993
-// reads as the float of 9007199254740992 and 0.10000000000000001 as that of 0.1, so a numeric
-// variable holding them answered `big=9007199254740993` with the respondents of both values
-// (and 1e-400 with those of 0). Such a column is now text, its values exact as written, with
-// a note; a query number with more digits than a float holds is refused; and a dataset that
-// an earlier build stored that way is refused at open. Parquet DECIMAL values are read as
-// exact decimals (hyparquet's floats turned 0.47 into 0.47000000000000003 and rounded 17+
-// digits). Counts are checked against DuckDB on the same files.
+// Two different numbers of one column that read as the same 64-bit float are never both read
+// as floats: 9007199254740993 reads as the float of 9007199254740992 and 0.10000000000000001
+// as that of 0.1, so a numeric variable holding both answered `big=9007199254740993` with the
+// respondents of both values (and 1e-400 with those of 0). Such a column is text, its values
+// exact as written, with a note naming both values; so is one with a value beyond the float
+// range (1e400); and a dataset that an earlier build stored that way is refused at open.
+// Numbers as R (%.17g), numpy (savetxt's %.18e) and SAS write them, with more digits than a
+// float holds but no two reading as one float, are numeric: each value and a query number are
+// compared as the floats they read as, as DuckDB compares them. Parquet DECIMAL values are
+// read as exact decimals (hyparquet's floats turned 0.47 into 0.47000000000000003 and rounded
+// 17+ digits). Counts are checked against DuckDB on the same files.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -69,12 +72,12 @@ describe('a CSV column of numbers a float does not hold exactly', () => {
   });
   afterAll(() => ds?.close());
 
-  it('is text, with a note naming the column and the value', () => {
+  it('is text, with a note naming the column and both values', () => {
     const kind = Object.fromEntries(ds.info.variables.map((variable) => [variable.name, variable.kind]));
     expect(kind).toEqual({ big: 'text', long: 'text', tiny: 'text', fine: 'numeric' });
-    expect(notes.find((note) => note.startsWith('column big '))).toContain('9007199254740993');
-    expect(notes.find((note) => note.startsWith('column long '))).toContain('0.10000000000000001');
-    expect(notes.find((note) => note.startsWith('column tiny '))).toContain('1e-400');
+    expect(notes.find((note) => note.startsWith('column big '))).toContain('its values 9007199254740992 and 9007199254740993 are different numbers');
+    expect(notes.find((note) => note.startsWith('column long '))).toMatch(/its values (0\.1 and 0\.10000000000000001|0\.10000000000000001 and 0\.1) /);
+    expect(notes.find((note) => note.startsWith('column tiny '))).toMatch(/its values (0 and 1e-400|1e-400 and 0) /);
     expect(notes.some((note) => note.startsWith('column fine '))).toBe(false);
   });
 
@@ -98,13 +101,98 @@ describe('a CSV column of numbers a float does not hold exactly', () => {
     expect((await count(ds, 'fine=1..2.5')).respondents).toBe(range[0]!.n);
   });
 
-  it('refuses a range on such a column, and a query number with more digits than a float holds', async () => {
+  it('refuses a range on such a column, and a query number beyond the float range', async () => {
     expect((await refusal(count(ds, 'big=1..'))).code).toBe('invalid_expression');
-    const error = await refusal(count(ds, 'fine=1.0000000000000000001'));
+    const error = await refusal(count(ds, 'fine=1e400..'));
     expect(error.code).toBe('invalid_expression');
-    expect(error.message).toContain('more digits than a 64-bit float holds');
-    expect((await refusal(count(ds, 'fine=..2.50000000000000000001'))).code).toBe('invalid_expression');
-    expect((await refusal(count(ds, 'fine=1e400..'))).code).toBe('invalid_expression');
+    expect(error.message).toContain('beyond the 64-bit float range');
+  });
+
+  it('compares a query number with more digits than a float holds as its float, as DuckDB does', async () => {
+    for (const [expr, where] of [
+      ['fine=1.0000000000000000001', "fine::DOUBLE = '1.0000000000000000001'::DOUBLE"],
+      ['fine=..2.50000000000000000001', "fine::DOUBLE <= '2.50000000000000000001'::DOUBLE"],
+      ['fine=0.99999999999999999999..1', "fine::DOUBLE BETWEEN '0.99999999999999999999'::DOUBLE AND 1"],
+    ] as const) {
+      const [expected] = await duck(`SELECT count(*)::INTEGER AS n FROM read_csv('${csv}', all_varchar = true) WHERE ${where}`);
+      expect(expected!.n).toBeGreaterThan(0);
+      expect((await count(ds, expr)).respondents, expr).toBe(expected!.n);
+    }
+  });
+});
+
+describe('numbers as R, numpy and SAS write them', () => {
+  const csv = join(dir, 'written.csv');
+  let ds: Dataset;
+  let notes: string[];
+  // As the tools print them: R's write.csv/format(digits = 17) and sprintf("%.17g"), numpy's
+  // savetxt (%.18e), SAS's BEST32. and 20-digit identifiers; more digits than a float holds,
+  // but no two values of a column read as the same float.
+  const columns = {
+    r17: ['0.33333333333333331', '0.66666666666666663', '0.10000000000000001', '0.69999999999999996', '0.14285714285714285', '1'],
+    numpy: ['8.152877200599999924e+04', '3.333333333333333148e-01', '1.000000000000000056e-01', '1.000000000000000000e+20', '2.500000000000000000e+00', '-7.000000000000000000e+00'],
+    long: ['81528.772005999999', '81528.5', '12345678901234567890', '98765432109876543210', '-3.5', '0'],
+    fpc: ['0.20000000000000001', '0.15384615384615385', '0.125', '0.090909090909090912', '0.076923076923076927', '0.066666666666666666'],
+  };
+  const collision = ['0.1', '0.10000000000000001', '0.3', '0.30000000000000004', '0.5', '0.7'];
+  beforeAll(async () => {
+    const lines = [`${Object.keys(columns).join(',')},collide,w`];
+    for (let row = 0; row < 600; row++) {
+      const cells = Object.values(columns).map((values, k) => (row % 17 === k ? '' : values[(row * (k + 3) + Math.floor(row / 7)) % values.length]!));
+      lines.push(`${cells.join(',')},${collision[(row * 5) % collision.length]},${1 + (row % 11) / 8}`);
+    }
+    writeFileSync(csv, `${lines.join('\n')}\n`);
+    const report = await buildDataset(csv, { weights: ['w'], survey: 'T', out: join(dir, 'written.arrow') });
+    notes = report.notes;
+    ds = await openDataset(join(dir, 'written.arrow'));
+  });
+  afterAll(() => ds?.close());
+
+  it('builds numeric columns, without a note; a collision stays text and its note names both values', () => {
+    const kind = Object.fromEntries(ds.info.variables.map((variable) => [variable.name, variable.kind]));
+    expect(kind).toEqual({ r17: 'numeric', numpy: 'numeric', long: 'numeric', fpc: 'numeric', collide: 'text' });
+    for (const name of Object.keys(columns)) expect(notes.some((note) => note.startsWith(`column ${name} `)), name).toBe(false);
+    expect(notes.find((note) => note.startsWith('column collide '))).toMatch(/its values (0\.1 and 0\.10000000000000001|0\.10000000000000001 and 0\.1|0\.3 and 0\.30000000000000004|0\.30000000000000004 and 0\.3) are different numbers that read as the same 64-bit float/);
+  });
+
+  it('answers every listed value for the respondents DuckDB finds for its float', async () => {
+    for (const name of Object.keys(columns)) {
+      const values = ds.info.variables.find((variable) => variable.name === name)!.values!;
+      const expected = await duck(`SELECT count(*)::INTEGER AS n FROM read_csv('${csv}', all_varchar = true) WHERE ${name} <> '' GROUP BY ${name}::DOUBLE ORDER BY ${name}::DOUBLE`);
+      expect(values.map(({ respondents }) => respondents), name).toEqual(expected.map(({ n }) => n));
+      for (const { value, respondents } of values) {
+        const [duckdb] = await duck(`SELECT count(*)::INTEGER AS n, sum(w::DOUBLE) AS w FROM read_csv('${csv}', all_varchar = true) WHERE ${name} <> '' AND ${name}::DOUBLE = '${value}'::DOUBLE`);
+        const cell = await count(ds, valueExpression(name, value));
+        expect(cell.respondents, `${name}=${value}`).toBe(duckdb!.n);
+        expect(cell.respondents).toBe(respondents);
+        expect(cell.weighted).toBeCloseTo(Number(duckdb!.w), 9);
+      }
+    }
+  });
+
+  it('answers ranges written with 17 and 20 digits as DuckDB does', async () => {
+    for (const [name, lo, hi] of [
+      ['r17', '0.14285714285714285', '0.66666666666666663'],
+      ['r17', '0.10000000000000001', '0.10000000000000001'],
+      ['numpy', '1.000000000000000056e-01', '8.152877200599999924e+04'],
+      ['long', '81528.772005999999', '12345678901234567890'],
+      ['long', '12345678901234567889', '98765432109876543210'],
+      ['fpc', '0.066666666666666666', '0.15384615384615385'],
+      ['fpc', undefined, '0.090909090909090912'],
+    ] as const) {
+      const where = [lo === undefined ? [] : [`${name}::DOUBLE >= '${lo}'::DOUBLE`], [`${name}::DOUBLE <= '${hi}'::DOUBLE`]].flat().join(' AND ');
+      const [expected] = await duck(`SELECT count(*)::INTEGER AS n, coalesce(sum(w::DOUBLE), 0) AS w FROM read_csv('${csv}', all_varchar = true) WHERE ${name} <> '' AND ${where}`);
+      expect(expected!.n, `${name} ${where}`).toBeGreaterThan(0);
+      const cell = await count(ds, `${name}=${lo ?? ''}..${hi}`);
+      expect(cell.respondents, `${name}=${lo ?? ''}..${hi}`).toBe(expected!.n);
+      expect(cell.weighted).toBeCloseTo(Number(expected!.w), 9);
+    }
+  });
+
+  it('keeps each value of the collision column its own, as DuckDB counts the texts', async () => {
+    const expected = await duck(`SELECT collide AS v, count(*)::INTEGER AS n FROM read_csv('${csv}', all_varchar = true) GROUP BY 1`);
+    expect(expected).toHaveLength(collision.length);
+    for (const { v, n } of expected) expect((await count(ds, valueExpression('collide', String(v)))).respondents, String(v)).toBe(n);
   });
 });
 
@@ -146,7 +234,9 @@ describe('Parquet DECIMAL, BIGINT and UBIGINT columns', () => {
 
   it('keeps every value as DuckDB has it, each answering for DuckDB\'s respondents', async () => {
     const kinds = Object.fromEntries(ds.info.variables.map((variable) => [variable.name, variable.kind]));
-    expect(kinds).toEqual({ d4: 'numeric', d18: 'numeric', d38: 'text', big38: 'text', bigint53: 'text', ubig: 'text' });
+    // d38's 18-digit fractions and big38's 17-digit integers are numbers no two of which read
+    // as one float; bigint53 and ubig each hold such a pair.
+    expect(kinds).toEqual({ d4: 'numeric', d18: 'numeric', d38: 'numeric', big38: 'numeric', bigint53: 'text', ubig: 'text' });
     for (const variable of ds.info.variables) {
       const type = variable.name === 'bigint53' ? 'BIGINT' : variable.name === 'ubig' ? 'UBIGINT' : (await duck(`SELECT typeof(${variable.name}) AS t FROM '${parquet}' LIMIT 1`))[0]!.t;
       const values = variable.values!;
@@ -297,7 +387,7 @@ describe('times and timestamps a microsecond or a nanosecond apart', () => {
 });
 
 describe('a dataset an earlier build made with such a numeric variable', () => {
-  it('is refused when opened, with a hint to build it again', () => {
+  it('is refused when opened, with a hint to build it again; a build under the collision rule opens', () => {
     const variable: StoredVariable = { name: 'big', kind: 'numeric', group: '_ALL_', values: ['12', '9007199254740993'], counts: [1, 2], missing: 0, index: 0 };
     let error: CrosstabError | undefined;
     try {
@@ -309,6 +399,8 @@ describe('a dataset an earlier build made with such a numeric variable', () => {
     expect(error?.message).toContain('9007199254740993');
     expect(error?.details.hint).toContain('Build the dataset again');
     expect(() => new Resolver({ variables: [{ ...variable, values: ['12', '9007199254740992'] }], codes: [] })).not.toThrow();
+    // Recorded by the build: each value stands for its float alone.
+    expect(() => new Resolver({ variables: [variable], codes: [], numberRule: 'float-collisions' })).not.toThrow();
   });
 });
 

@@ -2,9 +2,11 @@
 // other scripts, punctuation, quotes, keywords) and numbers in every notation a double is
 // written in (exponents, tiny, huge, negative, long decimals), every expression, value, range
 // and suggestion the engine shows is read back as the same respondents as the reference
-// engine finds for the value it stands for. A column holding a number that a 64-bit float
-// does not hold exactly (`0.1000000000000000000001`, `1e-400`, `1e400`) is text: its values
-// answer exactly as written, never for the respondents of the float's number.
+// engine finds for the value it stands for. A column holding two different numbers that read
+// as the same 64-bit float (`0.1` and `0.1000000000000000000001`, `0` and `1e-400`) or one
+// beyond the float range (`1e400`) is text: its values answer exactly as written, never for
+// the respondents of the float's number. Numbers written with more digits than a float holds
+// (`0.33333333333333331`, as R writes them) are otherwise numeric, each standing for its float.
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,7 +17,7 @@ import { buildDataset, openDataset, valueExpression, type CrosstabError, type Da
 import { numberText } from '../src/text/expression-text.js';
 import { exprArb } from './support/random-data.js';
 import { toText } from './support/expression-text.js';
-import { floatExact } from './support/float-exact.js';
+import { floatsTellApart } from './support/float-exact.js';
 import { makeDataset } from './support/make-dataset.js';
 import { referenceCell, type ReferenceTable } from './support/reference-engine.js';
 
@@ -28,6 +30,10 @@ const numberArb = fc.oneof(
   fc.double({ min: -1e-5, max: 1e-5, noNaN: true }).map(String),
   fc.integer({ min: -1000, max: 1000 }).map(String),
   fc.constantFrom('1e-7', '1E3', '2.5e+21', '-0', '0', '0.30000000000000004', '0.1000000000000000000001', '-2.5e-8', '5e-324', '1e-400', '1.7976931348623157e308', '1e400', '-2e999'),
+  // As R (%.17g), numpy (%.18e) and SAS write them: more digits than a float holds.
+  fc.constantFrom('0.33333333333333331', '0.10000000000000001', '0.1', '8.152877200599999924e+04', '81528.772005999999', '81528.772006', '12345678901234567890', '1.2345678901234567e+19'),
+  fc.double({ noNaN: true, noDefaultInfinity: true }).map((value) => value.toPrecision(17)),
+  fc.double({ noNaN: true, noDefaultInfinity: true }).map((value) => value.toExponential(18)),
 );
 const textArb = fc.oneof(
   fc.constantFrom('NA', 'a b', 'x,y', '"q"', 'say "hi"', '1..2', '(p)', 'back\\slash', 'é', '06', ' lead', 'AND', '*', 'Female'),
@@ -57,7 +63,7 @@ describe('expressions the engine prints are read back as the same respondents', 
       fc.asyncProperty(datasetArb, fc.double({ noNaN: true, noDefaultInfinity: true }), async ({ names, numbers, texts, weights }, absent) => {
         const [numeric, text] = names;
         const columns = { [numeric]: numbers, [text]: texts };
-        const exact = numbers.every((value) => value === '' || floatExact(value));
+        const exact = floatsTellApart(numbers);
         const table: ReferenceTable = { columns, weights, numeric: new Set(exact ? [numeric] : []) };
         const ds = await makeDataset(columns, weights);
         try {
@@ -112,12 +118,12 @@ describe('expressions the engine prints are read back as the same respondents', 
       fc.asyncProperty(
         datasetArb.chain((data) => {
           const columns = { [data.names[0]]: data.numbers, [data.names[1]]: data.texts };
-          const exact = data.numbers.every((value) => value === '' || floatExact(value));
+          const exact = floatsTellApart(data.numbers);
           return fc.tuple(fc.constant(data), fc.array(exprArb(columns, new Set(exact ? [data.names[0]] : [])), { minLength: 1, maxLength: 4 }));
         }),
         async ([{ names, numbers, texts, weights }, targets]) => {
           const columns = { [names[0]]: numbers, [names[1]]: texts };
-          const exact = numbers.every((value) => value === '' || floatExact(value));
+          const exact = floatsTellApart(numbers);
           const table: ReferenceTable = { columns, weights, numeric: new Set(exact ? [names[0]] : []) };
           const ds = await makeDataset(columns, weights);
           try {

@@ -30,7 +30,8 @@ const g = (value: number) => (Math.abs(value) >= 1e6 || (value !== 0 && Math.abs
 
 function printReport(report: WeightReport): void {
   const out = process.stdout;
-  out.write(`${report.name}: ${report.method} from ${report.baseWeight}, ${formatNumber(report.respondents, 0)} respondents -> ${report.out} (${formatNumber(report.bytes / 1e6)} MB)\n`);
+  const baseName = report.baseWeight ?? 'unit weights';
+  out.write(`${report.name}: ${report.method} from ${baseName}, ${formatNumber(report.respondents, 0)} respondents -> ${report.out} (${formatNumber(report.bytes / 1e6)} MB)\n`);
   if (report.trimmed > 0) out.write(`trimmed ${formatNumber(report.trimmed, 0)} weights to ${report.trim!.join('..')}\n`);
   for (const set of report.sets) {
     out.write(`\n${set.group === undefined ? '' : `group ${set.group}: `}${set.converged ? 'converged' : 'did not converge'} in ${set.iterations} iteration${set.iterations === 1 ? '' : 's'} (${formatNumber(set.respondents, 0)} respondents)\n`);
@@ -41,10 +42,10 @@ function printReport(report: WeightReport): void {
     for (const margin of set.margins) out.write(`max deviation ${margin.variables.join(' x ')}: ${g(margin.maxDeviation)} (${g(margin.maxRelativeDeviation)} relative)\n`);
   }
   const spread = (name: string, s: WeightReport['weights']) => [name, g(s.min), g(s.max), Number.isFinite(s.ratio) ? g(s.ratio) : 'inf', g(s.mean), formatNumber(s.designEffect, 4), formatNumber(s.effectiveSize, 1), `${formatNumber(100 * s.efficiency, 1)}%`];
-  out.write(`\n${formatTable(['weights', 'min', 'max', 'max/min', 'mean', 'Kish deff', 'effective n', 'efficiency'], [spread(report.baseWeight, report.baseWeights), spread(report.name, report.weights)])}\n`);
+  out.write(`\n${formatTable(['weights', 'min', 'max', 'max/min', 'mean', 'Kish deff', 'effective n', 'efficiency'], [spread(baseName, report.baseWeights), spread(report.name, report.weights)])}\n`);
   for (const variable of report.variables) {
     const rows = variable.values.map((v) => [v.label === undefined ? v.value : `${v.value}=${v.label}`, formatNumber(v.respondents, 0), g(v.base), g(v.weighted), g(v.mean), g(v.min), g(v.max)]);
-    out.write(`\n${formatTable([variable.variable, 'respondents', report.baseWeight, report.name, 'mean', 'min', 'max'], rows)}\n`);
+    out.write(`\n${formatTable([variable.variable, 'respondents', report.baseWeight ?? 'unweighted', report.name, 'mean', 'min', 'max'], rows)}\n`);
   }
 }
 
@@ -59,7 +60,8 @@ export function registerWeightCommand(program: Command): void {
     .requiredOption('--out <file>', 'dataset file to write (the input with the new weight added)')
     .option('--bounds <lo,hi>', 'bounds on new/base weight for linear and logit calibration', parsePair('--bounds'))
     .option('--trim <lo,hi>', 'trim the new weights to [lo, hi], as R trimWeights()', parsePair('--trim'))
-    .option('--base-weight <weight>', 'weight to start from (default: the dataset\'s first)')
+    .addOption(new Option('--base-weight <weight>', 'weight to start from (default: the dataset\'s first)').conflicts('unweighted'))
+    .addOption(new Option('--unweighted', 'start from unit weights (every respondent 1), as R\'s svydesign() without weights').conflicts('baseWeight'))
     .option('--max-iterations <n>', 'most iterations (default 10 for rake, 50 for calibration)', parseNumber('--max-iterations', true))
     .option('--epsilon <e>', 'convergence threshold as R\'s (rake default 1, calibration 1e-7)', parseNumber('--epsilon', false))
     .option('--json', 'print the report as JSON')
@@ -73,6 +75,7 @@ export function registerWeightCommand(program: Command): void {
           ...(flags.bounds === undefined ? {} : { bounds: flags.bounds }),
           ...(flags.trim === undefined ? {} : { trim: flags.trim }),
           ...(flags.baseWeight === undefined ? {} : { baseWeight: flags.baseWeight }),
+          ...(flags.unweighted === true ? { baseWeight: null } : {}),
           ...(flags.maxIterations === undefined ? {} : { maxIterations: flags.maxIterations }),
           ...(flags.epsilon === undefined ? {} : { epsilon: flags.epsilon }),
         });

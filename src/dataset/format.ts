@@ -139,8 +139,8 @@ export interface StoredDesign {
 export interface StoredCalibration {
   /** `raking`: R's rake() linearization; `regression`: calibrate()'s and postStratify()'s. */
   kind: 'raking' | 'regression';
-  /** The weight the calibration started from. */
-  baseWeight: string;
+  /** The weight the calibration started from; null: unit weights (every respondent 1). */
+  baseWeight: string | null;
   /** The target variables, by name. */
   variables: string[];
   /** Per cell (a combination of the target variables' values): each variable's value rank (0 = blank). */
@@ -168,6 +168,15 @@ export interface StoredMeta {
   design?: StoredDesign;
   /** Label of tables' "No answer" entries, from the codebook's `missingLabel`; absent: "No answer". */
   missingLabel?: string;
+  /**
+   * How the build chose numeric columns. `float-collisions`: a column of decimal numbers is
+   * numeric unless two of its different numbers read as the same 64-bit float or one lies
+   * beyond the float range, so a numeric variable may hold values written with more digits
+   * than a float holds (`0.33333333333333331`), each standing for its float alone. Absent
+   * (datasets of earlier builds): a numeric variable holds only values a float holds exactly,
+   * and one holding any other was built when a float could stand for several numbers.
+   */
+  numberRule?: 'float-collisions';
 }
 
 /** The hint of a cancelled build's error: what was left behind (nothing) and what to do. */

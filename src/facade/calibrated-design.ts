@@ -41,7 +41,8 @@ export class CalibratedDesign {
     const prepared = this.prepare(weight, calibration, psuOf, plain.clusters);
     // Per cell of the targets: Σ base weight (regression) or respondents (raking: those with a
     // base weight above 0, the only ones the raking took part of) of every slot.
-    const weights = calibration.kind === 'regression' ? input.evaluator.weights(calibration.baseWeight) : input.evaluator.positiveWeights(calibration.baseWeight);
+    // Unit base weights (null) are all above 0: the respondents are the ones weights' sums.
+    const weights = calibration.kind === 'regression' || calibration.baseWeight === null ? input.evaluator.weights(calibration.baseWeight) : input.evaluator.positiveWeights(calibration.baseWeight);
     const cellTable = await computeTableWithPsuSums({ ...input, weights }, { ptr: prepared.cellColumn.ptr, clusters: prepared.model.cells });
     return calibratedPsuSums(plain, cellTable.clusterSums, prepared.pairs, prepared.model);
   }
@@ -57,7 +58,7 @@ export class CalibratedDesign {
     const { meta } = this.data;
     const n = meta.respondents;
     const variables = calibration.variables.map((variable) => meta.variables.find((candidate) => candidate.name === variable));
-    if (variables.some((variable) => variable === undefined) || !meta.weights.some((weight) => weight.name === calibration.baseWeight)) {
+    if (variables.some((variable) => variable === undefined) || (calibration.baseWeight !== null && !meta.weights.some((weight) => weight.name === calibration.baseWeight))) {
       throw new CrosstabError(ErrorCode.corruptDataset, `${this.data.path}: the calibration of weight ${name} names variables or a base weight the dataset does not have`, {
         file: this.data.path,
         hint: 'Weight the source dataset again with crosstab weight.',
@@ -71,7 +72,7 @@ export class CalibratedDesign {
     };
     const cellOfKey = new Map(calibration.cells.map((ranks, cell) => [keyOf(ranks), cell]));
     const columns = variables.map((variable) => rankColumn(this.data, this.kernel, variable!));
-    const base = weightColumn(this.data, this.kernel, calibration.baseWeight);
+    const base = calibration.baseWeight === null ? new Float64Array(n).fill(1) : weightColumn(this.data, this.kernel, calibration.baseWeight);
     const final = weightColumn(this.data, this.kernel, name);
     const cells = calibration.cells.length;
     const cellOf = new Uint32Array(n);

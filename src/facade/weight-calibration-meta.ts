@@ -10,7 +10,7 @@ import type { GroupProblem } from './weight-problem.js';
  * and for raking the factors after each margin in the last pass (R's rake() keeps them in
  * the design and its linearization backfits over the margins with them).
  */
-export function calibrationMeta(method: WeightMethod, baseWeight: string, fine: FineCells, group: GroupProblem, solution: CellSolution): StoredCalibration {
+export function calibrationMeta(method: WeightMethod, baseWeight: string | null, fine: FineCells, group: GroupProblem, solution: CellSolution): StoredCalibration {
   const cells = fine.base.length;
   const cellOf = (f: number) => group.cellOfFine[f]!;
   const meta: StoredCalibration = {

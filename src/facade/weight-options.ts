@@ -17,8 +17,11 @@ export interface WeightOptions {
   bounds?: [number, number];
   /** Trim the new weights to [lower, upper] (absolute weights), as R's trimWeights(). */
   trim?: [number, number];
-  /** The weight to start from; default the dataset's first weight. */
-  baseWeight?: string;
+  /**
+   * The weight to start from; default the dataset's first weight. `null`: unit weights (every
+   * respondent 1), as R's svydesign() without weights and most panel and RIM weighting start.
+   */
+  baseWeight?: string | null;
   /** Most iterations: default 10 for rake, 50 for calibration (R's defaults). */
   maxIterations?: number;
   /** Convergence threshold, as R's: rake default 1 (below 1, a fraction of the total weight); calibration default 1e-7. */
@@ -58,7 +61,9 @@ export function checkWeightOptions(options: WeightOptions) {
     throw invalid('bounds', 'must be given, finite, for logit calibration', 'For example --bounds 0.5,3 (new weight between half and three times the base weight).');
   }
   const trim = given.trim === undefined ? undefined : pair(given.trim, 'trim');
-  if (given.baseWeight !== undefined && typeof given.baseWeight !== 'string') throw invalid('baseWeight', 'must be the name of a weight of the dataset', 'Leave it out to start from the first weight.');
+  if (given.baseWeight !== undefined && given.baseWeight !== null && typeof given.baseWeight !== 'string') {
+    throw invalid('baseWeight', `must be the name of a weight of the dataset, or null for unit weights; got ${describeValue(given.baseWeight)}`, 'Leave it out to start from the first weight.');
+  }
   const maxIterations = given.maxIterations ?? (method === 'rake' ? 10 : 50);
   if (!Number.isInteger(maxIterations) || maxIterations < 1) throw invalid('maxIterations', `must be a whole number >= 1; got ${describeValue(given.maxIterations)}`, 'Leave it out for R\'s default.');
   const epsilon = given.epsilon ?? (method === 'rake' ? 1 : 1e-7);

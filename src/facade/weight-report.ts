@@ -10,7 +10,8 @@ import { BLANK_KEY } from './weight-targets.js';
 export interface WeightReport {
   name: string;
   method: WeightSettings['method'];
-  baseWeight: string;
+  /** The weight the fit started from; null: unit weights. */
+  baseWeight: string | null;
   out: string;
   /** Bytes of the file written. */
   bytes: number;
@@ -50,7 +51,7 @@ export interface WeightReport {
 
 interface ReportParts {
   settings: WeightSettings;
-  baseWeight: string;
+  baseWeight: string | null;
   fine: FineCells;
   problems: GroupProblem[];
   solutions: CellSolution[];

@@ -34,8 +34,9 @@ export async function weightDataset(path: string, options: WeightOptions): Promi
     if (meta.weights.some((weight) => weight.name === settings.name)) {
       throw invalidOption('name', `"${settings.name}" is already a weight of ${path}`, `Choose another name; the dataset's weights are ${meta.weights.map((w) => w.name).join(', ')}.`);
     }
-    const baseWeight = settings.baseWeight ?? meta.weights[0]!.name;
-    if (!meta.weights.some((weight) => weight.name === baseWeight)) {
+    // null: unit weights (every respondent 1).
+    const baseWeight = settings.baseWeight === undefined ? meta.weights[0]!.name : settings.baseWeight;
+    if (baseWeight !== null && !meta.weights.some((weight) => weight.name === baseWeight)) {
       throw invalidOption('baseWeight', `"${baseWeight}" is not a weight of ${path}`, `Choose one of ${meta.weights.map((w) => w.name).join(', ')}.`);
     }
     const file = typeof settings.targets === 'string' ? settings.targets : 'targets';
@@ -54,9 +55,9 @@ export async function weightDataset(path: string, options: WeightOptions): Promi
     // Views of kernel memory, not copies (memory per respondent: the base weight, one byte or
     // more per target variable, the cell, the new weight). Every buffer is read (and checked)
     // first; nothing allocates kernel memory from here until the file is written.
-    weightColumn(dataset, kernel, baseWeight, false);
+    if (baseWeight !== null) weightColumn(dataset, kernel, baseWeight, false);
     for (const variable of variables) rankColumn(dataset, kernel, variable, false);
-    const base = weightColumn(dataset, kernel, baseWeight, false);
+    const base = baseWeight === null ? new Float64Array(meta.respondents).fill(1) : weightColumn(dataset, kernel, baseWeight, false);
     const columns = variables.map((variable) => rankColumn(dataset, kernel, variable, false));
     const fine = fineCells(variables, columns, base);
 

@@ -42,10 +42,10 @@ export class Resolver {
   /** Expressions bound before, by source text; only successes (errors are rebuilt each time). */
   private readonly expressionCache = new Map<string, Resolved>();
 
-  constructor(meta: Pick<StoredMeta, 'variables' | 'codes'>) {
+  constructor(meta: Pick<StoredMeta, 'variables' | 'codes'> & Pick<Partial<StoredMeta>, 'numberRule'>) {
     this.variables = meta.variables;
     meta.variables.forEach((variable, position) => this.byName.set(variable.name, position));
-    this.numbers = meta.variables.map((variable) => (variable.kind === 'numeric' || variable.multi?.numeric === true ? numbersOf(variable) : undefined));
+    this.numbers = meta.variables.map((variable) => (variable.kind === 'numeric' || variable.multi?.numeric === true ? numbersOf(variable, meta.numberRule) : undefined));
     for (const code of meta.codes) this.codes.set(code.name, code);
   }
 
@@ -238,10 +238,10 @@ export class Resolver {
   private number(variable: StoredVariable, text: string, what: string): number {
     const name = nameText(variable.name);
     if (NUMBER_TEXT.test(text)) {
-      if (fitsFloat64(text)) return Number(text);
-      // Read as a float it would be another number (9007199254740993 reads as 9007199254740992), which respondents may hold.
-      throw new CrosstabError(ErrorCode.invalidExpression, `${name} is numeric, but its ${what} ${quoteText(shorten(text))} has more digits than a 64-bit float holds: it would be read as ${String(Number(text))}`, {
-        hint: `Values of ${name} are 64-bit floats, which cannot tell ${shorten(text)} from ${String(Number(text))}; write the ${what} as ${name}'s values are listed (crosstab info), which floats hold exactly.`,
+      // Compared as the float it reads as, as R and DuckDB compare (0.33333333333333331 is 0.3333333333333333).
+      if (Number.isFinite(Number(text))) return Number(text);
+      throw new CrosstabError(ErrorCode.invalidExpression, `${name} is numeric, but its ${what} ${quoteText(shorten(text))} lies beyond the 64-bit float range: it would be read as ${String(Number(text))}`, {
+        hint: `Values of ${name} are 64-bit floats (at most about 1.8e308 in size); leave the bound out for an open range (${name}=lo..).`,
       });
     }
     const range = /^(-?\d+(?:\.\d+)?)-(-?\d+(?:\.\d+)?)$/.exec(text);
@@ -325,17 +325,19 @@ function upperBound(sorted: Float64Array, target: number): number {
 }
 
 /**
- * A numeric variable's values as floats, in order. Refuses a dataset whose numeric variable
- * holds a value a float does not hold exactly (an earlier `crosstab build` stored such
- * columns as numeric, where its float stood for other numbers too): it must be built again.
+ * A numeric variable's values as floats, in order. A dataset built before `numberRule`
+ * existed (undefined) held in a numeric variable only values a float holds exactly, unless an
+ * earlier build stored a column where one float stood for several numbers
+ * (`9007199254740992` and `9007199254740993` as one value): such a dataset is refused, it must
+ * be built again. Under `float-collisions` each value stands for its float alone.
  */
-function numbersOf(variable: StoredVariable): Float64Array {
-  const inexact = variable.values.find((value) => !fitsFloat64(value));
+function numbersOf(variable: StoredVariable, rule: StoredMeta['numberRule']): Float64Array {
+  const inexact = rule === 'float-collisions' ? undefined : variable.values.find((value) => !fitsFloat64(value));
   if (inexact !== undefined) {
     throw new CrosstabError(
       ErrorCode.unsupportedVersion,
       `numeric variable ${nameText(variable.name)} holds the value ${shorten(inexact)}, which a 64-bit float does not hold exactly (it reads as ${String(Number(inexact))}): the dataset was built by an earlier version, which could answer for it respondents of another value`,
-      { field: variable.name, hint: 'Build the dataset again from its input with this version: such columns are now kept as text, exactly.' },
+      { field: variable.name, hint: 'Build the dataset again from its input with this version: a column where two numbers read as the same float is now kept as text, exactly.' },
     );
   }
   return Float64Array.from(variable.values, Number);

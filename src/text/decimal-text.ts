@@ -1,10 +1,11 @@
 /**
- * Decimal numbers written as text, and whether a 64-bit float holds one exactly enough that
- * comparing floats compares the numbers. The engine keeps a numeric variable's values as
- * floats (ranks in value order, ranges by float comparison), so a value such as
- * `9007199254740993` or `0.10000000000000001`, which reads as the same float as another
- * number (`9007199254740992`, `0.1`), must never be read as a float: it would answer for
- * respondents who hold the other number.
+ * Decimal numbers written as text, and whether 64-bit floats tell a column's numbers apart.
+ * The engine keeps a numeric variable's values as floats (ranks in value order, ranges by
+ * float comparison), as R and DuckDB read them: `0.33333333333333331` (R's `%.17g`) is the
+ * float `0.3333333333333333`, which is harmless alone. Two different numbers of one column
+ * that read as the same float (`9007199254740992` and `9007199254740993`, `0.1` and
+ * `0.10000000000000001`) must never both be read as floats: each would answer for the
+ * other's respondents (floatCollision).
  */
 
 const DECIMAL = /^([+-]?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?$/;
@@ -44,6 +45,25 @@ export function fitsFloat64(text: string): boolean {
   if (printed === text) return true;
   const exact = exactDecimal(text);
   return exact !== undefined && exact === exactDecimal(printed);
+}
+
+/**
+ * Two different numbers among `texts` (decimal numbers, each within the float range) that
+ * read as the same 64-bit float, the first such pair found, or undefined when floats tell
+ * every two of them apart. `1` and `1.0`, or `0.33333333333333331` and
+ * `3.3333333333333331e-1`, are the same number written twice: no collision.
+ */
+export function floatCollision(texts: Iterable<string>): [string, string] | undefined {
+  // The first text of each float; another text of that float is compared with it as exact
+  // decimals (only then: most columns have one text per float).
+  const firstOf = new Map<number, string>();
+  for (const text of texts) {
+    const value = Number(text);
+    const first = firstOf.get(value);
+    if (first === undefined) firstOf.set(value, text);
+    else if (first !== text && exactDecimal(first) !== exactDecimal(text)) return [first, text];
+  }
+  return undefined;
 }
 
 /**

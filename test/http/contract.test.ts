@@ -190,7 +190,10 @@ describe.each(shims)('REST contract over $name', (shim) => {
     it('refuses a missing, malformed, unknown, expired or revoked key, and a cookie alone, with 401', async () => {
       const body = { SurveyCode: 'GSS', PopulationBaseCode: '*', TargetCodes: ['sex=1'] };
       for (const key of [null, 'nope', `ctk_${'A'.repeat(43)}`, keys.expired, keys.revoked, ` ${keys.all}x`]) {
-        expectError(await post(body, key), 401, 'unauthorized');
+        const reply = await post(body, key);
+        expectError(reply, 401, 'unauthorized');
+        // HTTP requires the challenge on a 401: the key's header (no single sign-on on a key file).
+        expect(reply.headers.get('www-authenticate')).toBe('ApiKey realm="crosstab", header="Service-Engine-Authorizer"');
       }
       const cookie = expectError(await post(body, null, { cookie: 'portal_session=abc123' }), 401, 'unauthorized');
       expect(cookie.message).toMatch(/cookie/);

@@ -21,3 +21,24 @@ export function floatExact(text: string): boolean {
   const low = Math.min(a.power, b.power);
   return a.digits * 10n ** BigInt(a.power - low) === b.digits * 10n ** BigInt(b.power - low);
 }
+
+/** Whether `a` and `b` (decimal numbers) are the same number, in BigInt arithmetic. */
+export function sameNumber(a: string, b: string): boolean {
+  const x = rational(a);
+  const y = rational(b);
+  const low = Math.min(x.power, y.power);
+  return x.digits * 10n ** BigInt(x.power - low) === y.digits * 10n ** BigInt(y.power - low);
+}
+
+/**
+ * Whether a column of these decimal numbers is numeric under the collision rule: every value
+ * reads as a finite float, and no two different numbers read as the same float.
+ */
+export function floatsTellApart(values: readonly string[]): boolean {
+  const texts = [...new Set(values.filter((value) => value !== ''))];
+  if (texts.some((text) => !Number.isFinite(Number(text)))) return false;
+  for (let i = 0; i < texts.length; i++) {
+    for (let j = i + 1; j < texts.length; j++) if (Number(texts[i]) === Number(texts[j]) && !sameNumber(texts[i]!, texts[j]!)) return false;
+  }
+  return true;
+}

@@ -15,14 +15,16 @@ import { relative } from '../support/r-weights.js';
  * the SEs of every cell's total and column proportion equal those of R's raked,
  * post-stratified or calibrated design (the linearization over the calibration's
  * residuals) to 1e-9 relative; on the simple design they equal R's `svydesign(ids = ~1)`
- * with the new weight as a fixed weight.
+ * with the new weight as a fixed weight. Fixtures with baseWeight null start from unit
+ * weights, as R's svydesign() without weights.
  */
 interface Figure { row: string; column: string; weighted: number; totalSE: number; columnPct: number; columnPctSE: number }
 interface VarianceFixture {
   case: string;
   dataset: string;
   design: 'taylor' | 'simple';
-  baseWeight: string;
+  /** null: raked from unit weights (baseWeight: null; scripts/unit-weight-fixtures.R). */
+  baseWeight: string | null;
   method: WeightOptions['method'];
   /** Base weight 0 for every k-th respondent (R's figures: the design without them). */
   zeroWeightEvery: number | null;
@@ -56,7 +58,7 @@ describe.each(fixtures)('$case', (fixture) => {
     const source = fixture.zeroWeightEvery ? zeroWeights(fixture.zeroWeightEvery) : fixture.design === 'taylor' ? join(repoRoot, fixture.dataset) : simple;
     const file = join(out, `${fixture.case}.arrow`);
     const options = Array.isArray(fixture.options) ? {} : fixture.options;
-    await weightDataset(source, { targets: fixture.targets, method: fixture.method, name: 'wt_r', out: file, ...options });
+    await weightDataset(source, { targets: fixture.targets, method: fixture.method, name: 'wt_r', out: file, ...options, ...(fixture.baseWeight === null ? { baseWeight: null } : {}) });
     const dataset = await openDataset(file);
     try {
       const result = await dataset.table({ base: '*', rows: [{ variable: fixture.rows }], columns: [{ variable: fixture.columns }], weight: 'wt_r' });

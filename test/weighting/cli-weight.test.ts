@@ -81,4 +81,31 @@ describe('crosstab weight', () => {
     expect(run.stderr).toMatch(/hint: Raise --max-iterations or --epsilon, widen the bounds/);
     expect(existsSync(out)).toBe(false);
   });
+
+  it('starts from unit weights with --unweighted, which --base-weight cannot join', async () => {
+    const out = join(dir, 'unit.arrow');
+    const run = crosstab('weight', nhanes, '--targets', targets, '--method', 'rake', '--name', 'wt_unit', '--out', out, '--unweighted', '--epsilon', '1e-9', '--max-iterations', '100', '--json');
+    expect(run.stderr).toBe('');
+    expect(run.status).toBe(0);
+    const report = JSON.parse(run.stdout);
+    expect(report.baseWeight).toBeNull();
+    // Unit base weights: their spread is none, and proportions scale to the respondents.
+    expect(report.baseWeights.min).toBe(1);
+    expect(report.baseWeights.max).toBe(1);
+    const dataset = await openDataset(out);
+    try {
+      const all = await dataset.crosstab({ base: '*', targets: ['race=1'], weight: 'wt_unit' });
+      expect(all.base.weighted).toBeCloseTo(report.respondents, 6);
+      expect(all.targets[0]!.weighted / all.base.weighted).toBeCloseTo(0.16, 9);
+    } finally {
+      dataset.close();
+    }
+    const text = crosstab('weight', nhanes, '--targets', targets, '--method', 'rake', '--name', 'wt_unit', '--out', join(dir, 'unit-text.arrow'), '--unweighted');
+    expect(text.status).toBe(0);
+    expect(text.stdout).toContain('rake from unit weights');
+    const both = crosstab('weight', nhanes, '--targets', targets, '--method', 'rake', '--name', 'wt_both', '--out', join(dir, 'both.arrow'), '--unweighted', '--base-weight', 'WTMEC2YR');
+    expect(both.status).not.toBe(0);
+    expect(both.stderr).toMatch(/--unweighted.*--base-weight|--base-weight.*--unweighted/);
+    expect(existsSync(join(dir, 'both.arrow'))).toBe(false);
+  });
 });

@@ -1,4 +1,4 @@
-import { fitsFloat64 } from '../../text/decimal-text.js';
+import { floatCollision } from '../../text/decimal-text.js';
 import { AXIS_LIMIT } from '../format.js';
 import type { RawColumn } from '../input/raw-table.js';
 
@@ -9,17 +9,33 @@ import type { RawColumn } from '../input/raw-table.js';
 const NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?$/;
 
 /**
- * A value a numeric variable can hold: a plain decimal number that a 64-bit float holds
- * exactly enough (fitsFloat64: not `9007199254740993`, which reads as the float of
- * `9007199254740992`). Any other value makes the whole column text.
+ * A value a numeric variable can hold: a plain decimal number within the 64-bit float range
+ * (not `1e400`). It reads as its float, as R and DuckDB read it (`0.33333333333333331` is
+ * `0.3333333333333333`); a column is numeric only if, besides, no two of its different
+ * numbers read as the same float (numberColumnProblem).
  */
 export function isNumberText(text: string): boolean {
-  return NUMBER.test(text) && fitsFloat64(text);
+  return NUMBER.test(text) && Number.isFinite(Number(text));
+}
+
+/**
+ * Why a set of plain decimal numbers (a column's distinct values, a multi-response
+ * variable's codes) cannot be a numeric variable's values, or undefined when it can: a value
+ * beyond the float range (`1e400`), or two different numbers that read as the same float
+ * (`9007199254740992` and `9007199254740993`), which a float would answer for together.
+ */
+export function numberColumnProblem(texts: readonly string[]): string | undefined {
+  const huge = texts.find((text) => !Number.isFinite(Number(text)));
+  if (huge !== undefined) return `its value ${huge} lies beyond the 64-bit float range (it would read as ${String(Number(huge))})`;
+  const collision = floatCollision(texts);
+  if (collision === undefined) return undefined;
+  const [a, b] = collision;
+  return `its values ${a} and ${b} are different numbers that read as the same 64-bit float (${String(Number(a))})`;
 }
 
 export type ColumnClass =
   | { kind: 'numeric' }
-  /** `note`: why a column of numbers is text (a value with more digits than a float holds). */
+  /** `note`: why a column of numbers is text (two of its numbers read as one float, or one lies beyond the float range). */
   | { kind: 'text'; note?: string }
   | { kind: 'skip'; reason: string };
 
@@ -31,8 +47,9 @@ export type ColumnClass =
 export function classifyColumn(column: RawColumn, rows: number): ColumnClass {
   const distinct = column.dictionary.length;
   if (distinct === 0) return { kind: 'skip', reason: 'every value is blank' };
-  const numeric = column.dictionary.every(isNumberText);
-  if (numeric) {
+  const numbers = column.dictionary.every((text) => NUMBER.test(text));
+  const problem = numbers ? numberColumnProblem(column.dictionary) : undefined;
+  if (numbers && problem === undefined) {
     const integers = column.dictionary.every((text) => !text.includes('.') && !/[eE]/.test(text));
     if (rows >= 1000 && integers && distinct === rows) {
       return { kind: 'skip', reason: `id-like: ${distinct} distinct integers, one per row` };
@@ -42,14 +59,8 @@ export function classifyColumn(column: RawColumn, rows: number): ColumnClass {
   if (distinct > Math.max(AXIS_LIMIT, rows / 10)) {
     return { kind: 'skip', reason: `id-like: ${distinct} distinct text values in ${rows} rows` };
   }
-  if (column.dictionary.every((text) => NUMBER.test(text))) {
-    const inexact = column.dictionary.find((text) => !fitsFloat64(text))!;
-    return {
-      kind: 'text',
-      note:
-        `column ${column.name} is text, not numeric: its value ${inexact} has more digits than a 64-bit float holds ` +
-        `(it would read as ${String(Number(inexact))}), so its values are kept exactly as written; value lists answer, ranges are refused`,
-    };
+  if (problem !== undefined) {
+    return { kind: 'text', note: `column ${column.name} is text, not numeric: ${problem}, so its values are kept exactly as written; value lists answer, ranges are refused` };
   }
   return { kind: 'text' };
 }

@@ -209,6 +209,7 @@ export function compileDataset(input: RawTable, options: CompileOptions): Compil
     skipped,
     source: input.source.split(/[\\/]/).pop() ?? input.source,
     createdAt: new Date().toISOString(),
+    numberRule: 'float-collisions',
     ...(options.codebook?.missingLabel === undefined ? {} : { missingLabel: options.codebook.missingLabel }),
   };
   const inputRanks = (name: string): Uint32Array => {

@@ -1,7 +1,8 @@
 import { CrosstabError, ErrorCode } from '../../errors.js';
 import { AXIS_LIMIT } from '../format.js';
 import type { MultiSpec, RawColumn } from '../input/raw-table.js';
-import { isNumberText } from './classify.js';
+import { exactDecimal } from '../../text/decimal-text.js';
+import { isNumberText, numberColumnProblem } from './classify.js';
 
 export type { MultiSpec };
 
@@ -22,9 +23,9 @@ function invalid(spec: MultiSpec, problem: string, hint: string): CrosstabError 
   return new CrosstabError(ErrorCode.invalidInput, `${spec.from}: multi-response variable "${spec.name}" ${problem}`, { field: spec.name, hint });
 }
 
-/** Same value as written twice (`1` and `1.0` in numeric columns). */
+/** Same value as written twice (`1` and `1.0`: the same exact number). */
 function sameValue(a: string, b: string): boolean {
-  return a === b || (isNumberText(a) && isNumberText(b) && Number(a) === Number(b));
+  return a === b || (isNumberText(a) && isNumberText(b) && exactDecimal(a) === exactDecimal(b));
 }
 
 /** Plans `spec` over the input's columns (by name); counts its values in one pass over the rows. */
@@ -45,7 +46,8 @@ export function planMulti(spec: MultiSpec, byName: ReadonlyMap<string, RawColumn
     const split = (text: string): string[] => (spec.delimiter === undefined ? [text] : text.split(spec.delimiter).map((part) => part.trim()).filter((part) => part !== ''));
     const texts = columns.map((column) => column.dictionary.map(split));
     const distinct = new Map<string, string>();
-    const numeric = texts.every((column) => column.every((parts) => parts.every(isNumberText)));
+    // Numeric when every code is a number and floats tell its different numbers apart.
+    const numeric = texts.every((column) => column.every((parts) => parts.every(isNumberText))) && numberColumnProblem(texts.flat(2)) === undefined;
     for (const column of texts) for (const parts of column) for (const part of parts) {
       const key = numeric ? String(Number(part)) : part;
       if (!distinct.has(key)) distinct.set(key, part);
@@ -79,7 +81,7 @@ export function planMulti(spec: MultiSpec, byName: ReadonlyMap<string, RawColumn
     }
     if (!answered) missing++;
   }
-  const numeric = spec.counted !== undefined || values.every(isNumberText);
+  const numeric = spec.counted !== undefined || (values.every(isNumberText) && numberColumnProblem(values) === undefined);
   return { spec, values, numeric, counts, missing, members, dense: counts.map((count) => isDense(count, words)) };
 }
 
