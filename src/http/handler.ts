@@ -97,6 +97,8 @@ export interface CrosstabHandlerStats {
 export interface CrosstabHandler {
   readonly basePath: string;
   readonly maxBodyBytes: number;
+  /** How long a body may take to arrive after its headers (`bodyTimeoutMs`), for code that reads bodies beside the handler (the portal). */
+  readonly bodyTimeoutMs?: number;
   readonly stats?: Readonly<CrosstabHandlerStats>;
   /** Whether `path` is under basePath (shims pass other paths on to the framework). */
   owns(path: string): boolean;
@@ -359,6 +361,7 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
   return {
     basePath,
     maxBodyBytes,
+    bodyTimeoutMs,
     stats,
     owns,
     handle(request) {

@@ -30,6 +30,8 @@ export type { NodeMiddleware } from './express-shim.js';
 export { crosstabHono } from './hono-shim.js';
 export type { HonoContextLike } from './hono-shim.js';
 export { readNodeBody, readWebBody, withBody } from './read-body.js';
+export { requestBody } from './request-body.js';
+export { isServiceError } from './service-error.js';
 export { listen } from './server.js';
 export { ServiceMetrics, datasetVersion } from './service-metrics.js';
 export type { HandlerCounts, ServiceMetricsOptions } from './service-metrics.js';

@@ -1,5 +1,5 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import { accountById, addKey, listKeys, parseExpiry, revokeKey, rotateKey, usageDetail, usageReport, parseUsageRange, type Database, type DbKeyStore } from '../access/index.js';
+import { type SavedTableLimits, accountById, addKey, listKeys, parseExpiry, revokeKey, rotateKey, usageDetail, usageReport, parseUsageRange, type Database, type DbKeyStore } from '../access/index.js';
 import { CrosstabError, ErrorCode, isCrosstabError, labelledMessage } from '../index.js';
 import type { HandlerRequest, HandlerResponse, TrustedProxies } from '../http/index.js';
 import { clientAddress, forwardedProto, headerOf, proxyTrust } from '../http/index.js';
@@ -37,6 +37,8 @@ export interface PortalOptions {
   trustProxy?: TrustedProxies;
   /** The served surveys: the Surveys page lists those the account licenses (none without). */
   surveys?: readonly CatalogDataset[];
+  /** Bounds of the Tables page's saved tables per user and account (default DEFAULT_SAVED_TABLE_LIMITS: 50 per user, 500 per account, 4 MiB per result, 256 MiB per account). */
+  savedTables?: Partial<SavedTableLimits>;
 }
 
 /** The developer portal: a framework-neutral handler of HandlerRequests under basePath. */
@@ -290,6 +292,7 @@ export function createPortal(options: PortalOptions): Portal {
       keys: options.keys,
       base,
       surveys: options.surveys ?? [],
+      ...(options.savedTables === undefined ? {} : { savedTables: options.savedTables }),
       compute: () => computeTable,
       context,
       page: (status, body) => page(status, body, SAME_ORIGIN_FETCH),
