@@ -57,7 +57,7 @@ function projectDir(root: string, page: string): string {
   link('node_modules/crosstab-engine', repoRoot);
   link('node_modules/.bin/crosstab', cliPath);
   // Each package linked alone (never a scope folder: a tool that prunes node_modules would empty the checkout's).
-  for (const name of ['fastify', 'express', 'hono', '@hono/node-server', '@types/node', '@types/express']) link(`node_modules/${name}`, join(repoRoot, 'node_modules', name));
+  for (const name of ['fastify', 'express', 'hono', '@hono/node-server', 'prom-client', '@types/node', '@types/express']) link(`node_modules/${name}`, join(repoRoot, 'node_modules', name));
   for (const name of readdirSync(join(repoRoot, 'datasets'))) {
     if (name !== 'build') link(`datasets/${name}`, join(repoRoot, 'datasets', name));
   }

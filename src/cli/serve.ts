@@ -185,6 +185,7 @@ export function registerServeCommand(program: Command): void {
       let metricsServer: RunningMetricsServer | undefined;
       let storeDown = false;
       let reloader: DatasetReloader | undefined;
+      let reopen: (() => void) | undefined;
       try {
         // The metrics port first: /healthz answers and /readyz says why not ready while the datasets open.
         if (metrics !== undefined) {
@@ -272,6 +273,14 @@ export function registerServeCommand(program: Command): void {
           },
         });
         if (options.watch) reloader.watch();
+        // SIGHUP: reopen the ledger (after a rotation) and reload every dataset file replaced since
+        // it was opened. Listened for before the port is announced: without a listener, a SIGHUP
+        // (a log rotation, a publish) that arrives during the start would end the process.
+        reopen = (): void => {
+          ledger?.reopen();
+          void reloader?.reloadChanged('SIGHUP');
+        };
+        process.on('SIGHUP', reopen);
         const first = datasets[0] as Dataset;
         const exampleBody = JSON.stringify({ SurveyCode: first.info.survey, PopulationBaseCode: '*', TargetCodes: exampleTargets(first) });
         let apiUrl = publicUrl ?? '';
@@ -314,15 +323,10 @@ export function registerServeCommand(program: Command): void {
           datasets: datasets.map((dataset) => ({ survey: dataset.info.survey, version: versions.get(dataset.info.survey), createdAt: dataset.info.createdAt, respondents: dataset.info.respondents })),
         });
         await new Promise<void>((resolveStop) => {
-          // SIGHUP: reopen the ledger (after a rotation) and reload every dataset file replaced since it was opened.
-          const reopen = (): void => {
-            ledger?.reopen();
-            void reloader?.reloadChanged('SIGHUP');
-          };
           const stop = (signal: NodeJS.Signals): void => {
             process.off('SIGTERM', stop);
             process.off('SIGINT', stop);
-            process.off('SIGHUP', reopen);
+            if (reopen !== undefined) process.off('SIGHUP', reopen);
             process.once(signal, () => process.exit(130));
             readiness.draining = true;
             serveLog.event('shutdown', `${signal}, draining in-flight requests.`, { signal });
@@ -330,10 +334,10 @@ export function registerServeCommand(program: Command): void {
           };
           process.on('SIGTERM', stop);
           process.on('SIGINT', stop);
-          process.on('SIGHUP', reopen);
         });
         serveLog.event('stopped', 'Stopped.');
       } finally {
+        if (reopen !== undefined) process.off('SIGHUP', reopen);
         await reloader?.close();
         await metricsServer?.close();
         await access?.db.close();
