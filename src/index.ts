@@ -19,6 +19,8 @@ export { kernelMemoryUsage } from './facade/kernel-memory.js';
 export type { KernelMemoryUsage } from './facade/kernel-memory.js';
 export type { BuildOptions, BuildReport } from './build/build-options.js';
 export { weightDataset } from './facade/weight.js';
+export { exportColumns } from './facade/export-columns.js';
+export type { ExportOptions, ExportReport } from './facade/export-columns.js';
 export type { WeightMethod, WeightOptions, WeightReport } from './facade/weight.js';
 export { toServiceResponse, stabilityFlag, ConditionalResult } from './facade/service-shape.js';
 export type { ServiceResponse, ServiceResult } from './facade/service-shape.js';
