@@ -11,6 +11,9 @@ import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildDataset, exportColumns, openDataset, weightDataset, type CrosstabError } from '../src/index.js';
+import { writeWithWeight } from '../src/dataset/file/add-weight.js';
+import { loadDataset } from '../src/dataset/file/reader.js';
+import { mainThreadKernel } from '../src/kernel/kernel.js';
 import { cliPath } from './support/paths.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'crosstab-export-'));
@@ -173,5 +176,21 @@ describe('crosstab build --id and exportColumns', () => {
     const dup = spawnSync(process.execPath, [cliPath, 'build', join(dir, 'twice.csv'), '--weight', 'w', '--survey', 'T', '--id', 'id', '--out', join(dir, 'cli-twice.arrow'), '--quiet'], { encoding: 'utf8' });
     expect(dup.status).not.toBe(0);
     expect(dup.stderr).toContain('--id');
+  });
+
+  it('refuses a dataset of an earlier build, which kept no input order, with a hint to rebuild', async () => {
+    // The metadata such a build wrote: no inputRows.
+    const kernel = mainThreadKernel();
+    const loaded = await loadDataset(built, kernel);
+    const old = join(dir, 'old.arrow');
+    try {
+      await writeWithWeight(loaded, kernel, 'w2', new Float64Array(rows).fill(1), old, { inputRows: undefined });
+    } finally {
+      loaded.close();
+      for (const region of loaded.regions) kernel.memory.release(region.ptr, region.bytes);
+    }
+    const error = await refusal(exportColumns(old, { columns: ['w'], out: join(dir, 'old.csv') }));
+    expect(error.code).toBe('unsupported_version');
+    expect(error.details.hint).toContain('Build the dataset again');
   });
 });
