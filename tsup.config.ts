@@ -6,7 +6,7 @@ const library = { index: 'src/index.ts', 'http/index': 'src/http/index.ts' };
 export default defineConfig([
   {
     ...common,
-    entry: { ...library, 'cli/main': 'src/cli/main.ts', 'pool/worker': 'src/pool/worker.js', 'access/index': 'src/access/index.ts', 'access/pglite-worker': 'src/access/pglite-worker.js', 'dataset/csv-worker': 'src/dataset/input/csv-worker.js', 'dataset/compile-worker': 'src/dataset/build/compile-worker.js', 'dataset/parquet-worker': 'src/dataset/input/parquet-worker.ts', 'dataset/arrow-worker': 'src/dataset/input/arrow-worker.ts' },
+    entry: { ...library, 'cli/main': 'src/cli/main.ts', 'pool/worker': 'src/pool/worker.js', 'access/index': 'src/access/index.ts', 'access/pglite-worker': 'src/access/pglite-worker.js', 'dataset/csv-worker': 'src/dataset/input/csv-worker.js', 'dataset/compile-worker': 'src/dataset/build/compile-worker.js', 'dataset/parquet-worker': 'src/dataset/input/parquet-worker.ts', 'dataset/arrow-worker': 'src/dataset/input/arrow-worker.ts', 'report/table-worker': 'src/report/table-worker.ts' },
     format: ['esm'],
     dts: { entry: library },
   },

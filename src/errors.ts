@@ -23,7 +23,11 @@ export const ErrorCode = {
   unknownValue: 'unknown_value',
   /** An expression names a codebook code the dataset does not define. */
   unknownCode: 'unknown_code',
-  /** An expression touches an authorization group the caller may not use. */
+  /**
+   * An expression touches an authorization group the caller may not use. Not thrown since
+   * `allowedGroups` refuses another group's names as unknown (which names nothing of that
+   * group); kept so that code matching it still compiles.
+   */
   forbiddenGroup: 'forbidden_group',
   /** The query or build was cancelled through its AbortSignal. */
   cancelled: 'cancelled',

@@ -169,17 +169,19 @@ describe('expressions and query options', () => {
   });
 
   it('an error whose message starts with its field carries the rest as details.problem', async () => {
-    const error = await rejection(ds.crosstab({ base: '*', targets: ['relig=4'], allowedGroups: ['demographics'] }));
-    expect(error.details.field).toBe('targets[0]');
-    expect(error.message).toBe(`targets[0] ${error.details.problem}`);
+    const error = await rejection(ds.table({ base: '*', rows: [{ variable: 'nope' }], columns: ['*'] }));
+    expect(error.details.field).toBe('rows[0]');
+    expect(error.message).toBe(`rows[0]: ${error.details.problem}`);
     const option = await rejection(ds.crosstab({ base: '*', targets: ['*'], weight: 'nope' }));
     expect(option.details.problem).toMatch(/^must be one of "wtssps"/);
   });
 
-  it('an expression touching a group outside allowedGroups is forbidden_group', async () => {
+  it('a variable outside allowedGroups is refused as a made-up name is, naming nothing of its group', async () => {
     const error = await rejection(ds.crosstab({ base: '*', targets: ['relig=4'], allowedGroups: ['demographics'] }));
-    expect(error.code).toBe(ErrorCode.forbiddenGroup);
-    expect(error.message).toMatch(/variable relig of authorization group "attitudes"/);
+    const madeUp = await rejection(ds.crosstab({ base: '*', targets: ['relix=4'], allowedGroups: ['demographics'] }));
+    expect(error.code).toBe(ErrorCode.unknownVariable);
+    expect({ code: madeUp.code, message: madeUp.message.replace('relix', 'relig'), field: madeUp.details.field }).toEqual({ code: error.code, message: error.message, field: error.details.field });
+    expect(error.message).not.toMatch(/attitudes/);
   });
 });
 

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { join, resolve } from 'node:path';
 import { CrosstabError, DEFAULT_CELL_CACHE, ErrorCode, openDataset, type Dataset } from '../index.js';
-import { createCrosstabHandler, listen, NdjsonLedger, proxyTrust, type AccessLogEntry, type TrustedProxies } from '../http/index.js';
+import { checkServerUrl, createCrosstabHandler, DEFAULT_TABLE_LIMITS, listen, NdjsonLedger, proxyTrust, type AccessLogEntry, type TrustedProxies } from '../http/index.js';
 import { bundledDatasets, bundledDatasetsHint } from './bundled.js';
 import { databaseOption } from './database-option.js';
 import { DEFAULT_USAGE_STATEMENTS, openAccessStore, seedDevelopment, type AccessStore } from './serve-access.js';
@@ -34,6 +34,12 @@ interface ServeOptions {
   cellCache?: string;
   usageStatements?: string;
   devAccount?: boolean;
+  maxTableCells?: string;
+  maxTableComparisons?: string;
+  maxTableCovariance?: string;
+  maxTableAnswerBytes?: string;
+  tableThreads?: string;
+  tablesPerAccount?: string;
 }
 
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
@@ -97,7 +103,7 @@ export function registerServeCommand(program: Command): void {
     .option('--ledger <file>', 'file mode: usage ledger (NDJSON, one fsync\'d line per billed request)', join(DEV_FOLDER, 'usage.ndjson'))
     .option('--max-body-bytes <n>', 'largest accepted request body', '16384')
     .option('--body-timeout <ms>', 'a request body the answer needs must arrive within this many ms of its headers, else 408 (at most 30000)', '10000')
-    .option('--public-url <url>', 'server URL advertised in GET /docs (default: the base path)')
+    .option('--public-url <url>', 'the absolute URL clients reach the API at, with its base path (https://api.example/v1): servers[0].url of GET /docs, which validating proxies and generated clients route by (default: the base path alone, a relative URL)')
     .option('--oidc-issuer <url>', 'single sign-on: trust JWT access tokens of this OpenID Connect issuer, repeatable (needs --oidc-audience)', collect)
     .option('--oidc-audience <aud>', 'single sign-on: the "aud" the access tokens must carry (this API\'s identifier)')
     .option('--oidc-max-token-lifetime <seconds>', `single sign-on: refuse access tokens living longer than this ("exp" - "iat"; default ${DEFAULT_MAX_TOKEN_LIFETIME_SECONDS})`)
@@ -109,6 +115,12 @@ export function registerServeCommand(program: Command): void {
     .option('--cell-cache <cells>', `crosstab cells per dataset kept in memory to answer repeated queries without the kernel (exact: a dataset file never changes; 0 = off; default ${DEFAULT_CELL_CACHE} for a file, 0 for ClickHouse)`)
     .option('--usage-statements <n>', `PostgreSQL server: usage INSERT statements in flight at once (each carries every billed call that arrived while the one before committed; default ${DEFAULT_USAGE_STATEMENTS})`)
     .option('--dev-account', 'on an empty PostgreSQL server database too, create the development account (every served survey and group) and print its one-time password and a 24 h key; the embedded database always gets it')
+    .option('--max-table-cells <n>', `POST /tables: most cells of one table, rows x columns after whole variables are expanded (default ${DEFAULT_TABLE_LIMITS.cells})`)
+    .option('--max-table-comparisons <n>', `POST /tables: most column comparisons of "sig", rows x pairs of columns within each column variable (default ${DEFAULT_TABLE_LIMITS.comparisons})`)
+    .option('--max-table-covariance <n>', `POST /tables: most covariance entries of the "chisq" Rao-Scott tests, each test's cells squared, summed (default ${DEFAULT_TABLE_LIMITS.raoScottCovariance})`)
+    .option('--max-table-answer-bytes <n>', `POST /tables: most bytes of one answer, JSON, CSV or XLSX (default ${DEFAULT_TABLE_LIMITS.answerBytes})`)
+    .option('--table-threads <n>', 'POST /tables: worker threads that compute statistics and write answers (default: half the cores, at least 1)')
+    .option('--tables-per-account <n>', 'POST /tables: tables of one account in work at once; its others wait their turn, at most 8 (default 1)')
     .option('--trust-proxy [addresses]', 'the proxies in front (comma-separated addresses or CIDR ranges; alone: any peer): from them, X-Forwarded-For gives the client address that failed sign-ins and failed API keys are counted by, and X-Forwarded-Proto the scheme')
     .action(async (options: ServeOptions) => {
       const port = integerOption(options.port, '--port', 0, 65535);
@@ -122,9 +134,18 @@ export function registerServeCommand(program: Command): void {
           : { maxConnectionsPerAddress: integerOption(options.maxConnectionsPerAddress, '--max-connections-per-address', 1, 1_000_000) }),
         idleTimeoutMs: integerOption(options.idleTimeout, '--idle-timeout', 1, 86_400) * 1000,
       };
+      const tableLimits = {
+        ...(options.maxTableCells === undefined ? {} : { cells: integerOption(options.maxTableCells, '--max-table-cells', 1, 25_000_000) }),
+        ...(options.maxTableComparisons === undefined ? {} : { comparisons: integerOption(options.maxTableComparisons, '--max-table-comparisons', 1, 100_000_000) }),
+        ...(options.maxTableCovariance === undefined ? {} : { raoScottCovariance: integerOption(options.maxTableCovariance, '--max-table-covariance', 1, 1_000_000_000) }),
+        ...(options.maxTableAnswerBytes === undefined ? {} : { answerBytes: integerOption(options.maxTableAnswerBytes, '--max-table-answer-bytes', 1024, 2 ** 31 - 1) }),
+      };
+      const tableThreads = options.tableThreads === undefined ? undefined : integerOption(options.tableThreads, '--table-threads', 1, 256);
+      const tablesPerAccount = options.tablesPerAccount === undefined ? undefined : integerOption(options.tablesPerAccount, '--tables-per-account', 1, 1024);
       const cellCache = options.cellCache === undefined ? undefined : integerOption(options.cellCache, '--cell-cache', 0, 100_000_000);
       const oidc = oidcOptions(options);
       const trustProxy = trustedProxies(options.trustProxy);
+      const publicUrl = options.publicUrl === undefined ? undefined : checkServerUrl(options.publicUrl, '--public-url');
       const usageStatements = options.usageStatements === undefined ? undefined : integerOption(options.usageStatements, '--usage-statements', 1, 8);
       if (usageStatements !== undefined && options.keys !== undefined) {
         throw new CrosstabError(ErrorCode.invalidOption, '--usage-statements applies to the accounts database; it cannot be combined with --keys.', {
@@ -169,14 +190,17 @@ export function registerServeCommand(program: Command): void {
           corsOrigins: options.corsOrigin ?? '*',
           maxBodyBytes,
           bodyTimeoutMs,
-          ...(options.publicUrl === undefined ? {} : { serverUrl: options.publicUrl }),
+          ...(publicUrl === undefined ? {} : { serverUrl: publicUrl }),
           trustProxy,
+          tableLimits,
+          ...(tableThreads === undefined ? {} : { tableWorkers: { threads: tableThreads } }),
+          ...(tablesPerAccount === undefined ? {} : { tableShare: { running: tablesPerAccount } }),
           log,
         });
         const first = datasets[0] as Dataset;
         const exampleBody = JSON.stringify({ SurveyCode: first.info.survey, PopulationBaseCode: '*', TargetCodes: exampleTargets(first) });
-        let apiUrl = options.publicUrl ?? '';
-        const served = access ? mountPortal(handler, createPortal({ db: access.db, keys: access.keys, apiUrl: () => apiUrl, exampleBody, trustProxy, surveys: datasets, ...(options.publicUrl?.startsWith('https:') ? { secureCookies: true } : {}) })) : handler;
+        let apiUrl = publicUrl ?? '';
+        const served = access ? mountPortal(handler, createPortal({ db: access.db, keys: access.keys, apiUrl: () => apiUrl, exampleBody, trustProxy, surveys: datasets, ...(publicUrl?.startsWith('https:') ? { secureCookies: true } : {}) })) : handler;
         const server = await listen(served, { port, host: options.host, ...limits }).catch(async (error: NodeJS.ErrnoException) => {
           await handler.close();
           if (error.code === 'EADDRINUSE' || error.code === 'EACCES') {

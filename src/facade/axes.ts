@@ -18,7 +18,9 @@ export { valueExpression } from '../text/expression-text.js';
  * (`VAR=NA`, labelled with the dataset's missingLabel) after its values; the caller drops
  * it when the base has none of those respondents.
  */
-export function expandAxis(items: unknown, option: 'rows' | 'columns', info: DatasetInfo, withMissing = false): AxisEntry[] {
+export function expandAxis(items: unknown, option: 'rows' | 'columns', info: DatasetInfo, withMissing = false, allowed?: readonly string[]): AxisEntry[] {
+  // With allowed groups, another group's variable is one the dataset does not have (as the resolver treats it).
+  const variables = allowed === undefined ? info.variables : info.variables.filter((candidate) => allowed.includes(candidate.group));
   if (!Array.isArray(items) || items.length === 0) {
     throw invalidOption(option, 'must be a non-empty array of expressions or {variable}', `Pass e.g. ${option}: [{ variable: "sex" }, "degree=3..4"].`);
   }
@@ -31,9 +33,9 @@ export function expandAxis(items: unknown, option: 'rows' | 'columns', info: Dat
       entries.push({ label: codeLabel(info, item) ?? item, expr: item });
     } else if (typeof item === 'object' && item !== null && 'variable' in item && typeof item.variable === 'string') {
       requireObject(item, where, ['variable']);
-      const variable = info.variables.find((candidate) => candidate.name === item.variable) ?? quotedVariable(info, item.variable);
+      const variable = variables.find((candidate) => candidate.name === item.variable) ?? quotedVariable(variables, item.variable);
       if (!variable) {
-        const suggestions = suggest(item.variable, info.variables.map((v) => v.name));
+        const suggestions = suggest(item.variable, variables.map((v) => v.name));
         const problem = `unknown variable ${quoteText(shorten(item.variable))}${suggestions.length ? `; did you mean ${suggestions.map(quoteText).join(', ')}?` : ''}`;
         const hint = 'Use a variable of the dataset; names are case-sensitive.';
         throw fieldError(ErrorCode.unknownVariable, where, problem, { suggestions, hint, listed: 'variables' }, ': ');
@@ -105,7 +107,7 @@ export function readPercentBase(value: unknown, option = 'percentBase'): Percent
 }
 
 /** The variable a name written in quotes stands for, as `info` prints it (`"two words"`). */
-function quotedVariable(info: DatasetInfo, written: string): VariableInfo | undefined {
+function quotedVariable(variables: readonly VariableInfo[], written: string): VariableInfo | undefined {
   if (!written.trimStart().startsWith('"')) return undefined;
   let expr: Expr;
   try {
@@ -113,7 +115,7 @@ function quotedVariable(info: DatasetInfo, written: string): VariableInfo | unde
   } catch {
     return undefined;
   }
-  return 'code' in expr ? info.variables.find((candidate) => candidate.name === expr.code) : undefined;
+  return 'code' in expr ? variables.find((candidate) => candidate.name === expr.code) : undefined;
 }
 
 function codeLabel(info: DatasetInfo, expr: string): string | undefined {

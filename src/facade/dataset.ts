@@ -122,8 +122,8 @@ export class Dataset {
     const options = requireObject(query, 'query', CROSSTAB_OPTIONS);
     const base = requireString(options.base, 'base');
     const targets = requireStringArray(options.targets, 'targets', MAX_TARGETS);
-    const weight = resolveWeight(options.weight, this.info);
     const allowed = requireGroups(options.allowedGroups, 'allowedGroups');
+    const weight = resolveWeight(options.weight, this.info, 'weight', allowed);
     // An already-aborted signal rejects like one aborted mid-query: `cancelled`, not the signal's DOMException.
     const signal = requireSignal(options.signal, 'signal');
     throwIfCancelled(signal, 'the query');
@@ -185,10 +185,10 @@ export class Dataset {
     const base = requireString(options.base, 'base');
     const missing = readMissingMode(options.missing);
     const percentBase = readPercentBase(options.percentBase);
-    const expandedRows = expandAxis(options.rows, 'rows', this.info, missing === 'show');
-    const expandedColumns = expandAxis(options.columns, 'columns', this.info, missing === 'show');
-    const weight = resolveWeight(options.weight, this.info);
     const allowed = requireGroups(options.allowedGroups, 'allowedGroups');
+    const expandedRows = expandAxis(options.rows, 'rows', this.info, missing === 'show', allowed);
+    const expandedColumns = expandAxis(options.columns, 'columns', this.info, missing === 'show', allowed);
+    const weight = resolveWeight(options.weight, this.info, 'weight', allowed);
     const signal = requireSignal(options.signal, 'signal');
     const onProgress = options.onProgress as TableQuery['onProgress'];
     if (onProgress !== undefined && typeof onProgress !== 'function') throw invalidOption('onProgress', 'must be a function', 'Pass (done, total) => void.');
@@ -271,10 +271,15 @@ export class Dataset {
     return keep;
   }
 
-  /** Authorization groups an expression touches (for entitlement checks). Throws on a bad expression. */
-  groupsOf(expression: string): string[] {
+  /**
+   * Authorization groups an expression touches (for entitlement checks). Throws on a bad
+   * expression; with `allowedGroups`, as a query with them does (another group's names are
+   * unknown names, and no message names anything of another group).
+   */
+  groupsOf(expression: string, allowedGroups?: readonly string[]): string[] {
     this.checkOpen();
-    return [...this.resolver.resolve(requireString(expression, 'expression')).groups.keys()].sort();
+    const allowed = requireGroups(allowedGroups, 'allowedGroups');
+    return [...this.resolver.resolve(requireString(expression, 'expression'), undefined, allowed).groups.keys()].sort();
   }
 
   /**

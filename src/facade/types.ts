@@ -32,8 +32,10 @@ export interface CrosstabQuery {
   /** Weight column; defaults to the dataset's first weight. `null` = unweighted. */
   weight?: string | null;
   /**
-   * Authorization groups the caller may use. When given, an expression that touches a
-   * variable or code of another group is refused with `forbidden_group`.
+   * Authorization groups the caller may use. When given, a variable or code of another group
+   * is to the query a name the dataset does not have: refused as `unknown_variable` or
+   * `unknown_code` exactly as a made-up name, its suggestions only of these groups, so no
+   * error tells a hidden name from a made-up one or names anything of another group.
    */
   allowedGroups?: readonly string[];
   /** Cancels the query. */

@@ -1,4 +1,4 @@
-import { AUTH_HEADER } from './auth.js';
+import { AUTH_HEADER, AUTH_REALM } from './auth.js';
 import type { AuthFailureLimiter } from './auth-failures.js';
 import type { Authenticator } from './authenticator.js';
 import { clientAddress, type ProxyTrust } from './client-address.js';
@@ -46,6 +46,8 @@ function checkKey(record: ApiKeyRecord | undefined): ApiKeyRecord | ServiceError
 export function apiKeyAuthenticator(keys: KeyStore, context: { proxies: ProxyTrust; authFailures: AuthFailureLimiter }): Authenticator {
   const { proxies, authFailures } = context;
   return {
+    // No registered scheme fits a key in a header of its own: ApiKey names the header it goes in.
+    challenge: `ApiKey realm="${AUTH_REALM}", header="${AUTH_HEADER}"`,
     claims: (request) => headerOf(request.headers, AUTH_HEADER) !== undefined,
     authenticate(request) {
       const apiKey = headerOf(request.headers, AUTH_HEADER)?.trim();

@@ -6,6 +6,9 @@ import { quote, serviceError, type ServiceError } from './service-error.js';
 /** The request header carrying the API key. */
 export const AUTH_HEADER = 'Service-Engine-Authorizer';
 
+/** The realm the WWW-Authenticate challenges of a 401 name: one protection space for the whole API. */
+export const AUTH_REALM = 'crosstab';
+
 /**
  * Checks that the key may query `info.survey` with `requestedGroup`, and returns the groups
  * the engine may use (`undefined` = no restriction).

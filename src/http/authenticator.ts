@@ -8,6 +8,11 @@ import type { ServiceError } from './service-error.js';
  * none does, the first of the list answers (its "credential missing" 401).
  */
 export interface Authenticator {
+  /**
+   * This method's challenge in the WWW-Authenticate header of a 401 (RFC 9110 section 11.6.1):
+   * its scheme and parameters, e.g. `Bearer realm="crosstab"`.
+   */
+  readonly challenge: string;
   /** Whether the request carries this method's credential; from the headers alone. */
   claims(request: HandlerRequest): boolean;
   /**

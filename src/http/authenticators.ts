@@ -18,6 +18,11 @@ export function defaultAuthenticators(keys: KeyStore, context: { proxies: ProxyT
   return [apiKeyAuthenticator(keys, context), ...bearer];
 }
 
+/** The WWW-Authenticate value of a 401: each authenticator's challenge, in order. */
+export function challengesOf(authenticators: readonly Authenticator[]): string {
+  return authenticators.map((authenticator) => authenticator.challenge).join(', ');
+}
+
 /** The caller according to the first authenticator that claims the request (else the first one). */
 export function authenticateWith(authenticators: readonly Authenticator[], request: HandlerRequest): ApiKeyRecord | ServiceError | Promise<ApiKeyRecord | ServiceError> {
   const chosen = authenticators.find((authenticator) => authenticator.claims(request)) ?? (authenticators[0] as Authenticator);

@@ -1,3 +1,4 @@
+import { AUTH_REALM } from './auth.js';
 import type { Authenticator } from './authenticator.js';
 import { headerOf } from './headers.js';
 import type { ApiKeyRecord } from './key-file.js';
@@ -12,6 +13,7 @@ const HINT = 'Request a new access token from your identity provider (e.g. the c
  */
 export function bearerAuthenticator(lookup: (token: string) => Promise<ApiKeyRecord | { problem: string }>): Authenticator {
   return {
+    challenge: `Bearer realm="${AUTH_REALM}"`,
     claims: (request) => headerOf(request.headers, 'authorization') !== undefined,
     async authenticate(request) {
       const match = /^Bearer +([A-Za-z0-9_.~+/=-]+)$/i.exec((headerOf(request.headers, 'authorization') ?? '').trim());

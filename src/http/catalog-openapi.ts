@@ -1,7 +1,7 @@
 /** The OpenAPI fragments of GET /surveys, GET /surveys/{SurveyCode} and POST /tables: their operations and schemas. */
-import { MAX_AXIS, STAT_NAMES } from '../index.js';
+import { MAX_AXIS, STAT_NAMES, tableJsonSchemas } from '../index.js';
 import { MAX_EXPRESSION_LENGTH, MAX_NAME_LENGTH } from './crosstab-request.js';
-import { corsHeaders, errorResponses } from './openapi-parts.js';
+import { answerHeaders, errorResponses, header } from './openapi-parts.js';
 import type { RouteDocs } from './route.js';
 import { MAX_LISTED_NUMERIC_VALUES } from './survey-catalog.js';
 import { CATALOG_MAX_AGE_SECONDS } from './surveys-operation.js';
@@ -14,16 +14,17 @@ const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const count = { type: 'integer', nullable: true, minimum: 0, description: 'Respondents, rounded to a multiple of CountRounding; null when SuppressedAtOrBelow or fewer.' };
 
 const cacheHeaders = {
-  ETag: { description: 'Identifies this answer: send it back in If-None-Match to get 304 while it has not changed.', schema: { type: 'string' } },
-  'Cache-Control': { description: `private, max-age=${CATALOG_MAX_AGE_SECONDS}`, schema: { type: 'string' } },
+  ETag: header('Identifies this answer: send it back in If-None-Match to get 304 while it has not changed.', { type: 'string' }, true),
+  'Cache-Control': header(`private, max-age=${CATALOG_MAX_AGE_SECONDS}`, { type: 'string' }, true),
+  Vary: header('Service-Engine-Authorizer, Authorization (and Origin first when the service allows a list of origins): the answer depends on the caller.', { type: 'string' }, true),
 };
 
 /** The catalog's operations by route, and the schemas they share. */
 function catalogOpenApi(options: { maxBodyBytes: number }): { paths: Record<string, Record<string, Record<string, unknown>>>; schemas: Record<string, object> } {
   const errors = (statuses: number[]) => errorResponses(statuses);
   const catalogResponses = (schema: string, description: string, statuses: number[]) => ({
-    200: { description, headers: { ...corsHeaders, ...cacheHeaders }, content: { 'application/json': { schema: ref(schema) } } },
-    304: { description: 'Not modified: the If-None-Match ETag is still current. No body.', headers: cacheHeaders },
+    200: { description, headers: { ...answerHeaders(), ...cacheHeaders }, content: { 'application/json': { schema: ref(schema) } } },
+    304: { description: 'Not modified: the If-None-Match ETag is still current. No body.', headers: { ...answerHeaders(), ...cacheHeaders } },
     ...errors(statuses),
   });
   const axis = {
@@ -55,21 +56,24 @@ function catalogOpenApi(options: { maxBodyBytes: number }): { paths: Record<stri
         tags: ['catalog'],
         security,
         parameters: [{ name: 'SurveyCode', in: 'path', required: true, schema: { type: 'string', minLength: 1, maxLength: MAX_NAME_LENGTH }, example: 'GSS' }],
-        responses: catalogResponses('SurveyDetail', 'Only variables and codes of the caller\'s authorization groups; every Expression selects exactly the respondents it describes.', [400, 401, 403, 404, 429, 500, 503]),
+        responses: {
+          ...catalogResponses('SurveyDetail', 'Only variables and codes of the caller\'s authorization groups; every Expression selects exactly the respondents it describes.', [400, 401, 403, 404, 429, 500, 503]),
+          404: { ...errors([404])[404], description: 'No survey SurveyCode is served here (error.field SurveyCode); the key is entitled to every survey.' },
+        },
       },
     },
     '/tables': {
       post: {
         operationId: 'table',
         summary: 'A weighted table of base AND row AND column cells, with margins and the requested statistics. Billed once per 200.',
-        tags: ['catalog'],
+        tags: ['tables'],
         security,
         requestBody: { required: true, description: `At most ${options.maxBodyBytes} bytes.`, content: { 'application/json': { schema: ref('TableRequest') } } },
         responses: {
           200: {
             description: `The table: JSON by default, CSV (one line per cell) with \`Accept: text/csv\`, an Excel workbook with \`Accept: ${XLSX_TYPE}\`. At most ${MAX_TABLE_CELLS} cells. Billed.`,
             headers: {
-              ...corsHeaders,
+              ...answerHeaders(),
               'Content-Disposition': { description: 'With the workbook only: `attachment; filename="<SurveyCode>-table.xlsx"`.', schema: { type: 'string' } },
             },
             content: {
@@ -84,7 +88,8 @@ function catalogOpenApi(options: { maxBodyBytes: number }): { paths: Record<stri
               },
             },
           },
-          ...errors([400, 401, 403, 406, 408, 413, 415, 429, 500, 503]),
+          ...errors([400, 401, 403, 404, 406, 408, 413, 415, 429, 500, 503]),
+          404: { ...errors([404])[404], description: 'The survey is served for POST /crosstab only, not for tables (error.field SurveyCode).' },
         },
       },
     },
@@ -205,24 +210,10 @@ function catalogOpenApi(options: { maxBodyBytes: number }): { paths: Record<stri
         ResultDescription: { type: 'string' },
         SurveyCode: { type: 'string' },
         AudienceReportUnits: { type: 'integer', minimum: 1 },
-        Table: {
-          type: 'object',
-          required: ['base', 'weight', 'units', 'rows', 'columns', 'cells', 'rowTotals', 'columnTotals', 'total'],
-          description: 'cells[row][column] with weighted (the raw sum of weights; divide by units for the projected audience), respondents, sumSqWeights, stability and the requested statistics (proportions 0-1; null where undefined); rowTotals, columnTotals and total are the margins.',
-          properties: {
-            base: { type: 'string' },
-            weight: { type: 'string', nullable: true },
-            units: { type: 'integer' },
-            rows: { type: 'array', items: { type: 'object', required: ['label', 'expr'], properties: { label: { type: 'string' }, expr: { type: 'string' } } } },
-            columns: { type: 'array', items: { type: 'object', required: ['label', 'expr'], properties: { label: { type: 'string' }, expr: { type: 'string' } } } },
-            cells: { type: 'array', items: { type: 'array', items: { type: 'object', required: ['weighted', 'respondents', 'stability'], properties: { weighted: { type: 'number' }, respondents: { type: 'integer' }, stability: { type: 'string', enum: ['stable', 'caution', 'very-unstable'] } } } } },
-            rowTotals: { type: 'array', items: { type: 'object' } },
-            columnTotals: { type: 'array', items: { type: 'object' } },
-            total: { type: 'object' },
-          },
-        },
+        Table: ref('TableDocument'),
       },
     },
+    ...tableJsonSchemas(ref),
   };
   // Every TableRequest field is declared (the validator and the schema list the same names).
   void (TABLE_FIELDS satisfies readonly (keyof typeof schemas.TableRequest.properties)[]);

@@ -24,7 +24,10 @@ export interface ConnectionLimits {
   maxConnections?: number;
   /** Most open connections from one IP address; further ones get a 503 and are closed. Default 64. */
   maxConnectionsPerAddress?: number;
-  /** A connection with no traffic in either direction for this long is closed. Default 30000 ms. */
+  /**
+   * A connection with no traffic in either direction for this long is closed, unless a
+   * request on it is in work (its answer not yet written). Default 30000 ms.
+   */
   idleTimeoutMs?: number;
 }
 
@@ -92,7 +95,7 @@ const TOO_MANY =
  */
 export function applyConnectionLimits(server: Server, limits: Required<ConnectionLimits>, body: string): void {
   server.maxConnections = limits.maxConnections;
-  // No listener for 'timeout' on the server: node:http then destroys the idle socket.
+  // listen() destroys a socket that times out unless a request on it is in work.
   server.setTimeout(limits.idleTimeoutMs);
   const open = new Map<string, number>();
   const response = `${TOO_MANY}${Buffer.byteLength(body)}\r\n\r\n${body}`;

@@ -15,7 +15,7 @@ export interface CorsPolicy {
 }
 
 /** Response headers a cross-origin script may read: the request id, and a workbook's file name. */
-const EXPOSED = 'X-Request-Id, Content-Disposition';
+export const CORS_EXPOSE_HEADERS = 'X-Request-Id, Content-Disposition';
 
 /**
  * `'*'` allows any origin; a list allows exactly those origins (`https://app.example`,
@@ -33,9 +33,9 @@ export function createCorsPolicy(origins: '*' | readonly string[] = '*'): CorsPo
     return { 'access-control-allow-origin': match, vary: 'Origin' };
   };
   // With any origin allowed, the response headers never change: built once (callers copy them).
-  const anyOrigin = allowed === undefined ? Object.freeze({ ...allowOrigin(undefined), 'access-control-expose-headers': EXPOSED }) : undefined;
+  const anyOrigin = allowed === undefined ? Object.freeze({ ...allowOrigin(undefined), 'access-control-expose-headers': CORS_EXPOSE_HEADERS }) : undefined;
   return {
-    responseHeaders: (origin) => anyOrigin ?? { ...allowOrigin(origin), 'access-control-expose-headers': EXPOSED },
+    responseHeaders: (origin) => anyOrigin ?? { ...allowOrigin(origin), 'access-control-expose-headers': CORS_EXPOSE_HEADERS },
     preflightHeaders: (origin, methods) => ({
       ...allowOrigin(origin),
       'access-control-allow-methods': methods.filter((method) => method !== 'HEAD').join(', '),

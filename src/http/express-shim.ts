@@ -14,7 +14,7 @@ export function crosstabExpress(handler: CrosstabHandler): NodeMiddleware {
   return (req, res, next) => {
     const path = req.originalUrl ?? req.url ?? '/';
     if (!handler.owns(path)) return next();
-    handler.handle(nodeRequest(req, path, handler.maxBodyBytes)).then(
+    handler.handle(nodeRequest(req, path, handler.maxBodyBytes, res)).then(
       (response) => sendNodeResponse(res, response),
       (error: unknown) => failNodeResponse(res, error),
     );

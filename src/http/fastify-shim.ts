@@ -1,4 +1,4 @@
-import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { CrosstabHandler } from './handler.js';
 import { nodeRequest } from './node-shim.js';
 
@@ -14,6 +14,8 @@ export interface FastifyReplyLike {
   headers(values: Record<string, string>): FastifyReplyLike;
   /** Sends a string as UTF-8 and a Uint8Array's bytes as they are (Fastify 4.x and later). */
   send(body: string | Uint8Array): FastifyReplyLike;
+  /** The node:http response (Fastify's `reply.raw`): its close tells the handler the client has gone. */
+  raw?: ServerResponse;
 }
 
 /**
@@ -26,7 +28,7 @@ export function crosstabFastify(handler: CrosstabHandler): (app: FastifyInstance
     app.removeAllContentTypeParsers();
     app.addContentTypeParser('*', (_request, _payload, done) => done(null));
     const route = async (request: { url: string; raw: IncomingMessage }, reply: FastifyReplyLike): Promise<unknown> => {
-      const response = await handler.handle(nodeRequest(request.raw, request.url, handler.maxBodyBytes));
+      const response = await handler.handle(nodeRequest(request.raw, request.url, handler.maxBodyBytes, reply.raw));
       // A body not read to its end ends the connection rather than being drained.
       const headers = request.raw.complete ? response.headers : { ...response.headers, connection: 'close' };
       return reply.code(response.status).headers(headers).send(response.body);

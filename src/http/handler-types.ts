@@ -9,7 +9,7 @@ export interface CrosstabDataset {
   /** POST /tables (a dataset without it answers only POST /crosstab). */
   table?(query: TableQuery): Promise<TableResult>;
   /** Authorization groups an expression touches: GET /surveys/{SurveyCode} shows a code's definition only when all are the caller's. */
-  groupsOf?(expression: string): string[];
+  groupsOf?(expression: string, allowedGroups?: readonly string[]): string[];
 }
 
 /** A framework-neutral HTTP request. */
@@ -29,6 +29,11 @@ export interface HandlerRequest {
   readBody?: (signal: AbortSignal) => Promise<Uint8Array>;
   /** The peer's IP address, when the shim knows it (the portal throttles sign-ins by it). */
   remoteAddress?: string;
+  /**
+   * Aborts when the client has gone (its connection closed before the answer was sent): a
+   * table in work stops, and nothing is billed. The node-based shims set it.
+   */
+  signal?: AbortSignal;
 }
 
 /** A framework-neutral HTTP response. */

@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { CrosstabError, ErrorCode } from '../index.js';
+import { CrosstabError, ErrorCode, TableRenderer, type TableRendererOptions } from '../index.js';
+import { FairShare, type FairShareLimits } from './fair-share.js';
+import { DEFAULT_TABLE_LIMITS, type TableLimits } from './table-limits.js';
 import { createCorsPolicy, type CorsPolicy } from './cors.js';
 import { AuthFailureLimiter, type AuthFailureLimits } from './auth-failures.js';
 import { proxyTrust, type TrustedProxies } from './client-address.js';
-import { defaultAuthenticators } from './authenticators.js';
+import { challengesOf, defaultAuthenticators } from './authenticators.js';
 import { createCallerCheck } from './caller.js';
 import type { AccessLogEntry, CrosstabDataset, HandlerRequest, HandlerResponse } from './handler-types.js';
 import { headerOf } from './headers.js';
@@ -43,7 +45,11 @@ export interface CrosstabHandlerOptions {
    * Default 10000.
    */
   bodyTimeoutMs?: number;
-  /** servers[0].url of the OpenAPI document. Default: basePath. */
+  /**
+   * servers[0].url of the OpenAPI document: the absolute URL clients reach the API at
+   * (`https://api.example/v1`), which tools that route by it (validating proxies, generated
+   * clients) need. Default: basePath, a URL relative to wherever the document was fetched.
+   */
   serverUrl?: string;
   /** Key file stat-check interval in ms (default 500). */
   keyReloadIntervalMs?: number;
@@ -54,6 +60,15 @@ export interface CrosstabHandlerOptions {
   trustProxy?: TrustedProxies;
   /** Limits on unknown, revoked or expired API keys per client address (default 50 per 60 s). */
   authFailures?: AuthFailureLimits;
+  /**
+   * What one POST /tables may ask (cells, sig comparisons, Rao–Scott covariance entries,
+   * answer bytes), refused with 400 before its work starts; defaults in DEFAULT_TABLE_LIMITS.
+   */
+  tableLimits?: Partial<TableLimits>;
+  /** The worker threads that compute table statistics and write table answers (threads, heap per worker). */
+  tableWorkers?: TableRendererOptions;
+  /** Tables of one account in work at once (default 1) and waiting (default 8; past that, 429). */
+  tableShare?: Partial<FairShareLimits>;
   /** Receives one entry per request, and key-file reload errors. */
   log?: (entry: AccessLogEntry | { time: string; event: string; message: string }) => void;
 }
@@ -106,6 +121,24 @@ function checkStoreOption(value: unknown, option: string, method: string, what: 
   throw invalidOption(option, `must be ${what}; got ${value === undefined ? 'nothing' : typeof value}.`);
 }
 
+/** An absolute http(s) URL or an absolute path, without a query, fragment or trailing slash. */
+export function checkServerUrl(serverUrl: unknown, option = 'serverUrl'): string {
+  const problem = `must be the absolute URL clients reach the API at, such as "https://api.example/v1" (or a path such as "/v1"); got ${JSON.stringify(serverUrl)}.`;
+  if (typeof serverUrl !== 'string') throw invalidOption(option, problem);
+  const trimmed = serverUrl.replace(/\/+$/, '');
+  if (trimmed.startsWith('/') && !trimmed.startsWith('//') && !/[?#\s]/.test(trimmed)) return trimmed;
+  let parsed: URL;
+  try {
+    parsed = new URL(trimmed);
+  } catch {
+    throw invalidOption(option, problem);
+  }
+  if ((parsed.protocol !== 'http:' && parsed.protocol !== 'https:') || parsed.search !== '' || parsed.hash !== '' || parsed.username !== '' || parsed.password !== '' || /\s/.test(trimmed)) {
+    throw invalidOption(option, problem);
+  }
+  return `${parsed.origin}${parsed.pathname.replace(/\/+$/, '')}`;
+}
+
 function checkBasePath(basePath: string): string {
   const trimmed = basePath.replace(/\/+$/, '');
   if (!trimmed.startsWith('/') || !(pathSegments(trimmed) ?? []).includes('v1') || /[?#\s]/.test(trimmed)) {
@@ -150,15 +183,28 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
     typeof options.usage === 'string'
       ? await NdjsonLedger.open(options.usage, { onEvent: (event, message) => log({ time: new Date().toISOString(), event, message }) })
       : options.usage;
+  const tableLimits: TableLimits = { ...DEFAULT_TABLE_LIMITS };
+  for (const [name, value] of Object.entries(options.tableLimits ?? {})) {
+    if (!(name in DEFAULT_TABLE_LIMITS)) throw invalidOption(`tableLimits.${name}`, `is not a table limit; use ${Object.keys(DEFAULT_TABLE_LIMITS).join(', ')}.`);
+    if (value === undefined) continue;
+    if (!Number.isSafeInteger(value) || value < 1) throw invalidOption(`tableLimits.${name}`, `must be a positive integer; got ${String(value)}.`);
+    tableLimits[name as keyof TableLimits] = value;
+  }
+  const share: FairShareLimits = { running: options.tableShare?.running ?? 1, waiting: options.tableShare?.waiting ?? 8 };
+  if (!Number.isInteger(share.running) || share.running < 1) throw invalidOption('tableShare.running', `must be a positive integer; got ${String(share.running)}.`);
+  if (!Number.isInteger(share.waiting) || share.waiting < 0) throw invalidOption('tableShare.waiting', `must be an integer of at least 0; got ${String(share.waiting)}.`);
+  const renderer = new TableRenderer(options.tableWorkers);
   const router = createRouter(ROUTES);
   const operations = operationList(router, basePath);
   const service: ServiceContext = {
     surveys,
     maxBodyBytes,
     basePath,
-    openApiDocument: JSON.stringify(buildOpenApiDocument({ serverUrl: options.serverUrl ?? basePath, maxBodyBytes, routes: ROUTES })),
+    openApiDocument: JSON.stringify(buildOpenApiDocument({ serverUrl: options.serverUrl === undefined ? basePath : checkServerUrl(options.serverUrl), maxBodyBytes, routes: ROUTES })),
+    tables: { limits: tableLimits, renderer, fairShare: new FairShare(share) },
   };
   const authenticators = defaultAuthenticators(keys, { proxies, authFailures });
+  const challenges = challengesOf(authenticators);
 
   const run = createRoutePipeline({ service, checkCaller: createCallerCheck(authenticators, keys), usage });
   const stats = { bodyTimeouts: 0, unreadBodies: 0 };
@@ -192,6 +238,7 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
       ...(raw.body === undefined ? {} : { body: raw.body }),
       ...(typeof raw.readBody === 'function' ? { readBody: raw.readBody, ...(typeof raw[ARRIVED_BODY] === 'function' ? { [ARRIVED_BODY]: raw[ARRIVED_BODY] } : {}) } : {}),
       ...(typeof raw.remoteAddress === 'string' ? { remoteAddress: raw.remoteAddress } : {}),
+      ...(raw.signal instanceof AbortSignal ? { signal: raw.signal } : {}),
     };
     const started = performance.now();
     const body = requestBody(request, { maxBodyBytes, deadline: started + bodyTimeoutMs, timeoutMs: bodyTimeoutMs, timedOut: () => stats.bodyTimeouts++ });
@@ -238,6 +285,8 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
         entry.code = outcome.code;
         text = JSON.stringify(errorBody(outcome));
         if (outcome.code === 'payload_too_large') headers['connection'] = 'close';
+        // HTTP requires the challenges on a 401: the credentials this service accepts.
+        if (status === 401) headers['www-authenticate'] = challenges;
         if (outcome.retryAfterSeconds !== undefined) headers['retry-after'] = String(outcome.retryAfterSeconds);
       }
     } catch (error) {
@@ -303,6 +352,7 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
         } catch {
           // A failing logger must not keep the stores open.
         }
+        await renderer.close();
         await keys.close();
         await usage.close();
       })();

@@ -8,7 +8,7 @@
  * http.createServer(createNodeListener(handler)).listen(8080);
  * ```
  */
-export { createCrosstabHandler } from './handler.js';
+export { checkServerUrl, createCrosstabHandler } from './handler.js';
 export { headerOf } from './headers.js';
 export { clientAddress, forwardedProto, normalizeAddress, proxyTrust } from './client-address.js';
 export type { ProxyTrust, TrustedProxies } from './client-address.js';
@@ -57,3 +57,5 @@ export { API_VERSION, buildOpenApiDocument, errorSchemaNames } from './openapi.j
 export { CORS_MAX_AGE_SECONDS } from './cors.js';
 export { serviceErrorStatus } from './service-error.js';
 export type { ServiceErrorBody, ServiceErrorCode } from './service-error.js';
+export { DEFAULT_TABLE_LIMITS, MAX_TABLE_CELLS, type TableLimits } from './table-limits.js';
+export { FairShare, type FairShareLimits } from './fair-share.js';

@@ -71,7 +71,7 @@ export function createNodeListener(handler: CrosstabHandler, options: NodeListen
   return (req, res) => {
     let pending: Promise<HandlerResponse>;
     try {
-      pending = handler.handle(nodeRequest(req, req.url ?? '/', handler.maxBodyBytes));
+      pending = handler.handle(nodeRequest(req, req.url ?? '/', handler.maxBodyBytes, res));
     } catch (error) {
       pending = Promise.reject(error);
     }
@@ -82,8 +82,9 @@ export function createNodeListener(handler: CrosstabHandler, options: NodeListen
 /**
  * The handler's view of a node:http request (every node-based shim): `readBody` reads at most
  * `limit + 1` bytes of its stream when the handler asks, and stops when the handler's signal aborts.
+ * With `res`, its `signal` aborts when the connection closes before the answer was written.
  */
-export function nodeRequest(req: IncomingMessage, path: string, limit: number): HandlerRequest {
+export function nodeRequest(req: IncomingMessage, path: string, limit: number, res?: ServerResponse): HandlerRequest {
   const request: ArrivedBodyRequest = {
     method: req.method ?? '',
     path,
@@ -93,5 +94,12 @@ export function nodeRequest(req: IncomingMessage, path: string, limit: number): 
   };
   const remoteAddress = req.socket?.remoteAddress;
   if (remoteAddress !== undefined) request.remoteAddress = remoteAddress;
+  if (res !== undefined) {
+    const gone = new AbortController();
+    res.once('close', () => {
+      if (!res.writableFinished) gone.abort();
+    });
+    request.signal = gone.signal;
+  }
   return request;
 }

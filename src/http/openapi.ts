@@ -3,7 +3,7 @@ import { XLSX_TYPE } from './accept.js';
 import { AUTH_HEADER } from './auth.js';
 import { CORS_ALLOW_HEADERS } from './cors.js';
 import { ALL } from './crosstab-request.js';
-import { errorSchema, errorSchemaNames, string } from './openapi-parts.js';
+import { answerHeaders, errorResponses, errorSchema, errorSchemaNames, header } from './openapi-parts.js';
 import type { Route } from './route.js';
 import { createRouter } from './router.js';
 import { ROUTES } from './routes.js';
@@ -25,30 +25,71 @@ Errors carry ResultCode = HTTP status, ResultDescription = error.message and an 
 
 AuthorizationGroup: absent, null or \`${ALL}\` means every group the key is entitled to; a group name restricts the expressions to that group's variables and codes.
 
-GET /docs is free, needs no key and is never billed: use it as a liveness probe.
+GET /docs is free, needs no key and is never billed: use it as a liveness probe. HEAD answers every GET operation with its headers and no body.
+
+Every answer carries X-Request-Id, X-Content-Type-Options: nosniff, Access-Control-Allow-Origin and Access-Control-Expose-Headers, and Cache-Control: no-store unless the operation says otherwise. A path this document does not list answers 404, a method a path does not list 405 with an Allow header, a 401 a WWW-Authenticate header naming the accepted credentials.
 
 GET /surveys lists the surveys your key may query; GET /surveys/{SurveyCode} lists a survey's variables, values (with rounded respondent counts, suppressed for low bases), ranges, codes and weights within your authorization groups, each with the expression that selects it. Both need the key, are never billed and send an ETag (If-None-Match gives 304). POST /tables computes a whole table (rows x columns, up to ${MAX_AXIS} entries per axis) as JSON or, with \`Accept: text/csv\`, CSV or, with \`Accept: ${XLSX_TYPE}\`, an Excel workbook; billed once per 200.`;
 
+/** The tags of the document and what each groups; a route may describe a tag of its own (RouteDocs.tags). */
+const TAGS: Record<string, string> = {
+  crosstab: 'POST /crosstab (audience, respondents and stability of 1 to 2 target codes), GET /docs, and the CORS preflights.',
+  catalog: "The survey catalog: the caller's surveys and each survey's variables, values, ranges, codes and weights. Free, with ETags.",
+  tables: 'POST /tables: a whole weighted table with margins and statistics, as JSON, CSV or an Excel workbook. Billed.',
+};
+
+/**
+ * Statuses every operation may answer besides its own: 404 and 405 (the router's answers
+ * for the paths and methods the document does not list), 408 and 431 (`listen()`'s limits on
+ * any request), 500 and 503 (a bug; shutting down).
+ */
+const EVERY_OPERATION_STATUSES = [404, 405, 408, 431, 500, 503];
+
+type Operation = Record<string, unknown> & { responses: Record<string, Record<string, unknown>> };
+
+/** Adds the statuses of EVERY_OPERATION_STATUSES an operation does not already describe. */
+function withEveryStatus(operation: Record<string, unknown>): Operation {
+  const responses = { ...(operation['responses'] as Record<string, Record<string, unknown>>) };
+  for (const [status, response] of Object.entries(errorResponses(EVERY_OPERATION_STATUSES.filter((status) => responses[status] === undefined)))) {
+    responses[status] = response as Record<string, unknown>;
+  }
+  return { ...operation, responses };
+}
+
+/** HEAD of a GET operation: the same statuses and headers, never a body. */
+function headOperation(get: Operation, template: string): Operation {
+  const responses = Object.fromEntries(Object.entries(get.responses).map(([status, response]) => [status, { description: response['description'], ...(response['headers'] ? { headers: response['headers'] } : {}) }]));
+  const { requestBody: _body, responses: _responses, ...rest } = get;
+  return { ...rest, operationId: `${String(get['operationId'])}Head`, summary: `The headers GET ${template} answers with, without its body.`, responses };
+}
+
 /** The preflight operation of a path whose routes a browser calls only after one. */
-function preflightOperation(template: string, routes: readonly Route[], allow: readonly string[], operationId: string): Record<string, unknown> {
+function preflightOperation(template: string, routes: readonly Route[], allow: readonly string[], operationId: string, tags: unknown): Operation {
   const methods = routes.map((route) => route.method).join(' and ');
-  return {
+  const { 'Cache-Control': _none, ...headers } = answerHeaders();
+  return withEveryStatus({
     operationId: `${operationId}Options`,
     summary: `CORS preflight for ${methods} ${template}.`,
-    tags: ['crosstab'],
+    tags,
     security: [],
     responses: {
       200: {
         description: 'Preflight answer; no body.',
         headers: {
-          'Access-Control-Allow-Origin': string('The request Origin when allowed, * when any origin is allowed (otherwise an allowed origin, which the browser refuses).'),
-          'Access-Control-Allow-Methods': string(allow.filter((method) => method !== 'HEAD').join(', ')),
-          'Access-Control-Allow-Headers': string(CORS_ALLOW_HEADERS),
-          'Access-Control-Max-Age': string('Seconds the preflight answer may be cached.'),
+          ...headers,
+          'Access-Control-Allow-Methods': header(allow.filter((method) => method !== 'HEAD').join(', '), { type: 'string' }, true),
+          'Access-Control-Allow-Headers': header(CORS_ALLOW_HEADERS, { type: 'string' }, true),
+          'Access-Control-Max-Age': header('Seconds the preflight answer may be cached.', { type: 'string' }, true),
         },
       },
     },
-  };
+  });
+}
+
+/** The path parameters of a template, as the routes declare them (a plain string otherwise). */
+function pathParameters(template: string, operations: readonly Record<string, unknown>[]): object[] {
+  const declared = operations.flatMap((operation) => (operation['parameters'] as Array<Record<string, unknown>> | undefined) ?? []).filter((parameter) => parameter['in'] === 'path');
+  return [...template.matchAll(/\{([^}]+)\}/g)].map(([, name]) => declared.find((parameter) => parameter['name'] === name) ?? { name, in: 'path', required: true, schema: { type: 'string', minLength: 1 } });
 }
 
 /**
@@ -60,25 +101,38 @@ export function buildOpenApiDocument(options: { serverUrl: string; maxBodyBytes:
   const settings = { maxBodyBytes: options.maxBodyBytes };
   const paths: Record<string, Record<string, unknown>> = {};
   const schemas: Record<string, unknown> = {};
+  const tags: Record<string, string> = { ...TAGS };
   for (const { template, routes, allow, preflight } of router.paths) {
-    const operations: Record<string, unknown> = {};
+    const operations: Record<string, Operation> = {};
     for (const route of routes) {
       const docs = route.docs(settings);
-      operations[route.method.toLowerCase()] = docs.operation;
+      const operation = withEveryStatus(docs.operation);
+      operations[route.method.toLowerCase()] = operation;
+      // HEAD answers every GET route (router.ts): the same headers, no body.
+      if (route.method === 'GET') operations['head'] = headOperation(operation, template);
       Object.assign(schemas, docs.schemas);
+      for (const [name, description] of Object.entries(docs.tags ?? {})) tags[name] ??= description;
     }
     if (preflight) {
       const first = routes.find((route) => route.auth || route.body !== undefined) as Route;
-      operations['options'] = preflightOperation(template, routes, allow, String(first.docs(settings).operation['operationId']));
+      const operation = operations[first.method.toLowerCase()] as Operation;
+      operations['options'] = preflightOperation(template, routes, allow, String(operation['operationId']), operation['tags']);
     }
-    paths[template] = operations;
+    const parameters = pathParameters(template, Object.values(operations));
+    paths[template] = { ...(parameters.length > 0 ? { parameters } : {}), ...operations };
+  }
+  // A tag an operation uses but nobody described is listed with the operations it groups.
+  for (const operations of Object.values(paths)) {
+    for (const operation of Object.values(operations)) {
+      for (const tag of ((operation as Record<string, unknown>)['tags'] as string[] | undefined) ?? []) tags[tag] ??= `Operations tagged ${tag}.`;
+    }
   }
   const errorStatuses = Object.keys(errorSchemaNames).map(Number);
   return {
     openapi: '3.0.1',
-    info: { title: 'Crosstab Query Service', description, version: API_VERSION },
+    info: { title: 'Crosstab Query Service', description, version: API_VERSION, license: { name: 'MIT' } },
     servers: [{ url: options.serverUrl, description: 'This service; the path carries the API version segment v1.' }],
-    tags: [{ name: 'crosstab' }, { name: 'catalog' }],
+    tags: Object.entries(tags).map(([name, tagDescription]) => ({ name, description: tagDescription })),
     paths,
     components: {
       securitySchemes: {

@@ -53,6 +53,8 @@ export function createRoutePipeline(context: { service: ServiceContext; checkCal
     const result: RouteResult = route.auth ? await route.handle({ ...call, caller: caller as NonNullable<typeof caller> }) : await route.handle(call);
     if (!isBilledAnswer(result)) return result;
     if (!route.billed || caller === undefined) return result.body;
+    // A record only for an answer that can still be sent: a client that has gone is not billed.
+    if (request.signal?.aborted) return serviceError('client_closed_request', 'The client closed the connection before the answer; nothing was billed.', 'Wait for the answer.');
     try {
       await usage.record({
         time: new Date().toISOString(),

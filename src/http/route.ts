@@ -1,4 +1,7 @@
 /** What one entry of the route table says, and what its operation is given and returns. */
+import type { TableRenderer } from '../index.js';
+import type { FairShare } from './fair-share.js';
+import type { TableLimits } from './table-limits.js';
 import type { AccessLogEntry, CrosstabDataset, HandlerRequest } from './handler-types.js';
 import type { ApiKeyRecord } from './key-file.js';
 import { isOperationReply, type OperationReply } from './operation-reply.js';
@@ -15,6 +18,8 @@ export interface ServiceContext {
   readonly basePath: string;
   /** The OpenAPI document (JSON) that GET /docs serves, built from the route table. */
   readonly openApiDocument: string;
+  /** POST /tables: its limits, the worker threads that write answers, and each account's share of them. */
+  readonly tables: { readonly limits: TableLimits; readonly renderer: TableRenderer; readonly fairShare: FairShare };
 }
 
 /** What an operation is called with. */
@@ -54,6 +59,8 @@ export interface RouteDocs {
   operation: Record<string, unknown>;
   /** Component schemas the operation refers to (`#/components/schemas/<name>`). */
   schemas?: Record<string, unknown>;
+  /** Descriptions of the tags the operation uses that the document does not already describe. */
+  tags?: Record<string, string>;
 }
 
 interface RouteBase {

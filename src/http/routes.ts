@@ -13,6 +13,7 @@
  */
 import { describeSurveyDocs, listSurveysDocs, tablesDocs } from './catalog-openapi.js';
 import { crosstabDocs } from './crosstab-docs.js';
+import { answerHeaders } from './openapi-parts.js';
 import { crosstabOperation } from './crosstab-operation.js';
 import type { Route } from './route.js';
 import { surveyOperation, surveysOperation } from './surveys-operation.js';
@@ -34,6 +35,7 @@ export const ROUTES: readonly Route[] = [
         responses: {
           200: {
             description: 'This OpenAPI document.',
+            headers: answerHeaders(),
             content: { 'application/json': { schema: { $ref: '#/components/schemas/OpenApiDocument' } } },
           },
         },
@@ -42,7 +44,13 @@ export const ROUTES: readonly Route[] = [
         OpenApiDocument: {
           type: 'object',
           required: ['openapi', 'info', 'paths'],
-          properties: { openapi: { type: 'string' }, info: { type: 'object' }, paths: { type: 'object' } },
+          description: 'An OpenAPI 3.0 document (this one).',
+          additionalProperties: true,
+          properties: {
+            openapi: { type: 'string', example: '3.0.1' },
+            info: { type: 'object', additionalProperties: true },
+            paths: { type: 'object', additionalProperties: true },
+          },
         },
       },
     }),

@@ -68,7 +68,24 @@ export async function listen(handler: CrosstabHandler, options: ListenOptions): 
   const host = options.host ?? '127.0.0.1';
   const limits = resolveConnectionLimits(options);
   let draining = false;
-  const server = createServer({ keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS, headersTimeout: 10_000, requestTimeout: REQUEST_TIMEOUT_MS }, createNodeListener(handler, { closeConnections: () => draining }));
+  const listener = createNodeListener(handler, { closeConnections: () => draining });
+  // Connections with a request in work: the idle timeout never cuts them (a table may take
+  // longer to compute than the idle timeout; nothing is sent meanwhile).
+  const working = new Map<Duplex, number>();
+  const server = createServer({ keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS, headersTimeout: 10_000, requestTimeout: REQUEST_TIMEOUT_MS }, (req, res) => {
+    const socket = req.socket;
+    working.set(socket, (working.get(socket) ?? 0) + 1);
+    res.once('close', () => {
+      const left = (working.get(socket) ?? 1) - 1;
+      if (left === 0) working.delete(socket);
+      else working.set(socket, left);
+    });
+    listener(req, res);
+  });
+  // With a listener, node:http no longer destroys a timed-out socket itself: this does, unless it is at work.
+  server.on('timeout', (socket: Duplex) => {
+    if (!working.has(socket)) socket.destroy();
+  });
   server.on('clientError', answerClientError);
   const tooMany = serviceError('unavailable', 'Too many open connections from this address.', 'Reuse one keep-alive connection, or open fewer at a time.');
   applyConnectionLimits(server, limits, JSON.stringify(errorBody(tooMany)));

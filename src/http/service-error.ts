@@ -47,6 +47,8 @@ export const serviceErrorStatus = {
   unsupported_media_type: 415,
   /** The Accept header names no format the operation answers in (POST /tables: JSON or CSV). */
   not_acceptable: 406,
+  /** Never sent: the client closed its connection before the answer (logged; nothing billed). */
+  client_closed_request: 499,
   /** A bug in the service; the request id is in the X-Request-Id header. */
   internal: 500,
   /** The service is shutting down, cannot record usage or cannot reach its accounts database right now; retry later. */

@@ -24,7 +24,7 @@ export const MAX_LISTED_NUMERIC_VALUES = 200;
 export interface CatalogDataset {
   readonly info: DatasetInfo;
   /** Authorization groups an expression touches (Dataset.groupsOf): codes are defined only when all are the caller's. */
-  groupsOf?(expression: string): string[];
+  groupsOf?(expression: string, allowedGroups?: readonly string[]): string[];
 }
 
 export interface SurveySummary {

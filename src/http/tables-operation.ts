@@ -1,15 +1,11 @@
 import {
+  ErrorCode,
   isCrosstabError,
-  tableStatistics,
-  tableToCSV,
-  tableToJSON,
-  tableToXLSX,
   type AxisItem,
   type CrosstabError,
   type DisplayOptions,
   type TableQuery,
   type TableResult,
-  type TableStatistics,
 } from '../index.js';
 import { negotiateFormat, XLSX_TYPE } from './accept.js';
 import { authorize, entitledToSurvey } from './auth.js';
@@ -18,10 +14,17 @@ import { headerOf } from './headers.js';
 import type { OperationReply } from './operation-reply.js';
 import type { AuthenticatedContext, RouteResult } from './route.js';
 import { fromEngineError, isServiceError, quote, serviceError, type ServiceError } from './service-error.js';
+import type { TableLimits } from './table-limits.js';
 import { validateTablesRequest, type TableAxisItem, type TablesRequest } from './tables-request.js';
 
-/** Most cells (rows x columns, after whole variables are expanded) one table may have. */
-export const MAX_TABLE_CELLS = 250_000;
+export { DEFAULT_TABLE_LIMITS, MAX_TABLE_CELLS, type TableLimits } from './table-limits.js';
+
+/** The request field and words of each limit, in refusals. */
+const LIMIT_NAMES: Record<string, { field: string; words: string }> = {
+  'limits.comparisons': { field: 'Statistics', words: 'comparisons' },
+  'limits.raoScottCovariance': { field: 'Statistics', words: 'raoScottCovariance' },
+  'limits.answerBytes': { field: 'Statistics', words: 'answerBytes' },
+};
 
 const CSV_TYPE = 'text/csv; charset=utf-8';
 
@@ -68,41 +71,67 @@ export async function tablesOperation(context: AuthenticatedContext): Promise<Ro
   const access = authorize(key, dataset.info, body.AuthorizationGroup);
   if (isServiceError(access)) return access;
   const catalog = `${basePath}/surveys/${encodeURIComponent(body.SurveyCode)}`;
-  const axes = checkAxes(body, dataset, access.allowedGroups, catalog);
+  const axes = checkAxes(body, dataset, access.allowedGroups, catalog, service.tables.limits);
   if (isServiceError(axes)) return axes;
 
-  let result: TableResult;
-  let statistics: TableStatistics | undefined;
+  const limits = service.tables.limits;
+  const ahead = workAhead(body, axes.sizes, limits);
+  if (ahead !== undefined) return ahead;
+  const signal = request.signal;
+  const gone = (): ServiceError => serviceError('client_closed_request', 'The client closed the connection before the table was answered; nothing was billed.', 'Wait for the answer.');
+
+  // One account's tables wait for one another, never for everyone's (FairShare).
+  const account = key.accountId ?? key.id;
+  let outcome: { result: TableResult; bytes: Uint8Array } | ServiceError;
   try {
-    const query: TableQuery = {
-      base: body.PopulationBaseCode,
-      rows: axes.rows,
-      columns: axes.columns,
-      // As the library: "No answer" entries shown unless Missing is "hide"; percentages of the total unless PercentBase is "valid".
-      missing: body.Missing ?? 'show',
-      percentBase: body.PercentBase ?? 'total',
-      ...(body.Weight === undefined ? {} : { weight: body.Weight }),
-      ...(access.allowedGroups === undefined ? {} : { allowedGroups: access.allowedGroups }),
-    };
-    result = await dataset.table(query);
-    statistics = body.Statistics.length === 0 ? undefined : tableStatistics(result, { stats: body.Statistics });
+    outcome = await service.tables.fairShare.run(
+      account,
+      async () => {
+        const query: TableQuery = {
+          base: body.PopulationBaseCode,
+          rows: axes.rows,
+          columns: axes.columns,
+          // As the library: "No answer" entries shown unless Missing is "hide"; percentages of the total unless PercentBase is "valid".
+          missing: body.Missing ?? 'show',
+          percentBase: body.PercentBase ?? 'total',
+          ...(body.Weight === undefined ? {} : { weight: body.Weight }),
+          ...(access.allowedGroups === undefined ? {} : { allowedGroups: access.allowedGroups }),
+          ...(signal === undefined ? {} : { signal }),
+        };
+        const result = await dataset.table!(query);
+        // Statistics and the answer's bytes on a worker thread, bounded by the limits before they start.
+        const bytes = await service.tables.renderer.render(
+          result,
+          {
+            format,
+            ...(body.Statistics.length === 0 ? {} : { statistics: { stats: body.Statistics } }),
+            limits: { comparisons: limits.comparisons, raoScottCovariance: limits.raoScottCovariance },
+            maxBytes: limits.answerBytes,
+            ...(format === 'xlsx' ? { display: displayOf(dataset) } : {}),
+            ...(format === 'json' ? { jsonPrefix: `{"ResultCode":0,"ResultDescription":"","SurveyCode":${JSON.stringify(body.SurveyCode)},"AudienceReportUnits":${JSON.stringify(result.units)},"Table":`, jsonSuffix: '}' } : {}),
+          },
+          signal,
+        );
+        return { result, bytes };
+      },
+      signal,
+    );
   } catch (error) {
+    if (signal?.aborted) return gone();
     if (!isCrosstabError(error)) throw error;
     return fromTableError(error, catalog);
   }
+  if (isServiceError(outcome)) return outcome;
+  if (signal?.aborted) return gone();
+  const { result, bytes } = outcome;
   let reply: OperationReply;
   if (format === 'xlsx') {
-    // Made whole before anything is sent or billed: a workbook that cannot be written is an error (500), never part of a file.
-    const workbook = await tableToXLSX(result, statistics, displayOf(dataset));
-    reply = { status: 200, headers: { 'content-type': XLSX_TYPE, 'content-disposition': `attachment; filename="${workbookFileName(body.SurveyCode)}"` }, body: workbook };
+    // Made whole before anything is sent or billed: a workbook that cannot be written is an error, never part of a file.
+    reply = { status: 200, headers: { 'content-type': XLSX_TYPE, 'content-disposition': `attachment; filename="${workbookFileName(body.SurveyCode)}"` }, body: bytes };
   } else if (format === 'csv') {
-    reply = { status: 200, headers: { 'content-type': CSV_TYPE }, body: tableToCSV(result, statistics) };
+    reply = { status: 200, headers: { 'content-type': CSV_TYPE }, body: bytes };
   } else {
-    reply = {
-      status: 200,
-      headers: {},
-      body: JSON.stringify({ ResultCode: 0, ResultDescription: '', SurveyCode: body.SurveyCode, AudienceReportUnits: result.units, Table: tableToJSON(result, statistics) }),
-    };
+    reply = { status: 200, headers: { 'content-type': 'application/json; charset=utf-8' }, body: bytes };
   }
   return { body: reply, usage: { survey: body.SurveyCode, targets: result.rows.length + result.columns.length, operation: 'table' } };
 }
@@ -116,21 +145,29 @@ function displayOf(dataset: CrosstabDataset): DisplayOptions {
   };
 }
 
+/** Per axis, each entry's size: the values of a whole variable, or 0 for an expression (one entry, in no compared group). */
+interface AxisSizes {
+  rows: number[];
+  columns: number[];
+  rowCount: number;
+  columnCount: number;
+}
+
 /**
  * The axes as table() takes them, after checking that every whole variable is one the
  * caller may see (so an unknown name is suggested only among those) and that the table,
- * expanded, has at most MAX_TABLE_CELLS cells.
+ * expanded, has at most `limits.cells` cells.
  */
-function checkAxes(body: TablesRequest, dataset: CrosstabDataset, allowed: readonly string[] | undefined, catalog: string): { rows: AxisItem[]; columns: AxisItem[] } | ServiceError {
+function checkAxes(body: TablesRequest, dataset: CrosstabDataset, allowed: readonly string[] | undefined, catalog: string, limits: TableLimits): { rows: AxisItem[]; columns: AxisItem[]; sizes: AxisSizes } | ServiceError {
   const mine = dataset.info.variables.filter((variable) => allowed === undefined || allowed.includes(variable.group));
-  const sizes: number[] = [];
+  const sizes: AxisSizes = { rows: [], columns: [], rowCount: 0, columnCount: 0 };
   const convert = (items: TableAxisItem[], field: 'Rows' | 'Columns'): AxisItem[] | ServiceError => {
     const converted: AxisItem[] = [];
-    let size = 0;
+    const entries = field === 'Rows' ? sizes.rows : sizes.columns;
     for (const [i, item] of items.entries()) {
       if ('Expression' in item) {
         converted.push(item.Label === undefined ? { expr: item.Expression } : { expr: item.Expression, label: item.Label });
-        size++;
+        entries.push(0);
         continue;
       }
       const variable = mine.find((candidate) => candidate.name === item.Variable);
@@ -143,20 +180,62 @@ function checkAxes(body: TablesRequest, dataset: CrosstabDataset, allowed: reado
         return serviceError('invalid_request', `${field}[${i}]: variable ${variable.name} has ${variable.distinct} values, too many to expand.`, `Use range expressions instead; GET ${catalog} gives its range.`, field);
       }
       converted.push({ variable: variable.name });
-      size += variable.values.length;
+      entries.push(variable.values.length);
     }
-    sizes.push(size);
     return converted;
   };
   const rows = convert(body.Rows, 'Rows');
   if (isServiceError(rows)) return rows;
   const columns = convert(body.Columns, 'Columns');
   if (isServiceError(columns)) return columns;
-  const [rowCount = 0, columnCount = 0] = sizes;
-  if (rowCount * columnCount > MAX_TABLE_CELLS) {
-    return serviceError('invalid_request', `The table has ${rowCount} rows x ${columnCount} columns = ${rowCount * columnCount} cells; at most ${MAX_TABLE_CELLS} are allowed.`, 'Split the table into several requests.', 'Rows');
+  const count = (entries: number[]) => entries.reduce((sum, size) => sum + Math.max(1, size), 0);
+  sizes.rowCount = count(sizes.rows);
+  sizes.columnCount = count(sizes.columns);
+  const cells = sizes.rowCount * sizes.columnCount;
+  if (cells > limits.cells) {
+    return serviceError('invalid_request', `The table has ${sizes.rowCount} rows x ${sizes.columnCount} columns = ${cells} cells; at most ${limits.cells} are allowed.`, 'Split the table into several requests.', 'Rows');
   }
-  return { rows, columns };
+  return { rows, columns, sizes };
+}
+
+/**
+ * Refuses, before any work, a table whose statistics would pass a limit, counted from the
+ * catalog's values (each whole variable is one compared group; a "No answer" entry would
+ * add no pair): `sig` compares every pair of one column variable's values in every row;
+ * `chisq` tests every row variable against every column variable, over their cells squared.
+ * The worker checks the exact counts again before it computes.
+ */
+function workAhead(body: TablesRequest, sizes: AxisSizes, limits: TableLimits): ServiceError | undefined {
+  const refuse = (message: string, hint: string) => serviceError('invalid_request', message, hint, 'Statistics');
+  if (body.Statistics.includes('sig')) {
+    const pairs = sizes.columns.reduce((sum, k) => sum + (k * (k - 1)) / 2, 0);
+    const comparisons = sizes.rowCount * pairs;
+    if (comparisons > limits.comparisons) {
+      const widest = Math.max(...sizes.columns);
+      return refuse(
+        `Significance letters (sig) on this table compare ${comparisons.toLocaleString('en-US')} pairs of columns (${sizes.rowCount} rows x ${pairs.toLocaleString('en-US')} pairs within the column variables); at most ${limits.comparisons.toLocaleString('en-US')} are allowed (the comparisons limit).`,
+        `A column variable of k values makes k(k-1)/2 pairs in every row${widest > 1 ? ` (the largest here has ${widest} values)` : ''}: leave "sig" out of Statistics, put fewer rows in the table, or compare fewer values (expressions such as "age=18..34" instead of a whole variable).`,
+      );
+    }
+  }
+  if (body.Statistics.includes('chisq')) {
+    let covariance = 0;
+    let largest = 0;
+    for (const r of sizes.rows) {
+      for (const c of sizes.columns) {
+        if (r < 2 || c < 2) continue;
+        covariance += r * c * r * c;
+        largest = Math.max(largest, r * c);
+      }
+    }
+    if (covariance > limits.raoScottCovariance) {
+      return refuse(
+        `The Rao-Scott tests (chisq) of this table need ${covariance.toLocaleString('en-US')} covariance entries (each test's cells squared; the largest test has ${largest.toLocaleString('en-US')} cells); at most ${limits.raoScottCovariance.toLocaleString('en-US')} are allowed (the raoScottCovariance limit).`,
+        `Leave "chisq" out of Statistics, or test variables with fewer values (at most ${Math.floor(Math.sqrt(limits.raoScottCovariance)).toLocaleString('en-US')} cells in one test).`,
+      );
+    }
+  }
+  return undefined;
 }
 
 /** The engine names the table's parts `base`, `rows[i]`, `columns[i]`, `weight`; the API calls them differently. */
@@ -171,6 +250,13 @@ function tableFieldOf(engineField: unknown): { field: string; label: string } | 
 
 /** An engine error of table() or its statistics as a service error naming the request field. */
 export function fromTableError(error: CrosstabError, catalog: string): ServiceError {
+  const limit = typeof error.details.field === 'string' ? LIMIT_NAMES[error.details.field] : undefined;
+  if (limit !== undefined) {
+    const message = error.message.charAt(0).toUpperCase() + error.message.slice(1);
+    return serviceError('invalid_request', `${message} (the ${limit.words} limit).`, error.details.hint ?? 'Ask for a smaller table or fewer statistics.', limit.field);
+  }
+  // A table answer that outgrew its worker's memory: the request asked too much, the server is fine.
+  if (error.code === ErrorCode.outOfMemory) return serviceError('invalid_request', `The table is too large to answer: ${error.message}.`, error.details.hint ?? 'Ask for fewer cells or fewer statistics.', 'Statistics');
   const where = tableFieldOf(error.details.field);
   const mapped = fromEngineError(error, catalog);
   if (where === undefined) return mapped;

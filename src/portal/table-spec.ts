@@ -61,10 +61,12 @@ export function formOf(fields: URLSearchParams): TableForm {
 /**
  * The POST /tables body of a form: one Rows or Columns entry per non-blank line, a line that
  * is a variable of the survey as a whole variable (one entry per value), any other line as an
- * expression. Everything else is checked by POST /tables itself.
+ * expression. Only variables of `groups` (the user's) are taken as whole variables: another
+ * group's name is an expression, refused as any unknown name is. Everything else is checked
+ * by POST /tables itself.
  */
-export function specOf(form: TableForm, dataset: CatalogDataset | undefined): TableSpec {
-  const names = new Set(dataset?.info.variables.map((variable) => variable.name) ?? []);
+export function specOf(form: TableForm, dataset: CatalogDataset | undefined, groups: readonly string[]): TableSpec {
+  const names = new Set(dataset?.info.variables.filter((variable) => groups.includes(variable.group)).map((variable) => variable.name) ?? []);
   const axis = (text: string): SpecAxisItem[] => lines(text).map((line) => (names.has(line) ? { Variable: line } : { Expression: line }));
   const spec: TableSpec = {
     SurveyCode: form.survey,

@@ -114,7 +114,8 @@ export function tablesRoutes(deps: TablesDependencies): PortalRoute[] {
     if (form.rows.trim() === '' || form.columns.trim() === '') return again({ message: `${form.rows.trim() === '' ? 'Rows' : 'Columns'} must have at least one line: a variable or an expression.`, field: form.rows.trim() === '' ? 'rows' : 'columns' }, 400);
     const tableName = (fields.get('tableName') ?? '').trim();
     if (action === 'save' && (tableName === '' || tableName.length > 120)) return again({ message: 'Save as: give the table a name of 1 to 120 characters. Nothing was computed or billed.' }, 400);
-    const spec = specOf(form, deps.surveys.find((dataset) => dataset.info.survey === form.survey));
+    const dataset = deps.surveys.find((candidate) => candidate.info.survey === form.survey);
+    const spec = specOf(form, dataset, dataset === undefined ? [] : (callerGroups((await rightsOf(session)).caller, dataset.info) ?? []));
     const format: TableFormat = action === 'csv' ? 'csv' : action === 'xlsx' ? 'xlsx' : 'json';
     const computed = await computeTable(session, spec, format);
     if ('error' in computed) return again(computed.error, computed.status);
@@ -147,10 +148,20 @@ export function tablesRoutes(deps: TablesDependencies): PortalRoute[] {
     return deps.redirect(`${base}/tables`);
   }
 
-  /** The check the page's script runs as an expression is typed: the engine's own message. */
+  /**
+   * The check the page's script runs as an expression is typed: the engine's own message, as
+   * a query with the account's groups gives it (another group's names are unknown names, and
+   * no message or suggestion names anything of another group). Each check is a call of the
+   * account's rate limit (not billed): 429 with Retry-After when it is used up.
+   */
   async function check({ session, query }: SignedIn): Promise<HandlerResponse> {
     const expression = (query.get('expression') ?? '').trim();
     const { caller, catalog } = await rightsOf(session);
+    const refusal = await deps.keys.admit(caller, { billed: false });
+    if (refusal !== undefined) {
+      const answer = deps.json(429, { valid: false, message: `${refusal.message} Try again in ${refusal.retryAfterSeconds} s.` });
+      return { ...answer, headers: { ...answer.headers, 'retry-after': String(refusal.retryAfterSeconds) } };
+    }
     const survey = query.get('survey') ?? '';
     const dataset = catalog.surveys.some((entry) => entry.SurveyCode === survey) ? deps.surveys.find((candidate) => candidate.info.survey === survey) : undefined;
     if (dataset === undefined) return deps.json(404, { valid: false, message: `Your account has no survey ${survey.slice(0, 60)}.` });
@@ -160,14 +171,11 @@ export function tablesRoutes(deps: TablesDependencies): PortalRoute[] {
     if (variable !== undefined && query.get('kind') === 'axis') return deps.json(200, { valid: true, message: `Whole variable ${variable.name}: a line per value.` });
     if (dataset.groupsOf === undefined) return deps.json(200, { valid: true, message: 'Checked when the table is computed.' });
     try {
-      const outside = dataset.groupsOf(expression).filter((group) => !groups.includes(group));
-      if (outside.length > 0) return deps.json(200, { valid: false, message: 'The expression uses a variable outside your account\'s authorization groups.' });
+      dataset.groupsOf(expression, groups);
       return deps.json(200, { valid: true, message: 'Valid expression.' });
     } catch (error) {
       if (!isCrosstabError(error)) throw error;
-      // The engine may suggest a name ("did you mean ...?") of a variable this account may not see: not shown then.
-      const hidden = dataset.info.variables.filter((candidate) => !groups.includes(candidate.group)).some((candidate) => new RegExp(`(?<![A-Za-z0-9_])${candidate.name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?![A-Za-z0-9_])`).test(error.message.replace(expression, '')));
-      return deps.json(200, { valid: false, message: hidden ? 'Not an expression of the variables your account may use: the Surveys page lists them and their values.' : error.message });
+      return deps.json(200, { valid: false, message: error.message });
     }
   }
 

@@ -1,4 +1,4 @@
-import { CrosstabError, echo, ErrorCode, fieldError } from '../errors.js';
+import { CrosstabError, echo, ErrorCode } from '../errors.js';
 import type { CodeInfo, StoredMeta, StoredVariable } from '../dataset/format.js';
 import type { Expr } from './ast.js';
 import { parseExpression } from './parse.js';
@@ -52,8 +52,9 @@ export class Resolver {
   /**
    * Parses and binds `source`; `field` names the option or request field for messages. With
    * `allowed`, a variable or code of another authorization group is refused before any of
-   * its values are looked at, and suggestions name only variables, codes and values of the
-   * allowed groups, so an error never reveals what the caller may not use.
+   * its values are looked at, as a name the dataset does not have (the same error, with the
+   * same suggestions, as a made-up name), and suggestions name only variables, codes and
+   * values of the allowed groups, so an error never reveals what the caller may not use.
    */
   resolve(source: string, field?: string, allowed?: readonly string[]): Resolved {
     // The dataset does not change and a bound expression is never modified, so a source text
@@ -106,7 +107,9 @@ export class Resolver {
   }
 
   private bindCode(name: string, scope: Scope, codePath: string[]): Bound {
-    const code = this.codes.get(name);
+    const found = this.codes.get(name);
+    // A code of a group the caller may not use is, to them, a code the codebook does not define.
+    const code = found === undefined || scope.allowed === undefined || scope.allowed.includes(found.group) ? found : undefined;
     if (!code) {
       const usable = this.usableNames(scope);
       const variableHint = usable.includes(name) ? ` ${quoteText(name)} is a variable: write ${nameText(name)}=value.` : '';
@@ -134,8 +137,9 @@ export class Resolver {
 
   private variablePosition(name: string, scope: Scope): number {
     const position = this.byName.get(name);
-    if (position !== undefined) return position;
     const allowed = scope.allowed;
+    // A variable of a group the caller may not use is, to them, a variable the dataset does not have.
+    if (position !== undefined && (allowed === undefined || allowed.includes(this.variables[position]!.group))) return position;
     const suggestions = suggest(name, allowed === undefined ? this.byName.keys() : this.variables.filter((v) => allowed.includes(v.group)).map((v) => v.name));
     throw new CrosstabError(ErrorCode.unknownVariable, `unknown variable ${quoteText(shorten(name))}${didYouMean(suggestions)}`, {
       suggestions,
@@ -286,14 +290,8 @@ interface Scope {
   field: string;
 }
 
-/** Records that the expression needs `group`; refuses at once when the caller may not use it. */
+/** Records that the expression needs `group` (the caller's own: other groups' names were refused as unknown). */
 function claimGroup(scope: Scope, group: string, culprit: string): void {
-  if (scope.allowed !== undefined && !scope.allowed.includes(group)) {
-    throw fieldError(ErrorCode.forbiddenGroup, scope.field, `uses ${culprit} of authorization group "${group}", which is not allowed`, {
-      group,
-      hint: `Ask for access to group "${group}", or leave ${culprit} out.`,
-    });
-  }
   if (!scope.groups.has(group)) scope.groups.set(group, culprit);
 }
 

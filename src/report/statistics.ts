@@ -1,8 +1,8 @@
 /**
  * The one registry of derived statistics: their names (`options.stats`, `--stats`), the
  * per-cell figures each fills, and how every output format names, labels and prints those
- * figures. JSON cells, CSV and Arrow columns use `field`; text and HTML use `label` and
- * `shown`; tableStatistics() allocates one array per figure of a requested statistic.
+ * figures. JSON cells, CSV and Arrow columns use `field` (the REST API's OpenAPI document
+ * describes it by `description`); text and HTML use `label` and `shown`; tableStatistics() allocates one array per figure of a requested statistic.
  * Adding a statistic: its name and summary here, its figures in FIGURES, its arithmetic
  * in tableStatistics(), and docs/tables.md.
  */
@@ -38,27 +38,17 @@ const rowShare = (_row: Cell, share: number): number => share;
  * Total column, when the figure has one there.
  */
 export const FIGURES = [
-  /** `vpct`: Σw(cell) / Σw(column). */
-  { stat: 'vpct', field: 'columnPct', label: 'vertical %', shown: { percent: true, digits: 1 }, rowTotal: rowShare },
-  /** `hpct`: Σw(cell) / Σw(row total). */
-  { stat: 'hpct', field: 'rowPct', label: 'horizontal %', shown: { percent: true, digits: 1 }, rowTotal: (row: Cell) => (row.weighted === 0 ? Number.NaN : 1) },
-  /** `tpct`: Σw(cell) / Σw(base). */
-  { stat: 'tpct', field: 'tablePct', label: 'table %', shown: { percent: true, digits: 1 }, rowTotal: rowShare },
-  /** `index`: 100 · columnPct / (Σw(row total) / Σw(base)); 100 = average. */
-  { stat: 'index', field: 'index', label: 'index', shown: { percent: false, digits: 0 }, rowTotal: (row: Cell, share: number) => (row.weighted === 0 || Number.isNaN(share) ? Number.NaN : 100) },
-  /** `ebase`: Kish effective base of the cell's column, (Σw)² / Σw². */
-  { stat: 'ebase', field: 'effectiveBase', label: 'effective base', shown: { percent: false, digits: 1 } },
-  /** `deff`: design effect of the column proportion (see the `deff` option). */
-  { stat: 'deff', field: 'designEffect', label: 'design effect', shown: { percent: false, digits: 2 } },
-  /** `se`: standard error of columnPct by the `se` method. */
-  { stat: 'se', field: 'columnPctSE', label: 'SE', shown: { percent: true, digits: 2 } },
-  /** `moe`: qnorm(0.975) · SE. */
-  { stat: 'moe', field: 'columnPctMoE', label: '95% MoE', shown: { percent: true, digits: 2, plusMinus: true } },
-  /** `se`: standard error of the cell's Σw (the projected audience, before units) under the design. */
-  { stat: 'se', field: 'weightedSE', label: 'SE weighted', shown: { percent: false, digits: 1 } },
-  /** `moe`: qnorm(0.975) · weightedSE. */
-  { stat: 'moe', field: 'weightedMoE', label: '95% MoE weighted', shown: { percent: false, digits: 1, plusMinus: true } },
-] as const satisfies ReadonlyArray<{ stat: StatName; field: string; label: string; shown: FigureDisplay; rowTotal?: (row: Cell, share: number) => number }>;
+  { stat: 'vpct', field: 'columnPct', description: 'vpct: the column proportion, Σw(cell) / Σw(column) (0-1).', label: 'vertical %', shown: { percent: true, digits: 1 }, rowTotal: rowShare },
+  { stat: 'hpct', field: 'rowPct', description: 'hpct: the row proportion, Σw(cell) / Σw(row total) (0-1).', label: 'horizontal %', shown: { percent: true, digits: 1 }, rowTotal: (row: Cell) => (row.weighted === 0 ? Number.NaN : 1) },
+  { stat: 'tpct', field: 'tablePct', description: 'tpct: the table proportion, Σw(cell) / Σw(base) (0-1).', label: 'table %', shown: { percent: true, digits: 1 }, rowTotal: rowShare },
+  { stat: 'index', field: 'index', description: 'index: 100 · columnPct / (Σw(row total) / Σw(base)); 100 = average.', label: 'index', shown: { percent: false, digits: 0 }, rowTotal: (row: Cell, share: number) => (row.weighted === 0 || Number.isNaN(share) ? Number.NaN : 100) },
+  { stat: 'ebase', field: 'effectiveBase', description: "ebase: the Kish effective base of the cell's column, (Σw)² / Σw².", label: 'effective base', shown: { percent: false, digits: 1 } },
+  { stat: 'deff', field: 'designEffect', description: 'deff: the design effect of the column proportion.', label: 'design effect', shown: { percent: false, digits: 2 } },
+  { stat: 'se', field: 'columnPctSE', description: 'se: the standard error of columnPct (0-1).', label: 'SE', shown: { percent: true, digits: 2 } },
+  { stat: 'moe', field: 'columnPctMoE', description: 'moe: the 95% margin of error of columnPct, qnorm(0.975) · columnPctSE (0-1).', label: '95% MoE', shown: { percent: true, digits: 2, plusMinus: true } },
+  { stat: 'se', field: 'weightedSE', description: "se: the standard error of the cell's weighted (Σw, before units) under the survey design.", label: 'SE weighted', shown: { percent: false, digits: 1 } },
+  { stat: 'moe', field: 'weightedMoE', description: 'moe: the 95% margin of error of weighted, qnorm(0.975) · weightedSE.', label: '95% MoE weighted', shown: { percent: false, digits: 1, plusMinus: true } },
+] as const satisfies ReadonlyArray<{ stat: StatName; field: string; description: string; label: string; shown: FigureDisplay; rowTotal?: (row: Cell, share: number) => number }>;
 
 /** One per-cell figure of the registry. */
 export type Figure = (typeof FIGURES)[number];

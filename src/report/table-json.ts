@@ -13,6 +13,10 @@ export interface TableJsonAxisEntry {
   value?: string;
   /** `true` on a "No answer" entry: the base's respondents with a blank on `variable` (`expr` VAR=NA). */
   missing?: true;
+  /** `true` on every entry of an expanded multi-response variable (they overlap). */
+  multi?: true;
+  /** `true` on the net entry of an expanded multi-response variable. */
+  net?: true;
   /** Index into `columnGroups` (columns only, when the column is compared). */
   group?: number;
   /** Key letter within the group (columns only, when the column is compared). */

@@ -19,6 +19,7 @@ import { refuseOnMultiAxes } from './multi-axes.js';
 import { raoScottTests, type RaoScottNotDefined, type RaoScottTest } from './rao-scott-tests.js';
 import { designFigures, DOMAINS, type DesignFigures, type Domain, type VarianceKind } from './design-figures.js';
 import { percentBases, type PercentBases } from './percent-bases.js';
+import { checkStatisticsLimits, statisticsWork, type StatisticsLimits } from './statistics-limits.js';
 import { readPercentBase } from '../facade/axes.js';
 import { FIGURES, normalizeStats, type FigureField, type StatName } from './statistics.js';
 
@@ -62,6 +63,13 @@ export interface TableStatisticsOptions {
    * axis. Default: the result's `percentBase` (TableQuery.percentBase, itself default `total`).
    */
   percentBase?: PercentBase;
+  /**
+   * Bounds on the work beyond the cells, checked before any statistic is computed (default
+   * none): `comparisons` (sig: tested rows x pairs of columns within each group) and
+   * `raoScottCovariance` (chisq: Σ cells² over the tests). Past one, `invalid_option`
+   * naming `limits.comparisons` or `limits.raoScottCovariance`.
+   */
+  limits?: StatisticsLimits;
 }
 
 /** One column comparison within a row: columns `columnA` < `columnB` of one group. */
@@ -155,11 +163,13 @@ export function tableStatistics(result: TableResult, options: TableStatisticsOpt
   const rowCount = result.rows.length;
   const columnCount = result.columns.length;
   const size = rowCount * columnCount;
+  // Before any figure: the work of sig and chisq is bounded first.
+  const groups = columnGroups(result.columns, options.columnGroups ?? result.columnGroups);
+  checkStatisticsLimits(statisticsWork(result, settings.stats, groups), options.limits, columnCount);
   const bases = percentBases(result, settings.percentBase ?? result.percentBase ?? 'total');
   const figures = designFigures(result, settings.domain, settings.lonelyPsu, bases);
   const designRespondents = figures.designRespondents;
   const wants = new Set(settings.stats);
-  const groups = columnGroups(result.columns, options.columnGroups ?? result.columnGroups);
   const columnLetters: Array<string | null> = result.columns.map(() => null);
   for (const group of groups) group.columns.forEach((column, position) => (columnLetters[column] = group.letters[position]!));
 

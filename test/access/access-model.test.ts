@@ -108,7 +108,7 @@ describe.each(stores)('access model on %s', (_name, location) => {
     expect(await call(apiKey, nhanes)).toEqual({ status: 200 });
     // The account may use the demographics group of NHANES only, not its health group.
     expect(await call(apiKey, { ...nhanes, AuthorizationGroup: 'health' })).toEqual({ status: 403, code: 'forbidden_survey' });
-    expect((await call(apiKey, { ...nhanes, TargetCodes: ['HI_CHOL=1'] })).status).toBe(403);
+    expect(await call(apiKey, { ...nhanes, TargetCodes: ['HI_CHOL=1'] })).toEqual({ status: 400, code: 'unknown_variable' });
     expect(await call(apiKey, { SurveyCode: 'ACS' })).toEqual({ status: 403, code: 'forbidden_survey' });
     const { rows } = await db.query<{ hash: string }>('SELECT hash FROM api_keys');
     expect(JSON.stringify(rows)).not.toContain(apiKey);

@@ -84,6 +84,9 @@ describe('single sign-on with a real OpenID Provider', () => {
     const expired = await provider.sign({ iss: provider.issuer, aud: AUDIENCE, sub: 'acme-reporting', iat: now - 7200, exp: now - 3600 });
     expect(await call(expired)).toMatchObject({ status: 401, message: expect.stringMatching(/expired/) });
     expect(await call('not-a-jwt')).toMatchObject({ status: 401, message: expect.stringMatching(/not a JWT/) });
+    // With single sign-on on, a 401 names both credentials it accepts.
+    const refused = await fetch(`${server.url}/crosstab`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer not-a-jwt' }, body: BODY });
+    expect(refused.headers.get('www-authenticate')).toBe('ApiKey realm="crosstab", header="Service-Engine-Authorizer", Bearer realm="crosstab"');
     const basic = await fetch(`${server.url}/crosstab`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Basic YTpi' }, body: BODY });
     expect(basic.status).toBe(401);
     expect((await usageReport(db, { account: 'acme' })).calls).toBe(1);

@@ -117,7 +117,7 @@ describe.skipIf(skipClickHouse)('ClickHouse backend, two shards: the same answer
     for (const target of ['LIBERAL', 'relig=4', 'NOT polviews=1..3']) {
       const bad = { base: '*', targets: [target], allowedGroups: allowed };
       const [a, b] = await Promise.all([rejection(local.gss.crosstab(bad)), rejection(remote.gss.crosstab(bad))]);
-      expect(b.code).toBe('forbidden_group');
+      expect(b.code).toMatch(/^unknown_(code|variable)$/);
       expect([b.code, b.message, b.details]).toEqual([a.code, a.message, a.details]);
     }
     expect(remote.gss.groupsOf('LIBERAL AND sex=2')).toEqual(local.gss.groupsOf('LIBERAL AND sex=2'));

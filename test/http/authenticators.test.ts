@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { AuthFailureLimiter } from '../../src/http/auth-failures.js';
 import type { Authenticator } from '../../src/http/authenticator.js';
-import { authenticateWith, defaultAuthenticators } from '../../src/http/authenticators.js';
+import { authenticateWith, challengesOf, defaultAuthenticators } from '../../src/http/authenticators.js';
 import { proxyTrust } from '../../src/http/client-address.js';
 import type { HandlerRequest } from '../../src/http/handler-types.js';
 import { FileKeyStore, type KeyStore } from '../../src/http/key-store.js';
@@ -49,6 +49,7 @@ describe('authenticators', () => {
     const file = await FileKeyStore.open(keys.path);
     const allRecord = await file.lookup(keys.all);
     const mutualTls: Authenticator = {
+      challenge: 'MutualTLS realm="crosstab"',
       claims: (candidate) => 'x-client-certificate' in (candidate.headers as Record<string, string>),
       authenticate: () => allRecord ?? { code: 'unauthorized', message: 'no such client', hint: 'x' },
     };
@@ -56,6 +57,8 @@ describe('authenticators', () => {
     expect(await answerOf(authenticators, { 'x-client-certificate': 'cn=reporting' })).toBe(`caller ${keys.allId}`);
     expect(await answerOf(authenticators, { 'service-engine-authorizer': keys.all, 'x-client-certificate': 'cn=reporting' })).toBe(`caller ${keys.allId}`);
     expect(await answerOf(authenticators, {})).toBe('unauthorized: The Service-Engine-Authorizer header is missing.');
+    // A 401 names every method's challenge, in order (WWW-Authenticate).
+    expect(challengesOf(authenticators)).toBe('ApiKey realm="crosstab", header="Service-Engine-Authorizer", MutualTLS realm="crosstab"');
     await file.close();
   });
 });

@@ -318,8 +318,11 @@ describe('POST /tables', () => {
     const before = readLedger(ledgerPath).length;
     const judged: [string, string] = ['post', '/tables'];
     expectError(await postTable({ ...spec, SurveyCode: 'NHANES' }, keys.gss), 403, 'forbidden_survey', 'SurveyCode', judged);
-    expectError(await postTable({ ...spec, Rows: ['LIBERAL'] }, keys.gssDemographics), 403, 'forbidden_survey', 'Rows', judged);
-    expectError(await postTable({ ...spec, Columns: ['polviews=1'] }, keys.gssDemographics), 403, 'forbidden_survey', 'Columns', judged);
+    // A code or variable of another group is to the caller a name the survey does not have: the same answer as a made-up one.
+    const code = expectError(await postTable({ ...spec, Rows: ['LIBERAL'] }, keys.gssDemographics), 400, 'unknown_code', 'Rows', judged);
+    expect(JSON.stringify(code)).toBe(JSON.stringify(expectError(await postTable({ ...spec, Rows: ['LIBERAX'] }, keys.gssDemographics), 400, 'unknown_code', 'Rows', judged)).replaceAll('LIBERAX', 'LIBERAL'));
+    const variable = expectError(await postTable({ ...spec, Columns: ['polviews=1'] }, keys.gssDemographics), 400, 'unknown_variable', 'Columns', judged);
+    expect(JSON.stringify(variable)).not.toMatch(/attitudes/);
     // A whole variable of another group is unknown to the caller: no suggestion names it.
     const hidden = expectError(await postTable({ ...spec, Rows: [{ Variable: 'polview' }] }, keys.gssDemographics), 400, 'unknown_variable', 'Rows', judged);
     expect(JSON.stringify(hidden)).not.toMatch(/polviews/);

@@ -123,6 +123,12 @@ describe('crosstab serve', () => {
     const proxy = crosstab(['serve', '--dataset', paths.gss, '--port', '0', '--trust-proxy', '10.0.0.7,nginx'], fresh);
     expect(proxy.status).toBe(1);
     expect(proxy.stderr).toMatch(/--trust-proxy: "nginx" is not an IP address or CIDR range/);
+    // A server URL with no scheme routes nowhere: refused before anything opens.
+    for (const url of ['api.example/v1', 'ftp://api.example/v1', 'https://api.example/v1?x=1']) {
+      const publicUrl = crosstab(['serve', '--dataset', paths.gss, '--port', '0', '--public-url', url], fresh);
+      expect(publicUrl.status, url).toBe(1);
+      expect(publicUrl.stderr).toMatch(/--public-url must be the absolute URL clients reach the API at, such as "https:\/\/api\.example\/v1"/);
+    }
     // Nothing was created by the refused starts: no embedded database in the working directory.
     expect(existsSync(join(fresh, '.crosstab'))).toBe(false);
   });

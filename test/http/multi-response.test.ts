@@ -59,6 +59,14 @@ describe('multi-response variables over REST', () => {
     expect(brands.Values.map((v: any) => v.Expression)).toEqual(['brands=1', 'brands=2', 'brands=3']);
   });
 
+  it('POST /tables expands a multi-response variable into entries the document declares (multi, net)', async () => {
+    const reply = await call('POST', '/tables', { SurveyCode: 'MR', PopulationBaseCode: '*', Rows: [{ Variable: 'cover' }], Columns: ['A=1', 'A=0'], Statistics: ['vpct', 'se'] });
+    expect(reply.status, JSON.stringify(reply.body)).toBe(200);
+    expect(reply.body.Table.rows.some((row: any) => row.multi === true)).toBe(true);
+    // Closed schemas: an axis-entry field the document did not declare would fail here.
+    judge.check('post', '/tables', 200, reply.body);
+  });
+
   it('POST /crosstab answers multi-response targets and bases as their dummy columns', async () => {
     const pairs: Array<[string, string]> = [
       ['cover=2,3', 'B=1 OR C=1'],

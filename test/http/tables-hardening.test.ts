@@ -1,0 +1,148 @@
+// POST /tables under attack, against `crosstab serve` as users run it (the built CLI, GSS,
+// a key file and its ledger): a request whose statistics are too much is refused with 400
+// before its work starts and the server lives on; large answers are written off the thread
+// that serves requests, so another account is answered meanwhile; a table outlasting the
+// idle timeout is delivered and billed; a client that gives up stops the work and is not billed.
+import { existsSync, readFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { addApiKey } from '../../src/http/index.js';
+import { CLI, startServe, type ServeChild } from './serve-child.js';
+import { readLedger, tempDir } from './support.js';
+
+const paths = inject('testDatasets');
+
+let serve: ServeChild;
+let attacker: string;
+let other: string;
+let ledger: string;
+
+/** The 4,510-column significance request that killed the server (rows sex, columns id). */
+const PAIRS_BOMB = { SurveyCode: 'GSS', PopulationBaseCode: '*', Rows: [{ Variable: 'sex' }], Columns: [{ Variable: 'id' }], Statistics: ['sig'] };
+/** A large answer: 4,510 rows x 44 columns with every per-cell statistic (about 70 MB of JSON). */
+const LARGE = {
+  SurveyCode: 'GSS',
+  PopulationBaseCode: '*',
+  Rows: [{ Variable: 'id' }],
+  Columns: [{ Variable: 'year' }, { Variable: 'sex' }, { Variable: 'degree' }],
+  Statistics: ['vpct', 'hpct', 'tpct', 'index', 'ebase', 'deff', 'se', 'moe'],
+};
+
+interface Answer {
+  status: number;
+  body: string;
+  bytes: number;
+}
+
+function post(path: string, key: string, body: unknown, options: { abortAfterMs?: number } = {}): Promise<Answer> {
+  const url = new URL(`${serve.origin}/v1${path}`);
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { method: 'POST', headers: { 'content-type': 'application/json', 'service-engine-authorizer': key }, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      let bytes = 0;
+      res.on('data', (chunk: Buffer) => {
+        bytes += chunk.length;
+        if (chunks.length < 4) chunks.push(chunk);
+      });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), bytes }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(JSON.stringify(body));
+    if (options.abortAfterMs !== undefined) setTimeout(() => req.destroy(), options.abortAfterMs);
+  });
+}
+
+const crosstab = (key: string) => post('/crosstab', key, { SurveyCode: 'GSS', PopulationBaseCode: 'year=2024', TargetCodes: ['sex=2'] });
+const tableRecords = () => readLedger(ledger).filter((line) => line['operation'] === 'table');
+
+/** The server's resident memory in bytes (Linux). */
+function residentBytes(pid: number): number {
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((row) => row.startsWith('VmRSS:'))!;
+  return Number(/(\d+)/.exec(line)![1]) * 1024;
+}
+
+beforeAll(async () => {
+  expect(existsSync(CLI), `${CLI} is missing: run \`npm run build\` first`).toBe(true);
+  const dir = tempDir();
+  const keys = join(dir, 'keys.json');
+  ledger = join(dir, 'usage.ndjson');
+  attacker = (await addApiKey(keys, { surveys: ['GSS'], groups: ['_ALL_'], name: 'attacker' })).apiKey;
+  other = (await addApiKey(keys, { surveys: ['GSS'], groups: ['_ALL_'], name: 'other' })).apiKey;
+  // An idle timeout of 1 s: every large table here takes longer than that to compute.
+  serve = await startServe(['--dataset', paths.gss, '--keys', keys, '--ledger', ledger, '--port', '0', '--idle-timeout', '1', '--access-log']);
+}, 60_000);
+
+afterAll(async () => {
+  if (serve === undefined) return;
+  serve.child.kill('SIGTERM');
+  await serve.exited;
+});
+
+describe('POST /tables: bounded before work, off the serving thread, billed only when delivered', () => {
+  it('refuses the 4,510-column significance table with 400 naming the comparisons limit, and the server lives on', async () => {
+    const before = residentBytes(serve.child.pid!);
+    const refused = await post('/tables', attacker, PAIRS_BOMB);
+    expect(refused.status).toBe(400);
+    const error = JSON.parse(refused.body).error;
+    expect(error.code).toBe('invalid_request');
+    expect(error.field).toBe('Statistics');
+    expect(error.message).toContain('20,335,590 pairs');
+    expect(error.message).toContain('comparisons limit');
+    expect(error.hint).toContain('leave "sig" out');
+    // Refused before work: no pair was built (memory as before, give or take 200 MB), nothing billed.
+    expect(residentBytes(serve.child.pid!)).toBeLessThan(before + 200 * 1024 * 1024);
+    expect((await crosstab(other)).status).toBe(200);
+    expect(tableRecords()).toHaveLength(0);
+    // The same with Rao–Scott: rows id x columns year is one test of 4,510 x 34 cells.
+    const chisq = await post('/tables', attacker, { ...LARGE, Columns: [{ Variable: 'year' }], Statistics: ['chisq'] });
+    expect(chisq.status).toBe(400);
+    expect(JSON.parse(chisq.body).error.message).toContain('raoScottCovariance limit');
+  }, 60_000);
+
+  it('answers a 70 MB table outlasting the idle timeout, bills it once, and answers another account meanwhile', async () => {
+    const sent = performance.now();
+    let done = false;
+    const large = post('/tables', attacker, LARGE).finally(() => (done = true));
+    // The other account sends its requests one after another while the table is in work.
+    const answeredAt: number[] = [];
+    const statuses: number[] = [];
+    while (!done) {
+      const answer = await crosstab(other);
+      statuses.push(answer.status);
+      if (!done) answeredAt.push(performance.now());
+    }
+    const table = await large;
+    const took = performance.now() - sent;
+    expect(table.status, table.body.slice(0, 300)).toBe(200);
+    expect(table.bytes).toBeGreaterThan(50_000_000);
+    expect(statuses.every((status) => status === 200)).toBe(true);
+    // Answered throughout the table's work: many answers, no gap of half the table's time.
+    expect(answeredAt.length).toBeGreaterThan(5);
+    const gaps = answeredAt.map((at, i) => at - (answeredAt[i - 1] ?? sent));
+    expect(Math.max(...gaps)).toBeLessThan(took / 2);
+    expect(tableRecords()).toHaveLength(1);
+  }, 120_000);
+
+  it('a client that gives up stops the table and is not billed; the server answers the next one', async () => {
+    const billedBefore = tableRecords().length;
+    await expect(post('/tables', attacker, LARGE, { abortAfterMs: 1500 })).rejects.toThrow();
+    // The access log line of the abandoned request: 499, never a billed 200.
+    const deadline = Date.now() + 60_000;
+    while (!/"status":499/.test(serve.output()) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(serve.output()).toMatch(/"path":"\/v1\/tables","status":499/);
+    expect(tableRecords()).toHaveLength(billedBefore);
+    // The attacker's next table is answered (its turn was given back) and billed.
+    const next = await post('/tables', attacker, { SurveyCode: 'GSS', PopulationBaseCode: '*', Rows: [{ Variable: 'degree' }], Columns: [{ Variable: 'sex' }], Statistics: ['vpct', 'sig'] });
+    expect(next.status).toBe(200);
+    expect(tableRecords()).toHaveLength(billedBefore + 1);
+  }, 120_000);
+
+  it('usage rows equal the tables delivered', async () => {
+    const delivered = await Promise.all([1, 2, 3].map(() => post('/tables', attacker, { SurveyCode: 'GSS', PopulationBaseCode: 'year=2024', Rows: [{ Variable: 'degree' }], Columns: [{ Variable: 'race' }], Statistics: ['sig', 'chisq'] })));
+    expect(delivered.map((answer) => answer.status)).toEqual([200, 200, 200]);
+    // 1 (the large table) + 1 (after the abort) + 3.
+    expect(tableRecords()).toHaveLength(5);
+  }, 60_000);
+});
