@@ -7,7 +7,7 @@
 export { DEFAULT_DATABASE, databaseLocation, openDatabase } from './database.js';
 export type { Database, OpenDatabaseOptions, Queryable } from './database.js';
 export { DEFAULT_STORE_TIMEOUT_MS } from './store-health.js';
-export type { StoreEventListener } from './store-health.js';
+export type { StoreEventListener, StoreOperationListener } from './store-health.js';
 export { MIGRATIONS, migrate } from './migrations.js';
 export { addAccount, findAccount, listAccounts, updateAccount, accountById } from './accounts.js';
 export type { Account, AccountChange, AccountLimits } from './accounts.js';

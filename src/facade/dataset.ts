@@ -97,6 +97,7 @@ export class Dataset {
    */
   private cells = new Map<string, WeakMap<Bound, Map<Bound, CellSums>>>();
   private cachedCells = 0;
+  private readonly cache = { hits: 0, misses: 0 };
 
   /** @internal Use openDataset(). */
   constructor(
@@ -150,12 +151,14 @@ export class Dataset {
         found.push(cell);
       }
       if (found.length === targets.length + 1) {
+        this.cache.hits++;
         // Answered from memory, but still a turn for the event loop when it is due: a host
         // repeating cached questions without end must not starve its own timers.
         await checkpoint(signal);
         return found;
       }
     }
+    this.cache.misses++;
     const computed = await this.engine.cells(base, targets, weight, { signal });
     if (computed.length > this.maxCachedCells) return computed;
     if (this.cachedCells + computed.length > this.maxCachedCells) {
@@ -280,6 +283,15 @@ export class Dataset {
     this.checkOpen();
     const allowed = requireGroups(allowedGroups, 'allowedGroups');
     return [...this.resolver.resolve(requireString(expression, 'expression'), undefined, allowed).groups.keys()].sort();
+  }
+
+  /**
+   * The cell cache's counts since the dataset opened: crosstab() calls answered wholly from
+   * it (hits), calls that asked the engine (misses; none counted when the cache is off), and
+   * the cells it holds now.
+   */
+  cacheStats(): { hits: number; misses: number; cells: number; maxCells: number } {
+    return { hits: this.cache.hits, misses: this.cache.misses, cells: this.cachedCells, maxCells: this.maxCachedCells };
   }
 
   /**

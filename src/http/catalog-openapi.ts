@@ -199,6 +199,13 @@ function catalogOpenApi(options: { maxBodyBytes: number }): { paths: Record<stri
           enum: ['total', 'valid'],
           description: 'What the percentage statistics are of: total (default), every respondent of the base; valid, the respondents of the base who answered (the "No answer" entry is left out of the percentages\' base).',
         },
+        ColumnGroups: {
+          type: 'array',
+          minItems: 1,
+          maxItems: MAX_AXIS,
+          items: { type: 'array', minItems: 1, maxItems: MAX_AXIS, items: { type: 'integer', minimum: 0, maximum: MAX_AXIS - 1 } },
+          description: 'Groups of columns to compare for sig (0-based indexes of the columns as the answer lists them, whole variables expanded); replaces the default groups (each whole variable\'s values). Columns may share respondents: the tests add their covariance.',
+        },
       },
     },
     TableResponse: {

@@ -21,6 +21,7 @@ import { decodeSegments, pathnameOf, pathSegments } from './request-path.js';
 import { ROUTES } from './routes.js';
 import { errorBody, fromThrown, quote, serviceError, statusOf, type ServiceError } from './service-error.js';
 import { NdjsonLedger, type UsageSink } from './usage-ledger.js';
+import type { ServiceMetrics } from './service-metrics.js';
 
 export type { HandlerHeaders } from './headers.js';
 export type { AccessLogEntry, CrosstabDataset, HandlerRequest, HandlerResponse } from './handler-types.js';
@@ -60,6 +61,11 @@ export interface CrosstabHandlerOptions {
   trustProxy?: TrustedProxies;
   /** Limits on unknown, revoked or expired API keys per client address (default 50 per 60 s). */
   authFailures?: AuthFailureLimits;
+  /**
+   * Prometheus metrics to count requests, billed calls, usage writes, body timeouts and failed
+   * keys in (`new ServiceMetrics()`, serve it with listenMetrics()). Default none.
+   */
+  metrics?: ServiceMetrics;
   /**
    * What one POST /tables may ask (cells, sig comparisons, Rao–Scott covariance entries,
    * answer bytes), refused with 400 before its work starts; defaults in DEFAULT_TABLE_LIMITS.
@@ -196,6 +202,8 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
   const renderer = new TableRenderer(options.tableWorkers);
   const router = createRouter(ROUTES);
   const operations = operationList(router, basePath);
+  const operationIds = new Map(ROUTES.map((route) => [route, String(route.docs({ maxBodyBytes }).operation['operationId'])]));
+  const metrics = options.metrics;
   const service: ServiceContext = {
     surveys,
     maxBodyBytes,
@@ -208,6 +216,10 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
 
   const run = createRoutePipeline({ service, checkCaller: createCallerCheck(authenticators, keys), usage });
   const stats = { bodyTimeouts: 0, unreadBodies: 0 };
+  if (metrics !== undefined) {
+    metrics.watchHandler({ stats, authFailures });
+    usage.observeWrites?.(metrics.usageWrite);
+  }
   let inFlight = 0;
   let drained: (() => void) | undefined;
   let closing: Promise<void> | undefined;
@@ -261,6 +273,7 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
       } else if (match === undefined) {
         outcome = serviceError('not_found', `No operation at ${quote(path)}.`, `The operations are ${operations}.`);
       } else if (method === 'OPTIONS' && match.path.preflight) {
+        entry.operation = 'preflight';
         Object.assign(headers, cors.preflightHeaders(origin, match.path.allow));
         delete headers['cache-control'];
         outcome = '';
@@ -272,6 +285,7 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
         headers['allow'] = allow.join(', ');
         outcome = serviceError('method_not_allowed', `${quote(method, 16)} is not allowed on ${path}.`, `Use ${allow.join(' or ')}.`);
       } else {
+        entry.operation = operationIds.get(route);
         outcome = await run({ route, request, body, requestId, entry, params: match.params, ...(caller === undefined ? {} : { caller }) });
       }
       if (typeof outcome === 'string') {
@@ -309,7 +323,9 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
       stats.unreadBodies++;
     }
     entry.status = status;
-    entry.ms = Math.round((performance.now() - started) * 1000) / 1000;
+    const elapsed = performance.now() - started;
+    entry.ms = Math.round(elapsed * 1000) / 1000;
+    metrics?.request(entry, elapsed / 1000);
     try {
       log(entry);
     } catch {

@@ -55,7 +55,7 @@ export function errorSchema(status: number): object {
         properties: {
           code: { type: 'string', enum: codesFor(status) },
           message: { type: 'string' },
-          field: { type: 'string', description: 'The request field at fault: SurveyCode (also the path parameter of GET /surveys/{SurveyCode}), AuthorizationGroup, PopulationBaseCode, TargetCodes (POST /tables: Rows, Columns, Weight, Statistics, Missing, PercentBase) or an unknown field name. Absent when no one field is at fault.' },
+          field: { type: 'string', description: 'The request field at fault: SurveyCode (also the path parameter of GET /surveys/{SurveyCode}), AuthorizationGroup, PopulationBaseCode, TargetCodes (POST /tables: Rows, Columns, Weight, Statistics, Missing, PercentBase, ColumnGroups) or an unknown field name. Absent when no one field is at fault.' },
           hint: { type: 'string', description: 'How to fix the request.' },
         },
       },

@@ -95,6 +95,7 @@ export async function tablesOperation(context: AuthenticatedContext): Promise<Ro
           missing: body.Missing ?? 'show',
           percentBase: body.PercentBase ?? 'total',
           ...(body.Weight === undefined ? {} : { weight: body.Weight }),
+          ...(body.ColumnGroups === undefined ? {} : { columnGroups: body.ColumnGroups }),
           ...(access.allowedGroups === undefined ? {} : { allowedGroups: access.allowedGroups }),
           ...(signal === undefined ? {} : { signal }),
         };
@@ -242,6 +243,8 @@ function workAhead(body: TablesRequest, sizes: AxisSizes, limits: TableLimits): 
 function tableFieldOf(engineField: unknown): { field: string; label: string } | undefined {
   if (engineField === 'base') return { field: 'PopulationBaseCode', label: 'PopulationBaseCode' };
   if (engineField === 'weight') return { field: 'Weight', label: 'Weight' };
+  const groups = typeof engineField === 'string' ? /^columnGroups(\[\d+\])?/.exec(engineField) : null;
+  if (groups !== null) return { field: 'ColumnGroups', label: `ColumnGroups${groups[1] ?? ''}` };
   const axis = typeof engineField === 'string' ? /^(rows|columns)(\[\d+\])?/.exec(engineField) : null;
   if (axis === null) return undefined;
   const field = axis[1] === 'rows' ? 'Rows' : 'Columns';

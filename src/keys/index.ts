@@ -6,4 +6,4 @@
 export { API_KEY_PATTERN, generateApiKey, generateKeyId, hashApiKey, sha256 } from './api-key.js';
 export type { ApiKeyRecord } from './api-key.js';
 export type { AdmissionRefusal, KeyStore } from './key-store.js';
-export type { DurableWriteStats, UsageRecord, UsageSink } from './usage-sink.js';
+export type { DurableWriteListener, DurableWriteStats, UsageRecord, UsageSink } from './usage-sink.js';

@@ -21,8 +21,14 @@ export function mountPortal(api: CrosstabHandler, portal: Portal): CrosstabHandl
   });
   const handleFor = api.handleFor?.bind(api);
   if (handleFor !== undefined) {
-    portal.useTables((caller, spec, format) =>
-      handleFor(caller, { method: 'POST', path: `${api.basePath}/tables`, headers: { accept: tableAccept(format), 'content-type': 'application/json' }, body: JSON.stringify(spec) }),
+    portal.useTables((caller, spec, format, signal) =>
+      handleFor(caller, {
+        method: 'POST',
+        path: `${api.basePath}/tables`,
+        headers: { accept: tableAccept(format), 'content-type': 'application/json' },
+        body: JSON.stringify(spec),
+        ...(signal === undefined ? {} : { signal }),
+      }),
     );
   }
   return {

@@ -17,7 +17,8 @@ import { tablesPage, type TablesView } from './tables-page.js';
 /** Formats a table can be answered in. */
 export type TableFormat = 'json' | 'csv' | 'xlsx';
 /** Runs POST /tables of the API as `caller`: its answer as the API sends it. */
-export type TableCompute = (caller: ApiKeyRecord, spec: TableSpec, format: TableFormat) => Promise<HandlerResponse & { body: string | Uint8Array }>;
+/** `signal`: the page's request; aborted when its client has gone (the table stops, nothing is billed). */
+export type TableCompute = (caller: ApiKeyRecord, spec: TableSpec, format: TableFormat, signal?: AbortSignal) => Promise<HandlerResponse & { body: string | Uint8Array }>;
 
 export interface TablesDependencies {
   db: Database;
@@ -94,11 +95,11 @@ export function tablesRoutes(deps: TablesDependencies): PortalRoute[] {
   }
 
   /** The table of `spec` as JSON, or the form's error; billed by the API when it is a 200. */
-  async function computeTable(session: Session, spec: TableSpec, format: TableFormat): Promise<{ answer: HandlerResponse & { body: string | Uint8Array } } | { error: NonNullable<TablesView['error']>; status: number }> {
+  async function computeTable(session: Session, spec: TableSpec, format: TableFormat, signal?: AbortSignal): Promise<{ answer: HandlerResponse & { body: string | Uint8Array } } | { error: NonNullable<TablesView['error']>; status: number }> {
     const compute = deps.compute();
     if (compute === undefined) return { error: { message: 'Tables cannot be computed here: the portal is not mounted beside the API.' }, status: 503 };
     const { caller } = await rightsOf(session);
-    const answer = await compute(caller, spec, format);
+    const answer = await compute(caller, spec, format, signal);
     if (answer.status !== 200) return { error: formError(answer), status: answer.status };
     return { answer };
   }
@@ -106,7 +107,7 @@ export function tablesRoutes(deps: TablesDependencies): PortalRoute[] {
   const tableOf = (body: string | Uint8Array): TableJson => (JSON.parse(typeof body === 'string' ? body : Buffer.from(body).toString('utf8')) as { Table: TableJson }).Table;
   const now = (): string => new Date().toISOString().replace('T', ' ').slice(0, 16) + ' UTC';
 
-  async function post({ session, form: fields }: SignedIn & { form: URLSearchParams }): Promise<HandlerResponse> {
+  async function post({ session, form: fields, request }: SignedIn & { form: URLSearchParams }): Promise<HandlerResponse> {
     const form = formOf(fields);
     const action = fields.get('action') ?? 'compute';
     const opened = fields.get('saved') ? await savedTable(db, owner(session), fields.get('saved') as string) : undefined;
@@ -117,7 +118,7 @@ export function tablesRoutes(deps: TablesDependencies): PortalRoute[] {
     const dataset = deps.surveys.find((candidate) => candidate.info.survey === form.survey);
     const spec = specOf(form, dataset, dataset === undefined ? [] : (callerGroups((await rightsOf(session)).caller, dataset.info) ?? []));
     const format: TableFormat = action === 'csv' ? 'csv' : action === 'xlsx' ? 'xlsx' : 'json';
-    const computed = await computeTable(session, spec, format);
+    const computed = await computeTable(session, spec, format, request.signal);
     if ('error' in computed) return again(computed.error, computed.status);
     const { answer } = computed;
     if (format !== 'json') return deps.file(answer.headers['content-type'] ?? FORMAT_TYPES[format], `table-${spec.SurveyCode}.${format}`, answer.body);

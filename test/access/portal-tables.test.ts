@@ -145,6 +145,19 @@ describe('portal Tables page (embedded database)', () => {
     expect((await usageRows()).length).toBe(before);
   });
 
+  it('refuses significance letters on too many pairs before any work, naming the limit, and bills nothing', async () => {
+    const before = (await usageRows()).length;
+    // 144 rows x 2,556 pairs of age's 72 values = 368,064 comparisons, past the 250,000 allowed.
+    const reply = await send(origin, 'POST', '/portal/tables', { cookie: analyst.cookie, form: tableForm(analyst, { rows: 'age\nage', columns: 'age', base: '*' }) });
+    expect(reply.status).toBe(400);
+    expect(alertOf(reply)).toContain('comparisons limit');
+    expect((await usageRows()).length).toBe(before);
+    // Without the letters the same table is answered.
+    const plain = await send(origin, 'POST', '/portal/tables', { cookie: analyst.cookie, form: tableForm(analyst, { rows: 'age\nage', columns: 'age', base: '*' }, ['vpct']) });
+    expect(plain.status).toBe(200);
+    expect((await usageRows()).length).toBe(before + 1);
+  });
+
   it('downloads the CSV POST /tables gives, as one more billed call', async () => {
     const before = (await usageRows()).length;
     const reply = await send(origin, 'POST', '/portal/tables', { cookie: analyst.cookie, form: tableForm(analyst, { action: 'csv' }) });

@@ -3,11 +3,15 @@
 // before its work starts and the server lives on; large answers are written off the thread
 // that serves requests, so another account is answered meanwhile; a table outlasting the
 // idle timeout is delivered and billed; a client that gives up stops the work and is not billed.
+// Billing is checked on both stores: the key file's NDJSON ledger and a real PostgreSQL.
+import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { openDatabase } from '../../src/access/index.js';
 import { addApiKey } from '../../src/http/index.js';
+import { startPostgres, type PostgresServer } from '../access/postgres-server.js';
 import { CLI, startServe, type ServeChild } from './serve-child.js';
 import { readLedger, tempDir } from './support.js';
 
@@ -16,7 +20,9 @@ const paths = inject('testDatasets');
 let serve: ServeChild;
 let attacker: string;
 let other: string;
-let ledger: string;
+/** How many table answers the store has billed. */
+let billedTables: () => Promise<number>;
+let postgres: PostgresServer | undefined;
 
 /** The 4,510-column significance request that killed the server (rows sex, columns id). */
 const PAIRS_BOMB = { SurveyCode: 'GSS', PopulationBaseCode: '*', Rows: [{ Variable: 'sex' }], Columns: [{ Variable: 'id' }], Statistics: ['sig'] };
@@ -55,7 +61,41 @@ function post(path: string, key: string, body: unknown, options: { abortAfterMs?
 }
 
 const crosstab = (key: string) => post('/crosstab', key, { SurveyCode: 'GSS', PopulationBaseCode: 'year=2024', TargetCodes: ['sex=2'] });
-const tableRecords = () => readLedger(ledger).filter((line) => line['operation'] === 'table');
+
+function cli(args: string[], cwd: string): string {
+  const result = spawnSync(process.execPath, [CLI, ...args], { cwd, encoding: 'utf8', timeout: 60_000 });
+  expect(result.status, result.stderr).toBe(0);
+  return result.stdout;
+}
+
+/** The key file and its ledger: the server's arguments, two keys, the billed tables. */
+async function keyFileStore(dir: string): Promise<string[]> {
+  const keys = join(dir, 'keys.json');
+  const ledger = join(dir, 'usage.ndjson');
+  attacker = (await addApiKey(keys, { surveys: ['GSS'], groups: ['_ALL_'], name: 'attacker' })).apiKey;
+  other = (await addApiKey(keys, { surveys: ['GSS'], groups: ['_ALL_'], name: 'other' })).apiKey;
+  billedTables = async () => readLedger(ledger).filter((line) => line['operation'] === 'table').length;
+  return ['--keys', keys, '--ledger', ledger];
+}
+
+/** Two accounts on a real PostgreSQL server, without rate limits. */
+async function postgresStore(dir: string): Promise<string[]> {
+  postgres = await startPostgres();
+  const database = await postgres.createDatabase('tables');
+  for (const name of ['attacker', 'other']) cli(['accounts', 'add', '--name', name, '--surveys', 'GSS', '--groups', 'GSS:_ALL_', '--rate-limit', 'none', '--database', database], dir);
+  const key = (account: string) => (JSON.parse(cli(['keys', 'add', '--account', account, '--name', 'k', '--json', '--database', database], dir)) as { apiKey: string }).apiKey;
+  attacker = key('attacker');
+  other = key('other');
+  billedTables = async () => {
+    const db = await openDatabase(database);
+    try {
+      return Number((await db.query<{ n: string }>("SELECT count(*) AS n FROM usage WHERE operation = 'table'")).rows[0]!.n);
+    } finally {
+      await db.close();
+    }
+  };
+  return ['--database', database];
+}
 
 /** The server's resident memory in bytes (Linux). */
 function residentBytes(pid: number): number {
@@ -63,24 +103,27 @@ function residentBytes(pid: number): number {
   return Number(/(\d+)/.exec(line)![1]) * 1024;
 }
 
-beforeAll(async () => {
-  expect(existsSync(CLI), `${CLI} is missing: run \`npm run build\` first`).toBe(true);
-  const dir = tempDir();
-  const keys = join(dir, 'keys.json');
-  ledger = join(dir, 'usage.ndjson');
-  attacker = (await addApiKey(keys, { surveys: ['GSS'], groups: ['_ALL_'], name: 'attacker' })).apiKey;
-  other = (await addApiKey(keys, { surveys: ['GSS'], groups: ['_ALL_'], name: 'other' })).apiKey;
-  // An idle timeout of 1 s: every large table here takes longer than that to compute.
-  serve = await startServe(['--dataset', paths.gss, '--keys', keys, '--ledger', ledger, '--port', '0', '--idle-timeout', '1', '--access-log']);
-}, 60_000);
+describe.each([
+  ['the key file ledger', keyFileStore],
+  ['PostgreSQL', postgresStore],
+])('POST /tables on %s: bounded before work, off the serving thread, billed only when delivered', (_store, setUp) => {
+  beforeAll(async () => {
+    expect(existsSync(CLI), `${CLI} is missing: run \`npm run build\` first`).toBe(true);
+    const dir = tempDir();
+    const store = await setUp(dir);
+    // An idle timeout of 1 s: every large table here takes longer than that to compute.
+    serve = await startServe(['--dataset', paths.gss, ...store, '--port', '0', '--idle-timeout', '1', '--access-log'], { cwd: dir, timeoutMs: 60_000 });
+  }, 120_000);
 
-afterAll(async () => {
-  if (serve === undefined) return;
-  serve.child.kill('SIGTERM');
-  await serve.exited;
-});
+  afterAll(async () => {
+    if (serve !== undefined) {
+      serve.child.kill('SIGTERM');
+      await serve.exited;
+    }
+    await postgres?.stop();
+    postgres = undefined;
+  });
 
-describe('POST /tables: bounded before work, off the serving thread, billed only when delivered', () => {
   it('refuses the 4,510-column significance table with 400 naming the comparisons limit, and the server lives on', async () => {
     const before = residentBytes(serve.child.pid!);
     const refused = await post('/tables', attacker, PAIRS_BOMB);
@@ -94,7 +137,7 @@ describe('POST /tables: bounded before work, off the serving thread, billed only
     // Refused before work: no pair was built (memory as before, give or take 200 MB), nothing billed.
     expect(residentBytes(serve.child.pid!)).toBeLessThan(before + 200 * 1024 * 1024);
     expect((await crosstab(other)).status).toBe(200);
-    expect(tableRecords()).toHaveLength(0);
+    expect(await billedTables()).toBe(0);
     // The same with Rao–Scott: rows id x columns year is one test of 4,510 x 34 cells.
     const chisq = await post('/tables', attacker, { ...LARGE, Columns: [{ Variable: 'year' }], Statistics: ['chisq'] });
     expect(chisq.status).toBe(400);
@@ -122,27 +165,27 @@ describe('POST /tables: bounded before work, off the serving thread, billed only
     expect(answeredAt.length).toBeGreaterThan(5);
     const gaps = answeredAt.map((at, i) => at - (answeredAt[i - 1] ?? sent));
     expect(Math.max(...gaps)).toBeLessThan(took / 2);
-    expect(tableRecords()).toHaveLength(1);
+    expect(await billedTables()).toBe(1);
   }, 120_000);
 
   it('a client that gives up stops the table and is not billed; the server answers the next one', async () => {
-    const billedBefore = tableRecords().length;
+    const billedBefore = await billedTables();
     await expect(post('/tables', attacker, LARGE, { abortAfterMs: 1500 })).rejects.toThrow();
     // The access log line of the abandoned request: 499, never a billed 200.
     const deadline = Date.now() + 60_000;
     while (!/"status":499/.test(serve.output()) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
     expect(serve.output()).toMatch(/"path":"\/v1\/tables","status":499/);
-    expect(tableRecords()).toHaveLength(billedBefore);
+    expect(await billedTables()).toBe(billedBefore);
     // The attacker's next table is answered (its turn was given back) and billed.
     const next = await post('/tables', attacker, { SurveyCode: 'GSS', PopulationBaseCode: '*', Rows: [{ Variable: 'degree' }], Columns: [{ Variable: 'sex' }], Statistics: ['vpct', 'sig'] });
     expect(next.status).toBe(200);
-    expect(tableRecords()).toHaveLength(billedBefore + 1);
+    expect(await billedTables()).toBe(billedBefore + 1);
   }, 120_000);
 
   it('usage rows equal the tables delivered', async () => {
     const delivered = await Promise.all([1, 2, 3].map(() => post('/tables', attacker, { SurveyCode: 'GSS', PopulationBaseCode: 'year=2024', Rows: [{ Variable: 'degree' }], Columns: [{ Variable: 'race' }], Statistics: ['sig', 'chisq'] })));
     expect(delivered.map((answer) => answer.status)).toEqual([200, 200, 200]);
     // 1 (the large table) + 1 (after the abort) + 3.
-    expect(tableRecords()).toHaveLength(5);
+    expect(await billedTables()).toBe(5);
   }, 60_000);
 });
