@@ -24,6 +24,8 @@ export type { DatasetStats, EngineStats } from './facade/engine-stats.js';
 export type { PoolStats } from './pool/pool.js';
 export type { BuildOptions, BuildReport } from './build/build-options.js';
 export { weightDataset } from './facade/weight.js';
+export { exportColumns } from './facade/export-columns.js';
+export type { ExportOptions, ExportReport } from './facade/export-columns.js';
 export type { WeightMethod, WeightOptions, WeightReport } from './facade/weight.js';
 export { toServiceResponse, stabilityFlag, ConditionalResult } from './facade/service-shape.js';
 export type { ServiceResponse, ServiceResult } from './facade/service-shape.js';

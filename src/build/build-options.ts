@@ -19,6 +19,11 @@ export interface BuildOptions {
   /** Columns to leave out. */
   exclude?: string[];
   /**
+   * The respondent id column: kept as given (never a variable, never queried), every row's
+   * value present and unique; `crosstab export` / exportColumns() write it beside weights.
+   */
+  id?: string;
+  /**
    * Columns holding delimited sets of values (`1;3;5`), each built as a multi-response
    * variable of the same name; an empty cell is no answer. Default delimiter `;`.
    */
@@ -84,6 +89,12 @@ export function validateBuildOptions(options: BuildOptions): BuildOptions {
   }
   if (exclude !== undefined && (!Array.isArray(exclude) || !exclude.every((c) => typeof c === 'string'))) {
     throw invalidOption('exclude', 'must be a list of column names', 'Give the names of the columns to leave out.');
+  }
+  if (options.id !== undefined && (typeof options.id !== 'string' || options.id === '')) {
+    throw invalidOption('id', 'must be the name of a column of the input', 'Give the respondent id column, e.g. "SEQN".');
+  }
+  if (options.id !== undefined && exclude?.includes(options.id)) {
+    throw invalidOption('id', `"${options.id}" is also excluded`, 'Leave the id column out of exclude.');
   }
   if (options.rangeIndex !== undefined && !(Array.isArray(options.rangeIndex) && options.rangeIndex.every((c) => typeof c === 'string' && c !== ''))) {
     throw invalidOption('rangeIndex', 'must be a list of column names', 'Give the names of numeric columns, e.g. ["AGEP"].');

@@ -67,6 +67,7 @@ export async function buildDataset(input: string, options: BuildOptions): Promis
     ...(codebook ? { codebook } : {}),
     ...(multi.length > 0 ? { multi } : {}),
     ...(checked.rangeIndex ? { rangeIndex: checked.rangeIndex } : {}),
+    ...(checked.id === undefined ? {} : { id: checked.id }),
     consume: true,
     threads: checked.threads ?? (table.rows >= PARALLEL_BUILD_MIN_ROWS ? defaultBuildThreads() : 0),
   });

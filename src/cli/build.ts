@@ -59,6 +59,7 @@ export function registerBuildCommand(program: Command): void {
     .option('--units <n>', 'AudienceReportUnits (weighted sums are reported divided by this)', Number, 1)
     .option('--name <text>', 'human-readable dataset name')
     .option('--codebook <file>', 'codebook JSON: named codes, labels, authorization groups')
+    .option('--id <column>', 'respondent id column: kept as given for `crosstab export` (unique, never blank), not a variable')
     .option('--exclude <columns>', 'comma-separated columns to leave out', (value: string) => value.split(',').map((c) => c.trim()).filter(Boolean))
     .option('--multi <column[:delimiter]>', 'a column of delimited value sets ("1;3;5") to build as a multi-response variable (repeat for more; default delimiter ;)', collect)
     .option('--range-index <columns>', 'comma-separated numeric columns to index for ranges (AGEP=18..34 then reads one or two stored bitsets; costs respondents/8 bytes per value)', (value: string) => value.split(',').map((c) => c.trim()).filter(Boolean))
@@ -103,6 +104,7 @@ Examples:
           name: flags.name,
           codebook: flags.codebook,
           exclude: flags.exclude,
+          ...(flags.id === undefined ? {} : { id: flags.id }),
           multi: (flags.multi as string[] | undefined)?.map(multiColumn),
           rangeIndex: flags.rangeIndex,
           threads: flags.threads,

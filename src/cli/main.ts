@@ -50,6 +50,7 @@ const commands: Array<[string, () => Promise<Register>]> = [
   ['info', async () => (await import('./info.js')).registerInfoCommand],
   ['verify', async () => (await import('./verify.js')).registerVerifyCommand],
   ['weight', async () => (await import('./weight.js')).registerWeightCommand],
+  ['export', async () => (await import('./export.js')).registerExportCommand],
   ['serve', async () => (await import('./serve.js')).registerServeCommand],
   ['push', async () => (await import('./push.js')).registerPushCommand],
   ['keys', async () => (await import('./keys.js')).registerKeysCommand],

@@ -72,6 +72,13 @@ export const BufferKind = {
   indexU32: 4,
   dense: 5,
   sparse: 6,
+  /** Per respondent, the 0-based input row it was read from (u32, `count` respondents): the input's order back. */
+  inputRows: 7,
+  /**
+   * The respondent id column (`crosstab build --id`), per input row: `count` is the buffer's
+   * byte length, (rows + 1) u32 offsets into the UTF-8 text that follows them.
+   */
+  idTexts: 8,
 } as const;
 export type BufferKind = (typeof BufferKind)[keyof typeof BufferKind];
 
@@ -177,6 +184,13 @@ export interface StoredMeta {
    * and one holding any other was built when a float could stand for several numbers.
    */
   numberRule?: 'float-collisions';
+  /**
+   * Buffer row of the respondents' input rows (BufferKind.inputRows): how `crosstab export`
+   * writes columns in the input's row order. Absent in datasets of earlier builds.
+   */
+  inputRows?: number;
+  /** The respondent id column (`--id`): kept as given, never a variable, unique; its buffer (BufferKind.idTexts). */
+  id?: { column: string; buffer: number };
 }
 
 /** The hint of a cancelled build's error: what was left behind (nothing) and what to do. */

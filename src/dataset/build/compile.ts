@@ -43,6 +43,8 @@ export interface CompileOptions {
   multi?: MultiSpec[];
   /** Numeric variables to give a range index (StoredVariable.atLeast), by name. */
   rangeIndex?: string[];
+  /** The respondent id column: kept as given (StoredMeta.id), not a variable; unique, never blank. */
+  id?: string;
 }
 
 /** One buffer of the dataset as planned before its bytes exist. */
@@ -98,6 +100,12 @@ export function compileDataset(input: RawTable, options: CompileOptions): Compil
     buffer: add({ name: `weight:${weight.name}`, kind: BufferKind.weights, count: rows, bytes: words * 64 * 8 }),
   }));
 
+  // The input row of each respondent, and the id column's texts: first after the weights.
+  const inputRows = add({ name: 'input-rows', kind: BufferKind.inputRows, count: rows, bytes: rows * 4 });
+  const idColumn = options.id === undefined ? undefined : idColumnOf(input, options.id);
+  const idTexts = idColumn === undefined ? undefined : idBytes(idColumn, rows);
+  const id = idColumn === undefined ? undefined : { column: idColumn.name, buffer: add({ name: `id:${idColumn.name}`, kind: BufferKind.idTexts, count: idTexts!.byteLength, bytes: idTexts!.byteLength }) };
+
   const variables: StoredVariable[] = [];
   const planned: PlannedVariable[] = [];
   const skipped: StoredMeta['skipped'] = [];
@@ -108,7 +116,7 @@ export function compileDataset(input: RawTable, options: CompileOptions): Compil
   const delimited = new Set((options.multi ?? []).filter((spec) => spec.delimiter !== undefined).map((spec) => spec.columns[0]!));
   const rangeIndex = new Set(options.rangeIndex ?? []);
   for (const column of input.columns) {
-    if (delimited.has(column.name)) continue;
+    if (delimited.has(column.name) || column === idColumn) continue;
     const described = options.codebook?.variables[column.name];
     const verdict = classifyColumn(column, rows);
     if (verdict.kind === 'text' && verdict.note !== undefined) (input.notes ??= []).push(verdict.note);
@@ -210,6 +218,8 @@ export function compileDataset(input: RawTable, options: CompileOptions): Compil
     source: input.source.split(/[\\/]/).pop() ?? input.source,
     createdAt: new Date().toISOString(),
     numberRule: 'float-collisions',
+    inputRows,
+    ...(id === undefined ? {} : { id }),
     ...(options.codebook?.missingLabel === undefined ? {} : { missingLabel: options.codebook.missingLabel }),
   };
   const inputRanks = (name: string): Uint32Array => {
@@ -226,7 +236,8 @@ export function compileDataset(input: RawTable, options: CompileOptions): Compil
   };
   const consume = options.consume === true;
   const threads = options.threads ?? 0;
-  const data = () => (threads > 0 ? makeBuffersInWorkers(input, planned, multiPlans, words, consume, threads) : makeBuffers(input, planned, multiPlans, words, consume));
+  const extra = idTexts === undefined ? [] : [idTexts];
+  const data = () => (threads > 0 ? makeBuffersInWorkers(input, planned, multiPlans, words, consume, threads, extra) : makeBuffers(input, planned, multiPlans, words, consume, extra));
   return { meta, specs, data, inputRanks, inputWeights };
 }
 
@@ -235,10 +246,12 @@ export function compileDataset(input: RawTable, options: CompileOptions): Compil
  * in a crosstab depends on respondent order, and runs of equal weights let the kernel take
  * a 64-bit word's weighted sum as popcount x weight (see weightRuns in assembly/index.ts).
  */
-function* makeBuffers(input: RawTable, planned: PlannedVariable[], multiPlans: MultiPlan[], words: number, consume: boolean): Generator<Uint8Array> {
+function* makeBuffers(input: RawTable, planned: PlannedVariable[], multiPlans: MultiPlan[], words: number, consume: boolean, idTexts: Uint8Array[]): Generator<Uint8Array> {
   const sorted = weightOrder(input.weights[0]?.values, input.rows);
   const order = sorted.order;
   yield* weightBuffers(input, sorted, words);
+  yield bytesOf(order.slice());
+  yield* idTexts;
   for (const plan of multiPlans) yield* multiBuffers(plan, order, words);
   for (const variable of planned) {
     const task = columnTask(variable, order, words, input.rows);
@@ -251,7 +264,7 @@ function* makeBuffers(input: RawTable, planned: PlannedVariable[], multiPlans: M
  * makeBuffers with the variables' buffers made by `threads` workers, `threads` variables
  * ahead of the one being written (so memory holds a few variables' buffers, not all).
  */
-async function* makeBuffersInWorkers(input: RawTable, planned: PlannedVariable[], multiPlans: MultiPlan[], words: number, consume: boolean, threads: number): AsyncGenerator<Uint8Array> {
+async function* makeBuffersInWorkers(input: RawTable, planned: PlannedVariable[], multiPlans: MultiPlan[], words: number, consume: boolean, threads: number, idTexts: Uint8Array[]): AsyncGenerator<Uint8Array> {
   const rows = input.rows;
   // The workers start while the order is found; it is shared with them, not copied to each.
   const pool = new ColumnPool(threads);
@@ -273,6 +286,8 @@ async function* makeBuffersInWorkers(input: RawTable, planned: PlannedVariable[]
     while (next < planned.length && ahead.length < threads + 1) launch();
     // The weights (first in the file) are written while the workers make the first variables.
     yield* weightBuffers(input, sorted, words);
+    yield bytesOf(order.slice());
+    yield* idTexts;
     yield* multi;
     while (ahead.length > 0) {
       const buffers = await ahead.shift()!;
@@ -372,6 +387,43 @@ function sortDictionary(column: RawColumn, kind: 'numeric' | 'text'): { values: 
     remap[id + 1] = values.length;
   }
   return { values, remap };
+}
+
+/** The input column named `name` as the respondent id: every row has a value, no two the same. */
+function idColumnOf(input: RawTable, name: string): RawColumn {
+  const column = input.columns.find((candidate) => candidate.name === name);
+  if (column === undefined) {
+    const why = input.weights.some((weight) => weight.name === name) ? 'is a weight column' : 'is not a column of the input';
+    throw invalidOption('id', `"${name}" ${why}`, 'Name the column that identifies each respondent (it must not be a weight or excluded).');
+  }
+  const rows = input.rows;
+  const firstRow = new Int32Array(column.dictionary.length + 1).fill(-1);
+  for (let row = 0; row < rows; row++) {
+    const id = column.ids[row]!;
+    if (id === 0) throw invalidOption('id', `column "${name}" is blank in data row ${row + 1}`, 'Every respondent needs an id: fill it in, or build without --id (the input row number is then the key).');
+    if (firstRow[id] !== -1) {
+      throw invalidOption('id', `column "${name}" has the value ${JSON.stringify(column.dictionary[id - 1])} in data rows ${firstRow[id]! + 1} and ${row + 1}`, 'An id identifies one respondent: make the ids unique, or build without --id.');
+    }
+    firstRow[id] = row;
+  }
+  return column;
+}
+
+/** The id column's texts in input row order: (rows + 1) u32 offsets into the UTF-8 text after them. */
+function idBytes(column: RawColumn, rows: number): Uint8Array {
+  const encoded = column.dictionary.map((text) => Buffer.from(text, 'utf8'));
+  let textBytes = 0;
+  for (let row = 0; row < rows; row++) textBytes += encoded[column.ids[row]! - 1]!.byteLength;
+  const bytes = new Uint8Array((rows + 1) * 4 + textBytes);
+  const offsets = new Uint32Array(bytes.buffer, 0, rows + 1);
+  let at = 0;
+  for (let row = 0; row < rows; row++) {
+    const text = encoded[column.ids[row]! - 1]!;
+    bytes.set(text, (rows + 1) * 4 + at);
+    at += text.byteLength;
+    offsets[row + 1] = at;
+  }
+  return bytes;
 }
 
 function bytesOf(view: ArrayBufferView): Uint8Array {

@@ -198,7 +198,10 @@ export function expectedBytes(kind: BufferKind, count: number, words: number): n
     case BufferKind.dense:
       return words * 8;
     case BufferKind.sparse:
+    case BufferKind.inputRows:
       return count * 4;
+    case BufferKind.idTexts:
+      return count;
     default:
       return undefined;
   }
@@ -211,6 +214,8 @@ function checkMeta(path: string, meta: StoredMeta, buffers: LoadedBuffer[]): voi
     Number.isInteger(meta.respondents) &&
     meta.weights.length > 0 &&
     meta.weights.every((weight) => kindOf(weight.buffer) === BufferKind.weights) &&
+    (meta.inputRows === undefined || (kindOf(meta.inputRows) === BufferKind.inputRows && buffers[meta.inputRows]!.count === meta.respondents)) &&
+    (meta.id === undefined || kindOf(meta.id.buffer) === BufferKind.idTexts) &&
     meta.variables.every(
       (variable) =>
         (variable.kind === 'multi' ? multiMatches(variable, kindOf, meta.format) : [BufferKind.indexU8, BufferKind.indexU16, BufferKind.indexU32].includes(kindOf(variable.index) as never)) &&

@@ -30,6 +30,7 @@ export function rebuildCommand(path: string, metaJson: string): string | undefin
   if (stability && (stability.cautionMax !== DEFAULT_STABILITY.cautionMax || stability.veryUnstableMax !== DEFAULT_STABILITY.veryUnstableMax)) {
     parts.push('--unstable-max', String(stability.cautionMax), '--very-unstable-max', String(stability.veryUnstableMax));
   }
+  if (typeof meta.id?.column === 'string') parts.push('--id', word(meta.id.column));
   if (design?.strata) parts.push('--strata', word(design.strata));
   if (design?.psu) parts.push('--psu', word(design.psu));
   if (design?.nest) parts.push('--nest');
