@@ -220,6 +220,27 @@ describe('crosstab table --format pptx', () => {
   });
 });
 
+describe('crosstab tabbook --format pptx', () => {
+  it('puts a slide per stub whose chart data holds exactly the vertical % of crosstab table for that stub', async () => {
+    const out = join(dir, 'book.pptx');
+    const made = spawnSync(process.execPath, [join(process.cwd(), 'dist', 'cli', 'main.js'), 'tabbook', gss(), '--banner', 'sex,race', '--stubs', 'relig,fefam', '--base', 'year=2024', '--stats', 'vpct,sig', '--out', out], { encoding: 'utf8' });
+    expect(made.status, made.stderr).toBe(0);
+    expect(made.stderr).toContain(`wrote ${out} (pptx, 2 tables)`);
+    const charts = [...(await chartValues(out)).values()];
+    expect(charts).toHaveLength(2);
+    for (const [index, stub] of ['relig', 'fefam'].entries()) {
+      // The pool, as tabbook uses: the same plan sums in the same order, to the last bit.
+      const json = await tableJson([gss(), '--execution', 'pool', '--base', 'year=2024', '--rows', stub, '--columns', 'sex', '--columns', 'race', '--stats', 'vpct,sig']);
+      const series = charts[index]!;
+      expect(series).toHaveLength(json.columns.length);
+      for (const [column, one] of series.entries()) {
+        expect(one.categories).toEqual(json.rows.map((row) => row.label));
+        expect(one.values).toEqual(json.rows.map((_, row) => json.cells[row]![column]!.columnPct));
+      }
+    }
+  });
+});
+
 /** A system tool: its path, or a failing test under CI=true when it is missing. */
 function tool(name: string): string | undefined {
   const found = spawnSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8' }).stdout.trim();
