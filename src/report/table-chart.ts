@@ -112,6 +112,11 @@ export function chartColour(index: number): string {
   return CHART_COLOURS[index % CHART_COLOURS.length]!;
 }
 
+/** Text on a segment of this colour: black on the light ones, white on the dark (contrast above 4.5:1). */
+function textOn(index: number): string {
+  return ['E69F00', 'F0E442', '56B4E9', '999999', '44AA99', 'CC79A7', '009E73'].includes(chartColour(index)) ? '#000000' : '#ffffff';
+}
+
 const escape = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
 const LABEL_WIDTH = 220;
@@ -220,7 +225,7 @@ function drawStacked(body: string[], chart: TableChart, panel: ChartPanel, top: 
       const w = Number.isFinite(value) ? value * scale : 0;
       body.push(bar(x, y, w, index, value, series.stability, `${series.label}${stabilityMarker(series.stability)}, ${category.label}`, category.row, series.column));
       // The value as text under its segment when the segment is too narrow to hold it.
-      if (w >= 30) body.push(`<text x="${(x + w / 2).toFixed(2)}" y="${y + BAR - 3}" font-size="9" text-anchor="middle" fill="#ffffff" ${FONT} data-row="${category.row}" data-column="${series.column}">${escape(formatPercent(value, 0))}</text>`);
+      if (w >= 30) body.push(`<text x="${(x + w / 2).toFixed(2)}" y="${y + BAR - 3}" font-size="9" text-anchor="middle" fill="${textOn(index)}" ${FONT} data-row="${category.row}" data-column="${series.column}">${escape(formatPercent(value, 0))}</text>`);
       x += w;
     }
     y += BAR + 8 + GAP;
