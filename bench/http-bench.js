@@ -223,6 +223,12 @@ async function run(options, pin, postgres, machine) {
               args: [options.cli, 'serve', '--dataset', options.dataset, '--keys', keys, '--ledger', shmLedger, '--port', '0', ...perAddress],
               requests: [request],
             },
+            // What the Prometheus metrics cost on the request path, where nothing else hides it.
+            {
+              name: 'crosstab serve, POST /v1/crosstab, ledger on tmpfs, --metrics-port (metrics on)',
+              args: [options.cli, 'serve', '--dataset', options.dataset, '--keys', keys, '--ledger', `${shmLedger}.metrics`, '--metrics-port', '0', '--port', '0', ...perAddress],
+              requests: [request],
+            },
           ]
         : []),
       ...databases.map((database) => ({
@@ -413,6 +419,7 @@ async function run(options, pin, postgres, machine) {
     rmSync(work, { recursive: true, force: true });
     rmSync(join('/dev/shm', `${basename(work)}.ndjson`), { force: true });
     rmSync(join('/dev/shm', `${basename(work)}.ndjson.before`), { force: true });
+    rmSync(join('/dev/shm', `${basename(work)}.ndjson.metrics`), { force: true });
   }
 }
 

@@ -23,6 +23,8 @@ export const ErrorCode = {
   unknownValue: 'unknown_value',
   /** An expression names a codebook code the dataset does not define. */
   unknownCode: 'unknown_code',
+  /** An expression names a saved audience (`@name`) that is not there for the caller. */
+  unknownAudience: 'unknown_audience',
   /**
    * An expression touches an authorization group the caller may not use. Not thrown since
    * `allowedGroups` refuses another group's names as unknown (which names nothing of that

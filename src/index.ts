@@ -8,8 +8,10 @@
  * ```
  */
 export { openDataset, Dataset, MAX_TARGETS, DEFAULT_CELL_CACHE } from './facade/dataset.js';
-export type { OpenOptions } from './facade/dataset.js';
+export type { OpenOptions, CloseOptions } from './facade/dataset.js';
 export { buildDataset } from './build/build.js';
+export { appendRows } from './build/append.js';
+export type { AppendOptions, AppendReport } from './build/append.js';
 export { bundledDataset, bundledSource, BUNDLED_DATASETS } from './facade/bundled-datasets.js';
 export type { BundledDatasetName } from './facade/bundled-datasets.js';
 export { pushDataset } from './clickhouse/push.js';
@@ -17,6 +19,9 @@ export type { PushOptions, PushReport } from './clickhouse/push.js';
 export { closePool } from './pool/pool.js';
 export { kernelMemoryUsage } from './facade/kernel-memory.js';
 export type { KernelMemoryUsage } from './facade/kernel-memory.js';
+export { engineStats } from './facade/engine-stats.js';
+export type { DatasetStats, EngineStats } from './facade/engine-stats.js';
+export type { PoolStats } from './pool/pool.js';
 export type { BuildOptions, BuildReport } from './build/build-options.js';
 export { weightDataset } from './facade/weight.js';
 export type { WeightMethod, WeightOptions, WeightReport } from './facade/weight.js';
@@ -24,6 +29,9 @@ export { toServiceResponse, stabilityFlag, ConditionalResult } from './facade/se
 export type { ServiceResponse, ServiceResult } from './facade/service-shape.js';
 export { parseExpression } from './query/parse.js';
 export type { Expr } from './query/ast.js';
+export { expandAudiences, namesOf, usesAudiences, MAX_AUDIENCE_DEPTH, MAX_EXPANDED_LENGTH } from './query/audiences.js';
+export type { AudienceDefinition, AudienceLookup, ExpandedExpression, UsedAudience } from './query/audiences.js';
+export { AUDIENCE_NAME } from './text/expression-text.js';
 export { parseCodebook, readCodebook } from './dataset/build/codebook.js';
 export type { Codebook, VariableDescription } from './dataset/build/codebook.js';
 export { CrosstabError, ErrorCode, isCrosstabError, labelledHint, labelledMessage } from './errors.js';

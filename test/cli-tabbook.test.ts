@@ -78,6 +78,36 @@ describe('crosstab tabbook', () => {
     }
   });
 
+  it('takes expressions in --banner (a comma in parentheses stays in its item) and --column-group, with the letters crosstab table gives', async () => {
+    const out = join(dir, 'expressions.json');
+    const banner = 'age=18..44,age=40..,(degree=3,4),sex';
+    const { code, stderr } = await crosstab(['tabbook', gss(), '--banner', banner, '--column-group', '0,1', '--stubs', 'polviews', '--base', 'year=2024', '--out', out]);
+    expect(stderr).toBe(`wrote ${out} (json, 1 tables)\n`);
+    expect(code).toBe(0);
+    const book = JSON.parse(readFileSync(out, 'utf8')) as { tables: Array<{ table: TableJson }> };
+    const json = await tableJson([gss(), '--execution', 'pool', '--base', 'year=2024', '--rows', 'polviews', '--column', 'age=18..44', '--column', 'age=40..', '--column', '(degree=3,4)', '--columns', 'sex', '--column-group', '0,1', '--stats', 'vpct,sig']);
+    expect(book.tables[0]!.table).toEqual(json);
+    expect(json.columns.slice(0, 3).map((column) => column.letter ?? '')).toEqual(['A', 'B', '']);
+    const refused = await crosstab(['tabbook', gss(), '--banner', 'sex,agee=18..44', '--stubs', 'polviews', '--out', join(dir, 'refused.json')]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/--banner: .*unknown variable "agee"/);
+    const group = await crosstab(['tabbook', gss(), '--banner', 'age=18..44', '--column-group', '0,x', '--stubs', 'polviews', '--out', join(dir, 'refused.json')]);
+    expect(group.stderr).toContain('--column-group "0,x": "x" is not a column index');
+  });
+
+  it('makes the column-label row tall enough for its longest wrapped label, so that it stays under the banner line', async () => {
+    const out = join(dir, 'tall.xlsx');
+    const { code } = await crosstab(['tabbook', gss(), '--banner', 'sex,degree', '--stubs', 'relig', '--base', 'year=2024', '--out', out]);
+    expect(code).toBe(0);
+    const sheet = (await readWorkbook(out)).worksheets[1]!;
+    const base = findRow(sheet, 'Base');
+    // Banner, column labels, letters above the base rows; "Associate/junior college" wraps to three lines of 15 points in a 12-character column.
+    const labels = sheet.getRow(base - 2);
+    expect(labels.values).toContain('Associate/junior college');
+    expect(labels.height).toBeGreaterThanOrEqual(45);
+    expect(sheet.getRow(base - 3).height ?? 15).toBeLessThan(30);
+  });
+
   it.each([
     ['an unknown stub', ['--banner', 'sex', '--stubs', 'degree,relgi'], '--stubs', /unknown variable "relgi"; did you mean "relig"/],
     ['an empty banner', ['--banner', '', '--stubs', 'degree'], '--banner', /--banner must be a comma list/],
@@ -135,7 +165,7 @@ describe('LibreOffice', () => {
     const out = join(dir, 'print');
     mkdirSync(out);
     const book = join(out, 'book.xlsx');
-    const made = spawnSync(process.execPath, [cliPath, 'tabbook', gss(), '--banner', 'sex,race', '--stubs', 'degree,polviews', '--base', 'year=2024', '--stats', 'vpct,index,sig', '--out', book]);
+    const made = spawnSync(process.execPath, [cliPath, 'tabbook', gss(), '--banner', 'sex,race,degree', '--stubs', 'degree,polviews', '--base', 'year=2024', '--stats', 'vpct,index,sig', '--out', book]);
     expect(made.status).toBe(0);
     // A profile folder of its own: a LibreOffice already running for the user does not take the job.
     const profile = `file://${join(out, 'profile')}`;

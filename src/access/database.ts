@@ -3,7 +3,7 @@ import { openEmbedded } from './embedded-database.js';
 import { migrate } from './migrations.js';
 import type { Database } from './queryable.js';
 import { openServer } from './server-database.js';
-import { DEFAULT_STORE_TIMEOUT_MS, guardDatabase, type StoreEventListener } from './store-health.js';
+import { DEFAULT_STORE_TIMEOUT_MS, guardDatabase, type StoreEventListener, type StoreOperationListener } from './store-health.js';
 
 export type { Database, Queryable } from './queryable.js';
 
@@ -30,6 +30,8 @@ export interface OpenDatabaseOptions {
   timeoutMs?: number;
   /** Told once when the database becomes unavailable and once when it answers again. */
   onEvent?: StoreEventListener;
+  /** Told of every operation: its seconds, and whether it failed for want of the store (metrics). */
+  onOperation?: StoreOperationListener;
 }
 
 /**
@@ -54,5 +56,5 @@ export async function openDatabase(location: string, options: OpenDatabaseOption
     throw error;
   }
   limits.statementMs = timeoutMs;
-  return guardDatabase(database, { timeoutMs, ...(options.onEvent === undefined ? {} : { onEvent: options.onEvent }) });
+  return guardDatabase(database, { timeoutMs, ...(options.onEvent === undefined ? {} : { onEvent: options.onEvent }), ...(options.onOperation === undefined ? {} : { onOperation: options.onOperation }) });
 }

@@ -26,6 +26,8 @@ interface KeyRightsRow {
   id: string;
   name: string;
   account_id: string;
+  /** The user who made the key in the portal, if any. */
+  user_id?: string | null;
   created_at: Date | string;
   expires_at: Date | string | null;
   revoked_at: Date | string | null;
@@ -39,7 +41,7 @@ interface KeyRightsRow {
 
 /** Key, account and permissions in one round trip. */
 const LOOKUP_SQL = `
-  SELECT k.id, k.name, k.account_id, k.created_at, k.expires_at, k.revoked_at, COALESCE(k.revoked_at <= now(), false) AS revoked_now, a.disabled AS account_disabled, a.rate_limit_per_minute, a.monthly_quota,
+  SELECT k.id, k.name, k.account_id, k.user_id, k.created_at, k.expires_at, k.revoked_at, COALESCE(k.revoked_at <= now(), false) AS revoked_now, a.disabled AS account_disabled, a.rate_limit_per_minute, a.monthly_quota,
          (SELECT json_agg(json_build_object('survey', p.survey, 'group', p.authorization_group))
             FROM survey_permissions p WHERE p.account_id = k.account_id) AS permissions
     FROM api_keys k JOIN accounts a ON a.id = k.account_id
@@ -84,6 +86,7 @@ export function keyRecordOf(row: KeyRightsRow, hash: string, now = Date.now()): 
     groups: [],
     groupsBySurvey,
     accountId: row.account_id,
+    ...(row.user_id == null ? {} : { userId: row.user_id }),
     createdAt: iso(row.created_at) as string,
     expiresAt: iso(row.expires_at),
     revoked,

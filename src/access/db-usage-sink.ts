@@ -1,4 +1,4 @@
-import type { DurableWriteStats, UsageRecord, UsageSink } from '../keys/index.js';
+import type { DurableWriteListener, DurableWriteStats, UsageRecord, UsageSink } from '../keys/index.js';
 import type { Database, Queryable } from './database.js';
 
 interface Pending {
@@ -49,6 +49,11 @@ export class DbUsageSink implements UsageSink {
    * in flight (ms): commitMs / commits is what a billed call waits for the database.
    */
   readonly stats = { records: 0, commits: 0, commitMs: 0 };
+  private writes: DurableWriteListener | undefined;
+
+  observeWrites(listener: DurableWriteListener): void {
+    this.writes = listener;
+  }
 
   /**
    * `onEvent` is told when the sink closes: how many rows it committed, in how many
@@ -85,7 +90,9 @@ export class DbUsageSink implements UsageSink {
         try {
           const started = performance.now();
           await this.insert(batch);
-          this.stats.commitMs += performance.now() - started;
+          const ms = performance.now() - started;
+          this.stats.commitMs += ms;
+          this.writes?.(batch.length, ms / 1000);
           this.stats.records += batch.length;
           this.stats.commits++;
           for (const entry of batch) entry.resolve();

@@ -7,7 +7,7 @@
 export { DEFAULT_DATABASE, databaseLocation, openDatabase } from './database.js';
 export type { Database, OpenDatabaseOptions, Queryable } from './database.js';
 export { DEFAULT_STORE_TIMEOUT_MS } from './store-health.js';
-export type { StoreEventListener } from './store-health.js';
+export type { StoreEventListener, StoreOperationListener } from './store-health.js';
 export { MIGRATIONS, migrate } from './migrations.js';
 export { addAccount, findAccount, listAccounts, updateAccount, accountById } from './accounts.js';
 export type { Account, AccountChange, AccountLimits } from './accounts.js';
@@ -29,5 +29,6 @@ export type { OidcLink, OidcOptions, TrustedIssuer, TokenCheck } from './oidc.js
 export { clearFailedSignIns, liveSession, passwordHashOf, replacePassword, reservePasswordCheck, revokeSession, signInUser, startSession } from './portal-sessions.js';
 export type { SessionRow, SignInUser } from './portal-sessions.js';
 export { dropOldSignInFailures, releaseSignInFailure, reserveSignInFailure, signInWindowSecondsLeft } from './sign-in-failures.js';
-export { saveTable, listSavedTables, savedTable, storeSavedResult, setSavedTableShared, deleteSavedTable, MAX_SAVED_TABLE_NAME } from './saved-tables.js';
-export type { SavedTable } from './saved-tables.js';
+export { saveTable, listSavedTables, savedTable, storeSavedResult, setSavedTableShared, deleteSavedTable, checkSavedTableRoom, checkSavedResultSize, MAX_SAVED_TABLE_NAME, DEFAULT_SAVED_TABLE_LIMITS } from './saved-tables.js';
+export type { SavedTable, SavedTableEntry, SavedTableLimits } from './saved-tables.js';
+export { DbAudienceStore, listAudiences, audiencesNamed, audienceById, createAudience, updateAudience, deleteAudience, MAX_AUDIENCES_PER_ACCOUNT } from './audiences.js';

@@ -147,6 +147,32 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       CREATE INDEX saved_tables_account ON saved_tables (account_id, updated_at)
     `,
   },
+  {
+    version: 6,
+    name: 'audiences: saved expressions per account and survey, used as @name',
+    sql: `
+      -- A saved audience: an expression of one survey, written @name in any expression of the
+      -- account's callers. Shared: every caller of the account sees it; else only its user.
+      -- user_id null: saved by a key of no user; such an audience is shared (the account's).
+      CREATE TABLE audiences (
+        id text PRIMARY KEY,
+        account_id text NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
+        user_id text REFERENCES users (id) ON DELETE CASCADE,
+        survey text NOT NULL,
+        name text NOT NULL CHECK (name ~ '^[a-z0-9][a-z0-9_-]{0,63}$'),
+        expression text NOT NULL CHECK (length(expression) BETWEEN 1 AND 2000),
+        label text CHECK (length(label) <= 200),
+        shared boolean NOT NULL,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        updated_at timestamptz NOT NULL DEFAULT now(),
+        CHECK (shared OR user_id IS NOT NULL)
+      );
+      -- A shared name once per account and survey; a private one once per user and survey.
+      CREATE UNIQUE INDEX audiences_shared_name ON audiences (account_id, survey, name) WHERE shared;
+      CREATE UNIQUE INDEX audiences_private_name ON audiences (account_id, survey, user_id, name) WHERE NOT shared;
+      CREATE INDEX audiences_account ON audiences (account_id, survey, name)
+    `,
+  },
 ];
 
 /** Any fixed number: replicas starting at once take turns applying migrations. */

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import type { Queryable } from './database.js';
+import type { Database, Queryable } from './database.js';
+import { CrosstabError, ErrorCode } from '../errors.js';
 import { iso } from './accounts.js';
 import { badInput } from './validate.js';
 
@@ -21,6 +22,30 @@ export interface SavedTable {
   updatedAt: string;
 }
 
+/** A saved table as its list shows it: everything but the stored result (which is read only when the table is opened). */
+export type SavedTableEntry = Omit<SavedTable, 'result'> & {
+  /** Bytes of the stored result (0: never computed). */
+  resultBytes: number;
+};
+
+/**
+ * Bounds of the saved tables, so that no user or account can fill the database or the
+ * server's memory with them. A save or refresh past one is refused (`invalid_option`, its
+ * `details.field` the limit's name, `savedTables.perUser`...) naming it; nothing is stored then.
+ */
+export interface SavedTableLimits {
+  /** Most saved tables one user keeps (default 50). */
+  perUser: number;
+  /** Most saved tables of one account, all users together (default 500). */
+  perAccount: number;
+  /** Largest stored result of one table, in bytes of its JSON (default 4 MiB). */
+  resultBytes: number;
+  /** Largest total of an account's stored results, in bytes (default 256 MiB). */
+  accountBytes: number;
+}
+
+export const DEFAULT_SAVED_TABLE_LIMITS: Readonly<SavedTableLimits> = { perUser: 50, perAccount: 500, resultBytes: 4 * 1024 * 1024, accountBytes: 256 * 1024 * 1024 };
+
 interface SavedTableRow {
   id: string;
   account_id: string;
@@ -28,25 +53,31 @@ interface SavedTableRow {
   email: string;
   name: string;
   spec: string;
-  result: string | null;
+  result?: string | null;
+  result_bytes?: number | string;
   shared: boolean;
   computed_at: Date | string | null;
   updated_at: Date | string;
 }
 
-const COLUMNS = 't.id, t.account_id, t.user_id, u.email, t.name, t.spec, t.result, t.shared, t.computed_at, t.updated_at';
-const toSaved = (row: SavedTableRow): SavedTable => ({
+/** The list's columns: never the result itself, only its size. */
+const LIST_COLUMNS = 't.id, t.account_id, t.user_id, u.email, t.name, t.spec, coalesce(octet_length(t.result), 0) AS result_bytes, t.shared, t.computed_at, t.updated_at';
+const toEntry = (row: SavedTableRow): SavedTableEntry => ({
   id: row.id,
   accountId: row.account_id,
   userId: row.user_id,
   owner: row.email,
   name: row.name,
   spec: row.spec,
-  result: row.result,
+  resultBytes: Number(row.result_bytes ?? 0),
   shared: row.shared,
   computedAt: iso(row.computed_at),
   updatedAt: iso(row.updated_at) as string,
 });
+const toSaved = (row: SavedTableRow): SavedTable => {
+  const { resultBytes: _bytes, ...entry } = toEntry(row);
+  return { ...entry, result: row.result ?? null };
+};
 
 /** Longest saved-table name. */
 export const MAX_SAVED_TABLE_NAME = 120;
@@ -58,41 +89,101 @@ function checkTableName(name: string | undefined): string {
   return trimmed;
 }
 
-/** Saves a table for `userId` of `accountId` (its spec and its computed result). */
-export async function saveTable(db: Queryable, owner: { accountId: string; userId: string }, table: { name: string; spec: string; result: string | null; shared: boolean }): Promise<SavedTable> {
-  const id = `tbl_${randomBytes(8).toString('hex')}`;
-  await db.query(
-    `INSERT INTO saved_tables (id, account_id, user_id, name, spec, result, shared, computed_at) VALUES ($1, $2, $3, $4, $5, $6, $7, CASE WHEN $6::text IS NULL THEN NULL ELSE now() END)`,
-    [id, owner.accountId, owner.userId, checkTableName(table.name), table.spec, table.result, table.shared],
+const megabytes = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(bytes < 1024 * 1024 ? 2 : 1)} MB`;
+const limitError = (message: string, hint: string, limit: keyof SavedTableLimits): CrosstabError => new CrosstabError(ErrorCode.invalidOption, message, { field: `savedTables.${limit}`, hint });
+
+/** Refuses a result larger than one table may store. */
+export function checkSavedResultSize(result: string | null, limits: SavedTableLimits = DEFAULT_SAVED_TABLE_LIMITS): void {
+  const bytes = result === null ? 0 : Buffer.byteLength(result);
+  if (bytes > limits.resultBytes) {
+    throw limitError(`This table's result is ${megabytes(bytes)}, more than a saved table may store (${megabytes(limits.resultBytes)}, the limit savedTables.resultBytes).`, 'Save a smaller table (fewer rows, columns or statistics), or download it instead.', 'resultBytes');
+  }
+}
+
+/**
+ * Whether `owner` may save one more table: throws naming the limit when the
+ * user or the account has as many as it may keep. A check before the table is computed (so
+ * that nothing is billed for a save that would be refused); saveTable checks again.
+ */
+export async function checkSavedTableRoom(db: Queryable, owner: { accountId: string; userId: string }, limits: SavedTableLimits = DEFAULT_SAVED_TABLE_LIMITS, adding = 0): Promise<void> {
+  const { rows } = await db.query<{ mine: number; all: number; bytes: number | string }>(
+    'SELECT count(*) FILTER (WHERE user_id = $2)::int AS mine, count(*)::int AS all, coalesce(sum(octet_length(result)), 0)::bigint AS bytes FROM saved_tables WHERE account_id = $1',
+    [owner.accountId, owner.userId],
   );
+  const { mine = 0, all = 0 } = rows[0] ?? {};
+  const bytes = Number(rows[0]?.bytes ?? 0);
+  if (mine >= limits.perUser) throw limitError(`You have ${mine} saved tables, the most one user may keep (${limits.perUser}, the limit savedTables.perUser).`, 'Delete a saved table you no longer need, then save again.', 'perUser');
+  if (all >= limits.perAccount) throw limitError(`Your account has ${all} saved tables, the most it may keep (${limits.perAccount}, the limit savedTables.perAccount).`, 'Delete saved tables the account no longer needs, then save again.', 'perAccount');
+  if (bytes + adding > limits.accountBytes) {
+    throw limitError(`Your account's saved results take ${megabytes(bytes)}; this one (${megabytes(adding)}) would pass the most it may store (${megabytes(limits.accountBytes)}, the limit savedTables.accountBytes).`, 'Delete saved tables with large results, then save again.', 'accountBytes');
+  }
+}
+
+/** The account's row locked for the transaction: saves of one account take turns, so two cannot both take the last room. */
+const lockAccount = (tx: Queryable, accountId: string) => tx.query('SELECT id FROM accounts WHERE id = $1 FOR UPDATE', [accountId]);
+
+/** Saves a table for `userId` of `accountId` (its spec and its computed result), within `limits`. */
+export async function saveTable(db: Database, owner: { accountId: string; userId: string }, table: { name: string; spec: string; result: string | null; shared: boolean }, limits: SavedTableLimits = DEFAULT_SAVED_TABLE_LIMITS): Promise<SavedTable> {
+  const name = checkTableName(table.name);
+  checkSavedResultSize(table.result, limits);
+  const id = `tbl_${randomBytes(8).toString('hex')}`;
+  await db.transaction(async (tx) => {
+    await lockAccount(tx, owner.accountId);
+    await checkSavedTableRoom(tx, owner, limits, table.result === null ? 0 : Buffer.byteLength(table.result));
+    await tx.query(
+      `INSERT INTO saved_tables (id, account_id, user_id, name, spec, result, shared, computed_at) VALUES ($1, $2, $3, $4, $5, $6, $7, CASE WHEN $6::text IS NULL THEN NULL ELSE now() END)`,
+      [id, owner.accountId, owner.userId, name, table.spec, table.result, table.shared],
+    );
+  });
   return (await savedTable(db, owner, id)) as SavedTable;
 }
 
 /**
  * The saved tables `userId` may open: their own and those shared within their account
- * (never another account's), the latest first.
+ * (never another account's), the latest first. Without their results: the list reads only
+ * their sizes, whatever they hold.
  */
-export async function listSavedTables(db: Queryable, viewer: { accountId: string; userId: string }): Promise<SavedTable[]> {
+export async function listSavedTables(db: Queryable, viewer: { accountId: string; userId: string }): Promise<SavedTableEntry[]> {
   const { rows } = await db.query<SavedTableRow>(
-    `SELECT ${COLUMNS} FROM saved_tables t JOIN users u ON u.id = t.user_id WHERE t.account_id = $1 AND (t.user_id = $2 OR t.shared) ORDER BY t.updated_at DESC, t.id`,
+    `SELECT ${LIST_COLUMNS} FROM saved_tables t JOIN users u ON u.id = t.user_id WHERE t.account_id = $1 AND (t.user_id = $2 OR t.shared) ORDER BY t.updated_at DESC, t.id`,
     [viewer.accountId, viewer.userId],
   );
-  return rows.map(toSaved);
+  return rows.map(toEntry);
 }
 
-/** One saved table if `viewer` may open it (theirs, or shared in their account); undefined otherwise. */
-export async function savedTable(db: Queryable, viewer: { accountId: string; userId: string }, id: string): Promise<SavedTable | undefined> {
+/**
+ * One saved table with its stored result, if `viewer` may open it (theirs, or shared in their
+ * account); undefined otherwise. A result larger than `maxResultBytes` (one stored before the
+ * bound) is not read: `result` is null then, and `resultBytes` says its size.
+ */
+export async function savedTable(db: Queryable, viewer: { accountId: string; userId: string }, id: string, maxResultBytes = Number.MAX_SAFE_INTEGER): Promise<(SavedTable & { resultBytes: number }) | undefined> {
   if (!ID.test(id)) return undefined;
   const { rows } = await db.query<SavedTableRow>(
-    `SELECT ${COLUMNS} FROM saved_tables t JOIN users u ON u.id = t.user_id WHERE t.id = $1 AND t.account_id = $2 AND (t.user_id = $3 OR t.shared)`,
-    [id, viewer.accountId, viewer.userId],
+    `SELECT ${LIST_COLUMNS}, CASE WHEN octet_length(t.result) <= $4::bigint THEN t.result END AS result FROM saved_tables t JOIN users u ON u.id = t.user_id WHERE t.id = $1 AND t.account_id = $2 AND (t.user_id = $3 OR t.shared)`,
+    [id, viewer.accountId, viewer.userId, maxResultBytes],
   );
-  return rows[0] === undefined ? undefined : toSaved(rows[0]);
+  return rows[0] === undefined ? undefined : { ...toSaved(rows[0]), resultBytes: Number(rows[0].result_bytes ?? 0) };
 }
 
-/** Stores a newly computed result of a saved table `viewer` may open. */
-export async function storeSavedResult(db: Queryable, viewer: { accountId: string; userId: string }, id: string, result: string): Promise<void> {
-  await db.query(`UPDATE saved_tables SET result = $4, computed_at = now(), updated_at = now() WHERE id = $1 AND account_id = $2 AND (user_id = $3 OR shared)`, [id, viewer.accountId, viewer.userId, result]);
+/**
+ * Stores a newly computed result of a table of `owner`'s own (another user of the account
+ * may open a shared table, and compute it, but not rewrite it): false when they have no such
+ * table. Within `limits`, as a save.
+ */
+export async function storeSavedResult(db: Database, owner: { accountId: string; userId: string }, id: string, result: string, limits: SavedTableLimits = DEFAULT_SAVED_TABLE_LIMITS): Promise<boolean> {
+  checkSavedResultSize(result, limits);
+  return db.transaction(async (tx) => {
+    await lockAccount(tx, owner.accountId);
+    const { rows } = await tx.query<{ bytes: number | string }>('SELECT coalesce(octet_length(result), 0)::bigint AS bytes FROM saved_tables WHERE id = $1 AND account_id = $2 AND user_id = $3', [id, owner.accountId, owner.userId]);
+    if (rows[0] === undefined) return false;
+    const { rows: totals } = await tx.query<{ bytes: number | string }>('SELECT coalesce(sum(octet_length(result)), 0)::bigint AS bytes FROM saved_tables WHERE account_id = $1', [owner.accountId]);
+    const after = Number(totals[0]?.bytes ?? 0) - Number(rows[0].bytes) + Buffer.byteLength(result);
+    if (after > limits.accountBytes) {
+      throw limitError(`Your account's saved results would take ${megabytes(after)}, more than it may store (${megabytes(limits.accountBytes)}, the limit savedTables.accountBytes).`, 'Delete saved tables with large results, then compute again.', 'accountBytes');
+    }
+    await tx.query(`UPDATE saved_tables SET result = $4, computed_at = now(), updated_at = now() WHERE id = $1 AND account_id = $2 AND user_id = $3`, [id, owner.accountId, owner.userId, result]);
+    return true;
+  });
 }
 
 /** Shares or unshares, or deletes, a table of `owner`'s own; false when they have no such table. */

@@ -14,6 +14,9 @@ const STABLE_MS = 5000;
 /** Told once when the store becomes unavailable and once when it answers again. */
 export type StoreEventListener = (event: 'store_down' | 'store_up', message: string) => void;
 
+/** Told of each store operation: its seconds, and whether it failed for want of the store. */
+export type StoreOperationListener = (seconds: number, unavailable: boolean) => void;
+
 /** A store error for `location`: what happened and what to do. */
 export function storeUnavailable(location: string, problem: string, hint = 'Retry later; the service answers 503 until its database is back.'): CrosstabError {
   return new CrosstabError(ErrorCode.storeUnavailable, `The access database ${location} is unavailable: ${problem}`, { field: 'database', hint });
@@ -61,21 +64,26 @@ export function withTimeout<T>(work: Promise<T>, timeoutMs: number, location: st
  * STABLE_MS, then a success), not per request.
  * Errors of the statements themselves pass through unchanged.
  */
-export function guardDatabase(db: Database, options: { timeoutMs?: number; onEvent?: StoreEventListener } = {}): Database {
+export function guardDatabase(db: Database, options: { timeoutMs?: number; onEvent?: StoreEventListener; onOperation?: StoreOperationListener } = {}): Database {
   const timeoutMs = options.timeoutMs ?? DEFAULT_STORE_TIMEOUT_MS;
   const onEvent = options.onEvent ?? (() => {});
+  const onOperation = options.onOperation;
   let down = false;
   let lastFailure = 0;
   const guarded = async <T>(what: string, run: () => Promise<T>): Promise<T> => {
+    const started = onOperation === undefined ? 0 : performance.now();
     try {
       const result = await withTimeout(run(), timeoutMs, db.location, what);
+      onOperation?.((performance.now() - started) / 1000, false);
       if (down && performance.now() - lastFailure >= STABLE_MS) {
         down = false;
         onEvent('store_up', `The access database ${db.location} answers again.`);
       }
       return result;
     } catch (error) {
-      if (!isUnavailableError(error)) throw error;
+      const unavailableError = isUnavailableError(error);
+      onOperation?.((performance.now() - started) / 1000, unavailableError);
+      if (!unavailableError) throw error;
       const unavailable = isCrosstabError(error) ? error : storeUnavailable(db.location, `${(error as Error).message ?? String(error)}.`);
       lastFailure = performance.now();
       if (!down) {

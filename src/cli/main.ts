@@ -43,6 +43,7 @@ type Register = (program: Command) => void;
  */
 const commands: Array<[string, () => Promise<Register>]> = [
   ['build', async () => (await import('./build.js')).registerBuildCommand],
+  ['append', async () => (await import('./append.js')).registerAppendCommand],
   ['query', async () => (await import('./query.js')).registerQueryCommand],
   ['table', async () => (await import('./table.js')).registerTableCommand],
   ['tabbook', async () => (await import('./tabbook.js')).registerTabbookCommand],

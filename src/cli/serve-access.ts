@@ -1,4 +1,4 @@
-import { databaseLocation, type OidcOptions, DbKeyStore, DbUsageSink, listAccounts, openDatabase, seedDevelopmentAccount, type Database } from '../access/index.js';
+import { databaseLocation, type OidcOptions, type StoreOperationListener, DbKeyStore, DbUsageSink, listAccounts, openDatabase, seedDevelopmentAccount, type Database } from '../access/index.js';
 import type { DurableWriteStats, KeyStore, UsageSink } from '../keys/index.js';
 
 /** What `crosstab serve` needs of the access database. */
@@ -39,9 +39,9 @@ export const DEFAULT_USAGE_STATEMENTS = 1;
 /** Opens (migrating) the database of `--database`. */
 export async function openAccessStore(
   flag: string | undefined,
-  options: { oidc?: OidcOptions; usageStatements?: number; onEvent?: (event: string, message: string, stats?: DurableWriteStats) => void } = {},
+  options: { oidc?: OidcOptions; usageStatements?: number; onEvent?: (event: string, message: string, stats?: DurableWriteStats) => void; onOperation?: StoreOperationListener } = {},
 ): Promise<AccessStore> {
-  const db = await openDatabase(databaseLocation(flag), options.onEvent ? { onEvent: options.onEvent } : {});
+  const db = await openDatabase(databaseLocation(flag), { ...(options.onEvent ? { onEvent: options.onEvent } : {}), ...(options.onOperation ? { onOperation: options.onOperation } : {}) });
   // The embedded database runs one statement at a time on its own thread anyway.
   const statements = db.kind === 'postgres' ? (options.usageStatements ?? DEFAULT_USAGE_STATEMENTS) : 1;
   return {

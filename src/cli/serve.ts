@@ -1,14 +1,18 @@
 import type { Command } from 'commander';
 import { join, resolve } from 'node:path';
 import { CrosstabError, DEFAULT_CELL_CACHE, ErrorCode, openDataset, type Dataset } from '../index.js';
-import { checkServerUrl, createCrosstabHandler, DEFAULT_TABLE_LIMITS, listen, NdjsonLedger, proxyTrust, type AccessLogEntry, type TrustedProxies } from '../http/index.js';
+import { checkServerUrl, createCrosstabHandler, datasetVersion, DEFAULT_TABLE_LIMITS, listen, listenMetrics, NdjsonLedger, proxyTrust, ServiceMetrics, type RunningMetricsServer, type TrustedProxies } from '../http/index.js';
 import { bundledDatasets, bundledDatasetsHint } from './bundled.js';
 import { databaseOption } from './database-option.js';
 import { DEFAULT_USAGE_STATEMENTS, openAccessStore, seedDevelopment, type AccessStore } from './serve-access.js';
 import { createPortal, mountPortal } from '../portal/index.js';
 import { valueExpression } from '../text/expression-text.js';
-import { DEFAULT_JWKS_MAX_AGE_MS, DEFAULT_MAX_TOKEN_LIFETIME_SECONDS, type OidcOptions } from '../access/index.js';
+import { DbAudienceStore, DEFAULT_JWKS_MAX_AGE_MS, DEFAULT_MAX_TOKEN_LIFETIME_SECONDS, type OidcOptions } from '../access/index.js';
 import type { DurableWriteStats } from '../keys/index.js';
+import { checkLogLevel, createServeLog } from './serve-log.js';
+import { storeProbe } from './serve-readiness.js';
+import { DatasetReloader, fileIdentity } from './serve-reload.js';
+import { isClickHouseUrl } from '../clickhouse/url.js';
 
 interface ServeOptions {
   dataset?: string[];
@@ -34,12 +38,16 @@ interface ServeOptions {
   cellCache?: string;
   usageStatements?: string;
   devAccount?: boolean;
+  watch?: boolean;
   maxTableCells?: string;
   maxTableComparisons?: string;
   maxTableCovariance?: string;
   maxTableAnswerBytes?: string;
   tableThreads?: string;
   tablesPerAccount?: string;
+  metricsPort?: string;
+  metricsHost: string;
+  logLevel: string;
 }
 
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
@@ -108,13 +116,17 @@ export function registerServeCommand(program: Command): void {
     .option('--oidc-audience <aud>', 'single sign-on: the "aud" the access tokens must carry (this API\'s identifier)')
     .option('--oidc-max-token-lifetime <seconds>', `single sign-on: refuse access tokens living longer than this ("exp" - "iat"; default ${DEFAULT_MAX_TOKEN_LIFETIME_SECONDS})`)
     .option('--oidc-jwks-max-age <seconds>', `single sign-on: download each issuer's signing keys again at least this often, so a key removed there stops verifying within it (default ${DEFAULT_JWKS_MAX_AGE_MS / 1000})`)
-    .option('--access-log', 'print one JSON line per request to stderr (never API keys)')
+    .option('--access-log', 'log every request at level info (without it, at debug); the log is one JSON object per line on stderr, never an API key')
+    .option('--log-level <level>', 'least level logged: fatal, error, warn, info, debug, trace or silent', 'info')
+    .option('--metrics-port <n>', 'serve GET /metrics (Prometheus), /healthz and /readyz on this port, apart from the API (no authentication: never expose it publicly; 0 = any free port)')
+    .option('--metrics-host <host>', 'interface of the metrics port', '127.0.0.1')
     .option('--max-connections <n>', 'most open connections; more are closed on arrival (default: ulimit -n minus the descriptors open at start minus 128, at least 16, at most 4096)')
     .option('--max-connections-per-address <n>', 'most open connections from one IP address (default 64)')
     .option('--idle-timeout <seconds>', 'close a connection idle this long', '30')
     .option('--cell-cache <cells>', `crosstab cells per dataset kept in memory to answer repeated queries without the kernel (exact: a dataset file never changes; 0 = off; default ${DEFAULT_CELL_CACHE} for a file, 0 for ClickHouse)`)
     .option('--usage-statements <n>', `PostgreSQL server: usage INSERT statements in flight at once (each carries every billed call that arrived while the one before committed; default ${DEFAULT_USAGE_STATEMENTS})`)
     .option('--dev-account', 'on an empty PostgreSQL server database too, create the development account (every served survey and group) and print its one-time password and a 24 h key; the embedded database always gets it')
+    .option('--watch', 'reload a --dataset file when it is replaced (as SIGHUP does): the new build is opened and verified, then serves new requests while those running finish on the old one')
     .option('--max-table-cells <n>', `POST /tables: most cells of one table, rows x columns after whole variables are expanded (default ${DEFAULT_TABLE_LIMITS.cells})`)
     .option('--max-table-comparisons <n>', `POST /tables: most column comparisons of "sig", rows x pairs of columns within each column variable (default ${DEFAULT_TABLE_LIMITS.comparisons})`)
     .option('--max-table-covariance <n>', `POST /tables: most covariance entries of the "chisq" Rao-Scott tests, each test's cells squared, summed (default ${DEFAULT_TABLE_LIMITS.raoScottCovariance})`)
@@ -124,6 +136,8 @@ export function registerServeCommand(program: Command): void {
     .option('--trust-proxy [addresses]', 'the proxies in front (comma-separated addresses or CIDR ranges; alone: any peer): from them, X-Forwarded-For gives the client address that failed sign-ins and failed API keys are counted by, and X-Forwarded-Proto the scheme')
     .action(async (options: ServeOptions) => {
       const port = integerOption(options.port, '--port', 0, 65535);
+      const metricsPort = options.metricsPort === undefined ? undefined : integerOption(options.metricsPort, '--metrics-port', 0, 65535);
+      const logLevel = checkLogLevel(options.logLevel);
       const maxBodyBytes = integerOption(options.maxBodyBytes, '--max-body-bytes', 256, 16 * 1024 * 1024);
       // The server's own limit on a whole request is 30 s: a longer body timeout would never fire.
       const bodyTimeoutMs = integerOption(options.bodyTimeout, '--body-timeout', 1, 30_000);
@@ -164,24 +178,70 @@ export function registerServeCommand(program: Command): void {
       }
       const datasets: Dataset[] = [];
       let access: AccessStore | undefined;
+      const versions = new Map<string, string>();
+      const serveLog = createServeLog({ level: logLevel, accessLog: options.accessLog === true, versionOf: (survey) => versions.get(survey) });
+      const metrics = metricsPort === undefined ? undefined : new ServiceMetrics({ datasets: () => datasets });
+      const readiness = { datasets: 'opening', draining: false, store: undefined as (() => Promise<string | undefined>) | undefined };
+      let metricsServer: RunningMetricsServer | undefined;
+      let storeDown = false;
+      let reloader: DatasetReloader | undefined;
       try {
+        // The metrics port first: /healthz answers and /readyz says why not ready while the datasets open.
+        if (metrics !== undefined) {
+          metricsServer = await listenMetrics({
+            port: metricsPort as number,
+            host: options.metricsHost,
+            metrics,
+            readiness: {
+              datasets: () => (readiness.datasets === 'ok' ? undefined : readiness.datasets),
+              store: () => (readiness.store === undefined ? 'opening' : readiness.store()),
+              draining: () => (readiness.draining ? 'the server is shutting down' : undefined),
+            },
+          }).catch((error: NodeJS.ErrnoException) => {
+            if (error.code === 'EADDRINUSE' || error.code === 'EACCES') {
+              throw new CrosstabError(ErrorCode.invalidOption, `Cannot listen on ${options.metricsHost}:${metricsPort} (${error.code}).`, { field: '--metrics-port', hint: 'Choose another --metrics-port, or stop the process using it.' });
+            }
+            throw error;
+          });
+        }
+        // Each file's identity is taken before it is opened: a file replaced meanwhile is reloaded by the next SIGHUP.
+        const identities = await Promise.all(paths.map((path) => (isClickHouseUrl(path) ? undefined : fileIdentity(path))));
         for (const path of paths) datasets.push(await openDataset(path, cellCache === undefined ? {} : { cellCache }));
+        for (const dataset of datasets) versions.set(dataset.info.survey, datasetVersion(dataset.info.checksum));
+        if (metrics !== undefined) {
+          // Ready means every buffer checked against its checksum, not only the ones a query has read.
+          readiness.datasets = 'verifying';
+          for (const dataset of datasets) if (!paths[datasets.indexOf(dataset)]?.startsWith('clickhouse:')) dataset.verify();
+        }
+        readiness.datasets = 'ok';
         // A 503 is logged through the event that made the service unavailable (store_down,
         // the shutdown), once, not per request.
-        const log = (entry: AccessLogEntry | { event: string; message?: string; stats?: DurableWriteStats }): void => {
-          const line = 'event' in entry && !('time' in entry) ? { time: new Date().toISOString(), ...entry } : entry;
-          if (options.accessLog || 'event' in entry || entry.error !== undefined || (entry.status >= 500 && entry.code !== 'unavailable')) process.stderr.write(`${JSON.stringify(line)}\n`);
+        const onEvent = (event: string, message: string, stats?: DurableWriteStats): void => {
+          if (event === 'store_down' || event === 'store_up') {
+            storeDown = event === 'store_down';
+            metrics?.storeState(!storeDown);
+          }
+          serveLog.event(event, message, stats === undefined ? undefined : { stats });
+        };
+        const log = (entry: Parameters<NonNullable<Parameters<typeof createCrosstabHandler>[0]['log']>>[0]): void => {
+          if ('event' in entry) serveLog.event(entry.event, entry.message);
+          else serveLog.request(entry);
         };
         access =
           options.keys === undefined
             ? await openAccessStore(options.database, {
                 ...(oidc === undefined ? {} : { oidc }),
                 ...(usageStatements === undefined ? {} : { usageStatements }),
-                onEvent: (event, message, stats) => log({ event, message, ...(stats === undefined ? {} : { stats }) }),
+                onEvent,
+                ...(metrics === undefined ? {} : { onOperation: metrics.storeOperation }),
               })
             : undefined;
         // File mode: the ledger is opened here so that SIGHUP (after rotating the file) can reopen it.
-        const ledger = access ? undefined : await NdjsonLedger.open(options.ledger, { onEvent: (event, message, stats) => log({ event, message, ...(stats === undefined ? {} : { stats }) }) });
+        const ledger = access ? undefined : await NdjsonLedger.open(options.ledger, { onEvent });
+        const db = access?.db;
+        const probe = db === undefined ? async () => undefined : storeProbe(db);
+        // Ready again only once the store counts as back (answering for a while, store_up), not at its first answer.
+        readiness.store = async () => (await probe()) ?? (storeDown ? 'the access database went down and has not answered steadily since' : undefined);
         const handler = await createCrosstabHandler({
           datasets,
           keys: access?.keys ?? (options.keys as string),
@@ -196,12 +256,27 @@ export function registerServeCommand(program: Command): void {
           ...(tableThreads === undefined ? {} : { tableWorkers: { threads: tableThreads } }),
           ...(tablesPerAccount === undefined ? {} : { tableShare: { running: tablesPerAccount } }),
           log,
+          ...(metrics === undefined ? {} : { metrics }),
+          ...(access ? { audiences: new DbAudienceStore(access.db) } : {}),
         });
+        reloader = new DatasetReloader({
+          handler,
+          datasets,
+          paths,
+          identities,
+          open: (path) => openDataset(path, { verify: 'full', ...(cellCache === undefined ? {} : { cellCache }) }),
+          onEvent: ({ event, message, ...details }) => {
+            // The version logged with each request and shown in the metrics follows the build serving.
+            for (const dataset of datasets) versions.set(dataset.info.survey, datasetVersion(dataset.info.checksum));
+            serveLog.event(event, message, details);
+          },
+        });
+        if (options.watch) reloader.watch();
         const first = datasets[0] as Dataset;
         const exampleBody = JSON.stringify({ SurveyCode: first.info.survey, PopulationBaseCode: '*', TargetCodes: exampleTargets(first) });
         let apiUrl = publicUrl ?? '';
         const served = access ? mountPortal(handler, createPortal({ db: access.db, keys: access.keys, apiUrl: () => apiUrl, exampleBody, trustProxy, surveys: datasets, ...(publicUrl?.startsWith('https:') ? { secureCookies: true } : {}) })) : handler;
-        const server = await listen(served, { port, host: options.host, ...limits }).catch(async (error: NodeJS.ErrnoException) => {
+        const server = await listen(served, { port, host: options.host, ...limits, ...(metrics === undefined ? {} : { metrics }) }).catch(async (error: NodeJS.ErrnoException) => {
           await handler.close();
           if (error.code === 'EADDRINUSE' || error.code === 'EACCES') {
             throw new CrosstabError(ErrorCode.invalidOption, `Cannot listen on ${options.host}:${port} (${error.code}).`, {
@@ -221,6 +296,7 @@ export function registerServeCommand(program: Command): void {
         out.write(`crosstab serve: ${surveys} listening on ${server.url}\n`);
         out.write(`  docs:   ${server.url}/docs\n`);
         if (access) out.write(`  portal: ${server.url.slice(0, server.url.length - handler.basePath.length)}/portal\n`);
+        if (metricsServer) out.write(`  metrics: ${metricsServer.url}/metrics  (health: /healthz, readiness: /readyz)\n`);
         if (access) out.write(`  access: ${access.db.kind} database ${access.db.kind === 'embedded' ? resolve(access.db.location) : access.db.location}\n`);
         else out.write(`  keys:   ${resolve(options.keys as string)}\n  ledger: ${resolve(options.ledger)}\n`);
         if (development) {
@@ -232,22 +308,34 @@ export function registerServeCommand(program: Command): void {
           out.write('\nThe database has no account yet: add one with `crosstab accounts add` (no development account is created on a PostgreSQL server without --dev-account).\n');
         }
 
+        serveLog.event('started', `Serving ${surveys} on ${server.url}.`, {
+          url: server.url,
+          ...(metricsServer === undefined ? {} : { metricsUrl: metricsServer.url }),
+          datasets: datasets.map((dataset) => ({ survey: dataset.info.survey, version: versions.get(dataset.info.survey), createdAt: dataset.info.createdAt, respondents: dataset.info.respondents })),
+        });
         await new Promise<void>((resolveStop) => {
-          const reopen = (): void => ledger?.reopen();
+          // SIGHUP: reopen the ledger (after a rotation) and reload every dataset file replaced since it was opened.
+          const reopen = (): void => {
+            ledger?.reopen();
+            void reloader?.reloadChanged('SIGHUP');
+          };
           const stop = (signal: NodeJS.Signals): void => {
             process.off('SIGTERM', stop);
             process.off('SIGINT', stop);
             process.off('SIGHUP', reopen);
             process.once(signal, () => process.exit(130));
-            process.stderr.write(`crosstab serve: ${signal}, draining in-flight requests\n`);
+            readiness.draining = true;
+            serveLog.event('shutdown', `${signal}, draining in-flight requests.`, { signal });
             void server.close().then(resolveStop);
           };
           process.on('SIGTERM', stop);
           process.on('SIGINT', stop);
           process.on('SIGHUP', reopen);
         });
-        process.stderr.write('crosstab serve: stopped\n');
+        serveLog.event('stopped', 'Stopped.');
       } finally {
+        await reloader?.close();
+        await metricsServer?.close();
         await access?.db.close();
         await Promise.all(datasets.map((dataset) => dataset.close()));
       }

@@ -11,7 +11,7 @@ import { shorten } from '../text/expression-text.js';
 import { openCompiled } from './open-compiled.js';
 
 /** The library's field names, as this command's flags. */
-const FLAGS: Record<string, string> = { banner: '--banner', stubs: '--stubs', base: '--base', weight: '--weight', stats: '--stats', missing: '--missing', format: '--format', layout: '--layout', out: '--out' };
+const FLAGS: Record<string, string> = { banner: '--banner', columnGroups: '--column-group', stubs: '--stubs', base: '--base', weight: '--weight', stats: '--stats', missing: '--missing', format: '--format', layout: '--layout', out: '--out' };
 
 /**
  * Registers `crosstab tabbook <dataset>`: one banner across many stub tables, written as an
@@ -23,9 +23,10 @@ export function registerTabbookCommand(program: Command): void {
     .command('tabbook')
     .description('a tab book: one banner across many stub tables, as XLSX, HTML, CSV or JSON')
     .argument('<dataset>', 'dataset file from `crosstab build`')
-    .requiredOption('--banner <list>', 'comma list of banner variables (one column per value) or codebook codes')
+    .requiredOption('--banner <list>', 'comma list of banner variables (one column per value), codebook codes or expressions (one column each; an expression with a comma in parentheses)')
     .requiredOption('--stubs <list>', 'comma list of stub variables (one table each), or all')
     .requiredOption('--out <file>', 'the file to write')
+    .option('--column-group <indexes>', 'compare these banner columns, which may share respondents: 0-based column indexes, comma list (repeat for more groups)', (value: string, previous: string[] = []) => [...previous, value])
     .option('--base <expr>', 'population base of every table', '*')
     .option('--stats <list>', `all, or a comma list of ${STAT_NAMES.join(',')}`, 'vpct,sig')
     .option('--missing <show|hide>', 'show or hide the "No answer" rows and columns', 'show')
@@ -40,7 +41,8 @@ export function registerTabbookCommand(program: Command): void {
 Examples:
   $ crosstab tabbook gss.arrow --banner sex,race,degree --stubs all --out book.xlsx
   $ crosstab tabbook gss.arrow --banner sex,race --stubs degree,relig,polviews --base 'year=2024' --layout long --out book.xlsx
-  $ crosstab tabbook gss.arrow --banner sex,race --stubs degree,relig --out book.html`,
+  $ crosstab tabbook gss.arrow --banner sex,race --stubs degree,relig --out book.html
+  $ crosstab tabbook gss.arrow --banner 'sex,age=18..34,age=35..,(degree=3,4)' --column-group 2,3 --stubs relig --out book.xlsx`,
     )
     .action(async (path: string, flags: Record<string, unknown>) => {
       const settings = await readFlags(flags);
@@ -49,6 +51,7 @@ Examples:
         const book = await relabel(() =>
           tabbook(ds, {
             banner: settings.banner,
+            ...(settings.columnGroups !== undefined ? { columnGroups: settings.columnGroups } : {}),
             stubs: settings.stubs,
             base: settings.base,
             stats: settings.stats,
@@ -66,7 +69,16 @@ Examples:
 }
 
 async function readFlags(flags: Record<string, unknown>) {
-  const banner = list(String(flags['banner']), '--banner', 'e.g. --banner sex,race,degree');
+  const banner = bannerList(String(flags['banner']));
+  const columnGroups = (flags['columnGroup'] as string[] | undefined)?.map((text) =>
+    text.split(',').map((part) => {
+      const index = Number(part.trim());
+      if (part.trim() === '' || !Number.isInteger(index) || index < 0) {
+        throw flagError('--column-group', `--column-group "${shorten(text)}": "${shorten(part)}" is not a column index`, 'Give 0-based banner column indexes, e.g. --column-group 0,1,2 (the JSON output numbers the columns the same way).');
+      }
+      return index;
+    }),
+  );
   const stubsText = String(flags['stubs']).trim();
   const stubs = stubsText === 'all' ? ('all' as const) : list(stubsText, '--stubs', 'e.g. --stubs degree,relig or --stubs all');
   const statsText = String(flags['stats']).trim();
@@ -86,7 +98,37 @@ async function readFlags(flags: Record<string, unknown>) {
   } catch (error) {
     throw flagError('--out', `--out ${out}: cannot write there: ${(error as Error).message}`, 'Pass a file path in a folder that exists and that you may write to.');
   }
-  return { banner, stubs, base: String(flags['base']), stats, missing, out, format, layout, execution, weight };
+  return { banner, columnGroups, stubs, base: String(flags['base']), stats, missing, out, format, layout, execution, weight };
+}
+
+/**
+ * `--banner`: a comma list whose items are variables, codes or expressions. A comma inside
+ * parentheses or quotes belongs to its item, so `sex,(degree=3,4),"two words"=1` is three
+ * items; parentheses around a whole item are kept (the expression reads the same).
+ */
+function bannerList(text: string): string[] {
+  const items: string[] = [];
+  let depth = 0;
+  let quote: string | undefined;
+  let start = 0;
+  for (let i = 0; i < text.length; i++) {
+    const char = text[i]!;
+    if (quote !== undefined) {
+      if (char === '\\') i++;
+      else if (char === quote) quote = undefined;
+    } else if (char === '"' || char === "'") quote = char;
+    else if (char === '(') depth++;
+    else if (char === ')') depth = Math.max(0, depth - 1);
+    else if (char === ',' && depth === 0) {
+      items.push(text.slice(start, i).trim());
+      start = i + 1;
+    }
+  }
+  items.push(text.slice(start).trim());
+  if (items.some((item) => item === '')) {
+    throw flagError('--banner', `--banner must be a comma list without empty items; got "${shorten(text)}"`, "e.g. --banner sex,race,degree or --banner 'sex,age=18..34,(degree=3,4)'");
+  }
+  return items;
 }
 
 function list(text: string, flag: string, hint: string): string[] {

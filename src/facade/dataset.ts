@@ -35,6 +35,18 @@ export interface OpenOptions extends LoadOptions {
   cellCache?: number;
 }
 
+/** Options of Dataset.close(). */
+export interface CloseOptions {
+  /** Let the calls in flight finish instead of rejecting them (new calls are refused at once). Default false. */
+  drain?: boolean;
+  /** With `drain`: most milliseconds to wait; calls still running then reject with `dataset_closed`. Default 30,000. */
+  timeoutMs?: number;
+}
+
+/** Default of CloseOptions.timeoutMs. */
+export const DEFAULT_DRAIN_MS = 30_000;
+const CLOSE_OPTIONS = ['drain', 'timeoutMs'] as const satisfies ReadonlyArray<keyof CloseOptions>;
+
 /** The keys of OpenOptions: any other key is refused. */
 const OPEN_OPTIONS = ['execution', 'cellCache', 'verify', 'preload'] as const satisfies ReadonlyArray<keyof OpenOptions>;
 const CROSSTAB_OPTIONS = ['base', 'targets', 'weight', 'allowedGroups', 'signal'] as const satisfies ReadonlyArray<keyof CrosstabQuery>;
@@ -97,6 +109,7 @@ export class Dataset {
    */
   private cells = new Map<string, WeakMap<Bound, Map<Bound, CellSums>>>();
   private cachedCells = 0;
+  private readonly cache = { hits: 0, misses: 0 };
 
   /** @internal Use openDataset(). */
   constructor(
@@ -150,12 +163,14 @@ export class Dataset {
         found.push(cell);
       }
       if (found.length === targets.length + 1) {
+        this.cache.hits++;
         // Answered from memory, but still a turn for the event loop when it is due: a host
         // repeating cached questions without end must not starve its own timers.
         await checkpoint(signal);
         return found;
       }
     }
+    this.cache.misses++;
     const computed = await this.engine.cells(base, targets, weight, { signal });
     if (computed.length > this.maxCachedCells) return computed;
     if (this.cachedCells + computed.length > this.maxCachedCells) {
@@ -283,6 +298,15 @@ export class Dataset {
   }
 
   /**
+   * The cell cache's counts since the dataset opened: crosstab() calls answered wholly from
+   * it (hits), calls that asked the engine (misses; none counted when the cache is off), and
+   * the cells it holds now.
+   */
+  cacheStats(): { hits: number; misses: number; cells: number; maxCells: number } {
+    return { hits: this.cache.hits, misses: this.cache.misses, cells: this.cachedCells, maxCells: this.maxCachedCells };
+  }
+
+  /**
    * Checks every buffer of the dataset against its checksum now (openDataset checks each
    * one before a query first reads it). Throws `corrupt_dataset` naming the first damaged
    * buffer; returns how many buffers and bytes the dataset holds. A ClickHouse dataset has
@@ -294,12 +318,32 @@ export class Dataset {
   }
 
   /**
-   * Closes the dataset: calls made after close(), and calls still in flight, reject with
-   * `dataset_closed` at once. Its kernel memory (or its ClickHouse connection) is released
-   * when the work those calls had started has stopped; the returned promise resolves then.
+   * Closes the dataset: calls made after close() reject with `dataset_closed`. Calls still
+   * in flight reject with `dataset_closed` at once, or, with `{ drain: true }`, run to their
+   * end (those still running after `timeoutMs`, default 30 s, are stopped then). Its kernel
+   * memory (or its ClickHouse connection) is released when the work those calls had started
+   * has stopped; the returned promise resolves then.
+   *
+   * To swap datasets in a running service without failing a call: open the new file, point
+   * callers at it, then `await old.close({ drain: true })`.
    */
-  close(): Promise<void> {
-    return this.inFlight.close();
+  close(options?: CloseOptions): Promise<void> {
+    try {
+      const { drain, timeoutMs } = (options === undefined ? {} : requireObject(options, 'options', CLOSE_OPTIONS)) as CloseOptions;
+      if (drain !== undefined && typeof drain !== 'boolean') throw invalidOption('drain', `must be true or false; got ${describeValue(drain)}`, 'Pass drain: true to let the calls in flight finish.');
+      if (timeoutMs !== undefined && (!Number.isInteger(timeoutMs) || timeoutMs < 0 || timeoutMs > 2_147_483_647)) {
+        throw invalidOption('timeoutMs', `must be a whole number of milliseconds; got ${describeValue(timeoutMs)}`, `Leave it out for ${DEFAULT_DRAIN_MS.toLocaleString('en-US')}.`);
+      }
+      if (timeoutMs !== undefined && drain !== true) throw invalidOption('timeoutMs', 'applies to a drain', 'Pass drain: true with it, or leave it out.');
+      return this.inFlight.close(drain === true ? (timeoutMs ?? DEFAULT_DRAIN_MS) : undefined);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /** Calls in flight: started and not yet settled (a draining close() waits for them). */
+  get pendingCalls(): number {
+    return this.inFlight.size;
   }
 
   /** Binds an expression; a variable or code outside `allowed` is refused before its values are read. */

@@ -3,7 +3,8 @@ import { cancelledError } from '../errors.js';
 
 /**
  * The calls in flight on one dataset, and its close(). A call rejects as soon as its signal
- * aborts or the dataset closes, but the work behind it (kernel tasks on the pool, the
+ * aborts or the dataset closes (unless close() drains: then the calls in flight run to
+ * their end, up to a time limit, and only new calls are refused), but the work behind it (kernel tasks on the pool, the
  * main thread's part) runs on until it stops by itself at its next check, and the dataset's
  * memory is released only after the last piece of work has settled: nothing that a closed
  * dataset still has running ever writes into memory that another dataset has been given.
@@ -17,6 +18,10 @@ export class InFlight {
   })();
   private readonly running = new Set<Promise<unknown>>();
   private released: Promise<void> | undefined;
+  /** Set by close(): new calls are refused from then on, while a drain lets the running ones finish. */
+  private refusing = false;
+  /** The drain's time limit, while close({ drain }) waits for the calls in flight. */
+  private drainTimer: NodeJS.Timeout | undefined;
 
   /**
    * @param closedError the error of a call that the dataset's close() stopped
@@ -27,8 +32,14 @@ export class InFlight {
     private readonly release: () => void,
   ) {}
 
+  /** Whether close() was called: new calls are refused (those in flight may still be draining). */
   get closed(): boolean {
-    return this.closing.signal.aborted;
+    return this.refusing;
+  }
+
+  /** Calls whose work has not settled yet. */
+  get size(): number {
+    return this.running.size;
   }
 
   /**
@@ -67,24 +78,43 @@ export class InFlight {
   }
 
   /**
-   * Stops every call in flight (each rejects at once) and resolves when their work has
-   * settled and release() has run. Idempotent.
+   * Refuses new calls and resolves when the work of the calls in flight has settled and
+   * release() has run. Without `drainMs`, every call in flight is stopped (each rejects at
+   * once); with it, they run to their end, and those still running after `drainMs`
+   * milliseconds are stopped then. A later close() without a drain stops them at once; the
+   * promise is always the first one.
    */
-  close(): Promise<void> {
+  close(drainMs?: number): Promise<void> {
     if (!this.released) {
       this.released = new Promise<void>((resolve, reject) => (this.settleRelease = { resolve, reject }));
-      this.closing.abort();
-      this.releaseIfIdle();
+      this.refusing = true;
+      if (drainMs !== undefined && this.running.size > 0) {
+        this.drainTimer = setTimeout(() => this.stop(), drainMs);
+      } else {
+        this.stop();
+      }
+    } else if (drainMs === undefined) {
+      this.stop();
     }
     return this.released;
+  }
+
+  /** Stops the calls in flight (each rejects with the closed error) and releases once their work settles. */
+  private stop(): void {
+    clearTimeout(this.drainTimer);
+    this.drainTimer = undefined;
+    if (!this.closing.signal.aborted) this.closing.abort();
+    this.releaseIfIdle();
   }
 
   private settleRelease: { resolve: () => void; reject: (error: unknown) => void } | undefined;
 
   private releaseIfIdle(): void {
     const settle = this.settleRelease;
-    if (!this.closed || this.running.size > 0 || !settle) return;
+    if (!this.refusing || this.running.size > 0 || !settle) return;
     this.settleRelease = undefined;
+    clearTimeout(this.drainTimer);
+    this.drainTimer = undefined;
     try {
       this.release();
       settle.resolve();

@@ -111,5 +111,23 @@ export function groupProblem(reader: TargetsReader, fine: FineCells, group: numb
       return { category, targets: Float64Array.from(cells, (cell) => cell.value * scale) };
     }),
   };
+  checkMarginTotals(reader, set, problem);
   return { set, group, problem, cellOfFine, kept, respondents, baseTotal };
 }
+
+/** Margins summing to different population totals cannot all be met: a rake would settle missing one of them, a calibration would take the first margin's total. */
+function checkMarginTotals(reader: TargetsReader, set: TargetSet, problem: CellProblem): void {
+  const sums = problem.margins.map((margin) => margin.targets.reduce((sum, target) => sum + target, 0));
+  const first = sums[0]!;
+  const at = sums.findIndex((sum) => Math.abs(sum - first) > TOTAL_TOLERANCE * Math.max(Math.abs(first), Math.abs(sum)));
+  if (at < 0) return;
+  const described = (m: number) => {
+    const margin = set.margins[m]!;
+    const scaled = margin.kind === 'proportions' ? (set.total !== undefined ? ' (its proportions of "total")' : ' (its proportions of the base weights\' total)') : '';
+    return `${margin.path}.${margin.kind} sums to ${sums[m]!.toLocaleString('en-US', { maximumFractionDigits: 6 })}${scaled}`;
+  };
+  throw reader.error(set.margins[at]!.path, `${described(at)}, but ${described(0)}: margins with different totals cannot all be met`, 'Make every margin sum to the same population total: give "totals" that add up to "total", or give "proportions" and one "total".');
+}
+
+/** Relative difference allowed between the totals of a target set's margins (as between proportions and 1). */
+const TOTAL_TOLERANCE = 1e-6;

@@ -33,6 +33,13 @@ export class AuthFailureLimiter {
   readonly windowMs: number;
   private readonly maxAddresses: number;
   private readonly windows = new Map<string, FailureWindow>();
+  /** Failed keys counted since the limiter was made (for monitoring). */
+  failures = 0;
+
+  /** Client addresses with a failure window open now (some may have expired unread). */
+  get addresses(): number {
+    return this.windows.size;
+  }
 
   constructor(limits: AuthFailureLimits = {}, private readonly clock: () => number = () => performance.now()) {
     this.maxFailures = positiveInteger(limits.maxFailures, 'maxFailures', 50);
@@ -53,6 +60,7 @@ export class AuthFailureLimiter {
   }
 
   recordFailure(address: string): void {
+    this.failures++;
     const now = this.clock();
     let window = this.windows.get(address);
     if (window === undefined || now - window.startedAt >= this.windowMs) window = { startedAt: now, failures: 0 };

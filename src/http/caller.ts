@@ -24,6 +24,7 @@ export function createCallerCheck(authenticators: readonly Authenticator[], keys
     const key = identified instanceof Promise ? await identified : identified;
     if (isServiceError(key)) return key;
     entry.keyId = key.id;
+    if (key.accountId !== undefined) entry.accountId = key.accountId;
     const admission = keys.admit === undefined ? undefined : keys.admit(key, { billed });
     const refusal = admission instanceof Promise ? await admission : admission;
     if (refusal !== undefined) {

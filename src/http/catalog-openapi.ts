@@ -1,7 +1,7 @@
 /** The OpenAPI fragments of GET /surveys, GET /surveys/{SurveyCode} and POST /tables: their operations and schemas. */
 import { MAX_AXIS, STAT_NAMES, tableJsonSchemas } from '../index.js';
 import { MAX_EXPRESSION_LENGTH, MAX_NAME_LENGTH } from './crosstab-request.js';
-import { answerHeaders, errorResponses, header } from './openapi-parts.js';
+import { answerHeaders, datasetVersionHeader, errorResponses, header } from './openapi-parts.js';
 import type { RouteDocs } from './route.js';
 import { MAX_LISTED_NUMERIC_VALUES } from './survey-catalog.js';
 import { CATALOG_MAX_AGE_SECONDS } from './surveys-operation.js';
@@ -22,9 +22,9 @@ const cacheHeaders = {
 /** The catalog's operations by route, and the schemas they share. */
 function catalogOpenApi(options: { maxBodyBytes: number }): { paths: Record<string, Record<string, Record<string, unknown>>>; schemas: Record<string, object> } {
   const errors = (statuses: number[]) => errorResponses(statuses);
-  const catalogResponses = (schema: string, description: string, statuses: number[]) => ({
-    200: { description, headers: { ...answerHeaders(), ...cacheHeaders }, content: { 'application/json': { schema: ref(schema) } } },
-    304: { description: 'Not modified: the If-None-Match ETag is still current. No body.', headers: { ...answerHeaders(), ...cacheHeaders } },
+  const catalogResponses = (schema: string, description: string, statuses: number[], versioned = false) => ({
+    200: { description, headers: { ...answerHeaders(), ...cacheHeaders, ...(versioned ? datasetVersionHeader : {}) }, content: { 'application/json': { schema: ref(schema) } } },
+    304: { description: 'Not modified: the If-None-Match ETag is still current. No body.', headers: { ...answerHeaders(), ...cacheHeaders, ...(versioned ? datasetVersionHeader : {}) } },
     ...errors(statuses),
   });
   const axis = {
@@ -57,7 +57,7 @@ function catalogOpenApi(options: { maxBodyBytes: number }): { paths: Record<stri
         security,
         parameters: [{ name: 'SurveyCode', in: 'path', required: true, schema: { type: 'string', minLength: 1, maxLength: MAX_NAME_LENGTH }, example: 'GSS' }],
         responses: {
-          ...catalogResponses('SurveyDetail', 'Only variables and codes of the caller\'s authorization groups; every Expression selects exactly the respondents it describes.', [400, 401, 403, 404, 429, 500, 503]),
+          ...catalogResponses('SurveyDetail', 'Only variables and codes of the caller\'s authorization groups; every Expression selects exactly the respondents it describes.', [400, 401, 403, 404, 429, 500, 503], true),
           404: { ...errors([404])[404], description: 'No survey SurveyCode is served here (error.field SurveyCode); the key is entitled to every survey.' },
         },
       },
@@ -74,6 +74,7 @@ function catalogOpenApi(options: { maxBodyBytes: number }): { paths: Record<stri
             description: `The table: JSON by default, CSV (one line per cell) with \`Accept: text/csv\`, an Excel workbook with \`Accept: ${XLSX_TYPE}\`. At most ${MAX_TABLE_CELLS} cells. Billed.`,
             headers: {
               ...answerHeaders(),
+              ...datasetVersionHeader,
               'Content-Disposition': { description: 'With the workbook only: `attachment; filename="<SurveyCode>-table.xlsx"`.', schema: { type: 'string' } },
             },
             content: {
@@ -98,7 +99,7 @@ function catalogOpenApi(options: { maxBodyBytes: number }): { paths: Record<stri
     SurveyList: { type: 'object', required: ['Surveys'], additionalProperties: false, properties: { Surveys: { type: 'array', items: ref('SurveySummary') } } },
     SurveySummary: {
       type: 'object',
-      required: ['SurveyCode', 'Name', 'Respondents', 'AudienceReportUnits', 'Weights', 'Design'],
+      required: ['SurveyCode', 'Name', 'Respondents', 'AudienceReportUnits', 'Weights', 'Design', 'Version'],
       properties: {
         SurveyCode: { type: 'string' },
         Name: { type: 'string' },
@@ -106,6 +107,16 @@ function catalogOpenApi(options: { maxBodyBytes: number }): { paths: Record<stri
         AudienceReportUnits: { type: 'integer', minimum: 1 },
         Weights: { type: 'array', items: { type: 'string' }, description: 'Weight columns; the first is the default.' },
         Design: { type: 'string', enum: ['simple', 'taylor', 'replicate'], description: 'The survey design variances use.' },
+        Version: {
+          type: 'object',
+          required: ['Checksum', 'BuiltAt'],
+          additionalProperties: false,
+          description: 'The build of the survey data served now; a new wave or build published to the service changes it.',
+          properties: {
+            Checksum: { type: 'string', pattern: '^[0-9a-f]{64}$', description: 'The dataset checksum: the X-Dataset-Version header of every answer computed from this build.' },
+            BuiltAt: { type: 'string', format: 'date-time', description: 'When this build was made.' },
+          },
+        },
       },
     },
     SurveyDetail: {
@@ -120,6 +131,11 @@ function catalogOpenApi(options: { maxBodyBytes: number }): { paths: Record<stri
             CountRounding: { type: 'integer', minimum: 1 },
             Variables: { type: 'array', items: ref('CatalogVariable') },
             Codes: { type: 'array', items: ref('CatalogCode') },
+            Audiences: {
+              type: 'array',
+              items: { $ref: '#/components/schemas/Audience' },
+              description: "The saved audiences of this survey the caller may use (their own and those shared in their account), as GET /audiences?SurveyCode= lists them; present where the service keeps audiences (an accounts database).",
+            },
           },
         },
       ],
@@ -198,6 +214,13 @@ function catalogOpenApi(options: { maxBodyBytes: number }): { paths: Record<stri
           type: 'string',
           enum: ['total', 'valid'],
           description: 'What the percentage statistics are of: total (default), every respondent of the base; valid, the respondents of the base who answered (the "No answer" entry is left out of the percentages\' base).',
+        },
+        ColumnGroups: {
+          type: 'array',
+          minItems: 1,
+          maxItems: MAX_AXIS,
+          items: { type: 'array', minItems: 1, maxItems: MAX_AXIS, items: { type: 'integer', minimum: 0, maximum: MAX_AXIS - 1 } },
+          description: 'Groups of columns to compare for sig (0-based indexes of the columns as the answer lists them, whole variables expanded); replaces the default groups (each whole variable\'s values). Columns may share respondents: the tests add their covariance.',
         },
       },
     },

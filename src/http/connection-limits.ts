@@ -88,13 +88,22 @@ export function resolveConnectionLimits(limits: ConnectionLimits): Required<Conn
 const TOO_MANY =
   'HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json; charset=utf-8\r\nConnection: close\r\nContent-Length: ';
 
+/** Told of the API port's connections (ServiceMetrics.connections). */
+export interface ConnectionObserver {
+  opened(): void;
+  closed(): void;
+  refused(reason: 'max_connections' | 'per_address'): void;
+}
+
 /**
  * Applies the limits to a node:http server: `maxConnections`, an idle timeout after which a
  * socket is destroyed, and a per-address count past which new connections get a 503 and are
  * closed. `body` is the JSON error body of that 503.
  */
-export function applyConnectionLimits(server: Server, limits: Required<ConnectionLimits>, body: string): void {
+export function applyConnectionLimits(server: Server, limits: Required<ConnectionLimits>, body: string, observer?: ConnectionObserver): void {
   server.maxConnections = limits.maxConnections;
+  // net.Server closes connections past maxConnections itself, and says so with 'drop'.
+  if (observer !== undefined) server.on('drop', () => observer.refused('max_connections'));
   // listen() destroys a socket that times out unless a request on it is in work.
   server.setTimeout(limits.idleTimeoutMs);
   const open = new Map<string, number>();
@@ -104,13 +113,16 @@ export function applyConnectionLimits(server: Server, limits: Required<Connectio
     const address = socket.remoteAddress ?? '';
     const count = (open.get(address) ?? 0) + 1;
     if (count > limits.maxConnectionsPerAddress) {
+      observer?.refused('per_address');
       // Best effort: a fresh socket takes the short answer at once; the socket is closed either way.
       socket.write(response);
       socket.destroy();
       return;
     }
     open.set(address, count);
+    observer?.opened();
     socket.once('close', () => {
+      observer?.closed();
       const left = (open.get(address) ?? 1) - 1;
       if (left === 0) open.delete(address);
       else open.set(address, left);

@@ -14,8 +14,8 @@ export interface CorsPolicy {
   preflightHeaders(origin: string | undefined, methods: readonly string[]): Record<string, string>;
 }
 
-/** Response headers a cross-origin script may read: the request id, and a workbook's file name. */
-export const CORS_EXPOSE_HEADERS = 'X-Request-Id, Content-Disposition';
+/** Response headers a cross-origin script may read: the request id, the version of the data that answered, and a workbook's file name. */
+export const CORS_EXPOSE_HEADERS = 'X-Request-Id, X-Dataset-Version, Content-Disposition';
 
 /**
  * `'*'` allows any origin; a list allows exactly those origins (`https://app.example`,

@@ -1,6 +1,6 @@
 import { ConditionalResult } from '../index.js';
 import { ALL, MAX_EXPRESSION_LENGTH, MAX_NAME_LENGTH, MAX_TARGET_CODES, MIN_TARGET_CODES } from './crosstab-request.js';
-import { corsHeaders, errorResponses } from './openapi-parts.js';
+import { corsHeaders, datasetVersionHeader, errorResponses } from './openapi-parts.js';
 import type { RouteDocs } from './route.js';
 
 /** The OpenAPI fragment of POST /crosstab: its operation and the schemas it refers to. */
@@ -19,7 +19,7 @@ export function crosstabDocs(settings: { maxBodyBytes: number }): RouteDocs {
       responses: {
         200: {
           description: 'One result per target code, in request order. Billed.',
-          headers: corsHeaders,
+          headers: { ...corsHeaders, ...datasetVersionHeader },
           content: { 'application/json': { schema: { $ref: '#/components/schemas/CrosstabResponse' } } },
         },
         ...errorResponses([400, 401, 403, 408, 413, 415, 429, 500, 503]),

@@ -1,4 +1,5 @@
 import { isCrosstabError, toServiceResponse, type CrosstabResult } from '../index.js';
+import { expandRequestAudiences } from './audience-expansion.js';
 import { authorize, entitledToSurvey } from './auth.js';
 import { validateCrosstabRequest } from './crosstab-request.js';
 import type { AuthenticatedContext, RouteResult } from './route.js';
@@ -26,19 +27,35 @@ export async function crosstabOperation(context: AuthenticatedContext): Promise<
   if (dataset === undefined) {
     return serviceError('unknown_survey', `No survey ${quote(body.SurveyCode)} is served here.`, `Use one of: ${visible().join(', ')} (SurveyCodes are case-sensitive).`, 'SurveyCode');
   }
+  entry.datasetVersion = dataset.info.checksum;
   const access = authorize(key, dataset.info, body.AuthorizationGroup);
   if (isServiceError(access)) return access;
+
+  const catalog = `${service.basePath}/surveys/${encodeURIComponent(body.SurveyCode)}`;
+  const expanded = await expandRequestAudiences({
+    store: service.audiences,
+    caller: key,
+    dataset,
+    allowedGroups: access.allowedGroups,
+    expressions: [
+      { text: body.PopulationBaseCode, field: 'PopulationBaseCode', label: 'PopulationBaseCode' },
+      ...body.TargetCodes.map((text, i) => ({ text, field: 'TargetCodes', label: `TargetCodes[${i}]` })),
+    ],
+    catalog,
+  });
+  if (isServiceError(expanded)) return expanded;
+  const [base, ...targets] = expanded as [string, ...string[]];
 
   let result: CrosstabResult;
   try {
     result = await dataset.crosstab({
-      base: body.PopulationBaseCode,
-      targets: body.TargetCodes,
+      base,
+      targets,
       ...(access.allowedGroups === undefined ? {} : { allowedGroups: access.allowedGroups }),
     });
   } catch (error) {
     if (!isCrosstabError(error)) throw error;
-    return fromEngineError(error, `${service.basePath}/surveys/${encodeURIComponent(body.SurveyCode)}`);
+    return fromEngineError(error, catalog);
   }
   return { body: JSON.stringify(toServiceResponse(result)), usage: { survey: body.SurveyCode, targets: body.TargetCodes.length, operation: 'crosstab' } };
 }

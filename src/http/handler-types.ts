@@ -54,7 +54,15 @@ export interface AccessLogEntry {
   status: number;
   ms: number;
   keyId?: string;
+  /** The account of the key (database keys, single sign-on). */
+  accountId?: string;
+  /** The operationId of the route the request reached (`docs`, `crosstab`, `tables`...). */
+  operation?: string;
+  /** The answer was billed: its usage record is durable. */
+  billed?: boolean;
   survey?: string;
+  /** The checksum of the dataset that answered (also sent as X-Dataset-Version). */
+  datasetVersion?: string;
   code?: string;
   /** Stack of an internal error. */
   error?: string;

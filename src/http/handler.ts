@@ -21,6 +21,8 @@ import { decodeSegments, pathnameOf, pathSegments } from './request-path.js';
 import { ROUTES } from './routes.js';
 import { errorBody, fromThrown, quote, serviceError, statusOf, type ServiceError } from './service-error.js';
 import { NdjsonLedger, type UsageSink } from './usage-ledger.js';
+import type { ServiceMetrics } from './service-metrics.js';
+import type { AudienceStore } from '../keys/index.js';
 
 export type { HandlerHeaders } from './headers.js';
 export type { AccessLogEntry, CrosstabDataset, HandlerRequest, HandlerResponse } from './handler-types.js';
@@ -61,6 +63,16 @@ export interface CrosstabHandlerOptions {
   /** Limits on unknown, revoked or expired API keys per client address (default 50 per 60 s). */
   authFailures?: AuthFailureLimits;
   /**
+   * Prometheus metrics to count requests, billed calls, usage writes, body timeouts and failed
+   * keys in (`new ServiceMetrics()`, serve it with listenMetrics()). Default none.
+   */
+  metrics?: ServiceMetrics;
+  /**
+   * Saved audiences (the accounts database's DbAudienceStore): `@name` in expressions and the
+   * /audiences operations. Without it, `@name` is refused and /audiences answers 404.
+   */
+  audiences?: AudienceStore;
+  /**
    * What one POST /tables may ask (cells, sig comparisons, Rao–Scott covariance entries,
    * answer bytes), refused with 400 before its work starts; defaults in DEFAULT_TABLE_LIMITS.
    */
@@ -85,6 +97,8 @@ export interface CrosstabHandlerStats {
 export interface CrosstabHandler {
   readonly basePath: string;
   readonly maxBodyBytes: number;
+  /** How long a body may take to arrive after its headers (`bodyTimeoutMs`), for code that reads bodies beside the handler (the portal). */
+  readonly bodyTimeoutMs?: number;
   readonly stats?: Readonly<CrosstabHandlerStats>;
   /** Whether `path` is under basePath (shims pass other paths on to the framework). */
   owns(path: string): boolean;
@@ -96,6 +110,13 @@ export interface CrosstabHandler {
    * is as for handle() (account limits, the operation, the usage record of a billed 200).
    */
   handleFor?(caller: ApiKeyRecord, request: HandlerRequest): Promise<HandlerResponse>;
+  /**
+   * Serves `dataset` in place of the open dataset of its SurveyCode, in one step: requests
+   * that started before go on with the dataset they had, later ones get this one. Returns
+   * the dataset it replaced, which the caller closes (`close({ drain: true })` lets those
+   * requests finish). Throws `invalid_option` when no dataset of that SurveyCode is served.
+   */
+  replaceDataset?(dataset: CrosstabDataset): CrosstabDataset;
   /** Refuses new requests (503), waits for in-flight ones, closes the key store and usage sink. */
   close(): Promise<void>;
 }
@@ -168,6 +189,9 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
   // Checked before anything opens: a handler with no key store or ledger could neither authenticate nor bill.
   checkStoreOption(options.keys, 'keys', 'lookup', 'the path of a key file, or a KeyStore');
   checkStoreOption(options.usage, 'usage', 'record', 'the path of the usage ledger (NDJSON), or a UsageSink');
+  if (options.audiences !== undefined && (typeof options.audiences !== 'object' || options.audiences === null || typeof options.audiences.byNames !== 'function')) {
+    throw invalidOption('audiences', 'must be an AudienceStore (such as the accounts database\'s DbAudienceStore).');
+  }
   const cors: CorsPolicy = createCorsPolicy(options.corsOrigins ?? '*');
   const proxies = proxyTrust(options.trustProxy, 'trustProxy');
   const authFailures = new AuthFailureLimiter(options.authFailures);
@@ -196,11 +220,14 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
   const renderer = new TableRenderer(options.tableWorkers);
   const router = createRouter(ROUTES);
   const operations = operationList(router, basePath);
+  const operationIds = new Map(ROUTES.map((route) => [route, String(route.docs({ maxBodyBytes }).operation['operationId'])]));
+  const metrics = options.metrics;
   const service: ServiceContext = {
     surveys,
     maxBodyBytes,
     basePath,
     openApiDocument: JSON.stringify(buildOpenApiDocument({ serverUrl: options.serverUrl === undefined ? basePath : checkServerUrl(options.serverUrl), maxBodyBytes, routes: ROUTES })),
+    ...(options.audiences === undefined ? {} : { audiences: options.audiences }),
     tables: { limits: tableLimits, renderer, fairShare: new FairShare(share) },
   };
   const authenticators = defaultAuthenticators(keys, { proxies, authFailures });
@@ -208,6 +235,10 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
 
   const run = createRoutePipeline({ service, checkCaller: createCallerCheck(authenticators, keys), usage });
   const stats = { bodyTimeouts: 0, unreadBodies: 0 };
+  if (metrics !== undefined) {
+    metrics.watchHandler({ stats, authFailures });
+    usage.observeWrites?.(metrics.usageWrite);
+  }
   let inFlight = 0;
   let drained: (() => void) | undefined;
   let closing: Promise<void> | undefined;
@@ -261,6 +292,7 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
       } else if (match === undefined) {
         outcome = serviceError('not_found', `No operation at ${quote(path)}.`, `The operations are ${operations}.`);
       } else if (method === 'OPTIONS' && match.path.preflight) {
+        entry.operation = 'preflight';
         Object.assign(headers, cors.preflightHeaders(origin, match.path.allow));
         delete headers['cache-control'];
         outcome = '';
@@ -272,6 +304,7 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
         headers['allow'] = allow.join(', ');
         outcome = serviceError('method_not_allowed', `${quote(method, 16)} is not allowed on ${path}.`, `Use ${allow.join(' or ')}.`);
       } else {
+        entry.operation = operationIds.get(route);
         outcome = await run({ route, request, body, requestId, entry, params: match.params, ...(caller === undefined ? {} : { caller }) });
       }
       if (typeof outcome === 'string') {
@@ -308,8 +341,11 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
       headers['connection'] = 'close';
       stats.unreadBodies++;
     }
+    if (entry.datasetVersion !== undefined) headers['x-dataset-version'] = entry.datasetVersion;
     entry.status = status;
-    entry.ms = Math.round((performance.now() - started) * 1000) / 1000;
+    const elapsed = performance.now() - started;
+    entry.ms = Math.round(elapsed * 1000) / 1000;
+    metrics?.request(entry, elapsed / 1000);
     try {
       log(entry);
     } catch {
@@ -325,6 +361,7 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
   return {
     basePath,
     maxBodyBytes,
+    bodyTimeoutMs,
     stats,
     owns,
     handle(request) {
@@ -339,6 +376,15 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
       const pending = respond(request, caller);
       void pending.then(settled, settled);
       return pending;
+    },
+    replaceDataset(dataset) {
+      const survey = dataset?.info?.survey;
+      const replaced = typeof survey === 'string' ? surveys.get(survey) : undefined;
+      if (replaced === undefined) {
+        throw invalidOption('dataset', `must be of a served survey (${[...surveys.keys()].join(', ')}); got ${typeof survey === 'string' ? `survey ${survey}` : 'no survey'}.`);
+      }
+      surveys.set(survey as string, dataset);
+      return replaced;
     },
     close() {
       closing ??= (async () => {

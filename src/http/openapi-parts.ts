@@ -11,6 +11,7 @@ export const errorSchemaNames: Record<number, string> = {
   405: 'MethodNotAllowedError',
   406: 'NotAcceptableError',
   408: 'RequestTimeoutError',
+  409: 'ConflictError',
   413: 'PayloadTooLargeError',
   415: 'UnsupportedMediaTypeError',
   429: 'TooManyRequestsError',
@@ -27,6 +28,7 @@ const statusDescriptions: Record<number, string> = {
   405: 'The path does not accept this method: every path answers so to the methods it does not list (the Allow header names those it does).',
   406: 'The Accept header names no format the operation answers in.',
   408: 'The request body did not arrive within the body timeout of its headers, or the whole request not in time; the connection is closed. Not billed.',
+  409: 'The name is already taken where the audience would go (by a shared audience of the account, or one of the caller\'s own).',
   413: 'The request body is larger than the limit.',
   415: 'Content-Type is not application/json with UTF-8.',
   429: "The account's rate limit or monthly quota is used up, or the caller's address sent too many unknown, revoked or expired keys; retry after the Retry-After header's seconds. Not billed.",
@@ -55,7 +57,7 @@ export function errorSchema(status: number): object {
         properties: {
           code: { type: 'string', enum: codesFor(status) },
           message: { type: 'string' },
-          field: { type: 'string', description: 'The request field at fault: SurveyCode (also the path parameter of GET /surveys/{SurveyCode}), AuthorizationGroup, PopulationBaseCode, TargetCodes (POST /tables: Rows, Columns, Weight, Statistics, Missing, PercentBase) or an unknown field name. Absent when no one field is at fault.' },
+          field: { type: 'string', description: 'The request field at fault: SurveyCode (also the path parameter of GET /surveys/{SurveyCode}), AuthorizationGroup, PopulationBaseCode, TargetCodes (POST /tables: Rows, Columns, Weight, Statistics, Missing, PercentBase, ColumnGroups) or an unknown field name. Absent when no one field is at fault.' },
           hint: { type: 'string', description: 'How to fix the request.' },
         },
       },
@@ -106,6 +108,11 @@ function errorHeaders(status: number): Record<string, object> {
   if (status === 408 || status === 413 || status === 431) headers['Connection'] = header('close: the connection ends with this answer.');
   return headers;
 }
+
+/** Of an answer computed from a survey's data: which build answered. */
+export const datasetVersionHeader = {
+  'X-Dataset-Version': header('The checksum of the survey data that answered, as GET /surveys lists it (Version.Checksum): a new wave or build published to the service changes it.', { type: 'string', pattern: '^[0-9a-f]{64}$' }, true),
+};
 
 function errorResponse(status: number): object {
   return {

@@ -72,6 +72,7 @@ export function createRoutePipeline(context: { service: ServiceContext; checkCal
       entry.error = (error as Error).stack ?? String(error);
       return serviceError('unavailable', 'The usage of this request could not be recorded; it was not billed.', 'Retry later; if it persists, report the X-Request-Id response header to the provider.');
     }
+    entry.billed = true;
     return result.body;
   };
 }

@@ -1,4 +1,5 @@
 /** What one entry of the route table says, and what its operation is given and returns. */
+import type { AudienceStore } from '../keys/index.js';
 import type { TableRenderer } from '../index.js';
 import type { FairShare } from './fair-share.js';
 import type { TableLimits } from './table-limits.js';
@@ -18,6 +19,8 @@ export interface ServiceContext {
   readonly basePath: string;
   /** The OpenAPI document (JSON) that GET /docs serves, built from the route table. */
   readonly openApiDocument: string;
+  /** Where saved audiences are kept (the accounts database); without it `@name` is refused and /audiences answers 404. */
+  readonly audiences?: AudienceStore;
   /** POST /tables: its limits, the worker threads that write answers, and each account's share of them. */
   readonly tables: { readonly limits: TableLimits; readonly renderer: TableRenderer; readonly fairShare: FairShare };
 }

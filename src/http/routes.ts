@@ -11,6 +11,8 @@
  * - An auth method is one authenticator in the ordered list of authenticators.ts.
  * - An error code is one entry of service-error.ts (its HTTP status, checked exhaustive).
  */
+import { createAudienceDocs, deleteAudienceDocs, getAudienceDocs, listAudiencesDocs, updateAudienceDocs } from './audiences-openapi.js';
+import { createAudienceOperation, deleteAudienceOperation, getAudienceOperation, listAudiencesOperation, updateAudienceOperation } from './audiences-operation.js';
 import { describeSurveyDocs, listSurveysDocs, tablesDocs } from './catalog-openapi.js';
 import { crosstabDocs } from './crosstab-docs.js';
 import { answerHeaders } from './openapi-parts.js';
@@ -80,4 +82,10 @@ export const ROUTES: readonly Route[] = [
     handle: tablesOperation,
     docs: tablesDocs,
   },
+  // Saved audiences (@name in expressions): free, counted against the account's rate limit.
+  { method: 'POST', path: '/audiences', auth: true, billed: false, body: 'json', tooLargeHint: 'An audience is a name, an expression of at most 2000 characters and a label.', handle: createAudienceOperation, docs: createAudienceDocs },
+  { method: 'GET', path: '/audiences', auth: true, billed: false, handle: listAudiencesOperation, docs: listAudiencesDocs },
+  { method: 'GET', path: '/audiences/{AudienceId}', auth: true, billed: false, handle: getAudienceOperation, docs: getAudienceDocs },
+  { method: 'PUT', path: '/audiences/{AudienceId}', auth: true, billed: false, body: 'json', tooLargeHint: 'An audience is a name, an expression of at most 2000 characters and a label.', handle: updateAudienceOperation, docs: updateAudienceDocs },
+  { method: 'DELETE', path: '/audiences/{AudienceId}', auth: true, billed: false, handle: deleteAudienceOperation, docs: deleteAudienceDocs },
 ];

@@ -2,7 +2,7 @@ import { createServer, STATUS_CODES, type Server } from 'node:http';
 import { Server as NetServer } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { AddressInfo } from 'node:net';
-import { applyConnectionLimits, resolveConnectionLimits, type ConnectionLimits } from './connection-limits.js';
+import { applyConnectionLimits, resolveConnectionLimits, type ConnectionLimits, type ConnectionObserver } from './connection-limits.js';
 import type { CrosstabHandler } from './handler.js';
 import { createNodeListener } from './node-shim.js';
 import { errorBody, serviceError, statusOf } from './service-error.js';
@@ -42,6 +42,8 @@ export interface ListenOptions extends ConnectionLimits {
   port: number;
   /** Interface to listen on. Default 127.0.0.1. */
   host?: string;
+  /** Counts open and refused connections (ServiceMetrics.connections), and is told of the drain. */
+  metrics?: { connections: ConnectionObserver; draining: boolean };
 }
 
 export interface RunningServer {
@@ -88,7 +90,7 @@ export async function listen(handler: CrosstabHandler, options: ListenOptions): 
   });
   server.on('clientError', answerClientError);
   const tooMany = serviceError('unavailable', 'Too many open connections from this address.', 'Reuse one keep-alive connection, or open fewer at a time.');
-  applyConnectionLimits(server, limits, JSON.stringify(errorBody(tooMany)));
+  applyConnectionLimits(server, limits, JSON.stringify(errorBody(tooMany)), options.metrics?.connections);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, host, () => {
@@ -106,6 +108,7 @@ export async function listen(handler: CrosstabHandler, options: ListenOptions): 
     close(graceMs = 10_000) {
       closing ??= (async () => {
         draining = true;
+        if (options.metrics !== undefined) options.metrics.draining = true;
         // Only the listening socket closes now: net.Server's close, not http.Server's, which
         // also closes every idle kept-alive connection. A client (a proxy's connection pool)
         // may be writing its next request on such a connection at that very moment; cut, the

@@ -19,6 +19,10 @@ export const serviceErrorStatus = {
   unknown_value: 400,
   /** An expression names a segment code the survey does not define. */
   unknown_code: 400,
+  /** An expression names a saved audience (`@name`) that is not there for the caller (theirs or shared in their account, of this survey). */
+  unknown_audience: 400,
+  /** An audience of that name already exists where the new one would go. */
+  conflict: 409,
   /** SurveyCode names no survey served here (only for keys entitled to every survey). */
   unknown_survey: 400,
   /** AuthorizationGroup names no group of the survey. */
@@ -166,6 +170,7 @@ export const engineErrorMappings = {
   unknown_variable: unknownName,
   unknown_value: unknownName,
   unknown_code: unknownName,
+  unknown_audience: ({ message, hint, where }) => serviceError('unknown_audience', message, hint ?? 'GET /v1/audiences lists the audiences you may use.', where?.field),
   forbidden_group: ({ message, hint, where }) =>
     serviceError('forbidden_survey', message, hint ?? 'Use only variables and codes of the authorization groups your key is entitled to, or ask for a key with more groups.', where?.field),
   cancelled: shuttingDown,

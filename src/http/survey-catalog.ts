@@ -36,6 +36,11 @@ export interface SurveySummary {
   Weights: string[];
   /** `simple`, `taylor` (strata and PSUs) or `replicate` (replicate weights). */
   Design: 'simple' | 'taylor' | 'replicate';
+  /**
+   * Which build of the survey's data is served: its checksum (also the X-Dataset-Version
+   * header of every answer computed from it) and when it was built.
+   */
+  Version: { Checksum: string; BuiltAt: string };
 }
 
 /** A respondent count as shown: rounded, or null (suppressed) below the low-base threshold. */
@@ -104,6 +109,7 @@ export function surveySummary(info: DatasetInfo): SurveySummary {
     AudienceReportUnits: info.units,
     Weights: [...info.weights],
     Design: info.design.kind,
+    Version: { Checksum: info.checksum, BuiltAt: info.createdAt },
   };
 }
 

@@ -1,3 +1,5 @@
+import { audienceViewer } from './audience-expansion.js';
+import { audienceJson } from './audiences-operation.js';
 import { entitledToSurvey } from './auth.js';
 import { MAX_NAME_LENGTH } from './crosstab-request.js';
 import { headerOf } from './headers.js';
@@ -48,8 +50,8 @@ export function surveysOperation(context: AuthenticatedContext): OperationReply 
   return reply(context, tag(JSON.stringify({ Surveys: [...surveys.values()].filter(usable).map((dataset) => surveySummary(dataset.info)) })));
 }
 
-/** GET /surveys/{SurveyCode}: see surveysOperation. */
-export function surveyOperation(context: AuthenticatedContext): OperationReply | ServiceError {
+/** GET /surveys/{SurveyCode}: see surveysOperation. Lists the caller's audiences of the survey where the service keeps them. */
+export async function surveyOperation(context: AuthenticatedContext): Promise<OperationReply | ServiceError> {
   const { caller: key, service, entry } = context;
   const surveys = service.surveys as ReadonlyMap<string, CatalogDataset>;
   const code = context.params['SurveyCode'] ?? '';
@@ -65,11 +67,17 @@ export function surveyOperation(context: AuthenticatedContext): OperationReply |
   }
   const dataset = surveys.get(code);
   if (dataset === undefined) return serviceError('not_found', `No survey ${quote(code)} is served here.`, `Use one of: ${listed()} (SurveyCodes are case-sensitive); GET /surveys lists them.`, 'SurveyCode');
+  entry.datasetVersion = dataset.info.checksum;
   const groups = callerGroups(key, dataset.info);
   if (groups === undefined) {
     return serviceError('forbidden_survey', `This API key is not entitled to any authorization group of survey ${dataset.info.survey}.`, 'Ask the provider to extend the key to a group of this survey.', 'SurveyCode');
   }
-  return reply(context, detailBody(dataset, groups));
+  const detail = detailBody(dataset, groups);
+  const viewer = audienceViewer(key);
+  if (service.audiences === undefined || viewer === undefined) return reply(context, detail);
+  const audiences = (await service.audiences.list(viewer, code)).map((audience) => audienceJson(context, viewer, audience));
+  // The cached detail is one JSON object: its audiences go in before its closing brace.
+  return reply(context, tag(`${detail.body.slice(0, -1)},"Audiences":${JSON.stringify(audiences)}}`));
 }
 
 function reply(context: AuthenticatedContext, answer: Tagged): OperationReply {

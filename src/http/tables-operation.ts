@@ -8,6 +8,7 @@ import {
   type TableResult,
 } from '../index.js';
 import { negotiateFormat, XLSX_TYPE } from './accept.js';
+import { expandRequestAudiences, type RequestExpression } from './audience-expansion.js';
 import { authorize, entitledToSurvey } from './auth.js';
 import type { CrosstabDataset, HandlerRequest } from './handler-types.js';
 import { headerOf } from './headers.js';
@@ -65,6 +66,7 @@ export async function tablesOperation(context: AuthenticatedContext): Promise<Ro
   if (dataset === undefined) {
     return serviceError('unknown_survey', `No survey ${quote(body.SurveyCode)} is served here.`, `Use one of: ${visible().join(', ')} (SurveyCodes are case-sensitive).`, 'SurveyCode');
   }
+  entry.datasetVersion = dataset.info.checksum;
   if (dataset.table === undefined) {
     return serviceError('not_found', `Survey ${body.SurveyCode} is served for POST /crosstab only, not for tables.`, 'Use POST /crosstab, or ask the provider to serve the survey as a dataset that makes tables.', 'SurveyCode');
   }
@@ -73,6 +75,8 @@ export async function tablesOperation(context: AuthenticatedContext): Promise<Ro
   const catalog = `${basePath}/surveys/${encodeURIComponent(body.SurveyCode)}`;
   const axes = checkAxes(body, dataset, access.allowedGroups, catalog, service.tables.limits);
   if (isServiceError(axes)) return axes;
+  const base = await expandTableAudiences(context, dataset, access.allowedGroups, body.PopulationBaseCode, axes, catalog);
+  if (isServiceError(base)) return base;
 
   const limits = service.tables.limits;
   const ahead = workAhead(body, axes.sizes, limits);
@@ -88,13 +92,14 @@ export async function tablesOperation(context: AuthenticatedContext): Promise<Ro
       account,
       async () => {
         const query: TableQuery = {
-          base: body.PopulationBaseCode,
+          base,
           rows: axes.rows,
           columns: axes.columns,
           // As the library: "No answer" entries shown unless Missing is "hide"; percentages of the total unless PercentBase is "valid".
           missing: body.Missing ?? 'show',
           percentBase: body.PercentBase ?? 'total',
           ...(body.Weight === undefined ? {} : { weight: body.Weight }),
+          ...(body.ColumnGroups === undefined ? {} : { columnGroups: body.ColumnGroups }),
           ...(access.allowedGroups === undefined ? {} : { allowedGroups: access.allowedGroups }),
           ...(signal === undefined ? {} : { signal }),
         };
@@ -134,6 +139,32 @@ export async function tablesOperation(context: AuthenticatedContext): Promise<Ro
     reply = { status: 200, headers: { 'content-type': 'application/json; charset=utf-8' }, body: bytes };
   }
   return { body: reply, usage: { survey: body.SurveyCode, targets: result.rows.length + result.columns.length, operation: 'table' } };
+}
+
+/**
+ * The base and the axes' expressions with their audiences expanded (axes changed in place):
+ * an entry written with `@name` and no label keeps what was written as its label, its
+ * expression the expanded text. Returns the base, or the refusal.
+ */
+async function expandTableAudiences(context: AuthenticatedContext, dataset: CrosstabDataset, allowedGroups: readonly string[] | undefined, base: string, axes: { rows: AxisItem[]; columns: AxisItem[] }, catalog: string): Promise<string | ServiceError> {
+  const expressions: RequestExpression[] = [{ text: base, field: 'PopulationBaseCode', label: 'PopulationBaseCode' }];
+  const places: Array<{ items: AxisItem[]; index: number }> = [];
+  for (const [items, field] of [[axes.rows, 'Rows'], [axes.columns, 'Columns']] as const) {
+    items.forEach((item, index) => {
+      if (typeof item !== 'object' || !('expr' in item) || !item.expr.includes('@')) return;
+      expressions.push({ text: item.expr, field, label: `${field}[${index}]` });
+      places.push({ items, index });
+    });
+  }
+  if (expressions.length === 1 && !base.includes('@')) return base;
+  const expanded = await expandRequestAudiences({ store: context.service.audiences, caller: context.caller, dataset, allowedGroups, expressions, catalog });
+  if (isServiceError(expanded)) return expanded;
+  places.forEach(({ items, index }, k) => {
+    const item = items[index] as { expr: string; label?: string };
+    const text = expanded[k + 1] as string;
+    if (text !== item.expr) items[index] = { expr: text, label: item.label ?? item.expr };
+  });
+  return expanded[0] as string;
 }
 
 /** The workbook's title (the survey's name) and the variable labels over its column groups, as `crosstab table` shows them. */
@@ -242,6 +273,8 @@ function workAhead(body: TablesRequest, sizes: AxisSizes, limits: TableLimits): 
 function tableFieldOf(engineField: unknown): { field: string; label: string } | undefined {
   if (engineField === 'base') return { field: 'PopulationBaseCode', label: 'PopulationBaseCode' };
   if (engineField === 'weight') return { field: 'Weight', label: 'Weight' };
+  const groups = typeof engineField === 'string' ? /^columnGroups(\[\d+\])?/.exec(engineField) : null;
+  if (groups !== null) return { field: 'ColumnGroups', label: `ColumnGroups${groups[1] ?? ''}` };
   const axis = typeof engineField === 'string' ? /^(rows|columns)(\[\d+\])?/.exec(engineField) : null;
   if (axis === null) return undefined;
   const field = axis[1] === 'rows' ? 'Rows' : 'Columns';

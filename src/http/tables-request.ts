@@ -19,9 +19,11 @@ export interface TablesRequest {
   Missing?: 'show' | 'hide';
   /** What percentages are of: every respondent of the base (total, default) or those who answered (valid). */
   PercentBase?: 'total' | 'valid';
+  /** Groups of columns to compare (0-based column indexes, the columns as expanded); default: each whole variable's values. */
+  ColumnGroups?: number[][];
 }
 
-export const TABLE_FIELDS = ['SurveyCode', 'AuthorizationGroup', 'PopulationBaseCode', 'Rows', 'Columns', 'Weight', 'Statistics', 'Missing', 'PercentBase'] as const;
+export const TABLE_FIELDS = ['SurveyCode', 'AuthorizationGroup', 'PopulationBaseCode', 'Rows', 'Columns', 'Weight', 'Statistics', 'Missing', 'PercentBase', 'ColumnGroups'] as const;
 const HINT = 'Send e.g. {"SurveyCode":"GSS","PopulationBaseCode":"*","Rows":[{"Variable":"degree"}],"Columns":["sex=1","sex=2"]}.';
 
 function typeName(value: unknown): string {
@@ -117,6 +119,25 @@ export function validateTablesRequest(json: unknown): TablesRequest | ServiceErr
   if (percentBase !== undefined && percentBase !== 'total' && percentBase !== 'valid') {
     return invalid('PercentBase', `PercentBase must be "total" or "valid"; got ${typeof percentBase === 'string' ? quote(percentBase, 40) : typeName(percentBase)}.`, 'Use "total" (the default: percentages of every respondent of the base) or "valid" (of those who answered).');
   }
+  const columnGroups = body['ColumnGroups'];
+  const groupsHint = 'Send arrays of 0-based column indexes, e.g. [[0, 1], [2, 3, 4]]: the columns as the answer numbers them, each whole variable expanded.';
+  if (columnGroups !== undefined) {
+    if (!Array.isArray(columnGroups) || columnGroups.length === 0 || columnGroups.length > MAX_AXIS) {
+      return invalid('ColumnGroups', `ColumnGroups must be an array of 1 to ${MAX_AXIS} groups; got ${Array.isArray(columnGroups) ? `${columnGroups.length} groups` : typeName(columnGroups)}.`, groupsHint);
+    }
+    for (let g = 0; g < columnGroups.length; g++) {
+      const group: unknown = columnGroups[g];
+      if (!Array.isArray(group) || group.length === 0 || group.length > MAX_AXIS) {
+        return invalid('ColumnGroups', `ColumnGroups[${g}] must be an array of 1 to ${MAX_AXIS} column indexes; got ${Array.isArray(group) ? `${group.length} indexes` : typeName(group)}.`, groupsHint);
+      }
+      for (let i = 0; i < group.length; i++) {
+        const index: unknown = group[i];
+        if (typeof index !== 'number' || !Number.isInteger(index) || index < 0 || index >= MAX_AXIS) {
+          return invalid('ColumnGroups', `ColumnGroups[${g}][${i}] must be a column index (a whole number from 0); got ${typeof index === 'number' ? String(index) : typeName(index)}.`, groupsHint);
+        }
+      }
+    }
+  }
 
   const request: TablesRequest = {
     SurveyCode: body['SurveyCode'] as string,
@@ -129,5 +150,6 @@ export function validateTablesRequest(json: unknown): TablesRequest | ServiceErr
   if (weight !== undefined) request.Weight = weight as string | null;
   if (missing !== undefined) request.Missing = missing;
   if (percentBase !== undefined) request.PercentBase = percentBase;
+  if (columnGroups !== undefined) request.ColumnGroups = (columnGroups as number[][]).map((group) => [...group]);
   return request;
 }

@@ -1,4 +1,4 @@
-import type { DurableWriteStats, UsageRecord, UsageSink } from '../keys/index.js';
+import type { DurableWriteListener, DurableWriteStats, UsageRecord, UsageSink } from '../keys/index.js';
 import { checkPath, closeLedgerFile, openLedgerFile, type LedgerFile } from './ledger-file.js';
 
 export type { DurableWriteStats, UsageRecord, UsageSink } from '../keys/index.js';
@@ -86,6 +86,11 @@ export class NdjsonLedger implements UsageSink {
    * flushes that were in flight at once.
    */
   readonly stats = { records: 0, flushes: 0, reopens: 0, writeMs: 0, mostInFlight: 0 };
+  private writes: DurableWriteListener | undefined;
+
+  observeWrites(listener: DurableWriteListener): void {
+    this.writes = listener;
+  }
 
   private constructor(
     readonly path: string,
@@ -214,9 +219,11 @@ export class NdjsonLedger implements UsageSink {
         for (const entry of done.entries) entry.reject(this.refusal.error);
         continue;
       }
+      const ms = performance.now() - done.began;
       this.stats.records += done.entries.length;
       this.stats.flushes++;
-      this.stats.writeMs += performance.now() - done.began;
+      this.stats.writeMs += ms;
+      this.writes?.(done.entries.length, ms / 1000);
       for (const entry of done.entries) entry.resolve();
     }
     // A failure found after the appending loop ended (e.g. while closing) is still cut back.

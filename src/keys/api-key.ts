@@ -22,6 +22,11 @@ export interface ApiKeyRecord {
   revokedAt?: string;
   /** Database keys: the account whose rights the key carries (billed to it). */
   accountId?: string;
+  /**
+   * Database keys made by a user (the portal's), and the portal's signed-in user: that user's
+   * id. Such a caller sees the user's private audiences beside the account's shared ones.
+   */
+  userId?: string;
   /** Database keys: authorization groups per licensed survey; replaces `groups` when present. */
   groupsBySurvey?: Record<string, string[]>;
 }

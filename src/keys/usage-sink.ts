@@ -23,7 +23,15 @@ export interface UsageSink {
   record(usage: UsageRecord): Promise<void>;
   /** Waits for pending records, then releases the sink. */
   close(): Promise<void>;
+  /**
+   * Optional: calls `listener` after each durable write (ledger flush, database commit) with
+   * the records it held and its wall time in seconds. One listener; a later call replaces it.
+   */
+  observeWrites?(listener: DurableWriteListener): void;
 }
+
+/** Told of each durable write of a usage sink: records held, seconds in flight. */
+export type DurableWriteListener = (records: number, seconds: number) => void;
 
 /**
  * What a usage sink made durable, as data for measurements (logs say it in words): records,

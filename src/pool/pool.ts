@@ -23,6 +23,21 @@ export interface PoolWorkerData {
   programFunctions: readonly string[];
 }
 
+/** The worker pool's counts (engineStats().pool). */
+export interface PoolStats {
+  threads: number;
+  /** Tasks waiting in the queue for a free thread. */
+  queued: number;
+  /** Tasks submitted and not settled: queued for a thread or running on one. */
+  pending: number;
+  /** Tasks settled since the pool started (fulfilled, failed or cancelled). */
+  tasks: number;
+  /** Of those, the ones that failed or were cancelled. */
+  failedTasks: number;
+  /** Seconds from submission to settlement, summed over the settled tasks (queue wait included). */
+  taskSeconds: number;
+}
+
 export interface KernelPoolOptions {
   /** Worker threads; default: the machine's available parallelism. */
   threads?: number;
@@ -40,6 +55,10 @@ export class KernelPool {
   readonly threads: number;
   private readonly piscina: Promise<Piscina>;
   private destroying: Promise<void> | undefined;
+  /** Tasks finished (fulfilled or failed) and the seconds they were in a worker or its queue. */
+  private readonly finished = { tasks: 0, failed: 0, seconds: 0 };
+  private waiting = 0;
+  private started: Piscina | undefined;
 
   constructor(kernel: Kernel, options: KernelPoolOptions = {}) {
     const threads = options.threads ?? availableParallelism();
@@ -50,7 +69,8 @@ export class KernelPool {
       // The CommonJS build turns this import() into require() wrapped for interop, which keeps
       // piscina's module.exports (a class whose Piscina property is not enumerable) as default.
       const Piscina = module.Piscina ?? (module as unknown as { default: typeof module }).default.Piscina;
-      return new Piscina({ filename, minThreads: threads, maxThreads: threads, idleTimeout: Number.POSITIVE_INFINITY, workerData });
+      this.started = new Piscina({ filename, minThreads: threads, maxThreads: threads, idleTimeout: Number.POSITIVE_INFINITY, workerData });
+      return this.started;
     });
   }
 
@@ -77,10 +97,14 @@ export class KernelPool {
   private async dispatch(task: object, what: string, signal: AbortSignal | undefined): Promise<unknown> {
     if (signal?.aborted) throw cancelledError('the query');
     let result: unknown;
+    const started = performance.now();
+    this.waiting++;
     try {
       const piscina = await this.piscina;
       result = await piscina.run(signal ? { ...task, cancel: cancelFlag(signal) } : task);
+      this.settle(started, false);
     } catch (error) {
+      this.settle(started, true);
       // destroy() rejects the tasks it stops before their threads have exited: wait for that.
       await this.destroying?.catch(() => undefined);
       if (signal?.aborted) throw cancelledError('the query');
@@ -90,6 +114,18 @@ export class KernelPool {
     }
     if (result === null || signal?.aborted) throw cancelledError('the query');
     return result;
+  }
+
+  private settle(started: number, failed: boolean): void {
+    this.waiting--;
+    this.finished.tasks++;
+    if (failed) this.finished.failed++;
+    this.finished.seconds += (performance.now() - started) / 1000;
+  }
+
+  /** Counts for monitoring: tasks waiting or running now, tasks finished, and their time. */
+  stats(): PoolStats {
+    return { threads: this.threads, queued: this.started?.queueSize ?? 0, pending: this.waiting, tasks: this.finished.tasks, failedTasks: this.finished.failed, taskSeconds: this.finished.seconds };
   }
 
   /** This pool as an executor of table tasks. */
@@ -143,6 +179,11 @@ let shared: KernelPool | undefined;
 export function sharedPool(kernel: Kernel, options?: KernelPoolOptions): KernelPool {
   shared ??= new KernelPool(kernel, options);
   return shared;
+}
+
+/** The process-wide pool's counts, or undefined while no query has started it. */
+export function sharedPoolStats(): PoolStats | undefined {
+  return shared?.stats();
 }
 
 /** Stops the process-wide pool's threads (a later query starts a new pool). */

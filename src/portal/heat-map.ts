@@ -99,5 +99,29 @@ export function heatMap(table: TableJson, survey: string): Raw {
       ${lettersNote}
       <li>${table.missingNote.charAt(0).toUpperCase()}${table.missingNote.slice(1)}.</li>
     </ul>
-  </div>`;
+  </div>${raoScottSection(table)}`;
+}
+
+/** With Chi-square asked for: each Rao–Scott test of the table, and each column group that has none and why (as the text, HTML and XLSX outputs note them). */
+function raoScottSection(table: TableJson): Raw {
+  if (!table.statistics?.stats.includes('chisq')) return raw('');
+  const fixed = (value: number | null, digits: number): string => (value === null ? '–' : value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits }));
+  const tests = (table.raoScott ?? []).map(
+    (test) =>
+      html`<li><code>${test.rowVariable}</code> × <code>${test.columnVariable}</code>: F = ${fixed(test.statistic, 3)} on ${fixed(test.ndf, 2)} and ${fixed(test.ddf, 2)} df, p = ${test.pValue === null ? '–' : test.pValue.toPrecision(3)}</li>`,
+  );
+  const notDefined = (table.raoScottNotDefined ?? []).map((entry) => {
+    const group = table.columnGroups?.[entry.group];
+    const columns = group ? `${group.variable ?? 'columns'} ${group.letters[0] ?? ''}–${group.letters[group.letters.length - 1] ?? ''}` : 'columns';
+    return entry.reason === 'overlapping-rows'
+      ? html`<li class="muted">${entry.rowVariable ?? 'rows'} × ${group?.variable ?? 'columns'}: not defined, the rows of a multi-response variable share respondents (the test is of mutually exclusive categories).</li>`
+      : html`<li class="muted">${columns}: not defined, the columns share respondents (the test is of mutually exclusive categories).</li>`;
+  });
+  const none = tests.length + notDefined.length === 0 ? html`<li class="muted">No test: it needs whole variables on the rows and the columns, not expressions.</li>` : raw('');
+  return html`
+  <section class="legend" id="rao-scott" aria-labelledby="rao-scott-title">
+    <h3 id="rao-scott-title">Chi-square (Rao–Scott)</h3>
+    <p class="muted">Rao–Scott second-order corrected test of independence of the rows and each variable's columns, as R's <code>svychisq()</code>, under the survey's design.</p>
+    <ul>${tests}${notDefined}${none}</ul>
+  </section>`;
 }

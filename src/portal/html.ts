@@ -28,7 +28,7 @@ export interface PageContext {
   /** Signed in: the e-mail, account and CSRF token for the sign-out form. */
   user?: { email: string; account: string; csrf: string };
   /** The nav entry of this page. */
-  current?: 'keys' | 'usage' | 'surveys' | 'tables' | 'api';
+  current?: 'keys' | 'usage' | 'surveys' | 'tables' | 'audiences' | 'api';
   apiDocs: string;
 }
 
@@ -41,6 +41,7 @@ export function layout(context: PageContext, body: Raw): string {
         <a href="${base}/usage"${raw(context.current === 'usage' ? ' aria-current="page"' : '')}>Usage</a>
         <a href="${base}/surveys"${raw(context.current === 'surveys' ? ' aria-current="page"' : '')}>Surveys</a>
         <a href="${base}/tables"${raw(context.current === 'tables' ? ' aria-current="page"' : '')}>Tables</a>
+        <a href="${base}/audiences"${raw(context.current === 'audiences' ? ' aria-current="page"' : '')}>Audiences</a>
         <a href="${base}/api"${raw(context.current === 'api' ? ' aria-current="page"' : '')}>API reference</a>
       </nav>
       <div class="who"><span>${user.email}<br><small>${user.account}</small></span>

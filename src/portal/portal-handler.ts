@@ -1,5 +1,5 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import { accountById, addKey, listKeys, parseExpiry, revokeKey, rotateKey, usageDetail, usageReport, parseUsageRange, type Database, type DbKeyStore } from '../access/index.js';
+import { type SavedTableLimits, accountById, addKey, listKeys, parseExpiry, revokeKey, rotateKey, usageDetail, usageReport, parseUsageRange, type Database, type DbKeyStore } from '../access/index.js';
 import { CrosstabError, ErrorCode, isCrosstabError, labelledMessage } from '../index.js';
 import type { HandlerRequest, HandlerResponse, TrustedProxies } from '../http/index.js';
 import { clientAddress, forwardedProto, headerOf, proxyTrust } from '../http/index.js';
@@ -13,6 +13,7 @@ import { allowedMethods, findRoute, type PortalRoute, type RouteContext } from '
 import { accountCatalog, surveysPage } from './surveys-page.js';
 import type { CatalogDataset } from '../http/survey-catalog.js';
 import { tablesRoutes, type TableCompute } from './tables-workbench.js';
+import { audiencesRoutes, type AudienceCall } from './audiences-page.js';
 
 export interface PortalOptions {
   db: Database;
@@ -36,6 +37,8 @@ export interface PortalOptions {
   trustProxy?: TrustedProxies;
   /** The served surveys: the Surveys page lists those the account licenses (none without). */
   surveys?: readonly CatalogDataset[];
+  /** Bounds of the Tables page's saved tables per user and account (default DEFAULT_SAVED_TABLE_LIMITS: 50 per user, 500 per account, 4 MiB per result, 256 MiB per account). */
+  savedTables?: Partial<SavedTableLimits>;
 }
 
 /** The developer portal: a framework-neutral handler of HandlerRequests under basePath. */
@@ -50,6 +53,8 @@ export interface Portal {
   useApiDocument(read: () => Promise<unknown>): void;
   /** How the Tables page computes a table: the API's POST /tables as the user's account (mountPortal passes the API handler's). */
   useTables(compute: TableCompute): void;
+  /** How the Audiences page runs the API's /audiences operations as the user (mountPortal passes the API handler's). */
+  useAudiences?(call: AudienceCall): void;
 }
 
 /** Confirmations shown after a redirect, named by the `done` query flag (a fixed text, never the query's). */
@@ -213,6 +218,7 @@ export function createPortal(options: PortalOptions): Portal {
 
   let readApiDocument: (() => Promise<unknown>) | undefined;
   let computeTable: TableCompute | undefined;
+  let callAudiences: AudienceCall | undefined;
   /** The API reference page, rendered from the OpenAPI document GET /docs serves now. */
   async function apiReference(session: Session | undefined): Promise<HandlerResponse> {
     const json = `${apiUrl()}/docs`;
@@ -286,6 +292,7 @@ export function createPortal(options: PortalOptions): Portal {
       keys: options.keys,
       base,
       surveys: options.surveys ?? [],
+      ...(options.savedTables === undefined ? {} : { savedTables: options.savedTables }),
       compute: () => computeTable,
       context,
       page: (status, body) => page(status, body, SAME_ORIGIN_FETCH),
@@ -293,6 +300,7 @@ export function createPortal(options: PortalOptions): Portal {
       file: (contentType, filename, body) => ({ status: 200, headers: { ...SECURITY_HEADERS, 'content-type': contentType, 'content-disposition': `attachment; filename="${filename.replace(/[^A-Za-z0-9_.-]/g, '_')}"` }, body }),
       json: (status, value) => ({ status, headers: { ...SECURITY_HEADERS, 'content-type': 'application/json; charset=utf-8' }, body: JSON.stringify(value) }),
     }),
+    ...audiencesRoutes({ db, keys: options.keys, base, surveys: options.surveys ?? [], call: () => callAudiences, context, page: (status, body) => page(status, body), redirect }),
   ];
 
   const notFound = (): HandlerResponse => page(404, `<!doctype html><html lang="en"><title>Not found</title><main><h1>Page not found</h1><p><a href="${base}">Back to the portal</a></p></main></html>`);
@@ -328,6 +336,9 @@ export function createPortal(options: PortalOptions): Portal {
     },
     useTables: (compute) => {
       computeTable = compute;
+    },
+    useAudiences: (call) => {
+      callAudiences = call;
     },
     owns: (path) => {
       const pathname = path.split('?', 1)[0] ?? '';

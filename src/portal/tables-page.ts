@@ -4,7 +4,7 @@
  * user's saved tables and those shared in the account.
  */
 import { STAT_NAMES, type StatName, type TableJson } from '../index.js';
-import type { SavedTable } from '../access/index.js';
+import type { SavedTable, SavedTableEntry } from '../access/index.js';
 import type { SurveySummary } from '../http/survey-catalog.js';
 import { heatMap } from './heat-map.js';
 import { html, layout, notice, raw, type PageContext, type Raw } from './html.js';
@@ -30,12 +30,13 @@ export interface TablesView {
   /** The chosen survey's weights and variables (for the weight list and the variable list). */
   weights: string[];
   variables: Array<{ name: string; label?: string }>;
-  saved: SavedTable[];
+  /** The saved tables listed (without their results). */
+  saved: SavedTableEntry[];
   viewerId: string;
   /** The table shown: just computed (billed) or a saved one's stored result. */
   result?: { table: TableJson; computedAt: string; billed: boolean; saved?: SavedTable };
   /** The saved table the form was opened from. */
-  openedFrom?: SavedTable;
+  openedFrom?: SavedTableEntry | SavedTable;
   error?: { message: string; field?: 'base' | 'rows' | 'columns' | 'weight' | 'statistics' | 'survey' };
   success?: string;
 }
@@ -83,6 +84,7 @@ function formSection(context: PageContext, view: TablesView): Raw {
         <button type="submit" name="action" value="compute">Compute table</button>
         <button type="submit" name="action" value="csv" class="secondary">Download CSV</button>
         <button type="submit" name="action" value="xlsx" class="secondary">Download XLSX</button>
+        <button type="submit" name="action" value="audience" class="secondary">Save base as audience</button>
       </div>
       <p class="help">Each computed table or download is one billed call of your account (operation "table" on the Usage page). Opening a saved table shows its stored result and is not billed.</p>
       <div class="save row">

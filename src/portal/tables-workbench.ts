@@ -3,10 +3,12 @@
  * in-process as the signed-in user's account (its licences and groups, its rate limit and
  * quota): the same code computes it and writes the one usage row of the call.
  */
-import { accountById, type DbKeyStore, deleteSavedTable, listSavedTables, portalCallerId, savedTable, saveTable, setSavedTableShared, storeSavedResult, type Database, type SavedTable } from '../access/index.js';
-import { isCrosstabError, type TableJson } from '../index.js';
+import { accountById, checkSavedResultSize, checkSavedTableRoom, DEFAULT_SAVED_TABLE_LIMITS, type DbKeyStore, deleteSavedTable, listSavedTables, portalCallerId, savedTable, saveTable, setSavedTableShared, storeSavedResult, type Database, type SavedTable, type SavedTableLimits } from '../access/index.js';
+import { ErrorCode, isCrosstabError, type TableJson } from '../index.js';
 import type { ApiKeyRecord, HandlerResponse } from '../http/index.js';
 import { callerGroups, type CatalogDataset } from '../http/survey-catalog.js';
+import { expandRequestAudiences } from '../http/audience-expansion.js';
+import { DbAudienceStore } from '../access/index.js';
 import type { PageContext } from './html.js';
 import type { PortalRoute, RouteContext } from './routes.js';
 import type { Session } from './sessions.js';
@@ -34,6 +36,8 @@ export interface TablesDependencies {
   json(status: number, value: unknown): HandlerResponse;
   redirect(location: string): HandlerResponse;
   base: string;
+  /** Bounds of the saved tables (default DEFAULT_SAVED_TABLE_LIMITS). */
+  savedTables?: Partial<SavedTableLimits>;
 }
 
 const FORMAT_TYPES: Readonly<Record<TableFormat, string>> = { json: 'application/json', csv: 'text/csv', xlsx: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet' };
@@ -74,14 +78,18 @@ export function formError(answer: { body: string | Uint8Array }): NonNullable<Ta
 
 export function tablesRoutes(deps: TablesDependencies): PortalRoute[] {
   const { db, base } = deps;
+  const limits: SavedTableLimits = { ...DEFAULT_SAVED_TABLE_LIMITS, ...deps.savedTables };
+  /** A refusal by the saved tables' bounds (the message names the limit), or undefined for any other error. */
+  const limitRefusal = (error: unknown): string | undefined => (isCrosstabError(error) && error.code === ErrorCode.invalidOption && String(error.details.field ?? '').startsWith('savedTables.') ? `${error.message} ${error.details.hint ?? ''}`.trim() : undefined);
   type SignedIn = RouteContext & { session: Session };
   const owner = (session: Session) => ({ accountId: session.accountId, userId: session.userId });
+  const audiences = new DbAudienceStore(db);
 
   async function rightsOf(session: Session): Promise<{ caller: ApiKeyRecord; catalog: ReturnType<typeof accountCatalog> }> {
     const account = await accountById(db, session.accountId);
     // The rate limit and quota as the database says now: the same admission as the account's keys.
     deps.keys.noteAccountLimits(account);
-    return { caller: { ...accountRights(account), id: portalCallerId(session.userId) }, catalog: accountCatalog(account, deps.surveys, undefined) };
+    return { caller: { ...accountRights(account), id: portalCallerId(session.userId), userId: session.userId }, catalog: accountCatalog(account, deps.surveys, undefined) };
   }
 
   async function view(session: Session, form: TableForm, extra: Partial<TablesView>, status = 200): Promise<HandlerResponse> {
@@ -110,11 +118,24 @@ export function tablesRoutes(deps: TablesDependencies): PortalRoute[] {
   async function post({ session, form: fields, request }: SignedIn & { form: URLSearchParams }): Promise<HandlerResponse> {
     const form = formOf(fields);
     const action = fields.get('action') ?? 'compute';
-    const opened = fields.get('saved') ? await savedTable(db, owner(session), fields.get('saved') as string) : undefined;
+    // The base goes to the Audiences page's form: nothing is computed or billed.
+    if (action === 'audience') return deps.redirect(`${base}/audiences?${new URLSearchParams({ survey: form.survey, expression: form.base }).toString()}#audience-form`);
+    // Its spec and owner only: its stored result is not read (0 bytes).
+    const opened = fields.get('saved') ? await savedTable(db, owner(session), fields.get('saved') as string, 0) : undefined;
     const again = (error: NonNullable<TablesView['error']>, status: number) => view(session, form, { error, ...(opened ? { openedFrom: opened } : {}) }, status >= 500 ? status : status === 200 ? 400 : status);
     if (form.rows.trim() === '' || form.columns.trim() === '') return again({ message: `${form.rows.trim() === '' ? 'Rows' : 'Columns'} must have at least one line: a variable or an expression.`, field: form.rows.trim() === '' ? 'rows' : 'columns' }, 400);
     const tableName = (fields.get('tableName') ?? '').trim();
     if (action === 'save' && (tableName === '' || tableName.length > 120)) return again({ message: 'Save as: give the table a name of 1 to 120 characters. Nothing was computed or billed.' }, 400);
+    if (action === 'save') {
+      // Refused before the table is computed: nothing is billed for a save that has no room.
+      try {
+        await checkSavedTableRoom(db, owner(session), limits);
+      } catch (error) {
+        const refused = limitRefusal(error);
+        if (refused === undefined) throw error;
+        return again({ message: `${refused} Nothing was computed or billed.` }, 409);
+      }
+    }
     const dataset = deps.surveys.find((candidate) => candidate.info.survey === form.survey);
     const spec = specOf(form, dataset, dataset === undefined ? [] : (callerGroups((await rightsOf(session)).caller, dataset.info) ?? []));
     const format: TableFormat = action === 'csv' ? 'csv' : action === 'xlsx' ? 'xlsx' : 'json';
@@ -124,22 +145,61 @@ export function tablesRoutes(deps: TablesDependencies): PortalRoute[] {
     if (format !== 'json') return deps.file(answer.headers['content-type'] ?? FORMAT_TYPES[format], `table-${spec.SurveyCode}.${format}`, answer.body);
     const table = tableOf(answer.body);
     const specText = JSON.stringify(spec);
-    if (action === 'save') {
-      const saved = await saveTable(db, owner(session), { name: tableName, spec: specText, result: JSON.stringify(table), shared: fields.get('shared') === '1' });
-      return deps.redirect(`${base}/tables/saved/${saved.id}?done=saved`);
+    const shown = { result: { table, computedAt: now(), billed: true }, ...(opened ? { openedFrom: opened } : {}) };
+    try {
+      if (action === 'save') {
+        const saved = await saveTable(db, owner(session), { name: tableName, spec: specText, result: JSON.stringify(table), shared: fields.get('shared') === '1' }, limits);
+        return deps.redirect(`${base}/tables/saved/${saved.id}?done=saved`);
+      }
+      // Computing a reopened table of one's own with its spec unchanged refreshes its stored result (a shared table of another user's is only shown).
+      if (opened !== undefined && opened.userId === session.userId && opened.spec === specText) {
+        checkSavedResultSize(JSON.stringify(table), limits);
+        await storeSavedResult(db, owner(session), opened.id, JSON.stringify(table), limits);
+      }
+    } catch (error) {
+      const refused = limitRefusal(error);
+      if (refused === undefined) throw error;
+      // The table was computed and billed: it is shown, but not stored.
+      return view(session, form, { ...shown, error: { message: `Not saved: ${refused}` } }, 409);
     }
-    // Computing a reopened saved table with its spec unchanged refreshes its stored result.
-    if (opened !== undefined && opened.spec === specText) await storeSavedResult(db, owner(session), opened.id, JSON.stringify(table));
-    return view(session, form, { result: { table, computedAt: now(), billed: true }, ...(opened ? { openedFrom: opened } : {}) });
+    return view(session, form, shown);
+  }
+
+  /** Whether the account may still use everything `spec` uses (its survey, variables, codes): a saved result is shown only then. */
+  async function stillEntitled(session: Session, spec: TableSpec): Promise<boolean> {
+    const { caller, catalog } = await rightsOf(session);
+    const dataset = catalog.surveys.some((survey) => survey.SurveyCode === spec.SurveyCode) ? deps.surveys.find((candidate) => candidate.info.survey === spec.SurveyCode) : undefined;
+    if (dataset === undefined) return false;
+    const groups = callerGroups(caller, dataset.info) ?? [];
+    if (groups.length === 0 || dataset.groupsOf === undefined) return groups.length > 0;
+    try {
+      for (const item of [...spec.Rows, ...spec.Columns]) {
+        if ('Variable' in item) {
+          if (!dataset.info.variables.some((variable) => variable.name === item.Variable && groups.includes(variable.group))) return false;
+        } else dataset.groupsOf(item.Expression, groups);
+      }
+      dataset.groupsOf(spec.PopulationBaseCode, groups);
+      return true;
+    } catch (error) {
+      if (!isCrosstabError(error)) throw error;
+      return false;
+    }
   }
 
   async function openSaved({ session, params, query }: SignedIn): Promise<HandlerResponse> {
-    const saved = await savedTable(db, owner(session), params[0] as string);
+    // Only this table's result is read, and only up to the size a saved table may store.
+    const saved = await savedTable(db, owner(session), params[0] as string, limits.resultBytes);
     if (saved === undefined) return view(session, emptyForm(''), { error: { message: 'No such saved table in your account (or it is not shared with you).' } }, 404);
     const spec = parseSpec(saved.spec);
     if (spec === undefined) return view(session, emptyForm(''), { error: { message: `The saved table ${saved.name} cannot be read.` } }, 500);
+    if (!(await stillEntitled(session, spec))) {
+      // The account lost the licence or a group the table used: neither its result nor its spec is shown.
+      return view(session, emptyForm((await rightsOf(session)).catalog.surveys[0]?.SurveyCode ?? ''), { error: { message: `The saved table ${saved.name} uses a survey or variables your account may no longer use: it cannot be opened. Its owner can delete it.` } }, 403);
+    }
+    const tooLarge = saved.result === null && saved.resultBytes > 0;
     const result = saved.result === null ? undefined : { table: JSON.parse(saved.result) as TableJson, computedAt: (saved.computedAt ?? '').replace('T', ' ').slice(0, 16) + ' UTC', billed: false, saved };
-    return view(session, formOfSpec(spec), { openedFrom: saved, ...(result ? { result } : {}), ...(query.get('done') === 'saved' ? { success: `Saved as ${saved.name}${saved.shared ? ', shared with your account' : ''}.` } : {}) });
+    const notice = tooLarge ? { error: { message: `The stored result of ${saved.name} is ${(saved.resultBytes / 1024 / 1024).toFixed(1)} MB, more than a saved table may store now (${(limits.resultBytes / 1024 / 1024).toFixed(1)} MB): it is not shown. Compute a smaller table.` } } : {};
+    return view(session, formOfSpec(spec), { openedFrom: saved, ...(result ? { result } : {}), ...notice, ...(query.get('done') === 'saved' ? { success: `Saved as ${saved.name}${saved.shared ? ', shared with your account' : ''}.` } : {}) });
   }
 
   async function savedAction({ session, params }: SignedIn): Promise<HandlerResponse> {
@@ -156,7 +216,7 @@ export function tablesRoutes(deps: TablesDependencies): PortalRoute[] {
    * account's rate limit (not billed): 429 with Retry-After when it is used up.
    */
   async function check({ session, query }: SignedIn): Promise<HandlerResponse> {
-    const expression = (query.get('expression') ?? '').trim();
+    let expression = (query.get('expression') ?? '').trim();
     const { caller, catalog } = await rightsOf(session);
     const refusal = await deps.keys.admit(caller, { billed: false });
     if (refusal !== undefined) {
@@ -171,6 +231,13 @@ export function tablesRoutes(deps: TablesDependencies): PortalRoute[] {
     const variable = dataset.info.variables.find((candidate) => candidate.name === expression && groups.includes(candidate.group));
     if (variable !== undefined && query.get('kind') === 'axis') return deps.json(200, { valid: true, message: `Whole variable ${variable.name}: a line per value.` });
     if (dataset.groupsOf === undefined) return deps.json(200, { valid: true, message: 'Checked when the table is computed.' });
+    if (expression.includes('@')) {
+      // Saved audiences as the table will use them: the user's own and the account's shared ones, within the account's groups.
+      const expanded = await expandRequestAudiences({ store: audiences, caller, dataset, allowedGroups: groups, expressions: [{ text: expression, field: 'expression', label: 'Expression' }], catalog: '' });
+      if (!Array.isArray(expanded)) return deps.json(200, { valid: false, message: expanded.message.replace(/^Expression: /, '') });
+      if (expanded[0] !== expression) return deps.json(200, { valid: true, message: 'Valid expression (with its saved audiences).' });
+      expression = expanded[0] as string;
+    }
     try {
       dataset.groupsOf(expression, groups);
       return deps.json(200, { valid: true, message: 'Valid expression.' });

@@ -15,4 +15,6 @@ export type Expr =
   | { and: Expr[] }
   | { or: Expr[] }
   | { not: Expr }
-  | { code: string; at?: number };
+  | { code: string; at?: number }
+  /** `@name`: a saved audience, expanded by the service that stores it (expandAudiences) before binding. */
+  | { audience: string; at?: number };

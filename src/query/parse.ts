@@ -1,9 +1,9 @@
 import { CrosstabError, echo, ErrorCode } from '../errors.js';
-import { NAME_CHAR, nameText, VALUE_END } from '../text/expression-text.js';
+import { AUDIENCE_NAME, NAME_CHAR, nameText, quoteText, VALUE_END } from '../text/expression-text.js';
 import type { Expr } from './ast.js';
 
 const GRAMMAR_HINT =
-  'Grammar: * | VAR=v | VAR=v1,v2 | VAR=lo..hi | VAR=lo.. | VAR=..hi | VAR=NA | VAR=all(v1,v2) | VAR=none(v1,v2) | CODE, combined with AND, OR, NOT and parentheses; ' +
+  'Grammar: * | VAR=v | VAR=v1,v2 | VAR=lo..hi | VAR=lo.. | VAR=..hi | VAR=NA | VAR=all(v1,v2) | VAR=none(v1,v2) | CODE | @audience, combined with AND, OR, NOT and parentheses; ' +
   'numbers as 2, -0.5 or 1e-7; quote names and values with spaces or other characters in double quotes ("two words"="New York"), writing \\" for a quote inside.';
 /** Deeper nesting than this is refused, so no input can exhaust the stack. */
 const MAX_DEPTH = 64;
@@ -95,6 +95,7 @@ class Parser {
       return { all: true };
     }
     const start = this.at;
+    if (char === '@') return this.audience(start);
     const quoted = char === '"';
     const name = quoted ? this.quoted('name') : this.name();
     if (name === '') this.fail(quoted ? 'an empty quoted name' : `unexpected "${char}"`, GRAMMAR_HINT, start);
@@ -107,6 +108,25 @@ class Parser {
     }
     this.at++;
     return this.predicate(name, start);
+  }
+
+  /** `@name`: a saved audience (a bare name starting with `@`; a variable or code named so is quoted). */
+  private audience(start: number): Expr {
+    const token = this.name();
+    const name = token.slice(1);
+    if (!AUDIENCE_NAME.test(name)) {
+      this.fail(
+        `${token === '@' ? 'a name is missing after "@"' : `"${echo(token)}" is not an audience name`}`,
+        `An audience is written @name, its name 1 to 64 lower-case letters, digits, "-" and "_" (@heavy-streamers); a variable or code whose name starts with "@" is written in double quotes (${quoteText(token === '@' ? '@name' : token)}=1).`,
+        start,
+      );
+    }
+    this.skipSpace();
+    if (this.source[this.at] === '=' || OPERATOR_HINTS.some(([pattern]) => pattern.test(this.rest(2)))) {
+      this.fail(`${token} is an audience, which takes no value`, `Write ${token} on its own (AND/OR other terms); a variable named ${token} is written in double quotes: ${quoteText(token)}=value.`, start);
+    }
+    this.countTerm(start);
+    return { audience: name, at: start };
   }
 
   /** The value list after `VAR=`: values and ranges separated by commas, or all(...) / none(...). */

@@ -80,6 +80,11 @@ export class Resolver {
     if ('or' in expr) return { op: 'or', items: expr.or.map((item) => this.bind(item, scope, codePath)) };
     if ('not' in expr) return { op: 'not', item: this.bind(expr.not, scope, codePath) };
     if ('code' in expr) return this.bindCode(expr.code, scope, codePath);
+    if ('audience' in expr) {
+      throw new CrosstabError(ErrorCode.unknownAudience, `@${expr.audience} is a saved audience, which only the service that stores it can use`, {
+        hint: `Send the query to the REST service or the portal (they expand @${expr.audience} for your account), or write the audience's expression instead; a variable or code whose name starts with "@" is written in double quotes ("@${expr.audience}"=1).`,
+      });
+    }
     const position = this.variablePosition(expr.var, scope);
     const variable = this.variables[position]!;
     claimGroup(scope, variable.group, `variable ${variable.name}`);

@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 import type { Tabbook } from './tabbook-model.js';
-import { tableToCSV } from './table-csv.js';
+import { inertText, tableToCSV } from './table-csv.js';
 import { escapeHTML, htmlPage, tableToHTMLSection } from './table-html.js';
 import { tableToJSON } from './table-json.js';
 
@@ -55,7 +55,8 @@ function titleOf(table: Tabbook['tables'][number]): string {
 }
 
 function csvField(text: string): string {
-  return /[",\r\n]|^\s|\s$/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+  const field = inertText(text);
+  return /[",\r\n]|^\s|\s$/.test(field) ? `"${field.replace(/"/g, '""')}"` : field;
 }
 
 /** Writes, waiting for the stream to drain when its buffer is full. */

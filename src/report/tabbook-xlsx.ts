@@ -4,7 +4,7 @@ import type { TableResult } from '../facade/types.js';
 import type { DisplayOptions } from './display.js';
 import type { Tabbook, TabbookLayout, TabbookTable } from './tabbook-model.js';
 import type { TableStatistics } from './table-statistics.js';
-import { bodyLines, headerLines, LABEL_COLUMNS, type SheetLine } from './xlsx-lines.js';
+import { bodyLines, FIGURE_COLUMN_WIDTH, headerLines, LABEL_COLUMNS, type SheetLine } from './xlsx-lines.js';
 import { XlsxBook, type XlsxSheet } from './xlsx-writer.js';
 
 /** Name of the index sheet, and of the one sheet of the `long` layout. */
@@ -62,7 +62,7 @@ export async function writeTableXLSX(result: TableResult, statistics: TableStati
 
 /** Row label, figure name, Total, then the table's columns. */
 function tableWidths(columns: number): number[] {
-  return [34, 14, 12, ...Array.from({ length: columns }, () => 12)];
+  return [34, 14, FIGURE_COLUMN_WIDTH, ...Array.from({ length: columns }, () => FIGURE_COLUMN_WIDTH)];
 }
 
 const BLANK: SheetLine = { kind: 'blank', cells: [] };

@@ -12,10 +12,17 @@ import type { AxisItem, DatasetInfo, TableQuery } from '../facade/types.js';
 export interface TabbookOptions {
   /**
    * The banner across every table, left to right: variables (one column per value, labelled
-   * from the codebook, compared with one another for the significance letters) or codebook
-   * codes (one column each). A Total column comes first in every table.
+   * from the codebook, compared with one another for the significance letters), codebook
+   * codes or expressions (`'AGEP=18..34'`, or `{ expr, label }`: one column each, compared
+   * only within `columnGroups`). A Total column comes first in every table.
    */
-  banner: readonly string[];
+  banner: ReadonlyArray<string | { expr: string; label?: string }>;
+  /**
+   * Groups of banner columns to compare with one another instead of the default groups (each
+   * variable's values): 0-based column indexes as `table()` numbers them. The columns may
+   * share respondents; the tests then add their covariance, as `table()`'s do.
+   */
+  columnGroups?: readonly (readonly number[])[];
   /** The stub variables, one table each in this order, or `'all'`: every variable with a value list. */
   stubs: readonly string[] | 'all';
   /** Population base of every table; default `*`. */
@@ -34,7 +41,7 @@ export interface TabbookOptions {
   signal?: AbortSignal;
 }
 
-const TABBOOK_OPTIONS = ['banner', 'stubs', 'base', 'weight', 'stats', 'statistics', 'missing', 'concurrency', 'allowedGroups', 'signal'] as const satisfies ReadonlyArray<keyof TabbookOptions>;
+const TABBOOK_OPTIONS = ['banner', 'columnGroups', 'stubs', 'base', 'weight', 'stats', 'statistics', 'missing', 'concurrency', 'allowedGroups', 'signal'] as const satisfies ReadonlyArray<keyof TabbookOptions>;
 const DEFAULT_CONCURRENCY = 4;
 
 /**
@@ -59,7 +66,7 @@ export async function tabbook(dataset: Dataset, options: TabbookOptions): Promis
       const stub = settings.stubs[at]!;
       const query: TableQuery = { base: settings.base, rows: [{ variable: stub }], columns: settings.columns, signal: abort.signal, ...settings.query };
       query.missing = settings.missing;
-      const result = await dataset.table(query);
+      const result = await bannerErrors(() => dataset.table(query), settings.bannerOfColumn);
       tables[at] = { number: at + 1, stub, title: variableLabels[stub] ?? stub, result, statistics: tableStatistics(result, { ...settings.statistics, stats: settings.stats }) };
     }
   };
@@ -101,24 +108,34 @@ function readOptions(info: DatasetInfo, options: TabbookOptions) {
   const signal = requireSignal(given.signal, 'signal');
   const allowedGroups = requireGroups(given.allowedGroups, 'allowedGroups');
   const query: Partial<TableQuery> = {
+    ...(given.columnGroups !== undefined ? { columnGroups: given.columnGroups } : {}),
     ...(given.weight !== undefined ? { weight: given.weight } : {}),
     ...(allowedGroups !== undefined ? { allowedGroups } : {}),
   };
-  return { columns, stubs, skipped, base, stats, statistics: statistics as TabbookOptions['statistics'], missing: given.missing ?? 'show', concurrency, signal, query };
+  // table() names a column `columns[i]`, i counting the columns as expanded (without "No answer" columns): the banner entry of each.
+  const bannerOfColumn = columns.flatMap((item, i) => expandAxis([item], 'columns', info).map(() => i));
+  return { columns, bannerOfColumn, stubs, skipped, base, stats, statistics: statistics as TabbookOptions['statistics'], missing: given.missing ?? 'show', concurrency, signal, query };
 }
 
-/** The banner as table columns: a variable expands to its values, a code is one column. */
+/** The banner as table columns: a variable expands to its values, a code or an expression is one column. */
 function readBanner(info: DatasetInfo, banner: unknown): AxisItem[] {
   if (!Array.isArray(banner) || banner.length === 0) {
-    throw invalidOption('banner', 'must be a non-empty list of variables or codes', 'Pass e.g. banner: ["sex", "race"].');
+    throw invalidOption('banner', 'must be a non-empty list of variables, codes or expressions', 'Pass e.g. banner: ["sex", "race", "age=18..34"].');
   }
   return banner.map((name: unknown, i): AxisItem => {
     const field = `banner[${i}]`;
-    if (typeof name !== 'string' || name.trim() === '') throw invalidOption(field, 'must be a variable or code name', 'Pass e.g. "sex".');
+    if (typeof name === 'object' && name !== null && !Array.isArray(name)) {
+      const entry = requireObject(name, field, ['expr', 'label']) as { expr?: unknown; label?: unknown };
+      const expr = requireString(entry.expr, `${field}.expr`);
+      return entry.label === undefined ? { expr } : { expr, label: requireString(entry.label, `${field}.label`) };
+    }
+    if (typeof name !== 'string' || name.trim() === '') throw invalidOption(field, 'must be a variable, a code or an expression', 'Pass e.g. "sex", "BA+" or "age=18..34".');
     const variable = info.variables.find((candidate) => candidate.name === name);
     if (variable && !variable.values) throw invalidOption(field, `is ${name}, which has ${variable.distinct.toLocaleString('en-US')} distinct values: too many for one column each`, 'Put a variable with fewer values, or a codebook code, in the banner.');
     if (variable) return { variable: name };
     if (info.codes.some((code) => code.name === name)) return name;
+    // An expression (`age=18..34`, `sex=2 AND race=1`): one column, checked by table() like any column.
+    if (/[=()]|\b(AND|OR|NOT)\b/.test(name)) return name;
     throw unknownName(name, field, [...info.variables.map((variable) => variable.name), ...info.codes.map((code) => code.name)], 'variable or code');
   });
 }
@@ -140,6 +157,20 @@ function readStubs(info: DatasetInfo, stubs: unknown): { stubs: string[]; skippe
     return name;
   });
   return { stubs: names, skipped: [] };
+}
+
+/** An error of table() about column `columns[i]` as one about the banner entry it came from, `banner[j]`. */
+async function bannerErrors<T>(run: () => Promise<T>, bannerOfColumn: readonly number[]): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    const field = error instanceof CrosstabError ? error.details.field : undefined;
+    const match = typeof field === 'string' ? /^columns\[(\d+)\](.*)$/.exec(field) : null;
+    const entry = match ? bannerOfColumn[Number(match[1])] : undefined;
+    if (!(error instanceof CrosstabError) || entry === undefined) throw error;
+    const problem = error.details.problem ?? error.message;
+    throw fieldError(error.code, `banner[${entry}]${match![2]!}`, problem, { ...error.details }, ': ');
+  }
 }
 
 function unknownName(name: string, field: string, known: string[], what: 'variable' | 'variable or code'): CrosstabError {

@@ -9,7 +9,10 @@ import type { TableStatistics } from './table-statistics.js';
  * `sumSqWeights`, `stability`, then the figure of each requested statistic, named and
  * ordered as the statistics registry (FIGURES: `columnPct` … `weightedSE`, `weightedMoE`),
  * then `letters`. Indexes are 0-based, percentages proportions (0–1), numbers in
- * shortest round-trip form, undefined figures empty.
+ * shortest round-trip form, undefined figures empty. A label or expression that a
+ * spreadsheet would run as a formula (it starts with `=`, `+`, `-`, `@`, a tab or a carriage
+ * return, and is not a plain number) is written with a leading `'`, which spreadsheets show
+ * as text and do not display.
  */
 export function tableToCSV(result: TableResult, statistics?: TableStatistics): string {
   const figures = presentFigures(statistics);
@@ -59,7 +62,13 @@ function number(value: number): string {
   return Number.isFinite(value) ? String(value) : '';
 }
 
-/** Quotes a field when it holds a comma, quote, line break or leading/trailing space. */
+/** Quotes a field when it holds a comma, quote, line break or leading/trailing space; a formula is made text. */
 function quote(text: string): string {
-  return /[",\r\n]|^\s|\s$/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+  const field = inertText(text);
+  return /[",\r\n]|^\s|\s$/.test(field) ? `"${field.replace(/"/g, '""')}"` : field;
+}
+
+/** A text field as a spreadsheet shows it without running it: a leading `'` before what would start a formula. */
+export function inertText(text: string): string {
+  return /^[=+\-@\t\r]/.test(text) && !/^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(text) ? `'${text}` : text;
 }

@@ -16,6 +16,8 @@ export interface SheetLine {
   cells: SheetCell[];
   /** Banner line: runs of columns (0-based sheet columns) to merge. */
   merges?: Array<[number, number]>;
+  /** Row height in points, when the row needs more than one line of text (wrapped column labels). */
+  height?: number;
 }
 
 export interface SheetCell {
@@ -41,12 +43,44 @@ export function headerLines(result: TableResult, statistics: TableStatistics | u
   }
   const lines: SheetLine[] = [
     { kind: 'banner', cells: bannerCells, merges },
-    { kind: 'columns', cells: [text(''), text(''), text(''), ...result.columns.map((column) => text(column.label))] },
+    { kind: 'columns', cells: [text(''), text(''), text(''), ...result.columns.map((column) => text(column.label))], ...labelsHeight(result.columns.map((column) => column.label)) },
   ];
   if (statistics?.letters) {
     lines.push({ kind: 'letters', cells: [text(''), text(''), text(''), ...result.columns.map((_, c) => text(statistics.columnLetters[c] ? `(${statistics.columnLetters[c]})` : ''))] });
   }
   return lines;
+}
+
+/** Width of a table column in the sheet, in characters of the default font (the writers' widths). */
+export const FIGURE_COLUMN_WIDTH = 12;
+/** Points per line of the default 11-point font. */
+const LINE_HEIGHT = 15;
+
+/**
+ * The height of the column-label row: as many lines as the longest label wraps to in a
+ * column, so that a label such as "Associate/junior college" is not drawn over the banner
+ * line above it (LibreOffice keeps a row's height and draws the wrapped text beyond it).
+ */
+function labelsHeight(labels: readonly string[]): { height?: number } {
+  const lines = Math.max(1, ...labels.map((label) => wrappedLines(label, FIGURE_COLUMN_WIDTH)));
+  return lines > 1 ? { height: lines * LINE_HEIGHT } : {};
+}
+
+/** Lines a bold label takes when wrapped at spaces in a column `width` characters wide (a word longer than a line is cut). */
+export function wrappedLines(label: string, width: number): number {
+  // A character short of the width: bold letters are a little wider than the width's unit (a digit of the default font).
+  const perLine = Math.max(1, width - 1);
+  let lines = 0;
+  let used = 0;
+  for (const word of label.split(/\s+/).filter((part) => part !== '')) {
+    if (lines > 0 && used + 1 + word.length <= perLine) {
+      used += 1 + word.length;
+      continue;
+    }
+    lines += Math.ceil(word.length / perLine);
+    used = word.length % perLine || perLine;
+  }
+  return Math.max(1, lines);
 }
 
 /**

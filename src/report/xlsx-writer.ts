@@ -67,6 +67,7 @@ export class XlsxSheet {
       const row = this.worksheet.addRow(line.cells.map((cell) => cell.value));
       line.cells.forEach((cell, i) => style(row.getCell(i + 1), cell, line.kind, i));
       for (const [from, to] of line.merges ?? []) this.worksheet.mergeCells(this.next, from + 1, this.next, to + 1);
+      if (line.height !== undefined) row.height = line.height;
       row.commit();
       this.next++;
       await this.turn();

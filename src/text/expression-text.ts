@@ -20,14 +20,23 @@ export const NUMBER_TEXT = /^-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?$/;
 
 const KEYWORDS = new Set(['AND', 'OR', 'NOT']);
 
+/**
+ * The name of a saved audience, as `@name` refers to it in an expression: 1 to 64 lower-case
+ * ASCII letters, digits, `-` and `_`, starting with a letter or digit (`heavy-streamers`,
+ * `women_25_40`). Every such character is a bare name character, so `@name` reads as one term
+ * and ends where a name ends; a bare name that starts with `@` is always an audience, so a
+ * variable or code whose name starts with `@` is written in double quotes (`"@home"=1`).
+ */
+export const AUDIENCE_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
+
 /** `text` in double quotes, with `"` and `\` escaped by a backslash. */
 export function quoteText(text: string): string {
   return `"${text.replace(/["\\]/g, '\\$&')}"`;
 }
 
-/** Whether `name` can be written without quotes: bare name characters only, and not a keyword. */
+/** Whether `name` can be written without quotes: bare name characters only, not a keyword, not starting with `@` (an audience). */
 export function isBareName(name: string): boolean {
-  if (name === '' || KEYWORDS.has(name.toUpperCase())) return false;
+  if (name === '' || KEYWORDS.has(name.toUpperCase()) || name.startsWith('@')) return false;
   for (let i = 0; i < name.length; i++) if (!NAME_CHAR.test(name[i]!)) return false;
   return true;
 }

@@ -205,4 +205,27 @@ describe('portal Tables page in headless Chromium', () => {
     for (const { color, background } of await page.evaluate<Array<{ color: string; background: string }>>(CELL_COLOURS)) expect(contrast(color, background)).toBeGreaterThanOrEqual(4.5);
     await shot('tables-letters');
   });
+
+  it('shows the Rao-Scott tests the API gives when Chi-square is ticked', async () => {
+    await page.goto(`${origin}/portal/tables`);
+    await page.getByLabel(/^Base/).fill('year=2024');
+    await page.getByLabel(/^Rows/).fill('degree');
+    await page.getByLabel(/^Columns/).fill('sex\nrace');
+    await page.getByLabel('Chi-square (Rao–Scott)').check();
+    await page.getByRole('button', { name: 'Compute table' }).click();
+    await page.waitForLoadState();
+    expect(await page.getByRole('alert').count()).toBe(0);
+    const cli = JSON.parse(
+      execFileSync(process.execPath, [join(repoRoot, 'dist/cli/main.js'), 'table', paths.gss, '--base', 'year=2024', '--rows', 'degree', '--columns', 'sex', '--columns', 'race', '--stats', 'vpct,chisq', '--format', 'json'], { encoding: 'utf8' }),
+    ) as TableJson;
+    expect(cli.raoScott).toHaveLength(2);
+    const shown = await page.locator('#rao-scott li').allTextContents();
+    expect(shown).toHaveLength(2);
+    for (const [i, test] of cli.raoScott!.entries()) {
+      expect(shown[i]).toContain(`${test.rowVariable} × ${test.columnVariable}`);
+      expect(shown[i]).toContain(`F = ${test.statistic!.toFixed(3)}`);
+      expect(shown[i]).toContain(`p = ${test.pValue!.toPrecision(3)}`);
+    }
+    await shot('tables-rao-scott');
+  });
 });

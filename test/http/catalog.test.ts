@@ -83,7 +83,7 @@ describe('GET /surveys', () => {
     expect(all.body.Surveys.map((survey: { SurveyCode: string }) => survey.SurveyCode).sort()).toEqual(['GSS', 'NHANES']);
     const onlyGss = await getSurveys(keys.gss);
     expect(onlyGss.body.Surveys).toEqual([
-      { SurveyCode: 'GSS', Name: gss.info.name, Respondents: gss.info.respondents, AudienceReportUnits: gss.info.units, Weights: gss.info.weights, Design: gss.info.design.kind },
+      { SurveyCode: 'GSS', Name: gss.info.name, Respondents: gss.info.respondents, AudienceReportUnits: gss.info.units, Weights: gss.info.weights, Design: gss.info.design.kind, Version: { Checksum: gss.info.checksum, BuiltAt: gss.info.createdAt } },
     ]);
     expect(onlyGss.text).not.toContain('NHANES');
   });
@@ -289,6 +289,23 @@ describe('POST /tables', () => {
     const expected = await gss.table({ base: 'year=2024', rows: [{ variable: 'degree' }], columns: ['*'], percentBase: 'valid' });
     expect(valid).toEqual(JSON.parse(JSON.stringify(tableToJSON(expected, tableStatistics(expected, { stats: ['vpct'] })))));
     expectError(await postTable({ ...asked, PercentBase: 'answered' }), 400, 'invalid_request', 'PercentBase', ['post', '/tables']);
+  });
+
+  it('ColumnGroups: compares the columns given, overlapping ones with their covariance, as table({ columnGroups }) does', async () => {
+    // Two age bands sharing the 40-44 year olds, and the sex columns (0-2, with "No answer") left out of any group.
+    const asked = { SurveyCode: 'GSS', PopulationBaseCode: 'year=2024', Rows: [{ Variable: 'polviews' }], Columns: [{ Variable: 'sex' }, 'age=18..44', { Expression: 'age=40..', Label: '40+' }], Statistics: ['vpct', 'sig'] };
+    const reply = await postTable({ ...asked, ColumnGroups: [[3, 4]] });
+    expect(reply.status, reply.text).toBe(200);
+    judge.check('post', '/tables', 200, reply.body);
+    const result = await gss.table({ base: 'year=2024', rows: [{ variable: 'polviews' }], columns: [{ variable: 'sex' }, 'age=18..44', { expr: 'age=40..', label: '40+' }], columnGroups: [[3, 4]] });
+    const expected = JSON.parse(JSON.stringify(tableToJSON(result, tableStatistics(result, { stats: ['vpct', 'sig'] })))) as { comparisons: Array<{ columnA: number; columnB: number; respondentsInBoth?: number }> };
+    expect(reply.body.Table).toEqual(expected);
+    expect(expected.comparisons.length).toBeGreaterThan(0);
+    expect(expected.comparisons.every((pair) => pair.columnA === 3 && pair.columnB === 4 && (pair.respondentsInBoth ?? 0) > 0)).toBe(true);
+    const judged: [string, string] = ['post', '/tables'];
+    expectError(await postTable({ ...asked, ColumnGroups: [[3, 9]] }), 400, 'invalid_request', 'ColumnGroups', judged);
+    expectError(await postTable({ ...asked, ColumnGroups: [[3, 'x']] }), 400, 'invalid_request', 'ColumnGroups', judged);
+    expectError(await postTable({ ...asked, ColumnGroups: 3 }), 400, 'invalid_request', 'ColumnGroups', judged);
   });
 
   it('refuses bad input with 400 naming the field, never billed', async () => {

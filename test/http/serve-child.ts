@@ -13,6 +13,8 @@ export interface ServeChild {
   exited: Promise<number | null>;
   /** Everything the child wrote to stdout and stderr so far. */
   output(): string;
+  /** What it wrote to stderr alone (its log). */
+  errors(): string;
 }
 
 /**
@@ -28,7 +30,11 @@ export async function startServe(args: string[], options: { limits?: string; cwd
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  let errors = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+    errors += chunk.toString();
+  });
   const origin = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`crosstab serve did not start:\n${output}`)), options.timeoutMs ?? 30_000);
     const onData = (): void => {
@@ -42,5 +48,5 @@ export async function startServe(args: string[], options: { limits?: string; cwd
     child.stderr?.on('data', onData);
     void exited.then((code) => reject(new Error(`crosstab serve exited with ${code}:\n${output}`)));
   });
-  return { child, origin, exited, output: () => output };
+  return { child, origin, exited, output: () => output, errors: () => errors };
 }

@@ -52,6 +52,32 @@ describe('tabbook()', () => {
     expect(book.banner.map((column) => column.label).slice(0, 6)).toEqual(['Male', 'Female', 'No answer', 'White', 'Black', 'Other']);
   });
 
+  it('takes expressions and { expr, label } in the banner, and columnGroups over overlapping columns, as table() does', async () => {
+    // Two age bands that share the 40-44 year olds, compared with the covariance of their overlap, then one more column not compared.
+    const banner = ['age=18..44', { expr: 'age=40..', label: '40+' }, 'degree=3,4'];
+    const grouped = await tabbook(ds, { banner, columnGroups: [[0, 1]], stubs: ['polviews'], base: BASE, stats: [...STATS] });
+    const columns = ['age=18..44', { expr: 'age=40..', label: '40+' }, 'degree=3,4'];
+    const result = await ds.table({ base: BASE, rows: [{ variable: 'polviews' }], columns, columnGroups: [[0, 1]] });
+    const statistics = tableStatistics(result, { stats: [...STATS] });
+    const table = grouped.tables[0]!;
+    expect(tableToJSON(table.result, table.statistics)).toEqual(tableToJSON(result, statistics));
+    expect(grouped.banner.map((column) => column.label)).toEqual(['age=18..44', '40+', 'degree=3,4']);
+    const pairs = (table.statistics.comparisons ?? []).filter((pair) => pair.columnA === 0 && pair.columnB === 1);
+    expect(pairs.length).toBeGreaterThan(0);
+    expect(pairs.every((pair) => (pair.respondentsInBoth ?? 0) > 0)).toBe(true);
+    expect((table.statistics.letters ?? []).some((letters) => letters !== '')).toBe(true);
+    // Without groups, stand-alone expressions are compared with nothing, as in table().
+    const plain = await tabbook(ds, { banner, stubs: ['polviews'], base: BASE, stats: [...STATS] });
+    expect(plain.tables[0]!.statistics.comparisons ?? []).toEqual([]);
+  });
+
+  it('names a bad banner expression or column group by its banner entry', async () => {
+    const expression = await rejection(tabbook(ds, { banner: ['sex', 'agee=18..34'], stubs: ['relig'] }));
+    expect(expression.details.field).toBe('banner[1]');
+    const group = await rejection(tabbook(ds, { banner: ['age=18..34'], columnGroups: [[0, 4]], stubs: ['relig'] }));
+    expect([group.code, group.details.field]).toEqual(['invalid_option', 'columnGroups[0]']);
+  });
+
   it("missing: 'hide' leaves the banner and stubs without their \"No answer\" entries", async () => {
     const hidden = await tabbook(ds, { banner: ['sex', 'race'], stubs: ['degree'], base: BASE, missing: 'hide' });
     expect(hidden.banner.map((column) => column.label)).toEqual(['Male', 'Female', 'White', 'Black', 'Other']);

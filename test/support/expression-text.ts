@@ -13,6 +13,7 @@ export function toText(expr: Expr): string {
   if ('or' in expr) return `(${expr.or.map(toText).join(' OR ')})`;
   if ('not' in expr) return `NOT ${toText(expr.not)}`;
   if ('code' in expr) return name(expr.code);
+  if ('audience' in expr) return `@${expr.audience}`;
   if ('missing' in expr) return `${name(expr.var)}=NA`;
   if ('in' in expr) return `${name(expr.var)}=${expr.in.map(quote).join(',')}`;
   if ('every' in expr) return `${name(expr.var)}=all(${expr.every.map(quote).join(',')})`;

@@ -18,6 +18,7 @@ export function matches(table: ReferenceTable, expr: Expr, row: number): boolean
   if ('or' in expr) return expr.or.some((item) => matches(table, item, row));
   if ('not' in expr) return !matches(table, expr.not, row);
   if ('code' in expr) return matches(table, table.codes![expr.code]!, row);
+  if ('audience' in expr) throw new Error(`the reference engine has no audience @${expr.audience}`);
   const text = table.columns[expr.var]![row]!;
   if ('missing' in expr) return text === '';
   if (text === '') return false;
@@ -86,6 +87,7 @@ export function predicate(table: ReferenceTable, expr: Expr): (row: number) => b
     return (row) => !inner(row);
   }
   if ('code' in expr) return predicate(table, table.codes![expr.code]!);
+  if ('audience' in expr) throw new Error(`the reference engine has no audience @${expr.audience}`);
   const texts = table.columns[expr.var]!;
   if ('missing' in expr) return (row) => texts[row] === '';
   const numeric = table.numeric.has(expr.var);

@@ -40,6 +40,19 @@ describe('weightDataset refuses bad targets, naming file, JSON path and fix', ()
     expect(error.message).toMatch(/sums to 1\.04/);
   });
 
+  it('margins whose totals differ (a rake would settle with one of them missed)', async () => {
+    const agecat = { variable: 'agecat', totals: { '1': 71900000, '2': 74660000, '3': 77430000, '4': 52540000 } };
+    const { error } = await refused({ total: 276536446, margins: [race, agecat] });
+    expect(error.code).toBe('invalid_input');
+    expect(error.details.field).toBe('$.margins[1]');
+    expect(error.message).toContain('$.margins[1].totals sums to 276,530,000, but $.margins[0].proportions sums to 276,536,446');
+    expect(error.details.hint).toContain('same population total');
+    // Totals that add up to "total" are taken.
+    const report = await weightDataset(nhanes, { targets: { total: 276536446, margins: [race, { ...agecat, totals: { ...agecat.totals, '4': 52546446 } }] }, method: 'rake', name: 'wt_new', out });
+    expect(report.sets[0]!.converged).toBe(true);
+    rmSync(out);
+  });
+
   it('a category in the data that the targets lack, with its respondents', async () => {
     const { error } = await refused({ margins: [{ variable: 'race', proportions: { '1': 0.2, '2': 0.68, '3': 0.12 } }] });
     expect(error.code).toBe('invalid_input');

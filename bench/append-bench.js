@@ -1,0 +1,158 @@
+#!/usr/bin/env node
+// `npm run bench:append` (also a step of `npm run bench`): what adding a wave costs against a
+// full build. The ACS PUMS 2024 person CSV is cut into two parts (the first 99% of its rows and
+// the last 1%: a month's wave of a tracker), cached in the temp folder. Timed, each in a child
+// process (`dist/cli/main.js`, run `npm run build:ts` first), wall time from spawn to exit:
+// the full build of the whole file, the build of the first part, and `crosstab append` of the
+// wave to it. Before any figure is printed, the appended dataset must answer as the full
+// build: the same info (every variable's values, counts, blanks), and the same respondents
+// and weighted sums (ACS weights are integers: exact) for seeded random crosstabs, else the
+// bench fails ("something is off").
+//   node bench/append-bench.js [--runs N] [--wave PERCENT] [--queries N] [--no-write]
+// Results go to bench/results/DATE-append.{json,md}.
+import { execFileSync } from 'node:child_process';
+import { createReadStream, createWriteStream, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { once } from 'node:events';
+import { createGunzip, createGzip } from 'node:zlib';
+import { dataDir, repoRoot } from './lib/datasets.js';
+import { describeMachine } from './lib/machine.js';
+import { mulberry32 } from './lib/prng.js';
+
+const args = process.argv.slice(2);
+const flag = (name) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
+const runs = Number(flag('--runs') ?? 1);
+const wavePercent = Number(flag('--wave') ?? 1);
+const queries = Number(flag('--queries') ?? 300);
+let csv;
+try {
+  csv = join(dataDir(), 'acs_pums_2024_person.csv.gz');
+} catch {
+  console.warn('SKIPPED: the ACS file is absent; the append bench needs it.');
+  process.exit(0);
+}
+const cache = join(tmpdir(), 'crosstab-bench-append');
+mkdirSync(cache, { recursive: true });
+const cli = join(repoRoot, 'dist', 'cli', 'main.js');
+const machine = describeMachine();
+
+/** The first (100 - wave)% of the rows and the rest, as two gzip'd CSVs with the header (made once). */
+async function parts() {
+  const first = join(cache, `acs-first-${100 - wavePercent}.csv.gz`);
+  const wave = join(cache, `acs-wave-${wavePercent}.csv.gz`);
+  if (existsSync(first) && existsSync(wave)) return { first, wave };
+  let total = -1;
+  for await (const _ of createInterface({ input: createReadStream(csv).pipe(createGunzip()), crlfDelay: Infinity })) total++;
+  const cut = Math.round(total * (1 - wavePercent / 100));
+  const outputs = [first, wave].map((path) => {
+    const gzip = createGzip({ level: 1 });
+    const file = createWriteStream(`${path}.tmp`);
+    gzip.pipe(file);
+    return { path, gzip, file };
+  });
+  let row = -1;
+  let header = '';
+  for await (const line of createInterface({ input: createReadStream(csv).pipe(createGunzip()), crlfDelay: Infinity })) {
+    if (row === -1) {
+      header = line;
+      for (const output of outputs) output.gzip.write(`${header}\n`);
+    } else {
+      const output = outputs[row < cut ? 0 : 1];
+      if (!output.gzip.write(`${line}\n`)) await once(output.gzip, 'drain');
+    }
+    row++;
+  }
+  for (const output of outputs) {
+    output.gzip.end();
+    await once(output.file, 'close');
+    execFileSync('mv', [`${output.path}.tmp`, output.path]);
+  }
+  return { first, wave };
+}
+
+function timed(command) {
+  const started = performance.now();
+  execFileSync(process.execPath, [cli, ...command], { stdio: ['ignore', 'ignore', 'inherit'] });
+  return performance.now() - started;
+}
+
+/** Info and seeded random crosstabs of the two datasets: they must agree, or the bench fails. */
+async function check(appendedPath, wholePath) {
+  const { openDataset } = await import(join(repoRoot, 'dist', 'index.js'));
+  const [appended, whole] = [await openDataset(appendedPath, { cellCache: 0 }), await openDataset(wholePath, { cellCache: 0 })];
+  try {
+    // The skipped columns' reasons count the values a build saw (an id-like column's distinct
+    // values in so many rows): an append keeps the first build's note. The columns must agree.
+    const strip = ({ createdAt, source, checksum, skipped, ...info }) => JSON.stringify({ ...info, skipped: skipped.map((entry) => entry.column) });
+    if (strip(appended.info) !== strip(whole.info)) throw new Error('something is off: the appended dataset\'s info differs from the full build\'s');
+    const random = mulberry32(39);
+    const listed = whole.info.variables.filter((variable) => variable.values !== undefined && variable.values.length > 1);
+    const pick = (items) => items[Math.floor(random() * items.length)];
+    const term = () => {
+      const variable = pick(listed);
+      if (variable.kind === 'numeric' && random() < 0.4) {
+        const [a, b] = [pick(variable.values).value, pick(variable.values).value].map(Number).sort((x, y) => x - y);
+        return `${variable.name}=${a}..${b}`;
+      }
+      return `${variable.name}=${pick(variable.values).value}`;
+    };
+    const expression = () => (random() < 0.5 ? term() : `${term()} ${random() < 0.5 ? 'AND' : 'OR'} ${random() < 0.3 ? 'NOT ' : ''}${term()}`);
+    let cells = 0;
+    for (let q = 0; q < queries; q++) {
+      const query = { base: random() < 0.3 ? '*' : expression(), targets: [expression(), expression()] };
+      const [a, e] = [await appended.crosstab(query), await whole.crosstab(query)];
+      for (const [x, y] of [[a.base, e.base], ...a.targets.map((cell, i) => [cell, e.targets[i]])]) {
+        if (x.respondents !== y.respondents || x.weighted !== y.weighted || x.sumSqWeights !== y.sumSqWeights) {
+          throw new Error(`something is off: ${JSON.stringify(query)} answers ${JSON.stringify(x)} appended, ${JSON.stringify(y)} built whole`);
+        }
+        cells++;
+      }
+    }
+    return cells;
+  } finally {
+    await Promise.all([appended.close(), whole.close()]);
+  }
+}
+
+const { first, wave } = await parts();
+const whole = join(cache, 'whole.arrow');
+const firstBuilt = join(cache, 'first.arrow');
+const appended = join(cache, 'appended.arrow');
+const rows = [];
+let cells = 0;
+for (let run = 0; run < runs; run++) {
+  for (const path of [whole, firstBuilt, appended]) rmSync(path, { force: true });
+  const load = () => machineLoad();
+  rows.push({ run, what: 'crosstab build (whole file)', ms: timed(['build', csv, '--weight', 'PWGTP', '--survey', 'ACS', '--out', whole, '--quiet']), load: load() });
+  rows.push({ run, what: `crosstab build (first ${100 - wavePercent}%)`, ms: timed(['build', first, '--weight', 'PWGTP', '--survey', 'ACS', '--out', firstBuilt, '--quiet']), load: load() });
+  rows.push({ run, what: `crosstab append (last ${wavePercent}%)`, ms: timed(['append', firstBuilt, wave, '--out', appended, '--quiet']), load: load() });
+  if (run === 0) cells = await check(appended, whole);
+}
+function machineLoad() {
+  return describeMachine().loadAverageAtStart[0];
+}
+const best = (what) => Math.min(...rows.filter((row) => row.what === what).map((row) => row.ms));
+const fullMs = best('crosstab build (whole file)');
+const summary = [...new Set(rows.map((row) => row.what))].map((what) => ({ what, ms: best(what), overFullBuild: best(what) / fullMs }));
+for (const path of [whole, firstBuilt, appended]) rmSync(path, { force: true });
+
+const date = new Date().toISOString();
+const loadText = `load average at start ${machine.loadAverageAtStart.map((x) => x.toFixed(2)).join(' ')} on ${machine.cores} cores (1-minute load after each step: ${rows.map((row) => row.load.toFixed(1)).join(', ')}): other work shared the machine; compare within this run only`;
+const lines = [
+  `# Appending a wave, ${date.slice(0, 10)}`,
+  '',
+  `${machine.cores} cores (${machine.cpuModel}), ${(machine.memoryBytes / 1e9).toFixed(1)} GB, Node ${machine.node}, ${machine.platform}; ${loadText}.`,
+  `ACS PUMS 2024 person file, the last ${wavePercent}% of its rows appended to a build of the rest; best of ${runs} run(s). The appended dataset answers as the full build: same info, and ${cells} cells of ${queries} seeded random crosstabs equal (respondents, weighted sums, sums of squares).`,
+  '',
+  '| what | ms | / full build |',
+  '| --- | ---: | ---: |',
+  ...summary.map((row) => `| ${row.what} | ${row.ms.toFixed(0)} | ${row.overFullBuild.toFixed(2)} |`),
+];
+console.log(lines.join('\n'));
+if (!args.includes('--no-write')) {
+  const base = join(repoRoot, 'bench', 'results', `${date.slice(0, 10)}-append`);
+  writeFileSync(`${base}.json`, JSON.stringify({ date, command: `node bench/append-bench.js ${args.join(' ')}`.trim(), machine, runs, wavePercent, queries, checkedCells: cells, rows, summary }, null, 2) + '\n');
+  writeFileSync(`${base}.md`, lines.join('\n') + '\n');
+}

@@ -1,0 +1,375 @@
+/**
+ * appendRows(): a new wave of respondents added to a built dataset without reading the old
+ * respondents' input again. The new rows are encoded with the dataset's dictionaries (new
+ * values join them in sorted place; a numeric variable given text is refused), and every
+ * buffer is extended: weights, index columns, code containers, range indexes. The design
+ * and the codebook's codes are kept, and the design's counts and checks are made again.
+ *
+ * The old respondents keep their places (the work on them is a copy, or a byte map when new
+ * values shift ranks); the new ones follow, sorted by the default weight among themselves.
+ * A full build would instead sort every respondent by weight, interleaving old and new, so
+ * the two files answer every query alike but their buffers (and fingerprints) differ: the
+ * full build's order would move every old respondent, which is the cost of a full build.
+ */
+import { stat } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { CrosstabError, ErrorCode, throwIfCancelled } from '../errors.js';
+import { bitsetWords } from '../kernel/exports.js';
+import { mainThreadKernel } from '../kernel/kernel.js';
+import { invalidOption } from '../options.js';
+import { isNumberText, numberColumnProblem } from '../dataset/build/classify.js';
+import type { BufferSpec, CompiledDataset } from '../dataset/build/compile.js';
+import { declareDesign, type DesignOptions } from '../dataset/build/design.js';
+import { weightOrder } from '../dataset/build/weight-order.js';
+import { loadDataset, type LoadedDataset } from '../dataset/file/reader.js';
+import { AXIS_LIMIT, BUILD_CANCELLED_HINT, BufferKind, RANGE_INDEX_LIMIT, type StoredMeta, type StoredVariable } from '../dataset/format.js';
+import type { RawColumn, RawTable } from '../dataset/input/raw-table.js';
+
+export interface AppendOptions {
+  /** Where to write the extended dataset (written beside it and renamed; may be the dataset itself). */
+  out: string;
+  /** Worker threads reading the new rows (as buildDataset's `threads`). */
+  threads?: number;
+  /** Stops the append: nothing is written. */
+  signal?: AbortSignal;
+}
+
+export interface AppendReport {
+  out: string;
+  /** Respondents now, and how many were added. */
+  respondents: number;
+  appended: number;
+  /** Values the new rows brought that the dataset did not have, per variable. */
+  newValues: Array<{ variable: string; values: string[] }>;
+  bytes: number;
+  checksum: string;
+  /** The input reader's notes. */
+  notes: string[];
+}
+
+const APPEND_OPTIONS = ['out', 'threads', 'signal'];
+
+/** A variable of the extended dataset: its stored form and how to make its buffers. */
+interface Extended {
+  variable: StoredVariable;
+  old: StoredVariable;
+  /** Old rank (1-based; 0 blank) → rank now. */
+  rankNow: Uint32Array;
+  /** Rank now → old rank (0: a value the old respondents do not have). */
+  oldRank: Uint32Array;
+  /** Ranks of the new respondents, in their stored order. */
+  appended: Uint32Array;
+}
+
+/**
+ * Appends the respondents of `newRows` (CSV, SPSS, Parquet or Arrow, with the dataset's
+ * columns and weights) to the dataset file `dataset`, writing the result to `options.out`.
+ * Rejects with `invalid_input` when the new rows do not fit the dataset (a column missing
+ * or unknown, a numeric variable given text, too many values), naming the column and file.
+ */
+export async function appendRows(dataset: string, newRows: string, options: AppendOptions): Promise<AppendReport> {
+  if (typeof options !== 'object' || options === null) throw invalidOption('options', 'must be an object', 'Pass { out: "wave2.arrow" }.');
+  for (const key of Object.keys(options)) {
+    if (!APPEND_OPTIONS.includes(key)) throw invalidOption(`options.${key}`, 'is not an option', `The options are ${APPEND_OPTIONS.join(', ')}.`);
+  }
+  if (typeof options.out !== 'string' || options.out === '') throw invalidOption('out', 'must be the path of the dataset to write', 'Pass out: "survey.arrow".');
+  const { signal } = options;
+  const cancelled = () => throwIfCancelled(signal, 'the append', BUILD_CANCELLED_HINT);
+  cancelled();
+  await stat(dirname(options.out)).catch(() => {
+    throw invalidOption('out', `"${options.out}": the folder ${dirname(options.out)} does not exist`, 'Create the folder or choose another path.');
+  });
+  const kernel = mainThreadKernel();
+  // Every buffer read and checked against its checksum: a damaged dataset is never extended.
+  const data = await loadDataset(dataset, kernel, { verify: 'full' });
+  try {
+    const meta = data.meta;
+    refuseUnsupported(dataset, meta);
+    const { readInput } = await import('../dataset/input/read-input.js');
+    const table = await readInput(newRows, { weights: meta.weights.map((weight) => weight.name), ...(options.threads === undefined ? {} : { threads: options.threads }) });
+    cancelled();
+    const compiled = extend(dataset, newRows, data, table, (ptr, bytes) => kernel.memory.bytes(ptr, bytes));
+    cancelled();
+    const { writeDataset } = await import('../dataset/file/writer.js');
+    const written = await writeDataset(compiled.dataset, options.out, signal);
+    return {
+      out: options.out,
+      respondents: compiled.dataset.meta.respondents,
+      appended: table.rows,
+      newValues: compiled.newValues,
+      bytes: written.bytes,
+      checksum: written.checksum,
+      notes: table.notes ?? [],
+    };
+  } finally {
+    data.close();
+    for (const region of data.regions) kernel.memory.release(region.ptr, region.bytes);
+  }
+}
+
+function unfit(file: string, what: string, hint: string, field?: string): CrosstabError {
+  return new CrosstabError(ErrorCode.invalidInput, `${file}: ${what}`, { file, ...(field === undefined ? {} : { field }), hint });
+}
+
+function refuseUnsupported(dataset: string, meta: StoredMeta): void {
+  const multi = meta.variables.find((variable) => variable.kind === 'multi');
+  if (multi) {
+    throw unfit(dataset, `has the multi-response variable ${multi.name}, which appending does not extend`, 'Build the whole dataset from all the rows with `crosstab build`.', multi.name);
+  }
+  const calibrated = meta.weights.find((weight) => weight.calibration !== undefined);
+  if (calibrated) {
+    throw unfit(
+      dataset,
+      `its weight ${calibrated.name} was calibrated to population targets (crosstab weight), which the new respondents would change`,
+      'Append to the dataset before weighting (the one `crosstab weight` started from), then weight the result again.',
+      calibrated.name,
+    );
+  }
+}
+
+/** The extended dataset, planned and made buffer by buffer. */
+function extend(dataset: string, newRows: string, data: LoadedDataset, table: RawTable, bytesAt: (ptr: number, bytes: number) => Uint8Array): { dataset: CompiledDataset; newValues: AppendReport['newValues'] } {
+  const old = data.meta;
+  const before = old.respondents;
+  const added = table.rows;
+  const rows = before + added;
+  const oldWords = data.words;
+  const words = bitsetWords(rows);
+  const columns = new Map(table.columns.map((column) => [column.name, column]));
+  const skipped = new Set(old.skipped.map((entry) => entry.column));
+  const known = new Set(old.variables.map((variable) => variable.name));
+  const unknown = table.columns.filter((column) => !known.has(column.name) && !skipped.has(column.name)).map((column) => column.name);
+  if (unknown.length > 0) {
+    throw unfit(newRows, `has column${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')} that ${dataset} does not have`, 'Drop them from the new rows, or build the whole dataset from all the rows with `crosstab build` to add a variable.', unknown[0]);
+  }
+  // A column left out of the dataset because it was blank would be a variable of a build of all the rows.
+  const filled = old.skipped.find((entry) => entry.reason === 'every value is blank' && (columns.get(entry.column)?.dictionary.length ?? 0) > 0);
+  if (filled) {
+    throw unfit(newRows, `has answers in column ${filled.column}, which was blank for every respondent of ${dataset} and so is not a variable of it`, 'Build the whole dataset from all the rows with `crosstab build`, or leave the column blank in the new rows.', filled.column);
+  }
+  // The new respondents in order of the default weight among themselves (ties in input order).
+  const order = weightOrder(table.weights[0]?.values, added).order;
+
+  const newValues: AppendReport['newValues'] = [];
+  const extended = old.variables.map((variable) => {
+    const column = columns.get(variable.name);
+    if (column === undefined) throw unfit(newRows, `has no column ${variable.name}, a variable of ${dataset}`, 'Give the new rows every column of the dataset (blank where a respondent has no answer).', variable.name);
+    const plan = extendVariable(newRows, variable, column, order);
+    if (plan.added.length > 0) newValues.push({ variable: variable.name, values: plan.added });
+    return plan.extended;
+  });
+
+  const specs: BufferSpec[] = [];
+  const add = (spec: BufferSpec): number => specs.push(spec) - 1;
+  const weights = old.weights.map((weight) => ({ name: weight.name, buffer: add({ name: `weight:${weight.name}`, kind: BufferKind.weights, count: rows, bytes: words * 64 * 8 }) }));
+  for (const { variable } of extended) {
+    const width = variable.values.length <= 0xff ? 1 : variable.values.length <= 0xffff ? 2 : 4;
+    variable.index = add({ name: `index:${variable.name}`, kind: width === 1 ? BufferKind.indexU8 : width === 2 ? BufferKind.indexU16 : BufferKind.indexU32, count: rows, bytes: words * 64 * width });
+    if (variable.codes !== undefined) {
+      variable.codes = variable.counts.map((count, rank) => {
+        const dense = count * 4 >= words * 8;
+        return add({ name: `code:${variable.name}=${variable.values[rank]}`, kind: dense ? BufferKind.dense : BufferKind.sparse, count, bytes: dense ? words * 8 : count * 4 });
+      });
+    }
+    if (variable.atLeast !== undefined) {
+      const atLeastCounts = variable.counts.slice();
+      for (let rank = atLeastCounts.length - 2; rank >= 0; rank--) atLeastCounts[rank]! += atLeastCounts[rank + 1]!;
+      variable.atLeast = atLeastCounts.map((count, rank) => add({ name: `atleast:${variable.name}>=${variable.values[rank]}`, kind: BufferKind.dense, count, bytes: words * 8 }));
+    }
+  }
+
+  // Views of the old buffers in kernel memory, used at once (nothing grows the memory in between): no copies.
+  const oldBuffer = (row: number, bytes: number): Uint8Array => bytesAt(data.buffer(row).ptr, bytes);
+  const oldWords32 = (row: number, count: number): Uint32Array => {
+    const bytes = oldBuffer(row, count * 4);
+    return new Uint32Array(bytes.buffer, bytes.byteOffset, count);
+  };
+  const weightValues = (name: string): Float64Array => {
+    const k = old.weights.findIndex((weight) => weight.name === name);
+    const values = new Float64Array(words * 64);
+    const stored = oldBuffer(old.weights[k]!.buffer, before * 8);
+    values.set(new Float64Array(stored.buffer, stored.byteOffset, before));
+    const appended = table.weights[k]!.values;
+    for (let j = 0; j < added; j++) values[before + j] = appended[order[j]!]!;
+    return values;
+  };
+  const ranksOf = (plan: Extended): Uint32Array => {
+    const ranks = new Uint32Array(rows);
+    const stored = readIndex(oldBuffer(plan.old.index, oldWords * 64 * indexWidth(plan.old)), indexWidth(plan.old));
+    for (let r = 0; r < before; r++) ranks[r] = plan.rankNow[stored[r]!]!;
+    ranks.set(plan.appended, before);
+    return ranks;
+  };
+
+  const meta: StoredMeta = {
+    ...old,
+    respondents: rows,
+    weights: weights.map((weight, k) => ({ ...weight, ...(old.weights[k]!.calibration === undefined ? {} : { calibration: old.weights[k]!.calibration }) })),
+    variables: extended.map((plan) => plan.variable),
+    createdAt: new Date().toISOString(),
+  };
+  delete meta.design;
+  if (old.design !== undefined) {
+    // The design's counts (strata, PSUs) and checks (nesting, fpc, replicate rank) over every respondent.
+    const design = declareDesign(meta, designOptions(old.design), (variable) => ranksOf(extended.find((plan) => plan.variable.name === variable.name)!), weightValues);
+    if (design) meta.design = design;
+  }
+
+  function* buffers(): Generator<Uint8Array> {
+    for (const weight of old.weights) yield new Uint8Array(weightValues(weight.name).buffer);
+    for (const plan of extended) yield* variableBuffers(plan);
+  }
+
+  function* variableBuffers(plan: Extended): Generator<Uint8Array> {
+    const { variable, old: was, rankNow, oldRank, appended } = plan;
+    const width = specs[variable.index]!.bytes / (words * 64);
+    const oldWidth = indexWidth(was);
+    const index = new Uint8Array(words * 64 * width);
+    const stored = readIndex(oldBuffer(was.index, oldWords * 64 * oldWidth), oldWidth);
+    const target = width === 1 ? index : width === 2 ? new Uint16Array(index.buffer) : new Uint32Array(index.buffer);
+    let identity = oldWidth === width;
+    for (let r = 1; identity && r < rankNow.length; r++) identity = rankNow[r] === r;
+    if (identity) index.set(new Uint8Array(stored.buffer, stored.byteOffset, before * width));
+    else for (let r = 0; r < before; r++) target[r] = rankNow[stored[r]!]!;
+    target.set(appended, before);
+    yield index;
+    if (variable.codes !== undefined) {
+      for (let rank = 1; rank <= variable.values.length; rank++) {
+        const spec = specs[variable.codes[rank - 1]!]!;
+        const from = oldRank[rank]!;
+        const oldRow = from > 0 ? was.codes![from - 1]! : -1;
+        const oldKind = oldRow >= 0 ? data.buffers[oldRow]!.kind : undefined;
+        const oldCount = from > 0 ? was.counts[from - 1]! : 0;
+        if (spec.kind === BufferKind.dense) {
+          const bits = new Uint32Array(words * 2);
+          if (oldKind === BufferKind.dense) bits.set(oldWords32(oldRow, oldWords * 2));
+          else if (oldKind === BufferKind.sparse) for (const respondent of oldWords32(oldRow, oldCount)) bits[respondent >>> 5]! |= 1 << (respondent & 31);
+          for (let j = 0; j < added; j++) if (appended[j] === rank) bits[(before + j) >>> 5]! |= 1 << ((before + j) & 31);
+          yield new Uint8Array(bits.buffer);
+        } else {
+          const list = new Uint32Array(spec.count);
+          let at = 0;
+          if (oldKind === BufferKind.sparse) {
+            list.set(oldWords32(oldRow, oldCount));
+            at = oldCount;
+          } else if (oldKind === BufferKind.dense) {
+            const bits = oldWords32(oldRow, oldWords * 2);
+            for (let w = 0; w < bits.length; w++) {
+              for (let word = bits[w]!; word !== 0; word &= word - 1) list[at++] = w * 32 + (31 - Math.clz32(word & -word));
+            }
+          }
+          for (let j = 0; j < added; j++) if (appended[j] === rank) list[at++] = before + j;
+          yield new Uint8Array(list.buffer);
+        }
+      }
+    }
+    if (variable.atLeast !== undefined) {
+      for (let rank = 1; rank <= variable.values.length; rank++) {
+        const bits = new Uint32Array(words * 2);
+        // Old respondents of rank `rank` or more now: those of the first old rank that maps there or above.
+        let from = 0;
+        for (let r = 1; r < rankNow.length; r++) {
+          if (rankNow[r]! >= rank) {
+            from = r;
+            break;
+          }
+        }
+        if (from > 0) bits.set(oldWords32(was.atLeast![from - 1]!, oldWords * 2));
+        for (let j = 0; j < added; j++) if (appended[j]! >= rank) bits[(before + j) >>> 5]! |= 1 << ((before + j) & 31);
+        yield new Uint8Array(bits.buffer);
+      }
+    }
+  }
+
+  const unused = (): never => {
+    throw new Error('appendRows: input ranks are not kept');
+  };
+  return { dataset: { meta, specs, data: buffers, inputRanks: unused, inputWeights: unused }, newValues };
+}
+
+function indexWidth(variable: StoredVariable): number {
+  return variable.values.length <= 0xff ? 1 : variable.values.length <= 0xffff ? 2 : 4;
+}
+
+/** A view of an index column's ranks (no copy: use it before kernel memory can grow). */
+function readIndex(bytes: Uint8Array, width: number): Uint8Array | Uint16Array | Uint32Array {
+  const length = bytes.byteLength / width;
+  return width === 1 ? bytes : width === 2 ? new Uint16Array(bytes.buffer, bytes.byteOffset, length) : new Uint32Array(bytes.buffer, bytes.byteOffset, length);
+}
+
+/** The dataset's values and the new rows' merged in sorted order, and the ranks of each. */
+function extendVariable(newRows: string, variable: StoredVariable, column: RawColumn, order: Uint32Array): { extended: Extended; added: string[] } {
+  const numeric = variable.kind === 'numeric';
+  const keyOf = (text: string): string | number => (numeric ? Number(text) : text);
+  if (numeric) {
+    const text = column.dictionary.find((value) => !isNumberText(value));
+    if (text !== undefined) {
+      throw unfit(newRows, `column ${variable.name} holds ${JSON.stringify(text)}, but ${variable.name} is numeric in the dataset`, 'Fix the value (a number, or blank), or build the whole dataset from all the rows with `crosstab build` to make the variable text.', variable.name);
+    }
+    // A build of all the rows would make the variable text (two numbers reading as one float would answer together).
+    const problem = numberColumnProblem([...variable.values, ...column.dictionary]);
+    if (problem !== undefined) {
+      throw unfit(newRows, `column ${variable.name} cannot stay numeric with the new rows: ${problem}`, 'Write the value as the dataset does, or build the whole dataset from all the rows with `crosstab build` (it makes the variable text).', variable.name);
+    }
+  }
+  const oldRankOf = new Map<string | number, number>(variable.values.map((value, i) => [keyOf(value), i + 1]));
+  const added: string[] = [];
+  const seen = new Set<string | number>();
+  for (const value of column.dictionary) {
+    const key = keyOf(value);
+    if (!oldRankOf.has(key) && !seen.has(key)) {
+      seen.add(key);
+      added.push(value);
+    }
+  }
+  const values = [...variable.values, ...added];
+  const sorted = values.map((_, i) => i);
+  if (numeric) {
+    const numbers = values.map(Number);
+    sorted.sort((a, b) => numbers[a]! - numbers[b]!);
+  } else sorted.sort((a, b) => (values[a]! < values[b]! ? -1 : values[a]! > values[b]! ? 1 : 0));
+  const merged = sorted.map((i) => values[i]!);
+  if (variable.codes !== undefined && merged.length > AXIS_LIMIT) {
+    throw unfit(newRows, `brings ${variable.name} to ${merged.length} distinct values, more than the ${AXIS_LIMIT} a variable listed value by value holds`, 'Build the whole dataset from all the rows with `crosstab build`.', variable.name);
+  }
+  if (variable.atLeast !== undefined && merged.length > RANGE_INDEX_LIMIT) {
+    throw unfit(newRows, `brings ${variable.name} to ${merged.length} distinct values, more than the ${RANGE_INDEX_LIMIT} of its range index`, 'Build the whole dataset from all the rows with `crosstab build`, without a range index on it.', variable.name);
+  }
+  const rankOfKey = new Map<string | number, number>(merged.map((value, i) => [keyOf(value), i + 1]));
+  const rankNow = new Uint32Array(variable.values.length + 1);
+  const oldRank = new Uint32Array(merged.length + 1);
+  variable.values.forEach((value, i) => {
+    const now = rankOfKey.get(keyOf(value))!;
+    rankNow[i + 1] = now;
+    oldRank[now] = i + 1;
+  });
+  const rankOfId = Uint32Array.from({ length: column.dictionary.length + 1 }, (_, id) => (id === 0 ? 0 : rankOfKey.get(keyOf(column.dictionary[id - 1]!))!));
+  const appended = new Uint32Array(order.length);
+  const counts = new Array<number>(merged.length).fill(0);
+  variable.counts.forEach((count, i) => (counts[rankNow[i + 1]! - 1] = count));
+  let missing = variable.missing;
+  for (let j = 0; j < order.length; j++) {
+    const rank = rankOfId[column.ids[order[j]!]!]!;
+    appended[j] = rank;
+    if (rank === 0) missing++;
+    else counts[rank - 1]!++;
+  }
+  const extended: StoredVariable = { ...variable, values: merged, counts, missing };
+  const valueLabels = { ...column.valueLabels, ...variable.valueLabels };
+  if (Object.keys(valueLabels).length > 0) extended.valueLabels = valueLabels;
+  return { extended: { variable: extended, old: variable, rankNow, oldRank, appended }, added };
+}
+
+function designOptions(design: NonNullable<StoredMeta['design']>): DesignOptions {
+  const options: DesignOptions = {};
+  if (design.strata !== undefined) options.strata = design.strata;
+  if (design.psu !== undefined) options.psu = design.psu;
+  if (design.nest === true) options.nest = true;
+  if (design.fpc !== undefined) options.fpc = design.fpc;
+  const replicates = design.replicates;
+  if (replicates) {
+    Object.assign(options, { replicateWeights: replicates.weights, replicateType: replicates.type, scale: replicates.scale, rscales: replicates.rscales, mse: replicates.mse });
+    if (replicates.rho !== undefined) options.rho = replicates.rho;
+  }
+  return options;
+}

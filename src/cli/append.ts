@@ -1,0 +1,58 @@
+import type { Command } from 'commander';
+import { InvalidArgumentError } from 'commander';
+import { appendRows } from '../build/append.js';
+import { ErrorCode, isCrosstabError } from '../errors.js';
+import { formatNumber, reportError } from './output.js';
+
+/** `crosstab append DATASET NEW_ROWS --out FILE`: a new wave added to a built dataset. */
+export function registerAppendCommand(program: Command): void {
+  program
+    .command('append')
+    .description("add a wave of respondents to a built dataset (same columns and weights), without the old respondents' input")
+    .argument('<dataset>', 'the dataset (.arrow) to extend')
+    .argument('<new-rows>', 'the new respondents: CSV (.csv/.csv.gz), SPSS (.sav/.zsav), Parquet or Arrow IPC file')
+    .requiredOption('--out <path>', '(required) dataset file to write (may be <dataset> itself: written beside it and renamed over it)')
+    .option('--threads <n>', 'worker threads reading the new rows (0: one thread)', (value: string) => {
+      const number = Number(value);
+      if (!Number.isInteger(number) || number < 0) throw new InvalidArgumentError(`--threads must be a whole number, not "${value}"`);
+      return number;
+    })
+    .option('--quiet', 'print nothing but errors')
+    .addHelpText(
+      'after',
+      `
+The new values of a variable join its dictionary; a numeric variable given text, a column
+the dataset does not have, or one of its columns missing is refused. The result answers
+every query as a build of all the rows would. A running \`crosstab serve\` takes it up on
+SIGHUP, or by itself with --watch, when it is renamed over the file it serves.
+
+Example:
+  $ crosstab append tracker.arrow wave-12.csv --out tracker.arrow`,
+    )
+    .action(async (dataset: string, newRows: string, flags: { out: string; threads?: number; quiet?: boolean }) => {
+      const started = performance.now();
+      const interrupt = new AbortController();
+      const cancel = () => interrupt.abort();
+      process.once('SIGINT', cancel);
+      process.once('SIGTERM', cancel);
+      try {
+        const report = await appendRows(dataset, newRows, { out: flags.out, signal: interrupt.signal, ...(flags.threads === undefined ? {} : { threads: flags.threads }) });
+        if (!flags.quiet) {
+          for (const note of report.notes) process.stderr.write(`note: ${note}\n`);
+          for (const { variable, values } of report.newValues) {
+            const shown = values.length > 10 ? `${values.slice(0, 10).join(', ')} and ${values.length - 10} more` : values.join(', ');
+            process.stderr.write(`note: new values of ${variable}: ${shown}\n`);
+          }
+          const seconds = ((performance.now() - started) / 1000).toFixed(1);
+          process.stderr.write(`appended ${formatNumber(report.appended, 0)} respondents: ${report.out} has ${formatNumber(report.respondents, 0)}, ${formatNumber(report.bytes / 1e6)} MB in ${seconds} s (checksum ${report.checksum.slice(0, 12)})\n`);
+        }
+      } catch (error) {
+        if (!(isCrosstabError(error) && error.code === ErrorCode.cancelled && interrupt.signal.aborted)) throw error;
+        reportError(error);
+        process.exit(130);
+      } finally {
+        process.removeListener('SIGINT', cancel);
+        process.removeListener('SIGTERM', cancel);
+      }
+    });
+}

@@ -1,0 +1,63 @@
+/** Who asks for audiences: an account, and the user within it when the caller is one (a user's key, the portal). */
+export interface AudienceViewer {
+  accountId: string;
+  /** Undefined for a key that belongs to no user and for single sign-on: such callers see shared audiences only. */
+  userId?: string;
+}
+
+/** A saved audience as the stores hold it. */
+export interface AudienceRecord {
+  /** `aud_` and 16 hex digits. */
+  id: string;
+  survey: string;
+  /** Written `@name` in expressions (AUDIENCE_NAME). */
+  name: string;
+  expression: string;
+  label: string | null;
+  /** Seen by every caller of the account; else only by its owner. */
+  shared: boolean;
+  /** The user who saved it (their id and e-mail), or null: saved by a key of no user, it belongs to the account. */
+  ownerId: string | null;
+  owner: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** What a new audience, or an edit, says (an edit leaves out what stays). */
+export interface AudienceInput {
+  survey: string;
+  name: string;
+  expression: string;
+  label: string | null;
+  shared: boolean;
+}
+
+/** Why a store refused a write: the name is taken where the audience would go, or the account holds its most audiences. */
+export type AudienceRefusal = { refused: 'conflict' | 'limit'; message: string };
+
+/**
+ * Where the REST adapter keeps saved audiences (the access database implements it). Every
+ * method sees only the viewer's account, and within it shared audiences and the viewer's own.
+ */
+export interface AudienceStore {
+  /** Most audiences one account may hold (all surveys). */
+  readonly maxPerAccount: number;
+  /** The audiences the viewer may use, of one survey or (undefined) all, by name. */
+  list(viewer: AudienceViewer, survey: string | undefined): Promise<AudienceRecord[]>;
+  /** Those of `names` the viewer may use in `survey` (an own private one and a shared one may share a name). */
+  byNames(viewer: AudienceViewer, survey: string, names: readonly string[]): Promise<AudienceRecord[]>;
+  get(viewer: AudienceViewer, id: string): Promise<AudienceRecord | undefined>;
+  create(viewer: AudienceViewer, input: AudienceInput): Promise<AudienceRecord | AudienceRefusal>;
+  /** Replaces what an audience the viewer may edit says; undefined when there is no such audience for them. */
+  update(viewer: AudienceViewer, id: string, input: AudienceInput): Promise<AudienceRecord | AudienceRefusal | undefined>;
+  /** Deletes an audience the viewer may edit; false when there is none. */
+  delete(viewer: AudienceViewer, id: string): Promise<boolean>;
+}
+
+/**
+ * Whether `viewer` may edit or delete `audience`: its owner, or any caller of the account when
+ * it has no owner (saved by a key of no user, shared).
+ */
+export function mayEdit(viewer: AudienceViewer, audience: AudienceRecord): boolean {
+  return audience.ownerId === null ? audience.shared : audience.ownerId === viewer.userId;
+}

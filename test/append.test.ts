@@ -1,0 +1,180 @@
+// appendRows(): a dataset built from the first part of a file and extended with the rest
+// answers every query as the dataset built from the whole file at once: every variable's
+// values, counts and blanks, every value of every variable crossed with others (respondents
+// exactly, weighted sums to the last bits a different order of summation can change), range
+// indexes, design counts and design-based standard errors. New values join the dictionaries
+// (also before the old ones, shifting every old rank); rows that do not fit are refused.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { afterAll, describe, expect, it } from 'vitest';
+import { appendRows, buildDataset, CrosstabError, ErrorCode, openDataset, tableStatistics, type BuildOptions, type Dataset } from '../src/index.js';
+import { cliPath, gssCsv, nhanesCsv, repoRoot } from './support/paths.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'crosstab-append-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+let serial = 0;
+const file = (name: string) => join(dir, `${serial++}-${name}`);
+
+/** The CSV's header and rows, split into two files by `second` (rows for which it is true go second). */
+function split(csvGz: string, second: (fields: string[], row: number) => boolean): { first: string; rest: string; all: string } {
+  const [header, ...rows] = gunzipSync(readFileSync(csvGz)).toString('utf8').trimEnd().split('\n');
+  const isSecond = rows.map((line, row) => second(line.split(','), row));
+  const write = (name: string, lines: string[]) => {
+    const path = file(name);
+    writeFileSync(path, `${[header, ...lines].join('\n')}\n`);
+    return path;
+  };
+  const firstRows = rows.filter((_, row) => !isSecond[row]);
+  const restRows = rows.filter((_, row) => isSecond[row]);
+  return { first: write('first.csv', firstRows), rest: write('rest.csv', restRows), all: write('all.csv', [...firstRows, ...restRows]) };
+}
+
+/** Builds the whole file and the first part extended with the rest; opens both. */
+async function buildBoth(parts: { first: string; rest: string; all: string }, options: Omit<BuildOptions, 'out'>): Promise<{ whole: Dataset; appended: Dataset }> {
+  const whole = file('whole.arrow');
+  const first = file('first.arrow');
+  const appended = file('appended.arrow');
+  await buildDataset(parts.all, { ...options, out: whole });
+  await buildDataset(parts.first, { ...options, out: first });
+  const report = await appendRows(first, parts.rest, { out: appended });
+  expect(report.appended).toBeGreaterThan(0);
+  return { whole: await openDataset(whole, { cellCache: 0 }), appended: await openDataset(appended, { cellCache: 0 }) };
+}
+
+/** Weighted sums: equal, or within what summing the same weights in another order changes. */
+function expectSums(actual: ArrayLike<number>, expected: ArrayLike<number>, what: string): void {
+  expect(actual.length).toBe(expected.length);
+  for (let i = 0; i < expected.length; i++) {
+    const [a, e] = [actual[i]!, expected[i]!];
+    if (a !== e) expect(Math.abs(a - e), `${what}[${i}]: ${a} against ${e}`).toBeLessThanOrEqual(Math.abs(e) * 1e-12);
+  }
+}
+
+/** Every variable's info, and every variable by every other of at most 100 values, as table cells. */
+async function expectSameAnswers(appended: Dataset, whole: Dataset, columnsBy: string[]): Promise<number> {
+  // Skipped columns' notes count what the first build saw (an id-like column's values): the columns must agree.
+  const { createdAt: _a, source: _s, checksum: _c, skipped: skippedNow, ...info } = appended.info;
+  const { createdAt: _b, source: _t, checksum: _d, skipped, ...expected } = whole.info;
+  expect(info).toEqual(expected);
+  expect(skippedNow.map((entry) => entry.column)).toEqual(skipped.map((entry) => entry.column));
+  let cells = 0;
+  for (const variable of whole.info.variables.filter((v) => v.values !== undefined && v.values.length <= 100)) {
+    for (const column of columnsBy) {
+      for (const weight of [...whole.info.weights, null]) {
+        const query = { base: '*', rows: [{ variable: variable.name }], columns: [{ variable: column }], weight };
+        const [a, e] = [await appended.table(query), await whole.table(query)];
+        expect([...a.respondents], `${variable.name} x ${column}`).toEqual([...e.respondents]);
+        expectSums(a.weighted, e.weighted, `${variable.name} x ${column} weighted`);
+        expectSums(a.sumSqWeights, e.sumSqWeights, `${variable.name} x ${column} sumSqWeights`);
+        cells += e.respondents.length;
+      }
+    }
+  }
+  return cells;
+}
+
+describe('appendRows', () => {
+  it('GSS waves: 1972-2000 built, 2002-2024 appended, answers as the build of all years; expressions and ranges too', async () => {
+    const parts = split(gssCsv, (fields) => Number(fields[0]) > 2000);
+    const { whole, appended } = await buildBoth(parts, { weights: ['wtssps'], survey: 'GSS', codebook: join(repoRoot, 'datasets', 'gss.codebook.json'), rangeIndex: ['age'] });
+    try {
+      expect(appended.info.respondents).toBe(whole.info.respondents);
+      expect(await expectSameAnswers(appended, whole, ['sex', 'degree', 'year'])).toBeGreaterThan(1000);
+      const targets = ['age=18..34', 'age=40..', 'year=1990..2010 AND sex=2', 'degree=3,4 OR NOT race=1', 'age=NA'];
+      const [a, e] = [await appended.crosstab({ base: 'year=1998..2016', targets }), await whole.crosstab({ base: 'year=1998..2016', targets })];
+      expect(a.targets.map((cell) => cell.respondents)).toEqual(e.targets.map((cell) => cell.respondents));
+      expectSums(a.targets.map((cell) => cell.weighted), e.targets.map((cell) => cell.weighted), 'targets');
+    } finally {
+      await Promise.all([whole.close(), appended.close()]);
+    }
+  });
+
+  it('new values that sort before the old ones (every old rank moves): 2002-2024 built, 1972-2000 appended', async () => {
+    const parts = split(gssCsv, (fields) => Number(fields[0]) <= 2000);
+    const { whole, appended } = await buildBoth(parts, { weights: ['wtssps'], survey: 'GSS', rangeIndex: ['age', 'year'] });
+    try {
+      expect(await expectSameAnswers(appended, whole, ['sex', 'year'])).toBeGreaterThan(1000);
+      const [a, e] = [await appended.crosstab({ base: '*', targets: ['year=1972..1980', 'year=1990..'] }), await whole.crosstab({ base: '*', targets: ['year=1972..1980', 'year=1990..'] })];
+      expect(a.targets.map((cell) => cell.respondents)).toEqual(e.targets.map((cell) => cell.respondents));
+    } finally {
+      await Promise.all([whole.close(), appended.close()]);
+    }
+  });
+
+  it('NHANES with its design (strata, nested PSUs): design counts and standard errors as the whole build', async () => {
+    const parts = split(nhanesCsv, (_, row) => row % 3 === 0);
+    const { whole, appended } = await buildBoth(parts, { weights: ['WTMEC2YR'], survey: 'NHANES', codebook: join(repoRoot, 'datasets', 'nhanes.codebook.json'), design: { strata: 'SDMVSTRA', psu: 'SDMVPSU', nest: true } });
+    try {
+      expect(appended.info.design).toEqual(whole.info.design);
+      await expectSameAnswers(appended, whole, ['agecat']);
+      const query = { base: '*', rows: [{ variable: 'HI_CHOL' }], columns: [{ variable: 'agecat' }] };
+      const [a, e] = [tableStatistics(await appended.table(query), { stats: ['vpct', 'se'] }), tableStatistics(await whole.table(query), { stats: ['vpct', 'se'] })];
+      const se = (stats: typeof a) => [...(stats.columnPctSE as Float64Array)];
+      expect(se(e).some((value) => value > 0)).toBe(true);
+      expectSums(se(a), se(e), 'columnPercentSE');
+    } finally {
+      await Promise.all([whole.close(), appended.close()]);
+    }
+  });
+
+  it('refuses new rows that do not fit, naming the column and the file, and writes nothing', async () => {
+    const parts = split(nhanesCsv, (_, row) => row % 2 === 0);
+    const base = file('base.arrow');
+    await buildDataset(parts.first, { weights: ['WTMEC2YR'], survey: 'NHANES', out: base });
+    const [header, ...rows] = readFileSync(parts.rest, 'utf8').trimEnd().split('\n');
+    const variant = (name: string, head: string, lines: string[]) => {
+      const path = file(name);
+      writeFileSync(path, `${[head, ...lines].join('\n')}\n`);
+      return path;
+    };
+    const textInNumeric = variant('text.csv', header!, [...rows.slice(0, 10), rows[10]!.replace(/^1,/, 'one,')]);
+    const unknown = variant('unknown.csv', `${header},brand`, rows.slice(0, 10).map((line) => `${line},A`));
+    const missing = variant('missing.csv', header!.replace(/,RIAGENDR$/, ''), rows.slice(0, 10).map((line) => line.replace(/,[^,]*$/, '')));
+    // 9007199254740993 reads as the float of 9007199254740992, a value the dataset's SDMVSTRA has not; with 0.1 and 0.10000000000000001 alike.
+    const collision = variant('collision.csv', header!, [rows[0]!.replace(/^(\d+),(\d+),/, '$1,0.1,'), rows[1]!.replace(/^(\d+),(\d+),/, '$1,0.10000000000000001,')]);
+    const cases: Array<[string, RegExp, string]> = [
+      [collision, /column SDMVSTRA cannot stay numeric with the new rows: its values 0\.1 and 0\.10000000000000001/, 'SDMVSTRA'],
+      [textInNumeric, /column SDMVPSU holds "one", but SDMVPSU is numeric/, 'SDMVPSU'],
+      [unknown, /has column brand that .* does not have/, 'brand'],
+      [missing, /has no column RIAGENDR/, 'RIAGENDR'],
+    ];
+    for (const [input, message, field] of cases) {
+      const out = file('refused.arrow');
+      const error = await appendRows(base, input, { out }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(CrosstabError);
+      expect((error as CrosstabError).code).toBe(ErrorCode.invalidInput);
+      expect((error as CrosstabError).message).toMatch(message);
+      expect((error as CrosstabError).details.field).toBe(field);
+      expect(() => readFileSync(out)).toThrow();
+    }
+    // A column blank for every old respondent is no variable of the dataset: answers in it are refused.
+    const blankBase = file('blank-base.arrow');
+    await buildDataset(variant('blank.csv', `${header},note`, rows.slice(0, 50).map((line) => `${line},`)), { weights: ['WTMEC2YR'], survey: 'NHANES', out: blankBase });
+    const filled = await appendRows(blankBase, variant('filled.csv', `${header},note`, rows.slice(50, 60).map((line) => `${line},x`)), { out: file('filled.arrow') }).catch((e: unknown) => e);
+    expect((filled as CrosstabError).message).toMatch(/has answers in column note, which was blank for every respondent/);
+  });
+
+  it('crosstab append: writes the extended dataset over the old one, names the new values, and labels a refusal with the flag', async () => {
+    const parts = split(nhanesCsv, (fields) => fields[5] === '4');
+    const dataset = file('tracker.arrow');
+    await buildDataset(parts.first, { weights: ['WTMEC2YR'], survey: 'NHANES', out: dataset });
+    const before = await openDataset(dataset);
+    const respondents = before.info.respondents;
+    await before.close();
+    const run = (...args: string[]) => spawnSync(process.execPath, [cliPath, 'append', ...args], { encoding: 'utf8', timeout: 60_000 });
+    const done = run(dataset, parts.rest, '--out', dataset);
+    expect(done.status, done.stderr).toBe(0);
+    expect(done.stderr).toMatch(/appended \d[\d,]* respondents: .*tracker\.arrow has [\d,]+/);
+    expect(done.stderr).toMatch(/new values of agecat: 4\n/);
+    const after = await openDataset(dataset);
+    expect(after.info.respondents).toBeGreaterThan(respondents);
+    expect(after.info.variables.find((variable) => variable.name === 'agecat')?.values?.map((value) => value.value)).toEqual(['1', '2', '3', '4']);
+    await after.close();
+    const refused = run(dataset, parts.rest, '--out', join(dir, 'nowhere', 'x.arrow'));
+    expect(refused.status).not.toBe(0);
+    expect(refused.stderr).toMatch(/--out/);
+  });
+});

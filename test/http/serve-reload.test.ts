@@ -1,0 +1,180 @@
+// `crosstab serve` publishing a new build without downtime: the dataset file replaced by an
+// atomic rename is reloaded on SIGHUP (and with --watch on its own), verified before it
+// serves; requests under load all answer 200 with the figures of the old or of the new
+// version, each marked by the X-Dataset-Version of the version that computed it; GET
+// /v1/surveys shows the version served. A file that fails to open, or holds another survey,
+// leaves the old version serving, and the log says why.
+import { existsSync, writeFileSync, readFileSync, renameSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { addApiKey } from '../../src/http/index.js';
+import { publish, WAVE_QUERY, waveAnswer, writeWave } from '../support/survey-waves.js';
+import { CLI, startServe, type ServeChild } from './serve-child.js';
+import { tempDir } from './support.js';
+
+let dir: string;
+let apiKey: string;
+const versions: Array<{ path: string; checksum: string; builtAt: string; body: unknown }> = [];
+let otherSurvey: string;
+const running: ServeChild[] = [];
+
+beforeAll(async () => {
+  expect(existsSync(CLI), `${CLI} is missing: run \`npm run build\` first`).toBe(true);
+  dir = tempDir();
+  apiKey = await addApiKey(join(dir, 'keys.json'), { surveys: ['_ALL_'], groups: ['_ALL_'], name: 'publisher' }).then((added) => added.apiKey);
+  for (const rows of [20_000, 24_000, 26_000]) {
+    const path = await writeWave(rows);
+    versions.push({ path, ...(await waveAnswer(path)) });
+  }
+  otherSurvey = await writeWave(1000, 'OTHER');
+});
+
+afterEach(async () => {
+  for (const server of running.splice(0)) {
+    server.child.kill('SIGTERM');
+    await server.exited;
+  }
+});
+
+async function serve(path: string, extra: string[] = []): Promise<ServeChild> {
+  const server = await startServe(['--dataset', path, '--keys', join(dir, 'keys.json'), '--ledger', join(dir, `usage-${running.length}.ndjson`), '--port', '0', ...extra], { cwd: dir });
+  running.push(server);
+  return server;
+}
+
+async function ask(server: ServeChild): Promise<{ status: number; version: string | null; body: unknown }> {
+  const response = await fetch(`${server.origin}/v1/crosstab`, { method: 'POST', headers: { 'content-type': 'application/json', 'service-engine-authorizer': apiKey }, body: JSON.stringify(WAVE_QUERY) });
+  return { status: response.status, version: response.headers.get('x-dataset-version'), body: await response.json() };
+}
+
+async function catalogVersion(server: ServeChild): Promise<unknown> {
+  const response = await fetch(`${server.origin}/v1/surveys`, { headers: { 'service-engine-authorizer': apiKey } });
+  expect(response.status).toBe(200);
+  return ((await response.json()) as { Surveys: Array<{ Version: unknown }> }).Surveys[0]?.Version;
+}
+
+/** Waits until the server's log has `count` lines of `event`. */
+async function logged(server: ServeChild, event: string, count = 1): Promise<Array<Record<string, unknown>>> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const lines = server
+      .output()
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .filter((line) => line['event'] === event);
+    if (lines.length >= count) return lines;
+    if (Date.now() > deadline) throw new Error(`no ${event} in:\n${server.output()}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+/** Clients in closed loops until stopped: every answer, with the version header it carried. */
+function loadUntil(server: ServeChild, clients: number): { stop: () => Promise<Array<Awaited<ReturnType<typeof ask>>>> } {
+  let going = true;
+  const answers: Array<Awaited<ReturnType<typeof ask>>> = [];
+  const loops = Array.from({ length: clients }, async () => {
+    while (going) answers.push(await ask(server));
+  });
+  return {
+    stop: async () => {
+      going = false;
+      await Promise.all(loops);
+      return answers;
+    },
+  };
+}
+
+/** Each answer is a 200 whose figures are those of the version its header names, and that version is one of `allowed`. */
+function expectVersionedAnswers(answers: Array<Awaited<ReturnType<typeof ask>>>, allowed: typeof versions): void {
+  const byChecksum = new Map(allowed.map((version) => [version.checksum, version.body]));
+  const wrong = answers.filter((answer) => answer.status !== 200 || !byChecksum.has(answer.version ?? '') || JSON.stringify(answer.body) !== JSON.stringify(byChecksum.get(answer.version ?? '')));
+  expect(wrong).toEqual([]);
+}
+
+describe('crosstab serve: reload on SIGHUP', () => {
+  it('answers carry the version; GET /v1/surveys lists it; after a rename and SIGHUP the new build serves, with 0 non-2xx under load', async () => {
+    const [first, second] = versions as [(typeof versions)[0], (typeof versions)[0]];
+    const served = join(tempDir(), 'waves.arrow');
+    publish(first.path, served);
+    const server = await serve(served);
+    const before = await ask(server);
+    expect(before).toEqual({ status: 200, version: first.checksum, body: first.body });
+    expect(await catalogVersion(server)).toEqual({ Checksum: first.checksum, BuiltAt: first.builtAt });
+
+    const load = loadUntil(server, 6);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    publish(second.path, served);
+    server.child.kill('SIGHUP');
+    const [reloaded] = await logged(server, 'dataset_reloaded');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const answers = await load.stop();
+
+    expect(reloaded).toMatchObject({ survey: 'WAVES', trigger: 'SIGHUP', from: first.checksum, to: second.checksum, builtAt: second.builtAt, path: served });
+    expectVersionedAnswers(answers, [first, second]);
+    // Load ran on both sides of the swap.
+    expect(answers.filter((answer) => answer.version === first.checksum).length).toBeGreaterThan(0);
+    expect(answers.filter((answer) => answer.version === second.checksum).length).toBeGreaterThan(0);
+    expect(await ask(server)).toEqual({ status: 200, version: second.checksum, body: second.body });
+    expect(await catalogVersion(server)).toEqual({ Checksum: second.checksum, BuiltAt: second.builtAt });
+  });
+
+  it('a file that fails to open, or holds another survey, leaves the old version serving and logs why; an unchanged file is logged as such', async () => {
+    const [first, second] = versions as [(typeof versions)[0], (typeof versions)[0]];
+    const served = join(tempDir(), 'waves.arrow');
+    publish(first.path, served);
+    const server = await serve(served);
+
+    server.child.kill('SIGHUP');
+    expect((await logged(server, 'dataset_unchanged'))[0]).toMatchObject({ survey: 'WAVES', from: first.checksum });
+
+    // A truncated copy (a publish that skipped the rename and was cut off).
+    const bytes = readFileSync(second.path);
+    writeFileSync(`${served}.tmp`, bytes.subarray(0, Math.floor(bytes.length / 2)));
+    renameSync(`${served}.tmp`, served);
+    server.child.kill('SIGHUP');
+    const [truncated] = await logged(server, 'dataset_reload_failed');
+    expect(String(truncated?.['message'])).toMatch(/waves\.arrow.*goes on serving/s);
+    expect(await ask(server)).toEqual({ status: 200, version: first.checksum, body: first.body });
+
+    // A damaged buffer: the file opens, its checksums find it before it serves.
+    const damaged = Buffer.from(bytes);
+    damaged[Math.floor(damaged.length / 3)]! ^= 0xff;
+    writeFileSync(`${served}.tmp`, damaged);
+    renameSync(`${served}.tmp`, served);
+    server.child.kill('SIGHUP');
+    const failures = await logged(server, 'dataset_reload_failed', 2);
+    expect(String(failures[1]?.['message'])).toMatch(/checksum|corrupt|damaged|modified/i);
+    expect(await ask(server)).toEqual({ status: 200, version: first.checksum, body: first.body });
+
+    publish(otherSurvey, served);
+    server.child.kill('SIGHUP');
+    const other = await logged(server, 'dataset_reload_failed', 3);
+    expect(String(other[2]?.['message'])).toMatch(/holds survey OTHER, not WAVES/);
+    expect(await ask(server)).toEqual({ status: 200, version: first.checksum, body: first.body });
+
+    // A good build after the failures is taken.
+    publish(second.path, served);
+    server.child.kill('SIGHUP');
+    await logged(server, 'dataset_reloaded');
+    expect(await ask(server)).toEqual({ status: 200, version: second.checksum, body: second.body });
+  });
+});
+
+describe('crosstab serve --watch', () => {
+  it('reloads a replaced file without a signal, under load, each answer of the version its header names', async () => {
+    const [first, second, third] = versions as [(typeof versions)[0], (typeof versions)[0], (typeof versions)[0]];
+    const served = join(tempDir(), 'waves.arrow');
+    publish(first.path, served);
+    const server = await serve(served, ['--watch']);
+    const load = loadUntil(server, 4);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    publish(second.path, served);
+    expect((await logged(server, 'dataset_reloaded'))[0]).toMatchObject({ trigger: 'watch', to: second.checksum });
+    publish(third.path, served);
+    expect((await logged(server, 'dataset_reloaded', 2))[1]).toMatchObject({ trigger: 'watch', from: second.checksum, to: third.checksum });
+    const answers = await load.stop();
+    expectVersionedAnswers(answers, [first, second, third]);
+    expect(await ask(server)).toEqual({ status: 200, version: third.checksum, body: third.body });
+  });
+});
