@@ -58,7 +58,8 @@ function addSlide(pres: Presentation, chart: TableChart, panel: ChartPanel, tabl
     valAxisLabelFormatCode: '0%',
     valAxisMinVal: 0,
     ...(stacked ? { valAxisMaxVal: 1 } : {}),
-    showValue: true,
+    // Values on the bars while they can be read; past 40 bars the table beside gives them.
+    showValue: panel.categories.length * chart.series.length <= 40,
     dataLabelFormatCode: stacked ? '0%' : '0.0%',
     dataLabelFontSize: 8,
     catAxisLabelFontSize: 9,
@@ -70,7 +71,9 @@ function addSlide(pres: Presentation, chart: TableChart, panel: ChartPanel, tabl
     title: `${panel.title}: vertical %`,
     titleFontSize: 12,
   });
-  slide.addTable(tableRows(chart, panel, table), { x: 7.0, y: 1.1, w: 5.9, fontSize: 8, border: { type: 'solid', pt: 0.5, color: 'BFBFBF' }, autoPage: false, margin: 0.03 });
+  const first = 1.4;
+  const colW = [first, ...chart.series.map(() => (5.9 - first) / chart.series.length)];
+  slide.addTable(tableRows(chart, panel, table), { x: 7.0, y: 1.1, w: 5.9, colW, fontSize: 8, border: { type: 'solid', pt: 0.5, color: 'BFBFBF' }, autoPage: false, margin: 0.03 });
   const notes = [chart.markerText, ...(table.statistics.letters !== undefined ? [lettersLegend(table.statistics)] : [])];
   slide.addText(notes.join('\n'), { x: 0.4, y: 6.85, w: 12.5, h: 0.5, fontSize: 8, color: '595959' });
 }
