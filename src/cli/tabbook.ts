@@ -86,6 +86,8 @@ async function readFlags(flags: Record<string, unknown>) {
   const missing = oneOf('--missing', flags['missing'], ['show', 'hide'] as const);
   const out = String(flags['out']);
   const format = flags['format'] === undefined ? formatOfPath(out) : oneOf('--format', flags['format'], TABBOOK_FORMATS);
+  // A deck charts the vertical %: it is computed with whatever else is asked.
+  if (format === 'pptx' && !stats.includes('vpct')) stats.splice(0, stats.length, ...normalizeStats([...stats, 'vpct'], '--stats'));
   const layout = oneOf('--layout', flags['layout'], TABBOOK_LAYOUTS);
   const execution = oneOf('--execution', flags['execution'], ['auto', 'inline', 'pool'] as const);
   if (flags['unweighted'] === true && flags['weight'] !== undefined) throw flagError('--unweighted', '--weight and --unweighted cannot be used together', 'Pass one of them.');

@@ -17,7 +17,8 @@ import { tableToText } from '../report/table-text.js';
 import { shorten } from '../text/expression-text.js';
 import { exampleDataset } from './bundled.js';
 
-const FORMATS = ['text', 'csv', 'json', 'arrow', 'html', 'xlsx'] as const;
+const FORMATS = ['text', 'csv', 'json', 'arrow', 'html', 'xlsx', 'pptx'] as const;
+const CHARTS = ['svg'] as const;
 type Format = (typeof FORMATS)[number];
 
 /** An axis flag value with its position on the command line, so --row and --rows keep their order. */
@@ -59,13 +60,16 @@ export function registerTableCommand(program: Command): void {
     .option('--unweighted', 'count respondents with weight 1')
     .option('--format <format>', `output: ${FORMATS.join(', ')}`, 'text')
     .option('--out <file>', 'write to this file instead of stdout')
+    .option('--chart <kind>', 'write the chart of the table instead: svg (bars of the vertical % per banner column)')
     .addHelpText(
       'after',
       `
 Examples:
   $ crosstab table ${exampleDataset('gss')} --rows sex --columns degree
   $ crosstab table ${exampleDataset('gss')} --base 'year=2024' --rows degree --columns sex --percent-base valid --missing hide
-  $ crosstab table ${exampleDataset('gss')} --base 'year=2024' --rows race --column 'sex=Male' --column 'sex=Female' --stats vpct,index,sig --format html --out table.html`,
+  $ crosstab table ${exampleDataset('gss')} --base 'year=2024' --rows race --column 'sex=Male' --column 'sex=Female' --stats vpct,index,sig --format html --out table.html
+  $ crosstab table ${exampleDataset('gss')} --base 'year=2024' --rows degree --columns sex --chart svg --out chart.svg
+  $ crosstab table ${exampleDataset('gss')} --base 'year=2024' --rows degree --columns sex,race --stats vpct,sig --format pptx --out table.pptx`,
     )
     .action(async (path: string, flags: Record<string, unknown>) => {
       const settings = readFlags(flags);
@@ -82,7 +86,11 @@ Examples:
             lonelyPsu: settings.lonelyPsu,
           }),
         );
-        if (settings.format === 'xlsx') await writeXLSX(ds, result, statistics, settings.out!);
+        if (settings.chart === 'svg') {
+          const { tableChart, chartToSVG } = await import('../report/table-chart.js');
+          await emit(chartToSVG(tableChart(result, statistics, displayOf(ds))), settings.out, 'svg');
+        } else if (settings.format === 'pptx') await writePPTX(ds, result, statistics, settings.out!);
+        else if (settings.format === 'xlsx') await writeXLSX(ds, result, statistics, settings.out!);
         else await emit(await render(ds, result, statistics, settings.format), settings.out, settings.format);
       } finally {
         ds.close();
@@ -116,6 +124,7 @@ interface TableFlags {
   execution: 'auto' | 'inline' | 'pool';
   weight: string | null | undefined;
   format: Format;
+  chart: (typeof CHARTS)[number] | undefined;
   out: string | undefined;
 }
 
@@ -136,10 +145,15 @@ function readFlags(flags: Record<string, unknown>): TableFlags {
       return index;
     }),
   );
-  const stats = readStats(String(flags['stats']));
+  const chart = flags['chart'] === undefined ? undefined : oneOf('--chart', flags['chart'], CHARTS);
+  const format = oneOf('--format', flags['format'], FORMATS);
+  if (chart !== undefined && format !== 'text') {
+    throw flagError('--chart', `--chart ${chart} writes the chart, not the table: it cannot be given with --format ${format}`, 'Pass one of them (run the command twice for both).');
+  }
+  // A chart and a deck show the vertical %: it is computed with whatever else is asked.
+  const stats = chart !== undefined || format === 'pptx' ? normalizeStats([...readStats(String(flags['stats'])), 'vpct'], '--stats', '') : readStats(String(flags['stats']));
   const se = oneOf('--se', flags['se'], STANDARD_ERROR_METHODS);
   const correction = oneOf('--correction', flags['correction'], CORRECTIONS);
-  const format = oneOf('--format', flags['format'], FORMATS);
   const domain = oneOf('--domain', flags['domain'], DOMAINS);
   const lonelyPsu = oneOf('--lonely-psu', flags['lonelyPsu'], LONELY_PSU);
   const execution = oneOf('--execution', flags['execution'], ['auto', 'inline', 'pool'] as const);
@@ -161,7 +175,10 @@ function readFlags(flags: Record<string, unknown>): TableFlags {
   if (format === 'xlsx' && out === undefined) {
     throw flagError('--format', '--format xlsx writes a workbook file; pass --out FILE.xlsx', 'e.g. --format xlsx --out table.xlsx');
   }
-  return { base: String(flags['base']), columnGroups, rows, columns, stats, se, correction, alpha, domain, lonelyPsu, missing, percentBase, execution, weight, format, out };
+  if (format === 'pptx' && out === undefined) {
+    throw flagError('--format', '--format pptx writes a PowerPoint file; pass --out FILE.pptx', 'e.g. --format pptx --out table.pptx');
+  }
+  return { base: String(flags['base']), columnGroups, rows, columns, stats, se, correction, alpha, domain, lonelyPsu, missing, percentBase, execution, weight, format, chart, out };
 }
 
 /** `--stats all` or a comma list, read by the registry's normalizeStats (names, order, near matches). */
@@ -227,7 +244,17 @@ async function writeXLSX(ds: Dataset, result: TableResult, statistics: TableStat
   process.stderr.write(`wrote ${out} (xlsx)\n`);
 }
 
-async function render(ds: Dataset, result: TableResult, statistics: TableStatistics, format: Exclude<Format, 'xlsx'>): Promise<string | Uint8Array> {
+/** The table as a PowerPoint deck, a slide per row variable (pptxgenjs loads only for this format). */
+async function writePPTX(ds: Dataset, result: TableResult, statistics: TableStatistics, out: string): Promise<void> {
+  const [{ tablesToPPTX }, { writeAtomically }] = await Promise.all([import('../report/table-pptx.js'), import('../report/atomic-file.js')]);
+  const bytes = await tablesToPPTX([{ result, statistics, display: displayOf(ds) }]);
+  await writeAtomically(out, '--out', async (stream) => {
+    stream.write(bytes);
+  });
+  process.stderr.write(`wrote ${out} (pptx, ${bytes.byteLength} bytes)\n`);
+}
+
+async function render(ds: Dataset, result: TableResult, statistics: TableStatistics, format: Exclude<Format, 'xlsx' | 'pptx'>): Promise<string | Uint8Array> {
   const display = displayOf(ds);
   switch (format) {
     case 'json':
@@ -244,7 +271,7 @@ async function render(ds: Dataset, result: TableResult, statistics: TableStatist
   }
 }
 
-async function emit(output: string | Uint8Array, out: string | undefined, format: Format): Promise<void> {
+async function emit(output: string | Uint8Array, out: string | undefined, format: Format | 'svg'): Promise<void> {
   if (out !== undefined) {
     try {
       await writeFile(out, output);

@@ -31,8 +31,8 @@ export interface Tabbook {
   skipped: Array<{ variable: string; reason: string }>;
 }
 
-/** Where a tab book goes: XLSX (one sheet per table or one long sheet), HTML, long CSV or JSON. */
-export const TABBOOK_FORMATS = ['xlsx', 'html', 'csv', 'json'] as const;
+/** Where a tab book goes: XLSX (one sheet per table or one long sheet), HTML, long CSV, JSON or PowerPoint (a slide per table). */
+export const TABBOOK_FORMATS = ['xlsx', 'html', 'csv', 'json', 'pptx'] as const;
 export type TabbookFormat = (typeof TABBOOK_FORMATS)[number];
 export const TABBOOK_LAYOUTS = ['sheets', 'long'] as const;
 /** XLSX layout: `sheets` puts each table on a sheet of its own, `long` all tables on one sheet under one frozen banner. */

@@ -5,7 +5,7 @@ import { TABBOOK_FORMATS, TABBOOK_LAYOUTS, type Tabbook, type TabbookFormat, typ
 import { writeTabbookCSV, writeTabbookHTML, writeTabbookJSON } from './tabbook-formats.js';
 
 export interface WriteTabbookOptions {
-  /** `xlsx`, `html`, `csv` or `json`; default from the file's extension, else `xlsx`. */
+  /** `xlsx`, `html`, `csv`, `json` or `pptx` (the tables' vertical % must have been computed); default from the file's extension, else `xlsx`. */
   format?: TabbookFormat;
   /** XLSX only: `sheets` (default, one sheet per table) or `long` (all tables on one sheet). */
   layout?: TabbookLayout;
@@ -24,8 +24,14 @@ export async function writeTabbook(book: Tabbook, path: string, options: WriteTa
   if (!TABBOOK_LAYOUTS.includes(layout)) throw invalid('layout', `must be one of ${TABBOOK_LAYOUTS.join(', ')}; got ${JSON.stringify(layout)}`, 'sheets: one sheet per table; long: all tables on one sheet.');
   // exceljs loads only for this format.
   const xlsx = format === 'xlsx' ? await import('./tabbook-xlsx.js') : undefined;
+  // pptxgenjs builds the deck in memory, before the file is opened.
+  const deck =
+    format === 'pptx'
+      ? await (await import('./table-pptx.js')).tablesToPPTX(book.tables.map((table) => ({ result: table.result, statistics: table.statistics, display: { title: book.title, variableLabels: book.variableLabels } })))
+      : undefined;
   await writeAtomically(path, 'out', async (stream) => {
-    if (xlsx) await xlsx.writeTabbookXLSX(book, stream, layout);
+    if (deck) stream.write(deck);
+    else if (xlsx) await xlsx.writeTabbookXLSX(book, stream, layout);
     else if (format === 'html') await writeTabbookHTML(book, stream);
     else if (format === 'csv') await writeTabbookCSV(book, stream);
     else await writeTabbookJSON(book, stream);

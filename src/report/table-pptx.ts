@@ -1,0 +1,127 @@
+import type { TableResult } from '../facade/types.js';
+import { formatCount, formatPercent, lettersLegend, stabilityMarker, type DisplayOptions } from './display.js';
+import { chartColour, seriesLabel, tableChart, type ChartPanel, type TableChart } from './table-chart.js';
+import type { TableStatistics } from './table-statistics.js';
+
+/** One table to put on slides: its cells, statistics (with `vpct`) and display. */
+export interface PptxTable {
+  result: TableResult;
+  statistics: TableStatistics;
+  display?: DisplayOptions;
+}
+
+/**
+ * Tables as the bytes of a PowerPoint deck (pptxgenjs, loaded on the first call): one slide
+ * per row variable of each table, holding its title, the base, a native (editable) bar chart
+ * whose data sheet holds the column proportions (`columnPct`, shown as percentages), and the
+ * table as a native table (banner, base rows, vertical % with low-base markers and
+ * significance letters). Built in memory; rejects, never resolves with part of a deck.
+ */
+export async function tablesToPPTX(tables: readonly PptxTable[]): Promise<Uint8Array> {
+  const module = await import('pptxgenjs');
+  // The CommonJS build under ESM interop: the class is the default export, or its default.
+  const loaded = module.default as unknown as { default?: unknown };
+  const PptxGenJS = (loaded.default ?? loaded) as typeof module.default.default;
+  const pres = new PptxGenJS();
+  pres.layout = 'LAYOUT_WIDE';
+  pres.title = tables[0]?.display?.title ?? 'Tables';
+  for (const table of tables) {
+    const chart = tableChart(table.result, table.statistics, table.display);
+    for (const panel of chart.panels) addSlide(pres, chart, panel, table);
+  }
+  const bytes = (await pres.write({ outputType: 'nodebuffer' })) as Buffer;
+  return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+type Presentation = import('pptxgenjs').default;
+
+function addSlide(pres: Presentation, chart: TableChart, panel: ChartPanel, table: PptxTable): void {
+  const slide = pres.addSlide();
+  slide.addText(`${panel.title} by ${bannerTitle(table)}`, { x: 0.4, y: 0.2, w: 12.5, h: 0.5, fontSize: 20, bold: true, color: '1F3864' });
+  slide.addText(`${chart.title} · ${chart.baseText}`, { x: 0.4, y: 0.7, w: 12.5, h: 0.3, fontSize: 11, color: '404040' });
+  const stacked = panel.kind === 'stacked';
+  // Grouped: a series per banner column over the categories; stacked: a series per category over the banner columns.
+  const data = stacked
+    ? panel.categories.map((category, index) => ({ name: category.label, labels: chart.series.map(seriesLabel), values: chart.series.map((_, s) => chartValue(panel.values[index]![s]!)) }))
+    : chart.series.map((series, s) => ({ name: seriesLabel(series), labels: panel.categories.map((category) => category.label), values: panel.values.map((row) => chartValue(row[s]!)) }));
+  const colours = data.map((_, index) => chartColour(index));
+  slide.addChart(pres.ChartType.bar, data, {
+    x: 0.4,
+    y: 1.1,
+    w: 6.4,
+    h: 5.7,
+    barDir: 'bar',
+    barGrouping: stacked ? 'stacked' : 'clustered',
+    chartColors: colours,
+    // The first category on top (typed as minMax only; pptxgenjs writes the value as given).
+    catAxisOrientation: 'maxMin' as 'minMax',
+    valAxisLabelFormatCode: '0%',
+    valAxisMinVal: 0,
+    ...(stacked ? { valAxisMaxVal: 1 } : {}),
+    // Values on the bars while they can be read; past 40 bars the table beside gives them.
+    showValue: panel.categories.length * chart.series.length <= 40,
+    dataLabelFormatCode: stacked ? '0%' : '0.0%',
+    dataLabelFontSize: 8,
+    catAxisLabelFontSize: 9,
+    valAxisLabelFontSize: 9,
+    showLegend: true,
+    legendPos: 'b',
+    legendFontSize: 9,
+    showTitle: true,
+    title: `${panel.title}: vertical %`,
+    titleFontSize: 12,
+  });
+  const first = 1.4;
+  const colW = [first, ...chart.series.map(() => (5.9 - first) / chart.series.length)];
+  slide.addTable(tableRows(chart, panel, table), { x: 7.0, y: 1.1, w: 5.9, colW, fontSize: 8, border: { type: 'solid', pt: 0.5, color: 'BFBFBF' }, autoPage: false, margin: 0.03 });
+  const notes = [chart.markerText, ...(table.statistics.letters !== undefined ? [lettersLegend(table.statistics)] : [])];
+  slide.addText(notes.join('\n'), { x: 0.4, y: 6.85, w: 12.5, h: 0.5, fontSize: 8, color: '595959' });
+}
+
+/** A chart value for the data sheet: the proportion, or null (an empty cell) where undefined. */
+function chartValue(value: number): number | null {
+  return Number.isFinite(value) ? value : null;
+}
+
+function bannerTitle(table: PptxTable): string {
+  const labels = table.display?.variableLabels ?? {};
+  const names: string[] = [];
+  for (const entry of table.result.columns) {
+    const name = entry.variable === undefined ? entry.label : (labels[entry.variable] ?? entry.variable);
+    if (names.at(-1) !== name) names.push(name);
+  }
+  return names.join(', ');
+}
+
+type Cell = { text: string; options?: Record<string, unknown> };
+
+function tableRows(chart: TableChart, panel: ChartPanel, table: PptxTable): Cell[][] {
+  const { result, statistics } = table;
+  const head = { bold: true, fill: { color: 'D9E1F2' }, align: 'center' };
+  const rows: Cell[][] = [];
+  // The banner variables over their columns.
+  const labels = table.display?.variableLabels ?? {};
+  const groups: Cell[] = [{ text: '' }];
+  for (let column = 0; column < result.columns.length; ) {
+    const variable = result.columns[column]!.variable;
+    let end = column + 1;
+    while (variable !== undefined && end < result.columns.length && result.columns[end]!.variable === variable) end++;
+    groups.push({ text: variable === undefined ? '' : (labels[variable] ?? variable), options: { ...head, colspan: end - column } });
+    column = end;
+  }
+  if (result.columns.some((entry) => entry.variable !== undefined)) rows.push(groups);
+  rows.push([{ text: panel.title, options: { bold: true } }, ...chart.series.map((series) => ({ text: `${series.label}${statistics.columnLetters[series.column] ? ` (${statistics.columnLetters[series.column]})` : ''}`, options: head }))]);
+  rows.push([{ text: 'Base (respondents)', options: { italic: true } }, ...chart.series.map((series) => ({ text: formatCount(series.respondents, 0) + stabilityMarker(series.stability), options: { align: 'right', italic: true } }))]);
+  rows.push([{ text: 'Base (weighted)', options: { italic: true } }, ...chart.series.map((series) => ({ text: formatCount(series.weightedBase), options: { align: 'right', italic: true } }))]);
+  const width = result.columns.length;
+  for (const [index, category] of panel.categories.entries()) {
+    rows.push([
+      { text: category.label },
+      ...chart.series.map((series, s) => {
+        const letters = statistics.letters?.[category.row * width + series.column] ?? '';
+        return { text: `${formatPercent(panel.values[index]![s]!)}${stabilityMarker(series.stability)}${letters ? ` ${letters}` : ''}`, options: { align: 'right' } };
+      }),
+    ]);
+  }
+  return rows;
+}
