@@ -112,6 +112,9 @@ function unfit(file: string, what: string, hint: string, field?: string): Crosst
 }
 
 function refuseUnsupported(dataset: string, meta: StoredMeta): void {
+  if (meta.id !== undefined) {
+    throw unfit(dataset, `keeps the respondent id column ${meta.id.column} (--id), which appending does not extend`, 'Build the whole dataset from all the rows with `crosstab build --id`.', meta.id.column);
+  }
   const multi = meta.variables.find((variable) => variable.kind === 'multi');
   if (multi) {
     throw unfit(dataset, `has the multi-response variable ${multi.name}, which appending does not extend`, 'Build the whole dataset from all the rows with `crosstab build`.', multi.name);
@@ -209,6 +212,9 @@ function extend(dataset: string, newRows: string, data: LoadedDataset, table: Ra
     createdAt: new Date().toISOString(),
   };
   delete meta.design;
+  // The stored input order is the old build's alone; the appended dataset keeps none, so
+  // `crosstab export` refuses it (rebuild from all the rows) rather than misplace a row.
+  delete meta.inputRows;
   if (old.design !== undefined) {
     // The design's counts (strata, PSUs) and checks (nesting, fpc, replicate rank) over every respondent.
     const design = declareDesign(meta, designOptions(old.design), (variable) => ranksOf(extended.find((plan) => plan.variable.name === variable.name)!), weightValues);
