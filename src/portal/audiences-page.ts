@@ -12,6 +12,7 @@ import type { PortalRoute, RouteContext } from './routes.js';
 import type { Session } from './sessions.js';
 import { accountCatalog, accountRights } from './surveys-page.js';
 import type { CatalogDataset } from '../http/survey-catalog.js';
+import type { AudienceJson } from '../http/audiences-operation.js';
 
 /** Runs an /audiences operation of the API as `caller`: its answer as the API sends it. */
 export type AudienceCall = (caller: ApiKeyRecord, method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: unknown) => Promise<HandlerResponse>;
@@ -27,17 +28,8 @@ export interface AudiencesDependencies {
   base: string;
 }
 
-interface AudienceView {
-  AudienceId: string;
-  SurveyCode: string;
-  Name: string;
-  Reference: string;
-  Expression: string | null;
-  Label: string | null;
-  Shared: boolean;
-  Owner: string | null;
-  Editable: boolean;
-}
+/** An audience as the API's /audiences operations answer it. */
+type AudienceView = AudienceJson;
 
 interface Entered {
   survey: string;
