@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildDataset } from '../src/build/build.js';
-import { AUTO_RANGE_BUDGET, AUTO_RANGE_MIN_VALUES, autoRangeIndex } from '../src/dataset/build/compile.js';
+import { AUTO_RANGE_BUDGET, AUTO_RANGE_FILE_LIMIT, AUTO_RANGE_MIN_VALUES, autoRangeIndex } from '../src/dataset/build/compile.js';
 import { RANGE_INDEX_LIMIT } from '../src/dataset/format.js';
 import { openDataset, type Dataset } from '../src/facade/dataset.js';
 import { estimateCellsMs } from '../src/query/cells-plan.js';
@@ -25,7 +25,7 @@ const run = (from: number, count: number, step = 1) => Array.from({ length: coun
 describe('autoRangeIndex: the stated rule', () => {
   const words = 1_000;
   const bitset = words * 8;
-  const roomy = 1e12;
+  const roomy = 100e6;
 
   it('takes numeric variables of 10 to 256 values that fill half their span, and nothing else', () => {
     const columns = [
@@ -51,6 +51,16 @@ describe('autoRangeIndex: the stated rule', () => {
     expect(autoRangeIndex(columns, rest, words)).toEqual(['scale', 'year', 'age']);
     expect(autoRangeIndex(columns, rest - 1, words)).toEqual(['scale', 'year']);
     expect(autoRangeIndex(columns, 0, words)).toEqual([]);
+  });
+
+  it('keeps the dataset within 1 GiB: a large one gets what fits, a larger one none', () => {
+    const acsWords = 42_764;
+    const columns = [column('age', run(0, 97)), column('year', run(1972, 35))];
+    const bitsets = (count: number) => count * acsWords * 8;
+    expect(autoRangeIndex(columns, AUTO_RANGE_FILE_LIMIT - bitsets(35 + 97), acsWords)).toEqual(['year', 'age']);
+    expect(autoRangeIndex(columns, AUTO_RANGE_FILE_LIMIT - bitsets(35 + 97) + 1, acsWords)).toEqual(['year']);
+    expect(autoRangeIndex(columns, AUTO_RANGE_FILE_LIMIT - bitsets(35) + 1, acsWords)).toEqual([]);
+    expect(autoRangeIndex(columns, 2 * AUTO_RANGE_FILE_LIMIT, acsWords)).toEqual([]);
   });
 
   it('keeps ACS-sized S1 (AGEP=18.. over SEX=2 and SCHL=21..24) on the calling thread once its ranges are indexed', () => {

@@ -404,8 +404,9 @@ function variableBytes(counts: number[], words: number): number {
  *   1100-6403, a state coded 1-555). With fewer values a short range is ORed from its codes.
  * - Its cost is a bitset per value (words * 8 bytes: respondents / 8).
  * - Candidates are taken fewest values first (ties in input order) while the range indexes
- *   together stay within AUTO_RANGE_BUDGET of the rest of the dataset's bytes; one that does
- *   not fit is passed over and the next is tried.
+ *   together stay within AUTO_RANGE_BUDGET of the rest of the dataset's bytes and the whole
+ *   dataset within AUTO_RANGE_FILE_LIMIT (a larger dataset gets none: name them with
+ *   --range-index).
  */
 export function autoRangeIndex(columns: ReadonlyArray<Pick<SortedColumn, 'column' | 'kind' | 'values'>>, restBytes: number, words: number): string[] {
   const candidates = columns
@@ -416,7 +417,8 @@ export function autoRangeIndex(columns: ReadonlyArray<Pick<SortedColumn, 'column
     })
     .map((entry, order) => ({ name: entry.column.name, bytes: entry.values.length * words * 8, distinct: entry.values.length, order }))
     .sort((a, b) => a.distinct - b.distinct || a.order - b.order);
-  let left = restBytes * AUTO_RANGE_BUDGET;
+  // Half the rest, and never past AUTO_RANGE_FILE_LIMIT in all: a process's kernel memory (4 GiB) holds the files it opens.
+  let left = Math.max(0, Math.min(restBytes * AUTO_RANGE_BUDGET, AUTO_RANGE_FILE_LIMIT - restBytes));
   const chosen: string[] = [];
   for (const candidate of candidates) {
     if (candidate.bytes > left) continue;
@@ -430,6 +432,8 @@ export function autoRangeIndex(columns: ReadonlyArray<Pick<SortedColumn, 'column
 export const AUTO_RANGE_MIN_VALUES = 10;
 /** The automatic range indexes together: at most this share of the rest of the dataset's bytes. */
 export const AUTO_RANGE_BUDGET = 0.5;
+/** ... and the dataset with them at most this many bytes (1 GiB, a quarter of a process's kernel memory). */
+export const AUTO_RANGE_FILE_LIMIT = 2 ** 30;
 
 /** Refuses a range index where ranges mean nothing (text) or its bitsets would be too many. */
 function rangeIndexable(name: string, kind: 'numeric' | 'text', values: number): void {
