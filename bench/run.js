@@ -211,7 +211,8 @@ function markdown(report) {
     `- CPU: ${m.cpuModel}, ${m.cores} cores; memory ${fmtBytes(m.memoryBytes)}; ${m.platform}`,
     `- Node ${m.node} (V8 ${m.v8}); load average at start ${m.loadAverageAtStart.map((x) => x.toFixed(2)).join(' ')}${report.loadAverageAtEnd ? `, at the end ${report.loadAverageAtEnd.map((x) => x.toFixed(2)).join(' ')}` : ''}`,
     `- Peers: ${report.peers.map((p) => `${p.name}${p.info ? ` ${JSON.stringify(p.info)}` : ''}`).join('; ')}`,
-    ...report.engineBuilds.map((b) => `- Engine dataset ${b.dataset}: built ${b.engineBuild === 'default' ? 'as a user gets it (no range-index option)' : 'with --range-index on the ranged columns'} in ${b.buildSeconds.toFixed(1)} s, ${fmtBytes(b.bytes)}; range index on ${b.rangeIndex.length > 0 ? b.rangeIndex.join(', ') : 'no variable'}`),
+    ...report.engineBuilds.map((b) => `- Engine dataset ${b.dataset}: built ${b.engineBuild === 'default' ? 'as a user gets it (no range-index option)' : 'with --range-index on the ranged columns'} in ${b.buildSeconds.toFixed(1)} s${b.versusNone ? ' (best of 2)' : ''}, ${fmtBytes(b.bytes)}; range index on ${b.rangeIndex.length > 0 ? b.rangeIndex.join(', ') : 'no variable'}` +
+      (b.versusNone ? `; the same input with --range-index none, builds taking turns: ${b.versusNone.none.map((x) => x.seconds.toFixed(1)).join(' / ')} s, ${fmtBytes(b.versusNone.none[0].bytes)} (default: ${b.versusNone.default.map((x) => x.seconds.toFixed(1)).join(' / ')} s)` : '')),
     ...report.skipped.map((s) => `- **SKIPPED** ${s.peer}${s.dataset ? ` on ${s.dataset}` : ''}${s.shape ? ` on ${s.shape}` : ''}: ${s.reason}`),
     '',
     '## Physical bounds',

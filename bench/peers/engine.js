@@ -37,9 +37,29 @@ export function createPeer({ engineBuild = 'indexed' } = {}) {
       const path = join(buildDir, `${dataset.id}.arrow`);
       // 'default': the build a user gets (no range-index option: the automatic rule picks).
       const rangeIndex = engineBuild === 'indexed' && dataset.rangeIndex ? { rangeIndex: dataset.rangeIndex } : {};
-      const started = performance.now();
-      const report = await api.buildDataset(dataset.path, { weights: [dataset.weight], survey: dataset.id.toUpperCase(), out: path, ...rangeIndex });
-      const build = { engineBuild, buildSeconds: (performance.now() - started) / 1000, respondents: report.respondents, variables: report.variables, codes: report.codes, bytes: report.bytes, skipped: report.skipped };
+      const timed = async (options, out) => {
+        const started = performance.now();
+        const report = await api.buildDataset(dataset.path, { weights: [dataset.weight], survey: dataset.id.toUpperCase(), out, ...options });
+        return { seconds: (performance.now() - started) / 1000, report };
+      };
+      // The default build's cost: builds with --range-index none and without the option, taking turns (twice each).
+      const versusNone = engineBuild === 'default' ? { none: [], default: [] } : undefined;
+      let built;
+      if (versusNone) {
+        const plain = join(buildDir, `${dataset.id}-none.arrow`);
+        for (let turn = 0; turn < 2; turn++) {
+          const none = await timed({ rangeIndex: 'none' }, plain);
+          versusNone.none.push({ seconds: none.seconds, bytes: none.report.bytes });
+          built = await timed({}, path);
+          versusNone.default.push({ seconds: built.seconds, bytes: built.report.bytes });
+        }
+        rmSync(plain, { force: true });
+        built.seconds = Math.min(...versusNone.default.map((b) => b.seconds));
+      } else {
+        built = await timed(rangeIndex, path);
+      }
+      const { seconds, report } = built;
+      const build = { engineBuild, buildSeconds: seconds, respondents: report.respondents, variables: report.variables, codes: report.codes, bytes: report.bytes, skipped: report.skipped, ...(versusNone ? { versusNone } : {}) };
       // The cell cache off: every run computes its cells (S1 repeats one question).
       const ds = await api.openDataset(path, { cellCache: 0 });
       datasets.set(dataset.id, ds);
