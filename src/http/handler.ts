@@ -14,7 +14,7 @@ import type { ApiKeyRecord } from './key-file.js';
 import { buildOpenApiDocument } from './openapi.js';
 import { applyReplyHeaders, isOperationReply, type OperationReply } from './operation-reply.js';
 import type { ServiceContext } from './route.js';
-import { ARRIVED_BODY, requestBody, type ArrivedBodyRequest } from './request-body.js';
+import { ARRIVED_BODY, CLIENT_GONE, requestBody, type ArrivedBodyRequest } from './request-body.js';
 import { createRoutePipeline } from './route-pipeline.js';
 import { createRouter, type Router } from './router.js';
 import { decodeSegments, pathnameOf, pathSegments } from './request-path.js';
@@ -269,7 +269,12 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
       ...(raw.body === undefined ? {} : { body: raw.body }),
       ...(typeof raw.readBody === 'function' ? { readBody: raw.readBody, ...(typeof raw[ARRIVED_BODY] === 'function' ? { [ARRIVED_BODY]: raw[ARRIVED_BODY] } : {}) } : {}),
       ...(typeof raw.remoteAddress === 'string' ? { remoteAddress: raw.remoteAddress } : {}),
-      ...(raw.signal instanceof AbortSignal ? { signal: raw.signal } : {}),
+      ...(typeof raw[CLIENT_GONE] === 'function' ? { [CLIENT_GONE]: raw[CLIENT_GONE] } : {}),
+      // Read through: a shim may make its signal only when it is asked for (node-shim).
+      get signal(): AbortSignal | undefined {
+        const signal = raw.signal;
+        return signal instanceof AbortSignal ? signal : undefined;
+      },
     };
     const started = performance.now();
     const body = requestBody(request, { maxBodyBytes, deadline: started + bodyTimeoutMs, timeoutMs: bodyTimeoutMs, timedOut: () => stats.bodyTimeouts++ });

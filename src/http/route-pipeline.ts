@@ -3,7 +3,7 @@ import type { ApiKeyRecord } from './key-file.js';
 import { parseJsonBody } from './crosstab-request.js';
 import type { AccessLogEntry, HandlerRequest } from './handler-types.js';
 import { headerOf, isJsonContentType } from './headers.js';
-import type { RequestBody } from './request-body.js';
+import { clientGone, type RequestBody } from './request-body.js';
 import { isBilledAnswer, type OperationReply, type Route, type RouteResult, type ServiceContext } from './route.js';
 import { fromThrown, isServiceError, serviceError, type ServiceError } from './service-error.js';
 import type { UsageSink } from './usage-ledger.js';
@@ -54,7 +54,7 @@ export function createRoutePipeline(context: { service: ServiceContext; checkCal
     if (!isBilledAnswer(result)) return result;
     if (!route.billed || caller === undefined) return result.body;
     // A record only for an answer that can still be sent: a client that has gone is not billed.
-    if (request.signal?.aborted) return serviceError('client_closed_request', 'The client closed the connection before the answer; nothing was billed.', 'Wait for the answer.');
+    if (clientGone(request)) return serviceError('client_closed_request', 'The client closed the connection before the answer; nothing was billed.', 'Wait for the answer.');
     try {
       await usage.record({
         time: new Date().toISOString(),
