@@ -32,7 +32,8 @@ export function createRoutePipeline(context: { service: ServiceContext; checkCal
     serviceError('payload_too_large', `The request body is larger than ${maxBodyBytes} bytes.`, route.tooLargeHint ?? 'Send a smaller body, or ask the provider for a larger request limit.');
 
   return async ({ route, request, body, requestId, entry, params, caller: known }) => {
-    const caller = route.auth ? await checkCaller(request, entry, route.billed, known) : undefined;
+    const checked = route.auth ? checkCaller(request, entry, route.billed, known) : undefined;
+    const caller = checked instanceof Promise ? await checked : checked;
     if (caller !== undefined && isServiceError(caller)) return caller;
     const refused = route.accepts?.(request);
     if (refused !== undefined) return refused;
