@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
-import { appendRows, buildDataset, CrosstabError, ErrorCode, exportColumns, openDataset, tableStatistics, type BuildOptions, type Dataset } from '../src/index.js';
+import { appendRows, buildDataset, CrosstabError, ErrorCode, exportColumns, openDataset, tableStatistics, weightDataset, type BuildOptions, type Dataset } from '../src/index.js';
 import { cliPath, gssCsv, nhanesCsv, repoRoot } from './support/paths.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'crosstab-append-'));
@@ -62,7 +62,7 @@ function expectSums(actual: ArrayLike<number>, expected: ArrayLike<number>, what
 }
 
 /** Every variable's info, and every variable by every other of at most 100 values, as table cells. */
-async function expectSameAnswers(appended: Dataset, whole: Dataset, columnsBy: string[]): Promise<number> {
+async function expectSameAnswers(appended: Dataset, whole: Dataset, columnsBy: string[], weights: Array<string | null> = [...whole.info.weights, null]): Promise<number> {
   // Skipped columns' notes count what the first build saw (an id-like column's values): the columns must agree.
   const { createdAt: _a, source: _s, checksum: _c, skipped: skippedNow, ...info } = appended.info;
   const { createdAt: _b, source: _t, checksum: _d, skipped, ...expected } = whole.info;
@@ -71,7 +71,7 @@ async function expectSameAnswers(appended: Dataset, whole: Dataset, columnsBy: s
   let cells = 0;
   for (const variable of whole.info.variables.filter((v) => v.values !== undefined && v.values.length <= 100)) {
     for (const column of columnsBy) {
-      for (const weight of [...whole.info.weights, null]) {
+      for (const weight of weights) {
         const query = { base: '*', rows: [{ variable: variable.name }], columns: [{ variable: column }], weight };
         const [a, e] = [await appended.table(query), await whole.table(query)];
         expect([...a.respondents], `${variable.name} x ${column}`).toEqual([...e.respondents]);
@@ -185,6 +185,62 @@ describe('appendRows', () => {
     const missing = variant('no-id.csv', []);
     writeFileSync(missing, `${header!.replace(/^pid,/, '')}\n${rows[0]!.replace(/^P\d+,/, '')}\n`);
     expect(((await appendRows(base, missing, { out: file('x.arrow') }).catch((e: unknown) => e)) as CrosstabError).message).toMatch(/has no column pid, the respondent id column/);
+  });
+
+  it('replicate weights: degrees of freedom given at build (--degf) kept, counted ones counted again over every row, as the full builds', async () => {
+    // Strata 75-80 built, 81-89 appended: the JKn replicates' rank grows with the strata (first part 10 - 1, all 17 - 1).
+    // The fixture's NHANES columns and its 31 JKn replicates (its other replicate families left out).
+    const lines = gunzipSync(readFileSync(join(repoRoot, 'test', 'fixtures', 'r', 'nhanes-replicates.csv.gz'))).toString('utf8').trimEnd().split('\n');
+    const jkn = file('jkn.csv.gz');
+    writeFileSync(jkn, gzipSync(`${lines.map((line) => line.split(',').slice(0, 38).join(',')).join('\n')}\n`));
+    const parts = split(jkn, (fields) => Number(fields[1]) > 80);
+    const replicateWeights = Array.from({ length: 31 }, (_, i) => `JKN_${String(i + 1).padStart(2, '0')}`);
+    const rscales = [0.5, 0.5, 0.5, 0.5, 2 / 3, 2 / 3, 2 / 3, ...new Array<number>(24).fill(0.5)];
+    const query = { base: '*', rows: [{ variable: 'HI_CHOL' }], columns: [{ variable: 'agecat' }] };
+    for (const degf of [undefined, 40]) {
+      const design = { replicateWeights, replicateType: 'JKn' as const, rscales, ...(degf === undefined ? {} : { degf }) };
+      const { whole, appended } = await buildBoth(parts, { weights: ['WTMEC2YR'], survey: 'NHANES', design });
+      try {
+        expect(whole.info.design.replicates!.degf).toBe(degf ?? 16);
+        expect(appended.info.design).toEqual(whole.info.design);
+        await expectSameAnswers(appended, whole, ['agecat'], ['WTMEC2YR', 'JKN_07', null]);
+        const [a, e] = [tableStatistics(await appended.table(query), { stats: ['vpct', 'se', 'chisq'] }), tableStatistics(await whole.table(query), { stats: ['vpct', 'se', 'chisq'] })];
+        expectSums([...(a.columnPctSE as Float64Array)], [...(e.columnPctSE as Float64Array)], 'columnPctSE');
+        expect(e.raoScott?.length).toBeGreaterThan(0);
+        expectSums(a.raoScott!.map((test) => test.ddf), e.raoScott!.map((test) => test.ddf), 'Rao-Scott ddf');
+      } finally {
+        await Promise.all([whole.close(), appended.close()]);
+      }
+    }
+  });
+
+  it('refuses a dataset with a multi-response variable or a calibrated weight, saying to rebuild (or append before weighting), and writes nothing', async () => {
+    const [header, ...rows] = gunzipSync(readFileSync(nhanesCsv)).toString('utf8').trimEnd().split('\n');
+    const write = (name: string, head: string, lines: string[]) => {
+      const path = file(name);
+      writeFileSync(path, `${[head, ...lines].join('\n')}\n`);
+      return path;
+    };
+    const withSet = (lines: string[], at: number) => lines.map((line, row) => `${line},${['1;2', '2', '', '1;3'][(row + at) % 4]}`);
+    const multiBase = file('multi.arrow');
+    await buildDataset(write('multi.csv', `${header},brands`, withSet(rows.slice(0, 400), 0)), { weights: ['WTMEC2YR'], survey: 'NHANES', multi: [{ column: 'brands' }], out: multiBase });
+    const calibrated = file('calibrated.arrow');
+    const plain = file('plain.arrow');
+    await buildDataset(write('plain.csv', header!, rows.slice(0, 400)), { weights: ['WTMEC2YR'], survey: 'NHANES', out: plain });
+    await weightDataset(plain, { targets: { margins: [{ variable: 'RIAGENDR', proportions: { '1': 0.49, '2': 0.51 } }] }, method: 'rake', name: 'wt_rake', out: calibrated });
+    const cases: Array<[string, string, RegExp, string]> = [
+      [multiBase, write('multi-wave.csv', `${header},brands`, withSet(rows.slice(400, 500), 400)), /has the multi-response variable brands, which appending does not extend/, 'brands'],
+      [calibrated, write('wave.csv', header!, rows.slice(400, 500)), /its weight wt_rake was calibrated to population targets/, 'wt_rake'],
+    ];
+    for (const [dataset, wave, message, field] of cases) {
+      const out = file('refused.arrow');
+      const error = (await appendRows(dataset, wave, { out }).catch((e: unknown) => e)) as CrosstabError;
+      expect(error).toBeInstanceOf(CrosstabError);
+      expect(error.message).toMatch(message);
+      expect(error.details.field).toBe(field);
+      expect(error.details.hint).toMatch(/crosstab build|before weighting/);
+      expect(() => readFileSync(out)).toThrow();
+    }
   });
 
   it('refuses new rows that do not fit, naming the column and the file, and writes nothing', async () => {

@@ -23,7 +23,8 @@ import type { BufferSpec, CompiledDataset } from '../dataset/build/compile.js';
 import { declareDesign, type DesignOptions } from '../dataset/build/design.js';
 import { weightOrder } from '../dataset/build/weight-order.js';
 import { loadDataset, type LoadedDataset } from '../dataset/file/reader.js';
-import { AXIS_LIMIT, BUILD_CANCELLED_HINT, BufferKind, RANGE_INDEX_LIMIT, type StoredMeta, type StoredVariable } from '../dataset/format.js';
+import { AXIS_LIMIT, BUILD_CANCELLED_HINT, BufferKind, RANGE_INDEX_LIMIT, type StoredDesign, type StoredMeta, type StoredVariable } from '../dataset/format.js';
+import { replicateRank } from '../stats/replicate-rank.js';
 import { placedError, type Place } from '../dataset/input/input-errors.js';
 import type { RawColumn, RawTable } from '../dataset/input/raw-table.js';
 
@@ -235,7 +236,12 @@ async function extend(
   else meta.id = id;
   if (old.design !== undefined) {
     // The design's counts (strata, PSUs) and checks (nesting, fpc, replicate rank) over every respondent.
-    const design = declareDesign(meta, designOptions(old.design), (variable) => ranksOf(extended.find((plan) => plan.variable.name === variable.name)!), weightValues);
+    const options = designOptions(old.design);
+    const degf = old.design.replicates === undefined ? undefined : replicateDegf(dataset, old.design.replicates, before, rows, weightValues);
+    if (degf?.keep === true) options.degf = old.design.replicates!.degf;
+    const design = declareDesign(meta, options, (variable) => ranksOf(extended.find((plan) => plan.variable.name === variable.name)!), weightValues);
+    // Of an earlier build whose degrees of freedom are its rank's: given or not, unknown still.
+    if (degf?.given === undefined && design?.replicates !== undefined) delete design.replicates.degfGiven;
     if (design) meta.design = design;
   }
 
@@ -471,6 +477,30 @@ function extendVariable(newRows: string, variable: StoredVariable, column: RawCo
   const valueLabels = { ...column.valueLabels, ...variable.valueLabels };
   if (Object.keys(valueLabels).length > 0) extended.valueLabels = valueLabels;
   return { extended: { variable: extended, old: variable, rankNow, oldRank, appended }, added };
+}
+
+/**
+ * Whether the replicate design's degrees of freedom are kept (given at build: a build of all
+ * the rows with the same --degf keeps them) or counted again over every row (the rank of the
+ * replicate weights − 1, as a build of all the rows counts it). A dataset of an earlier build
+ * does not say which: degrees of freedom other than its rows' rank − 1 were given; equal to it,
+ * they are the same either way unless the new rows change the rank, and then the append is
+ * refused rather than guess.
+ */
+function replicateDegf(dataset: string, replicates: NonNullable<StoredDesign['replicates']>, before: number, rows: number, weightValues: (name: string) => Float64Array): { keep: boolean; given: boolean | undefined } {
+  if (replicates.degfGiven !== undefined) return { keep: replicates.degfGiven, given: replicates.degfGiven };
+  const columns = replicates.weights.map(weightValues);
+  const oldDefault = replicateRank(columns, before) - 1;
+  if (replicates.degf !== oldDefault) return { keep: true, given: true };
+  const now = replicateRank(columns, rows) - 1;
+  if (now !== oldDefault) {
+    throw new CrosstabError(
+      ErrorCode.invalidInput,
+      `${dataset}: its replicate design has ${replicates.degf} degrees of freedom, the rank of its replicate weights − 1, which the new rows make ${now}; the dataset was built by an earlier version, which did not record whether they were given (--degf) or counted`,
+      { file: dataset, field: 'degf', hint: `Build the whole dataset from all the rows with \`crosstab build\` (with --degf ${replicates.degf} if it was given), or append to a dataset built by this version.` },
+    );
+  }
+  return { keep: false, given: undefined };
 }
 
 function designOptions(design: NonNullable<StoredMeta['design']>): DesignOptions {
