@@ -270,6 +270,14 @@ async function extend(
     else for (let r = 0; r < before; r++) target[r] = rankNow[stored[r]!]!;
     target.set(appended, before);
     yield index;
+    // The new respondents by rank (a counting sort): each container then sets its own, not all of them.
+    const start = new Uint32Array(variable.values.length + 2);
+    for (let j = 0; j < added; j++) start[appended[j]! + 1]!++;
+    for (let rank = 1; rank < start.length; rank++) start[rank]! += start[rank - 1]!;
+    const byRank = new Uint32Array(added);
+    const next = start.slice(0, -1);
+    for (let j = 0; j < added; j++) byRank[next[appended[j]!]!++] = before + j;
+    const ofRank = (rank: number): Uint32Array => byRank.subarray(start[rank]!, start[rank + 1]!);
     if (variable.codes !== undefined) {
       for (let rank = 1; rank <= variable.values.length; rank++) {
         const spec = specs[variable.codes[rank - 1]!]!;
@@ -281,7 +289,7 @@ async function extend(
           const bits = new Uint32Array(words * 2);
           if (oldKind === BufferKind.dense) bits.set(oldWords32(oldRow, oldWords * 2));
           else if (oldKind === BufferKind.sparse) for (const respondent of oldWords32(oldRow, oldCount)) bits[respondent >>> 5]! |= 1 << (respondent & 31);
-          for (let j = 0; j < added; j++) if (appended[j] === rank) bits[(before + j) >>> 5]! |= 1 << ((before + j) & 31);
+          for (const respondent of ofRank(rank)) bits[respondent >>> 5]! |= 1 << (respondent & 31);
           yield new Uint8Array(bits.buffer);
         } else {
           const list = new Uint32Array(spec.count);
@@ -295,12 +303,19 @@ async function extend(
               for (let word = bits[w]!; word !== 0; word &= word - 1) list[at++] = w * 32 + (31 - Math.clz32(word & -word));
             }
           }
-          for (let j = 0; j < added; j++) if (appended[j] === rank) list[at++] = before + j;
+          for (const respondent of ofRank(rank)) list[at++] = respondent;
           yield new Uint8Array(list.buffer);
         }
       }
     }
     if (variable.atLeast !== undefined) {
+      // The new respondents of rank `rank` or more, kept from the top rank down: made once, not per rank.
+      const tails: Uint32Array[] = [];
+      const tail = new Uint32Array(words * 2);
+      for (let rank = variable.values.length; rank >= 1; rank--) {
+        for (const respondent of ofRank(rank)) tail[respondent >>> 5]! |= 1 << (respondent & 31);
+        tails[rank] = tail.slice(before >>> 5);
+      }
       for (let rank = 1; rank <= variable.values.length; rank++) {
         const bits = new Uint32Array(words * 2);
         // Old respondents of rank `rank` or more now: those of the first old rank that maps there or above.
@@ -312,7 +327,8 @@ async function extend(
           }
         }
         if (from > 0) bits.set(oldWords32(was.atLeast![from - 1]!, oldWords * 2));
-        for (let j = 0; j < added; j++) if (appended[j]! >= rank) bits[(before + j) >>> 5]! |= 1 << ((before + j) & 31);
+        const newBits = tails[rank]!;
+        for (let w = 0; w < newBits.length; w++) bits[(before >>> 5) + w]! |= newBits[w]!;
         yield new Uint8Array(bits.buffer);
       }
     }
