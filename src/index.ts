@@ -68,6 +68,8 @@ export { TableRenderer } from './report/index.js';
 export type { TableRendererOptions, TableAnswerFormat, TableAnswerOptions, StatisticsLimits } from './report/index.js';
 export { STAT_NAMES, tableStatistics, columnGroups, tableToJSON, tableToCSV, tableToXLSX, tableToArrow, tableToArrowIPC, TABLE_METADATA_KEY, tableToText, tableToHTML, indexColour, tableJsonSchemas } from './report/index.js';
 export type { StatName, TableStatistics, TableStatisticsOptions, ColumnComparison, ColumnGroup, TableJson, TableJsonAxisEntry, TableJsonCell, TableJsonComparison, TableJsonRaoScott, RaoScottTest, RaoScottNotDefined, VarianceKind, DisplayOptions, OpenApiSchema } from './report/index.js';
+export { tableFromJson, bannerLayout, tableChart, chartToSVG, CHART_MAX_BARS, tablesToPPTX } from './report/index.js';
+export type { BannerFigure, BannerLayout, BannerLine, ChartCategory, ChartPanel, ChartSeries, TableChart, PptxTable } from './report/index.js';
 export type { DesignOptions, ReplicateType } from './dataset/build/design.js';
 export type { LonelyPsu } from './stats/design-variance.js';
 export type { TableDesign } from './stats/table-variance.js';

@@ -14,14 +14,14 @@ import { tableToJSON } from './table-json.js';
 import { tableStatistics, type TableStatisticsOptions } from './table-statistics.js';
 import { tableToXLSX } from './table-xlsx.js';
 
-export type TableAnswerFormat = 'json' | 'csv' | 'xlsx';
+export type TableAnswerFormat = 'json' | 'csv' | 'xlsx' | 'pptx';
 
 /** What to write: the statistics and their limits, the format, and for JSON the text around the table. */
 export interface TableAnswerOptions {
   /** Statistics as tableStatistics() takes them; none when absent or empty. */
   statistics?: TableStatisticsOptions;
   format: TableAnswerFormat;
-  /** XLSX: the title and variable labels. */
+  /** XLSX and PPTX: the title and variable labels. */
   display?: DisplayOptions;
   /** JSON: text written before and after the table document (an envelope such as `{"Table":` and `}`). */
   jsonPrefix?: string;
@@ -119,6 +119,10 @@ export async function writeTableAnswer(result: TableResult, options: TableAnswer
   const out = new BoundedBytes(options.maxBytes ?? Number.MAX_SAFE_INTEGER);
   if (options.format === 'xlsx') {
     out.write(await tableToXLSX(result, statistics, options.display ?? {}));
+  } else if (options.format === 'pptx') {
+    if (statistics?.columnPct === undefined) throw new CrosstabError(ErrorCode.invalidOption, 'a deck charts the vertical % (vpct), which these statistics do not hold', { field: 'stats', hint: 'Add vpct to the statistics.' });
+    const { tablesToPPTX } = await import('./table-pptx.js');
+    out.write(await tablesToPPTX([{ result, statistics, ...(options.display === undefined ? {} : { display: options.display }) }]));
   } else if (options.format === 'csv') {
     const text = tableToCSV(result, statistics);
     for (let at = 0; at < text.length; ) {
