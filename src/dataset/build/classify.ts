@@ -45,9 +45,10 @@ export type ColumnClass =
  * a household serial number), which no crosstab can use.
  */
 export function classifyColumn(column: RawColumn, rows: number): ColumnClass {
-  const distinct = column.dictionary.length;
+  // A dictionary not made yet (deferred) is made only if the column turns out to be kept.
+  const distinct = column.deferred?.count ?? column.dictionary.length;
   if (distinct === 0) return { kind: 'skip', reason: 'every value is blank' };
-  const numbers = column.dictionary.every((text) => NUMBER.test(text));
+  const numbers = column.deferred !== undefined && !NUMBER.test(column.deferred.first) ? false : column.dictionary.every((text) => NUMBER.test(text));
   const problem = numbers ? numberColumnProblem(column.dictionary) : undefined;
   if (numbers && problem === undefined) {
     const integers = column.dictionary.every((text) => !text.includes('.') && !/[eE]/.test(text));

@@ -15,7 +15,7 @@ import { registerArrowCodecs } from './arrow-codecs.js';
 import { readBatchColumns, wholeBatch } from './arrow-batch-columns.js';
 import { storeColumnar, TextColumns } from './arrow-columns.js';
 import type { ArrowShareTask } from './arrow-share.js';
-import { type ShareResult, wholeBuffer } from './column-shares.js';
+import { shareResult } from './column-shares.js';
 import { readFailure } from './input-file.js';
 import { ColumnEncoder } from './table-encoder.js';
 
@@ -47,9 +47,8 @@ try {
       rows += batch.rows;
     }
     columns.forEach((column, k) => {
-      const target = targets[k]!;
-      const result: ShareResult = { position: column.position, dictionary: target.dictionary, counts: target.counts(), ids: target.take(rows) };
-      port.postMessage({ column: result }, [result.counts.buffer as ArrayBuffer, ...(wholeBuffer(result.ids) ? [result.ids.buffer as ArrayBuffer] : [])]);
+      const { result, transfer } = shareResult(column.position, targets[k]!, rows);
+      port.postMessage({ column: result }, transfer);
     });
     port.postMessage({ done: true });
   } finally {

@@ -1,5 +1,6 @@
 import { type CellValue, isNullAt, littleEndian, safeHalves, type Validity } from './cell-values.js';
 import { ChunkedRows } from './chunked-rows.js';
+import type { DeferredTexts } from './deferred-texts.js';
 import { NumberIds } from './number-ids.js';
 import { grownIds, idLimit, rowIds, type RowIds, widened } from './row-ids.js';
 
@@ -36,6 +37,8 @@ export class ColumnEncoder extends ChunkedRows<RowIds> {
   private readonly numberIds = new NumberIds();
   /** Rows per id so far (index 0 unused: blanks are not counted), so the compiler need not count. */
   private counted: Uint32Array = new Uint32Array(256);
+  /** The values as bytes, not strings yet (see deferTexts); `dictionary` is then empty. */
+  private deferred: DeferredTexts | undefined;
 
   constructor(
     readonly source: SourceColumn,
@@ -247,6 +250,7 @@ export class ColumnEncoder extends ChunkedRows<RowIds> {
     const small = typeof value === 'number' && value >= 0 && value < smallInts && Math.trunc(value) === value;
     if (small && this.smallIds !== undefined && this.smallIds[value as number]! !== 0) return this.smallIds[value as number]!;
     if (value !== this.lastValue) {
+      if (this.deferred !== undefined) this.makeTexts();
       // Values a build worker appended are looked up from here on (append() skips the map).
       if (this.mapped !== this.dictionary.length) this.mapAppended();
       let id = this.codes.get(value);
@@ -273,6 +277,7 @@ export class ColumnEncoder extends ChunkedRows<RowIds> {
    * (src/dataset/input/csv-chunks.ts): the worker's ids are this column's ids.
    */
   append(values: string[]): void {
+    if (this.deferred !== undefined) this.makeTexts();
     for (const value of values) this.dictionary.push(value);
     if (this.dictionary.length >= this.counted.length) this.counted = grownCounts(this.counted, this.dictionary.length);
     if (this.dictionary.length > this.limit) {
@@ -293,9 +298,10 @@ export class ColumnEncoder extends ChunkedRows<RowIds> {
    * column): its dictionary, ids of rows `0 .. ids.length - 1` and rows per id. The encoder
    * must be empty.
    */
-  adopt(dictionary: string[], ids: RowIds, counts: Uint32Array): void {
-    if (this.dictionary.length > 0 || this.sealed.length > 0) throw new Error('table encoder: adopt() into a column that has rows');
+  adopt(dictionary: string[], ids: RowIds, counts: Uint32Array, deferred?: DeferredTexts): void {
+    if (this.size > 0 || this.sealed.length > 0) throw new Error('table encoder: adopt() into a column that has rows');
     for (const value of dictionary) this.dictionary.push(value);
+    if (deferred !== undefined && deferred.count > 0) this.deferTexts(deferred);
     this.current = ids;
     this.limit = idLimit(ids);
     this.counted = counts;
@@ -307,9 +313,44 @@ export class ColumnEncoder extends ChunkedRows<RowIds> {
     this.mapped = this.dictionary.length;
   }
 
+  /**
+   * Values numbered over their bytes (PlainTextColumn) and kept so: ids 1 .. texts.count are
+   * theirs, and `texts` may grow as more are numbered (call again). The column's dictionary
+   * stays empty until a value is numbered here (then the texts become strings), or until
+   * the table is finished (then its RawColumn makes them on first read).
+   */
+  deferTexts(texts: DeferredTexts): void {
+    if (this.dictionary.length > 0) throw new Error('table encoder: deferTexts() into a column that has values');
+    this.deferred = texts;
+    const count = texts.count;
+    if (count >= this.counted.length) this.counted = grownCounts(this.counted, count);
+    if (count > this.limit) {
+      this.current = widened(this.current, count);
+      this.limit = idLimit(this.current);
+    }
+  }
+
+  /** The deferred values (see deferTexts), if the dictionary is still held as bytes. */
+  get deferredTexts(): DeferredTexts | undefined {
+    return this.deferred;
+  }
+
+  /** Distinct values so far (deferred or not). */
+  get size(): number {
+    return this.deferred?.count ?? this.dictionary.length;
+  }
+
+  /** Turns deferred values into the dictionary's strings. */
+  makeTexts(): void {
+    const texts = this.deferred;
+    if (texts === undefined) return;
+    this.deferred = undefined;
+    for (const value of texts.texts()) this.dictionary.push(value);
+  }
+
   /** Rows per id (index 0 unused), for rows `0 .. rows - 1` once all are set. */
   counts(): Uint32Array {
-    const counts = this.counted.slice(0, this.dictionary.length + 1);
+    const counts = this.counted.slice(0, this.size + 1);
     counts[0] = 0;
     return counts;
   }

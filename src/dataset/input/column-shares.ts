@@ -4,6 +4,8 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { CrosstabError, ErrorCode } from '../../errors.js';
 import type { RowIds } from './row-ids.js';
+import type { ColumnEncoder } from './column-encoder.js';
+import { DeferredTexts, type DeferredTextsData } from './deferred-texts.js';
 
 /**
  * Columns of a typed input (Parquet, Arrow IPC) read by worker threads, each column wholly by
@@ -17,6 +19,21 @@ export interface ShareResult {
   dictionary: string[];
   counts: Uint32Array;
   ids: RowIds;
+  /** Values kept as bytes (see DeferredTexts): then `dictionary` is empty. */
+  deferred?: DeferredTextsData;
+}
+
+/** A worker's column as a ShareResult, and the buffers to transfer (not copy) with it. */
+export function shareResult(position: number, target: ColumnEncoder, rows: number): { result: ShareResult; transfer: ArrayBuffer[] } {
+  const deferred = target.deferredTexts?.data();
+  const result: ShareResult = { position, dictionary: target.dictionary, counts: target.counts(), ids: target.take(rows), ...(deferred === undefined ? {} : { deferred }) };
+  const transfer = [result.counts.buffer as ArrayBuffer, ...(wholeBuffer(result.ids) ? [result.ids.buffer as ArrayBuffer] : []), ...(deferred === undefined ? [] : [deferred.bytes.buffer as ArrayBuffer, deferred.ends.buffer as ArrayBuffer])];
+  return { result, transfer };
+}
+
+/** Puts a worker's column into the calling thread's encoder. */
+export function adoptShare(target: ColumnEncoder, { dictionary, ids, counts, deferred }: ShareResult): void {
+  target.adopt(dictionary, ids, counts, deferred === undefined ? undefined : DeferredTexts.from(deferred));
 }
 
 /**

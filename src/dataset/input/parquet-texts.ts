@@ -1,6 +1,7 @@
 import { csvEncoderModule } from '../../kernel/wasm-module.js';
 import type { ColumnEncoder } from './table-encoder.js';
 import { Utf8Text } from './utf8-text.js';
+import { DeferredTexts } from './deferred-texts.js';
 
 /** The exports of build/csv.wasm this file calls (assembly/csv.ts). */
 interface TextExports {
@@ -31,6 +32,12 @@ export class PlainTextColumn {
   private toColumn: Uint32Array | undefined;
   /** Texts read with U+FFFD, by text: their column ids. */
   private readonly lossy = new Map<string, number>();
+  /**
+   * The values as bytes while every one decodes one to one (see DeferredTexts): no string is
+   * made for them unless the column is kept. Undefined once a value did not (or the target
+   * had values of its own): from then on values become strings as they are numbered.
+   */
+  private deferred: DeferredTexts | undefined;
   private source = 0;
   private sourceBytes = 0;
   private ids = 0;
@@ -47,6 +54,7 @@ export class PlainTextColumn {
     this.wasm = instance.exports as unknown as TextExports;
     if (typeof this.wasm.encodeLengthPrefixed !== 'function') throw new Error('build/csv.wasm is older than this code: run `npm run build:wasm`');
     this.dict = this.wasm.newDictionaries(1);
+    if (target.size === 0) this.deferred = new DeferredTexts();
   }
 
   /**
@@ -84,6 +92,20 @@ export class PlainTextColumn {
     const start = wasm.dictionaryNewValues(this.dict, this.known + 1, lengthsAt);
     const memory = new Uint8Array(wasm.memory.buffer);
     const lengths = new Uint32Array(wasm.memory.buffer, lengthsAt, fresh);
+    if (this.deferred !== undefined) {
+      let bytes = 0;
+      for (let k = 0; k < fresh; k++) bytes += lengths[k]!;
+      const values = memory.subarray(start, start + bytes);
+      // Still the target's only values (nothing else numbered any), and they decode one to one.
+      if (this.target.deferredTexts === (this.known === 0 ? undefined : this.deferred) && this.target.size === this.known && DeferredTexts.keeps(values)) {
+        this.deferred.add(values, lengths);
+        this.known = count;
+        this.target.deferTexts(this.deferred);
+        return;
+      }
+      this.target.makeTexts();
+      this.deferred = undefined;
+    }
     const text = new Utf8Text(memory);
     const values: string[] = [];
     let at = start;

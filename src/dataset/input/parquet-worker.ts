@@ -9,9 +9,9 @@
 import { closeSync, openSync, readSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import { CrosstabError } from '../../errors.js';
-import { wholeBuffer } from './column-shares.js';
+import { shareResult } from './column-shares.js';
 import { chunkFailure, storeColumnChunk } from './parquet-chunk.js';
-import type { ShareResult, ShareTask } from './parquet-share.js';
+import type { ShareTask } from './parquet-share.js';
 import { ColumnEncoder } from './table-encoder.js';
 
 const port = parentPort;
@@ -36,8 +36,8 @@ try {
         throw chunkFailure(path, column.name, chunk.group, error);
       }
     }
-    const result: ShareResult = { position: column.position, dictionary: target.dictionary, counts: target.counts(), ids: target.take(rows) };
-    port.postMessage({ column: result }, [result.counts.buffer as ArrayBuffer, ...(wholeBuffer(result.ids) ? [result.ids.buffer as ArrayBuffer] : [])]);
+    const { result, transfer } = shareResult(column.position, target, rows);
+    port.postMessage({ column: result }, transfer);
   }
   port.postMessage({ done: true });
 } catch (error) {

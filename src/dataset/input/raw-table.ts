@@ -14,6 +14,12 @@ export interface RawColumn {
    */
   dictionary: string[];
   /**
+   * Set while `dictionary` is not made yet (an id-like text column's values kept as bytes,
+   * see deferred-texts.ts): how many values it has and the first of them. Reading
+   * `dictionary` makes it (and removes this).
+   */
+  deferred?: { count: number; first: string };
+  /**
    * Rows per id (`counts[k]` rows have id k; index 0 unused), when the reader counted them
    * as it read: the compiler then need not pass over the ids to count.
    */

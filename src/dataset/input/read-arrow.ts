@@ -4,6 +4,7 @@ import { registerArrowCodecs } from './arrow-codecs.js';
 import { batchFieldBytes, type BatchColumns, readBatchColumns, wholeBatch } from './arrow-batch-columns.js';
 import { cellReader, storeColumnar, TextColumns } from './arrow-columns.js';
 import { handOutArrowColumns, manyDistinct } from './arrow-share.js';
+import { adoptShare } from './column-shares.js';
 import type { RawTable, ReadOptions } from './raw-table.js';
 import { checkTrailer, readTypedFile } from './input-file.js';
 import { inputError, TableEncoder } from './table-encoder.js';
@@ -72,9 +73,10 @@ export async function readArrow(path: string, options: ReadOptions): Promise<Raw
         batchIndex++;
         if (batches > 0) options.onProgress?.(Math.round((size * batchIndex) / batches), size);
       }
-      for (const { position, dictionary, ids, counts } of (await handed?.results) ?? []) {
+      for (const share of (await handed?.results) ?? []) {
+        const { position, ids } = share;
         if (ids.length !== rows) throw new Error(`a build worker read ${ids.length} rows of column "${fields[position]!.name}" where this thread read ${rows}: was the file changed while it was read?`);
-        encoder.columns[position]!.adopt(dictionary, ids, counts);
+        adoptShare(encoder.columns[position]!, share);
       }
     } finally {
       await handed?.stop();

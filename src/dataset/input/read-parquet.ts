@@ -4,6 +4,7 @@ import { compressors } from 'hyparquet-compressors';
 import { CrosstabError } from '../../errors.js';
 import { chunkFailure, chunkRange, type FlatColumn, flatType, storeColumnChunk, unreadEncoding } from './parquet-chunk.js';
 import { type FlatColumnAt, handOutColumns } from './parquet-share.js';
+import { adoptShare } from './column-shares.js';
 import { PlainTextColumn } from './parquet-texts.js';
 import type { RawTable, ReadOptions } from './raw-table.js';
 import { decimalText } from '../../text/decimal-text.js';
@@ -76,7 +77,7 @@ export async function readParquet(path: string, options: ReadOptions): Promise<R
     }
     try {
       await readHere(path, handle, size, file, metadata, flat, positions, encoder, slow, handed?.names ?? new Set(), options, conversions);
-      for (const { position, dictionary, ids, counts } of (await handed?.results) ?? []) encoder.columns[position]!.adopt(dictionary, ids, counts);
+      for (const share of (await handed?.results) ?? []) adoptShare(encoder.columns[share.position]!, share);
     } finally {
       await handed?.stop();
     }

@@ -4,6 +4,7 @@ import type { RawColumn, RawTable, RawWeight, ReadOptions } from './raw-table.js
 import { ColumnEncoder, type SourceColumn } from './column-encoder.js';
 import { inputError, type Place, placedError } from './input-errors.js';
 import { WeightEncoder } from './weight-encoder.js';
+import { deferDictionary } from './deferred-texts.js';
 
 /**
  * The one encoder of every input reader (CSV, SPSS, Parquet, Arrow): picks out the weights,
@@ -81,6 +82,8 @@ export class TableEncoder {
       if (!column) continue;
       const { name, label, valueLabels } = column.source;
       const raw: RawColumn = { name, dictionary: column.dictionary, counts: column.counts(), ids: column.take(rows) };
+      const deferred = column.deferredTexts;
+      if (deferred !== undefined) deferDictionary(raw, deferred);
       if (label !== undefined && label !== '') raw.label = label;
       if (valueLabels !== undefined && Object.keys(valueLabels).length > 0) raw.valueLabels = valueLabels;
       columns.push(raw);

@@ -1,0 +1,118 @@
+// Text columns numbered over their bytes (Parquet PLAIN pages, Arrow Utf8) keep their distinct
+// values as bytes and make strings only when the dictionary is read: an id-like column is
+// skipped without one string made, a kept column reads exactly the texts of a decoder that
+// makes them as it goes (invalid UTF-8 and U+FFFD included: values that decode the same are
+// one value), and a column whose pages mix both ways numbers its values the same.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { afterAll, describe, expect, it } from 'vitest';
+import { classifyColumn } from '../src/dataset/build/classify.js';
+import { PlainTextColumn } from '../src/dataset/input/parquet-texts.js';
+import { readParquet } from '../src/dataset/input/read-parquet.js';
+import { ColumnEncoder, TableEncoder } from '../src/dataset/input/table-encoder.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'crosstab-deferred-texts-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** Length-prefixed values as a PLAIN BYTE_ARRAY page holds them. */
+function page(values: Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(values.reduce((sum, value) => sum + 4 + value.length, 0));
+  let at = 0;
+  for (const value of values) {
+    new DataView(out.buffer).setUint32(at, value.length, true);
+    out.set(value, at + 4);
+    at += 4 + value.length;
+  }
+  return out;
+}
+
+/** First-seen numbering of the values as TextDecoder reads them (malformed bytes as U+FFFD); empty is blank (0). */
+function reference(pages: Uint8Array[][]): { dictionary: string[]; ids: number[] } {
+  const decoder = new TextDecoder();
+  const dictionary: string[] = [];
+  const ids = pages.flat().map((bytes) => {
+    const text = decoder.decode(bytes);
+    if (text === '') return 0;
+    const at = dictionary.indexOf(text);
+    return at >= 0 ? at + 1 : dictionary.push(text);
+  });
+  return { dictionary, ids };
+}
+
+function encodePages(pages: Uint8Array[][]): { encoder: ColumnEncoder; ids: number[] } {
+  const table = new TableEncoder('t', 'test', [{ name: 'x' }, { name: 'w' }], { weights: ['w'] });
+  const encoder = table.columns[0]!;
+  const texts = new PlainTextColumn(encoder);
+  let row = 0;
+  for (const values of pages) {
+    const { ids } = texts.encode(page(values), 0, values.length);
+    encoder.setIds(row, ids);
+    row += values.length;
+  }
+  return { encoder, ids: Array.from(encoder.take(row)) };
+}
+
+const utf8 = (text: string) => new TextEncoder().encode(text);
+
+describe('deferred text dictionaries', () => {
+  it('keep valid UTF-8 as bytes and read back as the texts', () => {
+    const pages = [[utf8('héllo'), utf8('a'), utf8(''), utf8('a'), utf8('日本')], [utf8('b'), utf8('héllo'), utf8('c')]];
+    const { encoder, ids } = encodePages(pages);
+    expect(encoder.deferredTexts?.count).toBe(5);
+    expect(encoder.dictionary).toEqual([]);
+    encoder.makeTexts();
+    const want = reference(pages);
+    expect(encoder.dictionary).toEqual(want.dictionary);
+    expect(ids).toEqual(want.ids);
+  });
+
+  it('turn to strings at the first page with malformed UTF-8 or U+FFFD, numbering as a decoder does', () => {
+    // 0xff and 0xfe both read as U+FFFD, as does the literal U+FFFD: one value.
+    const pages = [
+      [utf8('a'), utf8('b')],
+      [utf8('c'), Uint8Array.of(0xff), utf8('a'), Uint8Array.of(0xfe)],
+      [utf8('\uFFFD'), utf8('d'), Uint8Array.of(0x61, 0xff)],
+    ];
+    const { encoder, ids } = encodePages(pages);
+    expect(encoder.deferredTexts).toBeUndefined();
+    const want = reference(pages);
+    expect(want.dictionary).toEqual(['a', 'b', 'c', '\uFFFD', 'd', 'a\uFFFD']);
+    expect(encoder.dictionary).toEqual(want.dictionary);
+    expect(ids).toEqual(want.ids);
+  });
+
+  it('make the strings when another value comes to the column another way', () => {
+    const encoder = new TableEncoder('t', 'test', [{ name: 'x' }, { name: 'w' }], { weights: ['w'] }).columns[0]!;
+    encoder.setIds(0, new PlainTextColumn(encoder).encode(page([utf8('x1'), utf8('x2')]), 0, 2).ids);
+    expect(encoder.deferredTexts?.count).toBe(2);
+    encoder.set(2, 'x3');
+    expect(encoder.deferredTexts).toBeUndefined();
+    expect(encoder.dictionary).toEqual(['x1', 'x2', 'x3']);
+    expect(Array.from(encoder.take(3))).toEqual([1, 2, 3]);
+  });
+
+  it('skip an id-like Parquet text column without making its strings; a kept one reads as before', async () => {
+    const duck = await (await DuckDBInstance.create(':memory:')).connect();
+    const path = join(dir, 'ids.parquet');
+    await duck.run(`COPY (SELECT 'HU' || lpad((i // 2)::VARCHAR, 9, '0') AS serial, (i % 3)::VARCHAR || 'x' AS few, 1.0::DOUBLE AS w FROM range(50000) r(i))
+      TO '${path}' (FORMAT parquet, DICTIONARY_COMPRESSION_RATIO_THRESHOLD -1, ROW_GROUP_SIZE 20000)`);
+    const table = await readParquet(path, { weights: ['w'], threads: 0 });
+    const [serial, few] = table.columns;
+    expect(serial!.deferred).toEqual({ count: 25000, first: 'HU000000000' });
+    expect(classifyColumn(serial!, table.rows)).toEqual({ kind: 'skip', reason: 'id-like: 25000 distinct text values in 50000 rows' });
+    // Deciding to skip it made no strings.
+    expect(serial!.deferred).toBeDefined();
+    expect(classifyColumn(few!, table.rows)).toEqual({ kind: 'text' });
+    expect(few!.dictionary).toEqual(['0x', '1x', '2x']);
+    const dictionary = serial!.dictionary;
+    expect(dictionary.length).toBe(25000);
+    expect(dictionary[12345]).toBe(`HU${String(12345).padStart(9, '0')}`);
+    expect(Array.from(serial!.ids.subarray(0, 5))).toEqual([1, 1, 2, 2, 3]);
+    // A write replaces the dictionary (the build lets a skipped column go so).
+    serial!.dictionary = [];
+    expect(serial!.deferred).toBeUndefined();
+    expect(serial!.dictionary).toEqual([]);
+  }, 60_000);
+});
