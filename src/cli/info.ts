@@ -46,7 +46,11 @@ export function registerInfoCommand(program: Command): void {
           `${info.name} (survey ${info.survey}): ${formatNumber(info.respondents, 0)} respondents; weights ${info.weights.join(', ')}; units ${info.units}; ` +
             `unstable at <= ${formatNumber(info.stability.cautionMax, 0)} respondents\n` +
             `design: ${info.design.description}\n` +
-            `blank answers: shown in tables as "${info.missingLabel}" (VAR=NA); the "blank" column counts them\n\n`,
+            `blank answers: shown in tables as "${info.missingLabel}" (VAR=NA); the "blank" column counts them\n` +
+            (info.weightsFile
+              ? `weights file: ${info.weightsFile.file} adds ${info.weightsFile.weights.join(', ')} (written ${info.weightsFile.createdAt} for this build, dataset checksum ${info.weightsFile.datasetChecksum.slice(0, 12)})\n`
+              : '') +
+            '\n',
         );
         const rows = info.variables.map((v) => [
           nameText(v.name),
