@@ -50,7 +50,7 @@ async function tables(dataset: Dataset, variables: string[], weight: string) {
 }
 
 describe.each([
-  { survey: 'gss' as const, fixture: 'gss-rake', also: ['year', 'age'] },
+  { survey: 'gss' as const, fixture: 'gss-rake', also: ['polviews'] },
   { survey: 'nhanes' as const, fixture: 'nhanes-linear', also: ['HI_CHOL'] },
 ])('$survey: a weight in the weights file answers as the rewritten file', ({ survey, fixture: name, also }) => {
   it('gives the same weights (R\'s), tables, standard errors and export as --out', async () => {
