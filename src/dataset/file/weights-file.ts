@@ -87,6 +87,7 @@ export function openWeightsFile(
     const weightBytes = paddedSize(dataset.words * 64 * 8);
     const entries: BufferEntry[] = [];
     const batchReads: OpenedWeightsFile['batchReads'] = [];
+    let malformed: string | undefined;
     for (const batch of batches) {
       const rows = reading.readRows(path, fd, batch, at);
       const values = batch.fields[at.data]![2]!;
@@ -98,8 +99,9 @@ export function openWeightsFile(
         row.fileOffset = values.offset + row.ptr;
         row.ptr += ptr;
         row.file = { fd, path };
-        if (row.kind !== BufferKind.weights || row.count !== dataset.meta.respondents || row.stored !== weightBytes) {
-          throw weightsFileError(path, `has a buffer ${entries.length} (${row.name}) that is not a weight of ${dataset.meta.respondents} respondents`);
+        // Judged after the checksum and the dataset it was made for: beside another build, that is the error to give.
+        if (malformed === undefined && (row.kind !== BufferKind.weights || row.count !== dataset.meta.respondents || row.stored !== weightBytes)) {
+          malformed = `has a buffer ${entries.length} (${row.name}) that is not a weight of ${dataset.meta.respondents} respondents`;
         }
         entries.push(row);
       }
@@ -120,6 +122,7 @@ export function openWeightsFile(
         `Remove ${path} and run \`crosstab weight\` again on the dataset as it is now, or put back the build the weights were made from.`,
       );
     }
+    if (malformed !== undefined) throw weightsFileError(path, malformed);
     const own = new Set(dataset.meta.weights.map((weight) => weight.name));
     const seen = new Set<string>();
     const fits =
