@@ -60,6 +60,8 @@ export { DEFAULT_MISSING_LABEL } from './facade/types.js';
 export { valueExpression, MAX_AXIS } from './facade/axes.js';
 export { tabbook } from './report/tabbook.js';
 export type { TabbookOptions } from './report/tabbook.js';
+export { expandTabbookAudiences, tabbookUsesAudiences } from './report/tabbook-audiences.js';
+export type { TabbookAudiences } from './report/tabbook-audiences.js';
 export { writeTabbook, TABBOOK_FORMATS, TABBOOK_LAYOUTS } from './report/index.js';
 export type { Tabbook, TabbookTable, TabbookFormat, TabbookLayout, WriteTabbookOptions } from './report/index.js';
 export { TableRenderer } from './report/index.js';

@@ -47,6 +47,7 @@ export function registerInfoCommand(program: Command): void {
             `unstable at <= ${formatNumber(info.stability.cautionMax, 0)} respondents\n` +
             `design: ${info.design.description}\n` +
             `blank answers: shown in tables as "${info.missingLabel}" (VAR=NA); the "blank" column counts them\n` +
+            (info.idColumn === undefined ? '' : `respondent ids: ${nameText(info.idColumn)} (kept as given for \`crosstab export\`; not a variable)\n`) +
             (info.weightsFile
               ? `weights file: ${info.weightsFile.file} adds ${info.weightsFile.weights.join(', ')} (written ${info.weightsFile.createdAt} for this build, dataset checksum ${info.weightsFile.datasetChecksum.slice(0, 12)})\n`
               : '') +

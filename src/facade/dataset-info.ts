@@ -49,6 +49,7 @@ export function describeDataset(data: Pick<LoadedDataset, 'meta' | 'checksum' | 
       ? { weightsFile: { file: data.weightsFile.path, weights: [...data.weightsFile.weights], checksum: data.weightsFile.checksum, datasetChecksum: data.weightsFile.datasetChecksum, createdAt: data.weightsFile.createdAt } }
       : {}),
     missingLabel: meta.missingLabel ?? DEFAULT_MISSING_LABEL,
+    ...(meta.id === undefined ? {} : { idColumn: meta.id.column }),
   };
 }
 
