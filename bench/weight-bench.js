@@ -4,7 +4,12 @@
 // R's survey::rake() on the same data, same targets and same convergence rule in the same
 // run. Before anything is reported, the engine's weighted total of every cell of the four
 // variables is checked against R's (1e-9 relative): a disagreement stops the run.
-//   node bench/weight-bench.js [--quick] [--no-r] [--scale N] [--r-scale] [--json out.json] [--md out.md]
+//   node bench/weight-bench.js [--quick] [--no-r] [--scale N] [--r-scale] [--full] [--json out.json] [--md out.md]
+// --full: `crosstab weight` end to end (the CLI in its own process: Node's start, open, read,
+// rake, write) on the default build of the whole ACS file (`crosstab build acs.csv.gz --weight
+// PWGTP --survey ACS`, 256 MB, built once into the cache), to the weights file (the default) and
+// with --out (the whole dataset rewritten), same targets; the two answer alike (every R cell's
+// weighted total equal to the bit, and to R's to 1e-9) before anything is reported.
 // The engine's time is the whole weightDataset() call (open, read, rake, write the new
 // file; the bench dataset holds only the four variables, as R reads only them); R's is
 // rake() alone (reading the CSV is reported apart). Each engine run is a child process
@@ -13,8 +18,8 @@
 // built once into the cache), engine only unless --r-scale, which runs R on it too when
 // N x R's peak RSS at 1 x is below half the free memory (else the bench says it was not run).
 import { execFileSync, spawnSync } from 'node:child_process';
-import { freemem } from 'node:os';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { freemem, loadavg } from 'node:os';
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { dataDir, repoRoot } from './lib/datasets.js';
@@ -97,6 +102,62 @@ if (withR) {
   r.worstRelativeDifference = worst;
 }
 
+// --full: the whole ACS dataset as users build it, weighted by the CLI end to end.
+let full;
+if (args.includes('--full')) {
+  const cli = join(repoRoot, 'dist', 'cli', 'main.js');
+  const fullDataset = join(cache, 'acs-full.arrow');
+  if (!existsSync(fullDataset)) {
+    console.log('weight bench: building the whole ACS dataset (default build)...');
+    execFileSync(process.execPath, [cli, 'build', input, '--weight', 'PWGTP', '--survey', 'ACS', '--out', fullDataset, '--quiet'], { stdio: 'inherit' });
+  }
+  const wholeOut = join(cache, 'acs-full-weighted.arrow');
+  const weightsFile = `${fullDataset}.weights`;
+  const cliRun = (extra) => {
+    const start = performance.now();
+    const text = execFileSync(process.execPath, [cli, 'weight', fullDataset, '--targets', targetsFile, '--method', 'rake', '--name', 'wt_rake', '--epsilon', String(targets.epsilon), '--max-iterations', String(targets.maxIterations), '--json', ...extra], { encoding: 'utf8', maxBuffer: 256 << 20 });
+    const seconds = (performance.now() - start) / 1000;
+    const parsed = JSON.parse(text);
+    return { seconds, bytes: parsed.bytes, iterations: parsed.sets[0].iterations, written: parsed.written };
+  };
+  const sideRuns = [];
+  const wholeRuns = [];
+  for (let i = 0; i < reps; i++) {
+    // The --out run first, from the dataset alone; then the weights file, made anew each time.
+    rmSync(weightsFile, { force: true });
+    rmSync(wholeOut, { force: true });
+    wholeRuns.push(cliRun(['--out', wholeOut]));
+    sideRuns.push(cliRun([]));
+  }
+  // Answers: every cell of the four variables (R's cells when R ran) from the weights file equals the rewritten file's, to the bit.
+  const side = await api.openDataset(fullDataset);
+  const whole = await api.openDataset(wholeOut);
+  let cells = 0;
+  let worstR = 0;
+  try {
+    const list = r ? r.cells.map((cell) => ({ base: cell.cell.map((value, j) => `${VARIABLES[j]}=${value}`).join(' AND '), weighted: cell.weighted })) : VARIABLES.flatMap((name) => side.info.variables.find((v) => v.name === name).values.map((v) => ({ base: `${name}=${v.value}` })));
+    for (const cell of list) {
+      const [a, b] = await Promise.all([side, whole].map((d) => d.crosstab({ base: cell.base, targets: ['*'], weight: 'wt_rake' })));
+      if (a.base.weighted !== b.base.weighted || a.base.respondents !== b.base.respondents) throw new Error(`something is off: ${cell.base} weighs ${a.base.weighted} with the weights file, ${b.base.weighted} in the rewritten file`);
+      if (cell.weighted !== undefined) worstR = Math.max(worstR, Math.abs(a.base.weighted - cell.weighted) / cell.weighted);
+      cells++;
+    }
+  } finally {
+    side.close();
+    whole.close();
+  }
+  if (r && !(worstR < 1e-9)) throw new Error(`something is off: the weights file's cell totals differ from R's by ${worstR} relative`);
+  const best = (runs) => Math.min(...runs.map((run) => run.seconds));
+  full = {
+    dataset: { path: fullDataset, bytes: statSync(fullDataset).size, build: 'crosstab build acs_pums_2024_person.csv.gz --weight PWGTP --survey ACS' },
+    weightsFile: { seconds: best(sideRuns), samples: sideRuns.map((run) => run.seconds), bytes: sideRuns[0].bytes, iterations: sideRuns[0].iterations },
+    out: { seconds: best(wholeRuns), samples: wholeRuns.map((run) => run.seconds), bytes: wholeRuns[0].bytes },
+    cellsChecked: cells,
+    ...(r ? { worstRelativeDifferenceToR: worstR, rOverWeightsFile: r.rakeSeconds / best(sideRuns), rOverOut: r.rakeSeconds / best(wholeRuns) } : {}),
+    what: '`crosstab weight` as a child process, wall clock from spawn to exit (Node start, open, read, rake, write, report); best of the runs',
+  };
+}
+
 // N x ACS: the five columns repeated N times, built once.
 const scale = Number(flag('--scale') ?? 8);
 let scaled;
@@ -123,12 +184,14 @@ if (scale > 1) {
 const result = {
   date: new Date().toISOString(),
   machine: describeMachine(),
-  note: 'The machine is shared (8 helpers on 2 cores): times are noisy; compare the ratio, measured in the same run.',
+  note: flag('--note') ?? (loadavg()[0] > describeMachine().cores ? `The machine was loaded (load average ${loadavg()[0].toFixed(1)} on ${describeMachine().cores} cores at the end): times are noisy; compare the ratios, measured in the same run.` : `The machine was quiet (load average ${loadavg()[0].toFixed(1)} on ${describeMachine().cores} cores at the end).`),
   shape: `ACS PUMS 2024, ${report.respondents.toLocaleString('en-US')} respondents, rake on ${VARIABLES.join(', ')} (epsilon ${targets.epsilon} of the total, at most ${targets.maxIterations} passes)`,
   iterations: report.sets[0].iterations,
   engineRuns: reps,
   engine: { seconds: engine, samples: engineSeconds, peakRssBytes: enginePeak, what: 'weightDataset(): open, read, rake, write (child process; peak RSS = its VmHWM, Node included)' },
   ...(r ? { r: { seconds: r.rakeSeconds, readSeconds: r.readSeconds, peakRssBytes: r.peakRssBytes, version: r.r, survey: r.survey, cellsChecked: r.cells.length, worstRelativeDifference: r.worstRelativeDifference }, ratio: r.rakeSeconds / engine } : {}),
+  ...(full ? { full } : {}),
+  loadAverageAtEnd: loadavg(),
   ...(scaled ? { scaled: { ...scaled, r: scaled.r ? { seconds: scaled.r.rakeSeconds, readSeconds: scaled.r.readSeconds, peakRssBytes: scaled.r.peakRssBytes } : undefined } } : {}),
 };
 console.log(`\nweight bench: ${result.shape}`);
@@ -136,6 +199,7 @@ const gb = (bytes) => `${(bytes / 2 ** 30).toFixed(2)} GB`;
 console.log(`  engine weightDataset(): ${engine.toFixed(2)} s (best of ${reps}; ${report.sets[0].iterations} passes), peak RSS ${gb(enginePeak)}`);
 if (scaled) console.log(`  ${scale} x ACS (${scaled.respondents.toLocaleString('en-US')} respondents): engine ${scaled.engine.seconds.toFixed(2)} s, peak RSS ${gb(scaled.engine.peakRssBytes)}${scaled.r ? `; R rake() ${scaled.r.rakeSeconds.toFixed(1)} s, peak RSS ${gb(scaled.r.peakRssBytes)}` : scaled.rNotRun ? `; R not run: ${scaled.rNotRun}` : ''}`);
 if (r) console.log(`  R rake():               ${r.rakeSeconds.toFixed(2)} s (reading the CSV: ${r.readSeconds.toFixed(1)} s), peak RSS ${r.peakRssBytes ? gb(r.peakRssBytes) : '?'}; R / engine = ${result.ratio.toFixed(1)}x; ${r.cells.length} cells agree to ${r.worstRelativeDifference.toExponential(1)}`);
+if (full) console.log(`  crosstab weight, whole ACS (${(full.dataset.bytes / 1e6).toFixed(0)} MB dataset), end to end: weights file ${full.weightsFile.seconds.toFixed(2)} s (${(full.weightsFile.bytes / 1e6).toFixed(1)} MB written), --out ${full.out.seconds.toFixed(2)} s (${(full.out.bytes / 1e6).toFixed(0)} MB)${r ? `; R rake() / weights file = ${full.rOverWeightsFile.toFixed(1)}x` : ''}; ${full.cellsChecked} cells equal`);
 const json = flag('--json');
 if (json) writeFileSync(json, `${JSON.stringify(result, null, 2)}\n`);
 const md = flag('--md');
@@ -146,5 +210,8 @@ if (md) {
     memoryRows.push(`| ${scale} x ACS (${scaled.respondents.toLocaleString('en-US')}) | engine | ${scaled.engine.seconds.toFixed(2)} | ${gb(scaled.engine.peakRssBytes)} |`);
     memoryRows.push(scaled.r ? `| ${scale} x ACS | R rake() | ${scaled.r.rakeSeconds.toFixed(2)} | ${gb(scaled.r.peakRssBytes)} |` : `| ${scale} x ACS | R rake() | not run: ${scaled.rNotRun} | |`);
   }
-  writeFileSync(md, `# Weighting bench, ${result.date.slice(0, 10)}\n\n${result.note}\n\n${result.shape}\n\n| | seconds |\n|---|---:|\n| engine weightDataset() (open, read, rake, write) | ${engine.toFixed(2)} |\n${r ? `| R survey::rake() (rake only; reading the CSV ${r.readSeconds.toFixed(1)} s) | ${r.rakeSeconds.toFixed(2)} |\n\nR / engine: **${result.ratio.toFixed(1)}x**. ${r.cells.length} cells checked, worst relative difference ${r.worstRelativeDifference.toExponential(1)}.\n` : ''}\n## Time and peak RSS (each run its own process)\n\n| data | | seconds | peak RSS |\n|---|---|---:|---:|\n${memoryRows.join('\n')}\n\nMachine: ${result.machine.cpuModel}, ${result.machine.cores} cores, ${(result.machine.memoryBytes / 2 ** 30).toFixed(0)} GiB, load ${result.machine.loadAverageAtStart.map((l) => l.toFixed(2)).join(' ')}, Node ${result.machine.node}.\n`);
+  const fullText = full
+    ? `## crosstab weight end to end, whole ACS\n\nThe default build (\`${full.dataset.build}\`, ${(full.dataset.bytes / 1e6).toFixed(0)} MB); ${full.what}.\n\n| | seconds (best of ${reps}) | runs | written |\n|---|---:|---|---:|\n| crosstab weight (weights file) | ${full.weightsFile.seconds.toFixed(2)} | ${full.weightsFile.samples.map((x) => x.toFixed(2)).join(', ')} | ${(full.weightsFile.bytes / 1e6).toFixed(1)} MB |\n| crosstab weight --out (whole dataset) | ${full.out.seconds.toFixed(2)} | ${full.out.samples.map((x) => x.toFixed(2)).join(', ')} | ${(full.out.bytes / 1e6).toFixed(0)} MB |\n${r ? `| R survey::rake() (rake only) | ${r.rakeSeconds.toFixed(2)} | | |\n\nR / weights file: **${full.rOverWeightsFile.toFixed(1)}x**; R / --out: ${full.rOverOut.toFixed(1)}x. ` : '\n'}${full.cellsChecked} cells equal to the bit between the weights file and the rewritten file${r ? `, within ${full.worstRelativeDifferenceToR.toExponential(1)} of R's` : ''}.\n\n`
+    : '';
+  writeFileSync(md, `# Weighting bench, ${result.date.slice(0, 10)}\n\n${result.note}\n\n${result.shape}\n\n${fullText}| | seconds |\n|---|---:|\n| engine weightDataset() (open, read, rake, write) | ${engine.toFixed(2)} |\n${r ? `| R survey::rake() (rake only; reading the CSV ${r.readSeconds.toFixed(1)} s) | ${r.rakeSeconds.toFixed(2)} |\n\nR / engine: **${result.ratio.toFixed(1)}x**. ${r.cells.length} cells checked, worst relative difference ${r.worstRelativeDifference.toExponential(1)}.\n` : ''}\n## Time and peak RSS (each run its own process)\n\n| data | | seconds | peak RSS |\n|---|---|---:|---:|\n${memoryRows.join('\n')}\n\nMachine: ${result.machine.cpuModel}, ${result.machine.cores} cores, ${(result.machine.memoryBytes / 2 ** 30).toFixed(0)} GiB, load ${result.machine.loadAverageAtStart.map((l) => l.toFixed(2)).join(' ')} at the start, ${result.loadAverageAtEnd.map((l) => l.toFixed(2)).join(' ')} at the end, Node ${result.machine.node}.\n`);
 }

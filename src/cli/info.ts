@@ -48,6 +48,9 @@ export function registerInfoCommand(program: Command): void {
             `design: ${info.design.description}\n` +
             `blank answers: shown in tables as "${info.missingLabel}" (VAR=NA); the "blank" column counts them\n` +
             (info.idColumn === undefined ? '' : `respondent ids: ${nameText(info.idColumn)} (kept as given for \`crosstab export\`; not a variable)\n`) +
+            (info.weightsFile
+              ? `weights file: ${info.weightsFile.file} adds ${info.weightsFile.weights.join(', ')} (written ${info.weightsFile.createdAt} for this build, dataset checksum ${info.weightsFile.datasetChecksum.slice(0, 12)})\n`
+              : '') +
             '\n',
         );
         const rows = info.variables.map((v) => [

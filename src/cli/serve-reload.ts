@@ -1,7 +1,8 @@
 /**
  * Publishing a new build of a served dataset without a restart: `crosstab serve` reloads a
- * dataset file that was replaced (by an atomic rename of a new build or append) on SIGHUP,
- * and with `--watch` when the file's folder says it changed. The new file is opened and
+ * dataset file that was replaced (by an atomic rename of a new build or append), or whose
+ * weights file was written, replaced or removed (`crosstab weight`), on SIGHUP, and with
+ * `--watch` when the file's folder says it changed. The new file is opened and
  * every buffer checked against its checksum first; only then does the handler serve it, in
  * one step, while the requests already running finish on the old version, which is closed
  * with a drain. A file that fails to open, or holds another survey, leaves the old version
@@ -12,6 +13,7 @@ import { stat } from 'node:fs/promises';
 import { basename, dirname, resolve } from 'node:path';
 import { isCrosstabError, type Dataset } from '../index.js';
 import type { CrosstabHandler } from '../http/index.js';
+import { weightsFilePath } from '../dataset/file/weights-file.js';
 
 /** What a reload did, for the serve command's log (and anything else that counts them). */
 export interface ReloadEvent {
@@ -47,14 +49,22 @@ export interface ReloaderOptions {
   settleMs?: number;
 }
 
-/** Device, inode, size and modification time: a rename or a rewrite of the file changes it. */
+/**
+ * Device, inode, size and modification time of the dataset file and of its weights file (or
+ * its absence): a rename or a rewrite of either changes it, so a new weights file (`crosstab
+ * weight`) is reloaded as a new build is. undefined: the dataset file cannot be read.
+ */
 export async function fileIdentity(path: string): Promise<string | undefined> {
-  try {
-    const info = await stat(path, { bigint: true });
-    return `${info.dev}:${info.ino}:${info.size}:${info.mtimeNs}`;
-  } catch {
-    return undefined;
-  }
+  const identity = async (file: string) => {
+    try {
+      const info = await stat(file, { bigint: true });
+      return `${info.dev}:${info.ino}:${info.size}:${info.mtimeNs}`;
+    } catch {
+      return undefined;
+    }
+  };
+  const dataset = await identity(path);
+  return dataset === undefined ? undefined : `${dataset}|${(await identity(weightsFilePath(path))) ?? 'no weights file'}`;
 }
 
 export class DatasetReloader {
@@ -89,7 +99,8 @@ export class DatasetReloader {
     for (const [folder, indexes] of byFolder) {
       const watcher = watch(folder, { persistent: false }, (_event, name) => {
         for (const index of indexes) {
-          if (name === null || name === basename(this.options.paths[index] as string)) this.settle(index);
+          const file = basename(this.options.paths[index] as string);
+          if (name === null || name === file || name === basename(weightsFilePath(file))) this.settle(index);
         }
       });
       watcher.on('error', () => {});

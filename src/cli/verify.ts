@@ -13,7 +13,9 @@ export function registerVerifyCommand(program: Command): void {
       try {
         const { buffers, bytes } = ds.verify();
         const ms = performance.now() - started;
-        process.stdout.write(`ok: ${buffers} buffers, ${formatNumber(bytes / 1e6)} MB and the metadata match their checksums (${formatNumber(ms, 0)} ms); dataset checksum ${ds.info.checksum}\n`);
+        process.stdout.write(`ok: ${buffers} buffers, ${formatNumber(bytes / 1e6)} MB and the metadata match their checksums (${formatNumber(ms, 0)} ms); ${
+            ds.info.weightsFile ? `dataset checksum ${ds.info.weightsFile.datasetChecksum}; weights file ${ds.info.weightsFile.file} (${ds.info.weightsFile.weights.join(', ')}) checksum ${ds.info.weightsFile.checksum}` : `dataset checksum ${ds.info.checksum}`
+          }\n`);
       } finally {
         ds.close();
       }

@@ -31,7 +31,8 @@ const g = (value: number) => (Math.abs(value) >= 1e6 || (value !== 0 && Math.abs
 function printReport(report: WeightReport): void {
   const out = process.stdout;
   const baseName = report.baseWeight ?? 'unit weights';
-  out.write(`${report.name}: ${report.method} from ${baseName}, ${formatNumber(report.respondents, 0)} respondents -> ${report.out} (${formatNumber(report.bytes / 1e6)} MB)\n`);
+  const where = report.written === 'weights-file' ? `the weights file ${report.out}` : report.out;
+  out.write(`${report.name}: ${report.method} from ${baseName}, ${formatNumber(report.respondents, 0)} respondents -> ${where} (${formatNumber(report.bytes / 1e6)} MB)\n`);
   if (report.trimmed > 0) out.write(`trimmed ${formatNumber(report.trimmed, 0)} weights to ${report.trim!.join('..')}\n`);
   for (const set of report.sets) {
     out.write(`\n${set.group === undefined ? '' : `group ${set.group}: `}${set.converged ? 'converged' : 'did not converge'} in ${set.iterations} iteration${set.iterations === 1 ? '' : 's'} (${formatNumber(set.respondents, 0)} respondents)\n`);
@@ -52,12 +53,12 @@ function printReport(report: WeightReport): void {
 export function registerWeightCommand(program: Command): void {
   program
     .command('weight')
-    .description('weight a dataset to population targets (rake, post-stratify, calibrate) and write it with the new weight')
+    .description('weight a dataset to population targets (rake, post-stratify, calibrate): the new weight goes to the weights file beside it (or with --out into a new dataset file)')
     .argument('<dataset>', 'dataset file from `crosstab build`')
     .requiredOption('--targets <file>', 'targets JSON (docs/weighting.md)')
     .addOption(new Option('--method <method>', 'weighting method').choices(WEIGHT_METHODS).makeOptionMandatory())
     .requiredOption('--name <weight>', 'name of the new weight')
-    .requiredOption('--out <file>', 'dataset file to write (the input with the new weight added)')
+    .option('--out <file>', 'write a whole new dataset file (the input with the new weight added) instead of the weights file <dataset>.weights')
     .option('--bounds <lo,hi>', 'bounds on new/base weight for linear and logit calibration', parsePair('--bounds'))
     .option('--trim <lo,hi>', 'trim the new weights to [lo, hi], as R trimWeights()', parsePair('--trim'))
     .addOption(new Option('--base-weight <weight>', 'weight to start from (default: the dataset\'s first)').conflicts('unweighted'))
@@ -65,13 +66,25 @@ export function registerWeightCommand(program: Command): void {
     .option('--max-iterations <n>', 'most iterations (default 10 for rake, 50 for calibration)', parseNumber('--max-iterations', true))
     .option('--epsilon <e>', 'convergence threshold as R\'s (rake default 1, calibration 1e-7)', parseNumber('--epsilon', false))
     .option('--json', 'print the report as JSON')
+    .addHelpText(
+      'after',
+      `
+Without --out the dataset file is not rewritten: the new weight goes to <dataset>.weights,
+which every command (and crosstab serve) opens with the dataset, checked against its
+checksum and against the dataset it was made from. A dataset rebuilt, appended to or
+replaced afterwards is refused with its old weights file: weight it again.
+
+Examples:
+  $ crosstab weight survey.arrow --targets targets.json --method rake --name wt_rake
+  $ crosstab weight survey.arrow --targets targets.json --method rake --name wt_rake --out survey-raked.arrow`,
+    )
     .action(async (path: string, flags) => {
       try {
         const report = await weightDataset(path, {
           targets: flags.targets,
           method: flags.method,
           name: flags.name,
-          out: flags.out,
+          ...(flags.out === undefined ? {} : { out: flags.out }),
           ...(flags.bounds === undefined ? {} : { bounds: flags.bounds }),
           ...(flags.trim === undefined ? {} : { trim: flags.trim }),
           ...(flags.baseWeight === undefined ? {} : { baseWeight: flags.baseWeight }),

@@ -198,5 +198,26 @@ export interface StoredMeta {
   id?: { column: string; buffer: number };
 }
 
+/**
+ * A dataset's weights file (`crosstab weight` without `--out`): an Arrow IPC file with the
+ * dataset's buffer table, holding only weight buffers, beside the dataset as its path plus
+ * WEIGHTS_SUFFIX. Its `crosstab.format` is WEIGHTS_FORMAT_VERSION, its `crosstab.meta` a
+ * StoredWeightsFile, its `crosstab.checksum` computed as a dataset's (datasetChecksum()).
+ * It names the checksum of the dataset it was made from: a reader refuses it beside any
+ * other build of that file.
+ */
+export const WEIGHTS_FORMAT_VERSION = 'crosstab-engine-weights/1';
+export const WEIGHTS_SUFFIX = '.weights';
+
+/** The metadata of a weights file. */
+export interface StoredWeightsFile {
+  format: string;
+  /** The dataset the weights belong to: its checksum (crosstab.checksum), respondents and file name when they were made. */
+  dataset: { checksum: string; respondents: number; file: string };
+  /** The weights, in order; `buffer` is a buffer row of this file. */
+  weights: Array<{ name: string; buffer: number; calibration?: StoredCalibration }>;
+  createdAt: string;
+}
+
 /** The hint of a cancelled build's error: what was left behind (nothing) and what to do. */
 export const BUILD_CANCELLED_HINT = 'Nothing was written (the partial output was removed); run the build again to make the dataset.';

@@ -4,7 +4,7 @@ import { DEFAULT_MISSING_LABEL, type DatasetInfo, type StabilityLevel, type Stab
 
 
 /** The dataset's description, without its design (added by the Dataset, which computes the PSUs). */
-export function describeDataset(data: Pick<LoadedDataset, 'meta' | 'checksum'>): Omit<DatasetInfo, 'design'> {
+export function describeDataset(data: Pick<LoadedDataset, 'meta' | 'checksum' | 'weightsFile'>): Omit<DatasetInfo, 'design'> {
   const { meta } = data;
   const variables = meta.variables.map((stored): VariableInfo => {
     const variable: VariableInfo = {
@@ -45,6 +45,9 @@ export function describeDataset(data: Pick<LoadedDataset, 'meta' | 'checksum'>):
     source: meta.source,
     createdAt: meta.createdAt,
     checksum: data.checksum,
+    ...(data.weightsFile
+      ? { weightsFile: { file: data.weightsFile.path, weights: [...data.weightsFile.weights], checksum: data.weightsFile.checksum, datasetChecksum: data.weightsFile.datasetChecksum, createdAt: data.weightsFile.createdAt } }
+      : {}),
     missingLabel: meta.missingLabel ?? DEFAULT_MISSING_LABEL,
     ...(meta.id === undefined ? {} : { idColumn: meta.id.column }),
   };

@@ -8,6 +8,7 @@ import { type Bound, type Resolved, Resolver } from '../query/resolve.js';
 import type { CellSums } from '../kernel/kernel.js';
 import { isClickHouseUrl } from '../clickhouse/url.js';
 import { describeDataset, stabilityOf } from './dataset-info.js';
+import type { LoadedWeightsFile } from '../dataset/file/loaded-dataset.js';
 import type { DatasetEngine } from './engine.js';
 import { InFlight } from './in-flight.js';
 import { LocalEngine } from './local-engine.js';
@@ -93,7 +94,7 @@ export async function openDataset(path: string, openOptions?: OpenOptions): Prom
   }
   const kernel = mainThreadKernel();
   const data = await loadDataset(path, kernel, options);
-  return new Dataset(new LocalEngine(data, kernel, new Evaluator(kernel, data), execution), data.meta, data.checksum, cellCache);
+  return new Dataset(new LocalEngine(data, kernel, new Evaluator(kernel, data), execution), data.meta, data.checksum, cellCache, data.weightsFile);
 }
 
 /** A survey dataset, open for queries. */
@@ -117,8 +118,9 @@ export class Dataset {
     meta: StoredMeta,
     checksum: string,
     private readonly maxCachedCells = DEFAULT_CELL_CACHE,
+    weightsFile?: LoadedWeightsFile,
   ) {
-    this.info = { ...describeDataset({ meta, checksum }), design: engine.design };
+    this.info = { ...describeDataset({ meta, checksum, ...(weightsFile ? { weightsFile } : {}) }), design: engine.design };
     this.resolver = new Resolver(meta);
     this.inFlight = new InFlight(
       () => this.closedError(),

@@ -106,8 +106,18 @@ export interface DatasetInfo {
   /** The input the dataset was built from (file name only). */
   source: string;
   createdAt: string;
-  /** sha256 of the stored buffers and metadata. */
+  /**
+   * The version of what is open: sha256 of the dataset file's stored buffers and metadata, or
+   * with a weights file that file's checksum, which covers the dataset's (a new weight is a new
+   * version).
+   */
   checksum: string;
+  /**
+   * The weights file opened with the dataset (`crosstab weight` without `--out`): its path,
+   * the weights it adds (listed in `weights` after the dataset's own), its checksum, the
+   * checksum of the dataset file it was made from, and when it was written.
+   */
+  weightsFile?: { file: string; weights: string[]; checksum: string; datasetChecksum: string; createdAt: string };
   /** The survey design variances use: `simple`, or the declared strata/PSUs/fpc or replicate weights. */
   design: DesignInfo;
   /** Label of the "No answer" entries of tables (codebook `missingLabel`; default "No answer"). */

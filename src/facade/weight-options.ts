@@ -11,8 +11,13 @@ export interface WeightOptions {
   method: WeightMethod;
   /** Name of the new weight (not one the dataset has). */
   name: string;
-  /** Where the new dataset file goes (may be the input path: it is replaced whole, atomically). */
-  out: string;
+  /**
+   * Where a whole new dataset file goes, the input with the new weight added (may be the input
+   * path: it is replaced whole, atomically). Left out: the new weight goes to the dataset's
+   * weights file (its path plus `.weights`), which openDataset() opens with it; the dataset
+   * file is not rewritten.
+   */
+  out?: string;
   /** Bounds on new weight / base weight, for linear and logit calibration (logit needs them): [lower, upper]. */
   bounds?: [number, number];
   /** Trim the new weights to [lower, upper] (absolute weights), as R's trimWeights(). */
@@ -47,7 +52,7 @@ export function checkWeightOptions(options: WeightOptions) {
   if (typeof given.name !== 'string' || !/^[A-Za-z_][A-Za-z0-9_.]*$/.test(given.name)) {
     throw invalid('name', `must be a weight name of letters, digits, '_' and '.' (starting with a letter or '_'); got ${describeValue(given.name)}`, 'For example wt_rake.');
   }
-  if (typeof given.out !== 'string' || given.out === '') throw invalid('out', 'must be the path of the dataset file to write', 'For example weighted.arrow.');
+  if (given.out !== undefined && (typeof given.out !== 'string' || given.out === '')) throw invalid('out', 'must be the path of the dataset file to write', 'For example weighted.arrow, or leave it out to write the weight to the dataset\'s weights file.');
   const method = given.method;
   const calibration = method === 'linear' || method === 'logit';
   let bounds: Bounds = { lower: -Infinity, upper: Infinity };

@@ -12,7 +12,10 @@ export interface WeightReport {
   method: WeightSettings['method'];
   /** The weight the fit started from; null: unit weights. */
   baseWeight: string | null;
+  /** The file written: the dataset's weights file (`written: 'weights-file'`), or the new dataset file `out`. */
   out: string;
+  /** `weights-file`: the new weight went to the dataset's weights file; `dataset`: a whole new dataset file was written to `out`. */
+  written: 'weights-file' | 'dataset';
   /** Bytes of the file written. */
   bytes: number;
   respondents: number;
@@ -139,7 +142,8 @@ export function weightReport(parts: ReportParts): WeightReport {
     name: settings.name,
     method: settings.method,
     baseWeight: parts.baseWeight,
-    out: settings.out,
+    out: settings.out ?? '',
+    written: settings.out === undefined ? 'weights-file' : 'dataset',
     bytes: 0,
     respondents: weights.length,
     epsilon: settings.epsilon,

@@ -1,6 +1,7 @@
-import { readFile } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import { CrosstabError, ErrorCode } from '../errors.js';
-import { writeWithWeight } from '../dataset/file/add-weight.js';
+import { writeWeightsFile, writeWithWeight } from '../dataset/file/add-weight.js';
 import type { StoredVariable } from '../dataset/format.js';
 import { loadDataset } from '../dataset/file/reader.js';
 import { rankColumn, weightColumn } from '../dataset/file/respondent-columns.js';
@@ -18,11 +19,12 @@ export type { WeightMethod, WeightOptions } from './weight-options.js';
 export type { WeightReport } from './weight-report.js';
 
 /**
- * Weights a compiled dataset to population targets and writes a copy of it with the new
- * weight beside its other weights (docs/weighting.md). Methods: `rake` (R's survey::rake()),
- * `poststratify` (R's postStratify()), `linear` and `logit` (R's calibrate() with those
- * calibration functions). The new file is written to a temporary name and renamed over
- * `out`: nothing is left half-written. Rejects with CrosstabError for invalid options,
+ * Weights a compiled dataset to population targets (docs/weighting.md). Methods: `rake` (R's
+ * survey::rake()), `poststratify` (R's postStratify()), `linear` and `logit` (R's calibrate()
+ * with those calibration functions). The new weight goes to the dataset's weights file (its
+ * path plus `.weights`, opened with it by openDataset()), or with `out` into a whole new copy
+ * of the dataset. Either file is written to a temporary name and renamed: nothing is left
+ * half-written. Rejects with CrosstabError for invalid options,
  * targets that do not fit the data, or a fit that did not converge (nothing is written).
  */
 export async function weightDataset(path: string, options: WeightOptions): Promise<WeightReport> {
@@ -94,8 +96,14 @@ export async function weightDataset(path: string, options: WeightOptions): Promi
     }
     // The calibrated design's variance needs the cells and margins (one target set, untrimmed weights).
     const calibration = targets.groupBy === undefined && settings.trim === undefined ? calibrationMeta(settings.method, baseWeight, fine, problems[0]!, solutions[0]!) : undefined;
+    if (settings.out === undefined) {
+      const written = await writeWeightsFile(dataset, kernel, settings.name, padded, calibration);
+      return { ...report, out: written.path, written: 'weights-file', bytes: written.bytes };
+    }
     const written = await writeWithWeight(dataset, kernel, settings.name, padded, settings.out, {}, calibration);
-    return { ...report, out: settings.out, bytes: written.bytes };
+    // The dataset replaced by a file holding its weights file's weights: that file is now of another build, and not needed.
+    if (dataset.weightsFile !== undefined && resolve(settings.out) === resolve(path)) await rm(dataset.weightsFile.path, { force: true });
+    return { ...report, out: settings.out, written: 'dataset', bytes: written.bytes };
   } finally {
     dataset.close();
     for (const region of dataset.regions) kernel.memory.release(region.ptr, region.bytes);

@@ -4,10 +4,12 @@
 // version, each marked by the X-Dataset-Version of the version that computed it; GET
 // /v1/surveys shows the version served. A file that fails to open, or holds another survey,
 // leaves the old version serving, and the log says why.
+import { spawnSync } from 'node:child_process';
 import { existsSync, writeFileSync, readFileSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { addApiKey } from '../../src/http/index.js';
+import { openDataset } from '../../src/index.js';
 import { publish, WAVE_QUERY, waveAnswer, writeWave } from '../support/survey-waves.js';
 import { CLI, startServe, type ServeChild } from './serve-child.js';
 import { tempDir } from './support.js';
@@ -162,6 +164,32 @@ describe('crosstab serve: reload on SIGHUP', () => {
 });
 
 describe('crosstab serve --watch', () => {
+  it('reloads when crosstab weight writes the weights file; a new build beside the old weights file is refused and the old version goes on serving', async () => {
+    const [first, second] = versions as [(typeof versions)[0], (typeof versions)[0]];
+    const served = join(tempDir(), 'weighted.arrow');
+    publish(first.path, served);
+    const server = await serve(served, ['--watch']);
+    const targets = join(dir, 'region-targets.json');
+    writeFileSync(targets, JSON.stringify({ margins: [{ variable: 'region', proportions: { N: 0.3, S: 0.3, E: 0.2, W: 0.2 } }] }));
+    const weight = spawnSync(process.execPath, [CLI, 'weight', served, '--targets', targets, '--method', 'poststratify', '--name', 'wt_region'], { encoding: 'utf8' });
+    expect(weight.stderr).toBe('');
+    const weighted = await openDataset(served);
+    const checksum = weighted.info.checksum;
+    const share = await weighted.crosstab({ base: '*', targets: ['region=N'], weight: 'wt_region' });
+    weighted.close();
+    expect(checksum).toBe(weighted.info.weightsFile!.checksum);
+    expect((await logged(server, 'dataset_reloaded'))[0]).toMatchObject({ trigger: 'watch', from: first.checksum, to: checksum });
+    const answer = await ask(server);
+    expect(answer).toMatchObject({ status: 200, version: checksum });
+    expect(await catalogVersion(server)).toMatchObject({ Checksum: checksum });
+    expect(share.targets[0]!.weighted / share.base.weighted).toBeCloseTo(0.3, 12);
+    // A new build renamed over the file: its old weights file does not fit it.
+    publish(second.path, served);
+    const failed = (await logged(server, 'dataset_reload_failed'))[0]!;
+    expect(String(failed['message'])).toMatch(/holds weights made for another version of weighted.arrow/);
+    expect((await ask(server)).version).toBe(checksum);
+  });
+
   it('reloads a replaced file without a signal, under load, each answer of the version its header names', async () => {
     const [first, second, third] = versions as [(typeof versions)[0], (typeof versions)[0], (typeof versions)[0]];
     const served = join(tempDir(), 'waves.arrow');

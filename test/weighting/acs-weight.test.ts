@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { constants, gunzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
-import { buildDataset, weightDataset } from '../../src/index.js';
+import { buildDataset, openDataset, weightDataset } from '../../src/index.js';
 import { acsCsv, skipWithoutAcs } from '../support/paths.js';
 import { expectRWeights, fixtureDir, fixtureOptions, type Fixture } from '../support/r-weights.js';
 
@@ -29,5 +29,24 @@ describe.skipIf(skip)('raking ACS equals R', () => {
     const report = await weightDataset(input, { targets: fixture.targets, method: fixture.method, name: 'wt_r', out, ...fixtureOptions(fixture) });
     expect(report.sets[0]!.converged).toBe(true);
     await expectRWeights(out, fixture);
+    // The same weight in the dataset's weights file: R's weights, and every cell of the target variables as the rewritten file's.
+    const side = await weightDataset(input, { targets: fixture.targets, method: fixture.method, name: 'wt_r', ...fixtureOptions(fixture) });
+    expect(side.written).toBe('weights-file');
+    expect(side.bytes).toBeLessThan(report.bytes);
+    await expectRWeights(input, fixture);
+    const [a, b] = await Promise.all([openDataset(out), openDataset(input)]);
+    try {
+      for (const rows of fixture.r.variables) {
+        for (const columns of fixture.r.variables) {
+          const query = { base: '*', rows: [{ variable: rows }], columns: [{ variable: columns }], weight: 'wt_r' };
+          const [whole, weightsFile] = await Promise.all([a.table(query), b.table(query)]);
+          expect(Array.from(weightsFile.weighted)).toEqual(Array.from(whole.weighted));
+          expect(Array.from(weightsFile.respondents)).toEqual(Array.from(whole.respondents));
+        }
+      }
+    } finally {
+      a.close();
+      b.close();
+    }
   }, 900_000);
 });

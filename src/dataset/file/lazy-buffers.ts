@@ -11,6 +11,8 @@ import type { LoadedBuffer, LoadedDataset } from './loaded-dataset.js';
 export interface BufferEntry extends LoadedBuffer, Omit<BufferRow, 'kind'> {
   /** Where the stored bytes are in the file. */
   fileOffset: number;
+  /** The file holding the bytes when it is not the dataset's own (a weights file). */
+  file?: { fd: number; path: string };
 }
 
 /** Bytes per read when a batch is read in pieces. */
@@ -50,6 +52,8 @@ interface LazyParts {
   regions: LoadedDataset['regions'];
   kernel: Kernel;
   fd: number;
+  /** Other files entries read from (BufferEntry.file), closed with the dataset. */
+  otherFds?: number[];
   /** Per buffer: 1 once its bytes are in kernel memory. */
   loaded: Uint8Array;
   verify: boolean | 'full';
@@ -57,23 +61,24 @@ interface LazyParts {
   corrupt: (path: string, what: string) => CrosstabError;
 }
 
-export function lazyDataset({ path, meta, checksum, words, entries, regions, kernel, fd, loaded, verify, corrupt }: LazyParts): LoadedDataset {
+export function lazyDataset({ path, meta, checksum, words, entries, regions, kernel, fd, otherFds = [], loaded, verify, corrupt, weightsFile }: LazyParts & Pick<LoadedDataset, 'weightsFile'>): LoadedDataset {
   const checked = new Uint8Array(entries.length);
   let open = true;
   const load = (row: number) => {
     const entry = entries[row]!;
     if (!open) throw new CrosstabError(ErrorCode.closed, `dataset ${path} is closed`, { hint: 'Open it again with openDataset().' });
     try {
-      readAt(fd, entry.fileOffset, entry.stored, kernel.memory.bytes(entry.ptr, entry.stored));
+      readAt(entry.file?.fd ?? fd, entry.fileOffset, entry.stored, kernel.memory.bytes(entry.ptr, entry.stored));
     } catch (error) {
-      throw error instanceof ArrowFileProblem ? corrupt(path, `is truncated: buffer ${row} (${entry.name}) is past its end`) : readFailure(path, error);
+      const file = entry.file?.path ?? path;
+      throw error instanceof ArrowFileProblem ? corrupt(file, `is truncated: buffer ${row} (${entry.name}) is past its end`) : readFailure(file, error);
     }
     loaded[row] = 1;
   };
   const check = (row: number) => {
     const entry = entries[row]!;
     if (checksumInKernel(kernel, entry.ptr, entry.stored) !== entry.hash) {
-      throw corrupt(path, `fails the checksum of buffer ${row} (${entry.name}): its bytes were modified or damaged`);
+      throw corrupt(entry.file?.path ?? path, `fails the checksum of buffer ${row} (${entry.name}): its bytes were modified or damaged`);
     }
     checked[row] = 1;
   };
@@ -92,9 +97,9 @@ export function lazyDataset({ path, meta, checksum, words, entries, regions, ker
     return { buffers: entries.length, bytes };
   };
   const close = () => {
-    if (open) closeSync(fd);
+    if (open) for (const file of [fd, ...otherFds]) closeSync(file);
     open = false;
   };
-  return { path, meta, checksum, words, buffers: entries, regions, buffer, verifyAll, close };
+  return { path, meta, checksum, words, buffers: entries, regions, buffer, verifyAll, close, ...(weightsFile ? { weightsFile } : {}) };
 }
 

@@ -7,10 +7,29 @@ export interface LoadedBuffer {
   count: number;
 }
 
+/** The weights file opened with a dataset (`crosstab weight` without `--out`). */
+export interface LoadedWeightsFile {
+  path: string;
+  /** Its own checksum (crosstab.checksum of the weights file). */
+  checksum: string;
+  /** The checksum of the dataset file it was made from, which is the one opened with it. */
+  datasetChecksum: string;
+  /** The weights it adds, in order (after the dataset's own in `meta.weights`). */
+  weights: string[];
+  createdAt: string;
+}
+
 export interface LoadedDataset {
   path: string;
+  /** The metadata, with the weights file's weights (if any) after the dataset's own. */
   meta: StoredMeta;
+  /**
+   * The version of what is open: the dataset file's checksum, or with a weights file that
+   * file's checksum (which covers the dataset's).
+   */
   checksum: string;
+  /** The weights file opened with the dataset, if it has one. */
+  weightsFile?: LoadedWeightsFile;
   /** u64 words of every bitset of this dataset. */
   words: number;
   /** Every buffer; queries take them through buffer(), which checks each before its first use. */

@@ -9,6 +9,7 @@ import { BufferKind, CHECKSUM_KEY, FORMAT_KEY, META_KEY, MULTI_FORMAT_VERSION, R
 import { type BufferEntry, lazyDataset, readFailure, readParallel } from './lazy-buffers.js';
 import type { LoadedBuffer, LoadedDataset } from './loaded-dataset.js';
 import { rebuildCommand } from './rebuild-command.js';
+import { openWeightsFile, weightsFileError } from './weights-file.js';
 
 export type { LoadedBuffer, LoadedDataset } from './loaded-dataset.js';
 
@@ -26,6 +27,12 @@ export interface LoadOptions {
    * memory grows with the buffers queries use). `verify: 'full'` reads everything.
    */
   preload?: boolean;
+  /**
+   * Open the dataset's weights file (its path plus `.weights`, written by `crosstab weight`
+   * without `--out`) with it: `true` (default) when there is one. `false` opens the dataset
+   * file alone.
+   */
+  weightsFile?: boolean;
 }
 
 
@@ -55,6 +62,7 @@ export async function loadDataset(path: string, kernel: Kernel, options: LoadOpt
   }
   const memory = kernel.memory;
   const regions: LoadedDataset['regions'] = [];
+  const otherFds: number[] = [];
   try {
     let structure: ReturnType<typeof readArrowStructure>;
     try {
@@ -75,7 +83,7 @@ export async function loadDataset(path: string, kernel: Kernel, options: LoadOpt
     const column = (name: string) => schema.fields.findIndex((field) => field.name === name);
     const at = { data: column('data'), name: column('name'), kind: column('kind'), count: column('count'), hash: column('hash') };
     const entries: BufferEntry[] = [];
-    const batchReads: Array<{ ptr: number; fileOffset: number; bytes: number }> = [];
+    const batchReads: Array<{ fd: number; ptr: number; fileOffset: number; bytes: number }> = [];
     for (const batch of batches) {
       const rows = readRows(path, fd, batch, at);
       const values = batch.fields[at.data]![2]!;
@@ -83,7 +91,7 @@ export async function loadDataset(path: string, kernel: Kernel, options: LoadOpt
       // Fresh kernel memory is not touched until a buffer is read into it: it costs no RSS.
       const ptr = memory.alloc(values.length, false);
       regions.push({ ptr, bytes: values.length });
-      batchReads.push({ ptr, fileOffset: values.offset, bytes: values.length });
+      batchReads.push({ fd, ptr, fileOffset: values.offset, bytes: values.length });
       for (const row of rows.entries) {
         row.fileOffset = values.offset + row.ptr;
         row.ptr += ptr;
@@ -97,23 +105,36 @@ export async function loadDataset(path: string, kernel: Kernel, options: LoadOpt
     const checksum = schema.metadata.get(CHECKSUM_KEY) ?? '';
     if (datasetChecksum(format, metaJson, entries) !== checksum) throw corrupt(path, 'fails its checksum (the file was modified or damaged)');
     checkMeta(path, meta, entries);
+    // The weights file beside the dataset (`crosstab weight` without --out): its weights follow the dataset's own.
+    const extra = options.weightsFile === false ? undefined : openWeightsFile(path, { checksum, meta, words }, memory, regions, { checkColumns, readRows });
+    if (extra) {
+      otherFds.push(extra.fd);
+      const first = entries.length;
+      entries.push(...extra.entries);
+      batchReads.push(...extra.batchReads);
+      meta = { ...meta, weights: [...meta.weights, ...extra.weights.map((weight) => ({ ...weight, buffer: first + weight.buffer }))] };
+    }
     const loaded = new Uint8Array(entries.length);
     if (options.preload === true || options.verify === 'full') {
-      await Promise.all(batchReads.map((batch) => readParallel(fd, batch.fileOffset, memory.bytes(batch.ptr, batch.bytes))));
+      await Promise.all(batchReads.map((batch) => readParallel(batch.fd, batch.fileOffset, memory.bytes(batch.ptr, batch.bytes))));
       loaded.fill(1);
     }
-    const dataset = lazyDataset({ path, meta, checksum, words, entries, regions, kernel, fd, loaded, verify: options.verify ?? true, corrupt });
+    const corruptFile = (file: string, what: string) => (file === path ? corrupt(file, what) : weightsFileError(file, what));
+    const dataset = lazyDataset({
+      path, meta, checksum: extra?.info.checksum ?? checksum, words, entries, regions, kernel, fd, otherFds, loaded, verify: options.verify ?? true, corrupt: corruptFile,
+      ...(extra ? { weightsFile: extra.info } : {}),
+    });
     if (options.verify === 'full') dataset.verifyAll();
     return dataset;
   } catch (error) {
     for (const region of regions) memory.release(region.ptr, region.bytes);
-    closeSync(fd);
+    for (const other of [fd, ...otherFds]) closeSync(other);
     throw readFailure(path, error);
   }
 }
 
 /** The small columns of one batch (everything but the data bytes), as entries with relative pointers. */
-function readRows(path: string, fd: number, batch: BatchLocation, at: Record<'data' | 'name' | 'kind' | 'count' | 'hash', number>) {
+export function readRows(path: string, fd: number, batch: BatchLocation, at: Record<'data' | 'name' | 'kind' | 'count' | 'hash', number>) {
   const n = batch.rows;
   const region = (field: number, buffer: number, bytes: number) => {
     const found = batch.fields[field]![buffer]!;
@@ -171,7 +192,7 @@ function checkFormat(path: string, schema: ArrowSchema): { format: string; metaJ
 /** Type ids of the Arrow format (Schema.fbs). */
 const ArrowType = { int: 2, binary: 4, utf8: 5 } as const;
 
-function checkColumns(path: string, schema: ArrowSchema): void {
+export function checkColumns(path: string, schema: ArrowSchema): void {
   const field = (name: string) => schema.fields.find((candidate) => candidate.name === name);
   const isUint = (name: string, bits: number) => {
     const found = field(name);

@@ -20,7 +20,12 @@ const BATCH_BYTES = 256 * 1024 * 1024;
 const REGION_ALIGN = 64;
 const MAGIC = new TextEncoder().encode('ARROW1');
 
-/** The hint of a cancelled build. */
+/**
+ * What the writer writes: metadata (its `format` goes to `crosstab.format`, all of it as JSON
+ * to `crosstab.meta`), the buffers' specs and their bytes. A compiled dataset is one; a
+ * weights file (StoredWeightsFile) is another.
+ */
+export type BufferTable = Pick<CompiledDataset, 'specs' | 'data'> & { meta: { format: string } };
 
 /**
  * Writes a compiled dataset as an Arrow IPC file, streaming: each buffer is hashed and
@@ -29,7 +34,7 @@ const MAGIC = new TextEncoder().encode('ARROW1');
  * failed or cancelled build never leaves a partial dataset behind. Aborting `signal` stops
  * the writer at its next buffer: it removes the temporary file and rejects with `cancelled`.
  */
-export async function writeDataset(dataset: CompiledDataset, out: string, signal?: AbortSignal): Promise<{ bytes: number; checksum: string }> {
+export async function writeDataset(dataset: BufferTable, out: string, signal?: AbortSignal): Promise<{ bytes: number; checksum: string }> {
   throwIfCancelled(signal, 'the build', BUILD_CANCELLED_HINT);
   const temp = join(dirname(out), `.${basename(out)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
   const checksums = new StreamingChecksum(mainThreadKernel());
@@ -53,7 +58,7 @@ export async function writeDataset(dataset: CompiledDataset, out: string, signal
   }
 }
 
-async function writeFile(output: Output, dataset: CompiledDataset, checksums: StreamingChecksum, signal: AbortSignal | undefined) {
+async function writeFile(output: Output, dataset: BufferTable, checksums: StreamingChecksum, signal: AbortSignal | undefined) {
   const metaJson = JSON.stringify(dataset.meta);
   await output.write(MAGIC);
   await output.pad(8);
@@ -69,7 +74,7 @@ async function writeFile(output: Output, dataset: CompiledDataset, checksums: St
 
 async function writeBatches(
   output: Output,
-  dataset: CompiledDataset,
+  dataset: BufferTable,
   source: Iterator<Uint8Array> | AsyncIterator<Uint8Array>,
   metaJson: string,
   checksums: StreamingChecksum,

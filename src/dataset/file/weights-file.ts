@@ -1,0 +1,139 @@
+import { closeSync, fstatSync, openSync } from 'node:fs';
+import { basename } from 'node:path';
+import { CrosstabError, ErrorCode } from '../../errors.js';
+import type { KernelMemory } from '../../kernel/memory.js';
+import { paddedSize } from '../build/compile.js';
+import { BufferKind, CHECKSUM_KEY, FORMAT_KEY, META_KEY, type StoredMeta, type StoredWeightsFile, WEIGHTS_FORMAT_VERSION, WEIGHTS_SUFFIX } from '../format.js';
+import { ArrowFileProblem, readArrowStructure } from './arrow-file.js';
+import { datasetChecksum } from './dataset-checksum.js';
+import { type BufferEntry, readFailure } from './lazy-buffers.js';
+import type { LoadedWeightsFile } from './loaded-dataset.js';
+
+/** The weights file of the dataset at `dataset`: its path plus `.weights`. */
+export function weightsFilePath(dataset: string): string {
+  return `${dataset}${WEIGHTS_SUFFIX}`;
+}
+
+/** A weights file that cannot be used with its dataset: `corrupt_dataset`, with how to fix it. */
+export function weightsFileError(path: string, what: string, hint?: string): CrosstabError {
+  return new CrosstabError(ErrorCode.corruptDataset, `${path}: ${what}`, {
+    file: path,
+    hint: hint ?? `Remove ${path} and run \`crosstab weight\` again (without --out) to make the weights again; if it was copied, copy it again.`,
+  });
+}
+
+/** A weights file opened beside its dataset, its buffers not read yet. */
+export interface OpenedWeightsFile {
+  fd: number;
+  info: LoadedWeightsFile;
+  /** Its weights, `buffer` a row of `entries`. */
+  weights: StoredWeightsFile['weights'];
+  entries: BufferEntry[];
+  /** Where each record batch's bytes go in kernel memory. */
+  batchReads: Array<{ fd: number; ptr: number; fileOffset: number; bytes: number }>;
+}
+
+/** The reader's helpers this file shares (kept in reader.ts, which reads a dataset's own buffer table the same way). */
+export interface TableReading {
+  checkColumns(path: string, schema: ReturnType<typeof readArrowStructure>['schema']): void;
+  readRows(path: string, fd: number, batch: ReturnType<typeof readArrowStructure>['batches'][number], at: Record<'data' | 'name' | 'kind' | 'count' | 'hash', number>): { entries: BufferEntry[]; end: number };
+}
+
+/**
+ * Opens the weights file beside `datasetPath`, if there is one: checks its structure and
+ * checksum, that it was made from exactly this dataset (the dataset's checksum), and that its
+ * weights are well-formed and named apart from the dataset's. Kernel memory for its buffers
+ * is allocated (untouched) and listed in `regions`, which the caller releases on failure.
+ * undefined: there is no weights file.
+ */
+export function openWeightsFile(
+  datasetPath: string,
+  dataset: { checksum: string; meta: StoredMeta; words: number },
+  memory: KernelMemory,
+  regions: Array<{ ptr: number; bytes: number }>,
+  reading: TableReading,
+): OpenedWeightsFile | undefined {
+  const path = weightsFilePath(datasetPath);
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw readFailure(path, error);
+  }
+  try {
+    const stat = fstatSync(fd);
+    if (!stat.isFile()) throw weightsFileError(path, 'is not a regular file, where the dataset\'s weights file would be', `Remove or rename ${path}.`);
+    let structure: ReturnType<typeof readArrowStructure>;
+    try {
+      structure = readArrowStructure(fd, stat.size);
+    } catch (error) {
+      if (error instanceof ArrowFileProblem) throw weightsFileError(path, `is damaged: ${error.message === 'truncated' ? 'it is truncated' : error.message === 'signature' ? 'it is not an Arrow IPC file' : error.message}`);
+      throw error;
+    }
+    const { schema, batches } = structure;
+    const format = schema.metadata.get(FORMAT_KEY);
+    if (format !== WEIGHTS_FORMAT_VERSION) {
+      if (format === undefined) throw weightsFileError(path, 'is not a weights file of crosstab weight (no crosstab.format metadata)');
+      throw new CrosstabError(ErrorCode.unsupportedVersion, `${path}: weights file format "${format}" is not supported; this version reads "${WEIGHTS_FORMAT_VERSION}"`, {
+        file: path,
+        hint: `Remove ${path} and run \`crosstab weight\` again with this version.`,
+      });
+    }
+    const metaJson = schema.metadata.get(META_KEY) ?? '';
+    reading.checkColumns(path, schema);
+    const column = (name: string) => schema.fields.findIndex((field) => field.name === name);
+    const at = { data: column('data'), name: column('name'), kind: column('kind'), count: column('count'), hash: column('hash') };
+    const weightBytes = paddedSize(dataset.words * 64 * 8);
+    const entries: BufferEntry[] = [];
+    const batchReads: OpenedWeightsFile['batchReads'] = [];
+    let malformed: string | undefined;
+    for (const batch of batches) {
+      const rows = reading.readRows(path, fd, batch, at);
+      const values = batch.fields[at.data]![2]!;
+      if (values.length !== rows.end) throw weightsFileError(path, `has a data column of ${values.length} bytes where its offsets say ${rows.end}`);
+      const ptr = memory.alloc(values.length, false);
+      regions.push({ ptr, bytes: values.length });
+      batchReads.push({ fd, ptr, fileOffset: values.offset, bytes: values.length });
+      for (const row of rows.entries) {
+        row.fileOffset = values.offset + row.ptr;
+        row.ptr += ptr;
+        row.file = { fd, path };
+        // Judged after the checksum and the dataset it was made for: beside another build, that is the error to give.
+        if (malformed === undefined && (row.kind !== BufferKind.weights || row.count !== dataset.meta.respondents || row.stored !== weightBytes)) {
+          malformed = `has a buffer ${entries.length} (${row.name}) that is not a weight of ${dataset.meta.respondents} respondents`;
+        }
+        entries.push(row);
+      }
+    }
+    const checksum = schema.metadata.get(CHECKSUM_KEY) ?? '';
+    if (datasetChecksum(format, metaJson, entries) !== checksum) throw weightsFileError(path, 'fails its checksum (the file was modified or damaged)');
+    let meta: StoredWeightsFile;
+    try {
+      meta = JSON.parse(metaJson) as StoredWeightsFile;
+    } catch {
+      throw weightsFileError(path, 'has unreadable metadata');
+    }
+    if (meta.dataset?.checksum !== dataset.checksum) {
+      const made = typeof meta.dataset?.checksum === 'string' ? meta.dataset.checksum.slice(0, 12) : 'unknown';
+      throw weightsFileError(
+        path,
+        `holds weights made for another version of ${basename(datasetPath)} (dataset checksum ${made}; the file now is ${dataset.checksum.slice(0, 12)}): the dataset was rebuilt, appended to or replaced after \`crosstab weight\` wrote them, so they do not fit its respondents`,
+        `Remove ${path} and run \`crosstab weight\` again on the dataset as it is now, or put back the build the weights were made from.`,
+      );
+    }
+    if (malformed !== undefined) throw weightsFileError(path, malformed);
+    const own = new Set(dataset.meta.weights.map((weight) => weight.name));
+    const seen = new Set<string>();
+    const fits =
+      Array.isArray(meta.weights) &&
+      meta.weights.length === entries.length &&
+      meta.weights.every((weight, i) => weight.buffer === i && typeof weight.name === 'string' && !own.has(weight.name) && !seen.has(weight.name) && seen.add(weight.name) !== undefined);
+    if (!fits || meta.dataset.respondents !== dataset.meta.respondents) throw weightsFileError(path, 'has metadata that does not match its buffers or its dataset');
+    const info: LoadedWeightsFile = { path, checksum, datasetChecksum: dataset.checksum, weights: meta.weights.map((weight) => weight.name), createdAt: meta.createdAt };
+    return { fd, info, weights: meta.weights, entries, batchReads };
+  } catch (error) {
+    closeSync(fd);
+    throw readFailure(path, error);
+  }
+}
