@@ -8,8 +8,8 @@
 // build: the same info (every variable's values, counts, blanks), and the same respondents
 // and weighted sums (ACS weights are integers: exact) for seeded random crosstabs, else the
 // bench fails ("something is off").
-//   node bench/append-bench.js [--runs N] [--wave PERCENT] [--queries N] [--no-write]
-// Results go to bench/results/DATE-append.{json,md}.
+//   node bench/append-bench.js [--runs N] [--wave PERCENT] [--queries N] [--no-write] [--result NAME]
+// Results go to bench/results/DATE-append.{json,md}, or bench/results/NAME.{json,md} with --result.
 import { execFileSync } from 'node:child_process';
 import { createReadStream, createWriteStream, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -152,7 +152,7 @@ const lines = [
 ];
 console.log(lines.join('\n'));
 if (!args.includes('--no-write')) {
-  const base = join(repoRoot, 'bench', 'results', `${date.slice(0, 10)}-append`);
+  const base = join(repoRoot, 'bench', 'results', flag('--result') ?? `${date.slice(0, 10)}-append`);
   writeFileSync(`${base}.json`, JSON.stringify({ date, command: `node bench/append-bench.js ${args.join(' ')}`.trim(), machine, runs, wavePercent, queries, checkedCells: cells, rows, summary }, null, 2) + '\n');
   writeFileSync(`${base}.md`, lines.join('\n') + '\n');
 }

@@ -8,9 +8,9 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { gunzipSync } from 'node:zlib';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
-import { appendRows, buildDataset, CrosstabError, ErrorCode, openDataset, tableStatistics, type BuildOptions, type Dataset } from '../src/index.js';
+import { appendRows, buildDataset, CrosstabError, ErrorCode, exportColumns, openDataset, tableStatistics, weightDataset, type BuildOptions, type Dataset } from '../src/index.js';
 import { cliPath, gssCsv, nhanesCsv, repoRoot } from './support/paths.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'crosstab-append-'));
@@ -32,8 +32,16 @@ function split(csvGz: string, second: (fields: string[], row: number) => boolean
   return { first: write('first.csv', firstRows), rest: write('rest.csv', restRows), all: write('all.csv', [...firstRows, ...restRows]) };
 }
 
+/** `split`, with a first column `pid` holding each input row's id (`P1`, `P2`, ... in the gzip'd file's order). */
+function splitWithIds(csvGz: string, second: (fields: string[], row: number) => boolean): { first: string; rest: string; all: string } {
+  const [header, ...rows] = gunzipSync(readFileSync(csvGz)).toString('utf8').trimEnd().split('\n');
+  const path = file('with-ids.csv.gz');
+  writeFileSync(path, gzipSync(`${[`pid,${header}`, ...rows.map((line, row) => `P${row + 1},${line}`)].join('\n')}\n`));
+  return split(path, (fields, row) => second(fields.slice(1), row));
+}
+
 /** Builds the whole file and the first part extended with the rest; opens both. */
-async function buildBoth(parts: { first: string; rest: string; all: string }, options: Omit<BuildOptions, 'out'>): Promise<{ whole: Dataset; appended: Dataset }> {
+async function buildBoth(parts: { first: string; rest: string; all: string }, options: Omit<BuildOptions, 'out'>): Promise<{ whole: Dataset; appended: Dataset; paths: { whole: string; appended: string } }> {
   const whole = file('whole.arrow');
   const first = file('first.arrow');
   const appended = file('appended.arrow');
@@ -41,7 +49,7 @@ async function buildBoth(parts: { first: string; rest: string; all: string }, op
   await buildDataset(parts.first, { ...options, out: first });
   const report = await appendRows(first, parts.rest, { out: appended });
   expect(report.appended).toBeGreaterThan(0);
-  return { whole: await openDataset(whole, { cellCache: 0 }), appended: await openDataset(appended, { cellCache: 0 }) };
+  return { whole: await openDataset(whole, { cellCache: 0 }), appended: await openDataset(appended, { cellCache: 0 }), paths: { whole, appended } };
 }
 
 /** Weighted sums: equal, or within what summing the same weights in another order changes. */
@@ -54,7 +62,7 @@ function expectSums(actual: ArrayLike<number>, expected: ArrayLike<number>, what
 }
 
 /** Every variable's info, and every variable by every other of at most 100 values, as table cells. */
-async function expectSameAnswers(appended: Dataset, whole: Dataset, columnsBy: string[]): Promise<number> {
+async function expectSameAnswers(appended: Dataset, whole: Dataset, columnsBy: string[], weights: Array<string | null> = [...whole.info.weights, null]): Promise<number> {
   // Skipped columns' notes count what the first build saw (an id-like column's values): the columns must agree.
   const { createdAt: _a, source: _s, checksum: _c, skipped: skippedNow, ...info } = appended.info;
   const { createdAt: _b, source: _t, checksum: _d, skipped, ...expected } = whole.info;
@@ -63,7 +71,7 @@ async function expectSameAnswers(appended: Dataset, whole: Dataset, columnsBy: s
   let cells = 0;
   for (const variable of whole.info.variables.filter((v) => v.values !== undefined && v.values.length <= 100)) {
     for (const column of columnsBy) {
-      for (const weight of [...whole.info.weights, null]) {
+      for (const weight of weights) {
         const query = { base: '*', rows: [{ variable: variable.name }], columns: [{ variable: column }], weight };
         const [a, e] = [await appended.table(query), await whole.table(query)];
         expect([...a.respondents], `${variable.name} x ${column}`).toEqual([...e.respondents]);
@@ -106,8 +114,13 @@ describe('appendRows', () => {
 
   it('NHANES with its design (strata, nested PSUs): design counts and standard errors as the whole build', async () => {
     const parts = split(nhanesCsv, (_, row) => row % 3 === 0);
-    const { whole, appended } = await buildBoth(parts, { weights: ['WTMEC2YR'], survey: 'NHANES', codebook: join(repoRoot, 'datasets', 'nhanes.codebook.json'), design: { strata: 'SDMVSTRA', psu: 'SDMVPSU', nest: true } });
+    const { whole, appended, paths } = await buildBoth(parts, { weights: ['WTMEC2YR'], survey: 'NHANES', codebook: join(repoRoot, 'datasets', 'nhanes.codebook.json'), design: { strata: 'SDMVSTRA', psu: 'SDMVPSU', nest: true } });
     try {
+      // The input order extended (no --id): the export is the full build's.
+      const [exportA, exportE] = [file('appended.csv'), file('whole.csv')];
+      await exportColumns(paths.appended, { columns: ['_row', 'WTMEC2YR', 'HI_CHOL', 'agecat'], out: exportA });
+      await exportColumns(paths.whole, { columns: ['_row', 'WTMEC2YR', 'HI_CHOL', 'agecat'], out: exportE });
+      expect(readFileSync(exportA, 'utf8')).toBe(readFileSync(exportE, 'utf8'));
       expect(appended.info.design).toEqual(whole.info.design);
       await expectSameAnswers(appended, whole, ['agecat']);
       const query = { base: '*', rows: [{ variable: 'HI_CHOL' }], columns: [{ variable: 'agecat' }] };
@@ -117,6 +130,116 @@ describe('appendRows', () => {
       expectSums(se(a), se(e), 'columnPercentSE');
     } finally {
       await Promise.all([whole.close(), appended.close()]);
+    }
+  });
+
+  it('a dataset with an --id column: ids and input order extended, so crosstab export writes what a build of all the rows writes', async () => {
+    const parts = splitWithIds(nhanesCsv, (_, row) => row % 4 === 1);
+    const options = { weights: ['WTMEC2YR'], survey: 'NHANES', id: 'pid', design: { strata: 'SDMVSTRA', psu: 'SDMVPSU', nest: true } };
+    const { whole, appended, paths } = await buildBoth(parts, options);
+    try {
+      await expectSameAnswers(appended, whole, ['agecat']);
+    } finally {
+      await Promise.all([whole.close(), appended.close()]);
+    }
+    const columns = ['pid', 'WTMEC2YR', 'agecat', 'HI_CHOL', 'SDMVSTRA', '_row'];
+    for (const extension of ['csv', 'parquet']) {
+      const [a, e] = [file(`appended.${extension}`), file(`whole.${extension}`)];
+      await exportColumns(paths.appended, { columns, out: a });
+      await exportColumns(paths.whole, { columns, out: e });
+      expect(readFileSync(a).equals(readFileSync(e)), `${extension} export`).toBe(true);
+      // The first part's rows, then the rest's: P1 (first part), P2 (the rest: row 1 % 4).
+      if (extension === 'csv') expect(readFileSync(a, 'utf8').split('\n').slice(1, 3).map((line) => line.split(',')[0])).toEqual(['P1', 'P3']);
+    }
+  });
+
+  it('refuses a new respondent whose id is taken (by an old respondent or another new one) or blank, naming the id and file:line', async () => {
+    const parts = splitWithIds(nhanesCsv, (_, row) => row >= 100 && row < 140);
+    const base = file('ids-base.arrow');
+    await buildDataset(parts.first, { weights: ['WTMEC2YR'], survey: 'NHANES', id: 'pid', out: base });
+    const [header, ...rows] = readFileSync(parts.rest, 'utf8').trimEnd().split('\n');
+    const variant = (name: string, lines: string[]) => {
+      const path = file(name);
+      writeFileSync(path, `${[header, ...lines].join('\n')}\n`);
+      return path;
+    };
+    // Line 4 of the file (data row 3) takes the id P7 of the 7th respondent of the dataset.
+    const taken = variant('taken.csv', [rows[0]!, rows[1]!, rows[2]!.replace(/^P\d+,/, 'P7,'), rows[3]!]);
+    // A quoted field with a line break before: the repeat is on line 6.
+    const twice = variant('twice.csv', [rows[0]!.replace(/^(P\d+),/, '"$1",'), `"P9${'\n'}9",${rows[1]!.replace(/^P\d+,/, '')}`, rows[2]!, rows[0]!]);
+    const blank = variant('blank.csv', [rows[0]!, rows[1]!.replace(/^P\d+,/, ',')]);
+    const cases: Array<[string, RegExp]> = [
+      [taken, /taken\.csv:4: the id "P7" of column pid is already the id of a respondent of .*ids-base\.arrow \(its input row 7\)/],
+      [twice, /twice\.csv:6: the id "P101" of column pid is also the id of line 2/],
+      [blank, /blank\.csv:3: column pid \(the respondent id\) is blank/],
+    ];
+    for (const [input, message] of cases) {
+      const out = file('refused.arrow');
+      const error = await appendRows(base, input, { out }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(CrosstabError);
+      expect((error as CrosstabError).code).toBe(ErrorCode.invalidInput);
+      expect((error as CrosstabError).message).toMatch(message);
+      expect((error as CrosstabError).details.field).toBe('pid');
+      expect(() => readFileSync(out)).toThrow();
+    }
+    const missing = variant('no-id.csv', []);
+    writeFileSync(missing, `${header!.replace(/^pid,/, '')}\n${rows[0]!.replace(/^P\d+,/, '')}\n`);
+    expect(((await appendRows(base, missing, { out: file('x.arrow') }).catch((e: unknown) => e)) as CrosstabError).message).toMatch(/has no column pid, the respondent id column/);
+  });
+
+  it('replicate weights: degrees of freedom given at build (--degf) kept, counted ones counted again over every row, as the full builds', async () => {
+    // Strata 75-80 built, 81-89 appended: the JKn replicates' rank grows with the strata (first part 10 - 1, all 17 - 1).
+    // The fixture's NHANES columns and its 31 JKn replicates (its other replicate families left out).
+    const lines = gunzipSync(readFileSync(join(repoRoot, 'test', 'fixtures', 'r', 'nhanes-replicates.csv.gz'))).toString('utf8').trimEnd().split('\n');
+    const jkn = file('jkn.csv.gz');
+    writeFileSync(jkn, gzipSync(`${lines.map((line) => line.split(',').slice(0, 38).join(',')).join('\n')}\n`));
+    const parts = split(jkn, (fields) => Number(fields[1]) > 80);
+    const replicateWeights = Array.from({ length: 31 }, (_, i) => `JKN_${String(i + 1).padStart(2, '0')}`);
+    const rscales = [0.5, 0.5, 0.5, 0.5, 2 / 3, 2 / 3, 2 / 3, ...new Array<number>(24).fill(0.5)];
+    const query = { base: '*', rows: [{ variable: 'HI_CHOL' }], columns: [{ variable: 'agecat' }] };
+    for (const degf of [undefined, 40]) {
+      const design = { replicateWeights, replicateType: 'JKn' as const, rscales, ...(degf === undefined ? {} : { degf }) };
+      const { whole, appended } = await buildBoth(parts, { weights: ['WTMEC2YR'], survey: 'NHANES', design });
+      try {
+        expect(whole.info.design.replicates!.degf).toBe(degf ?? 16);
+        expect(appended.info.design).toEqual(whole.info.design);
+        await expectSameAnswers(appended, whole, ['agecat'], ['WTMEC2YR', 'JKN_07', null]);
+        const [a, e] = [tableStatistics(await appended.table(query), { stats: ['vpct', 'se', 'chisq'] }), tableStatistics(await whole.table(query), { stats: ['vpct', 'se', 'chisq'] })];
+        expectSums([...(a.columnPctSE as Float64Array)], [...(e.columnPctSE as Float64Array)], 'columnPctSE');
+        expect(e.raoScott?.length).toBeGreaterThan(0);
+        expectSums(a.raoScott!.map((test) => test.ddf), e.raoScott!.map((test) => test.ddf), 'Rao-Scott ddf');
+      } finally {
+        await Promise.all([whole.close(), appended.close()]);
+      }
+    }
+  });
+
+  it('refuses a dataset with a multi-response variable or a calibrated weight, saying to rebuild (or append before weighting), and writes nothing', async () => {
+    const [header, ...rows] = gunzipSync(readFileSync(nhanesCsv)).toString('utf8').trimEnd().split('\n');
+    const write = (name: string, head: string, lines: string[]) => {
+      const path = file(name);
+      writeFileSync(path, `${[head, ...lines].join('\n')}\n`);
+      return path;
+    };
+    const withSet = (lines: string[], at: number) => lines.map((line, row) => `${line},${['1;2', '2', '', '1;3'][(row + at) % 4]}`);
+    const multiBase = file('multi.arrow');
+    await buildDataset(write('multi.csv', `${header},brands`, withSet(rows.slice(0, 400), 0)), { weights: ['WTMEC2YR'], survey: 'NHANES', multi: [{ column: 'brands' }], out: multiBase });
+    const calibrated = file('calibrated.arrow');
+    const plain = file('plain.arrow');
+    await buildDataset(write('plain.csv', header!, rows.slice(0, 400)), { weights: ['WTMEC2YR'], survey: 'NHANES', out: plain });
+    await weightDataset(plain, { targets: { margins: [{ variable: 'RIAGENDR', proportions: { '1': 0.49, '2': 0.51 } }] }, method: 'rake', name: 'wt_rake', out: calibrated });
+    const cases: Array<[string, string, RegExp, string]> = [
+      [multiBase, write('multi-wave.csv', `${header},brands`, withSet(rows.slice(400, 500), 400)), /has the multi-response variable brands, which appending does not extend/, 'brands'],
+      [calibrated, write('wave.csv', header!, rows.slice(400, 500)), /its weight wt_rake was calibrated to population targets/, 'wt_rake'],
+    ];
+    for (const [dataset, wave, message, field] of cases) {
+      const out = file('refused.arrow');
+      const error = (await appendRows(dataset, wave, { out }).catch((e: unknown) => e)) as CrosstabError;
+      expect(error).toBeInstanceOf(CrosstabError);
+      expect(error.message).toMatch(message);
+      expect(error.details.field).toBe(field);
+      expect(error.details.hint).toMatch(/crosstab build|before weighting/);
+      expect(() => readFileSync(out)).toThrow();
     }
   });
 

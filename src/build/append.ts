@@ -11,8 +11,9 @@
  * the two files answer every query alike but their buffers (and fingerprints) differ: the
  * full build's order would move every old respondent, which is the cost of a full build.
  */
-import { stat } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import { CrosstabError, ErrorCode, throwIfCancelled } from '../errors.js';
 import { bitsetWords } from '../kernel/exports.js';
 import { mainThreadKernel } from '../kernel/kernel.js';
@@ -22,7 +23,9 @@ import type { BufferSpec, CompiledDataset } from '../dataset/build/compile.js';
 import { declareDesign, type DesignOptions } from '../dataset/build/design.js';
 import { weightOrder } from '../dataset/build/weight-order.js';
 import { loadDataset, type LoadedDataset } from '../dataset/file/reader.js';
-import { AXIS_LIMIT, BUILD_CANCELLED_HINT, BufferKind, RANGE_INDEX_LIMIT, type StoredMeta, type StoredVariable } from '../dataset/format.js';
+import { AXIS_LIMIT, BUILD_CANCELLED_HINT, BufferKind, RANGE_INDEX_LIMIT, type StoredDesign, type StoredMeta, type StoredVariable } from '../dataset/format.js';
+import { replicateRank } from '../stats/replicate-rank.js';
+import { placedError, type Place } from '../dataset/input/input-errors.js';
 import type { RawColumn, RawTable } from '../dataset/input/raw-table.js';
 
 export interface AppendOptions {
@@ -85,10 +88,11 @@ export async function appendRows(dataset: string, newRows: string, options: Appe
   try {
     const meta = data.meta;
     refuseUnsupported(dataset, meta);
-    const { readInput } = await import('../dataset/input/read-input.js');
+    const { readInput, sniffFormat } = await import('../dataset/input/read-input.js');
     const table = await readInput(newRows, { weights: meta.weights.map((weight) => weight.name), ...(options.threads === undefined ? {} : { threads: options.threads }) });
     cancelled();
-    const compiled = extend(dataset, newRows, data, table, (ptr, bytes) => kernel.memory.bytes(ptr, bytes));
+    const format = await sniffFormat(newRows);
+    const compiled = await extend(dataset, newRows, format, data, table, (ptr, bytes) => kernel.memory.bytes(ptr, bytes));
     cancelled();
     const { writeDataset } = await import('../dataset/file/writer.js');
     const written = await writeDataset(compiled.dataset, options.out, signal);
@@ -112,9 +116,6 @@ function unfit(file: string, what: string, hint: string, field?: string): Crosst
 }
 
 function refuseUnsupported(dataset: string, meta: StoredMeta): void {
-  if (meta.id !== undefined) {
-    throw unfit(dataset, `keeps the respondent id column ${meta.id.column} (--id), which appending does not extend`, 'Build the whole dataset from all the rows with `crosstab build --id`.', meta.id.column);
-  }
   const multi = meta.variables.find((variable) => variable.kind === 'multi');
   if (multi) {
     throw unfit(dataset, `has the multi-response variable ${multi.name}, which appending does not extend`, 'Build the whole dataset from all the rows with `crosstab build`.', multi.name);
@@ -131,7 +132,14 @@ function refuseUnsupported(dataset: string, meta: StoredMeta): void {
 }
 
 /** The extended dataset, planned and made buffer by buffer. */
-function extend(dataset: string, newRows: string, data: LoadedDataset, table: RawTable, bytesAt: (ptr: number, bytes: number) => Uint8Array): { dataset: CompiledDataset; newValues: AppendReport['newValues'] } {
+async function extend(
+  dataset: string,
+  newRows: string,
+  format: string,
+  data: LoadedDataset,
+  table: RawTable,
+  bytesAt: (ptr: number, bytes: number) => Uint8Array,
+): Promise<{ dataset: CompiledDataset; newValues: AppendReport['newValues'] }> {
   const old = data.meta;
   const before = old.respondents;
   const added = table.rows;
@@ -141,6 +149,7 @@ function extend(dataset: string, newRows: string, data: LoadedDataset, table: Ra
   const columns = new Map(table.columns.map((column) => [column.name, column]));
   const skipped = new Set(old.skipped.map((entry) => entry.column));
   const known = new Set(old.variables.map((variable) => variable.name));
+  if (old.id !== undefined) known.add(old.id.column);
   const unknown = table.columns.filter((column) => !known.has(column.name) && !skipped.has(column.name)).map((column) => column.name);
   if (unknown.length > 0) {
     throw unfit(newRows, `has column${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')} that ${dataset} does not have`, 'Drop them from the new rows, or build the whole dataset from all the rows with `crosstab build` to add a variable.', unknown[0]);
@@ -162,9 +171,21 @@ function extend(dataset: string, newRows: string, data: LoadedDataset, table: Ra
     return plan.extended;
   });
 
+  // Views of the old buffers in kernel memory, used at once (nothing grows the memory in between): no copies.
+  const oldBuffer = (row: number, bytes: number): Uint8Array => bytesAt(data.buffer(row).ptr, bytes);
+  const oldWords32 = (row: number, count: number): Uint32Array => {
+    const bytes = oldBuffer(row, count * 4);
+    return new Uint32Array(bytes.buffer, bytes.byteOffset, count);
+  };
+  // The id texts of every input row, old then new (in the new file's order), checked unique across both.
+  const idTexts = old.id === undefined ? undefined : await extendIds(dataset, newRows, format, old.id.column, oldBuffer(old.id.buffer, data.buffers[old.id.buffer]!.count), before, columns.get(old.id.column), added);
+
   const specs: BufferSpec[] = [];
   const add = (spec: BufferSpec): number => specs.push(spec) - 1;
   const weights = old.weights.map((weight) => ({ name: weight.name, buffer: add({ name: `weight:${weight.name}`, kind: BufferKind.weights, count: rows, bytes: words * 64 * 8 }) }));
+  // As a build lays them out: the input rows and the id texts after the weights.
+  const inputRows = old.inputRows === undefined ? undefined : add({ name: 'input-rows', kind: BufferKind.inputRows, count: rows, bytes: rows * 4 });
+  const id = old.id === undefined ? undefined : { column: old.id.column, buffer: add({ name: `id:${old.id.column}`, kind: BufferKind.idTexts, count: idTexts!.byteLength, bytes: idTexts!.byteLength }) };
   for (const { variable } of extended) {
     const width = variable.values.length <= 0xff ? 1 : variable.values.length <= 0xffff ? 2 : 4;
     variable.index = add({ name: `index:${variable.name}`, kind: width === 1 ? BufferKind.indexU8 : width === 2 ? BufferKind.indexU16 : BufferKind.indexU32, count: rows, bytes: words * 64 * width });
@@ -181,12 +202,6 @@ function extend(dataset: string, newRows: string, data: LoadedDataset, table: Ra
     }
   }
 
-  // Views of the old buffers in kernel memory, used at once (nothing grows the memory in between): no copies.
-  const oldBuffer = (row: number, bytes: number): Uint8Array => bytesAt(data.buffer(row).ptr, bytes);
-  const oldWords32 = (row: number, count: number): Uint32Array => {
-    const bytes = oldBuffer(row, count * 4);
-    return new Uint32Array(bytes.buffer, bytes.byteOffset, count);
-  };
   const weightValues = (name: string): Float64Array => {
     const k = old.weights.findIndex((weight) => weight.name === name);
     const values = new Float64Array(words * 64);
@@ -212,17 +227,33 @@ function extend(dataset: string, newRows: string, data: LoadedDataset, table: Ra
     createdAt: new Date().toISOString(),
   };
   delete meta.design;
-  // The stored input order is the old build's alone; the appended dataset keeps none, so
-  // `crosstab export` refuses it (rebuild from all the rows) rather than misplace a row.
-  delete meta.inputRows;
+  // The input order: the old respondents' rows, then the new file's rows after them (a build
+  // of the old input followed by the new rows numbers them so). A dataset of an earlier build
+  // keeps none, and neither does its extension: `crosstab export` refuses it.
+  if (inputRows === undefined) delete meta.inputRows;
+  else meta.inputRows = inputRows;
+  if (id === undefined) delete meta.id;
+  else meta.id = id;
   if (old.design !== undefined) {
     // The design's counts (strata, PSUs) and checks (nesting, fpc, replicate rank) over every respondent.
-    const design = declareDesign(meta, designOptions(old.design), (variable) => ranksOf(extended.find((plan) => plan.variable.name === variable.name)!), weightValues);
+    const options = designOptions(old.design);
+    const degf = old.design.replicates === undefined ? undefined : replicateDegf(dataset, old.design.replicates, before, rows, weightValues);
+    if (degf?.keep === true) options.degf = old.design.replicates!.degf;
+    const design = declareDesign(meta, options, (variable) => ranksOf(extended.find((plan) => plan.variable.name === variable.name)!), weightValues);
+    // Of an earlier build whose degrees of freedom are its rank's: given or not, unknown still.
+    if (degf?.given === undefined && design?.replicates !== undefined) delete design.replicates.degfGiven;
     if (design) meta.design = design;
   }
 
   function* buffers(): Generator<Uint8Array> {
     for (const weight of old.weights) yield new Uint8Array(weightValues(weight.name).buffer);
+    if (inputRows !== undefined) {
+      const rowOf = new Uint32Array(rows);
+      rowOf.set(oldWords32(old.inputRows!, before));
+      for (let j = 0; j < added; j++) rowOf[before + j] = before + order[j]!;
+      yield new Uint8Array(rowOf.buffer);
+    }
+    if (idTexts !== undefined) yield idTexts;
     for (const plan of extended) yield* variableBuffers(plan);
   }
 
@@ -239,6 +270,14 @@ function extend(dataset: string, newRows: string, data: LoadedDataset, table: Ra
     else for (let r = 0; r < before; r++) target[r] = rankNow[stored[r]!]!;
     target.set(appended, before);
     yield index;
+    // The new respondents by rank (a counting sort): each container then sets its own, not all of them.
+    const start = new Uint32Array(variable.values.length + 2);
+    for (let j = 0; j < added; j++) start[appended[j]! + 1]!++;
+    for (let rank = 1; rank < start.length; rank++) start[rank]! += start[rank - 1]!;
+    const byRank = new Uint32Array(added);
+    const next = start.slice(0, -1);
+    for (let j = 0; j < added; j++) byRank[next[appended[j]!]!++] = before + j;
+    const ofRank = (rank: number): Uint32Array => byRank.subarray(start[rank]!, start[rank + 1]!);
     if (variable.codes !== undefined) {
       for (let rank = 1; rank <= variable.values.length; rank++) {
         const spec = specs[variable.codes[rank - 1]!]!;
@@ -250,7 +289,7 @@ function extend(dataset: string, newRows: string, data: LoadedDataset, table: Ra
           const bits = new Uint32Array(words * 2);
           if (oldKind === BufferKind.dense) bits.set(oldWords32(oldRow, oldWords * 2));
           else if (oldKind === BufferKind.sparse) for (const respondent of oldWords32(oldRow, oldCount)) bits[respondent >>> 5]! |= 1 << (respondent & 31);
-          for (let j = 0; j < added; j++) if (appended[j] === rank) bits[(before + j) >>> 5]! |= 1 << ((before + j) & 31);
+          for (const respondent of ofRank(rank)) bits[respondent >>> 5]! |= 1 << (respondent & 31);
           yield new Uint8Array(bits.buffer);
         } else {
           const list = new Uint32Array(spec.count);
@@ -264,12 +303,19 @@ function extend(dataset: string, newRows: string, data: LoadedDataset, table: Ra
               for (let word = bits[w]!; word !== 0; word &= word - 1) list[at++] = w * 32 + (31 - Math.clz32(word & -word));
             }
           }
-          for (let j = 0; j < added; j++) if (appended[j] === rank) list[at++] = before + j;
+          for (const respondent of ofRank(rank)) list[at++] = respondent;
           yield new Uint8Array(list.buffer);
         }
       }
     }
     if (variable.atLeast !== undefined) {
+      // The new respondents of rank `rank` or more, kept from the top rank down: made once, not per rank.
+      const tails: Uint32Array[] = [];
+      const tail = new Uint32Array(words * 2);
+      for (let rank = variable.values.length; rank >= 1; rank--) {
+        for (const respondent of ofRank(rank)) tail[respondent >>> 5]! |= 1 << (respondent & 31);
+        tails[rank] = tail.slice(before >>> 5);
+      }
       for (let rank = 1; rank <= variable.values.length; rank++) {
         const bits = new Uint32Array(words * 2);
         // Old respondents of rank `rank` or more now: those of the first old rank that maps there or above.
@@ -281,7 +327,8 @@ function extend(dataset: string, newRows: string, data: LoadedDataset, table: Ra
           }
         }
         if (from > 0) bits.set(oldWords32(was.atLeast![from - 1]!, oldWords * 2));
-        for (let j = 0; j < added; j++) if (appended[j]! >= rank) bits[(before + j) >>> 5]! |= 1 << ((before + j) & 31);
+        const newBits = tails[rank]!;
+        for (let w = 0; w < newBits.length; w++) bits[(before >>> 5) + w]! |= newBits[w]!;
         yield new Uint8Array(bits.buffer);
       }
     }
@@ -291,6 +338,88 @@ function extend(dataset: string, newRows: string, data: LoadedDataset, table: Ra
     throw new Error('appendRows: input ranks are not kept');
   };
   return { dataset: { meta, specs, data: buffers, inputRanks: unused, inputWeights: unused }, newValues };
+}
+
+/**
+ * The id column's buffer of the extended dataset: (rows + 1) u32 offsets, then the UTF-8
+ * texts of the old input rows followed by the new file's, in its order. Every new row needs
+ * an id, and none may be another's, old or new: the refusal names the id and where it is.
+ */
+async function extendIds(dataset: string, newRows: string, format: string, name: string, stored: Uint8Array, before: number, column: RawColumn | undefined, added: number): Promise<Uint8Array> {
+  if (column === undefined) throw unfit(newRows, `has no column ${name}, the respondent id column of ${dataset}`, `Give every new respondent its id in column ${name}.`, name);
+  const oldOffsets = new Uint32Array(stored.buffer, stored.byteOffset, before + 1);
+  const oldText = stored.subarray((before + 1) * 4);
+  const encoded = column.dictionary.map((text) => Buffer.from(text, 'utf8'));
+  // The new ids by text, each at its first row: a repeat among them is refused at its second row.
+  const rowOfId = new Int32Array(column.dictionary.length + 1).fill(-1);
+  let textBytes = 0;
+  for (let row = 0; row < added; row++) {
+    const k = column.ids[row]!;
+    if (k === 0) throw await idError(newRows, format, row, name, `column ${name} (the respondent id) is blank`, `Every respondent needs an id: fill it in.`);
+    if (rowOfId[k] !== -1) {
+      throw await idError(newRows, format, row, name, `the id ${JSON.stringify(column.dictionary[k - 1])} of column ${name} is also the id of ${await placeText(newRows, format, rowOfId[k]!)}`, 'An id identifies one respondent: make the ids unique.');
+    }
+    rowOfId[k] = row;
+    textBytes += encoded[k - 1]!.byteLength;
+  }
+  const newIds = new Map(column.dictionary.map((text, i) => [text, i + 1]));
+  const decoder = new TextDecoder();
+  for (let row = 0; row < before; row++) {
+    const text = decoder.decode(oldText.subarray(oldOffsets[row]!, oldOffsets[row + 1]!));
+    const k = newIds.get(text);
+    if (k !== undefined && rowOfId[k] !== -1) {
+      throw await idError(newRows, format, rowOfId[k]!, name, `the id ${JSON.stringify(text)} of column ${name} is already the id of a respondent of ${dataset} (its input row ${row + 1})`, `An id identifies one respondent: a wave brings new respondents; give this one another id, or leave out a row ${dataset} already holds.`);
+    }
+  }
+  const rows = before + added;
+  const oldTextBytes = oldOffsets[before]!;
+  const bytes = new Uint8Array((rows + 1) * 4 + oldTextBytes + textBytes);
+  const offsets = new Uint32Array(bytes.buffer, 0, rows + 1);
+  offsets.set(oldOffsets);
+  bytes.set(oldText.subarray(0, oldTextBytes), (rows + 1) * 4);
+  let at = oldTextBytes;
+  for (let row = 0; row < added; row++) {
+    const text = encoded[column.ids[row]! - 1]!;
+    bytes.set(text, (rows + 1) * 4 + at);
+    at += text.byteLength;
+    offsets[before + row + 1] = at;
+  }
+  return bytes;
+}
+
+/** An invalid_input error at data row `row` (0-based) of the new rows: file:line for a CSV, the row for a typed file. */
+async function idError(file: string, format: string, row: number, field: string, what: string, hint: string): Promise<CrosstabError> {
+  const place = await placeOf(file, format, row);
+  return placedError(file, place, what, hint, { field });
+}
+
+async function placeText(file: string, format: string, row: number): Promise<string> {
+  const place = await placeOf(file, format, row);
+  return place !== undefined && 'line' in place ? `line ${place.line}` : `row ${row + 1}`;
+}
+
+/**
+ * Where data row `row` (0-based) of an input is: a CSV's physical line (found again on this
+ * error path, counting the line breaks inside quoted fields), a typed file's row (1-based).
+ */
+async function placeOf(file: string, format: string, row: number): Promise<Place> {
+  if (format !== 'csv') return { row: row + 1 };
+  let bytes: Uint8Array = await readFile(file);
+  if (bytes[0] === 0x1f && bytes[1] === 0x8b) bytes = gunzipSync(bytes);
+  // Record 0 is the header; a record ends at a line break outside quotes.
+  let record = 0;
+  let line = 1;
+  let quoted = false;
+  for (let i = 0; i < bytes.length && record < row + 1; i++) {
+    const byte = bytes[i]!;
+    if (byte === 0x22) quoted = !quoted;
+    else if (byte === 0x0a || byte === 0x0d) {
+      if (byte === 0x0d && bytes[i + 1] === 0x0a) i++;
+      line++;
+      if (!quoted) record++;
+    }
+  }
+  return { line };
 }
 
 function indexWidth(variable: StoredVariable): number {
@@ -364,6 +493,30 @@ function extendVariable(newRows: string, variable: StoredVariable, column: RawCo
   const valueLabels = { ...column.valueLabels, ...variable.valueLabels };
   if (Object.keys(valueLabels).length > 0) extended.valueLabels = valueLabels;
   return { extended: { variable: extended, old: variable, rankNow, oldRank, appended }, added };
+}
+
+/**
+ * Whether the replicate design's degrees of freedom are kept (given at build: a build of all
+ * the rows with the same --degf keeps them) or counted again over every row (the rank of the
+ * replicate weights − 1, as a build of all the rows counts it). A dataset of an earlier build
+ * does not say which: degrees of freedom other than its rows' rank − 1 were given; equal to it,
+ * they are the same either way unless the new rows change the rank, and then the append is
+ * refused rather than guess.
+ */
+function replicateDegf(dataset: string, replicates: NonNullable<StoredDesign['replicates']>, before: number, rows: number, weightValues: (name: string) => Float64Array): { keep: boolean; given: boolean | undefined } {
+  if (replicates.degfGiven !== undefined) return { keep: replicates.degfGiven, given: replicates.degfGiven };
+  const columns = replicates.weights.map(weightValues);
+  const oldDefault = replicateRank(columns, before) - 1;
+  if (replicates.degf !== oldDefault) return { keep: true, given: true };
+  const now = replicateRank(columns, rows) - 1;
+  if (now !== oldDefault) {
+    throw new CrosstabError(
+      ErrorCode.invalidInput,
+      `${dataset}: its replicate design has ${replicates.degf} degrees of freedom, the rank of its replicate weights − 1, which the new rows make ${now}; the dataset was built by an earlier version, which did not record whether they were given (--degf) or counted`,
+      { file: dataset, field: 'degf', hint: `Build the whole dataset from all the rows with \`crosstab build\` (with --degf ${replicates.degf} if it was given), or append to a dataset built by this version.` },
+    );
+  }
+  return { keep: false, given: undefined };
 }
 
 function designOptions(design: NonNullable<StoredMeta['design']>): DesignOptions {

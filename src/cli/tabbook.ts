@@ -8,6 +8,9 @@ import { normalizeStats, STAT_NAMES, type StatName } from '../report/statistics.
 import { TABBOOK_FORMATS, TABBOOK_LAYOUTS } from '../report/tabbook-model.js';
 import { formatOfPath, writeTabbook } from '../report/tabbook-output.js';
 import { shorten } from '../text/expression-text.js';
+import { expandTabbookAudiences, tabbookUsesAudiences } from '../report/tabbook-audiences.js';
+import { audiencesFromDatabase, audiencesFromFile } from './audience-source.js';
+import { databaseOption } from './database-option.js';
 import { openCompiled } from './open-compiled.js';
 
 /** The library's field names, as this command's flags. */
@@ -19,7 +22,7 @@ const FLAGS: Record<string, string> = { banner: '--banner', columnGroups: '--col
  * See docs/tabbooks.md.
  */
 export function registerTabbookCommand(program: Command): void {
-  program
+  const command = program
     .command('tabbook')
     .description('a tab book: one banner across many stub tables, as XLSX, HTML, CSV or JSON')
     .argument('<dataset>', 'dataset file from `crosstab build`')
@@ -35,6 +38,9 @@ export function registerTabbookCommand(program: Command): void {
     .option('--weight <column>', "weight column (default: the dataset's first)")
     .option('--unweighted', 'count respondents with weight 1')
     .option('--execution <where>', 'auto, inline (calling thread) or pool (worker threads)', 'pool')
+    .option('--audiences <file>', '@name in --banner and --base: saved audiences from a file of name=expression lines')
+    .option('--account <name>', "@name in --banner and --base: the account's shared audiences in the access database (--database)")
+    .option('--user <email>', "with --account: that user's private audiences too")
     .addHelpText(
       'after',
       `
@@ -42,18 +48,21 @@ Examples:
   $ crosstab tabbook gss.arrow --banner sex,race,degree --stubs all --out book.xlsx
   $ crosstab tabbook gss.arrow --banner sex,race --stubs degree,relig,polviews --base 'year=2024' --layout long --out book.xlsx
   $ crosstab tabbook gss.arrow --banner sex,race --stubs degree,relig --out book.html
-  $ crosstab tabbook gss.arrow --banner 'sex,age=18..34,age=35..,(degree=3,4)' --column-group 2,3 --stubs relig --out book.xlsx`,
+  $ crosstab tabbook gss.arrow --banner 'sex,age=18..34,age=35..,(degree=3,4)' --column-group 2,3 --stubs relig --out book.xlsx
+  $ crosstab tabbook gss.arrow --audiences audiences.txt --banner 'sex,@graduates' --base '@adults' --stubs relig --out book.xlsx
+  $ crosstab tabbook gss.arrow --database .crosstab/db --account acme --banner 'sex,@graduates' --stubs relig --out book.xlsx`,
     )
     .action(async (path: string, flags: Record<string, unknown>) => {
       const settings = await readFlags(flags);
       const ds = await openCompiled(path, { execution: settings.execution });
       try {
+        const { banner, base } = await withAudiences(settings, flags, ds.info.survey);
         const book = await relabel(() =>
           tabbook(ds, {
-            banner: settings.banner,
+            banner,
             ...(settings.columnGroups !== undefined ? { columnGroups: settings.columnGroups } : {}),
             stubs: settings.stubs,
-            base: settings.base,
+            base,
             stats: settings.stats,
             missing: settings.missing,
             ...(settings.weight !== undefined ? { weight: settings.weight } : {}),
@@ -66,6 +75,35 @@ Examples:
         await ds.close();
       }
     });
+  databaseOption(command);
+}
+
+/**
+ * The banner and base with their `@name`s expanded from --audiences or --account (read only
+ * when one is used); an `@name` without either is refused, saying where audiences come from.
+ */
+async function withAudiences(settings: { banner: string[]; base: string }, flags: Record<string, unknown>, survey: string): Promise<{ banner: string[]; base: string }> {
+  const file = flags['audiences'] as string | undefined;
+  const account = flags['account'] as string | undefined;
+  const user = flags['user'] as string | undefined;
+  if (file !== undefined && account !== undefined) throw flagError('--audiences', '--audiences and --account cannot be used together', 'Take the audiences from a file or from an account, not both.');
+  if (user !== undefined && account === undefined) throw flagError('--user', '--user needs --account', 'Name the account the user belongs to: --account NAME --user EMAIL.');
+  if (!tabbookUsesAudiences(settings)) return settings;
+  const source =
+    file !== undefined
+      ? await audiencesFromFile(file)
+      : account !== undefined
+        ? await audiencesFromDatabase(flags['database'] as string | undefined, account, user, survey)
+        : { lookup: () => undefined, hint: 'Saved audiences come from --audiences FILE (name=expression lines) or from an account: --database URL --account NAME.' };
+  try {
+    const expanded = expandTabbookAudiences(settings, source.lookup);
+    return { banner: expanded.options.banner as string[], base: expanded.options.base ?? '*' };
+  } catch (error) {
+    if (!(error instanceof CrosstabError)) throw error;
+    const flag = error.details.field === 'base' ? '--base' : '--banner';
+    const problem = error.details.problem ?? error.message;
+    throw new CrosstabError(error.code, `${flag}: ${problem}`, { ...error.details, field: flag, ...(error.code === ErrorCode.unknownAudience ? { hint: source.hint } : {}) });
+  }
 }
 
 async function readFlags(flags: Record<string, unknown>) {

@@ -136,7 +136,12 @@ export interface StoredDesign {
   /** Strata and PSUs in the sample (Taylor designs), counted at build so that open need not. */
   strataCount?: number;
   psuCount?: number;
-  replicates?: { weights: string[]; type: ReplicateType; scale: number; rscales: number[]; mse: boolean; rho?: number; degf: number };
+  /**
+   * `degfGiven`: whether `degf` was given at build (`--degf`; kept as it is when rows are
+   * appended) or is the rank of the replicate weights − 1 (counted again over every row).
+   * Absent in datasets of earlier builds.
+   */
+  replicates?: { weights: string[]; type: ReplicateType; scale: number; rscales: number[]; mse: boolean; rho?: number; degf: number; degfGiven?: boolean };
 }
 
 /**

@@ -41,7 +41,10 @@ export class DatasetDesign {
       if (design.nest) this.info.nest = true;
       if (design.fpc) this.info.fpc = design.fpc;
     }
-    if (design?.replicates) this.info.replicates = { ...design.replicates, weights: [...design.replicates.weights], rscales: [...design.replicates.rscales] };
+    if (design?.replicates) {
+      const { degfGiven: _given, ...replicates } = design.replicates;
+      this.info.replicates = { ...replicates, weights: [...replicates.weights], rscales: [...replicates.rscales] };
+    }
   }
 
   /**

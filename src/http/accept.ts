@@ -3,12 +3,16 @@
 /** The media type of an Excel workbook (POST /tables writes one with tableToXLSX). */
 export const XLSX_TYPE = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
 
-export type ResponseFormat = 'json' | 'csv' | 'xlsx';
+/** The media type of a PowerPoint deck (POST /tables writes one with tablesToPPTX). */
+export const PPTX_TYPE = 'application/vnd.openxmlformats-officedocument.presentationml.presentation';
+
+export type ResponseFormat = 'json' | 'csv' | 'xlsx' | 'pptx';
 
 const FORMAT_OF: Record<string, ResponseFormat> = {
   'application/json': 'json',
   'text/csv': 'csv',
   [XLSX_TYPE]: 'xlsx',
+  [PPTX_TYPE]: 'pptx',
   'application/*': 'json',
   'text/*': 'csv',
   '*/*': 'json',

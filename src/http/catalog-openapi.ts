@@ -5,8 +5,8 @@ import { answerHeaders, datasetVersionHeader, errorResponses, header } from './o
 import type { RouteDocs } from './route.js';
 import { MAX_LISTED_NUMERIC_VALUES } from './survey-catalog.js';
 import { CATALOG_MAX_AGE_SECONDS } from './surveys-operation.js';
-import { XLSX_TYPE } from './accept.js';
-import { MAX_TABLE_CELLS } from './tables-operation.js';
+import { PPTX_TYPE, XLSX_TYPE } from './accept.js';
+import { MAX_DECK_CELLS, MAX_TABLE_CELLS } from './tables-operation.js';
 import { TABLE_FIELDS } from './tables-request.js';
 
 const security = [{ ServiceEngineAuthorizer: [] }, { OidcBearer: [] }];
@@ -71,11 +71,11 @@ function catalogOpenApi(options: { maxBodyBytes: number }): { paths: Record<stri
         requestBody: { required: true, description: `At most ${options.maxBodyBytes} bytes.`, content: { 'application/json': { schema: ref('TableRequest') } } },
         responses: {
           200: {
-            description: `The table: JSON by default, CSV (one line per cell) with \`Accept: text/csv\`, an Excel workbook with \`Accept: ${XLSX_TYPE}\`. At most ${MAX_TABLE_CELLS} cells. Billed.`,
+            description: `The table: JSON by default, CSV (one line per cell) with \`Accept: text/csv\`, an Excel workbook with \`Accept: ${XLSX_TYPE}\`, a PowerPoint deck with \`Accept: ${PPTX_TYPE}\` (at most ${MAX_DECK_CELLS} cells). At most ${MAX_TABLE_CELLS} cells. Billed.`,
             headers: {
               ...answerHeaders(),
               ...datasetVersionHeader,
-              'Content-Disposition': { description: 'With the workbook only: `attachment; filename="<SurveyCode>-table.xlsx"`.', schema: { type: 'string' } },
+              'Content-Disposition': { description: 'With the workbook and the deck only: `attachment; filename="<SurveyCode>-table.xlsx"` (or `.pptx`).', schema: { type: 'string' } },
             },
             content: {
               'application/json': { schema: ref('TableResponse') },
@@ -85,6 +85,13 @@ function catalogOpenApi(options: { maxBodyBytes: number }): { paths: Record<stri
                   type: 'string',
                   format: 'binary',
                   description: 'One sheet, as `crosstab table --format xlsx` writes it: title, base note, banner, base rows, then per row its weighted count (in units of AudienceReportUnits), respondents and each requested statistic as numbers (percentages as proportions under a % format), significance letters, footnotes.',
+                },
+              },
+              [PPTX_TYPE]: {
+                schema: {
+                  type: 'string',
+                  format: 'binary',
+                  description: 'A deck, as `crosstab table --format pptx` writes it: a slide per row variable with its title, the base, a native bar chart whose data sheet holds the vertical % of each column (vpct is computed whatever Statistics asks), and the table as a native table (Total column, banner, base rows, vertical % with low-base marks and significance letters).',
                 },
               },
             },

@@ -1,5 +1,5 @@
 import { ConditionalResult, MAX_AXIS } from '../index.js';
-import { XLSX_TYPE } from './accept.js';
+import { PPTX_TYPE, XLSX_TYPE } from './accept.js';
 import { AUTH_HEADER } from './auth.js';
 import { CORS_ALLOW_HEADERS } from './cors.js';
 import { ALL } from './crosstab-request.js';
@@ -29,7 +29,7 @@ GET /docs is free, needs no key and is never billed: use it as a liveness probe.
 
 Every answer carries X-Request-Id, X-Content-Type-Options: nosniff, Access-Control-Allow-Origin and Access-Control-Expose-Headers, and Cache-Control: no-store unless the operation says otherwise. A path this document does not list answers 404, a method a path does not list 405 with an Allow header, a 401 a WWW-Authenticate header naming the accepted credentials.
 
-GET /surveys lists the surveys your key may query; GET /surveys/{SurveyCode} lists a survey's variables, values (with rounded respondent counts, suppressed for low bases), ranges, codes and weights within your authorization groups, each with the expression that selects it. Both need the key, are never billed and send an ETag (If-None-Match gives 304). POST /tables computes a whole table (rows x columns, up to ${MAX_AXIS} entries per axis) as JSON or, with \`Accept: text/csv\`, CSV or, with \`Accept: ${XLSX_TYPE}\`, an Excel workbook; billed once per 200.`;
+GET /surveys lists the surveys your key may query; GET /surveys/{SurveyCode} lists a survey's variables, values (with rounded respondent counts, suppressed for low bases), ranges, codes and weights within your authorization groups, each with the expression that selects it. Both need the key, are never billed and send an ETag (If-None-Match gives 304). POST /tables computes a whole table (rows x columns, up to ${MAX_AXIS} entries per axis) as JSON or, with \`Accept: text/csv\`, CSV or, with \`Accept: ${XLSX_TYPE}\`, an Excel workbook or, with \`Accept: ${PPTX_TYPE}\`, a PowerPoint deck of native charts; billed once per 200.`;
 
 /** The tags of the document and what each groups; a route may describe a tag of its own (RouteDocs.tags). */
 const TAGS: Record<string, string> = {

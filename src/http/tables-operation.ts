@@ -1,5 +1,7 @@
 import {
+  CHART_MAX_BARS,
   ErrorCode,
+  STAT_NAMES,
   isCrosstabError,
   STREAM_BYTES_IN_FLIGHT,
   TableAnswerStream,
@@ -9,7 +11,7 @@ import {
   type TableQuery,
   type TableResult,
 } from '../index.js';
-import { negotiateFormat, XLSX_TYPE } from './accept.js';
+import { negotiateFormat, PPTX_TYPE, XLSX_TYPE } from './accept.js';
 import { wholeStream, type ResponseStream } from './answer-budget.js';
 import { expandRequestAudiences, type RequestExpression } from './audience-expansion.js';
 import { authorize, entitledToSurvey } from './auth.js';
@@ -28,7 +30,11 @@ const LIMIT_NAMES: Record<string, { field: string; words: string }> = {
   'limits.comparisons': { field: 'Statistics', words: 'comparisons' },
   'limits.raoScottCovariance': { field: 'Statistics', words: 'raoScottCovariance' },
   'limits.answerBytes': { field: 'Statistics', words: 'answerBytes' },
+  chart: { field: 'Rows', words: 'chart bars' },
 };
+
+/** Most cells (rows x columns) of a table answered as a PowerPoint deck: its slides' native tables and charts hold every one. */
+export const MAX_DECK_CELLS = 20_000;
 
 const CSV_TYPE = 'text/csv; charset=utf-8';
 
@@ -38,7 +44,12 @@ const CSV_TYPE = 'text/csv; charset=utf-8';
  */
 export function tablesAccept(request: HandlerRequest): ServiceError | undefined {
   if (negotiateFormat(headerOf(request.headers, 'accept')) !== undefined) return undefined;
-  return serviceError('not_acceptable', `POST /tables answers in application/json, text/csv or ${XLSX_TYPE}.`, `Send \`Accept: application/json\`, \`Accept: text/csv\` or \`Accept: ${XLSX_TYPE}\`.`);
+  return serviceError('not_acceptable', `POST /tables answers in application/json, text/csv, ${XLSX_TYPE} or ${PPTX_TYPE}.`, `Send \`Accept: application/json\`, \`Accept: text/csv\`, \`Accept: ${XLSX_TYPE}\` or \`Accept: ${PPTX_TYPE}\`.`);
+}
+
+/** The download name of a table deck: `<SurveyCode>-table.pptx`. */
+export function deckFileName(survey: string): string {
+  return workbookFileName(survey).replace(/\.xlsx$/, '.pptx');
 }
 
 /** The download name of a table workbook: `<SurveyCode>-table.xlsx`, the code cut to safe file-name characters. */
@@ -82,8 +93,10 @@ export async function tablesOperation(context: AuthenticatedContext): Promise<Ro
   if (isServiceError(base)) return base;
 
   const limits = service.tables.limits;
-  const ahead = workAhead(body, axes.sizes, limits);
+  const ahead = workAhead(body, axes.sizes, limits) ?? (format === 'pptx' ? deckAhead(axes.sizes) : undefined);
   if (ahead !== undefined) return ahead;
+  // A deck charts the vertical %: it is computed with whatever else is asked.
+  const stats = format === 'pptx' ? STAT_NAMES.filter((name) => name === 'vpct' || body.Statistics.includes(name)) : body.Statistics;
   const signal = request.signal;
   const gone = (): ServiceError => serviceError('client_closed_request', 'The client closed the connection before the table was answered; nothing was billed.', 'Wait for the answer.');
 
@@ -112,10 +125,10 @@ export async function tablesOperation(context: AuthenticatedContext): Promise<Ro
           result,
           {
             format,
-            ...(body.Statistics.length === 0 ? {} : { statistics: { stats: body.Statistics } }),
+            ...(stats.length === 0 ? {} : { statistics: { stats } }),
             limits: { comparisons: limits.comparisons, raoScottCovariance: limits.raoScottCovariance },
             maxBytes: limits.answerBytes,
-            ...(format === 'xlsx' ? { display: displayOf(dataset) } : {}),
+            ...(format === 'xlsx' || format === 'pptx' ? { display: displayOf(dataset) } : {}),
             ...(format === 'json' ? { jsonPrefix: `{"ResultCode":0,"ResultDescription":"","SurveyCode":${JSON.stringify(body.SurveyCode)},"AudienceReportUnits":${JSON.stringify(result.units)},"Table":`, jsonSuffix: '}' } : {}),
           },
           signal,
@@ -155,6 +168,8 @@ export async function tablesOperation(context: AuthenticatedContext): Promise<Ro
   if (format === 'xlsx') {
     // Made whole before anything is sent or billed: a workbook that cannot be written is an error, never part of a file.
     reply = { status: 200, headers: { 'content-type': XLSX_TYPE, 'content-disposition': `attachment; filename="${workbookFileName(body.SurveyCode)}"` }, body: stream };
+  } else if (format === 'pptx') {
+    reply = { status: 200, headers: { 'content-type': PPTX_TYPE, 'content-disposition': `attachment; filename="${deckFileName(body.SurveyCode)}"` }, body: stream };
   } else if (format === 'csv') {
     reply = { status: 200, headers: { 'content-type': CSV_TYPE }, body: stream };
   } else {
@@ -287,6 +302,35 @@ function workAhead(body: TablesRequest, sizes: AxisSizes, limits: TableLimits): 
         `Leave "chisq" out of Statistics, or test variables with fewer values (at most ${Math.floor(Math.sqrt(limits.raoScottCovariance)).toLocaleString('en-US')} cells in one test).`,
       );
     }
+  }
+  return undefined;
+}
+
+/**
+ * Refuses, before any work, a table too large for a deck: more than MAX_DECK_CELLS cells, or
+ * a slide whose chart would have more than CHART_MAX_BARS bars (a row variable's values, or a
+ * run of expression rows, times the columns; a "No answer" entry counted in).
+ */
+function deckAhead(sizes: AxisSizes): ServiceError | undefined {
+  const cells = sizes.rowCount * sizes.columnCount;
+  if (cells > MAX_DECK_CELLS) {
+    return serviceError('invalid_request', `A deck of this table would hold ${cells.toLocaleString('en-US')} cells; at most ${MAX_DECK_CELLS.toLocaleString('en-US')} are allowed in a PowerPoint answer.`, 'Ask for fewer rows or columns, or the XLSX or JSON format.', 'Rows');
+  }
+  const columns = sizes.columns.reduce((sum, size) => sum + (size === 0 ? 1 : size + 1), 0);
+  let run = 0;
+  const panels: number[] = [];
+  for (const size of sizes.rows) {
+    if (size === 0) run++;
+    else {
+      if (run > 0) panels.push(run);
+      run = 0;
+      panels.push(size + 1);
+    }
+  }
+  if (run > 0) panels.push(run);
+  const widest = Math.max(0, ...panels) * columns;
+  if (widest > CHART_MAX_BARS) {
+    return serviceError('invalid_request', `A slide of this table would chart up to ${widest.toLocaleString('en-US')} bars; at most ${CHART_MAX_BARS.toLocaleString('en-US')} are allowed on one chart.`, 'Chart fewer row categories or columns: put fewer values in a row variable or fewer columns in the table.', 'Rows');
   }
   return undefined;
 }

@@ -1,4 +1,5 @@
 /** The portal's only stylesheet and script, served by the package itself (no CDN). */
+import { BANNER_CSS, bannerShadeCss } from './banner-table.js';
 import { shadeCss } from './heat-map.js';
 
 export const PORTAL_CSS = `
@@ -82,7 +83,7 @@ table.heatmap td.very-unstable { outline:2px dashed #5c677d; outline-offset:-4px
 .legend .scale { display:flex; gap:3px; align-items:center; flex-wrap:wrap; margin:0; } .swatch { display:inline-block; min-width:3rem; text-align:center; padding:.15rem .3rem; border-radius:3px; font-size:.75rem; border:1px solid #767f8f; }
 .variables summary { cursor:pointer; font-weight:600; } ul.columns { columns:3 14rem; padding-left:1.1rem; font-size:.88rem; }
 @media (max-width: 640px) { table.heatmap td { min-width:4.8rem; padding:.35rem .4rem; } .save > div { min-width:100%; } }
-` + shadeCss();
+` + shadeCss() + BANNER_CSS + bannerShadeCss();
 
 export const PORTAL_JS = `
 document.addEventListener('click', function (event) {

@@ -6,7 +6,7 @@
 import { STAT_NAMES, type StatName, type TableJson } from '../index.js';
 import type { SavedTable, SavedTableEntry } from '../access/index.js';
 import type { SurveySummary } from '../http/survey-catalog.js';
-import { heatMap } from './heat-map.js';
+import { bannerTable } from './banner-table.js';
 import { html, layout, notice, raw, type PageContext, type Raw } from './html.js';
 import { parseSpec, UNWEIGHTED, type TableForm } from './table-spec.js';
 
@@ -30,6 +30,8 @@ export interface TablesView {
   /** The chosen survey's weights and variables (for the weight list and the variable list). */
   weights: string[];
   variables: Array<{ name: string; label?: string }>;
+  /** The chosen survey's name, as the table's title and its chart's. */
+  surveyName?: string;
   /** The saved tables listed (without their results). */
   saved: SavedTableEntry[];
   viewerId: string;
@@ -84,6 +86,7 @@ function formSection(context: PageContext, view: TablesView): Raw {
         <button type="submit" name="action" value="compute">Compute table</button>
         <button type="submit" name="action" value="csv" class="secondary">Download CSV</button>
         <button type="submit" name="action" value="xlsx" class="secondary">Download XLSX</button>
+        <button type="submit" name="action" value="pptx" class="secondary">Download PPTX</button>
         <button type="submit" name="action" value="audience" class="secondary">Save base as audience</button>
       </div>
       <p class="help">Each computed table or download is one billed call of your account (operation "table" on the Usage page). Opening a saved table shows its stored result and is not billed.</p>
@@ -125,7 +128,7 @@ export function tablesPage(context: PageContext, view: TablesView): string {
       : html`<section class="card" aria-labelledby="result-title">
           <h2 id="result-title">${result.saved ? result.saved.name : 'Table'}</h2>
           <p class="muted">${result.billed ? `Computed ${result.computedAt}: billed as one call.` : `Stored result computed ${result.computedAt}; opening it was not billed. Compute it again to refresh it.`}</p>
-          ${heatMap(result.table, view.form.survey)}
+          ${bannerTable(result.table, view.form.survey, { ...(view.surveyName === undefined ? {} : { title: view.surveyName }), variableLabels: Object.fromEntries(view.variables.flatMap((variable) => (variable.label ? [[variable.name, variable.label]] : []))) })}
         </section>`;
   const body = html`<h1>Tables</h1>
     <p class="lead">Crosstabs of your licensed surveys, computed as POST /tables computes them, within your account's licences.</p>

@@ -17,7 +17,7 @@ import { emptyForm, formOf, formOfSpec, parseSpec, specOf, type TableForm, type 
 import { tablesPage, type TablesView } from './tables-page.js';
 
 /** Formats a table can be answered in. */
-export type TableFormat = 'json' | 'csv' | 'xlsx';
+export type TableFormat = 'json' | 'csv' | 'xlsx' | 'pptx';
 /** Runs POST /tables of the API as `caller`: its answer as the API sends it. */
 /** `signal`: the page's request; aborted when its client has gone (the table stops, nothing is billed). */
 export type TableCompute = (caller: ApiKeyRecord, spec: TableSpec, format: TableFormat, signal?: AbortSignal) => Promise<HandlerResponse & { body: string | Uint8Array }>;
@@ -40,7 +40,7 @@ export interface TablesDependencies {
   savedTables?: Partial<SavedTableLimits>;
 }
 
-const FORMAT_TYPES: Readonly<Record<TableFormat, string>> = { json: 'application/json', csv: 'text/csv', xlsx: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet' };
+const FORMAT_TYPES: Readonly<Record<TableFormat, string>> = { json: 'application/json', csv: 'text/csv', xlsx: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet', pptx: 'application/vnd.openxmlformats-officedocument.presentationml.presentation' };
 export const tableAccept = (format: TableFormat): string => FORMAT_TYPES[format];
 
 /** The API's field names as the form labels them. */
@@ -98,7 +98,7 @@ export function tablesRoutes(deps: TablesDependencies): PortalRoute[] {
     const account = await accountById(db, session.accountId);
     const groups = dataset === undefined ? [] : (callerGroups(accountRights(account), dataset.info) ?? []);
     const variables = dataset === undefined ? [] : dataset.info.variables.filter((variable) => groups.includes(variable.group)).map((variable) => ({ name: variable.name, ...(variable.label === undefined ? {} : { label: variable.label }) }));
-    const tables: TablesView = { form, surveys: catalog.surveys, weights: dataset?.info.weights ?? [], variables, saved: await listSavedTables(db, owner(session)), viewerId: session.userId, ...extra };
+    const tables: TablesView = { form, surveys: catalog.surveys, ...(dataset === undefined ? {} : { surveyName: dataset.info.name === dataset.info.survey ? dataset.info.name : `${dataset.info.name} (${dataset.info.survey})` }), weights: dataset?.info.weights ?? [], variables, saved: await listSavedTables(db, owner(session)), viewerId: session.userId, ...extra };
     return deps.page(status, tablesPage(deps.context('Tables', session), tables));
   }
 
@@ -138,7 +138,7 @@ export function tablesRoutes(deps: TablesDependencies): PortalRoute[] {
     }
     const dataset = deps.surveys.find((candidate) => candidate.info.survey === form.survey);
     const spec = specOf(form, dataset, dataset === undefined ? [] : (callerGroups((await rightsOf(session)).caller, dataset.info) ?? []));
-    const format: TableFormat = action === 'csv' ? 'csv' : action === 'xlsx' ? 'xlsx' : 'json';
+    const format: TableFormat = action === 'csv' || action === 'xlsx' || action === 'pptx' ? action : 'json';
     const computed = await computeTable(session, spec, format, request.signal);
     if ('error' in computed) return again(computed.error, computed.status);
     const { answer } = computed;

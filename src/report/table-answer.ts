@@ -14,14 +14,14 @@ import { tableToJSON } from './table-json.js';
 import { tableStatistics, type TableStatisticsOptions } from './table-statistics.js';
 import { tableToXLSX } from './table-xlsx.js';
 
-export type TableAnswerFormat = 'json' | 'csv' | 'xlsx';
+export type TableAnswerFormat = 'json' | 'csv' | 'xlsx' | 'pptx';
 
 /** What to write: the statistics and their limits, the format, and for JSON the text around the table. */
 export interface TableAnswerOptions {
   /** Statistics as tableStatistics() takes them; none when absent or empty. */
   statistics?: TableStatisticsOptions;
   format: TableAnswerFormat;
-  /** XLSX: the title and variable labels. */
+  /** XLSX and PPTX: the title and variable labels. */
   display?: DisplayOptions;
   /** JSON: text written before and after the table document (an envelope such as `{"Table":` and `}`). */
   jsonPrefix?: string;
@@ -139,7 +139,7 @@ function statisticsOf(result: TableResult, options: TableAnswerOptions) {
  * before a byte is sent) when the request asks more than they allow.
  */
 export function prepareTextAnswer(result: TableResult, options: TableAnswerOptions): TextAnswer {
-  if (options.format === 'xlsx') throw new CrosstabError(ErrorCode.invalidOption, 'an XLSX answer is written whole (writeTableAnswer)');
+  if (options.format !== 'json' && options.format !== 'csv') throw new CrosstabError(ErrorCode.invalidOption, `a ${options.format} answer is written whole (writeTableAnswer)`);
   const statistics = statisticsOf(result, options);
   let pieces: () => Iterable<string>;
   if (options.format === 'csv') {
@@ -172,6 +172,13 @@ export async function writeTableAnswer(result: TableResult, options: TableAnswer
   const out = new BoundedBytes(options.maxBytes ?? Number.MAX_SAFE_INTEGER);
   if (options.format === 'xlsx') {
     out.write(await tableToXLSX(result, statisticsOf(result, options), options.display ?? {}));
+    return out.take();
+  }
+  if (options.format === 'pptx') {
+    const statistics = statisticsOf(result, options);
+    if (statistics?.columnPct === undefined) throw new CrosstabError(ErrorCode.invalidOption, 'a deck charts the vertical % (vpct), which these statistics do not hold', { field: 'stats', hint: 'Add vpct to the statistics.' });
+    const { tablesToPPTX } = await import('./table-pptx.js');
+    out.write(await tablesToPPTX([{ result, statistics, ...(options.display === undefined ? {} : { display: options.display }) }]));
     return out.take();
   }
   for (const piece of prepareTextAnswer(result, options).pieces()) out.write(piece);

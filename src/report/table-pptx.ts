@@ -72,7 +72,8 @@ function addSlide(pres: Presentation, chart: TableChart, panel: ChartPanel, tabl
     titleFontSize: 12,
   });
   const first = 1.4;
-  const colW = [first, ...chart.series.map(() => (5.9 - first) / chart.series.length)];
+  // The label column, the Total column, then the banner's columns.
+  const colW = [first, ...[null, ...chart.series].map(() => (5.9 - first) / (chart.series.length + 1))];
   slide.addTable(tableRows(chart, panel, table), { x: 7.0, y: 1.1, w: 5.9, colW, fontSize: 8, border: { type: 'solid', pt: 0.5, color: 'BFBFBF' }, autoPage: false, margin: 0.03 });
   const notes = [chart.markerText, ...(table.statistics.letters !== undefined ? [lettersLegend(table.statistics)] : [])];
   slide.addText(notes.join('\n'), { x: 0.4, y: 6.85, w: 12.5, h: 0.5, fontSize: 8, color: '595959' });
@@ -101,7 +102,7 @@ function tableRows(chart: TableChart, panel: ChartPanel, table: PptxTable): Cell
   const rows: Cell[][] = [];
   // The banner variables over their columns.
   const labels = table.display?.variableLabels ?? {};
-  const groups: Cell[] = [{ text: '' }];
+  const groups: Cell[] = [{ text: '' }, { text: '' }];
   for (let column = 0; column < result.columns.length; ) {
     const variable = result.columns[column]!.variable;
     let end = column + 1;
@@ -110,13 +111,17 @@ function tableRows(chart: TableChart, panel: ChartPanel, table: PptxTable): Cell
     column = end;
   }
   if (result.columns.some((entry) => entry.variable !== undefined)) rows.push(groups);
-  rows.push([{ text: panel.title, options: { bold: true } }, ...chart.series.map((series) => ({ text: `${series.label}${statistics.columnLetters[series.column] ? ` (${statistics.columnLetters[series.column]})` : ''}`, options: head }))]);
-  rows.push([{ text: 'Base (respondents)', options: { italic: true } }, ...chart.series.map((series) => ({ text: formatCount(series.respondents, 0) + stabilityMarker(series.stability), options: { align: 'right', italic: true } }))]);
-  rows.push([{ text: 'Base (weighted)', options: { italic: true } }, ...chart.series.map((series) => ({ text: formatCount(series.weightedBase), options: { align: 'right', italic: true } }))]);
+  const base = { align: 'right', italic: true };
+  rows.push([{ text: panel.title, options: { bold: true } }, { text: 'Total', options: head }, ...chart.series.map((series) => ({ text: `${series.label}${statistics.columnLetters[series.column] ? ` (${statistics.columnLetters[series.column]})` : ''}`, options: head }))]);
+  rows.push([{ text: 'Base (respondents)', options: { italic: true } }, { text: formatCount(result.total.respondents, 0) + stabilityMarker(result.total.stability), options: base }, ...chart.series.map((series) => ({ text: formatCount(series.respondents, 0) + stabilityMarker(series.stability), options: base }))]);
+  rows.push([{ text: 'Base (weighted)', options: { italic: true } }, { text: formatCount(result.total.weighted / result.units), options: base }, ...chart.series.map((series) => ({ text: formatCount(series.weightedBase), options: base }))]);
   const width = result.columns.length;
   for (const [index, category] of panel.categories.entries()) {
+    const rowTotal = result.rowTotals[category.row]!;
     rows.push([
       { text: category.label },
+      // The Total column: the row's share of the base (as the XLSX's Total column).
+      { text: `${formatPercent(statistics.rowShare[category.row]!)}${stabilityMarker(rowTotal.stability)}`, options: { align: 'right', bold: true } },
       ...chart.series.map((series, s) => {
         const letters = statistics.letters?.[category.row * width + series.column] ?? '';
         return { text: `${formatPercent(panel.values[index]![s]!)}${stabilityMarker(series.stability)}${letters ? ` ${letters}` : ''}`, options: { align: 'right' } };

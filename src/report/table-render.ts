@@ -75,7 +75,7 @@ export class TableRenderer {
    * running from the sources, whole (render()). Rejects as render() does.
    */
   async stream(result: TableResult, options: TableAnswerOptions, signal?: AbortSignal): Promise<Uint8Array | TableAnswerStream> {
-    if (options.format === 'xlsx' || this.file === undefined) return this.render(result, options, signal);
+    if ((options.format !== 'json' && options.format !== 'csv') || this.file === undefined) return this.render(result, options, signal);
     if (signal?.aborted) throw cancelledError('the table');
     const { port1, port2 } = new MessageChannel();
     const task: RenderTask = { table: plainTable(result), options, port: port2 };

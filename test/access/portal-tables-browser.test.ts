@@ -1,7 +1,7 @@
 // The portal's Tables page in headless Chromium (playwright-core): sign in, browse the survey,
 // type a base (checked as it is typed), build a 3 x 2 table (GSS, base year=2024, rows race,
 // columns sex), compare its cells with `crosstab table` on the same spec, download the XLSX
-// and read it back with exceljs, see the calls on the Usage page; the heat map's text
+// and read it back with exceljs, see the calls on the Usage page; the shaded cells' text
 // contrast, the focus ring, and no page-level horizontal scroll at 390 px. Screenshots at
 // 1280 and 390 px are written to $PORTAL_SCREENSHOTS (default: a temporary folder).
 import type { ChildProcess } from 'node:child_process';
@@ -22,8 +22,8 @@ import { contrast, OVERFLOW } from '../support/page-checks.js';
 
 const paths = inject('testDatasets');
 
-/** Page-side: each heat-map cell's text colour and background. */
-const CELL_COLOURS = `[...document.querySelectorAll('td.heat')].map((cell) => { const style = getComputedStyle(cell); return { color: style.color, background: style.backgroundColor }; })`;
+/** Page-side: each vertical % cell's text colour and background (the white card where it is not shaded). */
+const CELL_COLOURS = `[...document.querySelectorAll('#result-table tr[data-line="vpct"] td[data-column]')].map((cell) => { const style = getComputedStyle(cell); return { color: style.color, background: style.backgroundColor === 'rgba(0, 0, 0, 0)' ? 'rgb(255, 255, 255)' : style.backgroundColor }; })`;
 
 describe('portal Tables page in headless Chromium', () => {
   let db: Database;
@@ -127,25 +127,26 @@ describe('portal Tables page in headless Chromium', () => {
     ) as TableJson;
     expect(cli.rows).toHaveLength(3);
     expect(cli.columns).toHaveLength(2);
-    const rows = await page.locator('#result-table tbody tr:not(.bases)').all();
+    const rows = await page.locator('#result-table tbody.category').all();
     expect(rows).toHaveLength(3);
     for (const [r, row] of rows.entries()) {
-      expect(await row.locator('th').textContent()).toContain(cli.rows[r]!.label);
-      const cells = await row.locator('td.heat').all();
+      expect(await row.locator('tr.category th').textContent()).toBe(cli.rows[r]!.label);
+      const cells = await row.locator('tr[data-line="vpct"] td[data-column]').all();
+      const counts = await row.locator('tr[data-line="respondents"] td[data-column]').allTextContents();
       expect(cells).toHaveLength(2);
       for (const [c, cell] of cells.entries()) {
         const want = cli.cells[r]![c]!;
         const mark = want.stability === 'very-unstable' ? '**' : want.stability === 'caution' ? '*' : '';
-        expect(await cell.locator('.pct').textContent()).toBe(`${((want.columnPct as number) * 100).toFixed(1)}%${mark}`);
-        expect((await cell.locator('sup.letters').allTextContents()).join('')).toBe(want.letters ?? '');
-        expect(await cell.textContent()).toContain(`n ${want.respondents.toLocaleString('en-US')}`);
+        expect(await cell.evaluate((td) => td.firstChild?.textContent)).toBe(`${((want.columnPct as number) * 100).toFixed(1)}%${mark}`);
+        expect(await cell.locator('.letters').textContent()).toBe(want.letters ?? '');
+        expect(counts[c]).toBe(`${want.respondents.toLocaleString('en-US')}${mark}`);
       }
     }
     // Every cell's figures are readable on its shade (WCAG AA for text: 4.5:1).
     for (const { color, background } of await page.evaluate<Array<{ color: string; background: string }>>(CELL_COLOURS)) expect(contrast(color, background)).toBeGreaterThanOrEqual(4.5);
-    expect(await page.locator('.legend').textContent()).toMatch(/significantly greater/);
+    expect(await page.locator('.legend').first().textContent()).toMatch(/significantly higher/);
     await shot('tables-result');
-    await page.locator('#result-table').screenshot({ path: join(shots, 'tables-heatmap-1280.png') });
+    await page.locator('#result-table').screenshot({ path: join(shots, 'tables-banner-1280.png') });
 
     // The XLSX of the same table, read back.
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download XLSX' }).click()]);
@@ -178,7 +179,7 @@ describe('portal Tables page in headless Chromium', () => {
     await page.keyboard.press('Enter');
     await page.waitForURL(/\/portal\/tables\/saved\/tbl_/);
     expect(await page.locator('main').textContent()).toMatch(/opening it was not billed/);
-    expect(await page.locator('#result-table td.heat').count()).toBe(6);
+    expect(await page.locator('#result-table tr[data-line="vpct"] td[data-column]').count()).toBe(6);
     await shot('tables-saved');
   });
 
@@ -200,7 +201,7 @@ describe('portal Tables page in headless Chromium', () => {
     await page.getByLabel('Hide them').check();
     await page.getByRole('button', { name: 'Compute table' }).click();
     await page.waitForLoadState();
-    expect(await page.locator('#result-table sup.letters').count()).toBeGreaterThan(0);
+    expect(await page.locator('#result-table .letters:not(:empty)').count()).toBeGreaterThan(0);
     expect(await page.locator('#result-table thead .letter').allTextContents()).toEqual(['(A)', '(B)', '(A)', '(B)', '(C)']);
     for (const { color, background } of await page.evaluate<Array<{ color: string; background: string }>>(CELL_COLOURS)) expect(contrast(color, background)).toBeGreaterThanOrEqual(4.5);
     await shot('tables-letters');
@@ -222,7 +223,7 @@ describe('portal Tables page in headless Chromium', () => {
     const shown = await page.locator('#rao-scott li').allTextContents();
     expect(shown).toHaveLength(2);
     for (const [i, test] of cli.raoScott!.entries()) {
-      expect(shown[i]).toContain(`${test.rowVariable} × ${test.columnVariable}`);
+      expect(shown[i]).toContain(`${test.rowVariable} x ${test.columnVariable}`);
       expect(shown[i]).toContain(`F = ${test.statistic!.toFixed(3)}`);
       expect(shown[i]).toContain(`p = ${test.pValue!.toPrecision(3)}`);
     }

@@ -85,7 +85,8 @@ describe('portal Tables page (embedded database)', () => {
     const expected = await gss.table({ base: 'year=2024', rows: [{ variable: 'race' }], columns: [{ variable: 'sex' }], missing: 'hide', weight: 'wtssps' });
     const stats = tableStatistics(expected, { stats: ['vpct', 'sig'] });
     expect(expected.rows.length * expected.columns.length).toBe(6);
-    const shown = [...reply.body.matchAll(/<span class="pct">([^<]*)<\/span>(?:<sup class="letters">([^<]*)<\/sup>)?/g)].map((match) => `${match[1]}|${match[2] ?? ''}`);
+    // The vertical % line of each row category: the figure, then its letters beside it.
+    const shown = [...reply.body.matchAll(/<td class="num[^"]*" data-column="\d+" data-value="[^"]*"(?: data-index="[^"]*")?>([^<]*)<span class="letters"(?: aria-label="[^"]*")?>([^<]*)<\/span><\/td>/g)].map((match) => `${match[1]}|${match[2] ?? ''}`);
     const want = expected.rows.flatMap((_, r) =>
       expected.columns.map((__, c) => {
         const at = r * expected.columns.length + c;
@@ -94,7 +95,7 @@ describe('portal Tables page (embedded database)', () => {
       }),
     );
     expect(shown).toEqual(want);
-    for (const entry of [...expected.rows, ...expected.columns]) expect(reply.body).toContain(`<code>${entry.expr}</code>`);
+    for (const entry of [...expected.rows, ...expected.columns]) expect(reply.body).toContain(`title="${entry.expr}"`);
     expect(reply.body).toContain('class="legend"');
     const rows = await usageRows();
     expect(rows).toEqual([{ key_id: `portal:${analyst.id}`, operation: 'table', account_id: rows[0]!.account_id, survey: 'GSS', targets: 5 }]);
@@ -105,7 +106,7 @@ describe('portal Tables page (embedded database)', () => {
     expect(reply.status, alertOf(reply)).toBe(200);
     const expected = await gss.table({ base: '*', rows: [{ variable: 'degree' }], columns: [{ variable: 'sex' }, { variable: 'race' }], missing: 'hide', weight: 'wtssps' });
     const stats = tableStatistics(expected, { stats: ['vpct', 'sig'] });
-    const letters = [...reply.body.matchAll(/<span class="pct">[^<]*<\/span>(?:<sup class="letters">([^<]*)<\/sup>)?/g)].map((match) => match[1] ?? '');
+    const letters = [...reply.body.matchAll(/<td class="num[^"]*" data-column="\d+" data-value="[^"]*"(?: data-index="[^"]*")?>([^<]*)<span class="letters"(?: aria-label="[^"]*")?>([^<]*)<\/span><\/td>/g)].map((match) => match[2] ?? '');
     expect(letters).toEqual(stats.letters);
     expect(letters.some((cell) => cell !== '')).toBe(true);
     for (const letter of stats.columnLetters) if (letter !== null) expect(reply.body).toContain(`<span class="letter">(${letter})</span>`);
@@ -180,7 +181,7 @@ describe('portal Tables page (embedded database)', () => {
     const opened = await send(origin, 'GET', `/portal/tables/saved/${id}`, { cookie: analyst.cookie });
     expect(opened.status).toBe(200);
     expect(opened.body).toContain('Race by sex, 2024');
-    expect(opened.body).toContain('<span class="pct">');
+    expect(opened.body).toContain('data-line="vpct"');
     expect(opened.body).toContain('not billed');
     expect((await usageRows()).length).toBe(before + 1);
 
@@ -194,7 +195,7 @@ describe('portal Tables page (embedded database)', () => {
     expect(list.body).toContain('analyst@acme.example');
     const shared = await send(origin, 'GET', `/portal/tables/saved/${id}`, { cookie: colleague.cookie });
     expect(shared.status).toBe(200);
-    expect(shared.body).toContain('<span class="pct">');
+    expect(shared.body).toContain('data-line="vpct"');
     expect((await send(origin, 'POST', `/portal/tables/saved/${id}/delete`, { cookie: colleague.cookie, form: { csrf: colleague.csrf } })).status).toBe(403);
     expect((await send(origin, 'GET', '/portal/tables', { cookie: outsider.cookie })).body).not.toContain(id);
     const foreign = await send(origin, 'GET', `/portal/tables/saved/${id}`, { cookie: outsider.cookie });

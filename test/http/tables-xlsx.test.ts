@@ -200,7 +200,7 @@ describe.each(shims)('POST /tables as XLSX over $name', (shim) => {
   it('declares the workbook in GET /docs: the 200 of POST /tables has the XLSX media type and Content-Disposition', async () => {
     const document = (await (await fetch(`${server.origin}/v1/docs`)).json()) as { paths: Record<string, any> };
     const ok = document.paths['/tables'].post.responses['200'];
-    expect(Object.keys(ok.content)).toEqual(['application/json', 'text/csv', XLSX]);
+    expect(Object.keys(ok.content)).toEqual(['application/json', 'text/csv', XLSX, 'application/vnd.openxmlformats-officedocument.presentationml.presentation']);
     expect(ok.content[XLSX].schema).toMatchObject({ type: 'string', format: 'binary' });
     expect(ok.headers).toHaveProperty('Content-Disposition');
   });

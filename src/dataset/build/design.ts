@@ -142,7 +142,7 @@ function replicateDesign(meta: StoredMeta, options: DesignOptions, weightValues:
   }
   const degf = options.degf ?? replicateRank(columns.map(weightValues), meta.respondents) - 1;
   if (!Number.isInteger(degf) || degf < 1) throw designError('degf', `--degf must be a positive whole number, not ${String(options.degf)}`, 'Give the design degrees of freedom, e.g. --degf 79.');
-  const out: NonNullable<StoredDesign['replicates']> = { weights: [...columns], type, scale, rscales, mse: options.mse === true, degf };
+  const out: NonNullable<StoredDesign['replicates']> = { weights: [...columns], type, scale, rscales, mse: options.mse === true, degf, degfGiven: options.degf !== undefined };
   if (rho !== undefined) out.rho = rho;
   return out;
 }
