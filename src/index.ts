@@ -64,7 +64,7 @@ export { expandTabbookAudiences, tabbookUsesAudiences } from './report/tabbook-a
 export type { TabbookAudiences } from './report/tabbook-audiences.js';
 export { writeTabbook, TABBOOK_FORMATS, TABBOOK_LAYOUTS } from './report/index.js';
 export type { Tabbook, TabbookTable, TabbookFormat, TabbookLayout, WriteTabbookOptions } from './report/index.js';
-export { TableRenderer } from './report/index.js';
+export { TableRenderer, TableAnswerStream, STREAM_BYTES_IN_FLIGHT } from './report/index.js';
 export type { TableRendererOptions, TableAnswerFormat, TableAnswerOptions, StatisticsLimits } from './report/index.js';
 export { STAT_NAMES, tableStatistics, columnGroups, tableToJSON, tableToCSV, tableToXLSX, tableToArrow, tableToArrowIPC, TABLE_METADATA_KEY, tableToText, tableToHTML, indexColour, tableJsonSchemas } from './report/index.js';
 export type { StatName, TableStatistics, TableStatisticsOptions, ColumnComparison, ColumnGroup, TableJson, TableJsonAxisEntry, TableJsonCell, TableJsonComparison, TableJsonRaoScott, RaoScottTest, RaoScottNotDefined, VarianceKind, DisplayOptions, OpenApiSchema } from './report/index.js';

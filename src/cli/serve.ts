@@ -45,6 +45,7 @@ interface ServeOptions {
   maxTableAnswerBytes?: string;
   tableThreads?: string;
   tablesPerAccount?: string;
+  maxTableBytesInFlight?: string;
   metricsPort?: string;
   metricsHost: string;
   logLevel: string;
@@ -132,6 +133,7 @@ export function registerServeCommand(program: Command): void {
     .option('--max-table-covariance <n>', `POST /tables: most covariance entries of the "chisq" Rao-Scott tests, each test's cells squared, summed (default ${DEFAULT_TABLE_LIMITS.raoScottCovariance})`)
     .option('--max-table-answer-bytes <n>', `POST /tables: most bytes of one answer, JSON, CSV or XLSX (default ${DEFAULT_TABLE_LIMITS.answerBytes})`)
     .option('--table-threads <n>', 'POST /tables: worker threads that compute statistics and write answers (default: half the cores, at least 1)')
+    .option('--max-table-bytes-in-flight <n>', 'POST /tables: most bytes of table answers held at once across all requests (a streamed JSON or CSV answer 1.25 MiB, a workbook its size); past it, 503 with Retry-After, unbilled (default 512 MiB, at least --max-table-answer-bytes)')
     .option('--tables-per-account <n>', 'POST /tables: tables of one account in work at once; its others wait their turn, at most 8 (default 1)')
     .option('--trust-proxy [addresses]', 'the proxies in front (comma-separated addresses or CIDR ranges; alone: any peer): from them, X-Forwarded-For gives the client address that failed sign-ins and failed API keys are counted by, and X-Forwarded-Proto the scheme')
     .action(async (options: ServeOptions) => {
@@ -156,6 +158,7 @@ export function registerServeCommand(program: Command): void {
       };
       const tableThreads = options.tableThreads === undefined ? undefined : integerOption(options.tableThreads, '--table-threads', 1, 256);
       const tablesPerAccount = options.tablesPerAccount === undefined ? undefined : integerOption(options.tablesPerAccount, '--tables-per-account', 1, 1024);
+      const maxTableBytesInFlight = options.maxTableBytesInFlight === undefined ? undefined : integerOption(options.maxTableBytesInFlight, '--max-table-bytes-in-flight', 1024, Number.MAX_SAFE_INTEGER);
       const cellCache = options.cellCache === undefined ? undefined : integerOption(options.cellCache, '--cell-cache', 0, 100_000_000);
       const oidc = oidcOptions(options);
       const trustProxy = trustedProxies(options.trustProxy);
@@ -256,6 +259,7 @@ export function registerServeCommand(program: Command): void {
           tableLimits,
           ...(tableThreads === undefined ? {} : { tableWorkers: { threads: tableThreads } }),
           ...(tablesPerAccount === undefined ? {} : { tableShare: { running: tablesPerAccount } }),
+          ...(maxTableBytesInFlight === undefined ? {} : { maxTableBytesInFlight }),
           log,
           ...(metrics === undefined ? {} : { metrics }),
           ...(access ? { audiences: new DbAudienceStore(access.db) } : {}),

@@ -14,8 +14,12 @@ export interface CorsPolicy {
   preflightHeaders(origin: string | undefined, methods: readonly string[]): Record<string, string>;
 }
 
-/** Response headers a cross-origin script may read: the request id, the version of the data that answered, and a workbook's file name. */
-export const CORS_EXPOSE_HEADERS = 'X-Request-Id, X-Dataset-Version, Content-Disposition';
+/**
+ * Response headers a cross-origin script may read: the request id, the version of the data
+ * that answered, a workbook's file name, how long to wait after a 429 or 503, and the
+ * credentials a 401 asks for.
+ */
+export const CORS_EXPOSE_HEADERS = 'X-Request-Id, X-Dataset-Version, Content-Disposition, Retry-After, WWW-Authenticate';
 
 /**
  * `'*'` allows any origin; a list allows exactly those origins (`https://app.example`,

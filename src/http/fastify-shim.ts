@@ -1,4 +1,6 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import { Readable } from 'node:stream';
+import type { ResponseStream } from './answer-budget.js';
 import type { CrosstabHandler } from './handler.js';
 import { nodeRequest } from './node-shim.js';
 
@@ -12,8 +14,8 @@ export interface FastifyInstanceLike {
 export interface FastifyReplyLike {
   code(status: number): FastifyReplyLike;
   headers(values: Record<string, string>): FastifyReplyLike;
-  /** Sends a string as UTF-8 and a Uint8Array's bytes as they are (Fastify 4.x and later). */
-  send(body: string | Uint8Array): FastifyReplyLike;
+  /** Sends a string as UTF-8, a Uint8Array's bytes as they are, a stream as it reads (Fastify 4.x and later). */
+  send(body: string | Uint8Array | Readable): FastifyReplyLike;
   /** The node:http response (Fastify's `reply.raw`): its close tells the handler the client has gone. */
   raw?: ServerResponse;
 }
@@ -31,9 +33,17 @@ export function crosstabFastify(handler: CrosstabHandler): (app: FastifyInstance
       const response = await handler.handle(nodeRequest(request.raw, request.url, handler.maxBodyBytes, reply.raw));
       // A body not read to its end ends the connection rather than being drained.
       const headers = request.raw.complete ? response.headers : { ...response.headers, connection: 'close' };
-      return reply.code(response.status).headers(headers).send(response.body);
+      // A streamed answer as a Readable: Fastify writes it as the socket takes it, and destroys it when the client goes.
+      return reply.code(response.status).headers(headers).send(response.stream === undefined ? response.body : streamReadable(response.stream));
     };
     app.all(handler.basePath, route);
     app.all(`${handler.basePath}/*`, route);
   };
+}
+
+/** A ResponseStream as a node Readable (destroyed early, it cancels the stream). */
+export function streamReadable(stream: ResponseStream): Readable {
+  const readable = Readable.from(stream, { objectMode: false });
+  readable.once('close', () => stream.cancel());
+  return readable;
 }

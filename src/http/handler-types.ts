@@ -1,5 +1,6 @@
 /** The framework-neutral request, response and dataset types the handler and its operations share. */
 import type { CrosstabQuery, CrosstabResult, DatasetInfo, TableQuery, TableResult } from '../index.js';
+import type { ResponseStream } from './answer-budget.js';
 import type { HandlerHeaders } from './headers.js';
 
 /** What the handler needs of a dataset: `Dataset` from openDataset() fits. */
@@ -34,6 +35,11 @@ export interface HandlerRequest {
    * table in work stops, and nothing is billed. The node-based shims set it.
    */
   signal?: AbortSignal;
+  /**
+   * The caller sends HandlerResponse.stream when there is one (every shim): a large table
+   * answer then goes out in chunks as its worker writes them. Without it, the body is whole.
+   */
+  streaming?: boolean;
 }
 
 /** A framework-neutral HTTP response. */
@@ -43,6 +49,11 @@ export interface HandlerResponse {
   headers: Record<string, string>;
   /** Text (sent as UTF-8) or bytes (sent as they are, e.g. a workbook); `content-length` counts the bytes sent. */
   body: string | Uint8Array;
+  /**
+   * Only for a request with `streaming`: the body, sent in chunks after the headers (`body` is
+   * then empty, `content-length` its size). Iterate it to its end, or cancel() it.
+   */
+  stream?: ResponseStream;
 }
 
 /** One line of the access log. Never holds an API key. */

@@ -8,6 +8,7 @@ import { proxyTrust, type TrustedProxies } from './client-address.js';
 import { challengesOf, defaultAuthenticators } from './authenticators.js';
 import { createCallerCheck } from './caller.js';
 import type { AccessLogEntry, CrosstabDataset, HandlerRequest, HandlerResponse } from './handler-types.js';
+import { AnswerBudget, collectStream, isResponseStream, type ResponseStream } from './answer-budget.js';
 import { headerOf } from './headers.js';
 import { FileKeyStore, type KeyStore } from './key-store.js';
 import type { ApiKeyRecord } from './key-file.js';
@@ -81,6 +82,13 @@ export interface CrosstabHandlerOptions {
   tableWorkers?: TableRendererOptions;
   /** Tables of one account in work at once (default 1) and waiting (default 8; past that, 429). */
   tableShare?: Partial<FairShareLimits>;
+  /**
+   * Most bytes of table answers held at once, across all requests, on the thread that serves
+   * them: a streamed JSON or CSV answer holds at most STREAM_BYTES_IN_FLIGHT (1.25 MiB), a
+   * workbook its size. A table that does not fit is refused 503 with Retry-After, unbilled.
+   * At least `tableLimits.answerBytes`; default 512 MiB.
+   */
+  maxTableBytesInFlight?: number;
   /** Receives one entry per request, and key-file reload errors. */
   log?: (entry: AccessLogEntry | { time: string; event: string; message: string }) => void;
 }
@@ -122,6 +130,9 @@ export interface CrosstabHandler {
 }
 
 const JSON_TYPE = 'application/json; charset=utf-8';
+
+/** Default of `maxTableBytesInFlight`: 512 MiB. */
+export const DEFAULT_TABLE_BYTES_IN_FLIGHT = 512 * 1024 * 1024;
 
 /** Operation paths remembered with their route match (see matchOf). */
 const MATCH_CACHE_SIZE = 64;
@@ -220,6 +231,10 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
   const share: FairShareLimits = { running: options.tableShare?.running ?? 1, waiting: options.tableShare?.waiting ?? 8 };
   if (!Number.isInteger(share.running) || share.running < 1) throw invalidOption('tableShare.running', `must be a positive integer; got ${String(share.running)}.`);
   if (!Number.isInteger(share.waiting) || share.waiting < 0) throw invalidOption('tableShare.waiting', `must be an integer of at least 0; got ${String(share.waiting)}.`);
+  const maxTableBytesInFlight = options.maxTableBytesInFlight ?? Math.max(DEFAULT_TABLE_BYTES_IN_FLIGHT, tableLimits.answerBytes);
+  if (!Number.isSafeInteger(maxTableBytesInFlight) || maxTableBytesInFlight < tableLimits.answerBytes) {
+    throw invalidOption('maxTableBytesInFlight', `must be an integer of at least tableLimits.answerBytes (${tableLimits.answerBytes}), so that any answer can be sent; got ${String(maxTableBytesInFlight)}.`);
+  }
   const renderer = new TableRenderer(options.tableWorkers);
   const router = createRouter(ROUTES);
   const operations = operationList(router, basePath);
@@ -231,7 +246,7 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
     basePath,
     openApiDocument: JSON.stringify(buildOpenApiDocument({ serverUrl: options.serverUrl === undefined ? basePath : checkServerUrl(options.serverUrl), maxBodyBytes, routes: ROUTES })),
     ...(options.audiences === undefined ? {} : { audiences: options.audiences }),
-    tables: { limits: tableLimits, renderer, fairShare: new FairShare(share) },
+    tables: { limits: tableLimits, renderer, fairShare: new FairShare(share), answers: new AnswerBudget(maxTableBytesInFlight) },
   };
   const authenticators = defaultAuthenticators(keys, { proxies, authFailures });
   const challenges = challengesOf(authenticators);
@@ -311,6 +326,7 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
     const headers: Record<string, string> = { 'x-request-id': requestId, 'x-content-type-options': 'nosniff', 'cache-control': 'no-store', ...cors.responseHeaders(origin) };
     let status = 200;
     let text: string | Uint8Array = '';
+    let stream: ResponseStream | undefined;
     try {
       const match = matchOf(pathname);
       const route = match?.path.routes.find((candidate) => candidate.method === (method === 'HEAD' ? 'GET' : method));
@@ -340,7 +356,10 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
       } else if (isOperationReply(outcome)) {
         status = outcome.status;
         applyReplyHeaders(headers, outcome);
-        text = outcome.body;
+        if (!isResponseStream(outcome.body)) text = outcome.body;
+        // A caller that can send a stream gets it; any other the whole body, read here.
+        else if (raw.streaming === true) stream = outcome.body;
+        else text = await collectStream(outcome.body);
       } else {
         status = statusOf(outcome);
         entry.code = outcome.code;
@@ -361,7 +380,7 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
       if (outcome.retryAfterSeconds !== undefined) headers['retry-after'] = String(outcome.retryAfterSeconds);
     }
     if (text.length > 0 && headers['content-type'] === undefined) headers['content-type'] = JSON_TYPE;
-    if (status !== 304) headers['content-length'] = String(Buffer.byteLength(text));
+    if (status !== 304) headers['content-length'] = String(stream?.byteLength ?? Buffer.byteLength(text));
     // HEAD /docs: the headers GET would send, without the body (error bodies stay: servers drop them).
     if (method === 'HEAD' && status < 400) text = '';
     // A body the answer did not need is not read: the connection ends with the answer.
@@ -379,7 +398,7 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
     } catch {
       // A failing logger must not fail the request.
     }
-    return { status, headers, body: text };
+    return { status, headers, body: text, ...(stream === undefined ? {} : { stream }) };
   }
 
   const settled = (): void => {

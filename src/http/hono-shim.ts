@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { CrosstabHandler } from './handler.js';
+import type { ResponseStream } from './answer-budget.js';
 import type { HandlerRequest } from './handler-types.js';
 import { nodeRequest } from './node-shim.js';
 import { readWebBody } from './read-body.js';
@@ -29,10 +30,11 @@ export function crosstabHono(handler: CrosstabHandler): (c: HonoContextLike, nex
     const request: HandlerRequest =
       incoming !== undefined
         ? nodeRequest(incoming, path, handler.maxBodyBytes)
-        : { method: c.req.method, path, headers: raw.headers, readBody: (signal) => readWebBody(raw, handler.maxBodyBytes, signal) };
+        : { method: c.req.method, path, headers: raw.headers, readBody: (signal) => readWebBody(raw, handler.maxBodyBytes, signal), streaming: true };
     const response = await handler.handle(request);
     // The handler says Connection: close for a declared body it did not read to its end.
     const headers = incoming === undefined || incoming.complete ? response.headers : { ...response.headers, connection: 'close' };
+    if (response.stream !== undefined) return new Response(webStream(response.stream), { status: response.status, headers });
     return new Response(response.body.length === 0 ? null : response.body, { status: response.status, headers });
   };
 }
@@ -40,4 +42,20 @@ export function crosstabHono(handler: CrosstabHandler): (c: HonoContextLike, nex
 /** The path and query of an absolute URL, as the client sent them. */
 function pathAsSent(url: string): string {
   return url.slice(url.indexOf('/', url.indexOf('//') + 2));
+}
+
+/** A ResponseStream as a web ReadableStream, pulled a chunk at a time; cancelled, it cancels the stream. */
+function webStream(stream: ResponseStream): ReadableStream<Uint8Array> {
+  const chunks = stream[Symbol.asyncIterator]();
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const next = await chunks.next();
+      if (next.done) controller.close();
+      else controller.enqueue(next.value);
+    },
+    async cancel() {
+      await chunks.return?.();
+      stream.cancel();
+    },
+  });
 }

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { CrosstabHandler, HandlerResponse } from './handler.js';
+import type { ResponseStream } from './answer-budget.js';
 import type { HandlerRequest } from './handler-types.js';
 import { arrivedNodeBody, readNodeBody } from './read-body.js';
 import { ARRIVED_BODY, CLIENT_GONE, type ArrivedBodyRequest } from './request-body.js';
@@ -50,9 +51,48 @@ export function failNodeResponse(res: ServerResponse, error: unknown): void {
 export function sendNodeResponse(res: ServerResponse, response: HandlerResponse, closeConnection = false): void {
   const headers = closeConnection || res.req?.complete === false ? { ...response.headers, connection: 'close' } : response.headers;
   try {
-    res.writeHead(response.status, headers).end(response.body);
+    res.writeHead(response.status, headers);
+  } catch (error) {
+    response.stream?.cancel();
+    failNodeResponse(res, error);
+    return;
+  }
+  if (response.stream === undefined) res.end(response.body);
+  else void sendNodeStream(res, response.stream);
+}
+
+/**
+ * Writes a streamed body after its headers, taking the next chunk only when the socket has
+ * taken the last (backpressure). A client that goes stops it; a stream that fails cuts the
+ * response (its status has gone out), so the client sees fewer bytes than Content-Length.
+ */
+async function sendNodeStream(res: ServerResponse, stream: ResponseStream): Promise<void> {
+  let gone = res.destroyed;
+  let wake: (() => void) | undefined;
+  const onClose = () => {
+    gone = true;
+    wake?.();
+  };
+  res.once('close', onClose);
+  try {
+    for await (const chunk of stream) {
+      if (gone) break;
+      if (!res.write(chunk)) {
+        await new Promise<void>((resolve) => {
+          wake = resolve;
+          res.once('drain', resolve);
+        });
+        res.removeListener('drain', wake!);
+        wake = undefined;
+      }
+      if (gone) break;
+    }
+    if (!gone) res.end();
   } catch (error) {
     failNodeResponse(res, error);
+  } finally {
+    res.removeListener('close', onClose);
+    stream.cancel();
   }
 }
 
@@ -107,6 +147,7 @@ export function nodeRequest(req: IncomingMessage, path: string, limit: number, r
     path,
     headers: req.headers,
     readBody: (signal) => readNodeBody(req, limit, signal),
+    streaming: true,
     [ARRIVED_BODY]: () => arrivedNodeBody(req, limit),
     [CLIENT_GONE]: gone,
     // Made only when something asks for it (a table in work listens to it): most requests

@@ -1,10 +1,12 @@
+import type { ResponseStream } from './answer-budget.js';
+
 /** The answer of an operation that sets its own status and headers (caching, content type). */
 export interface OperationReply {
   status: number;
   /** Lower-case names; `vary` is added to what the handler already varies on. */
   headers: Record<string, string>;
-  /** Text, or bytes sent as they are (a workbook). */
-  body: string | Uint8Array;
+  /** Text, bytes sent as they are, or a stream sent in chunks (a table answer). */
+  body: string | Uint8Array | ResponseStream;
 }
 
 export function isOperationReply(value: unknown): value is OperationReply {

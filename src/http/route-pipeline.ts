@@ -1,3 +1,4 @@
+import { isResponseStream } from './answer-budget.js';
 import type { CallerCheck } from './caller.js';
 import type { ApiKeyRecord } from './key-file.js';
 import { parseJsonBody } from './crosstab-request.js';
@@ -54,8 +55,14 @@ export function createRoutePipeline(context: { service: ServiceContext; checkCal
     const result: RouteResult = route.auth ? await route.handle({ ...call, caller: caller as NonNullable<typeof caller> }) : await route.handle(call);
     if (!isBilledAnswer(result)) return result;
     if (!route.billed || caller === undefined) return result.body;
+    // A streamed answer not sent is stopped, so its worker and its share of the answer budget are freed.
+    const unsent = (refusal: ServiceError): ServiceError => {
+      const answer = result.body;
+      if (typeof answer !== 'string' && isResponseStream(answer.body)) answer.body.cancel();
+      return refusal;
+    };
     // A record only for an answer that can still be sent: a client that has gone is not billed.
-    if (clientGone(request)) return serviceError('client_closed_request', 'The client closed the connection before the answer; nothing was billed.', 'Wait for the answer.');
+    if (clientGone(request)) return unsent(serviceError('client_closed_request', 'The client closed the connection before the answer; nothing was billed.', 'Wait for the answer.'));
     try {
       await usage.record({
         time: new Date().toISOString(),
@@ -69,9 +76,9 @@ export function createRoutePipeline(context: { service: ServiceContext; checkCal
     } catch (error) {
       // A store that is unavailable says so once in its own event; any other failure is logged here.
       const known = fromThrown(error);
-      if (known !== undefined) return known;
+      if (known !== undefined) return unsent(known);
       entry.error = (error as Error).stack ?? String(error);
-      return serviceError('unavailable', 'The usage of this request could not be recorded; it was not billed.', 'Retry later; if it persists, report the X-Request-Id response header to the provider.');
+      return unsent(serviceError('unavailable', 'The usage of this request could not be recorded; it was not billed.', 'Retry later; if it persists, report the X-Request-Id response header to the provider.'));
     }
     entry.billed = true;
     return result.body;

@@ -1,4 +1,5 @@
 /** What one entry of the route table says, and what its operation is given and returns. */
+import type { AnswerBudget } from './answer-budget.js';
 import type { AudienceStore } from '../keys/index.js';
 import type { TableRenderer } from '../index.js';
 import type { FairShare } from './fair-share.js';
@@ -22,7 +23,7 @@ export interface ServiceContext {
   /** Where saved audiences are kept (the accounts database); without it `@name` is refused and /audiences answers 404. */
   readonly audiences?: AudienceStore;
   /** POST /tables: its limits, the worker threads that write answers, and each account's share of them. */
-  readonly tables: { readonly limits: TableLimits; readonly renderer: TableRenderer; readonly fairShare: FairShare };
+  readonly tables: { readonly limits: TableLimits; readonly renderer: TableRenderer; readonly fairShare: FairShare; readonly answers: AnswerBudget };
 }
 
 /** What an operation is called with. */

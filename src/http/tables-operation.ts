@@ -3,6 +3,8 @@ import {
   ErrorCode,
   STAT_NAMES,
   isCrosstabError,
+  STREAM_BYTES_IN_FLIGHT,
+  TableAnswerStream,
   type AxisItem,
   type CrosstabError,
   type DisplayOptions,
@@ -10,6 +12,7 @@ import {
   type TableResult,
 } from '../index.js';
 import { negotiateFormat, PPTX_TYPE, XLSX_TYPE } from './accept.js';
+import { wholeStream, type ResponseStream } from './answer-budget.js';
 import { expandRequestAudiences, type RequestExpression } from './audience-expansion.js';
 import { authorize, entitledToSurvey } from './auth.js';
 import type { CrosstabDataset, HandlerRequest } from './handler-types.js';
@@ -99,7 +102,7 @@ export async function tablesOperation(context: AuthenticatedContext): Promise<Ro
 
   // One account's tables wait for one another, never for everyone's (FairShare).
   const account = key.accountId ?? key.id;
-  let outcome: { result: TableResult; bytes: Uint8Array } | ServiceError;
+  let outcome: { result: TableResult; answer: Uint8Array | TableAnswerStream } | ServiceError;
   try {
     outcome = await service.tables.fairShare.run(
       account,
@@ -118,7 +121,7 @@ export async function tablesOperation(context: AuthenticatedContext): Promise<Ro
         };
         const result = await dataset.table!(query);
         // Statistics and the answer's bytes on a worker thread, bounded by the limits before they start.
-        const bytes = await service.tables.renderer.render(
+        const answer = await service.tables.renderer.stream(
           result,
           {
             format,
@@ -130,7 +133,7 @@ export async function tablesOperation(context: AuthenticatedContext): Promise<Ro
           },
           signal,
         );
-        return { result, bytes };
+        return { result, answer };
       },
       signal,
     );
@@ -140,18 +143,37 @@ export async function tablesOperation(context: AuthenticatedContext): Promise<Ro
     return fromTableError(error, catalog);
   }
   if (isServiceError(outcome)) return outcome;
-  if (signal?.aborted) return gone();
-  const { result, bytes } = outcome;
+  const { result, answer } = outcome;
+  if (signal?.aborted) {
+    if (answer instanceof TableAnswerStream) answer.cancel();
+    return gone();
+  }
+  // Its share of the answer bytes the server holds at once (a stream's window, a workbook whole), or 503.
+  const release = service.tables.answers.take(answer instanceof TableAnswerStream ? Math.min(answer.byteLength, STREAM_BYTES_IN_FLIGHT) : answer.byteLength);
+  if (release === undefined) {
+    if (answer instanceof TableAnswerStream) answer.cancel();
+    return {
+      ...serviceError('unavailable', `The server is sending as many table answers as it holds at once (${service.tables.answers.maxBytes.toLocaleString('en-US')} bytes); nothing was billed.`, "Retry after the Retry-After header's seconds."),
+      retryAfterSeconds: 1,
+    };
+  }
+  let stream: ResponseStream;
+  if (answer instanceof TableAnswerStream) {
+    answer.onClose(release);
+    stream = answer;
+  } else {
+    stream = wholeStream(answer, release);
+  }
   let reply: OperationReply;
   if (format === 'xlsx') {
     // Made whole before anything is sent or billed: a workbook that cannot be written is an error, never part of a file.
-    reply = { status: 200, headers: { 'content-type': XLSX_TYPE, 'content-disposition': `attachment; filename="${workbookFileName(body.SurveyCode)}"` }, body: bytes };
+    reply = { status: 200, headers: { 'content-type': XLSX_TYPE, 'content-disposition': `attachment; filename="${workbookFileName(body.SurveyCode)}"` }, body: stream };
   } else if (format === 'pptx') {
-    reply = { status: 200, headers: { 'content-type': PPTX_TYPE, 'content-disposition': `attachment; filename="${deckFileName(body.SurveyCode)}"` }, body: bytes };
+    reply = { status: 200, headers: { 'content-type': PPTX_TYPE, 'content-disposition': `attachment; filename="${deckFileName(body.SurveyCode)}"` }, body: stream };
   } else if (format === 'csv') {
-    reply = { status: 200, headers: { 'content-type': CSV_TYPE }, body: bytes };
+    reply = { status: 200, headers: { 'content-type': CSV_TYPE }, body: stream };
   } else {
-    reply = { status: 200, headers: { 'content-type': 'application/json; charset=utf-8' }, body: bytes };
+    reply = { status: 200, headers: { 'content-type': 'application/json; charset=utf-8' }, body: stream };
   }
   return { body: reply, usage: { survey: body.SurveyCode, targets: result.rows.length + result.columns.length, operation: 'table' } };
 }

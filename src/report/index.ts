@@ -21,6 +21,8 @@ export type { WriteTabbookOptions } from './tabbook-output.js';
 export { TABBOOK_FORMATS, TABBOOK_LAYOUTS } from './tabbook-model.js';
 export type { Tabbook, TabbookTable, TabbookFormat, TabbookLayout } from './tabbook-model.js';
 export { TableRenderer } from './table-render.js';
+export { TableAnswerStream } from './table-answer-stream.js';
+export { STREAM_BYTES_IN_FLIGHT } from './table-stream.js';
 export type { TableRendererOptions } from './table-render.js';
 export type { TableAnswerFormat, TableAnswerOptions } from './table-answer.js';
 export type { StatisticsLimits } from './statistics-limits.js';

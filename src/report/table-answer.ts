@@ -73,17 +73,12 @@ function tooLarge(max: number): CrosstabError {
 const PIECE = 1 << 20;
 
 /**
- * Writes `value` as JSON.stringify would, but each element of a top-level array (and each
- * row of `cells`) on its own, so no string holds the whole document.
+ * `value` as JSON.stringify writes it, in pieces of about PIECE characters: each element of a
+ * top-level array (and each row of `cells`) is stringified on its own, so no string holds the
+ * whole document.
  */
-function writeJson(value: Record<string, unknown>, out: BoundedBytes): void {
+function* jsonPieces(value: Record<string, unknown>): Generator<string> {
   let pending = '{';
-  const flush = (force = false) => {
-    if (force || pending.length >= PIECE) {
-      out.write(pending);
-      pending = '';
-    }
-  };
   let first = true;
   for (const [key, field] of Object.entries(value)) {
     if (field === undefined) continue;
@@ -91,18 +86,81 @@ function writeJson(value: Record<string, unknown>, out: BoundedBytes): void {
     first = false;
     if (Array.isArray(field)) {
       pending += '[';
-      field.forEach((element, i) => {
-        pending += (i > 0 ? ',' : '') + (JSON.stringify(element) ?? 'null');
-        flush();
-      });
+      for (let i = 0; i < field.length; i++) {
+        pending += (i > 0 ? ',' : '') + (JSON.stringify(field[i]) ?? 'null');
+        if (pending.length >= PIECE) {
+          yield pending;
+          pending = '';
+        }
+      }
       pending += ']';
     } else {
       pending += JSON.stringify(field);
     }
-    flush();
+    if (pending.length >= PIECE) {
+      yield pending;
+      pending = '';
+    }
   }
-  pending += '}';
-  flush(true);
+  yield `${pending}}`;
+}
+
+/** `text` in pieces of at most PIECE characters, never between the two halves of a surrogate pair. */
+function* textPieces(text: string): Generator<string> {
+  for (let at = 0; at < text.length; ) {
+    let end = Math.min(text.length, at + PIECE);
+    if (end < text.length && (text.charCodeAt(end - 1) & 0xfc00) === 0xd800) end--;
+    yield text.slice(at, end);
+    at = end;
+  }
+}
+
+/**
+ * A JSON or CSV answer ready to be written, as many times as asked: its statistics computed
+ * and checked against their limits, its text produced piece by piece on each pass (so the
+ * answer is never held whole), and its exact size in bytes.
+ */
+export interface TextAnswer {
+  readonly byteLength: number;
+  /** The answer's text, in pieces (the same every pass). */
+  pieces(): Iterable<string>;
+}
+
+function statisticsOf(result: TableResult, options: TableAnswerOptions) {
+  const wanted = options.statistics?.stats;
+  return options.statistics === undefined || (Array.isArray(wanted) && wanted.length === 0)
+    ? undefined
+    : tableStatistics(result, { ...options.statistics, ...(options.limits === undefined ? {} : { limits: options.limits }) });
+}
+
+/**
+ * A JSON or CSV answer (TextAnswer) after its statistics; throws CrosstabError `invalid_option`
+ * naming `limits.comparisons`, `limits.raoScottCovariance` or `limits.answerBytes` (counted
+ * before a byte is sent) when the request asks more than they allow.
+ */
+export function prepareTextAnswer(result: TableResult, options: TableAnswerOptions): TextAnswer {
+  if (options.format !== 'json' && options.format !== 'csv') throw new CrosstabError(ErrorCode.invalidOption, `a ${options.format} answer is written whole (writeTableAnswer)`);
+  const statistics = statisticsOf(result, options);
+  let pieces: () => Iterable<string>;
+  if (options.format === 'csv') {
+    const text = tableToCSV(result, statistics);
+    pieces = () => textPieces(text);
+  } else {
+    const document = tableToJSON(result, statistics) as unknown as Record<string, unknown>;
+    const { jsonPrefix, jsonSuffix } = options;
+    pieces = function* () {
+      if (jsonPrefix !== undefined) yield jsonPrefix;
+      yield* jsonPieces(document);
+      if (jsonSuffix !== undefined) yield jsonSuffix;
+    };
+  }
+  const max = options.maxBytes ?? Number.MAX_SAFE_INTEGER;
+  let byteLength = 0;
+  for (const piece of pieces()) {
+    byteLength += Buffer.byteLength(piece);
+    if (byteLength > max) throw tooLarge(max);
+  }
+  return { byteLength, pieces };
 }
 
 /**
@@ -111,31 +169,18 @@ function writeJson(value: Record<string, unknown>, out: BoundedBytes): void {
  * or `limits.answerBytes` when the request asks more than they allow.
  */
 export async function writeTableAnswer(result: TableResult, options: TableAnswerOptions): Promise<Uint8Array> {
-  const wanted = options.statistics?.stats;
-  const statistics =
-    options.statistics === undefined || (Array.isArray(wanted) && wanted.length === 0)
-      ? undefined
-      : tableStatistics(result, { ...options.statistics, ...(options.limits === undefined ? {} : { limits: options.limits }) });
   const out = new BoundedBytes(options.maxBytes ?? Number.MAX_SAFE_INTEGER);
   if (options.format === 'xlsx') {
-    out.write(await tableToXLSX(result, statistics, options.display ?? {}));
-  } else if (options.format === 'pptx') {
+    out.write(await tableToXLSX(result, statisticsOf(result, options), options.display ?? {}));
+    return out.take();
+  }
+  if (options.format === 'pptx') {
+    const statistics = statisticsOf(result, options);
     if (statistics?.columnPct === undefined) throw new CrosstabError(ErrorCode.invalidOption, 'a deck charts the vertical % (vpct), which these statistics do not hold', { field: 'stats', hint: 'Add vpct to the statistics.' });
     const { tablesToPPTX } = await import('./table-pptx.js');
     out.write(await tablesToPPTX([{ result, statistics, ...(options.display === undefined ? {} : { display: options.display }) }]));
-  } else if (options.format === 'csv') {
-    const text = tableToCSV(result, statistics);
-    for (let at = 0; at < text.length; ) {
-      let end = Math.min(text.length, at + PIECE);
-      // Never between the two halves of a surrogate pair.
-      if (end < text.length && (text.charCodeAt(end - 1) & 0xfc00) === 0xd800) end--;
-      out.write(text.slice(at, end));
-      at = end;
-    }
-  } else {
-    if (options.jsonPrefix !== undefined) out.write(options.jsonPrefix);
-    writeJson(tableToJSON(result, statistics) as unknown as Record<string, unknown>, out);
-    if (options.jsonSuffix !== undefined) out.write(options.jsonSuffix);
+    return out.take();
   }
+  for (const piece of prepareTextAnswer(result, options).pieces()) out.write(piece);
   return out.take();
 }

@@ -1,5 +1,6 @@
 /** What a table-answer worker is sent: the table without its methods, and the answer's options. */
 import { stabilityOf } from '../facade/dataset-info.js';
+import type { MessagePort } from 'node:worker_threads';
 import type { Cell, TableResult } from '../facade/types.js';
 import type { TableAnswerOptions } from './table-answer.js';
 
@@ -9,6 +10,8 @@ export type PlainTable = Omit<TableResult, 'cell'>;
 export interface RenderTask {
   table: PlainTable;
   options: TableAnswerOptions;
+  /** Streams a JSON or CSV answer over this port (table-stream.ts) instead of answering its bytes. */
+  port?: MessagePort;
 }
 
 /**

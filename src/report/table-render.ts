@@ -1,12 +1,15 @@
 import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
+import { MessageChannel } from 'node:worker_threads';
 import { fileURLToPath } from 'node:url';
 import type { Piscina } from 'piscina';
 import { cancelledError, CrosstabError, ErrorCode } from '../errors.js';
 import type { TableResult } from '../facade/types.js';
 import { writeTableAnswer, type TableAnswerOptions } from './table-answer.js';
+import { TableAnswerStream } from './table-answer-stream.js';
 import { plainTable, type RenderTask } from './table-render-task.js';
+import type { WorkerStreamMessage } from './table-stream.js';
 
 export interface TableRendererOptions {
   /** Worker threads; default half the machine's parallelism, at least 1. */
@@ -60,20 +63,57 @@ export class TableRenderer {
       const piscina = await this.pool();
       answer = await piscina.run(task, signal === undefined ? {} : { signal });
     } catch (error) {
-      if (signal?.aborted) throw cancelledError('the table');
-      const code = (error as { code?: unknown }).code;
-      if (code === 'ERR_WORKER_OUT_OF_MEMORY') {
-        throw new CrosstabError(ErrorCode.outOfMemory, `writing the table's answer needed more than the ${this.maxHeapMb} MB a table may use`, {
-          hint: 'Ask for fewer cells, fewer statistics, or the CSV format.',
-          limit: this.maxHeapMb,
-        });
-      }
-      throw new CrosstabError(ErrorCode.workerFailed, `a table worker failed: ${(error as Error).message}`, { hint: 'Run the table again; if it keeps failing, report it with the request.' });
+      throw this.failure(error, signal);
     }
     if (answer instanceof ArrayBuffer) return new Uint8Array(answer);
-    const failure = (answer as { error?: Parameters<typeof CrosstabError.fromJSON>[0] }).error;
-    if (failure !== undefined) throw CrosstabError.fromJSON(failure);
-    throw new CrosstabError(ErrorCode.internal, 'a table worker answered with neither bytes nor an error');
+    throw refusalOf(answer);
+  }
+
+  /**
+   * A JSON or CSV answer streamed by its worker (TableAnswerStream), once its statistics are
+   * done and its size is known to be within `maxBytes`; an XLSX answer, or any answer when
+   * running from the sources, whole (render()). Rejects as render() does.
+   */
+  async stream(result: TableResult, options: TableAnswerOptions, signal?: AbortSignal): Promise<Uint8Array | TableAnswerStream> {
+    if ((options.format !== 'json' && options.format !== 'csv') || this.file === undefined) return this.render(result, options, signal);
+    if (signal?.aborted) throw cancelledError('the table');
+    const { port1, port2 } = new MessageChannel();
+    const task: RenderTask = { table: plainTable(result), options, port: port2 };
+    const piscina = await this.pool();
+    const done = piscina.run(task, { transferList: [port2], ...(signal === undefined ? {} : { signal }) });
+    return new Promise<TableAnswerStream>((resolve, reject) => {
+      let sized = false;
+      port1.once('message', (message: WorkerStreamMessage) => {
+        if (!('size' in message)) return;
+        sized = true;
+        resolve(new TableAnswerStream(message.size, port1, done));
+      });
+      // Settled before its size arrived: a refusal or a failure (the stream handles later ones).
+      done.then(
+        (answer) => {
+          if (sized) return;
+          port1.close();
+          reject(refusalOf(answer));
+        },
+        (error: unknown) => {
+          if (sized) return;
+          port1.close();
+          reject(this.failure(error, signal));
+        },
+      );
+    });
+  }
+
+  private failure(error: unknown, signal: AbortSignal | undefined): CrosstabError {
+    if (signal?.aborted) return cancelledError('the table');
+    const code = (error as { code?: unknown }).code;
+    if (code === 'ERR_WORKER_OUT_OF_MEMORY') {
+      return new CrosstabError(ErrorCode.outOfMemory, `writing the table's answer needed more than the ${this.maxHeapMb} MB a table may use`, {
+        hint: 'Ask for fewer cells, fewer statistics, or the CSV format.',
+        limit: this.maxHeapMb,
+      });
+    }
+    return new CrosstabError(ErrorCode.workerFailed, `a table worker failed: ${(error as Error).message}`, { hint: 'Run the table again; if it keeps failing, report it with the request.' });
   }
 
   /** Stops the worker threads. */
@@ -82,6 +122,13 @@ export class TableRenderer {
     this.piscina = undefined;
     if (pool !== undefined) await (await pool).destroy();
   }
+}
+
+/** The CrosstabError a worker answered instead of bytes. */
+function refusalOf(answer: unknown): CrosstabError {
+  const failure = (answer as { error?: Parameters<typeof CrosstabError.fromJSON>[0] } | undefined)?.error;
+  if (failure !== undefined) return CrosstabError.fromJSON(failure);
+  return new CrosstabError(ErrorCode.internal, 'a table worker answered with neither bytes nor an error');
 }
 
 function locateWorker(): string | undefined {

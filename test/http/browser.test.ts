@@ -44,7 +44,8 @@ describe('CORS in a real browser (headless Chromium)', () => {
     const page = (_req: IncomingMessage, res: ServerResponse) => res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>portal</title>');
     allowedPage = await listenOnLoopback(page);
     otherPage = await listenOnLoopback(page);
-    handler = await createCrosstabHandler({ datasets: [dataset], keys: keys.path, usage: ledgerPath, corsOrigins: [allowedPage.origin] });
+    // One failed key per window: the second unknown key is refused 429 with Retry-After.
+    handler = await createCrosstabHandler({ datasets: [dataset], keys: keys.path, usage: ledgerPath, corsOrigins: [allowedPage.origin], authFailures: { maxFailures: 1, windowSeconds: 600 } });
     const listener = createNodeListener(handler);
     service = await listenOnLoopback((req, res) => {
       seen.push(`${req.method} ${req.headers.origin ?? '-'}`);
@@ -115,5 +116,32 @@ describe('CORS in a real browser (headless Chromium)', () => {
     expect(result.error).toMatch(/TypeError|Failed to fetch/);
     expect(seen).toEqual([`OPTIONS ${otherPage.origin}`]);
     expect(readLedger(ledgerPath)).toHaveLength(1);
+  });
+
+  it('lets a script read WWW-Authenticate of a 401 and Retry-After of a 429 (Access-Control-Expose-Headers)', async () => {
+    const context = browser!.contexts()[0] ?? (await browser!.newContext());
+    const tab = await context.newPage();
+    try {
+      await tab.goto(`${allowedPage.origin}/`);
+      const answers = await tab.evaluate(
+        async ({ url, body }) => {
+          const unknownKey = 'ctk_' + 'A'.repeat(43);
+          const read = async () => {
+            const response = await fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/json', 'Service-Engine-Authorizer': unknownKey }, body: JSON.stringify(body) });
+            return { status: response.status, wwwAuthenticate: response.headers.get('WWW-Authenticate'), retryAfter: response.headers.get('Retry-After'), requestId: response.headers.get('X-Request-Id') };
+          };
+          return [await read(), await read()];
+        },
+        { url: `${service.origin}/v1/crosstab`, body: REQUEST },
+      );
+      const [unauthorized, limited] = answers;
+      expect(unauthorized?.status).toBe(401);
+      expect(unauthorized?.wwwAuthenticate).toMatch(/Service-Engine-Authorizer/);
+      expect(unauthorized?.requestId).toMatch(/^[0-9a-f-]{36}$/);
+      expect(limited?.status).toBe(429);
+      expect(Number(limited?.retryAfter)).toBeGreaterThan(0);
+    } finally {
+      await tab.close();
+    }
   });
 });

@@ -40,6 +40,15 @@ function recording(handler: CrosstabHandler): { handler: CrosstabHandler; respon
       close: () => handler.close(),
       async handle(request) {
         const response = await handler.handle(request);
+        // A streamed body (a table answer) is read here whole and handed on as it was made.
+        if (response.stream !== undefined) {
+          const chunks: Uint8Array[] = [];
+          for await (const chunk of response.stream) chunks.push(chunk.slice());
+          const body = new Uint8Array(Buffer.concat(chunks));
+          const { stream: _stream, ...whole } = response;
+          responses.push({ ...whole, body });
+          return { ...whole, body };
+        }
         responses.push(response);
         return response;
       },
