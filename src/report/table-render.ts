@@ -7,6 +7,8 @@ import { cancelledError, CrosstabError, ErrorCode } from '../errors.js';
 import type { TableResult } from '../facade/types.js';
 import { writeTableAnswer, type TableAnswerOptions } from './table-answer.js';
 import { plainTable, type RenderTask } from './table-render-task.js';
+import { plainTabbook, tabbookXLSXBytes, type TabbookTask } from './tabbook-bytes.js';
+import type { Tabbook, TabbookLayout } from './tabbook-model.js';
 
 export interface TableRendererOptions {
   /** Worker threads; default half the machine's parallelism, at least 1. */
@@ -54,13 +56,16 @@ export class TableRenderer {
   async render(result: TableResult, options: TableAnswerOptions, signal?: AbortSignal): Promise<Uint8Array> {
     if (signal?.aborted) throw cancelledError('the table');
     if (this.file === undefined) return writeTableAnswer(result, options);
-    const task: RenderTask = { table: plainTable(result), options };
+    return this.run({ table: plainTable(result), options }, signal, 'the table');
+  }
+
+  private async run(task: RenderTask | TabbookTask, signal: AbortSignal | undefined, what: string): Promise<Uint8Array> {
     let answer: unknown;
     try {
       const piscina = await this.pool();
       answer = await piscina.run(task, signal === undefined ? {} : { signal });
     } catch (error) {
-      if (signal?.aborted) throw cancelledError('the table');
+      if (signal?.aborted) throw cancelledError(what);
       const code = (error as { code?: unknown }).code;
       if (code === 'ERR_WORKER_OUT_OF_MEMORY') {
         throw new CrosstabError(ErrorCode.outOfMemory, `writing the table's answer needed more than the ${this.maxHeapMb} MB a table may use`, {
@@ -74,6 +79,16 @@ export class TableRenderer {
     const failure = (answer as { error?: Parameters<typeof CrosstabError.fromJSON>[0] }).error;
     if (failure !== undefined) throw CrosstabError.fromJSON(failure);
     throw new CrosstabError(ErrorCode.internal, 'a table worker answered with neither bytes nor an error');
+  }
+
+  /**
+   * A tab book's XLSX bytes (as `crosstab tabbook` writes it), written on a worker thread as
+   * a table's answer is; rejects as render() does, `limits.answerBytes` past `maxBytes`.
+   */
+  async renderTabbook(book: Tabbook, layout: TabbookLayout, maxBytes: number, signal?: AbortSignal): Promise<Uint8Array> {
+    if (signal?.aborted) throw cancelledError('the tab book');
+    if (this.file === undefined) return tabbookXLSXBytes(book, layout, maxBytes);
+    return this.run({ book: plainTabbook(book), layout, maxBytes }, signal, 'the tab book');
   }
 
   /** Stops the worker threads. */

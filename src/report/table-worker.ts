@@ -8,10 +8,12 @@ import { move } from 'piscina';
 import { isCrosstabError } from '../errors.js';
 import { writeTableAnswer } from './table-answer.js';
 import { revivedTable, type RenderTask } from './table-render-task.js';
+import { revivedTabbook, tabbookXLSXBytes, type TabbookTask } from './tabbook-bytes.js';
 
-export default async function render(task: RenderTask): Promise<unknown> {
+export default async function render(task: RenderTask | TabbookTask): Promise<unknown> {
   try {
-    const bytes = await writeTableAnswer(revivedTable(task.table), task.options);
+    // A tab book's workbook (its statistics were computed with its tables).
+    const bytes = 'book' in task ? await tabbookXLSXBytes(revivedTabbook(task.book), task.layout, task.maxBytes) : await writeTableAnswer(revivedTable(task.table), task.options);
     return move(bytes.buffer as ArrayBuffer);
   } catch (error) {
     if (isCrosstabError(error)) return { error: error.toJSON() };
