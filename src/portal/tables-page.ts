@@ -92,6 +92,16 @@ function formSection(context: PageContext, view: TablesView): Raw {
         <button type="submit" name="action" value="audience" class="secondary">Save base as audience</button>
       </div>
       <p class="help">Each computed table or download is one billed call of your account (operation "table" on the Usage page). Opening a saved table shows its stored result and is not billed.</p>
+      <details class="tabbook"${raw(view.error?.message.startsWith('Tab book:') ? ' open' : '')}><summary>Tab book: one banner across a table per stub (XLSX)</summary>
+        <div class="grid2 axes">
+          <div><label for="banner">Banner <span class="help">one per line: a variable (a column per value), a code or an expression</span></label>
+            <textarea id="banner" name="banner" rows="3" spellcheck="false"></textarea></div>
+          <div><label for="stubs">Stubs <span class="help">one variable per line (a table each), or <code>all</code></span></label>
+            <textarea id="stubs" name="stubs" rows="3" spellcheck="false">all</textarea></div>
+        </div>
+        <p class="help">Uses the survey, base, weight, statistics and blank answers above. One billed call (operation "tabbook" on the Usage page), whatever the number of tables; the same workbook as <code>crosstab tabbook</code>.</p>
+        <button type="submit" class="secondary" formaction="${context.base}/tables/tabbook" formmethod="post" formnovalidate>Download tab book (XLSX)</button>
+      </details>
       <div class="save row">
         <div><label for="table-name">Save as</label><input id="table-name" name="tableName" maxlength="120" value="${view.openedFrom?.name ?? ''}" placeholder="e.g. Degree by sex, 2024"></div>
         <div class="shrink"><label class="check"><input type="checkbox" name="shared" value="1"${raw(view.openedFrom?.shared ? ' checked' : '')}> Share with my account</label></div>

@@ -22,6 +22,9 @@ export type TableFormat = 'json' | 'csv' | 'xlsx';
 /** `signal`: the page's request; aborted when its client has gone (the table stops, nothing is billed). */
 export type TableCompute = (caller: ApiKeyRecord, spec: TableSpec, format: TableFormat, signal?: AbortSignal) => Promise<HandlerResponse & { body: string | Uint8Array }>;
 
+/** Runs POST /tabbooks of the API as `caller` (an XLSX workbook, or the API's error). */
+export type TabbookCompute = (caller: ApiKeyRecord, body: Record<string, unknown>, signal?: AbortSignal) => Promise<HandlerResponse & { body: string | Uint8Array }>;
+
 export interface TablesDependencies {
   db: Database;
   /** The API's key store: told the account's limits before a table is computed for it. */
@@ -29,6 +32,8 @@ export interface TablesDependencies {
   surveys: readonly CatalogDataset[];
   /** The API's POST /tables (set when the portal is mounted beside the API). */
   compute(): TableCompute | undefined;
+  /** The API's POST /tabbooks (set when the portal is mounted beside the API). */
+  tabbook?(): TabbookCompute | undefined;
   context(title: string, session: Session): PageContext;
   /** The page (its Content-Security-Policy lets its script fetch from the same origin). */
   page(status: number, body: string): HandlerResponse;
@@ -306,8 +311,34 @@ export function tablesRoutes(deps: TablesDependencies): PortalRoute[] {
     }
   }
 
+  /**
+   * The tab book of the form: Banner and Stubs (one per line, or "all"), with the form's
+   * survey, base, weight, statistics and missing answers; the XLSX POST /tabbooks answers,
+   * billed there once (operation tabbook).
+   */
+  async function tabbookPost({ session, form: fields, request }: SignedIn & { form: URLSearchParams }): Promise<HandlerResponse> {
+    const form = formOf(fields);
+    const banner = lines(fields.get('banner') ?? '');
+    const stubsText = (fields.get('stubs') ?? '').trim();
+    const compute = deps.tabbook?.();
+    const again = (message: string, status: number) => view(session, form, { error: { message } }, status);
+    if (compute === undefined) return again('Tab books cannot be made here: the portal is not mounted beside the API.', 503);
+    if (banner.length === 0 || stubsText === '') return again(`Tab book: ${banner.length === 0 ? 'Banner' : 'Stubs'} must have at least one line${banner.length === 0 ? '' : ' (or "all")'}. Nothing was computed or billed.`, 400);
+    const spec = specOf(form, undefined, []);
+    const body: Record<string, unknown> = { SurveyCode: form.survey, PopulationBaseCode: spec.PopulationBaseCode || '*', Banner: banner, Stubs: stubsText === 'all' ? 'all' : lines(stubsText), Statistics: spec.Statistics, Missing: form.missing, ...('Weight' in spec ? { Weight: spec.Weight } : {}) };
+    const { caller } = await rightsOf(session);
+    const answer = await compute(caller, body, request.signal);
+    if (answer.status !== 200) {
+      const error = formError(answer);
+      return again(`Tab book: ${error.message.replace(/^Stubs\[(\d+)\]/, (_m, i: string) => `Stubs, line ${Number(i) + 1}`).replace(/^Banner\[(\d+)\]/, (_m, i: string) => `Banner, line ${Number(i) + 1}`)}`, answer.status >= 500 ? answer.status : answer.status === 429 ? 429 : 400);
+    }
+    return deps.file(answer.headers['content-type'] ?? FORMAT_TYPES.xlsx, `tabbook-${form.survey}.xlsx`, answer.body);
+  }
+  const lines = (text: string): string[] => text.split(/\r?\n/).map((line) => line.trim()).filter((line) => line !== '');
+
   const signedIn = (handle: (context: SignedIn) => Promise<HandlerResponse>) => (context: RouteContext) => handle(context as SignedIn);
   return [
+    { method: 'POST', path: '/tables/tabbook', access: 'account', handle: (context) => tabbookPost(context as SignedIn & { form: URLSearchParams }) },
     {
       method: 'GET', path: '/tables', access: 'account',
       handle: signedIn(async ({ session, query }) => {

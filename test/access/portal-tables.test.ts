@@ -291,6 +291,23 @@ describe('portal Tables page (embedded database)', () => {
     expect((await usageRows()).length).toBe(before);
   });
 
+  it('downloads a tab book of the chosen banner and stubs (the workbook POST /v1/tabbooks gives), billed once as tabbook with its number of tables', async () => {
+    const before = (await usageRows()).length;
+    const reply = await send(origin, 'POST', '/portal/tables/tabbook', { cookie: analyst.cookie, form: tableForm(analyst, { banner: 'sex\nrace', stubs: 'degree\nrace' }) });
+    expect(reply.status, alertOf(reply)).toBe(200);
+    expect(reply.headers['content-type']).toBe('application/vnd.openxmlformats-officedocument.spreadsheetml.sheet');
+    expect(reply.headers['content-disposition']).toBe('attachment; filename="tabbook-GSS.xlsx"');
+    const rows = await usageRows();
+    expect(rows).toHaveLength(before + 1);
+    expect(rows.at(-1)).toMatchObject({ key_id: `portal:${analyst.id}`, operation: 'tabbook', survey: 'GSS', targets: 2 });
+    // Another group's stub: the API's unknown variable, on the form, nothing billed.
+    const foreign = await send(origin, 'POST', '/portal/tables/tabbook', { cookie: analyst.cookie, form: tableForm(analyst, { banner: 'sex', stubs: 'degree\npolviews' }) });
+    expect(foreign.status).toBe(400);
+    expect(alertOf(foreign)).toMatch(/^Tab book: Stubs, line 2: unknown variable &quot;polviews&quot;/);
+    expect((await send(origin, 'POST', '/portal/tables/tabbook', { cookie: analyst.cookie, form: tableForm({ ...analyst, csrf: 'wrong' }, { banner: 'sex', stubs: 'all' }) })).status).toBe(403);
+    expect(await usageRows()).toHaveLength(before + 1);
+  });
+
   it('admits the page\'s tables by the account\'s monthly quota, as its keys\' calls', async () => {
     const limited = await person('initech', 'analyst@initech.example');
     const first = await send(origin, 'POST', '/portal/tables', { cookie: limited.cookie, form: tableForm(limited, {}) });
@@ -304,8 +321,9 @@ describe('portal Tables page (embedded database)', () => {
   it('shows the calls on the Usage page, per operation and as the Tables page of the user', async () => {
     const page = await send(origin, 'GET', '/portal/usage', { cookie: analyst.cookie });
     expect(page.status).toBe(200);
-    const billed = (await usageRows()).filter((row) => row.key_id === `portal:${analyst.id}`).length;
+    const billed = (await usageRows()).filter((row) => row.key_id === `portal:${analyst.id}` && row.operation === 'table').length;
     expect(page.body).toMatch(new RegExp(`<td>table</td><td class="num">${billed}</td>`));
+    expect(page.body).toMatch(/<td>tabbook<\/td><td class="num">1<\/td>/);
     expect(page.body).toContain(`Tables page, analyst@acme.example <small class="muted">portal:${analyst.id}</small>`);
   });
 });
