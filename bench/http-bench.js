@@ -6,7 +6,7 @@
 //
 //   node bench/http-bench.js [--duration 5] [--rounds 3] [--connections 10] [--dataset datasets/build/gss.arrow]
 //                            [--cli dist/cli/main.js] [--postgres postgres://...] [--before-cli PATH]
-//                            [--flood 32] [--pin SERVER_CPU,CLIENT_CPU] [--json]
+//                            [--flood 32] [--pin SERVER_CPU,CLIENT_CPU] [--json] [--out bench/results/DATE-http]
 //
 // Key stores compared: the key file + NDJSON ledger, the access database embedded (PGlite)
 // and, with --postgres, a PostgreSQL server (the database's tables are created on start;
@@ -34,9 +34,9 @@
 import autocannon from 'autocannon';
 import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { cpus, loadavg, tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -120,6 +120,7 @@ async function main() {
       dataset: { type: 'string', default: join(root, 'datasets', 'build', 'gss.arrow') },
       cli: { type: 'string', default: join(root, 'dist', 'cli', 'main.js') },
       json: { type: 'boolean', default: false },
+      out: { type: 'string' },
       postgres: { type: 'string' },
       'before-cli': { type: 'string' },
       flood: { type: 'string', default: '32' },
@@ -365,6 +366,13 @@ async function run(options, pin, postgres, machine) {
       }
     }
 
+    // Each server's share of bare node:http's req/s and of the durable floor's, in this run.
+    const bareRate = rows[0].requestsPerSecond;
+    const floorRate = rows.find((row) => row.server.startsWith('bare node:http + fsync'))?.requestsPerSecond;
+    for (const row of rows) {
+      row.ofBare = Number((row.requestsPerSecond / bareRate).toFixed(3));
+      if (floorRate !== undefined) row.ofFloor = Number((row.requestsPerSecond / floorRate).toFixed(3));
+    }
     const report = {
       date: new Date().toISOString(),
       command: `node ${process.argv.slice(1).map((arg) => (/^[\w./:,=-]+$/.test(arg) ? arg : `'${arg}'`)).join(' ')}`,
@@ -392,35 +400,67 @@ async function run(options, pin, postgres, machine) {
     };
     if (options.json) {
       process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
-      return;
+      if (options.out === undefined) return;
     }
+    let text = '';
+    const say = (part) => {
+      text += part;
+      if (!options.json) process.stdout.write(part);
+    };
     // autocannon records latency in whole milliseconds; the mean keeps the fraction.
-    const header = ['server', 'req/s', 'of bare', 'server CPU µs/req', 'client CPU µs/req', 'client CPU share', 'loop idle', 'mean ms', 'p50 ms', 'p99 ms', '2xx', 'failed'];
+    const header = ['server', 'req/s', 'of bare', 'of floor', 'server CPU µs/req', 'client CPU µs/req', 'client CPU share', 'loop idle', 'mean ms', 'p50 ms', 'p99 ms', '2xx', 'failed'];
     const bare = rows[0].requestsPerSecond;
-    const table = rows.map((row) => [row.server, String(row.requestsPerSecond), (row.requestsPerSecond / bare).toFixed(2), String(row.serverCpuMicrosPerRequest ?? '-'), String(row.clientCpuMicrosPerRequest ?? '-'), row.clientCpuShare?.toFixed(2) ?? '-', row.loopIdleShare?.toFixed(2) ?? '-', row.meanMs.toFixed(2), String(row.p50Ms), String(row.p99Ms), String(row.ok), String(row.failed)]);
+    const floor = rows.find((row) => row.server.startsWith('bare node:http + fsync'))?.requestsPerSecond;
+    const table = rows.map((row) => [row.server, String(row.requestsPerSecond), (row.requestsPerSecond / bare).toFixed(2), floor === undefined ? '-' : (row.requestsPerSecond / floor).toFixed(2), String(row.serverCpuMicrosPerRequest ?? '-'), String(row.clientCpuMicrosPerRequest ?? '-'), row.clientCpuShare?.toFixed(2) ?? '-', row.loopIdleShare?.toFixed(2) ?? '-', row.meanMs.toFixed(2), String(row.p50Ms), String(row.p99Ms), String(row.ok), String(row.failed)]);
     const widths = header.map((cell, i) => Math.max(cell.length, ...table.map((row) => row[i].length)));
     const line = (cells) => cells.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]) : cell.padStart(widths[i]))).join('  ');
-    process.stdout.write(`${report.date}  node ${report.node}  ${report.cpu}  load ${loadavg()[0].toFixed(1)}  ${rounds} rounds of ${duration} s x ${connections} connections (medians)\n`);
+    say(`${report.date}  node ${report.node}  ${report.cpu}  load ${loadavg()[0].toFixed(1)}  ${rounds} rounds of ${duration} s x ${connections} connections (medians)\n`);
     if (pin) {
       const postgresLine = machine.postgresAffinity ? `; PostgreSQL server: ${machine.postgresAffinity}` : '';
-      process.stdout.write(`pinned: servers on CPU ${pin.serverCpu} (taskset -c ${pin.serverCpu}${postgresLine}), load generator on CPU ${pin.clientCpu} (${pin.client})\n`);
+      say(`pinned: servers on CPU ${pin.serverCpu} (taskset -c ${pin.serverCpu}${postgresLine}), load generator on CPU ${pin.clientCpu} (${pin.client})\n`);
     }
-    process.stdout.write(`uptime before: ${report.uptimeBefore}\nuptime after:  ${report.uptimeAfter}\n`);
-    process.stdout.write(`${[line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...table.map(line)].join('\n')}\n`);
-    for (const entry of ledgers) process.stdout.write(`ledger ${basename(entry.path)}: ${entry.records} records for ${entry.billed} 200s received (in-flight requests abandoned at the end are billed too)\n`);
-    for (const database of databases) process.stdout.write(`${database.label}: ${database.rows} usage rows for ${database.billed} 200s received\n`);
+    say(`uptime before: ${report.uptimeBefore}\nuptime after:  ${report.uptimeAfter}\n`);
+    say(`${[line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...table.map(line)].join('\n')}\n`);
+    for (const entry of ledgers) say(`ledger ${basename(entry.path)}: ${entry.records} records for ${entry.billed} 200s received (in-flight requests abandoned at the end are billed too)\n`);
+    for (const database of databases) say(`${database.label}: ${database.rows} usage rows for ${database.billed} 200s received\n`);
     for (const row of rows.filter((entry) => entry.flood !== undefined)) {
-      process.stdout.write(`${row.server}: the flood sent ${row.flood.requestsPerSecond} req/s, answered ${row.flood.unauthorized} x 401 and ${row.flood.throttled} x 429 (${row.flood.other} x 200)\n`);
+      say(`${row.server}: the flood sent ${row.flood.requestsPerSecond} req/s, answered ${row.flood.unauthorized} x 401 and ${row.flood.throttled} x 429 (${row.flood.other} x 200)\n`);
     }
     for (const row of rows.filter((entry) => entry.recordsPerDurableWrite !== undefined)) {
-      process.stdout.write(`${row.server}: ${row.recordsPerDurableWrite} billed calls per durable write or commit, ${row.microsPerDurableWrite} µs per write (mean wall time in flight, the whole run)\n`);
+      say(`${row.server}: ${row.recordsPerDurableWrite} billed calls per durable write or commit, ${row.microsPerDurableWrite} µs per write (mean wall time in flight, the whole run)\n`);
     }
+    if (options.out !== undefined) writeResults(options.out, report, text);
   } finally {
     rmSync(work, { recursive: true, force: true });
     rmSync(join('/dev/shm', `${basename(work)}.ndjson`), { force: true });
     rmSync(join('/dev/shm', `${basename(work)}.ndjson.before`), { force: true });
     rmSync(join('/dev/shm', `${basename(work)}.ndjson.metrics`), { force: true });
   }
+}
+
+/**
+ * --out PREFIX: PREFIX.json (the report) and PREFIX.md (what the run printed: date, machine,
+ * load before and after, pinning, the table with each server's share of bare node:http and of
+ * the durable floor, and the billing check), e.g. --out bench/results/2026-11-29-http.
+ */
+function writeResults(prefix, report, text) {
+  writeFileSync(`${prefix}.json`, `${JSON.stringify(report, null, 2)}\n`);
+  const markdown = [
+    `# \`bench/http-bench.js\`, ${report.date}`,
+    '',
+    `\`${report.command}\``,
+    '',
+    `Machine: ${report.cpu}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${report.node}${report.postgres ? `, PostgreSQL ${report.postgres}` : ''}. Load (1, 5, 15 min): before \`${report.uptimeBefore}\`, after \`${report.uptimeAfter}\`.`,
+    '',
+    'Servers alternate round after round; medians. "of bare" is req/s over bare node:http\'s in the same run, "of floor" over the durable floor\'s (node:http + the fsync\'d group-committed ledger, nothing else). Server CPU is every thread of the server process per answered request.',
+    '',
+    '```',
+    text.trimEnd(),
+    '```',
+    '',
+  ].join('\n');
+  writeFileSync(`${prefix}.md`, markdown);
+  process.stderr.write(`wrote ${prefix}.json and ${prefix}.md\n`);
 }
 
 /**

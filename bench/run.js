@@ -6,6 +6,7 @@
 // agree (throws "peers disagree on S3 cell (r,c): ..."), then warm up and time.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs, USAGE } from './lib/args.js';
@@ -37,7 +38,7 @@ async function loadPeers(options) {
   for (const entry of PEERS.filter((p) => wanted.includes(p.name))) {
     let peer, availability;
     try {
-      peer = (await entry.load()).createPeer({ threads: options.duckdbThreads ?? undefined });
+      peer = (await entry.load()).createPeer({ threads: options.duckdbThreads ?? undefined, engineBuild: options.engineBuild });
       availability = await peer.available();
     } catch (error) {
       availability = { ok: false, reason: `loading failed: ${error.message.split('\n')[0]}` };
@@ -208,8 +209,10 @@ function markdown(report) {
     '## Machine',
     '',
     `- CPU: ${m.cpuModel}, ${m.cores} cores; memory ${fmtBytes(m.memoryBytes)}; ${m.platform}`,
-    `- Node ${m.node} (V8 ${m.v8}); load average at start ${m.loadAverageAtStart.map((x) => x.toFixed(2)).join(' ')}`,
+    `- Node ${m.node} (V8 ${m.v8}); load average at start ${m.loadAverageAtStart.map((x) => x.toFixed(2)).join(' ')}${report.loadAverageAtEnd ? `, at the end ${report.loadAverageAtEnd.map((x) => x.toFixed(2)).join(' ')}` : ''}`,
     `- Peers: ${report.peers.map((p) => `${p.name}${p.info ? ` ${JSON.stringify(p.info)}` : ''}`).join('; ')}`,
+    ...report.engineBuilds.map((b) => `- Engine dataset ${b.dataset}: built ${b.engineBuild === 'default' ? 'as a user gets it (no range-index option)' : 'with --range-index on the ranged columns'} in ${b.buildSeconds.toFixed(1)} s${b.versusNone ? ' (best of 2)' : ''}, ${fmtBytes(b.bytes)}; range index on ${b.rangeIndex.length > 0 ? b.rangeIndex.join(', ') : 'no variable'}` +
+      (b.versusNone ? `; the same input with --range-index none, builds taking turns: ${b.versusNone.none.map((x) => x.seconds.toFixed(1)).join(' / ')} s, ${fmtBytes(b.versusNone.none[0].bytes)} (default: ${b.versusNone.default.map((x) => x.seconds.toFixed(1)).join(' / ')} s)` : '')),
     ...report.skipped.map((s) => `- **SKIPPED** ${s.peer}${s.dataset ? ` on ${s.dataset}` : ''}${s.shape ? ` on ${s.shape}` : ''}: ${s.reason}`),
     '',
     '## Physical bounds',
@@ -282,6 +285,7 @@ async function main() {
   const { peers, skipped } = await loadPeers(options);
   const ingest = [];
   const shapes = [];
+  const engineBuilds = [];
   // GSS first (small), then ACS; a dataset is loaded only if a selected shape needs it.
   for (const datasetId of ['gss', 'acs']) {
     const specs = selected.filter((s) => s.dataset === datasetId);
@@ -307,6 +311,7 @@ async function main() {
         continue;
       }
       ready.push(entry);
+      if (peer.name === 'engine' && details?.build?.engineBuild) engineBuilds.push({ dataset: datasetId, ...details.build });
       const prepareSeconds = seconds(start);
       log(`prepared ${peer.name.padEnd(14)} in ${prepareSeconds.toFixed(1)} s${peer.usesColumnStore ? ` (+ ${parseSeconds.toFixed(1)} s shared CSV parse)` : ''}  ${JSON.stringify({ ...details, sql: undefined })}`);
       if (!options.ingest) {
@@ -354,10 +359,12 @@ async function main() {
     bounds,
     peers: peers.map(({ peer, info }) => ({ name: peer.name, description: peer.description, info })),
     skipped,
+    engineBuilds,
     ingest,
     load,
     shapes,
     totalSeconds: seconds(started),
+    loadAverageAtEnd: loadavg(),
   };
   for (const [file, text] of [[options.json, () => JSON.stringify(report, null, 1)], [options.md, () => markdown(report)]]) {
     if (!file) continue;

@@ -63,6 +63,8 @@ describe('crosstab build --id and exportColumns', () => {
     const ds = await openDataset(weighted);
     try {
       expect(ds.info.variables.map((variable) => variable.name)).toEqual(['serial', 'sex', 'age', 'score', 'city']);
+      // Named in the dataset's info, so a user learns what `crosstab export --columns` can write.
+      expect(ds.info.idColumn).toBe('id');
       expect((await refusal(ds.crosstab({ base: '*', targets: ['id=R-000000'] }))).code).toBe('unknown_variable');
     } finally {
       ds.close();
@@ -166,6 +168,8 @@ describe('crosstab build --id and exportColumns', () => {
     const build = spawnSync(process.execPath, [cliPath, 'build', source, '--weight', 'w', '--survey', 'T', '--id', 'id', '--out', out, '--quiet'], { encoding: 'utf8' });
     expect(build.stderr).toBe('');
     expect(build.status).toBe(0);
+    const info = spawnSync(process.execPath, [cliPath, 'info', out], { encoding: 'utf8' });
+    expect(info.stdout).toContain('respondent ids: id (kept as given for `crosstab export`; not a variable)');
     const csv = join(dir, 'cli.csv');
     const run = spawnSync(process.execPath, [cliPath, 'export', out, '--columns', 'id,w', '--out', csv], { encoding: 'utf8' });
     expect(run.status).toBe(0);

@@ -11,13 +11,16 @@ export const USAGE = `usage: node --expose-gc bench/run.js [options]
   --ingest / --no-ingest   measure ingest (seconds, peak memory) in one child process per peer
                        (default: on, off with --quick)
   --duckdb-threads N   DuckDB threads (default: all cores)
+  --engine-build HOW   how the engine builds ACS: 'indexed' (default: --range-index on the numeric
+                       columns the shapes ask ranges of) or 'default' (no range-index option: the
+                       build a user gets, with the automatic range index)
   --no-bounds          skip the popcount / memory bandwidth measurement
   --load / --no-load   measure getting data in: build per input format, ACS build vs DuckDB load,
                        openDataset to first answer, cold \`crosstab query\` (default: on)
   --load-only          only the load section (no shapes, no ingest)`;
 
 export function parseArgs(argv) {
-  const options = { quick: false, shapes: null, peers: null, variants: false, json: null, md: null, s5Rows: null, reps: null, ingest: null, duckdbThreads: null, bounds: true, load: true, loadOnly: false };
+  const options = { quick: false, shapes: null, peers: null, variants: false, json: null, md: null, s5Rows: null, reps: null, ingest: null, duckdbThreads: null, engineBuild: 'indexed', bounds: true, load: true, loadOnly: false };
   const list = (value) => value.split(',').map((s) => s.trim()).filter(Boolean);
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
@@ -43,6 +46,12 @@ export function parseArgs(argv) {
       case '--ingest': options.ingest = true; break;
       case '--no-ingest': options.ingest = false; break;
       case '--duckdb-threads': options.duckdbThreads = count(); break;
+      case '--engine-build': {
+        const how = value();
+        if (how !== 'indexed' && how !== 'default') throw new Error(`bench: --engine-build must be indexed or default, not '${how}'`);
+        options.engineBuild = how;
+        break;
+      }
       case '--no-bounds': options.bounds = false; break;
       case '--load': options.load = true; break;
       case '--no-load': options.load = false; break;

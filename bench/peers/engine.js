@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 
 const distUrl = new URL('../../dist/index.js', import.meta.url);
 
-export function createPeer() {
+export function createPeer({ engineBuild = 'indexed' } = {}) {
   let api, buildDir;
   const datasets = new Map();
 
@@ -35,10 +35,35 @@ export function createPeer() {
     async prepare({ dataset }) {
       buildDir ??= mkdtempSync(join(tmpdir(), 'crosstab-bench-engine-'));
       const path = join(buildDir, `${dataset.id}.arrow`);
-      const report = await api.buildDataset(dataset.path, { weights: [dataset.weight], survey: dataset.id.toUpperCase(), out: path, ...(dataset.rangeIndex ? { rangeIndex: dataset.rangeIndex } : {}) });
-      const build = { respondents: report.respondents, variables: report.variables, codes: report.codes, bytes: report.bytes, skipped: report.skipped };
+      // 'default': the build a user gets (no range-index option: the automatic rule picks).
+      const rangeIndex = engineBuild === 'indexed' && dataset.rangeIndex ? { rangeIndex: dataset.rangeIndex } : {};
+      const timed = async (options, out) => {
+        const started = performance.now();
+        const report = await api.buildDataset(dataset.path, { weights: [dataset.weight], survey: dataset.id.toUpperCase(), out, ...options });
+        return { seconds: (performance.now() - started) / 1000, report };
+      };
+      // The default build's cost: builds with --range-index none and without the option, taking turns (twice each).
+      const versusNone = engineBuild === 'default' ? { none: [], default: [] } : undefined;
+      let built;
+      if (versusNone) {
+        const plain = join(buildDir, `${dataset.id}-none.arrow`);
+        for (let turn = 0; turn < 2; turn++) {
+          const none = await timed({ rangeIndex: 'none' }, plain);
+          versusNone.none.push({ seconds: none.seconds, bytes: none.report.bytes });
+          built = await timed({}, path);
+          versusNone.default.push({ seconds: built.seconds, bytes: built.report.bytes });
+        }
+        rmSync(plain, { force: true });
+        built.seconds = Math.min(...versusNone.default.map((b) => b.seconds));
+      } else {
+        built = await timed(rangeIndex, path);
+      }
+      const { seconds, report } = built;
+      const build = { engineBuild, buildSeconds: seconds, respondents: report.respondents, variables: report.variables, codes: report.codes, bytes: report.bytes, skipped: report.skipped, ...(versusNone ? { versusNone } : {}) };
       // The cell cache off: every run computes its cells (S1 repeats one question).
-      datasets.set(dataset.id, await api.openDataset(path, { cellCache: 0 }));
+      const ds = await api.openDataset(path, { cellCache: 0 });
+      datasets.set(dataset.id, ds);
+      build.rangeIndex = ds.info.variables.filter((v) => v.rangeIndex === true).map((v) => v.name);
       return { path, build };
     },
     async run(shape) {

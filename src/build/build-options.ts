@@ -32,9 +32,12 @@ export interface BuildOptions {
    * Numeric columns to give a range index: one stored bitset per value (respondents with that
    * value or more), so that a range (`AGEP=18..34`, `AGEP=65..`) reads one or two bitsets
    * instead of scanning the column. Costs respondents / 8 bytes per value in the file and in
-   * memory once used: worth it for the few variables ranges are asked of often (an age).
+   * memory once used. Default `'auto'`: the numeric variables of 10 to 256 values that fill at
+   * least half of their span (ages, hours, years, scales, bands), fewest values first, within
+   * half the size of the rest of the dataset (docs/scale.md); `'none'` (or `[]`): no range index;
+   * a list: exactly those columns.
    */
-  rangeIndex?: string[];
+  rangeIndex?: string[] | 'auto' | 'none';
   /** Low-base thresholds, default 60 / 30 respondents. */
   stability?: StabilityThresholds;
   /** Complex survey design: strata, PSUs, fpc, or replicate weights (see docs/statistics.md). */
@@ -96,8 +99,8 @@ export function validateBuildOptions(options: BuildOptions): BuildOptions {
   if (options.id !== undefined && exclude?.includes(options.id)) {
     throw invalidOption('id', `"${options.id}" is also excluded`, 'Leave the id column out of exclude.');
   }
-  if (options.rangeIndex !== undefined && !(Array.isArray(options.rangeIndex) && options.rangeIndex.every((c) => typeof c === 'string' && c !== ''))) {
-    throw invalidOption('rangeIndex', 'must be a list of column names', 'Give the names of numeric columns, e.g. ["AGEP"].');
+  if (options.rangeIndex !== undefined && options.rangeIndex !== 'auto' && options.rangeIndex !== 'none' && !(Array.isArray(options.rangeIndex) && options.rangeIndex.every((c) => typeof c === 'string' && c !== ''))) {
+    throw invalidOption('rangeIndex', 'must be a list of column names, "auto" or "none"', 'Give the names of numeric columns, e.g. ["AGEP"], "none" for no range index, or leave it out for the automatic choice.');
   }
   if (options.threads !== undefined && !(Number.isInteger(options.threads) && options.threads >= 0 && options.threads <= 64)) {
     throw invalidOption('threads', `must be a whole number from 0 to 64, not ${String(options.threads)}`, 'Give 0 to build on one thread, or leave it out for one worker per core.');

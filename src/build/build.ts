@@ -66,7 +66,7 @@ export async function buildDataset(input: string, options: BuildOptions): Promis
     ...(checked.stability ? { stability: checked.stability } : {}),
     ...(codebook ? { codebook } : {}),
     ...(multi.length > 0 ? { multi } : {}),
-    ...(checked.rangeIndex ? { rangeIndex: checked.rangeIndex } : {}),
+    rangeIndex: checked.rangeIndex === undefined || checked.rangeIndex === 'auto' ? 'auto' : checked.rangeIndex === 'none' ? [] : checked.rangeIndex,
     ...(checked.id === undefined ? {} : { id: checked.id }),
     consume: true,
     threads: checked.threads ?? (table.rows >= PARALLEL_BUILD_MIN_ROWS ? defaultBuildThreads() : 0),

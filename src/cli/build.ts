@@ -8,6 +8,13 @@ import { exampleSource } from './bundled.js';
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
+/** --range-index: `auto` (the default rule), `none`, or the columns to index. */
+function rangeIndexFlag(value: string): string[] | 'auto' | 'none' {
+  const trimmed = value.trim();
+  if (trimmed === 'auto' || trimmed === 'none') return trimmed;
+  return value.split(',').map((c) => c.trim()).filter(Boolean);
+}
+
 function parseNumber(flag: string) {
   return (value: string): number => {
     const number = Number(value);
@@ -62,7 +69,7 @@ export function registerBuildCommand(program: Command): void {
     .option('--id <column>', 'respondent id column: kept as given for `crosstab export` (unique, never blank), not a variable')
     .option('--exclude <columns>', 'comma-separated columns to leave out', (value: string) => value.split(',').map((c) => c.trim()).filter(Boolean))
     .option('--multi <column[:delimiter]>', 'a column of delimited value sets ("1;3;5") to build as a multi-response variable (repeat for more; default delimiter ;)', collect)
-    .option('--range-index <columns>', 'comma-separated numeric columns to index for ranges (AGEP=18..34 then reads one or two stored bitsets; costs respondents/8 bytes per value)', (value: string) => value.split(',').map((c) => c.trim()).filter(Boolean))
+    .option('--range-index <columns>', 'comma-separated numeric columns to index for ranges (AGEP=18..34 then reads one or two stored bitsets; costs respondents/8 bytes per value); default: auto (numeric columns of 10-256 values filling half their span, fewest values first, within half the rest of the file); none: no range index', rangeIndexFlag)
     .option('--unstable-max <n>', 'cells with this many respondents or fewer are unstable', (v: string) => Number(v), 60)
     .option('--very-unstable-max <n>', 'cells with this many respondents or fewer are very unstable', (v: string) => Number(v), 30)
     .option('--strata <column>', 'design: stratum column (R svydesign strata)')

@@ -46,7 +46,9 @@ export function registerInfoCommand(program: Command): void {
           `${info.name} (survey ${info.survey}): ${formatNumber(info.respondents, 0)} respondents; weights ${info.weights.join(', ')}; units ${info.units}; ` +
             `unstable at <= ${formatNumber(info.stability.cautionMax, 0)} respondents\n` +
             `design: ${info.design.description}\n` +
-            `blank answers: shown in tables as "${info.missingLabel}" (VAR=NA); the "blank" column counts them\n\n`,
+            `blank answers: shown in tables as "${info.missingLabel}" (VAR=NA); the "blank" column counts them\n` +
+            (info.idColumn === undefined ? '' : `respondent ids: ${nameText(info.idColumn)} (kept as given for \`crosstab export\`; not a variable)\n`) +
+            '\n',
         );
         const rows = info.variables.map((v) => [
           nameText(v.name),

@@ -46,6 +46,7 @@ export function describeDataset(data: Pick<LoadedDataset, 'meta' | 'checksum'>):
     createdAt: meta.createdAt,
     checksum: data.checksum,
     missingLabel: meta.missingLabel ?? DEFAULT_MISSING_LABEL,
+    ...(meta.id === undefined ? {} : { idColumn: meta.id.column }),
   };
 }
 

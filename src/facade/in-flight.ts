@@ -63,19 +63,29 @@ export class InFlight {
     });
     return new Promise<T>((resolve, reject) => {
       const onAbort = () => reject(this.closing.signal.aborted ? this.closedError() : cancelledError('the query'));
-      combined.addEventListener('abort', onAbort, { once: true });
+      // Without a signal of the caller's, stop() rejects the call from `stopping`: an abort
+      // listener added and removed per call cost as much as a cached answer's lookup.
+      if (signal === undefined) this.stopping.add(onAbort);
+      else combined.addEventListener('abort', onAbort, { once: true });
+      const detach = (): void => {
+        if (signal === undefined) this.stopping.delete(onAbort);
+        else combined.removeEventListener('abort', onAbort);
+      };
       done.then(
         (value) => {
-          combined.removeEventListener('abort', onAbort);
+          detach();
           resolve(value);
         },
         (error: unknown) => {
-          combined.removeEventListener('abort', onAbort);
+          detach();
           reject(error);
         },
       );
     });
   }
+
+  /** The rejections of the calls in flight that brought no signal, called by stop(). */
+  private readonly stopping = new Set<() => void>();
 
   /**
    * Refuses new calls and resolves when the work of the calls in flight has settled and
@@ -104,6 +114,9 @@ export class InFlight {
     clearTimeout(this.drainTimer);
     this.drainTimer = undefined;
     if (!this.closing.signal.aborted) this.closing.abort();
+    const stopping = [...this.stopping];
+    this.stopping.clear();
+    for (const reject of stopping) reject();
     this.releaseIfIdle();
   }
 

@@ -112,6 +112,8 @@ export interface DatasetInfo {
   design: DesignInfo;
   /** Label of the "No answer" entries of tables (codebook `missingLabel`; default "No answer"). */
   missingLabel: string;
+  /** The respondent id column kept at build (`crosstab build --id`), for `crosstab export`; never a variable. */
+  idColumn?: string;
 }
 
 /**

@@ -55,10 +55,10 @@ export function apiKeyAuthenticator(keys: KeyStore, context: { proxies: ProxyTru
       if (!API_KEY_PATTERN.test(apiKey)) {
         return unauthorized('The Service-Engine-Authorizer header is malformed: an API key is "ctk_" followed by 43 base64url characters.', 'Send the API key exactly as issued, with no prefix such as "Bearer".');
       }
-      // A well-formed key is looked up (a database query when not cached): counted per address when it fails.
-      const address = clientAddress(request, proxies);
+      // A well-formed key is looked up (a database query when not cached): counted per address
+      // when it fails. The address is worked out only then: a known key that is valid never needs it.
       if (!(keys.knows?.(apiKey) ?? false)) {
-        const wait = authFailures.retryAfter(address);
+        const wait = authFailures.retryAfter(clientAddress(request, proxies));
         if (wait !== undefined) {
           return {
             ...serviceError(
@@ -71,7 +71,7 @@ export function apiKeyAuthenticator(keys: KeyStore, context: { proxies: ProxyTru
         }
       }
       const counted = (answer: ApiKeyRecord | ServiceError): ApiKeyRecord | ServiceError => {
-        if (isServiceError(answer)) authFailures.recordFailure(address);
+        if (isServiceError(answer)) authFailures.recordFailure(clientAddress(request, proxies));
         return answer;
       };
       const record = keys.lookup(apiKey);

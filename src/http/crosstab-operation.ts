@@ -31,20 +31,29 @@ export async function crosstabOperation(context: AuthenticatedContext): Promise<
   const access = authorize(key, dataset.info, body.AuthorizationGroup);
   if (isServiceError(access)) return access;
 
-  const catalog = `${service.basePath}/surveys/${encodeURIComponent(body.SurveyCode)}`;
-  const expanded = await expandRequestAudiences({
-    store: service.audiences,
-    caller: key,
-    dataset,
-    allowedGroups: access.allowedGroups,
-    expressions: [
-      { text: body.PopulationBaseCode, field: 'PopulationBaseCode', label: 'PopulationBaseCode' },
-      ...body.TargetCodes.map((text, i) => ({ text, field: 'TargetCodes', label: `TargetCodes[${i}]` })),
-    ],
-    catalog,
-  });
-  if (isServiceError(expanded)) return expanded;
-  const [base, ...targets] = expanded as [string, ...string[]];
+  // The survey's catalog path, which error hints point at.
+  const catalog = (): string => `${service.basePath}/surveys/${encodeURIComponent(body.SurveyCode)}`;
+  // Expressions naming no saved audience (no `@`) are used as they are, without the expansion's await.
+  let base: string;
+  let targets: string[];
+  if (!body.PopulationBaseCode.includes('@') && body.TargetCodes.every((text) => !text.includes('@'))) {
+    base = body.PopulationBaseCode;
+    targets = body.TargetCodes;
+  } else {
+    const expanded = await expandRequestAudiences({
+      store: service.audiences,
+      caller: key,
+      dataset,
+      allowedGroups: access.allowedGroups,
+      expressions: [
+        { text: body.PopulationBaseCode, field: 'PopulationBaseCode', label: 'PopulationBaseCode' },
+        ...body.TargetCodes.map((text, i) => ({ text, field: 'TargetCodes', label: `TargetCodes[${i}]` })),
+      ],
+      catalog: catalog(),
+    });
+    if (isServiceError(expanded)) return expanded;
+    [base, ...targets] = expanded as [string, ...string[]];
+  }
 
   let result: CrosstabResult;
   try {
@@ -55,7 +64,7 @@ export async function crosstabOperation(context: AuthenticatedContext): Promise<
     });
   } catch (error) {
     if (!isCrosstabError(error)) throw error;
-    return fromEngineError(error, catalog);
+    return fromEngineError(error, catalog());
   }
   return { body: JSON.stringify(toServiceResponse(result)), usage: { survey: body.SurveyCode, targets: body.TargetCodes.length, operation: 'crosstab' } };
 }

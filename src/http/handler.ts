@@ -14,9 +14,9 @@ import type { ApiKeyRecord } from './key-file.js';
 import { buildOpenApiDocument } from './openapi.js';
 import { applyReplyHeaders, isOperationReply, type OperationReply } from './operation-reply.js';
 import type { ServiceContext } from './route.js';
-import { ARRIVED_BODY, requestBody, type ArrivedBodyRequest } from './request-body.js';
+import { ARRIVED_BODY, CLIENT_GONE, requestBody, type ArrivedBodyRequest } from './request-body.js';
 import { createRoutePipeline } from './route-pipeline.js';
-import { createRouter, type Router } from './router.js';
+import { createRouter, type RouteMatch, type Router } from './router.js';
 import { decodeSegments, pathnameOf, pathSegments } from './request-path.js';
 import { ROUTES } from './routes.js';
 import { errorBody, fromThrown, quote, serviceError, statusOf, type ServiceError } from './service-error.js';
@@ -122,6 +122,9 @@ export interface CrosstabHandler {
 }
 
 const JSON_TYPE = 'application/json; charset=utf-8';
+
+/** Operation paths remembered with their route match (see matchOf). */
+const MATCH_CACHE_SIZE = 64;
 
 /** "GET /v1/docs, POST /v1/crosstab and OPTIONS /v1/crosstab": every operation of the table. */
 function operationList(router: Router, basePath: string): string {
@@ -260,17 +263,43 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
     return decodeSegments(rest);
   };
   const owns = (path: string): boolean => typeof path === 'string' && operationSegments(path) !== undefined;
+  /**
+   * The operation paths without parameters that requests named (`/v1/crosstab`), with their
+   * match: most requests repeat a handful of them, and matching anew split, decoded and
+   * compared the path every time. Paths with parameters are matched every time; the map
+   * stops growing at MATCH_CACHE_SIZE (an unknown path or another spelling is not kept).
+   */
+  const staticMatches = new Map<string, RouteMatch>();
+  const matchOf = (pathname: string): RouteMatch | undefined => {
+    const known = staticMatches.get(pathname);
+    if (known !== undefined) return known;
+    const segments = operationSegments(pathname);
+    const match = segments === undefined || segments.length === 0 ? undefined : router.match(segments);
+    if (match !== undefined && match.undecodable === undefined && Object.keys(match.params).length === 0 && staticMatches.size < MATCH_CACHE_SIZE) {
+      staticMatches.set(pathname, { path: match.path, params: Object.freeze({}) as Record<string, string> });
+    }
+    return match;
+  };
 
   async function respond(raw: ArrivedBodyRequest, caller?: ApiKeyRecord): Promise<HandlerResponse> {
     const request: ArrivedBodyRequest = {
       method: raw.method,
       path: raw.path,
       headers: raw.headers ?? {},
-      ...(raw.body === undefined ? {} : { body: raw.body }),
-      ...(typeof raw.readBody === 'function' ? { readBody: raw.readBody, ...(typeof raw[ARRIVED_BODY] === 'function' ? { [ARRIVED_BODY]: raw[ARRIVED_BODY] } : {}) } : {}),
-      ...(typeof raw.remoteAddress === 'string' ? { remoteAddress: raw.remoteAddress } : {}),
-      ...(raw.signal instanceof AbortSignal ? { signal: raw.signal } : {}),
+      // Read through: a shim may make its signal only when it is asked for (node-shim).
+      get signal(): AbortSignal | undefined {
+        const signal = raw.signal;
+        return signal instanceof AbortSignal ? signal : undefined;
+      },
     };
+    // Assigned one by one rather than spread: this runs for every request.
+    if (raw.body !== undefined) request.body = raw.body;
+    if (typeof raw.readBody === 'function') {
+      request.readBody = raw.readBody;
+      if (typeof raw[ARRIVED_BODY] === 'function') request[ARRIVED_BODY] = raw[ARRIVED_BODY];
+    }
+    if (typeof raw.remoteAddress === 'string') request.remoteAddress = raw.remoteAddress;
+    if (typeof raw[CLIENT_GONE] === 'function') request[CLIENT_GONE] = raw[CLIENT_GONE];
     const started = performance.now();
     const body = requestBody(request, { maxBodyBytes, deadline: started + bodyTimeoutMs, timeoutMs: bodyTimeoutMs, timedOut: () => stats.bodyTimeouts++ });
     const requestId = randomUUID();
@@ -283,8 +312,7 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
     let status = 200;
     let text: string | Uint8Array = '';
     try {
-      const segments = operationSegments(pathname);
-      const match = segments === undefined || segments.length === 0 ? undefined : router.match(segments);
+      const match = matchOf(pathname);
       const route = match?.path.routes.find((candidate) => candidate.method === (method === 'HEAD' ? 'GET' : method));
       let outcome: ServiceError | OperationReply | string;
       if (closing) {

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { CrosstabHandler, HandlerResponse } from './handler.js';
 import type { HandlerRequest } from './handler-types.js';
 import { arrivedNodeBody, readNodeBody } from './read-body.js';
-import { ARRIVED_BODY, type ArrivedBodyRequest } from './request-body.js';
+import { ARRIVED_BODY, CLIENT_GONE, type ArrivedBodyRequest } from './request-body.js';
 import { errorBody, serviceError } from './service-error.js';
 
 const INTERNAL_BODY = JSON.stringify(
@@ -82,24 +82,50 @@ export function createNodeListener(handler: CrosstabHandler, options: NodeListen
 /**
  * The handler's view of a node:http request (every node-based shim): `readBody` reads at most
  * `limit + 1` bytes of its stream when the handler asks, and stops when the handler's signal aborts.
- * With `res`, its `signal` aborts when the connection closes before the answer was written.
+ * With `res`, its `signal` aborts when the connection closes before the answer was written
+ * (made on first use), and CLIENT_GONE says the same without a signal.
  */
 export function nodeRequest(req: IncomingMessage, path: string, limit: number, res?: ServerResponse): HandlerRequest {
+  const remoteAddress = req.socket?.remoteAddress;
+  if (res === undefined) {
+    const request: ArrivedBodyRequest = {
+      method: req.method ?? '',
+      path,
+      headers: req.headers,
+      readBody: (signal) => readNodeBody(req, limit, signal),
+      [ARRIVED_BODY]: () => arrivedNodeBody(req, limit),
+    };
+    if (remoteAddress !== undefined) request.remoteAddress = remoteAddress;
+    return request;
+  }
+  // Gone: the answer not written and the response closed (the connection closed under it),
+  // or the connection already destroyed (a request waiting behind another on it).
+  const gone = (): boolean => !res.writableFinished && (res.destroyed || req.socket?.destroyed === true);
+  let controller: AbortController | undefined;
   const request: ArrivedBodyRequest = {
     method: req.method ?? '',
     path,
     headers: req.headers,
     readBody: (signal) => readNodeBody(req, limit, signal),
     [ARRIVED_BODY]: () => arrivedNodeBody(req, limit),
+    [CLIENT_GONE]: gone,
+    // Made only when something asks for it (a table in work listens to it): most requests
+    // never do, and an AbortController with its close listener per request was a twentieth
+    // of the event loop's time under load.
+    get signal(): AbortSignal {
+      if (controller === undefined) {
+        const made = new AbortController();
+        controller = made;
+        if (gone()) made.abort();
+        else {
+          res.once('close', () => {
+            if (!res.writableFinished) made.abort();
+          });
+        }
+      }
+      return controller.signal;
+    },
   };
-  const remoteAddress = req.socket?.remoteAddress;
   if (remoteAddress !== undefined) request.remoteAddress = remoteAddress;
-  if (res !== undefined) {
-    const gone = new AbortController();
-    res.once('close', () => {
-      if (!res.writableFinished) gone.abort();
-    });
-    request.signal = gone.signal;
-  }
   return request;
 }

@@ -3,7 +3,7 @@ import type { ApiKeyRecord } from './key-file.js';
 import { parseJsonBody } from './crosstab-request.js';
 import type { AccessLogEntry, HandlerRequest } from './handler-types.js';
 import { headerOf, isJsonContentType } from './headers.js';
-import type { RequestBody } from './request-body.js';
+import { clientGone, type RequestBody } from './request-body.js';
 import { isBilledAnswer, type OperationReply, type Route, type RouteResult, type ServiceContext } from './route.js';
 import { fromThrown, isServiceError, serviceError, type ServiceError } from './service-error.js';
 import type { UsageSink } from './usage-ledger.js';
@@ -32,7 +32,8 @@ export function createRoutePipeline(context: { service: ServiceContext; checkCal
     serviceError('payload_too_large', `The request body is larger than ${maxBodyBytes} bytes.`, route.tooLargeHint ?? 'Send a smaller body, or ask the provider for a larger request limit.');
 
   return async ({ route, request, body, requestId, entry, params, caller: known }) => {
-    const caller = route.auth ? await checkCaller(request, entry, route.billed, known) : undefined;
+    const checked = route.auth ? checkCaller(request, entry, route.billed, known) : undefined;
+    const caller = checked instanceof Promise ? await checked : checked;
     if (caller !== undefined && isServiceError(caller)) return caller;
     const refused = route.accepts?.(request);
     if (refused !== undefined) return refused;
@@ -54,7 +55,7 @@ export function createRoutePipeline(context: { service: ServiceContext; checkCal
     if (!isBilledAnswer(result)) return result;
     if (!route.billed || caller === undefined) return result.body;
     // A record only for an answer that can still be sent: a client that has gone is not billed.
-    if (request.signal?.aborted) return serviceError('client_closed_request', 'The client closed the connection before the answer; nothing was billed.', 'Wait for the answer.');
+    if (clientGone(request)) return serviceError('client_closed_request', 'The client closed the connection before the answer; nothing was billed.', 'Wait for the answer.');
     try {
       await usage.record({
         time: new Date().toISOString(),

@@ -34,10 +34,16 @@ function figuresFromJson(json: TableJson): DesignFigures {
 const cases = (['inline', 'pool'] as const).flatMap((execution) => designFixture.tables.map((table) => [execution, table.id, table] as const));
 
 describe.each(cases)('%s: crosstab table on R design table %s', (execution, _id, table) => {
+  // The dataset is built (once per run, shared with the other design files) before the case.
+  let dataset: string;
+  beforeAll(async () => {
+    dataset = await datasetOf(table);
+  });
+
   it('prints R figures to 1e-9 in --format json', async () => {
     const chisqRows = [...new Set(table.chisq.map((test) => test.rowVariable))];
     const args = [
-      await datasetOf(table),
+      dataset,
       '--base', table.base,
       ...table.rows.flatMap((row) => ['--row', row]),
       ...chisqRows.flatMap((variable) => ['--rows', variable]),
@@ -79,7 +85,8 @@ describe('crosstab build / info with a design', () => {
     expect(json.design.kind).toBe('replicate');
     expect(json.design.replicates).toMatchObject({ type: 'JKn', scale: 1, rscales: jkn.build.rscales, mse: false });
     expect(cli('info', out).stdout).toContain(`design: replicate weights: JKn, ${jkn.build.replicateWeights!.length} replicates`);
-  });
+    // A build of 8,591 rows x 200 columns: a minute or more when the machine is shared.
+  }, 180_000);
 
   it('refuses a design without --nest whose PSU numbers restart in each stratum, naming the column', () => {
     const run = cli('build', inputOf('nhanes'), '--weight', 'WTMEC2YR', '--survey', 'NHANES', '--strata', 'SDMVSTRA', '--psu', 'SDMVPSU', '--out', join(dir, 'x.arrow'));

@@ -1,9 +1,10 @@
 // Shared helpers of the complex-design tests: the R fixture of make-design-reference.R, the
-// datasets it describes (built once per file and design), and the check of a table's figures.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+// datasets it describes (built once per test run and design, shared by the files that use
+// them), and the check of a table's figures.
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, expect } from 'vitest';
+import { expect, inject } from 'vitest';
 import { buildDataset } from '../../src/build/build.js';
 import type { BuildOptions } from '../../src/build/build-options.js';
 import type { TableResult } from '../../src/index.js';
@@ -90,17 +91,21 @@ export function buildOptionsOf(table: DesignTable, out: string): BuildOptions {
 }
 
 const built = new Map<string, Promise<string>>();
-const dir = mkdtempSync(join(tmpdir(), 'crosstab-design-'));
-// Registered in each test file that imports this module: its built datasets go with it.
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+// In the test run's own folder (made and removed by the global setup), so every file of this run
+// that needs a design's dataset reads the one built first: the replicate-weight builds are the
+// slowest part of these tests. Built under a temporary name and renamed, so a file never sees
+// half a dataset when two files build the same design at once.
+const dir = join(inject('testDatasets').dir, 'design');
+mkdirSync(dir, { recursive: true });
 
-/** Builds (once) the dataset of a fixture table and gives its path. */
+/** Builds (once per test run) the dataset of a fixture table and gives its path. */
 export function datasetOf(table: DesignTable): Promise<string> {
   const key = `${table.file} ${JSON.stringify(table.build)}`;
   let path = built.get(key);
   if (!path) {
-    const out = join(dir, `${built.size}.arrow`);
-    path = buildDataset(inputOf(table.file), buildOptionsOf(table, out)).then(() => out);
+    const out = join(dir, `${createHash('sha256').update(key).digest('hex').slice(0, 24)}.arrow`);
+    const partial = out.replace(/\.arrow$/, `.${process.pid}.partial.arrow`);
+    path = existsSync(out) ? Promise.resolve(out) : buildDataset(inputOf(table.file), buildOptionsOf(table, partial)).then(() => (renameSync(partial, out), out));
     built.set(key, path);
   }
   return path;

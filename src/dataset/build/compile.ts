@@ -41,8 +41,11 @@ export interface CompileOptions {
   threads?: number;
   /** Multi-response variables made from input columns (codebook, --multi, SPSS sets). */
   multi?: MultiSpec[];
-  /** Numeric variables to give a range index (StoredVariable.atLeast), by name. */
-  rangeIndex?: string[];
+  /**
+   * Numeric variables to give a range index (StoredVariable.atLeast), by name; `'auto'`: the
+   * variables `autoRangeIndex` picks. Default: none.
+   */
+  rangeIndex?: string[] | 'auto';
   /** The respondent id column: kept as given (StoredMeta.id), not a variable; unique, never blank. */
   id?: string;
 }
@@ -114,10 +117,10 @@ export function compileDataset(input: RawTable, options: CompileOptions): Compil
   const multiPlans = (options.multi ?? []).map((spec) => planMulti(spec, byName, rows, words));
   const multiVariables = multiPlans.map((plan) => multiVariable(plan, add, words, options.codebook));
   const delimited = new Set((options.multi ?? []).filter((spec) => spec.delimiter !== undefined).map((spec) => spec.columns[0]!));
-  const rangeIndex = new Set(options.rangeIndex ?? []);
+  // The columns' values and counts first: the automatic range index weighs them all.
+  const sorted: SortedColumn[] = [];
   for (const column of input.columns) {
     if (delimited.has(column.name) || column === idColumn) continue;
-    const described = options.codebook?.variables[column.name];
     const verdict = classifyColumn(column, rows);
     if (verdict.kind === 'text' && verdict.note !== undefined) (input.notes ??= []).push(verdict.note);
     if (verdict.kind === 'skip') {
@@ -127,29 +130,20 @@ export function compileDataset(input: RawTable, options: CompileOptions): Compil
       continue;
     }
     const { values, remap } = sortDictionary(column, verdict.kind);
-    const counts = new Array<number>(values.length).fill(0);
-    let missing = 0;
-    const counted = column.counts;
-    if (counted !== undefined && counted.length === column.dictionary.length + 1) {
-      // Counted by the reader: by rank, and the rest of the rows are blank.
-      missing = rows;
-      for (let id = 1; id < counted.length; id++) {
-        counts[remap[id]! - 1]! += counted[id]!;
-        missing -= counted[id]!;
-      }
-    } else {
-      const ids = column.ids;
-      for (let row = 0; row < rows; row++) {
-        const rank = remap[ids[row]!]!;
-        if (rank === 0) missing++;
-        else counts[rank - 1]!++;
-      }
-    }
-    const indexKind = values.length <= 0xff ? BufferKind.indexU8 : values.length <= 0xffff ? BufferKind.indexU16 : BufferKind.indexU32;
-    const width = indexKind === BufferKind.indexU8 ? 1 : indexKind === BufferKind.indexU16 ? 2 : 4;
+    sorted.push({ column, kind: verdict.kind, values, remap, ...countRanks(column, remap, values.length, rows) });
+  }
+  const rangeIndex = new Set(
+    options.rangeIndex === 'auto'
+      ? autoRangeIndex(sorted, specs.reduce((sum, spec) => sum + spec.bytes, 0) + sorted.reduce((sum, entry) => sum + variableBytes(entry.counts, words), 0), words)
+      : (options.rangeIndex ?? []),
+  );
+  for (const { column, kind, values, remap, counts, missing } of sorted) {
+    const described = options.codebook?.variables[column.name];
+    const indexKind = indexKindOf(values.length);
+    const width = indexWidth(indexKind);
     const variable: StoredVariable = {
       name: column.name,
-      kind: verdict.kind,
+      kind,
       group: described?.group ?? DEFAULT_GROUP,
       values,
       counts,
@@ -164,7 +158,7 @@ export function compileDataset(input: RawTable, options: CompileOptions): Compil
     if (values.length <= AXIS_LIMIT) {
       // A dense bitset when the value is common, a sorted list of respondent numbers when
       // the list is smaller than the bitset (as roaring does).
-      dense = counts.map((count) => count * 4 >= words * 8);
+      dense = counts.map((count) => isDenseCode(count, words));
       variable.codes = counts.map((count, rank) =>
         add({
           name: `code:${column.name}=${values[rank]}`,
@@ -176,7 +170,7 @@ export function compileDataset(input: RawTable, options: CompileOptions): Compil
     }
     const atLeast = rangeIndex.has(column.name);
     if (atLeast) {
-      rangeIndexable(column.name, verdict.kind, values.length);
+      rangeIndexable(column.name, kind, values.length);
       // Respondents of rank r or more: counts summed from the top.
       const atLeastCounts = counts.slice();
       for (let rank = counts.length - 2; rank >= 0; rank--) atLeastCounts[rank]! += atLeastCounts[rank + 1]!;
@@ -346,6 +340,100 @@ function multiVariable(plan: MultiPlan, add: (spec: BufferSpec) => number, words
 function columnTask({ column, remap, counts, dense, atLeast }: PlannedVariable, order: Uint32Array, words: number, rows: number) {
   return { ids: column.ids, remap, order, distinct: counts.length, counts, dense, atLeast, words, rows };
 }
+
+/** A column as the compiler sees it before its buffers are planned: sorted values, counts by rank. */
+interface SortedColumn {
+  column: RawColumn;
+  kind: 'numeric' | 'text';
+  values: string[];
+  remap: Uint32Array;
+  counts: number[];
+  missing: number;
+}
+
+/** Respondents per rank (1-based ranks at index rank - 1) and blank respondents. */
+function countRanks(column: RawColumn, remap: Uint32Array, distinct: number, rows: number): { counts: number[]; missing: number } {
+  const counts = new Array<number>(distinct).fill(0);
+  let missing = 0;
+  const counted = column.counts;
+  if (counted !== undefined && counted.length === column.dictionary.length + 1) {
+    // Counted by the reader: by rank, and the rest of the rows are blank.
+    missing = rows;
+    for (let id = 1; id < counted.length; id++) {
+      counts[remap[id]! - 1]! += counted[id]!;
+      missing -= counted[id]!;
+    }
+  } else {
+    const ids = column.ids;
+    for (let row = 0; row < rows; row++) {
+      const rank = remap[ids[row]!]!;
+      if (rank === 0) missing++;
+      else counts[rank - 1]!++;
+    }
+  }
+  return { counts, missing };
+}
+
+function indexKindOf(distinct: number): BufferKind {
+  return distinct <= 0xff ? BufferKind.indexU8 : distinct <= 0xffff ? BufferKind.indexU16 : BufferKind.indexU32;
+}
+
+function indexWidth(kind: BufferKind): number {
+  return kind === BufferKind.indexU8 ? 1 : kind === BufferKind.indexU16 ? 2 : 4;
+}
+
+/** A value's code is a dense bitset when the value is common, else a sorted list (as roaring does). */
+function isDenseCode(count: number, words: number): boolean {
+  return count * 4 >= words * 8;
+}
+
+/** Bytes of a single-coded variable's index column and value codes (no range index). */
+function variableBytes(counts: number[], words: number): number {
+  let bytes = words * 64 * indexWidth(indexKindOf(counts.length));
+  if (counts.length <= AXIS_LIMIT) for (const count of counts) bytes += isDenseCode(count, words) ? words * 8 : count * 4;
+  return bytes;
+}
+
+/**
+ * The range index a build gets without naming one (`crosstab build` without --range-index):
+ * the numeric variables whose ranges are worth storing, within a size budget.
+ *
+ * - A candidate is a numeric variable with AUTO_RANGE_MIN_VALUES to RANGE_INDEX_LIMIT distinct
+ *   values that fill at least half of their span (distinct >= (max - min + 1) / 2): an age, hours,
+ *   a year, an ordered scale or an income band, not scattered codes (a field of degree coded
+ *   1100-6403, a state coded 1-555). With fewer values a short range is ORed from its codes.
+ * - Its cost is a bitset per value (words * 8 bytes: respondents / 8).
+ * - Candidates are taken fewest values first (ties in input order) while the range indexes
+ *   together stay within AUTO_RANGE_BUDGET of the rest of the dataset's bytes and the whole
+ *   dataset within AUTO_RANGE_FILE_LIMIT (a larger dataset gets none: name them with
+ *   --range-index).
+ */
+export function autoRangeIndex(columns: ReadonlyArray<Pick<SortedColumn, 'column' | 'kind' | 'values'>>, restBytes: number, words: number): string[] {
+  const candidates = columns
+    .filter(({ kind, values }) => {
+      if (kind !== 'numeric' || values.length < AUTO_RANGE_MIN_VALUES || values.length > RANGE_INDEX_LIMIT) return false;
+      const span = Number(values[values.length - 1]) - Number(values[0]) + 1;
+      return values.length * 2 >= span;
+    })
+    .map((entry, order) => ({ name: entry.column.name, bytes: entry.values.length * words * 8, distinct: entry.values.length, order }))
+    .sort((a, b) => a.distinct - b.distinct || a.order - b.order);
+  // Half the rest, and never past AUTO_RANGE_FILE_LIMIT in all: a process's kernel memory (4 GiB) holds the files it opens.
+  let left = Math.max(0, Math.min(restBytes * AUTO_RANGE_BUDGET, AUTO_RANGE_FILE_LIMIT - restBytes));
+  const chosen: string[] = [];
+  for (const candidate of candidates) {
+    if (candidate.bytes > left) continue;
+    left -= candidate.bytes;
+    chosen.push(candidate.name);
+  }
+  return chosen;
+}
+
+/** The fewest distinct values for which the automatic rule gives a range index. */
+export const AUTO_RANGE_MIN_VALUES = 10;
+/** The automatic range indexes together: at most this share of the rest of the dataset's bytes. */
+export const AUTO_RANGE_BUDGET = 0.5;
+/** ... and the dataset with them at most this many bytes (1 GiB, a quarter of a process's kernel memory). */
+export const AUTO_RANGE_FILE_LIMIT = 2 ** 30;
 
 /** Refuses a range index where ranges mean nothing (text) or its bitsets would be too many. */
 function rangeIndexable(name: string, kind: 'numeric' | 'text', values: number): void {

@@ -1,0 +1,153 @@
+// A POST /crosstab whose client closes its connection before the answer is not billed (499 in
+// the access log, no ledger record), on every node-based mount; the next request on a new
+// connection is billed. Real sockets, the real GSS dataset, key file and fsync'd ledger; the
+// dataset's crosstab is held until the client has gone, so the order is fixed, not raced.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { join } from 'node:path';
+import express from 'express';
+import Fastify from 'fastify';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { openDataset, type Dataset } from '../../src/index.js';
+import { createCrosstabHandler, createNodeListener, crosstabExpress, crosstabFastify, listen, type AccessLogEntry, type CrosstabDataset, type CrosstabHandler } from '../../src/http/index.js';
+import { openRaw } from './raw-http.js';
+import { makeKeyFile, readLedger, tempDir, type TestKeys } from './support.js';
+
+const paths = inject('testDatasets');
+let keys: TestKeys;
+let dataset: Dataset;
+
+beforeAll(async () => {
+  keys = await makeKeyFile(tempDir());
+  dataset = await openDataset(paths.gss);
+});
+afterAll(() => dataset?.close());
+
+interface Mount {
+  name: string;
+  start(handler: CrosstabHandler): Promise<{ port: number; sockets: Set<Socket>; close(): Promise<void> }>;
+}
+
+/** The server's sockets, to see when the server has noticed the client's close. */
+function tracked(server: Server): Set<Socket> {
+  const sockets = new Set<Socket>();
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  });
+  return sockets;
+}
+
+const mounts: Mount[] = [
+  {
+    name: 'listen()',
+    async start(handler) {
+      const running = await listen(handler, { port: 0 });
+      return { port: running.port, sockets: tracked(running.server), close: () => running.close(100) };
+    },
+  },
+  {
+    name: 'node:http mount',
+    async start(handler) {
+      const server = createServer(createNodeListener(handler));
+      const sockets = tracked(server);
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      return {
+        port: (server.address() as AddressInfo).port,
+        sockets,
+        close: async () => {
+          server.closeAllConnections();
+          await new Promise<void>((resolve) => server.close(() => resolve()));
+          await handler.close();
+        },
+      };
+    },
+  },
+  {
+    name: 'Express mount',
+    async start(handler) {
+      const app = express();
+      app.use(crosstabExpress(handler));
+      const server = createServer(app);
+      const sockets = tracked(server);
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      return {
+        port: (server.address() as AddressInfo).port,
+        sockets,
+        close: async () => {
+          server.closeAllConnections();
+          await new Promise<void>((resolve) => server.close(() => resolve()));
+          await handler.close();
+        },
+      };
+    },
+  },
+  {
+    name: 'Fastify mount',
+    async start(handler) {
+      const app = Fastify();
+      await app.register(crosstabFastify(handler));
+      await app.listen({ port: 0, host: '127.0.0.1' });
+      const sockets = tracked(app.server);
+      return {
+        port: (app.server.address() as AddressInfo).port,
+        sockets,
+        close: async () => {
+          await app.close();
+          await handler.close();
+        },
+      };
+    },
+  },
+];
+
+const body = JSON.stringify({ SurveyCode: 'GSS', PopulationBaseCode: 'year=2024', TargetCodes: ['sex=2'] });
+
+describe.each(mounts)('a client gone before its crosstab answer ($name)', (mount) => {
+  it('is not billed (499, no ledger record); the next request is billed', async () => {
+    const dir = tempDir();
+    const ledger = join(dir, 'usage.ndjson');
+    // The real dataset; its crosstab waits for `release` once `held` is set.
+    let held: { started: () => void; release: Promise<void> } | undefined;
+    const holding: CrosstabDataset = {
+      info: dataset.info,
+      async crosstab(query) {
+        const hold = held;
+        held = undefined;
+        if (hold !== undefined) {
+          hold.started();
+          await hold.release;
+        }
+        return dataset.crosstab(query);
+      },
+    };
+    const log: AccessLogEntry[] = [];
+    const handler = await createCrosstabHandler({ datasets: [holding], keys: keys.path, usage: ledger, log: (entry) => 'status' in entry && log.push(entry) });
+    const server = await mount.start(handler);
+    try {
+      let release!: () => void;
+      const started = new Promise<void>((resolve) => {
+        held = { started: resolve, release: new Promise<void>((done) => (release = done)) };
+      });
+      const client = await openRaw(server.port);
+      client.write(`POST /v1/crosstab HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\nservice-engine-authorizer: ${keys.all}\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+      await started;
+      expect(server.sockets.size).toBe(1);
+      client.destroy();
+      // The server has seen the connection close before the crosstab returns.
+      for (let waited = 0; server.sockets.size > 0 && waited < 10_000; waited += 10) await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(server.sockets.size).toBe(0);
+      release();
+      for (let waited = 0; log.length === 0 && waited < 10_000; waited += 10) await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(log.map((entry) => [entry.status, entry.billed])).toEqual([[499, undefined]]);
+      expect(readLedger(ledger)).toEqual([]);
+
+      const next = await fetch(`http://127.0.0.1:${server.port}/v1/crosstab`, { method: 'POST', headers: { 'content-type': 'application/json', 'service-engine-authorizer': keys.all }, body });
+      expect(next.status).toBe(200);
+      await next.text();
+      expect(readLedger(ledger).map((record) => record['keyId'])).toEqual([keys.allId]);
+    } finally {
+      await server.close();
+    }
+  });
+});
