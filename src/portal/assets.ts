@@ -151,7 +151,7 @@ document.addEventListener('click', function (event) {
   }
   var field = document.getElementById(where);
   if (!field) return;
-  field.value = field.value.replace(/\s+$/, '') + (field.value.trim() === '' ? '' : '\n') + line;
+  field.value = field.value.replace(/\\s+$/, '') + (field.value.trim() === '' ? '' : '\\n') + line;
   field.dispatchEvent(new Event('input', { bubbles: true }));
   if (status) status.textContent = 'Added to ' + where + ': ' + line;
 });
