@@ -173,6 +173,16 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       CREATE INDEX audiences_account ON audiences (account_id, survey, name)
     `,
   },
+  {
+    version: 7,
+    name: "usage: tab books billed as one operation 'tabbook'",
+    sql: `
+      -- A tab book (POST /tabbooks, the portal's Tab book download) is one billed call; its
+      -- targets hold its number of tables.
+      ALTER TABLE usage DROP CONSTRAINT usage_operation_check;
+      ALTER TABLE usage ADD CONSTRAINT usage_operation_check CHECK (operation IN ('crosstab', 'table', 'tabbook'))
+    `,
+  },
 ];
 
 /** Any fixed number: replicas starting at once take turns applying migrations. */

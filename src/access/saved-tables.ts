@@ -122,13 +122,35 @@ export async function checkSavedTableRoom(db: Queryable, owner: { accountId: str
 /** The account's row locked for the transaction: saves of one account take turns, so two cannot both take the last room. */
 const lockAccount = (tx: Queryable, accountId: string) => tx.query('SELECT id FROM accounts WHERE id = $1 FOR UPDATE', [accountId]);
 
-/** Saves a table for `userId` of `accountId` (its spec and its computed result), within `limits`. */
+/** A name `owner` already gave another of their tables (`except`: the table being renamed or updated). */
+async function nameTaken(db: Queryable, owner: { accountId: string; userId: string }, name: string, except?: string): Promise<{ id: string } | undefined> {
+  const { rows } = await db.query<{ id: string }>('SELECT id FROM saved_tables WHERE account_id = $1 AND user_id = $2 AND lower(name) = lower($3) AND id <> $4 LIMIT 1', [owner.accountId, owner.userId, name, except ?? '']);
+  return rows[0];
+}
+
+const nameInUse = (name: string): CrosstabError =>
+  new CrosstabError(ErrorCode.invalidOption, `You already have a saved table named ${JSON.stringify(name)}.`, { field: 'tableName', problem: 'is the name of another of your saved tables', hint: 'Open that table and save it to update it, or choose another name.' });
+
+/**
+ * The id of `owner`'s own table named `name` (case aside), if they have one: a save under a
+ * name they already use updates that table rather than making a second of the same name.
+ */
+export async function ownTableNamed(db: Queryable, owner: { accountId: string; userId: string }, name: string): Promise<string | undefined> {
+  return (await nameTaken(db, owner, name.trim()))?.id;
+}
+
+/**
+ * Saves a table for `userId` of `accountId` (its spec and its computed result), within
+ * `limits`. A name the user already gave one of their tables is refused (`invalid_option`,
+ * field `tableName`): a save never makes a silent duplicate; updateSavedTable() rewrites one.
+ */
 export async function saveTable(db: Database, owner: { accountId: string; userId: string }, table: { name: string; spec: string; result: string | null; shared: boolean }, limits: SavedTableLimits = DEFAULT_SAVED_TABLE_LIMITS): Promise<SavedTable> {
   const name = checkTableName(table.name);
   checkSavedResultSize(table.result, limits);
   const id = `tbl_${randomBytes(8).toString('hex')}`;
   await db.transaction(async (tx) => {
     await lockAccount(tx, owner.accountId);
+    if (await nameTaken(tx, owner, name)) throw nameInUse(name);
     await checkSavedTableRoom(tx, owner, limits, table.result === null ? 0 : Buffer.byteLength(table.result));
     await tx.query(
       `INSERT INTO saved_tables (id, account_id, user_id, name, spec, result, shared, computed_at) VALUES ($1, $2, $3, $4, $5, $6, $7, CASE WHEN $6::text IS NULL THEN NULL ELSE now() END)`,
@@ -183,6 +205,46 @@ export async function storeSavedResult(db: Database, owner: { accountId: string;
     }
     await tx.query(`UPDATE saved_tables SET result = $4, computed_at = now(), updated_at = now() WHERE id = $1 AND account_id = $2 AND user_id = $3`, [id, owner.accountId, owner.userId, result]);
     return true;
+  });
+}
+
+/**
+ * Rewrites a table of `owner`'s own (its spec, its result, whether it is shared; its name when
+ * given): opening a saved table and saving it under its name. False when they have no such
+ * table (another user's shared table is never rewritten). Within `limits`: the account's
+ * stored bytes after the change, as a save; its count does not change.
+ */
+export async function updateSavedTable(db: Database, owner: { accountId: string; userId: string }, id: string, table: { name?: string; spec: string; result: string | null; shared: boolean }, limits: SavedTableLimits = DEFAULT_SAVED_TABLE_LIMITS): Promise<boolean> {
+  const name = table.name === undefined ? undefined : checkTableName(table.name);
+  checkSavedResultSize(table.result, limits);
+  if (!ID.test(id)) return false;
+  return db.transaction(async (tx) => {
+    await lockAccount(tx, owner.accountId);
+    const { rows } = await tx.query<{ bytes: number | string }>('SELECT coalesce(octet_length(result), 0)::bigint AS bytes FROM saved_tables WHERE id = $1 AND account_id = $2 AND user_id = $3', [id, owner.accountId, owner.userId]);
+    if (rows[0] === undefined) return false;
+    if (name !== undefined && (await nameTaken(tx, owner, name, id))) throw nameInUse(name);
+    const { rows: totals } = await tx.query<{ bytes: number | string }>('SELECT coalesce(sum(octet_length(result)), 0)::bigint AS bytes FROM saved_tables WHERE account_id = $1', [owner.accountId]);
+    const after = Number(totals[0]?.bytes ?? 0) - Number(rows[0].bytes) + (table.result === null ? 0 : Buffer.byteLength(table.result));
+    if (after > limits.accountBytes) {
+      throw limitError(`Your account's saved results would take ${megabytes(after)}, more than it may store (${megabytes(limits.accountBytes)}, the limit savedTables.accountBytes).`, 'Delete saved tables with large results, then save again.', 'accountBytes');
+    }
+    await tx.query(
+      `UPDATE saved_tables SET name = coalesce($4, name), spec = $5, result = $6, shared = $7, computed_at = CASE WHEN $6::text IS NULL THEN NULL ELSE now() END, updated_at = now() WHERE id = $1 AND account_id = $2 AND user_id = $3`,
+      [id, owner.accountId, owner.userId, name ?? null, table.spec, table.result, table.shared],
+    );
+    return true;
+  });
+}
+
+/** Renames a table of `owner`'s own; false when they have no such table. Refuses a name another of their tables has. */
+export async function renameSavedTable(db: Database, owner: { accountId: string; userId: string }, id: string, newName: string): Promise<boolean> {
+  const name = checkTableName(newName);
+  if (!ID.test(id)) return false;
+  return db.transaction(async (tx) => {
+    await lockAccount(tx, owner.accountId);
+    if (await nameTaken(tx, owner, name, id)) throw nameInUse(name);
+    const { rows } = await tx.query<{ id: string }>('UPDATE saved_tables SET name = $4, updated_at = now() WHERE id = $1 AND account_id = $2 AND user_id = $3 RETURNING id', [id, owner.accountId, owner.userId, name]);
+    return rows.length > 0;
   });
 }
 

@@ -47,7 +47,7 @@ export interface AuthenticatedContext extends RouteContext {
 /** A billed answer: the 200 (JSON text, or a reply with its own headers) and what the usage record says about it. */
 export interface BilledAnswer {
   readonly body: string | OperationReply;
-  readonly usage: { readonly survey: string; readonly targets: number; readonly operation: 'crosstab' | 'table' };
+  readonly usage: { readonly survey: string; readonly targets: number; readonly operation: 'crosstab' | 'table' | 'tabbook' };
 }
 
 /**

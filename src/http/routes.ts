@@ -20,6 +20,8 @@ import { crosstabOperation } from './crosstab-operation.js';
 import type { Route } from './route.js';
 import { surveyOperation, surveysOperation } from './surveys-operation.js';
 import { tablesAccept, tablesOperation } from './tables-operation.js';
+import { tabbooksAccept, tabbooksOperation } from './tabbooks-operation.js';
+import { tabbooksDocs } from './tabbooks-openapi.js';
 
 export const ROUTES: readonly Route[] = [
   {
@@ -82,6 +84,8 @@ export const ROUTES: readonly Route[] = [
     handle: tablesOperation,
     docs: tablesDocs,
   },
+  // A tab book as XLSX; billed once (operation tabbook, its number of tables).
+  { method: 'POST', path: '/tabbooks', auth: true, billed: true, body: 'json', accepts: tabbooksAccept, tooLargeHint: 'A tab book request names a banner and its stubs: send "Stubs": "all" rather than every name.', handle: tabbooksOperation, docs: tabbooksDocs },
   // Saved audiences (@name in expressions): free, counted against the account's rate limit.
   { method: 'POST', path: '/audiences', auth: true, billed: false, body: 'json', tooLargeHint: 'An audience is a name, an expression of at most 2000 characters and a label.', handle: createAudienceOperation, docs: createAudienceDocs },
   { method: 'GET', path: '/audiences', auth: true, billed: false, handle: listAudiencesOperation, docs: listAudiencesDocs },

@@ -7,10 +7,10 @@ export interface UsageRecord {
   /** Id of the API key (never the key). */
   keyId: string;
   survey: string;
-  /** POST /crosstab: its target codes (1 or 2); POST /tables: its row and column entries, whole variables expanded. */
+  /** POST /crosstab: its target codes (1 or 2); POST /tables: its row and column entries, whole variables expanded; POST /tabbooks: its number of tables. */
   targets: number;
   /** Which operation was billed; absent in records written before tables were served (crosstab). */
-  operation?: 'crosstab' | 'table';
+  operation?: 'crosstab' | 'table' | 'tabbook';
   /** The account billed, when the key belongs to one (database keys, single sign-on). */
   accountId?: string;
 }

@@ -81,7 +81,7 @@ table.heatmap td.very-unstable { outline:2px dashed #5c677d; outline-offset:-4px
 .letter { color:var(--brand-dark); font-weight:700; }
 .legend { font-size:.85rem; color:var(--ink); margin-top:.8rem; } .legend ul { margin:.3rem 0 0; padding-left:1.2rem; }
 .legend .scale { display:flex; gap:3px; align-items:center; flex-wrap:wrap; margin:0; } .swatch { display:inline-block; min-width:3rem; text-align:center; padding:.15rem .3rem; border-radius:3px; font-size:.75rem; border:1px solid #767f8f; }
-.variables summary { cursor:pointer; font-weight:600; } ul.columns { columns:3 14rem; padding-left:1.1rem; font-size:.88rem; }
+.variables summary { cursor:pointer; font-weight:600; } ul.picker { list-style:none; padding-left:0; columns:2 22rem; font-size:.88rem; } ul.picker > li { break-inside:avoid; margin:.2rem 0; } .variables details.codes summary { font-weight:400; } fieldset.choices { border:0; margin:.3rem 0; padding:0 0 0 .8rem; } .add-line button { margin-left:.3rem; } .rename { display:flex; gap:.3rem; } .rename input { min-width:8rem; max-width:14rem; } .sr-only { position:absolute; width:1px; height:1px; overflow:hidden; clip:rect(0 0 0 0); white-space:nowrap; } ul.columns { columns:3 14rem; padding-left:1.1rem; font-size:.88rem; }
 @media (max-width: 640px) { table.heatmap td { min-width:4.8rem; padding:.35rem .4rem; } .save > div { min-width:100%; } }
 ` + shadeCss() + BANNER_CSS + bannerShadeCss();
 
@@ -137,6 +137,25 @@ document.addEventListener('click', function (event) {
     form.querySelectorAll('[data-kind]').forEach(function (field) { if (field.value.trim() !== '') check(field); });
   });
 })();
+document.addEventListener('click', function (event) {
+  var button = event.target.closest('[data-add-to],[data-add-ticked]');
+  if (!button) return;
+  var line = button.getAttribute('data-line');
+  var where = button.getAttribute('data-add-to') || button.getAttribute('data-add-ticked');
+  var status = document.getElementById('picker-status');
+  if (line === null) {
+    var ticked = [].slice.call(button.closest('details').querySelectorAll('input[type=checkbox][data-value]:checked'));
+    if (ticked.length === 0) { if (status) status.textContent = 'Tick one or more codes first.'; return; }
+    var label = ticked.map(function (box) { return box.getAttribute('data-label'); }).join(' + ');
+    line = label + ' = ' + ticked[0].getAttribute('data-variable') + '=' + ticked.map(function (box) { return box.getAttribute('data-value'); }).join(',');
+    ticked.forEach(function (box) { box.checked = false; });
+  }
+  var field = document.getElementById(where);
+  if (!field) return;
+  field.value = field.value.replace(/\\s+$/, '') + (field.value.trim() === '' ? '' : '\\n') + line;
+  field.dispatchEvent(new Event('input', { bubbles: true }));
+  if (status) status.textContent = 'Added to ' + where + ': ' + line;
+});
 document.addEventListener('submit', function (event) {
   var message = event.target.getAttribute('data-confirm');
   if (message && !window.confirm(message)) event.preventDefault();

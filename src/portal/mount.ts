@@ -60,6 +60,9 @@ export function mountPortal(api: CrosstabHandler, portal: Portal): CrosstabHandl
         ...(signal === undefined ? {} : { signal }),
       }),
     );
+    portal.useTabbooks?.((caller, body, signal) =>
+      handleFor(caller, { method: 'POST', path: `${api.basePath}/tabbooks`, headers: { accept: tableAccept('xlsx'), 'content-type': 'application/json' }, body: JSON.stringify(body), ...(signal === undefined ? {} : { signal }) }),
+    );
     portal.useAudiences?.((caller, method, path, body) =>
       handleFor(caller, { method, path: `${api.basePath}${path}`, headers: { accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }) }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) }),
     );

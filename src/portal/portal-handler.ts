@@ -12,7 +12,7 @@ import { SignInThrottle, type SignInThrottleOptions } from './sign-in-throttle.j
 import { allowedMethods, findRoute, type PortalRoute, type RouteContext } from './routes.js';
 import { accountCatalog, surveysPage } from './surveys-page.js';
 import type { CatalogDataset } from '../http/survey-catalog.js';
-import { tablesRoutes, type TableCompute } from './tables-workbench.js';
+import { tablesRoutes, type TabbookCompute, type TableCompute } from './tables-workbench.js';
 import { audiencesRoutes, type AudienceCall } from './audiences-page.js';
 
 export interface PortalOptions {
@@ -53,6 +53,8 @@ export interface Portal {
   useApiDocument(read: () => Promise<unknown>): void;
   /** How the Tables page computes a table: the API's POST /tables as the user's account (mountPortal passes the API handler's). */
   useTables(compute: TableCompute): void;
+  /** The API's POST /tabbooks as a user's account (the Tables page's tab book download). */
+  useTabbooks?(compute: TabbookCompute): void;
   /** How the Audiences page runs the API's /audiences operations as the user (mountPortal passes the API handler's). */
   useAudiences?(call: AudienceCall): void;
 }
@@ -218,6 +220,7 @@ export function createPortal(options: PortalOptions): Portal {
 
   let readApiDocument: (() => Promise<unknown>) | undefined;
   let computeTable: TableCompute | undefined;
+  let computeTabbook: TabbookCompute | undefined;
   let callAudiences: AudienceCall | undefined;
   /** The API reference page, rendered from the OpenAPI document GET /docs serves now. */
   async function apiReference(session: Session | undefined): Promise<HandlerResponse> {
@@ -294,6 +297,7 @@ export function createPortal(options: PortalOptions): Portal {
       surveys: options.surveys ?? [],
       ...(options.savedTables === undefined ? {} : { savedTables: options.savedTables }),
       compute: () => computeTable,
+      tabbook: () => computeTabbook,
       context,
       page: (status, body) => page(status, body, SAME_ORIGIN_FETCH),
       redirect,
@@ -333,6 +337,9 @@ export function createPortal(options: PortalOptions): Portal {
     basePath: base,
     useApiDocument: (read) => {
       readApiDocument = read;
+    },
+    useTabbooks: (compute) => {
+      computeTabbook = compute;
     },
     useTables: (compute) => {
       computeTable = compute;

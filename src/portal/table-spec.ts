@@ -2,11 +2,13 @@
  * The Tables page's form and its spec: the body of a POST /tables request, built from the
  * form's fields and filled back into them (a saved table is stored as that body).
  */
-import { STAT_NAMES, type StatName } from '../index.js';
+import { parseExpression, STAT_NAMES, type StatName } from '../index.js';
 import type { CatalogDataset } from '../http/survey-catalog.js';
+import { quoteText, shorten } from '../text/expression-text.js';
+import { suggest } from '../text/suggest.js';
 
 /** An entry of Rows or Columns, as POST /tables takes it. */
-export type SpecAxisItem = { Expression: string } | { Variable: string };
+export type SpecAxisItem = { Expression: string; Label?: string } | { Variable: string };
 
 /** A POST /tables body as the page sends it. */
 export interface TableSpec {
@@ -66,8 +68,8 @@ export function formOf(fields: URLSearchParams): TableForm {
  * by POST /tables itself.
  */
 export function specOf(form: TableForm, dataset: CatalogDataset | undefined, groups: readonly string[]): TableSpec {
-  const names = new Set(dataset?.info.variables.filter((variable) => groups.includes(variable.group)).map((variable) => variable.name) ?? []);
-  const axis = (text: string): SpecAxisItem[] => lines(text).map((line) => (names.has(line) ? { Variable: line } : { Expression: line }));
+  const names = usableNames(dataset, groups);
+  const axis = (text: string): SpecAxisItem[] => lines(text).map((line) => axisEntry(line, names));
   const spec: TableSpec = {
     SurveyCode: form.survey,
     PopulationBaseCode: form.base.trim(),
@@ -81,9 +83,64 @@ export function specOf(form: TableForm, dataset: CatalogDataset | undefined, gro
   return spec;
 }
 
+/** The variables and the codebook codes of `groups` (the user's): the names a line may use. */
+export interface UsableNames {
+  variables: Set<string>;
+  codes: Set<string>;
+}
+
+export function usableNames(dataset: CatalogDataset | undefined, groups: readonly string[]): UsableNames {
+  return {
+    variables: new Set(dataset?.info.variables.filter((variable) => groups.includes(variable.group)).map((variable) => variable.name) ?? []),
+    codes: new Set(dataset?.info.codes.filter((code) => groups.includes(code.group)).map((code) => code.name) ?? []),
+  };
+}
+
+/** ` = ` (an equals sign with a space each side) between a label and its expression. */
+const LABEL_SEPARATOR = ' = ';
+
+/**
+ * One line of Rows or Columns: a usable variable as a whole variable; `Label = expression`
+ * (`Degree: BA+ = degree=3,4`) as a labelled expression, when the text before the first
+ * ` = ` is no expression itself (no `=`, parentheses, `@` or AND/OR/NOT, not a variable or
+ * code name: `sex = 1` stays an expression); anything else as an expression.
+ */
+export function axisEntry(line: string, names: UsableNames): SpecAxisItem {
+  if (names.variables.has(line)) return { Variable: line };
+  const at = line.indexOf(LABEL_SEPARATOR);
+  if (at > 0) {
+    const label = line.slice(0, at).trim();
+    const expression = line.slice(at + LABEL_SEPARATOR.length).trim();
+    const plain = !/[=()@]/.test(label) && !/\b(AND|OR|NOT)\b/.test(label) && !names.variables.has(label) && !names.codes.has(label);
+    if (plain && label !== '' && expression !== '') return { Expression: expression, Label: label };
+  }
+  return { Expression: line };
+}
+
+/**
+ * An expression that is one bare name (`polviewz`) that is neither a variable nor a code of
+ * the user's groups: the problem as the form says it, "unknown variable", with near names
+ * only among those groups' (the same words for another group's name as for a made-up one).
+ * Undefined for anything else (the engine checks it).
+ */
+export function unknownBareName(expression: string, names: UsableNames): string | undefined {
+  let tree: ReturnType<typeof parseExpression>;
+  try {
+    tree = parseExpression(expression);
+  } catch {
+    return undefined;
+  }
+  if (!('code' in tree)) return undefined;
+  const name = tree.code;
+  if (names.codes.has(name)) return undefined;
+  if (names.variables.has(name)) return `${quoteText(name)} is a variable, not a condition: write ${name}=value (one or more of its codes).`;
+  const near = suggest(name, [...names.variables, ...names.codes]);
+  return `unknown variable ${quoteText(shorten(name))}${near.length > 0 ? `; did you mean ${near.map((candidate) => quoteText(candidate)).join(', ')}?` : '.'} The variables and codes you may use are listed below the form.`;
+}
+
 /** The form that gives `spec` back (a saved table reopened). */
 export function formOfSpec(spec: TableSpec): TableForm {
-  const text = (items: SpecAxisItem[]): string => items.map((item) => ('Variable' in item ? item.Variable : item.Expression)).join('\n');
+  const text = (items: SpecAxisItem[]): string => items.map((item) => ('Variable' in item ? item.Variable : item.Label === undefined ? item.Expression : `${item.Label}${LABEL_SEPARATOR}${item.Expression}`)).join('\n');
   return {
     survey: spec.SurveyCode,
     base: spec.PopulationBaseCode,

@@ -8,7 +8,8 @@ import type { SavedTable, SavedTableEntry } from '../access/index.js';
 import type { SurveySummary } from '../http/survey-catalog.js';
 import { bannerTable } from './banner-table.js';
 import { html, layout, notice, raw, type PageContext, type Raw } from './html.js';
-import { parseSpec, UNWEIGHTED, type TableForm } from './table-spec.js';
+import { parseSpec, UNWEIGHTED, type TableForm, type TableSpec } from './table-spec.js';
+import { nameText, valueText } from '../text/expression-text.js';
 
 const STAT_LABELS: Readonly<Record<StatName, string>> = {
   vpct: 'Column % (always: the shading)',
@@ -29,11 +30,15 @@ export interface TablesView {
   surveys: SurveySummary[];
   /** The chosen survey's weights and variables (for the weight list and the variable list). */
   weights: string[];
-  variables: Array<{ name: string; label?: string }>;
+  variables: Array<{ name: string; label?: string; values?: Array<{ value: string; label?: string }> }>;
   /** The chosen survey's name, as the table's title and its chart's. */
   surveyName?: string;
+  /** The codebook's codes of the user's groups. */
+  codes?: Array<{ name: string; label?: string }>;
   /** The saved tables listed (without their results). */
   saved: SavedTableEntry[];
+  /** Saved tables the account may no longer use (a survey or group lost): listed without their spec. */
+  unusable?: ReadonlySet<string>;
   viewerId: string;
   /** The table shown: just computed (billed) or a saved one's stored result. */
   result?: { table: TableJson; computedAt: string; billed: boolean; saved?: SavedTable };
@@ -90,6 +95,16 @@ function formSection(context: PageContext, view: TablesView): Raw {
         <button type="submit" name="action" value="audience" class="secondary">Save base as audience</button>
       </div>
       <p class="help">Each computed table or download is one billed call of your account (operation "table" on the Usage page). Opening a saved table shows its stored result and is not billed.</p>
+      <details class="tabbook"${raw(view.error?.message.startsWith('Tab book:') ? ' open' : '')}><summary>Tab book: one banner across a table per stub (XLSX)</summary>
+        <div class="grid2 axes">
+          <div><label for="banner">Banner <span class="help">one per line: a variable (a column per value), a code or an expression</span></label>
+            <textarea id="banner" name="banner" rows="3" spellcheck="false"></textarea></div>
+          <div><label for="stubs">Stubs <span class="help">one variable per line (a table each), or <code>all</code></span></label>
+            <textarea id="stubs" name="stubs" rows="3" spellcheck="false">all</textarea></div>
+        </div>
+        <p class="help">Uses the survey, base, weight, statistics and blank answers above. One billed call (operation "tabbook" on the Usage page), whatever the number of tables; the same workbook as <code>crosstab tabbook</code>.</p>
+        <button type="submit" class="secondary" formaction="${context.base}/tables/tabbook" formmethod="post" formnovalidate>Download tab book (XLSX)</button>
+      </details>
       <div class="save row">
         <div><label for="table-name">Save as</label><input id="table-name" name="tableName" maxlength="120" value="${view.openedFrom?.name ?? ''}" placeholder="e.g. Degree by sex, 2024"></div>
         <div class="shrink"><label class="check"><input type="checkbox" name="shared" value="1"${raw(view.openedFrom?.shared ? ' checked' : '')}> Share with my account</label></div>
@@ -108,16 +123,55 @@ function savedSection(context: PageContext, view: TablesView): Raw {
       ? html`<form method="post" action="${context.base}/tables/saved/${table.id}/${table.shared ? 'unshare' : 'share'}">${csrf}<button type="submit" class="secondary small" aria-label="${table.shared ? 'Stop sharing' : 'Share'} ${table.name}">${table.shared ? 'Stop sharing' : 'Share'}</button></form>
          <form method="post" action="${context.base}/tables/saved/${table.id}/delete" data-confirm="Delete the saved table ${table.name}?">${csrf}<button type="submit" class="danger small" aria-label="Delete ${table.name}">Delete</button></form>`
       : html``;
-    return html`<tr><td data-label="Table"><a href="${context.base}/tables/saved/${table.id}#result-title">${table.name}</a></td><td data-label="Survey">${parseSpec(table.spec)?.SurveyCode ?? ''}</td><td data-label="Saved by">${mine ? 'you' : table.owner}</td><td data-label="Shared">${table.shared ? 'shared in the account' : 'only you'}</td><td data-label="Actions"><div class="cell-actions">${actions}</div></td></tr>`;
+    const rename = mine
+      ? html`<form method="post" action="${context.base}/tables/saved/${table.id}/rename" class="rename">${csrf}<label class="sr-only" for="rename-${table.id}">New name of ${table.name}</label><input id="rename-${table.id}" name="tableName" maxlength="120" required value="${table.name}"><button type="submit" class="secondary small" aria-label="Rename ${table.name}">Rename</button></form>`
+      : html``;
+    const spec = view.unusable?.has(table.id) ? undefined : parseSpec(table.spec);
+    return html`<tr><td data-label="Table"><a href="${context.base}/tables/saved/${table.id}#result-title">${table.name}</a></td><td data-label="Survey">${spec?.SurveyCode ?? ''}</td><td data-label="Spec" class="spec">${spec === undefined ? html`<span class="muted">uses what your account may no longer use</span>` : specSummary(spec)}</td><td data-label="Updated"><time datetime="${table.updatedAt}">${table.updatedAt.replace('T', ' ').slice(0, 16)} UTC</time></td><td data-label="Saved by">${mine ? 'you' : table.owner}</td><td data-label="Shared">${table.shared ? 'shared in the account' : 'only you'}</td><td data-label="Actions"><div class="cell-actions">${rename}${actions}</div></td></tr>`;
   });
   return html`<section class="card" aria-labelledby="saved-title"><h2 id="saved-title">Saved tables</h2>
-    <table class="keys-table"><thead><tr><th scope="col">Table</th><th scope="col">Survey</th><th scope="col">Saved by</th><th scope="col">Visible to</th><th scope="col">Actions</th></tr></thead><tbody>${rows}</tbody></table></section>`;
+    <p class="help">Open a table of yours and save it under its name to update it; save it under another name to keep a copy.</p>
+    <table class="keys-table saved-tables"><thead><tr><th scope="col">Table</th><th scope="col">Survey</th><th scope="col">Spec</th><th scope="col">Updated</th><th scope="col">Saved by</th><th scope="col">Visible to</th><th scope="col">Actions</th></tr></thead><tbody>${rows}</tbody></table></section>`;
 }
 
+/** What a saved table computes, in a line: rows by columns, its base and weight. */
+function specSummary(spec: TableSpec): Raw {
+  const entries = (items: TableSpec['Rows']) => items.map((item) => ('Variable' in item ? item.Variable : item.Label === undefined ? item.Expression : `${item.Label} = ${item.Expression}`)).join(', ');
+  const weight = spec.Weight === null ? 'unweighted' : spec.Weight === undefined ? 'default weight' : `weight ${spec.Weight}`;
+  return html`<code>${entries(spec.Rows)}</code> by <code>${entries(spec.Columns)}</code>; base <code>${spec.PopulationBaseCode}</code>; ${weight}`;
+}
+
+/** A label as a `Label = expression` line can carry it: none of `=`, parentheses, `@` or AND/OR/NOT. */
+const lineLabel = (text: string): string => text.replace(/[=()@]/g, ' ').replace(/\b(AND|OR|NOT)\b/g, (word) => word.toLowerCase()).replace(/\s+/g, ' ').trim();
+
+/** Most values a variable lists as choices (a variable with more is tabulated whole or in ranges). */
+const MAX_CHOICES = 100;
+
+/**
+ * The variables and codebook codes the user may use: each variable with its codes as choices
+ * (tick some, add them to Rows or Columns as one labelled line, `Bachelor's + Graduate =
+ * degree=3,4`), each codebook code to add as it is.
+ */
 function variablesSection(view: TablesView): Raw {
   if (view.variables.length === 0) return raw('');
-  const items = view.variables.map((variable) => html`<li><code>${variable.name}</code> ${variable.label ?? ''}</li>`);
-  return html`<details class="card variables"><summary>Variables of ${view.form.survey} you may use (${view.variables.length})</summary><ul class="columns">${items}</ul></details>`;
+  const add = (line: string, what: string) =>
+    html`<span class="add-line"><button type="button" class="secondary small" data-add-to="rows" data-line="${line}" aria-label="Add ${what} to rows">Rows</button><button type="button" class="secondary small" data-add-to="columns" data-line="${line}" aria-label="Add ${what} to columns">Columns</button></span>`;
+  const items = view.variables.map((variable) => {
+    const values = variable.values !== undefined && variable.values.length <= MAX_CHOICES ? variable.values : undefined;
+    if (values === undefined) return html`<li><code>${variable.name}</code> ${variable.label ?? ''} ${add(variable.name, variable.name)}</li>`;
+    const choices = values.map((value) => {
+      const expression = `${nameText(variable.name)}=${valueText(value.value)}`;
+      return html`<label class="check"><input type="checkbox" data-variable="${nameText(variable.name)}" data-value="${valueText(value.value)}" data-label="${lineLabel(value.label ?? expression)}"> <code>${value.value}</code> ${value.label ?? ''}</label>`;
+    });
+    return html`<li><details class="codes"><summary><code>${variable.name}</code> ${variable.label ?? ''} <span class="muted">(${values.length} codes)</span></summary>
+      <fieldset class="choices" aria-label="Codes of ${variable.name}">${choices}</fieldset>
+      <p class="add-choices">Whole variable: ${add(variable.name, `the variable ${variable.name}`)} Ticked codes as one line: <button type="button" class="secondary small" data-add-ticked="rows">Add to rows</button> <button type="button" class="secondary small" data-add-ticked="columns">Add to columns</button></p></details></li>`;
+  });
+  const codes = (view.codes ?? []).map((code) => html`<li><code>${code.name}</code> ${code.label ?? ''} ${add(code.label === undefined ? code.name : `${lineLabel(code.label)} = ${code.name}`, `the code ${code.name}`)}</li>`);
+  const codeList = codes.length === 0 ? raw('') : html`<h3>Codebook codes (${codes.length})</h3><ul class="columns codebook">${codes}</ul>`;
+  return html`<details class="card variables" id="variables"><summary>Variables and codes of ${view.form.survey} you may use (${view.variables.length} variables${codes.length > 0 ? `, ${codes.length} codes` : ''})</summary>
+    <p class="help">A line of Rows or Columns may carry a label: <code>Degree: BA+ = degree=3,4</code>. Tick codes of a variable and add them as one line, labelled with their labels.</p>
+    <ul class="picker">${items}</ul>${codeList}<p class="check-status" id="picker-status" aria-live="polite"></p></details>`;
 }
 
 export function tablesPage(context: PageContext, view: TablesView): string {

@@ -3,7 +3,7 @@
  * in-process as the signed-in user's account (its licences and groups, its rate limit and
  * quota): the same code computes it and writes the one usage row of the call.
  */
-import { accountById, checkSavedResultSize, checkSavedTableRoom, DEFAULT_SAVED_TABLE_LIMITS, type DbKeyStore, deleteSavedTable, listSavedTables, portalCallerId, savedTable, saveTable, setSavedTableShared, storeSavedResult, type Database, type SavedTable, type SavedTableLimits } from '../access/index.js';
+import { accountById, checkSavedResultSize, checkSavedTableRoom, DEFAULT_SAVED_TABLE_LIMITS, type DbKeyStore, deleteSavedTable, listSavedTables, ownTableNamed, portalCallerId, renameSavedTable, savedTable, saveTable, setSavedTableShared, storeSavedResult, updateSavedTable, type Database, type SavedTable, type SavedTableLimits } from '../access/index.js';
 import { ErrorCode, isCrosstabError, type TableJson } from '../index.js';
 import type { ApiKeyRecord, HandlerResponse } from '../http/index.js';
 import { callerGroups, type CatalogDataset } from '../http/survey-catalog.js';
@@ -13,7 +13,7 @@ import type { PageContext } from './html.js';
 import type { PortalRoute, RouteContext } from './routes.js';
 import type { Session } from './sessions.js';
 import { accountCatalog, accountRights } from './surveys-page.js';
-import { emptyForm, formOf, formOfSpec, parseSpec, specOf, type TableForm, type TableSpec } from './table-spec.js';
+import { axisEntry, emptyForm, formOf, formOfSpec, parseSpec, specOf, unknownBareName, usableNames, type TableForm, type TableSpec } from './table-spec.js';
 import { tablesPage, type TablesView } from './tables-page.js';
 
 /** Formats a table can be answered in. */
@@ -22,6 +22,9 @@ export type TableFormat = 'json' | 'csv' | 'xlsx' | 'pptx';
 /** `signal`: the page's request; aborted when its client has gone (the table stops, nothing is billed). */
 export type TableCompute = (caller: ApiKeyRecord, spec: TableSpec, format: TableFormat, signal?: AbortSignal) => Promise<HandlerResponse & { body: string | Uint8Array }>;
 
+/** Runs POST /tabbooks of the API as `caller` (an XLSX workbook, or the API's error). */
+export type TabbookCompute = (caller: ApiKeyRecord, body: Record<string, unknown>, signal?: AbortSignal) => Promise<HandlerResponse & { body: string | Uint8Array }>;
+
 export interface TablesDependencies {
   db: Database;
   /** The API's key store: told the account's limits before a table is computed for it. */
@@ -29,6 +32,8 @@ export interface TablesDependencies {
   surveys: readonly CatalogDataset[];
   /** The API's POST /tables (set when the portal is mounted beside the API). */
   compute(): TableCompute | undefined;
+  /** The API's POST /tabbooks (set when the portal is mounted beside the API). */
+  tabbook?(): TabbookCompute | undefined;
   context(title: string, session: Session): PageContext;
   /** The page (its Content-Security-Policy lets its script fetch from the same origin). */
   page(status: number, body: string): HandlerResponse;
@@ -80,7 +85,7 @@ export function tablesRoutes(deps: TablesDependencies): PortalRoute[] {
   const { db, base } = deps;
   const limits: SavedTableLimits = { ...DEFAULT_SAVED_TABLE_LIMITS, ...deps.savedTables };
   /** A refusal by the saved tables' bounds (the message names the limit), or undefined for any other error. */
-  const limitRefusal = (error: unknown): string | undefined => (isCrosstabError(error) && error.code === ErrorCode.invalidOption && String(error.details.field ?? '').startsWith('savedTables.') ? `${error.message} ${error.details.hint ?? ''}`.trim() : undefined);
+  const limitRefusal = (error: unknown): string | undefined => (isCrosstabError(error) && error.code === ErrorCode.invalidOption && (String(error.details.field ?? '').startsWith('savedTables.') || error.details.field === 'tableName') ? `${error.message} ${error.details.hint ?? ''}`.trim() : undefined);
   type SignedIn = RouteContext & { session: Session };
   const owner = (session: Session) => ({ accountId: session.accountId, userId: session.userId });
   const audiences = new DbAudienceStore(db);
@@ -97,8 +102,14 @@ export function tablesRoutes(deps: TablesDependencies): PortalRoute[] {
     const dataset = deps.surveys.find((candidate) => candidate.info.survey === form.survey && catalog.surveys.some((survey) => survey.SurveyCode === form.survey));
     const account = await accountById(db, session.accountId);
     const groups = dataset === undefined ? [] : (callerGroups(accountRights(account), dataset.info) ?? []);
-    const variables = dataset === undefined ? [] : dataset.info.variables.filter((variable) => groups.includes(variable.group)).map((variable) => ({ name: variable.name, ...(variable.label === undefined ? {} : { label: variable.label }) }));
-    const tables: TablesView = { form, surveys: catalog.surveys, ...(dataset === undefined ? {} : { surveyName: dataset.info.name === dataset.info.survey ? dataset.info.name : `${dataset.info.name} (${dataset.info.survey})` }), weights: dataset?.info.weights ?? [], variables, saved: await listSavedTables(db, owner(session)), viewerId: session.userId, ...extra };
+    const variables = dataset === undefined ? [] : dataset.info.variables.filter((variable) => groups.includes(variable.group)).map((variable) => ({ name: variable.name, ...(variable.label === undefined ? {} : { label: variable.label }), ...(variable.values === undefined ? {} : { values: variable.values.map((value) => ({ value: value.value, ...(value.label === undefined ? {} : { label: value.label }) })) }) }));
+    const codes = dataset === undefined ? [] : dataset.info.codes.filter((code) => groups.includes(code.group)).map((code) => ({ name: code.name, ...(code.label === undefined ? {} : { label: code.label }) }));
+    const saved = await listSavedTables(db, owner(session));
+    // A saved table whose survey or variables the account may no longer use is listed without its spec.
+    const rights = await rightsOf(session);
+    const unusable = new Set(saved.filter((entry) => { const spec = parseSpec(entry.spec); return spec === undefined || !entitledTo(rights, spec); }).map((entry) => entry.id));
+    const surveyName = dataset === undefined ? {} : { surveyName: dataset.info.name === dataset.info.survey ? dataset.info.name : `${dataset.info.name} (${dataset.info.survey})` };
+    const tables: TablesView = { form, surveys: catalog.surveys, ...surveyName, weights: dataset?.info.weights ?? [], variables, codes, saved, unusable, viewerId: session.userId, ...extra };
     return deps.page(status, tablesPage(deps.context('Tables', session), tables));
   }
 
@@ -126,18 +137,40 @@ export function tablesRoutes(deps: TablesDependencies): PortalRoute[] {
     if (form.rows.trim() === '' || form.columns.trim() === '') return again({ message: `${form.rows.trim() === '' ? 'Rows' : 'Columns'} must have at least one line: a variable or an expression.`, field: form.rows.trim() === '' ? 'rows' : 'columns' }, 400);
     const tableName = (fields.get('tableName') ?? '').trim();
     if (action === 'save' && (tableName === '' || tableName.length > 120)) return again({ message: 'Save as: give the table a name of 1 to 120 characters. Nothing was computed or billed.' }, 400);
+    // Saving a reopened table of one's own under its name updates it; any other name a user already gave a table of theirs is refused (no silent duplicate).
+    let updating: string | undefined;
     if (action === 'save') {
+      const sameName = opened !== undefined && opened.name.toLowerCase() === tableName.toLowerCase();
+      if (sameName && opened.userId !== session.userId) {
+        return again({ message: `${opened.name} is ${opened.owner}'s table: only they can update it. Save it under another name to keep a copy of your own. Nothing was computed or billed.` }, 403);
+      }
+      if (sameName) updating = opened.id;
+      else if ((await ownTableNamed(db, owner(session), tableName)) !== undefined) {
+        return again({ message: `You already have a saved table named ${tableName}: open it and save to update it, or choose another name. Nothing was computed or billed.` }, 409);
+      }
       // Refused before the table is computed: nothing is billed for a save that has no room.
-      try {
-        await checkSavedTableRoom(db, owner(session), limits);
-      } catch (error) {
-        const refused = limitRefusal(error);
-        if (refused === undefined) throw error;
-        return again({ message: `${refused} Nothing was computed or billed.` }, 409);
+      if (updating === undefined) {
+        try {
+          await checkSavedTableRoom(db, owner(session), limits);
+        } catch (error) {
+          const refused = limitRefusal(error);
+          if (refused === undefined) throw error;
+          return again({ message: `${refused} Nothing was computed or billed.` }, 409);
+        }
       }
     }
     const dataset = deps.surveys.find((candidate) => candidate.info.survey === form.survey);
-    const spec = specOf(form, dataset, dataset === undefined ? [] : (callerGroups((await rightsOf(session)).caller, dataset.info) ?? []));
+    const groups = dataset === undefined ? [] : (callerGroups((await rightsOf(session)).caller, dataset.info) ?? []);
+    const spec = specOf(form, dataset, groups);
+    // A bare name that is no variable or code of the user's groups: "unknown variable", before anything is computed or billed.
+    if (dataset !== undefined) {
+      const names = usableNames(dataset, groups);
+      const bare = (['Rows', 'Columns'] as const).flatMap((axis) => spec[axis].flatMap((item, i) => ('Expression' in item ? [{ axis, i, problem: unknownBareName(item.Expression, names) }] : [])));
+      const baseProblem = unknownBareName(spec.PopulationBaseCode, names);
+      if (baseProblem !== undefined) return again({ message: `Base: ${baseProblem}`, field: 'base' }, 400);
+      const found = bare.find((entry) => entry.problem !== undefined);
+      if (found !== undefined) return again({ message: `${found.axis}, line ${found.i + 1}: ${found.problem}`, field: found.axis === 'Rows' ? 'rows' : 'columns' }, 400);
+    }
     const format: TableFormat = action === 'csv' || action === 'xlsx' || action === 'pptx' ? action : 'json';
     const computed = await computeTable(session, spec, format, request.signal);
     if ('error' in computed) return again(computed.error, computed.status);
@@ -147,6 +180,11 @@ export function tablesRoutes(deps: TablesDependencies): PortalRoute[] {
     const specText = JSON.stringify(spec);
     const shown = { result: { table, computedAt: now(), billed: true }, ...(opened ? { openedFrom: opened } : {}) };
     try {
+      if (action === 'save' && updating !== undefined) {
+        const shared = fields.get('shared') === '1';
+        if (!(await updateSavedTable(db, owner(session), updating, { spec: specText, result: JSON.stringify(table), shared }, limits))) return again({ message: 'That saved table is gone (deleted meanwhile): save it under a name again.' }, 404);
+        return deps.redirect(`${base}/tables/saved/${updating}?done=updated`);
+      }
       if (action === 'save') {
         const saved = await saveTable(db, owner(session), { name: tableName, spec: specText, result: JSON.stringify(table), shared: fields.get('shared') === '1' }, limits);
         return deps.redirect(`${base}/tables/saved/${saved.id}?done=saved`);
@@ -167,7 +205,10 @@ export function tablesRoutes(deps: TablesDependencies): PortalRoute[] {
 
   /** Whether the account may still use everything `spec` uses (its survey, variables, codes): a saved result is shown only then. */
   async function stillEntitled(session: Session, spec: TableSpec): Promise<boolean> {
-    const { caller, catalog } = await rightsOf(session);
+    return entitledTo(await rightsOf(session), spec);
+  }
+
+  function entitledTo({ caller, catalog }: Awaited<ReturnType<typeof rightsOf>>, spec: TableSpec): boolean {
     const dataset = catalog.surveys.some((survey) => survey.SurveyCode === spec.SurveyCode) ? deps.surveys.find((candidate) => candidate.info.survey === spec.SurveyCode) : undefined;
     if (dataset === undefined) return false;
     const groups = callerGroups(caller, dataset.info) ?? [];
@@ -199,11 +240,23 @@ export function tablesRoutes(deps: TablesDependencies): PortalRoute[] {
     const tooLarge = saved.result === null && saved.resultBytes > 0;
     const result = saved.result === null ? undefined : { table: JSON.parse(saved.result) as TableJson, computedAt: (saved.computedAt ?? '').replace('T', ' ').slice(0, 16) + ' UTC', billed: false, saved };
     const notice = tooLarge ? { error: { message: `The stored result of ${saved.name} is ${(saved.resultBytes / 1024 / 1024).toFixed(1)} MB, more than a saved table may store now (${(limits.resultBytes / 1024 / 1024).toFixed(1)} MB): it is not shown. Compute a smaller table.` } } : {};
-    return view(session, formOfSpec(spec), { openedFrom: saved, ...(result ? { result } : {}), ...notice, ...(query.get('done') === 'saved' ? { success: `Saved as ${saved.name}${saved.shared ? ', shared with your account' : ''}.` } : {}) });
+    return view(session, formOfSpec(spec), { openedFrom: saved, ...(result ? { result } : {}), ...notice, ...(query.get('done') === 'saved' ? { success: `Saved as ${saved.name}${saved.shared ? ', shared with your account' : ''}.` } : query.get('done') === 'updated' ? { success: `Updated ${saved.name}${saved.shared ? ', shared with your account' : ''}.` } : query.get('done') === 'renamed' ? { success: `Renamed to ${saved.name}.` } : {}) });
   }
 
-  async function savedAction({ session, params }: SignedIn): Promise<HandlerResponse> {
+  async function savedAction({ session, params, form }: SignedIn): Promise<HandlerResponse> {
     const [id = '', verb] = params;
+    if (verb === 'rename') {
+      let renamed: boolean;
+      try {
+        renamed = await renameSavedTable(db, owner(session), id, form?.get('tableName') ?? '');
+      } catch (error) {
+        if (!isCrosstabError(error) || error.code !== ErrorCode.invalidOption) throw error;
+        const message = error.details.field === 'tableName' && error.details.hint === undefined ? `New name: ${error.details.problem ?? error.message}` : `${error.message} ${error.details.hint ?? ''}`.trim();
+        return view(session, emptyForm((await rightsOf(session)).catalog.surveys[0]?.SurveyCode ?? ''), { error: { message } }, 400);
+      }
+      if (!renamed) return view(session, emptyForm((await rightsOf(session)).catalog.surveys[0]?.SurveyCode ?? ''), { error: { message: 'Only the user who saved a table can rename it.' } }, 403);
+      return deps.redirect(`${base}/tables/saved/${id}?done=renamed`);
+    }
     const done = verb === 'delete' ? await deleteSavedTable(db, owner(session), id) : await setSavedTableShared(db, owner(session), id, verb === 'share');
     if (!done) return view(session, emptyForm((await rightsOf(session)).catalog.surveys[0]?.SurveyCode ?? ''), { error: { message: 'Only the user who saved a table can share, stop sharing or delete it.' } }, 403);
     return deps.redirect(`${base}/tables`);
@@ -230,6 +283,18 @@ export function tablesRoutes(deps: TablesDependencies): PortalRoute[] {
     const groups = callerGroups(caller, dataset.info) ?? [];
     const variable = dataset.info.variables.find((candidate) => candidate.name === expression && groups.includes(candidate.group));
     if (variable !== undefined && query.get('kind') === 'axis') return deps.json(200, { valid: true, message: `Whole variable ${variable.name}: a line per value.` });
+    const names = usableNames(dataset, groups);
+    let label: string | undefined;
+    if (query.get('kind') === 'axis') {
+      // `Label = expression`: the expression is checked, the label shown.
+      const entry = axisEntry(expression, names);
+      if ('Expression' in entry && entry.Label !== undefined) {
+        label = entry.Label;
+        expression = entry.Expression;
+      }
+    }
+    const bare = unknownBareName(expression, names);
+    if (bare !== undefined) return deps.json(200, { valid: false, message: bare });
     if (dataset.groupsOf === undefined) return deps.json(200, { valid: true, message: 'Checked when the table is computed.' });
     if (expression.includes('@')) {
       // Saved audiences as the table will use them: the user's own and the account's shared ones, within the account's groups.
@@ -240,15 +305,41 @@ export function tablesRoutes(deps: TablesDependencies): PortalRoute[] {
     }
     try {
       dataset.groupsOf(expression, groups);
-      return deps.json(200, { valid: true, message: 'Valid expression.' });
+      return deps.json(200, { valid: true, message: label === undefined ? 'Valid expression.' : `Valid expression, labelled ${label}.` });
     } catch (error) {
       if (!isCrosstabError(error)) throw error;
       return deps.json(200, { valid: false, message: error.message });
     }
   }
 
+  /**
+   * The tab book of the form: Banner and Stubs (one per line, or "all"), with the form's
+   * survey, base, weight, statistics and missing answers; the XLSX POST /tabbooks answers,
+   * billed there once (operation tabbook).
+   */
+  async function tabbookPost({ session, form: fields, request }: SignedIn & { form: URLSearchParams }): Promise<HandlerResponse> {
+    const form = formOf(fields);
+    const banner = lines(fields.get('banner') ?? '');
+    const stubsText = (fields.get('stubs') ?? '').trim();
+    const compute = deps.tabbook?.();
+    const again = (message: string, status: number) => view(session, form, { error: { message } }, status);
+    if (compute === undefined) return again('Tab books cannot be made here: the portal is not mounted beside the API.', 503);
+    if (banner.length === 0 || stubsText === '') return again(`Tab book: ${banner.length === 0 ? 'Banner' : 'Stubs'} must have at least one line${banner.length === 0 ? '' : ' (or "all")'}. Nothing was computed or billed.`, 400);
+    const spec = specOf(form, undefined, []);
+    const body: Record<string, unknown> = { SurveyCode: form.survey, PopulationBaseCode: spec.PopulationBaseCode || '*', Banner: banner, Stubs: stubsText === 'all' ? 'all' : lines(stubsText), Statistics: spec.Statistics, Missing: form.missing, ...('Weight' in spec ? { Weight: spec.Weight } : {}) };
+    const { caller } = await rightsOf(session);
+    const answer = await compute(caller, body, request.signal);
+    if (answer.status !== 200) {
+      const error = formError(answer);
+      return again(`Tab book: ${error.message.replace(/^Stubs\[(\d+)\]/, (_m, i: string) => `Stubs, line ${Number(i) + 1}`).replace(/^Banner\[(\d+)\]/, (_m, i: string) => `Banner, line ${Number(i) + 1}`)}`, answer.status >= 500 ? answer.status : answer.status === 429 ? 429 : 400);
+    }
+    return deps.file(answer.headers['content-type'] ?? FORMAT_TYPES.xlsx, `tabbook-${form.survey}.xlsx`, answer.body);
+  }
+  const lines = (text: string): string[] => text.split(/\r?\n/).map((line) => line.trim()).filter((line) => line !== '');
+
   const signedIn = (handle: (context: SignedIn) => Promise<HandlerResponse>) => (context: RouteContext) => handle(context as SignedIn);
   return [
+    { method: 'POST', path: '/tables/tabbook', access: 'account', handle: (context) => tabbookPost(context as SignedIn & { form: URLSearchParams }) },
     {
       method: 'GET', path: '/tables', access: 'account',
       handle: signedIn(async ({ session, query }) => {
@@ -260,7 +351,7 @@ export function tablesRoutes(deps: TablesDependencies): PortalRoute[] {
     { method: 'POST', path: '/tables', access: 'account', handle: (context) => post(context as SignedIn & { form: URLSearchParams }) },
     { method: 'GET', path: '/tables/check', access: 'account', handle: signedIn(check) },
     { method: 'GET', path: /^\/tables\/saved\/(tbl_[0-9a-f]{16})$/, access: 'account', handle: signedIn(openSaved) },
-    { method: 'POST', path: /^\/tables\/saved\/(tbl_[0-9a-f]{16})\/(share|unshare|delete)$/, access: 'account', handle: signedIn(savedAction) },
+    { method: 'POST', path: /^\/tables\/saved\/(tbl_[0-9a-f]{16})\/(share|unshare|delete|rename)$/, access: 'account', handle: (context) => savedAction(context as SignedIn) },
   ];
 }
 

@@ -51,7 +51,7 @@ const DEFAULT_CONCURRENCY = 4;
  * Write it with writeTabbook() (XLSX, HTML, CSV or JSON). Rejects with CrosstabError naming
  * the option at fault (`banner[1]`, `stubs[3]`...).
  */
-export async function tabbook(dataset: Dataset, options: TabbookOptions): Promise<Tabbook> {
+export async function tabbook(dataset: Pick<Dataset, 'info' | 'table'>, options: TabbookOptions): Promise<Tabbook> {
   const settings = readOptions(dataset.info, options);
   const { info } = dataset;
   const variableLabels = Object.fromEntries(info.variables.flatMap((variable) => (variable.label ? [[variable.name, variable.label]] : [])));

@@ -10,6 +10,8 @@ import { writeTableAnswer, type TableAnswerOptions } from './table-answer.js';
 import { TableAnswerStream } from './table-answer-stream.js';
 import { plainTable, type RenderTask } from './table-render-task.js';
 import type { WorkerStreamMessage } from './table-stream.js';
+import { plainTabbook, tabbookXLSXBytes, type TabbookTask } from './tabbook-bytes.js';
+import type { Tabbook, TabbookLayout } from './tabbook-model.js';
 
 export interface TableRendererOptions {
   /** Worker threads; default half the machine's parallelism, at least 1. */
@@ -57,13 +59,16 @@ export class TableRenderer {
   async render(result: TableResult, options: TableAnswerOptions, signal?: AbortSignal): Promise<Uint8Array> {
     if (signal?.aborted) throw cancelledError('the table');
     if (this.file === undefined) return writeTableAnswer(result, options);
-    const task: RenderTask = { table: plainTable(result), options };
+    return this.run({ table: plainTable(result), options }, signal, 'the table');
+  }
+
+  private async run(task: RenderTask | TabbookTask, signal: AbortSignal | undefined, what: string): Promise<Uint8Array> {
     let answer: unknown;
     try {
       const piscina = await this.pool();
       answer = await piscina.run(task, signal === undefined ? {} : { signal });
     } catch (error) {
-      throw this.failure(error, signal);
+      throw this.failure(error, signal, what);
     }
     if (answer instanceof ArrayBuffer) return new Uint8Array(answer);
     throw refusalOf(answer);
@@ -104,8 +109,8 @@ export class TableRenderer {
     });
   }
 
-  private failure(error: unknown, signal: AbortSignal | undefined): CrosstabError {
-    if (signal?.aborted) return cancelledError('the table');
+  private failure(error: unknown, signal: AbortSignal | undefined, what = 'the table'): CrosstabError {
+    if (signal?.aborted) return cancelledError(what);
     const code = (error as { code?: unknown }).code;
     if (code === 'ERR_WORKER_OUT_OF_MEMORY') {
       return new CrosstabError(ErrorCode.outOfMemory, `writing the table's answer needed more than the ${this.maxHeapMb} MB a table may use`, {
@@ -114,6 +119,16 @@ export class TableRenderer {
       });
     }
     return new CrosstabError(ErrorCode.workerFailed, `a table worker failed: ${(error as Error).message}`, { hint: 'Run the table again; if it keeps failing, report it with the request.' });
+  }
+
+  /**
+   * A tab book's XLSX bytes (as `crosstab tabbook` writes it), written on a worker thread as
+   * a table's answer is; rejects as render() does, `limits.answerBytes` past `maxBytes`.
+   */
+  async renderTabbook(book: Tabbook, layout: TabbookLayout, maxBytes: number, signal?: AbortSignal): Promise<Uint8Array> {
+    if (signal?.aborted) throw cancelledError('the tab book');
+    if (this.file === undefined) return tabbookXLSXBytes(book, layout, maxBytes);
+    return this.run({ book: plainTabbook(book), layout, maxBytes }, signal, 'the tab book');
   }
 
   /** Stops the worker threads. */

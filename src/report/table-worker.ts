@@ -12,9 +12,15 @@ import { isCrosstabError } from '../errors.js';
 import { prepareTextAnswer, writeTableAnswer, type TextAnswer } from './table-answer.js';
 import { revivedTable, type RenderTask } from './table-render-task.js';
 import { STREAM_CHUNK_BYTES, STREAM_WINDOW_CHUNKS, type MainStreamMessage, type WorkerStreamMessage } from './table-stream.js';
+import { revivedTabbook, tabbookXLSXBytes, type TabbookTask } from './tabbook-bytes.js';
 
-export default async function render(task: RenderTask): Promise<unknown> {
+export default async function render(task: RenderTask | TabbookTask): Promise<unknown> {
   try {
+    // A tab book's workbook (its statistics were computed with its tables).
+    if ('book' in task) {
+      const bytes = await tabbookXLSXBytes(revivedTabbook(task.book), task.layout, task.maxBytes);
+      return move(bytes.buffer as ArrayBuffer);
+    }
     if (task.port === undefined) {
       const bytes = await writeTableAnswer(revivedTable(task.table), task.options);
       return move(bytes.buffer as ArrayBuffer);
@@ -26,7 +32,7 @@ export default async function render(task: RenderTask): Promise<unknown> {
     if (isCrosstabError(error)) return { error: error.toJSON() };
     throw error;
   } finally {
-    task.port?.close();
+    if (!('book' in task)) task.port?.close();
   }
 }
 

@@ -123,7 +123,7 @@ describe('portal Tables page (embedded database)', () => {
     expect(outside.status).toBe(400);
     // A variable of another group is answered as a made-up name is: nothing tells them apart.
     const madeUp = await send(origin, 'POST', '/portal/tables', { cookie: analyst.cookie, form: tableForm(analyst, { rows: 'race\npolviewz' }) });
-    expect(alertOf(outside)).toMatch(/^Rows, line \d+: unknown code &quot;polviews&quot;/);
+    expect(alertOf(outside)).toMatch(/^Rows, line \d+: unknown variable &quot;polviews&quot;/);
     expect(alertOf(outside)).toBe(alertOf(madeUp).replaceAll('polviewz', 'polviews'));
     expect((await usageRows()).length).toBe(before);
 
@@ -204,6 +204,111 @@ describe('portal Tables page (embedded database)', () => {
     expect((await usageRows()).length).toBe(before + 1);
   });
 
+  it('updates a reopened table saved under its name (no duplicate), refuses another table\'s name, renames and deletes; the list shows date, owner, survey and spec', async () => {
+    const count = async (name: string) => Number((await db.query<{ n: number }>('SELECT count(*)::int AS n FROM saved_tables WHERE lower(name) = lower($1)', [name])).rows[0]!.n);
+    const saved = await send(origin, 'POST', '/portal/tables', { cookie: analyst.cookie, form: tableForm(analyst, { action: 'save', tableName: 'Degree by sex' , rows: 'degree' }) });
+    expect(saved.status, alertOf(saved)).toBe(303);
+    const id = /(tbl_[0-9a-f]{16})/.exec(saved.headers['location'] as string)![1]!;
+    const spec = async () => JSON.parse((await db.query<{ spec: string }>('SELECT spec FROM saved_tables WHERE id = $1', [id])).rows[0]!.spec) as { Rows: unknown[]; PopulationBaseCode: string };
+    // Reopened, changed and saved under its name: the same table, rewritten.
+    const before = (await usageRows()).length;
+    const updated = await send(origin, 'POST', '/portal/tables', { cookie: analyst.cookie, form: tableForm(analyst, { action: 'save', tableName: 'Degree by sex', saved: id, rows: 'degree', base: 'year=2022' }) });
+    expect(updated.status, alertOf(updated)).toBe(303);
+    expect(updated.headers['location']).toBe(`/portal/tables/saved/${id}?done=updated`);
+    expect(await count('Degree by sex')).toBe(1);
+    expect((await spec()).PopulationBaseCode).toBe('year=2022');
+    expect((await usageRows()).length).toBe(before + 1);
+    expect(alertOf(await send(origin, 'GET', `/portal/tables/saved/${id}?done=updated`, { cookie: analyst.cookie }))).toBe('');
+    // Another save under a name of one of theirs, not opened from it: refused before anything is computed.
+    const clash = await send(origin, 'POST', '/portal/tables', { cookie: analyst.cookie, form: tableForm(analyst, { action: 'save', tableName: 'degree BY SEX' }) });
+    expect(clash.status).toBe(409);
+    expect(alertOf(clash)).toContain('You already have a saved table named degree BY SEX: open it and save to update it, or choose another name. Nothing was computed or billed.');
+    expect(await count('Degree by sex')).toBe(1);
+    expect((await usageRows()).length).toBe(before + 1);
+
+    // Shared with a colleague: they may open it, but saving it under its name does not rewrite it.
+    expect((await send(origin, 'POST', `/portal/tables/saved/${id}/share`, { cookie: analyst.cookie, form: { csrf: analyst.csrf } })).status).toBe(303);
+    const theirs = await send(origin, 'POST', '/portal/tables', { cookie: colleague.cookie, form: tableForm(colleague, { action: 'save', tableName: 'Degree by sex', saved: id, rows: 'degree', base: '*' }) });
+    expect(theirs.status).toBe(403);
+    expect(alertOf(theirs)).toContain('only they can update it');
+    expect((await spec()).PopulationBaseCode).toBe('year=2022');
+    expect((await send(origin, 'POST', `/portal/tables/saved/${id}/rename`, { cookie: colleague.cookie, form: { csrf: colleague.csrf, tableName: 'Mine now' } })).status).toBe(403);
+    expect((await usageRows()).length).toBe(before + 1);
+
+    // The list: name, survey, spec, date, owner; no stored result read.
+    const list = await send(origin, 'GET', '/portal/tables', { cookie: colleague.cookie });
+    const row = new RegExp(`<tr><td data-label="Table"><a href="/portal/tables/saved/${id}#result-title">Degree by sex</a></td><td data-label="Survey">GSS</td><td data-label="Spec" class="spec"><code>degree</code> by <code>sex</code>; base <code>year=2022</code>; default weight</td><td data-label="Updated"><time datetime="\\d{4}-\\d\\d-\\d\\dT[^"]+">\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d UTC</time></td><td data-label="Saved by">analyst@acme.example</td>`);
+    expect(list.body).toMatch(row);
+
+    // Rename: owner only; a name of another of theirs, or an empty one, is refused.
+    await send(origin, 'POST', '/portal/tables', { cookie: analyst.cookie, form: tableForm(analyst, { action: 'save', tableName: 'Other one' }) });
+    const taken = await send(origin, 'POST', `/portal/tables/saved/${id}/rename`, { cookie: analyst.cookie, form: { csrf: analyst.csrf, tableName: 'other ONE' } });
+    expect(taken.status).toBe(400);
+    expect(alertOf(taken)).toContain('You already have a saved table named &quot;other ONE&quot;.');
+    expect((await send(origin, 'POST', `/portal/tables/saved/${id}/rename`, { cookie: analyst.cookie, form: { csrf: analyst.csrf, tableName: '  ' } })).status).toBe(400);
+    const renamed = await send(origin, 'POST', `/portal/tables/saved/${id}/rename`, { cookie: analyst.cookie, form: { csrf: analyst.csrf, tableName: 'Degree by sex, 2022' } });
+    expect(renamed.status).toBe(303);
+    expect(await count('Degree by sex, 2022')).toBe(1);
+    expect(await count('Degree by sex')).toBe(0);
+    expect((await send(origin, 'POST', `/portal/tables/saved/${id}/delete`, { cookie: analyst.cookie, form: { csrf: analyst.csrf } })).status).toBe(303);
+    expect(await count('Degree by sex, 2022')).toBe(0);
+    expect((await send(origin, 'GET', `/portal/tables/saved/${id}`, { cookie: analyst.cookie })).status).toBe(404);
+  });
+
+  it('takes a labelled line (Label = expression) as a labelled entry, lists the codebook\'s codes of the user\'s groups, and says "unknown variable" for an unknown name', async () => {
+    const reply = await send(origin, 'POST', '/portal/tables', { cookie: analyst.cookie, form: tableForm(analyst, { rows: 'Degree: BA+ = degree=3,4\nsex = 1', columns: 'race' }) });
+    expect(reply.status, alertOf(reply)).toBe(200);
+    const expected = await gss.table({ base: 'year=2024', rows: [{ expr: 'degree=3,4', label: 'Degree: BA+' }, { expr: 'sex = 1' }], columns: [{ variable: 'race' }], missing: 'hide', weight: 'wtssps' });
+    expect(expected.rows.map((row) => row.label)).toEqual(['Degree: BA+', 'sex = 1']);
+    expect(reply.body).toContain('Degree: BA+');
+    const shown = [...reply.body.matchAll(/<span class="pct">([^<]*)<\/span>/g)].map((match) => match[1]);
+    const stats = tableStatistics(expected, { stats: ['vpct'] });
+    expect(shown.map((text) => text!.replace(/\*+$/, ''))).toEqual(Array.from(stats.columnPct!, (value) => `${(value * 100).toFixed(1)}%`));
+    // The label is kept in the form, as typed.
+    expect(reply.body).toContain('Degree: BA+ = degree=3,4\nsex = 1</textarea>');
+
+    // The picker: a variable's codes with their labels, and the codebook's codes of the user's groups only.
+    const page = await send(origin, 'GET', '/portal/tables', { cookie: analyst.cookie });
+    expect(page.body).toMatch(/<input type="checkbox" data-variable="degree" data-value="3" data-label="Bachelor&#39;s">/);
+    const mine = gss.info.codes.filter((code) => code.group === 'demographics');
+    const others = gss.info.codes.filter((code) => code.group !== 'demographics');
+    expect(mine.length).toBeGreaterThan(0);
+    expect(others.length).toBeGreaterThan(0);
+    for (const code of mine) expect(page.body).toContain(`<li><code>${code.name}</code>`);
+    for (const code of others) expect(page.body).not.toContain(`<code>${code.name}</code>`);
+    expect(page.body).not.toContain('data-variable="polviews"');
+
+    // An unknown bare name: "unknown variable", the same for another group's name as for a made-up one, nothing billed.
+    const before = (await usageRows()).length;
+    const check = async (expression: string, kind = 'axis') => JSON.parse((await send(origin, 'GET', `/portal/tables/check?survey=GSS&kind=${kind}&expression=${encodeURIComponent(expression)}`, { cookie: analyst.cookie })).body) as { valid: boolean; message: string };
+    expect(await check('degre')).toEqual({ valid: false, message: 'unknown variable "degre"; did you mean "degree"? The variables and codes you may use are listed below the form.' });
+    expect((await check('polviews')).message).toBe((await check('polviewz')).message.replaceAll('polviewz', 'polviews'));
+    expect((await check('polviews')).message).toMatch(/^unknown variable "polviews"/);
+    expect(await check('Graduates = degree=4')).toEqual({ valid: true, message: 'Valid expression, labelled Graduates.' });
+    expect((await check('degre', 'base')).message).toMatch(/^unknown variable "degre"/);
+    const base = await send(origin, 'POST', '/portal/tables', { cookie: analyst.cookie, form: tableForm(analyst, { base: 'degre' }) });
+    expect(base.status).toBe(400);
+    expect(alertOf(base)).toMatch(/^Base: unknown variable &quot;degre&quot;; did you mean &quot;degree&quot;\?/);
+    expect((await usageRows()).length).toBe(before);
+  });
+
+  it('downloads a tab book of the chosen banner and stubs (the workbook POST /v1/tabbooks gives), billed once as tabbook with its number of tables', async () => {
+    const before = (await usageRows()).length;
+    const reply = await send(origin, 'POST', '/portal/tables/tabbook', { cookie: analyst.cookie, form: tableForm(analyst, { banner: 'sex\nrace', stubs: 'degree\nrace' }) });
+    expect(reply.status, alertOf(reply)).toBe(200);
+    expect(reply.headers['content-type']).toBe('application/vnd.openxmlformats-officedocument.spreadsheetml.sheet');
+    expect(reply.headers['content-disposition']).toBe('attachment; filename="tabbook-GSS.xlsx"');
+    const rows = await usageRows();
+    expect(rows).toHaveLength(before + 1);
+    expect(rows.at(-1)).toMatchObject({ key_id: `portal:${analyst.id}`, operation: 'tabbook', survey: 'GSS', targets: 2 });
+    // Another group's stub: the API's unknown variable, on the form, nothing billed.
+    const foreign = await send(origin, 'POST', '/portal/tables/tabbook', { cookie: analyst.cookie, form: tableForm(analyst, { banner: 'sex', stubs: 'degree\npolviews' }) });
+    expect(foreign.status).toBe(400);
+    expect(alertOf(foreign)).toMatch(/^Tab book: Stubs, line 2: unknown variable &quot;polviews&quot;/);
+    expect((await send(origin, 'POST', '/portal/tables/tabbook', { cookie: analyst.cookie, form: tableForm({ ...analyst, csrf: 'wrong' }, { banner: 'sex', stubs: 'all' }) })).status).toBe(403);
+    expect(await usageRows()).toHaveLength(before + 1);
+  });
+
   it('admits the page\'s tables by the account\'s monthly quota, as its keys\' calls', async () => {
     const limited = await person('initech', 'analyst@initech.example');
     const first = await send(origin, 'POST', '/portal/tables', { cookie: limited.cookie, form: tableForm(limited, {}) });
@@ -217,8 +322,9 @@ describe('portal Tables page (embedded database)', () => {
   it('shows the calls on the Usage page, per operation and as the Tables page of the user', async () => {
     const page = await send(origin, 'GET', '/portal/usage', { cookie: analyst.cookie });
     expect(page.status).toBe(200);
-    const billed = (await usageRows()).filter((row) => row.key_id === `portal:${analyst.id}`).length;
+    const billed = (await usageRows()).filter((row) => row.key_id === `portal:${analyst.id}` && row.operation === 'table').length;
     expect(page.body).toMatch(new RegExp(`<td>table</td><td class="num">${billed}</td>`));
+    expect(page.body).toMatch(/<td>tabbook<\/td><td class="num">1<\/td>/);
     expect(page.body).toContain(`Tables page, analyst@acme.example <small class="muted">portal:${analyst.id}</small>`);
   });
 });

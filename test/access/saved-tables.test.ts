@@ -167,6 +167,22 @@ describe.each(stores)('saved tables (%s)', (_store, location) => {
     expect((await stamp()).result).not.toBe(before.result);
   });
 
+  it('keeps one table per name and user: two saves of a new name at once make one table, and saving the reopened table updates it', async () => {
+    const analyst = await person(roomy, 'acme', 'twice@acme.example');
+    const [a, b] = await Promise.all([0, 1].map(() => send(roomy, 'POST', '/portal/tables', { cookie: analyst.cookie, form: form(analyst, { action: 'save', tableName: 'Twice' }) })));
+    expect([a!.status, b!.status].sort()).toEqual([303, 409]);
+    expect(alertOf([a!, b!].find((reply) => reply.status === 409)!)).toMatch(/You already have a saved table named/);
+    const rows = async () => (await db.query<{ id: string; spec: string }>("SELECT t.id, t.spec FROM saved_tables t JOIN users u ON u.id = t.user_id WHERE u.email = 'twice@acme.example'")).rows;
+    expect(await rows()).toHaveLength(1);
+    const id = (await rows())[0]!.id;
+    const updated = await send(roomy, 'POST', '/portal/tables', { cookie: analyst.cookie, form: form(analyst, { action: 'save', tableName: 'Twice', saved: id, base: 'year=2022' }) });
+    expect(updated.status, alertOf(updated)).toBe(303);
+    expect(await rows()).toHaveLength(1);
+    expect(JSON.parse((await rows())[0]!.spec).PopulationBaseCode).toBe('year=2022');
+    expect((await send(roomy, 'POST', `/portal/tables/saved/${id}/rename`, { cookie: analyst.cookie, form: { csrf: analyst.csrf, tableName: 'Once' } })).status).toBe(303);
+    expect((await db.query('SELECT name FROM saved_tables WHERE id = $1', [id])).rows).toEqual([{ name: 'Once' }]);
+  });
+
   it('does not show a stored result after the account lost the group it used', async () => {
     const analyst = await person(roomy, 'wide', 'analyst@wide.example');
     const saved = await send(roomy, 'POST', '/portal/tables', { cookie: analyst.cookie, form: form(analyst, { action: 'save', tableName: 'Views by sex', rows: 'polviews' }) });

@@ -39,6 +39,7 @@ describe('route table', () => {
       '/surveys: GET, HEAD, OPTIONS',
       '/surveys/{SurveyCode}: GET, HEAD, OPTIONS',
       '/tables: POST, OPTIONS',
+      '/tabbooks: POST, OPTIONS',
       '/audiences: POST, GET, HEAD, OPTIONS',
       '/audiences/{AudienceId}: GET, HEAD, PUT, DELETE, OPTIONS',
     ]);
