@@ -1,9 +1,11 @@
-// The REST contract (docs/http.md, spec crosstab-service.md) over real HTTP, once per shim.
+// The REST contract (docs/http.md, spec crosstab-service.md) over real HTTP, once per shim, and once
+// more through Stoplight Prism, which fails the suite on any answer that breaks GET /v1/docs.
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { openDataset, toServiceResponse, type Dataset } from '../../src/index.js';
 import { addApiKey, createCrosstabHandler, revokeApiKey, rotateApiKey, type CrosstabHandler } from '../../src/http/index.js';
+import { prismShim, type PrismFindings } from './prism-proxy.js';
 import { ContractJudge, makeKeyFile, readLedger, shims, tempDir, type RunningShim, type TestKeys } from './support.js';
 
 const paths = inject('testDatasets');
@@ -21,11 +23,14 @@ afterAll(() => {
   nhanes.close();
 });
 
-describe.each(shims)('REST contract over $name', (shim) => {
+/** Every shim, and node:http once more behind Prism, which judges each answer against GET /v1/docs. */
+const entries: Array<{ name: string; validating?: boolean; start(handler: CrosstabHandler): Promise<RunningShim & { findings?: PrismFindings }> }> = [...shims, prismShim];
+
+describe.each(entries)('REST contract over $name', (shim) => {
   let dir: string;
   let keys: TestKeys;
   let handler: CrosstabHandler;
-  let server: RunningShim;
+  let server: RunningShim & { findings?: PrismFindings };
   let ledgerPath: string;
   /** 200s of POST /crosstab received so far: the ledger must hold exactly as many records. */
   let billed = 0;
@@ -232,8 +237,8 @@ describe.each(shims)('REST contract over $name', (shim) => {
     });
 
     it('refuses an oversized chunked body without Content-Length', async () => {
-      const { origin } = server;
-      const port = Number(new URL(origin).port);
+      // A raw socket to the server itself (not through a proxy in front of it).
+      const port = Number(new URL(server.direct ?? server.origin).port);
       const response = await new Promise<string>((resolve, reject) => {
         const socket = connect(port, '127.0.0.1');
         let received = '';
@@ -327,4 +332,14 @@ describe.each(shims)('REST contract over $name', (shim) => {
       expect(new Set(records.map((record) => record.requestId)).size).toBe(records.length);
     });
   });
+
+  if (shim.validating) {
+    // Last: after every request of the suite went through Prism.
+    it('gave no answer that breaks the OpenAPI document it publishes (Prism as a validating proxy)', () => {
+      const findings = server.findings as PrismFindings;
+      expect(findings.failures).toEqual([]);
+      // Answers of the document's operations were judged (404s and 405s match none): 66 of 72 in one run.
+      expect(findings.judged).toBeGreaterThan(0);
+    });
+  }
 });

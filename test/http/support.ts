@@ -90,6 +90,8 @@ export function readLedger(path: string): Array<Record<string, unknown>> {
 export interface RunningShim {
   /** e.g. http://127.0.0.1:43121 (no base path). */
   origin: string;
+  /** The server itself where `origin` is a proxy in front of it (raw-socket tests go there); none: origin is the server. */
+  direct?: string;
   /** What reached the framework's own error handler (none for node:http and listen(), which have none). */
   frameworkErrors: unknown[];
   close(): Promise<void>;
