@@ -116,6 +116,39 @@ describe('the weights file', () => {
     }
   });
 
+  it('never loses a weight to another weighting of the same dataset at once: the later one is refused, not written over', async () => {
+    const source = copyOf('nhanes', 'race.arrow');
+    await weightDataset(source, { targets, method: 'rake', name: 'wt_first' });
+    // Two weightings that both start from the weights file holding wt_first.
+    const settled = await Promise.allSettled(['wt_x', 'wt_y'].map((name) => weightDataset(source, { targets, method: 'rake', name })));
+    const written = ['wt_x', 'wt_y'].filter((_, i) => settled[i]!.status === 'fulfilled');
+    for (const outcome of settled) {
+      if (outcome.status === 'rejected') {
+        expect(outcome.reason.code).toBe('locked');
+        expect(outcome.reason.details.hint).toMatch(/run this weighting again/i);
+      }
+    }
+    expect(written.length).toBeGreaterThan(0);
+    const dataset = await openDataset(source);
+    try {
+      // Every weighting that said it wrote its weight finds it there, beside the earlier one.
+      expect(dataset.info.weightsFile!.weights).toEqual(['wt_first', ...written]);
+    } finally {
+      dataset.close();
+    }
+    expect(existsSync(`${source}.weights.lock`)).toBe(false);
+    // A lock left by a process that no longer runs is taken over.
+    const gone = spawnSync(process.execPath, ['-e', '0']).pid!;
+    writeFileSync(`${source}.weights.lock`, `${gone}\n`);
+    await weightDataset(source, { targets, method: 'rake', name: 'wt_after_crash' });
+    expect(existsSync(`${source}.weights.lock`)).toBe(false);
+    // One held by a running process is refused, naming it.
+    writeFileSync(`${source}.weights.lock`, `${process.pid}\n`);
+    const held = await rejection(weightDataset(source, { targets, method: 'rake', name: 'wt_held' }));
+    expect(held.code).toBe('locked');
+    expect(held.message).toContain(`process ${process.pid}`);
+  });
+
   it('is carried into the dataset and removed when --out replaces the dataset itself', async () => {
     const source = copyOf('nhanes', 'bake.arrow');
     await weightDataset(source, { targets, method: 'rake', name: 'wt_a' });

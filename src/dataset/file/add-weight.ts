@@ -1,4 +1,5 @@
 import { basename } from 'node:path';
+import { CrosstabError, ErrorCode } from '../../errors.js';
 import { open, type FileHandle } from 'node:fs/promises';
 import { StreamingChecksum } from '../../kernel/checksum.js';
 import type { Kernel } from '../../kernel/kernel.js';
@@ -7,7 +8,7 @@ import { BufferKind, type StoredCalibration, type StoredMeta, type StoredWeights
 import type { BufferEntry } from './lazy-buffers.js';
 import type { LoadedDataset } from './loaded-dataset.js';
 import { corrupt, expectedBytes } from './reader.js';
-import { weightsFileError, weightsFilePath } from './weights-file.js';
+import { currentWeightsChecksum, lockWeightsFile, weightsFileError, weightsFilePath } from './weights-file.js';
 import { writeDataset } from './writer.js';
 
 /** A weight vector padded with zeros to whole bitset words, as the file stores it (no copy when it already is). */
@@ -104,6 +105,20 @@ export async function writeWeightsFile(source: LoadedDataset, kernel: Kernel, na
     yield* copiedBuffers(source, kernel, kept.map((weight) => weight.buffer), () => bytes);
     yield padded;
   }
-  const written = await writeDataset({ meta, specs, data }, path);
-  return { path, ...written };
+  // One writer at a time, and only over the weights file this weighting started from: two
+  // weightings of one dataset at once would otherwise each write the old weights plus their
+  // own, and the last rename would lose the other's weight.
+  const release = lockWeightsFile(path);
+  try {
+    if (currentWeightsChecksum(path) !== source.weightsFile?.checksum) {
+      throw new CrosstabError(ErrorCode.locked, `${path} changed while this weight was made (another crosstab weight wrote it); nothing was written`, {
+        file: path,
+        hint: 'Run this weighting again: it starts from the weights file as it is now.',
+      });
+    }
+    const written = await writeDataset({ meta, specs, data }, path);
+    return { path, ...written };
+  } finally {
+    release();
+  }
 }

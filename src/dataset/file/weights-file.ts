@@ -1,4 +1,4 @@
-import { closeSync, fstatSync, openSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { CrosstabError, ErrorCode } from '../../errors.js';
 import type { KernelMemory } from '../../kernel/memory.js';
@@ -135,5 +135,70 @@ export function openWeightsFile(
   } catch (error) {
     closeSync(fd);
     throw readFailure(path, error);
+  }
+}
+
+/**
+ * The checksum the weights file at `path` carries now (read from its footer, not verified), or
+ * undefined when there is none. A file that cannot be read as one gives '' (never a match).
+ */
+export function currentWeightsChecksum(path: string): string | undefined {
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw readFailure(path, error);
+  }
+  try {
+    return readArrowStructure(fd, fstatSync(fd).size).schema.metadata.get(CHECKSUM_KEY) ?? '';
+  } catch (error) {
+    if (error instanceof ArrowFileProblem) return '';
+    throw error;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Takes the weights file's lock (`<weights file>.lock`, holding this process's id) for one
+ * writer at a time; gives the function that releases it. A lock left by a process that no
+ * longer runs is taken over; one held by a running process is refused with `locked`.
+ */
+export function lockWeightsFile(path: string): () => void {
+  const lock = `${path}.lock`;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      writeFileSync(lock, `${process.pid}\n`, { flag: 'wx' });
+      return () => rmSync(lock, { force: true });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw readFailure(lock, error);
+    }
+    const holder = Number.parseInt(readLock(lock), 10);
+    if (attempt === 0 && (!Number.isInteger(holder) || !running(holder))) {
+      rmSync(lock, { force: true });
+      continue;
+    }
+    throw new CrosstabError(ErrorCode.locked, `${path} is being written by another crosstab weight (process ${Number.isInteger(holder) ? holder : 'unknown'}, lock ${lock})`, {
+      file: path,
+      hint: 'Wait for it to finish, then run this weighting again: it starts from the weights file as that one leaves it.',
+    });
+  }
+}
+
+function readLock(lock: string): string {
+  try {
+    return readFileSync(lock, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
+function running(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
