@@ -25,8 +25,8 @@ export interface ConnectionLimits {
   /** Most open connections from one IP address; further ones get a 503 and are closed. Default 64. */
   maxConnectionsPerAddress?: number;
   /**
-   * A connection with no traffic in either direction for this long is closed, unless a
-   * request on it is in work (its answer not yet written). Default 30000 ms.
+   * A connection with no traffic in either direction for this long is closed, unless an
+   * answer on it is being made (its status line not yet sent). Default 30000 ms.
    */
   idleTimeoutMs?: number;
 }

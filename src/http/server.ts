@@ -1,4 +1,4 @@
-import { createServer, STATUS_CODES, type Server } from 'node:http';
+import { createServer, STATUS_CODES, type Server, type ServerResponse } from 'node:http';
 import { Server as NetServer } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { AddressInfo } from 'node:net';
@@ -71,22 +71,27 @@ export async function listen(handler: CrosstabHandler, options: ListenOptions): 
   const limits = resolveConnectionLimits(options);
   let draining = false;
   const listener = createNodeListener(handler, { closeConnections: () => draining });
-  // Connections with a request in work: the idle timeout never cuts them (a table may take
-  // longer to compute than the idle timeout; nothing is sent meanwhile).
-  const working = new Map<Duplex, number>();
+  // Connections with a request in work: the idle timeout never cuts them while an answer is
+  // being made (a table may take longer to compute than the idle timeout; nothing is sent
+  // meanwhile). Once an answer's status line is out, it applies again: a client that stops
+  // reading a large answer is cut after that long without progress, and the worker streaming
+  // the answer to it is freed for others.
+  const working = new Map<Duplex, Set<ServerResponse>>();
   const server = createServer({ keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS, headersTimeout: 10_000, requestTimeout: REQUEST_TIMEOUT_MS }, (req, res) => {
     const socket = req.socket;
-    working.set(socket, (working.get(socket) ?? 0) + 1);
+    let answers = working.get(socket);
+    if (answers === undefined) working.set(socket, (answers = new Set()));
+    answers.add(res);
     res.once('close', () => {
-      const left = (working.get(socket) ?? 1) - 1;
-      if (left === 0) working.delete(socket);
-      else working.set(socket, left);
+      answers.delete(res);
+      if (answers.size === 0 && working.get(socket) === answers) working.delete(socket);
     });
     listener(req, res);
   });
-  // With a listener, node:http no longer destroys a timed-out socket itself: this does, unless it is at work.
+  // With a listener, node:http no longer destroys a timed-out socket itself: this does, unless an answer on it is still being made.
   server.on('timeout', (socket: Duplex) => {
-    if (!working.has(socket)) socket.destroy();
+    const answers = working.get(socket);
+    if (answers === undefined || [...answers].every((res) => res.headersSent)) socket.destroy();
   });
   server.on('clientError', answerClientError);
   const tooMany = serviceError('unavailable', 'Too many open connections from this address.', 'Reuse one keep-alive connection, or open fewer at a time.');

@@ -50,7 +50,10 @@ export class TableRenderer {
     this.piscina ??= import('piscina').then((module) => {
       // As pool.ts: the CommonJS build wraps the import for interop.
       const Piscina = module.Piscina ?? (module as unknown as { default: typeof module }).default.Piscina;
-      return new Piscina({ filename, minThreads: 0, maxThreads: this.threads, idleTimeout: 60_000, resourceLimits: { maxOldGenerationSizeMb: this.maxHeapMb } });
+      // minThreads equal to maxThreads: piscina replaces a thread it ends (a table given up while
+      // computed) only up to minThreads, and a task queued meanwhile would wait for the next
+      // task to arrive before any thread ran it.
+      return new Piscina({ filename, minThreads: this.threads, maxThreads: this.threads, idleTimeout: 60_000, resourceLimits: { maxOldGenerationSizeMb: this.maxHeapMb } });
     });
     return this.piscina;
   }
@@ -85,13 +88,28 @@ export class TableRenderer {
     const { port1, port2 } = new MessageChannel();
     const task: RenderTask = { table: plainTable(result), options, port: port2 };
     const piscina = await this.pool();
-    const done = piscina.run(task, { transferList: [port2], ...(signal === undefined ? {} : { signal }) });
+    // The caller's signal stops the worker (piscina ends its thread) only while the statistics
+    // are computed. Once the answer's size is known, the stream is stopped by its own cancel,
+    // which the worker obeys and then takes the next task: ending the thread there left a task
+    // queued meanwhile with no thread to run it.
+    const computing = new AbortController();
+    const stop = () => computing.abort();
+    signal?.addEventListener('abort', stop, { once: true });
+    const done = piscina.run(task, { transferList: [port2], signal: computing.signal });
+    void done.then(
+      () => signal?.removeEventListener('abort', stop),
+      () => signal?.removeEventListener('abort', stop),
+    );
     return new Promise<TableAnswerStream>((resolve, reject) => {
       let sized = false;
       port1.once('message', (message: WorkerStreamMessage) => {
         if (!('size' in message)) return;
         sized = true;
-        resolve(new TableAnswerStream(message.size, port1, done));
+        signal?.removeEventListener('abort', stop);
+        const answer = new TableAnswerStream(message.size, port1, done);
+        // Gone while the size was on its way: nothing will iterate the stream, so stop it here.
+        if (signal?.aborted) answer.cancel();
+        resolve(answer);
       });
       // Settled before its size arrived: a refusal or a failure (the stream handles later ones).
       done.then(

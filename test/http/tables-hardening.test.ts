@@ -113,7 +113,8 @@ describe.each([
     const dir = tempDir();
     const store = await setUp(dir);
     // An idle timeout of 1 s: every large table here takes longer than that to compute.
-    serve = await startServe(['--dataset', paths.gss, ...store, '--port', '0', '--idle-timeout', '1', '--access-log'], { cwd: dir, timeoutMs: 60_000 });
+    // One table thread, so that a thread held by one client shows in another's answer.
+    serve = await startServe(['--dataset', paths.gss, ...store, '--port', '0', '--idle-timeout', '1', '--table-threads', '1', '--access-log'], { cwd: dir, timeoutMs: 60_000 });
   }, 120_000);
 
   afterAll(async () => {
@@ -201,4 +202,27 @@ describe.each([
     // 1 (the large table) + 1 (delivered beside the abandoned one) + 1 (after the abort) + 3.
     expect(await billedTables()).toBe(6);
   }, 60_000);
+
+  it('a client that stops reading a large answer is cut after the idle timeout, freeing the table thread for others', async () => {
+    // The stalled client takes the status line, then reads nothing: the one table thread streams
+    // its answer until the socket's buffers are full, then waits on it.
+    let stalledStatus = 0;
+    let begun: () => void = () => {};
+    const streaming = new Promise<void>((resolve) => (begun = resolve));
+    const stalled = httpRequest(new URL(`${serve.origin}/v1/tables`), { method: 'POST', headers: { 'content-type': 'application/json', 'service-engine-authorizer': attacker }, agent: false }, (res) => {
+      stalledStatus = res.statusCode ?? 0;
+      res.pause();
+      begun();
+    });
+    stalled.on('error', () => {});
+    stalled.end(JSON.stringify(LARGE));
+    await streaming;
+    expect(stalledStatus).toBe(200);
+    // Another account's table is answered: the stalled connection is cut after the idle timeout
+    // (1 s here) without progress, and the one table thread is given back. Before, the thread
+    // stayed with the stalled answer for as long as the client kept its connection open.
+    const table = await post('/tables', other, { SurveyCode: 'GSS', PopulationBaseCode: '*', Rows: [{ Variable: 'degree' }], Columns: [{ Variable: 'sex' }], Statistics: ['vpct'] });
+    expect(table.status).toBe(200);
+    stalled.destroy();
+  }, 120_000);
 });
