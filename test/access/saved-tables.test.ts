@@ -110,7 +110,7 @@ describe.each(stores)('saved tables (%s)', (_store, location) => {
     bytesRead = 0;
     const opened = await send(roomy, 'GET', `/portal/tables/saved/${ids[7]}`, { cookie: analyst.cookie });
     expect(opened.status, alertOf(opened)).toBe(200);
-    expect(opened.body).toContain('<span class="pct">');
+    expect(opened.body).toContain('data-line="vpct"');
     expect(bytesRead).toBeGreaterThan(1024 * 1024);
     expect(bytesRead).toBeLessThan(1.2 * 1024 * 1024);
 
@@ -119,7 +119,7 @@ describe.each(stores)('saved tables (%s)', (_store, location) => {
     const bounded = await send(tight, 'GET', `/portal/tables/saved/${ids[7]}`, { cookie: analyst.cookie });
     expect(bounded.status).toBe(200);
     expect(alertOf(bounded)).toMatch(/more than a saved table may store now/);
-    expect(bounded.body).not.toContain('<span class="pct">');
+    expect(bounded.body).not.toContain('data-line="vpct"');
     expect(bytesRead).toBeLessThan(100 * 1024);
   });
 
@@ -145,7 +145,7 @@ describe.each(stores)('saved tables (%s)', (_store, location) => {
     const large = await send(tight, 'POST', '/portal/tables', { cookie: wide.cookie, form: form(wide, { action: 'save', tableName: 'Large', base: '*', rows: 'age', columns: 'degree\nrace' }) });
     expect(large.status).toBe(409);
     expect(alertOf(large)).toMatch(/^Not saved: This table&#39;s result is [\d.]+ MB, more than a saved table may store \(0\.06 MB, the limit savedTables\.resultBytes\)/);
-    expect(large.body).toContain('<span class="pct">');
+    expect(large.body).toContain('data-line="vpct"');
     expect(await usageCount()).toBe(before + 1);
     expect((await db.query("SELECT 1 FROM saved_tables WHERE name = 'Large'")).rows).toEqual([]);
   });
@@ -193,7 +193,7 @@ describe.each(stores)('saved tables (%s)', (_store, location) => {
     const opened = await send(roomy, 'GET', `/portal/tables/saved/${id}`, { cookie: analyst.cookie });
     expect(opened.status).toBe(403);
     expect(alertOf(opened)).toMatch(/may no longer use/);
-    expect(opened.body).not.toContain('<span class="pct">');
+    expect(opened.body).not.toContain('data-line="vpct"');
     expect(opened.body).not.toContain('Extremely liberal');
     expect(opened.body).not.toContain('polviews');
   });
