@@ -54,13 +54,8 @@ export function openWeightsFile(
   reading: TableReading,
 ): OpenedWeightsFile | undefined {
   const path = weightsFilePath(datasetPath);
-  let fd: number;
-  try {
-    fd = openSync(path, 'r');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw readFailure(path, error);
-  }
+  const fd = openIfThere(path);
+  if (fd === undefined) return undefined;
   try {
     const stat = fstatSync(fd);
     if (!stat.isFile()) throw weightsFileError(path, 'is not a regular file, where the dataset\'s weights file would be', `Remove or rename ${path}.`);
@@ -138,18 +133,23 @@ export function openWeightsFile(
   }
 }
 
+/** The file at `path` opened for reading, or undefined when there is none. */
+function openIfThere(path: string): number | undefined {
+  try {
+    return openSync(path, 'r');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw readFailure(path, error);
+  }
+}
+
 /**
  * The checksum the weights file at `path` carries now (read from its footer, not verified), or
  * undefined when there is none. A file that cannot be read as one gives '' (never a match).
  */
 export function currentWeightsChecksum(path: string): string | undefined {
-  let fd: number;
-  try {
-    fd = openSync(path, 'r');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw readFailure(path, error);
-  }
+  const fd = openIfThere(path);
+  if (fd === undefined) return undefined;
   try {
     return readArrowStructure(fd, fstatSync(fd).size).schema.metadata.get(CHECKSUM_KEY) ?? '';
   } catch (error) {
