@@ -128,7 +128,8 @@ describe('buffer bytes are checked before a query first reads them', () => {
   it.each([
     ['code:age=44', 'age=44'],
     ['code:sex=2', 'sex=2'],
-    ['index:age', 'age=20..70'],
+    // id has too many values for the automatic range index, so a range of it reads its index column.
+    ['index:id', 'id=100..2000'],
     ['weight:wtssps', 'degree=3..4'],
   ])('a flipped byte in %s: open resolves, a query reading it (%s) fails, verify full refuses', async (name, target) => {
     const buffer = bufferAt.get(name)!;

@@ -261,7 +261,8 @@ describe('portal Tables page (embedded database)', () => {
     const expected = await gss.table({ base: 'year=2024', rows: [{ expr: 'degree=3,4', label: 'Degree: BA+' }, { expr: 'sex = 1' }], columns: [{ variable: 'race' }], missing: 'hide', weight: 'wtssps' });
     expect(expected.rows.map((row) => row.label)).toEqual(['Degree: BA+', 'sex = 1']);
     expect(reply.body).toContain('Degree: BA+');
-    const shown = [...reply.body.matchAll(/<span class="pct">([^<]*)<\/span>/g)].map((match) => match[1]);
+    // The vertical % line of each row category (the banner table's cells, Total column first; its Total cells are left out here).
+    const shown = [...reply.body.matchAll(/<td class="num[^"]*" data-column="(\d+)" data-value="[^"]*"(?: data-index="[^"]*")?>([^<]*)<span class="letters"/g)].map((match) => match[2]);
     const stats = tableStatistics(expected, { stats: ['vpct'] });
     expect(shown.map((text) => text!.replace(/\*+$/, ''))).toEqual(Array.from(stats.columnPct!, (value) => `${(value * 100).toFixed(1)}%`));
     // The label is kept in the form, as typed.
