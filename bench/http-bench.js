@@ -7,6 +7,11 @@
 //   node bench/http-bench.js [--duration 5] [--rounds 3] [--connections 10] [--dataset datasets/build/gss.arrow]
 //                            [--cli dist/cli/main.js] [--postgres postgres://...] [--before-cli PATH]
 //                            [--flood 32] [--pin SERVER_CPU,CLIENT_CPU] [--json] [--out bench/results/DATE-http]
+//                            [--only TEXT]
+//
+// --only TEXT: bare node:http and the servers whose name holds TEXT, nothing else (e.g.
+// --only docs: the GET /v1/docs rows, plain, compressed and conditional, and with
+// --before-cli the same of the build before).
 //
 // Key stores compared: the key file + NDJSON ledger, the access database embedded (PGlite)
 // and, with --postgres, a PostgreSQL server (the database's tables are created on start;
@@ -125,6 +130,7 @@ async function main() {
       'before-cli': { type: 'string' },
       flood: { type: 'string', default: '32' },
       pin: { type: 'string' },
+      only: { type: 'string' },
     },
   });
   let pin;
@@ -246,19 +252,38 @@ async function run(options, pin, postgres, machine) {
       ...(options['before-cli'] && postgres
         ? [{ name: 'crosstab serve (before), database store (PostgreSQL server)', args: [options['before-cli'], 'serve', '--dataset', options.dataset, '--database', postgres, '--port', '0', ...perAddress], requests: [{ ...request, headers: { ...request.headers, 'service-engine-authorizer': databases[1].apiKey } }], database: databases[1] }]
         : []),
-      {
-        name: 'crosstab serve, GET /v1/docs (no auth, engine or ledger)',
-        args: [options.cli, 'serve', '--dataset', options.dataset, '--keys', keys, '--ledger', join(work, 'docs.ndjson'), '--port', '0', ...perAddress],
-        requests: [{ method: 'GET', path: '/v1/docs' }],
-      },
-    ];
+      ...docsTargets('', options.cli),
+      ...(options['before-cli'] ? docsTargets(' (before)', options['before-cli']) : []),
+    ].filter((target, index) => options.only === undefined || index === 0 || target.name.includes(options.only));
+    /** GET /v1/docs of a build: as fetched without Accept-Encoding, as browsers ask for it, and asked again with its ETag. */
+    function docsTargets(label, cli) {
+      const args = [cli, 'serve', '--dataset', options.dataset, '--keys', keys, '--ledger', join(work, `docs${label === '' ? '' : '-before'}.ndjson`), '--port', '0', ...perAddress];
+      return [
+        { name: `crosstab serve${label}, GET /v1/docs (no auth, engine or ledger)`, args, requests: [{ method: 'GET', path: '/v1/docs' }] },
+        { name: `crosstab serve${label}, GET /v1/docs, Accept-Encoding: gzip, deflate, br`, args, requests: [{ method: 'GET', path: '/v1/docs', headers: { 'accept-encoding': 'gzip, deflate, br' } }] },
+        // If-None-Match of the ETag the server sends (found once it runs); a build without ETags answers 200.
+        { name: `crosstab serve${label}, GET /v1/docs, If-None-Match: its ETag (gzip)`, args, requests: [{ method: 'GET', path: '/v1/docs', headers: { 'accept-encoding': 'gzip, deflate, br' } }], conditional: true },
+      ];
+    }
     // All servers start first and are checked; then the runs alternate between them, round
     // after round, so that a noisy neighbour slows every server alike. Medians are reported.
     const running = [];
+    /** The document each build sends, by its CLI. */
+    const docsTexts = {};
     try {
       for (const target of targets) {
         const { child, origin, stderr } = await start(target.args, pin);
         running.push({ ...target, child, origin, stderr, runs: [], affinity: pin && affinityOf(child.pid) });
+        if (target.requests[0].path === '/v1/docs') {
+          // Every coding decodes to the same document (fetch decodes gzip and br).
+          const text = await (await fetch(`${origin}/v1/docs`, { headers: { ...target.requests[0].headers } })).text();
+          const plain = (docsTexts[target.args[0]] ??= text);
+          if (text !== plain || JSON.parse(text).openapi !== '3.0.1') throw new Error(`something is off: ${target.name} sent another document than the same build without Accept-Encoding`);
+        }
+        if (target.conditional) {
+          const etag = (await fetch(`${origin}${target.requests[0].path}`, { headers: target.requests[0].headers })).headers.get('etag');
+          if (etag !== null) target.requests[0].headers['if-none-match'] = etag;
+        }
         if (target.requests[0].method === 'POST') {
           const reply = await fetch(`${origin}${request.path}`, { method: 'POST', headers: target.requests[0].headers, body: request.body });
           const text = await reply.text();
@@ -325,8 +350,9 @@ async function run(options, pin, postgres, machine) {
           loopIdleShare: Number(median(target.runs.map((run) => run.loop.idle)).toFixed(2)),
           loopWaitingShare: Number(median(target.runs.map((run) => run.loop.waiting)).toFixed(2)),
         }),
-        ok: target.runs.reduce((sum, run) => sum + run['2xx'], 0),
-        failed: target.runs.reduce((sum, run) => sum + run.non2xx + run.errors + run.timeouts, 0),
+        // A conditional request's answer is a 304.
+        ok: target.runs.reduce((sum, run) => sum + run['2xx'] + (target.conditional ? notModified(run) : 0), 0),
+        failed: target.runs.reduce((sum, run) => sum + run.non2xx - (target.conditional ? notModified(run) : 0) + run.errors + run.timeouts, 0),
         ...durableWrites(target.stderr()),
       });
       if (target.floodRuns) {
@@ -348,15 +374,19 @@ async function run(options, pin, postgres, machine) {
     }
     // Autocannon abandons the requests in flight when its time is up; the server still
     // answers and bills them, so a ledger may exceed the 200s received by up to that many.
+    // Only the ledgers of servers that ran (--only).
+    const ranLedgers = new Set(running.map((target) => target.ledger));
+    ledgers.splice(0, ledgers.length, ...ledgers.filter((entry) => ranLedgers.has(entry)));
     for (const entry of ledgers) {
       entry.records = readFileSync(entry.path, 'utf8').split('\n').filter(Boolean).length;
       if (entry.records < entry.billed || entry.records > entry.billed + (rounds + 1) * connections) {
         throw new Error(`something is off: the ledger ${entry.path} holds ${entry.records} records for ${entry.billed} 200s`);
       }
     }
-    const records = ledgers[0].records;
-    const billedResponses = ledgers[0].billed;
+    const records = ledgers[0]?.records ?? 0;
+    const billedResponses = ledgers[0]?.billed ?? 0;
     for (const database of databases) {
+      if (!running.some((target) => target.database === database)) continue;
       database.rows = JSON.parse(crosstab('usage', '--account', database.account, '--json', '--database', database.location)).calls;
       const servers = running.filter((target) => target.database === database).length;
       // Runs per server: the warm-up, each round, and each round's flood run.
@@ -395,7 +425,7 @@ async function run(options, pin, postgres, machine) {
       connections,
       ledger: { records, okResponses: billedResponses },
       ledgers: ledgers.map(({ path, records: lines, billed }) => ({ file: basename(path), records: lines, okResponses: billed })),
-      databases: databases.map(({ label, rows: usageRows, billed }) => ({ label, usageRows, okResponses: billed })),
+      databases: databases.filter((database) => database.rows !== undefined).map(({ label, rows: usageRows, billed }) => ({ label, usageRows, okResponses: billed })),
       rows,
     };
     if (options.json) {
@@ -422,7 +452,7 @@ async function run(options, pin, postgres, machine) {
     say(`uptime before: ${report.uptimeBefore}\nuptime after:  ${report.uptimeAfter}\n`);
     say(`${[line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...table.map(line)].join('\n')}\n`);
     for (const entry of ledgers) say(`ledger ${basename(entry.path)}: ${entry.records} records for ${entry.billed} 200s received (in-flight requests abandoned at the end are billed too)\n`);
-    for (const database of databases) say(`${database.label}: ${database.rows} usage rows for ${database.billed} 200s received\n`);
+    for (const database of databases.filter((entry) => entry.rows !== undefined)) say(`${database.label}: ${database.rows} usage rows for ${database.billed} 200s received\n`);
     for (const row of rows.filter((entry) => entry.flood !== undefined)) {
       say(`${row.server}: the flood sent ${row.flood.requestsPerSecond} req/s, answered ${row.flood.unauthorized} x 401 and ${row.flood.throttled} x 429 (${row.flood.other} x 200)\n`);
     }
@@ -486,6 +516,11 @@ function durableWrites(stderr) {
     };
   }
   return {};
+}
+
+/** The 304s of an autocannon run. */
+function notModified(run) {
+  return run.statusCodeStats?.['304']?.count ?? 0;
 }
 
 /** POST /crosstab with a made-up, well-formed API key, a new one for every request. */

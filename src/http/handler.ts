@@ -13,6 +13,7 @@ import { headerOf } from './headers.js';
 import { FileKeyStore, type KeyStore } from './key-store.js';
 import type { ApiKeyRecord } from './key-file.js';
 import { buildOpenApiDocument } from './openapi.js';
+import { publishDocument } from './published-document.js';
 import { applyReplyHeaders, isOperationReply, type OperationReply } from './operation-reply.js';
 import type { ServiceContext } from './route.js';
 import { ARRIVED_BODY, CLIENT_GONE, requestBody, type ArrivedBodyRequest } from './request-body.js';
@@ -240,11 +241,14 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
   const operations = operationList(router, basePath);
   const operationIds = new Map(ROUTES.map((route) => [route, String(route.docs({ maxBodyBytes }).operation['operationId'])]));
   const metrics = options.metrics;
+  // The document depends on the route table and these settings only (not on the datasets): made once per handler.
+  const openApiDocument = JSON.stringify(buildOpenApiDocument({ serverUrl: options.serverUrl === undefined ? basePath : checkServerUrl(options.serverUrl), maxBodyBytes, routes: ROUTES }));
   const service: ServiceContext = {
     surveys,
     maxBodyBytes,
     basePath,
-    openApiDocument: JSON.stringify(buildOpenApiDocument({ serverUrl: options.serverUrl === undefined ? basePath : checkServerUrl(options.serverUrl), maxBodyBytes, routes: ROUTES })),
+    openApiDocument,
+    docs: publishDocument(openApiDocument),
     ...(options.audiences === undefined ? {} : { audiences: options.audiences }),
     tables: { limits: tableLimits, renderer, fairShare: new FairShare(share), answers: new AnswerBudget(maxTableBytesInFlight) },
   };

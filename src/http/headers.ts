@@ -24,3 +24,12 @@ export function isJsonContentType(value: string | undefined): boolean {
   if (type !== 'application/json') return false;
   return params.every((param) => !param.startsWith('charset=') || ['utf-8', 'utf8', '"utf-8"'].includes(param.slice('charset='.length)));
 }
+
+/** If-None-Match: `*`, or a list of entity tags (weak ones compared by their opaque part). */
+export function matchesETag(ifNoneMatch: string | undefined, etag: string): boolean {
+  if (ifNoneMatch === undefined) return false;
+  return ifNoneMatch.split(',').some((candidate) => {
+    const trimmed = candidate.trim();
+    return trimmed === '*' || trimmed.replace(/^W\//, '') === etag;
+  });
+}

@@ -1,5 +1,6 @@
 /** What one entry of the route table says, and what its operation is given and returns. */
 import type { AnswerBudget } from './answer-budget.js';
+import type { PublishedDocument } from './published-document.js';
 import type { AudienceStore } from '../keys/index.js';
 import type { TableRenderer } from '../index.js';
 import type { FairShare } from './fair-share.js';
@@ -20,6 +21,8 @@ export interface ServiceContext {
   readonly basePath: string;
   /** The OpenAPI document (JSON) that GET /docs serves, built from the route table. */
   readonly openApiDocument: string;
+  /** The same document as GET /docs sends it: bytes made once, compressed forms, entity tags. */
+  readonly docs: PublishedDocument;
   /** Where saved audiences are kept (the accounts database); without it `@name` is refused and /audiences answers 404. */
   readonly audiences?: AudienceStore;
   /** POST /tables: its limits, the worker threads that write answers, and each account's share of them. */

@@ -15,7 +15,8 @@ import { createAudienceDocs, deleteAudienceDocs, getAudienceDocs, listAudiencesD
 import { createAudienceOperation, deleteAudienceOperation, getAudienceOperation, listAudiencesOperation, updateAudienceOperation } from './audiences-operation.js';
 import { describeSurveyDocs, listSurveysDocs, tablesDocs } from './catalog-openapi.js';
 import { crosstabDocs } from './crosstab-docs.js';
-import { answerHeaders } from './openapi-parts.js';
+import { answerHeaders, header } from './openapi-parts.js';
+import { DOCS_CACHE_CONTROL, docsOperation } from './docs-operation.js';
 import { crosstabOperation } from './crosstab-operation.js';
 import type { Route } from './route.js';
 import { surveyOperation, surveysOperation } from './surveys-operation.js';
@@ -23,13 +24,20 @@ import { tablesAccept, tablesOperation } from './tables-operation.js';
 import { tabbooksAccept, tabbooksOperation } from './tabbooks-operation.js';
 import { tabbooksDocs } from './tabbooks-openapi.js';
 
+/** The headers of GET /docs that make it cheap to ask again. */
+const docsCacheHeaders = {
+  ETag: header('A strong entity tag of this document in this content coding: send it back in If-None-Match to get 304 while the document has not changed.', { type: 'string' }, true),
+  'Cache-Control': header(`${DOCS_CACHE_CONTROL}: keep it, but ask again (If-None-Match) before using it.`, { type: 'string' }, true),
+  Vary: header('Accept-Encoding (after Origin when the service allows a list of origins).', { type: 'string' }, true),
+};
+
 export const ROUTES: readonly Route[] = [
   {
     method: 'GET',
     path: '/docs',
     auth: false,
     billed: false,
-    handle: ({ service }) => service.openApiDocument,
+    handle: docsOperation,
     docs: () => ({
       operation: {
         operationId: 'docs',
@@ -38,10 +46,11 @@ export const ROUTES: readonly Route[] = [
         security: [],
         responses: {
           200: {
-            description: 'This OpenAPI document.',
-            headers: answerHeaders(),
+            description: 'This OpenAPI document, gzip or brotli compressed when Accept-Encoding asks for it.',
+            headers: { ...answerHeaders(), ...docsCacheHeaders, 'Content-Encoding': header('br or gzip, as Accept-Encoding prefers; absent when it names neither.', { type: 'string', enum: ['br', 'gzip'] }) },
             content: { 'application/json': { schema: { $ref: '#/components/schemas/OpenApiDocument' } } },
           },
+          304: { description: 'Not modified: If-None-Match holds the ETag of the representation Accept-Encoding picks. No body.', headers: { ...answerHeaders(), ...docsCacheHeaders } },
         },
       },
       schemas: {

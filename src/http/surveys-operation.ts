@@ -2,7 +2,7 @@ import { audienceViewer } from './audience-expansion.js';
 import { audienceJson } from './audiences-operation.js';
 import { entitledToSurvey } from './auth.js';
 import { MAX_NAME_LENGTH } from './crosstab-request.js';
-import { headerOf } from './headers.js';
+import { headerOf, matchesETag } from './headers.js';
 import { sha256 } from './key-file.js';
 import type { OperationReply } from './operation-reply.js';
 import type { AuthenticatedContext } from './route.js';
@@ -88,13 +88,4 @@ function reply(context: AuthenticatedContext, answer: Tagged): OperationReply {
 
 function tag(body: string): Tagged {
   return { body, etag: `"${sha256(body, 'hex').slice(0, 32)}"` };
-}
-
-/** If-None-Match: `*`, or a list of entity tags (weak ones compared by their opaque part). */
-function matchesETag(ifNoneMatch: string | undefined, etag: string): boolean {
-  if (ifNoneMatch === undefined) return false;
-  return ifNoneMatch.split(',').some((candidate) => {
-    const trimmed = candidate.trim();
-    return trimmed === '*' || trimmed.replace(/^W\//, '') === etag;
-  });
 }

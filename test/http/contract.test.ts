@@ -106,6 +106,16 @@ describe.each(entries)('REST contract over $name', (shim) => {
       judge.check('get', '/docs', 200, reply.body);
       expect(readLedger(ledgerPath).length).toBe(before);
     });
+
+    it('answers If-None-Match of its ETag with 304 and no body', async () => {
+      const first = await call('GET', '/v1/docs', { headers: { 'accept-encoding': 'gzip' } });
+      const etag = first.headers.get('etag') as string;
+      expect(etag).toMatch(/^"[0-9a-f]{32}-gzip"$/);
+      const again = await call('GET', '/v1/docs', { headers: { 'accept-encoding': 'gzip', 'if-none-match': etag } });
+      expect(again.status).toBe(304);
+      expect(again.text).toBe('');
+      expect(again.headers.get('etag')).toBe(etag);
+    });
   });
 
   describe('POST /crosstab', () => {

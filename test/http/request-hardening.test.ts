@@ -135,12 +135,21 @@ describe('answers', () => {
 
   it('HEAD /docs: the headers of GET, no body, no charge', async () => {
     const before = readLedger(ledger).length;
-    const head = await fetch(`${server.url}/docs`, { method: 'HEAD' });
-    const get = await fetch(`${server.url}/docs`);
+    // Uncompressed, so that the length is the text's (fetch would decode a compressed body).
+    const identity = { 'accept-encoding': 'identity' };
+    const head = await fetch(`${server.url}/docs`, { method: 'HEAD', headers: identity });
+    const get = await fetch(`${server.url}/docs`, { headers: identity });
     const body = await get.text();
     expect(head.status).toBe(200);
     expect(head.headers.get('content-length')).toBe(String(Buffer.byteLength(body)));
     expect(await head.text()).toBe('');
+    // Compressed (fetch asks for gzip): the headers of the compressed GET.
+    const headGzip = await fetch(`${server.url}/docs`, { method: 'HEAD' });
+    const getGzip = await fetch(`${server.url}/docs`);
+    await getGzip.arrayBuffer();
+    expect(headGzip.headers.get('content-encoding')).toBe('gzip');
+    for (const name of ['content-length', 'content-encoding', 'etag']) expect(headGzip.headers.get(name), name).toBe(getGzip.headers.get(name));
+    expect(await headGzip.text()).toBe('');
     expect(readLedger(ledger).length).toBe(before);
   });
 });
