@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import type { ResponseStream } from './answer-budget.js';
+import { cutSignalOf } from './answers-sending.js';
 import type { CrosstabHandler } from './handler.js';
 import { nodeRequest } from './node-shim.js';
 
@@ -45,5 +46,7 @@ export function crosstabFastify(handler: CrosstabHandler): (app: FastifyInstance
 export function streamReadable(stream: ResponseStream): Readable {
   const readable = Readable.from(stream, { objectMode: false });
   readable.once('close', () => stream.cancel());
+  // Cut by the handler's close() at its time limit: the response ends here, short.
+  cutSignalOf(stream)?.addEventListener('abort', () => readable.destroy(new Error('the answer was cut: the service is shutting down')), { once: true });
   return readable;
 }

@@ -18,6 +18,7 @@ import { applyReplyHeaders, isOperationReply, type OperationReply } from './oper
 import type { ServiceContext } from './route.js';
 import { ARRIVED_BODY, CLIENT_GONE, requestBody, type ArrivedBodyRequest } from './request-body.js';
 import { createRoutePipeline } from './route-pipeline.js';
+import { AnswersSending } from './answers-sending.js';
 import { createRouter, type RouteMatch, type Router } from './router.js';
 import { decodeSegments, pathnameOf, pathSegments } from './request-path.js';
 import { ROUTES } from './routes.js';
@@ -100,6 +101,8 @@ export interface CrosstabHandlerStats {
   bodyTimeouts: number;
   /** Requests answered without reading the body they declared (the connection then ended). */
   unreadBodies: number;
+  /** Streamed answers cut by close() because they were still being sent at its time limit. */
+  answersCut?: number;
 }
 
 /** The framework-neutral REST adapter: feed it requests, send back its responses. */
@@ -126,9 +129,24 @@ export interface CrosstabHandler {
    * requests finish). Throws `invalid_option` when no dataset of that SurveyCode is served.
    */
   replaceDataset?(dataset: CrosstabDataset): CrosstabDataset;
-  /** Refuses new requests (503), waits for in-flight ones, closes the key store and usage sink. */
-  close(): Promise<void>;
+  /**
+   * Refuses new requests (503 `unavailable`), waits for the requests in flight, then for the
+   * streamed answers being sent (POST /tables JSON and CSV, workbooks) until `timeoutMs` after
+   * the call (default 30,000, as Dataset.close({ drain: true })), when those still being sent are
+   * cut (their workers stop, each shim ends its response); then stops the table threads and
+   * closes the key store and usage sink. The first call's options apply; later calls share it.
+   */
+  close(options?: HandlerCloseOptions): Promise<void>;
 }
+
+/** Options of CrosstabHandler.close(). */
+export interface HandlerCloseOptions {
+  /** Milliseconds from the call after which streamed answers still being sent are cut. Default 30,000. */
+  timeoutMs?: number;
+}
+
+/** Default of HandlerCloseOptions.timeoutMs: as long as Dataset.close({ drain: true }) waits. */
+export const DEFAULT_CLOSE_TIMEOUT_MS = 30_000;
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
@@ -256,7 +274,8 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
   const challenges = challengesOf(authenticators);
 
   const run = createRoutePipeline({ service, checkCaller: createCallerCheck(authenticators, keys), usage });
-  const stats = { bodyTimeouts: 0, unreadBodies: 0 };
+  const stats = { bodyTimeouts: 0, unreadBodies: 0, answersCut: 0 };
+  const sending = new AnswersSending();
   if (metrics !== undefined) {
     metrics.watchHandler({ stats, authFailures });
     usage.observeWrites?.(metrics.usageWrite);
@@ -362,7 +381,7 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
         applyReplyHeaders(headers, outcome);
         if (!isResponseStream(outcome.body)) text = outcome.body;
         // A caller that can send a stream gets it; any other the whole body, read here.
-        else if (raw.streaming === true) stream = outcome.body;
+        else if (raw.streaming === true) stream = sending.track(outcome.body);
         else text = await collectStream(outcome.body);
       } else {
         status = statusOf(outcome);
@@ -437,14 +456,22 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
       surveys.set(survey as string, dataset);
       return replaced;
     },
-    close() {
-      closing ??= (async () => {
+    close(closeOptions) {
+      if (closing !== undefined) return closing;
+      const timeoutMs = closeOptions?.timeoutMs ?? DEFAULT_CLOSE_TIMEOUT_MS;
+      if (!Number.isInteger(timeoutMs) || timeoutMs < 0 || timeoutMs > 2_147_483_647) {
+        return Promise.reject(invalidOption('timeoutMs', `must be a whole number of milliseconds, at least 0; got ${String(timeoutMs)}.`));
+      }
+      const started = performance.now();
+      closing = (async () => {
         if (inFlight > 0) await new Promise<void>((resolve) => (drained = resolve));
+        // Answers handed to the shims are sent whole, unless still going at the time limit.
+        stats.answersCut += await sending.drain(Math.max(0, Math.round(timeoutMs - (performance.now() - started))));
         try {
           log({
             time: new Date().toISOString(),
             event: 'handler_closed',
-            message: `${stats.bodyTimeouts} request bodies too slow (408), ${stats.unreadBodies} bodies not read (answered from the headers)`,
+            message: `${stats.bodyTimeouts} request bodies too slow (408), ${stats.unreadBodies} bodies not read (answered from the headers), ${stats.answersCut} answers cut at the close time limit (${timeoutMs} ms)`,
           });
         } catch {
           // A failing logger must not keep the stores open.

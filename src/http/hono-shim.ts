@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { CrosstabHandler } from './handler.js';
 import type { ResponseStream } from './answer-budget.js';
+import { cutSignalOf } from './answers-sending.js';
 import type { HandlerRequest } from './handler-types.js';
 import { nodeRequest } from './node-shim.js';
 import { readWebBody } from './read-body.js';
@@ -48,6 +49,10 @@ function pathAsSent(url: string): string {
 function webStream(stream: ResponseStream): ReadableStream<Uint8Array> {
   const chunks = stream[Symbol.asyncIterator]();
   return new ReadableStream<Uint8Array>({
+    start(controller) {
+      // Cut by the handler's close() at its time limit: the response ends here, short.
+      cutSignalOf(stream)?.addEventListener('abort', () => controller.error(new Error('the answer was cut: the service is shutting down')), { once: true });
+    },
     async pull(controller) {
       const next = await chunks.next();
       if (next.done) controller.close();

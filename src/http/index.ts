@@ -8,7 +8,7 @@
  * http.createServer(createNodeListener(handler)).listen(8080);
  * ```
  */
-export { checkServerUrl, createCrosstabHandler } from './handler.js';
+export { checkServerUrl, createCrosstabHandler, DEFAULT_CLOSE_TIMEOUT_MS } from './handler.js';
 export { headerOf } from './headers.js';
 export { clientAddress, forwardedProto, normalizeAddress, proxyTrust } from './client-address.js';
 export type { ProxyTrust, TrustedProxies } from './client-address.js';
@@ -18,6 +18,7 @@ export type {
   CrosstabHandler,
   CrosstabHandlerOptions,
   CrosstabHandlerStats,
+  HandlerCloseOptions,
   HandlerHeaders,
   HandlerRequest,
   HandlerResponse,

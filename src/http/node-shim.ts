@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { CrosstabHandler, HandlerResponse } from './handler.js';
 import type { ResponseStream } from './answer-budget.js';
+import { cutSignalOf } from './answers-sending.js';
 import type { HandlerRequest } from './handler-types.js';
 import { arrivedNodeBody, readNodeBody } from './read-body.js';
 import { ARRIVED_BODY, CLIENT_GONE, type ArrivedBodyRequest } from './request-body.js';
@@ -74,6 +75,10 @@ async function sendNodeStream(res: ServerResponse, stream: ResponseStream): Prom
     wake?.();
   };
   res.once('close', onClose);
+  // Cut by the handler's close() at its time limit: the response ends here, short.
+  const cut = cutSignalOf(stream);
+  const onCut = () => res.destroy();
+  cut?.addEventListener('abort', onCut, { once: true });
   try {
     for await (const chunk of stream) {
       if (gone) break;
@@ -92,6 +97,7 @@ async function sendNodeStream(res: ServerResponse, stream: ResponseStream): Prom
     failNodeResponse(res, error);
   } finally {
     res.removeListener('close', onClose);
+    cut?.removeEventListener('abort', onCut);
     stream.cancel();
   }
 }
