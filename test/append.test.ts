@@ -11,6 +11,9 @@ import { join } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
 import { appendRows, buildDataset, CrosstabError, ErrorCode, exportColumns, openDataset, tableStatistics, weightDataset, type BuildOptions, type Dataset } from '../src/index.js';
+import { loadDataset } from '../src/dataset/file/reader.js';
+import { BufferKind } from '../src/dataset/format.js';
+import { mainThreadKernel } from '../src/kernel/kernel.js';
 import { cliPath, gssCsv, nhanesCsv, repoRoot } from './support/paths.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'crosstab-append-'));
@@ -212,6 +215,37 @@ describe('appendRows', () => {
         expectSums(a.raoScott!.map((test) => test.ddf), e.raoScott!.map((test) => test.ddf), 'Rao-Scott ddf');
       } finally {
         await Promise.all([whole.close(), appended.close()]);
+      }
+    }
+  });
+
+  it('refuses a damaged dataset (a byte changed in any old buffer, where the new rows meet it or not) and writes nothing', async () => {
+    const parts = split(nhanesCsv, (_, row) => row % 4 === 0);
+    const built = file('first.arrow');
+    await buildDataset(parts.first, { weights: ['WTMEC2YR'], survey: 'NHANES', out: built });
+    const kernel = mainThreadKernel();
+    const data = await loadDataset(built, kernel, { verify: true });
+    const entries = data.buffers as unknown as Array<{ name: string; kind: number; fileOffset: number; stored: number }>;
+    data.close();
+    for (const region of data.regions) kernel.memory.release(region.ptr, region.bytes);
+    // One buffer of each kind: the first byte (old respondents the new ones do not change) and the last (where they go).
+    const kinds = [BufferKind.weights, BufferKind.inputRows, BufferKind.indexU8, BufferKind.dense, BufferKind.sparse];
+    const picked = kinds.map((kind) => entries.find((entry) => entry.kind === kind && !entry.name.startsWith('atleast:'))!);
+    picked.push(entries.find((entry) => entry.name.startsWith('atleast:'))!);
+    expect(picked.every((entry) => entry !== undefined)).toBe(true);
+    const bytes = readFileSync(built);
+    for (const entry of picked) {
+      for (const at of [entry.fileOffset, entry.fileOffset + entry.stored - 1]) {
+        const damaged = file('damaged.arrow');
+        const copy = Uint8Array.from(bytes);
+        copy[at]! ^= 0x10;
+        writeFileSync(damaged, copy);
+        const out = file('from-damaged.arrow');
+        const error = (await appendRows(damaged, parts.rest, { out }).catch((e: unknown) => e)) as CrosstabError;
+        expect(error, `${entry.name} at ${at - entry.fileOffset}`).toBeInstanceOf(CrosstabError);
+        expect(error.code).toBe(ErrorCode.corruptDataset);
+        expect(error.message).toContain(`(${entry.name}): its bytes were modified or damaged`);
+        expect(() => readFileSync(out)).toThrow();
       }
     }
   });

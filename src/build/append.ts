@@ -19,7 +19,10 @@ import { bitsetWords } from '../kernel/exports.js';
 import { mainThreadKernel } from '../kernel/kernel.js';
 import { invalidOption } from '../options.js';
 import { isNumberText, numberColumnProblem } from '../dataset/build/classify.js';
-import type { BufferSpec, CompiledDataset } from '../dataset/build/compile.js';
+import { type BufferSpec, paddedSize } from '../dataset/build/compile.js';
+import type { BufferTable, HashedBuffer } from '../dataset/file/writer.js';
+import type { Kernel } from '../kernel/kernel.js';
+import { StoredExtension } from './append-stored.js';
 import { declareDesign, type DesignOptions } from '../dataset/build/design.js';
 import { weightOrder } from '../dataset/build/weight-order.js';
 import { loadDataset, type LoadedDataset } from '../dataset/file/reader.js';
@@ -83,8 +86,9 @@ export async function appendRows(dataset: string, newRows: string, options: Appe
     throw invalidOption('out', `"${options.out}": the folder ${dirname(options.out)} does not exist`, 'Create the folder or choose another path.');
   });
   const kernel = mainThreadKernel();
-  // Every buffer read and checked against its checksum: a damaged dataset is never extended.
-  const data = await loadDataset(dataset, kernel, { verify: 'full' });
+  // Every buffer is checked against its checksum before the extended dataset is in place (a
+  // damaged dataset is never extended): as it is extended, or when first read.
+  const data = await loadDataset(dataset, kernel, { verify: true });
   try {
     const meta = data.meta;
     refuseUnsupported(dataset, meta);
@@ -92,7 +96,7 @@ export async function appendRows(dataset: string, newRows: string, options: Appe
     const table = await readInput(newRows, { weights: meta.weights.map((weight) => weight.name), ...(options.threads === undefined ? {} : { threads: options.threads }) });
     cancelled();
     const format = await sniffFormat(newRows);
-    const compiled = await extend(dataset, newRows, format, data, table, (ptr, bytes) => kernel.memory.bytes(ptr, bytes));
+    const compiled = await extend(dataset, newRows, format, data, table, (ptr, bytes) => kernel.memory.bytes(ptr, bytes), kernel);
     cancelled();
     const { writeDataset } = await import('../dataset/file/writer.js');
     const written = await writeDataset(compiled.dataset, options.out, signal);
@@ -139,7 +143,8 @@ async function extend(
   data: LoadedDataset,
   table: RawTable,
   bytesAt: (ptr: number, bytes: number) => Uint8Array,
-): Promise<{ dataset: CompiledDataset; newValues: AppendReport['newValues'] }> {
+  kernel: Kernel,
+): Promise<{ dataset: BufferTable & { meta: StoredMeta }; newValues: AppendReport['newValues'] }> {
   const old = data.meta;
   const before = old.respondents;
   const added = table.rows;
@@ -245,31 +250,58 @@ async function extend(
     if (design) meta.design = design;
   }
 
-  function* buffers(): Generator<Uint8Array> {
-    for (const weight of old.weights) yield new Uint8Array(weightValues(weight.name).buffer);
-    if (inputRows !== undefined) {
-      const rowOf = new Uint32Array(rows);
-      rowOf.set(oldWords32(old.inputRows!, before));
-      for (let j = 0; j < added; j++) rowOf[before + j] = before + order[j]!;
-      yield new Uint8Array(rowOf.buffer);
+  // Buffers extended in place (StoredExtension): the old respondents' bytes are copied once, from the file.
+  let stored!: StoredExtension;
+  const bitsKeep = Math.ceil(before / 32) * 4;
+  const bitsSame = Math.floor(before / 32) * 4;
+  const words32 = (bytes: Uint8Array): Uint32Array => new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4);
+
+  function* buffers(): Generator<Uint8Array | HashedBuffer> {
+    stored = new StoredExtension(kernel, data, Math.max(...specs.map((spec) => paddedSize(spec.bytes))));
+    try {
+      for (let k = 0; k < old.weights.length; k++) {
+        const appended = table.weights[k]!.values;
+        yield stored.extend(old.weights[k]!.buffer, before * 8, before * 8, paddedSize(words * 64 * 8), (bytes) => {
+          const values = new Float64Array(bytes.buffer, bytes.byteOffset, words * 64);
+          for (let j = 0; j < added; j++) values[before + j] = appended[order[j]!]!;
+        });
+      }
+      if (inputRows !== undefined) {
+        yield stored.extend(old.inputRows!, before * 4, before * 4, paddedSize(rows * 4), (bytes) => {
+          const rowOf = words32(bytes);
+          for (let j = 0; j < added; j++) rowOf[before + j] = before + order[j]!;
+        });
+      }
+      if (idTexts !== undefined) yield idTexts;
+      for (const plan of extended) yield* variableBuffers(plan);
+      // Any old buffer not extended here (none, as the dataset is laid out) is checked all the same.
+      for (let row = 0; row < data.buffers.length; row++) if (!stored.checked.has(row)) data.buffer(row);
+    } finally {
+      stored.dispose();
     }
-    if (idTexts !== undefined) yield idTexts;
-    for (const plan of extended) yield* variableBuffers(plan);
   }
 
-  function* variableBuffers(plan: Extended): Generator<Uint8Array> {
+  function* variableBuffers(plan: Extended): Generator<Uint8Array | HashedBuffer> {
     const { variable, old: was, rankNow, oldRank, appended } = plan;
     const width = specs[variable.index]!.bytes / (words * 64);
     const oldWidth = indexWidth(was);
-    const index = new Uint8Array(words * 64 * width);
-    const stored = readIndex(oldBuffer(was.index, oldWords * 64 * oldWidth), oldWidth);
-    const target = width === 1 ? index : width === 2 ? new Uint16Array(index.buffer) : new Uint32Array(index.buffer);
     let identity = oldWidth === width;
     for (let r = 1; identity && r < rankNow.length; r++) identity = rankNow[r] === r;
-    if (identity) index.set(new Uint8Array(stored.buffer, stored.byteOffset, before * width));
-    else for (let r = 0; r < before; r++) target[r] = rankNow[stored[r]!]!;
-    target.set(appended, before);
-    yield index;
+    if (oldWidth === width) {
+      // The old ranks kept (or renumbered where they are) and the new respondents' after them.
+      yield stored.extend(was.index, before * width, identity ? before * width : 0, paddedSize(words * 64 * width), (bytes) => {
+        const target = readIndex(bytes, width);
+        if (!identity) for (let r = 0; r < before; r++) target[r] = rankNow[target[r]!]!;
+        target.set(appended, before);
+      });
+    } else {
+      const index = new Uint8Array(words * 64 * width);
+      const old = readIndex(oldBuffer(was.index, oldWords * 64 * oldWidth), oldWidth);
+      const target = readIndex(index, width);
+      for (let r = 0; r < before; r++) target[r] = rankNow[old[r]!]!;
+      target.set(appended, before);
+      yield index;
+    }
     // The new respondents by rank (a counting sort): each container then sets its own, not all of them.
     const start = new Uint32Array(variable.values.length + 2);
     for (let j = 0; j < added; j++) start[appended[j]! + 1]!++;
@@ -285,7 +317,18 @@ async function extend(
         const oldRow = from > 0 ? was.codes![from - 1]! : -1;
         const oldKind = oldRow >= 0 ? data.buffers[oldRow]!.kind : undefined;
         const oldCount = from > 0 ? was.counts[from - 1]! : 0;
-        if (spec.kind === BufferKind.dense) {
+        if (spec.kind === BufferKind.dense && oldKind !== BufferKind.sparse) {
+          // The old respondents' bits as they are, the new ones' set after them.
+          yield stored.extend(oldKind === undefined ? undefined : oldRow, bitsKeep, bitsSame, paddedSize(words * 8), (bytes) => {
+            const bits = words32(bytes);
+            for (const respondent of ofRank(rank)) bits[respondent >>> 5]! |= 1 << (respondent & 31);
+          });
+        } else if (spec.kind === BufferKind.sparse && oldKind !== BufferKind.dense) {
+          // The old respondents' list as it is, the new ones' after it.
+          yield stored.extend(oldKind === undefined ? undefined : oldRow, oldCount * 4, oldCount * 4, paddedSize(spec.count * 4), (bytes) => {
+            words32(bytes).set(ofRank(rank), oldCount);
+          });
+        } else if (spec.kind === BufferKind.dense) {
           const bits = new Uint32Array(words * 2);
           if (oldKind === BufferKind.dense) bits.set(oldWords32(oldRow, oldWords * 2));
           else if (oldKind === BufferKind.sparse) for (const respondent of oldWords32(oldRow, oldCount)) bits[respondent >>> 5]! |= 1 << (respondent & 31);
@@ -317,7 +360,6 @@ async function extend(
         tails[rank] = tail.slice(before >>> 5);
       }
       for (let rank = 1; rank <= variable.values.length; rank++) {
-        const bits = new Uint32Array(words * 2);
         // Old respondents of rank `rank` or more now: those of the first old rank that maps there or above.
         let from = 0;
         for (let r = 1; r < rankNow.length; r++) {
@@ -326,18 +368,16 @@ async function extend(
             break;
           }
         }
-        if (from > 0) bits.set(oldWords32(was.atLeast![from - 1]!, oldWords * 2));
         const newBits = tails[rank]!;
-        for (let w = 0; w < newBits.length; w++) bits[(before >>> 5) + w]! |= newBits[w]!;
-        yield new Uint8Array(bits.buffer);
+        yield stored.extend(from > 0 ? was.atLeast![from - 1]! : undefined, bitsKeep, bitsSame, paddedSize(words * 8), (bytes) => {
+          const bits = words32(bytes);
+          for (let w = 0; w < newBits.length; w++) bits[(before >>> 5) + w]! |= newBits[w]!;
+        });
       }
     }
   }
 
-  const unused = (): never => {
-    throw new Error('appendRows: input ranks are not kept');
-  };
-  return { dataset: { meta, specs, data: buffers, inputRanks: unused, inputWeights: unused }, newValues };
+  return { dataset: { meta, specs, data: buffers }, newValues };
 }
 
 /**
