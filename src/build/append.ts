@@ -257,7 +257,7 @@ async function extend(
   const words32 = (bytes: Uint8Array): Uint32Array => new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4);
 
   function* buffers(): Generator<Uint8Array | HashedBuffer> {
-    stored = new StoredExtension(kernel, data, Math.max(...specs.map((spec) => paddedSize(spec.bytes))));
+    stored = new StoredExtension(kernel, data, specs.reduce((largest, spec) => Math.max(largest, paddedSize(spec.bytes)), 0));
     try {
       for (let k = 0; k < old.weights.length; k++) {
         const appended = table.weights[k]!.values;

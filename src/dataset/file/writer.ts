@@ -57,7 +57,7 @@ export async function writeDataset(dataset: BufferTable, out: string, signal?: A
     try {
       const output = new Output(file);
       written = await writeFile(output, dataset, checksums, signal);
-      await output.flush();
+      await output.finish();
       await file.sync();
     } finally {
       await file.close();
@@ -222,22 +222,27 @@ const STAGING_BYTES = 8 << 20;
 
 /**
  * Sequential writes to a file, tracking the position. Pieces smaller than the staging
- * buffer are copied into it and written when it fills (a dataset is thousands of small
- * pieces: one write each cost a round trip to the thread pool); a larger piece is written
- * as it is. flush() writes what is staged.
+ * buffer are copied into it (a dataset is thousands of small pieces: one write each cost a
+ * round trip to the thread pool). A full staging buffer is written while the next one
+ * fills, so the copy into the file overlaps making the next buffers; a larger piece is
+ * written as it is, after what was staged. finish() writes the rest and waits for it.
  */
 class Output {
   position = 0;
-  private readonly staging = new Uint8Array(STAGING_BYTES);
+  private staging = new Uint8Array(STAGING_BYTES);
+  /** The other staging buffer: the one being written, if a write is pending. */
+  private spare = new Uint8Array(STAGING_BYTES);
   private staged = 0;
   /** File position of the staging buffer's first byte. */
   private stagedAt = 0;
+  private pending: Promise<void> = Promise.resolve();
 
   constructor(private readonly file: FileHandle) {}
 
   async write(bytes: Uint8Array): Promise<void> {
     if (this.staged + bytes.byteLength > STAGING_BYTES) await this.flush();
     if (bytes.byteLength >= STAGING_BYTES) {
+      await this.pending;
       await this.writeAt(bytes, this.position);
       this.stagedAt = this.position + bytes.byteLength;
     } else {
@@ -247,10 +252,22 @@ class Output {
     this.position += bytes.byteLength;
   }
 
-  async flush(): Promise<void> {
-    if (this.staged > 0) await this.writeAt(this.staging.subarray(0, this.staged), this.stagedAt);
+  /** Starts writing what is staged (after the write before it) and stages into the other buffer. */
+  private async flush(): Promise<void> {
+    await this.pending;
+    if (this.staged > 0) {
+      this.pending = this.writeAt(this.staging.subarray(0, this.staged), this.stagedAt);
+      // Its failure is thrown where it is awaited (the next flush, or finish), not left unhandled.
+      this.pending.catch(() => undefined);
+      [this.staging, this.spare] = [this.spare, this.staging];
+    }
     this.stagedAt += this.staged;
     this.staged = 0;
+  }
+
+  async finish(): Promise<void> {
+    await this.flush();
+    await this.pending;
   }
 
   private async writeAt(bytes: Uint8Array, position: number): Promise<void> {
