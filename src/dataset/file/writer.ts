@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { type FileHandle, open, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { Schema } from 'apache-arrow';
+import { Schema } from 'apache-arrow/schema';
 import { MetadataVersion } from 'apache-arrow/enum';
 import { FileBlock, Footer } from 'apache-arrow/ipc/metadata/file';
 import { BufferRegion, FieldNode, Message, RecordBatch } from 'apache-arrow/ipc/metadata/message';
