@@ -27,6 +27,7 @@ import { AXIS_LIMIT, BUILD_CANCELLED_HINT, BufferKind, RANGE_INDEX_LIMIT, type S
 import { replicateRank } from '../stats/replicate-rank.js';
 import { placedError, type Place } from '../dataset/input/input-errors.js';
 import type { RawColumn, RawTable } from '../dataset/input/raw-table.js';
+import { isDense, planMultiWave } from '../dataset/build/multi-response.js';
 
 export interface AppendOptions {
   /** Where to write the extended dataset (written beside it and renamed; may be the dataset itself). */
@@ -116,10 +117,6 @@ function unfit(file: string, what: string, hint: string, field?: string): Crosst
 }
 
 function refuseUnsupported(dataset: string, meta: StoredMeta): void {
-  const multi = meta.variables.find((variable) => variable.kind === 'multi');
-  if (multi) {
-    throw unfit(dataset, `has the multi-response variable ${multi.name}, which appending does not extend`, 'Build the whole dataset from all the rows with `crosstab build`.', multi.name);
-  }
   const calibrated = meta.weights.find((weight) => weight.calibration !== undefined);
   if (calibrated) {
     throw unfit(
@@ -150,6 +147,8 @@ async function extend(
   const skipped = new Set(old.skipped.map((entry) => entry.column));
   const known = new Set(old.variables.map((variable) => variable.name));
   if (old.id !== undefined) known.add(old.id.column);
+  // A delimited multi-response column is no variable of its own.
+  for (const variable of old.variables) for (const name of variable.multi?.source.columns ?? []) known.add(name);
   const unknown = table.columns.filter((column) => !known.has(column.name) && !skipped.has(column.name)).map((column) => column.name);
   if (unknown.length > 0) {
     throw unfit(newRows, `has column${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')} that ${dataset} does not have`, 'Drop them from the new rows, or build the whole dataset from all the rows with `crosstab build` to add a variable.', unknown[0]);
@@ -163,7 +162,12 @@ async function extend(
   const order = weightOrder(table.weights[0]?.values, added).order;
 
   const newValues: AppendReport['newValues'] = [];
-  const extended = old.variables.map((variable) => {
+  const extended = old.variables.map((variable): Extended | ExtendedMulti => {
+    if (variable.kind === 'multi') {
+      const plan = extendMulti(dataset, newRows, variable, columns, order, before);
+      if (plan.added.length > 0) newValues.push({ variable: variable.name, values: plan.added });
+      return plan.extended;
+    }
     const column = columns.get(variable.name);
     if (column === undefined) throw unfit(newRows, `has no column ${variable.name}, a variable of ${dataset}`, 'Give the new rows every column of the dataset (blank where a respondent has no answer).', variable.name);
     const plan = extendVariable(newRows, variable, column, order);
@@ -186,7 +190,12 @@ async function extend(
   // As a build lays them out: the input rows and the id texts after the weights.
   const inputRows = old.inputRows === undefined ? undefined : add({ name: 'input-rows', kind: BufferKind.inputRows, count: rows, bytes: rows * 4 });
   const id = old.id === undefined ? undefined : { column: old.id.column, buffer: add({ name: `id:${old.id.column}`, kind: BufferKind.idTexts, count: idTexts!.byteLength, bytes: idTexts!.byteLength }) };
-  for (const { variable } of extended) {
+  for (const plan of extended) {
+    if ('holders' in plan) {
+      multiSpecs(plan.variable, add, words);
+      continue;
+    }
+    const { variable } = plan;
     const width = variable.values.length <= 0xff ? 1 : variable.values.length <= 0xffff ? 2 : 4;
     variable.index = add({ name: `index:${variable.name}`, kind: width === 1 ? BufferKind.indexU8 : width === 2 ? BufferKind.indexU16 : BufferKind.indexU32, count: rows, bytes: words * 64 * width });
     if (variable.codes !== undefined) {
@@ -239,7 +248,7 @@ async function extend(
     const options = designOptions(old.design);
     const degf = old.design.replicates === undefined ? undefined : replicateDegf(dataset, old.design.replicates, before, rows, weightValues);
     if (degf?.keep === true) options.degf = old.design.replicates!.degf;
-    const design = declareDesign(meta, options, (variable) => ranksOf(extended.find((plan) => plan.variable.name === variable.name)!), weightValues);
+    const design = declareDesign(meta, options, (variable) => ranksOf(extended.find((plan) => plan.variable.name === variable.name) as Extended), weightValues);
     // Of an earlier build whose degrees of freedom are its rank's: given or not, unknown still.
     if (degf?.given === undefined && design?.replicates !== undefined) delete design.replicates.degfGiven;
     if (design) meta.design = design;
@@ -254,7 +263,7 @@ async function extend(
       yield new Uint8Array(rowOf.buffer);
     }
     if (idTexts !== undefined) yield idTexts;
-    for (const plan of extended) yield* variableBuffers(plan);
+    for (const plan of extended) yield* 'holders' in plan ? multiVariableBuffers(plan, specs, words, oldWords, (row) => data.buffers[row]!.kind, oldWords32) : variableBuffers(plan);
   }
 
   function* variableBuffers(plan: Extended): Generator<Uint8Array> {
@@ -493,6 +502,122 @@ function extendVariable(newRows: string, variable: StoredVariable, column: RawCo
   const valueLabels = { ...column.valueLabels, ...variable.valueLabels };
   if (Object.keys(valueLabels).length > 0) extended.valueLabels = valueLabels;
   return { extended: { variable: extended, old: variable, rankNow, oldRank, appended }, added };
+}
+
+/**
+ * A multi-response variable of the extended dataset: its values with the wave's new ones, and
+ * the new respondents holding each value (a respondent may hold several) or no answer.
+ */
+interface ExtendedMulti {
+  variable: StoredVariable;
+  old: StoredVariable;
+  /** Rank now → old rank (0: a value the old respondents do not have). */
+  oldRank: Uint32Array;
+  /** Per rank now (index rank − 1): the new respondents holding the value, ascending. */
+  holders: Uint32Array[];
+  /** The new respondents blank in every column of the variable. */
+  noAnswer: Uint32Array;
+}
+
+/**
+ * Encodes the new rows' answers to a multi-response variable with the dataset's definition
+ * of it (its columns, counted value or delimiter: a wave's own sets are not consulted), the
+ * new respondents in their stored order (`order[j]` is the row stored as respondent before + j).
+ */
+function extendMulti(dataset: string, newRows: string, variable: StoredVariable, columns: ReadonlyMap<string, RawColumn>, order: Uint32Array, before: number): { extended: ExtendedMulti; added: string[] } {
+  const wave = planMultiWave(variable, columns, newRows, dataset);
+  const { values, rankNow, members } = wave;
+  const oldRank = new Uint32Array(values.length + 1);
+  for (let rank = 1; rank < rankNow.length; rank++) oldRank[rankNow[rank]!] = rank;
+  // Two passes over the wave: how many respondents hold each value, then who.
+  const heldBy = new Uint32Array(values.length + 1);
+  const lastHolder = new Int32Array(values.length + 1).fill(-1);
+  let unanswered = 0;
+  const visit = (each: (rank: number, j: number) => void, none: (j: number) => void) => {
+    lastHolder.fill(-1);
+    for (let j = 0; j < order.length; j++) {
+      const row = order[j]!;
+      let answered = false;
+      for (const { column, ranksOfId } of members) {
+        const id = column.ids[row]!;
+        if (id === 0) continue;
+        answered = true;
+        for (const rank of ranksOfId[id]!) {
+          if (lastHolder[rank] !== j) {
+            lastHolder[rank] = j;
+            each(rank, j);
+          }
+        }
+      }
+      if (!answered) none(j);
+    }
+  };
+  visit((rank) => heldBy[rank]!++, () => unanswered++);
+  const holders = Array.from({ length: values.length }, (_, i) => new Uint32Array(heldBy[i + 1]!));
+  const filled = new Uint32Array(values.length + 1);
+  const noAnswer = new Uint32Array(unanswered);
+  let noAnswers = 0;
+  visit(
+    (rank, j) => (holders[rank - 1]![filled[rank]!++] = before + j),
+    (j) => (noAnswer[noAnswers++] = before + j),
+  );
+  const counts = values.map((_, i) => (oldRank[i + 1]! > 0 ? variable.counts[oldRank[i + 1]! - 1]! : 0) + heldBy[i + 1]!);
+  const extended: StoredVariable = { ...variable, values, counts, missing: variable.missing + unanswered, multi: { ...variable.multi!, numeric: wave.numeric } };
+  const valueLabels = { ...wave.valueLabels, ...variable.valueLabels };
+  if (Object.keys(valueLabels).length > 0) extended.valueLabels = valueLabels;
+  return { extended: { variable: extended, old: variable, oldRank, holders, noAnswer }, added: wave.added };
+}
+
+/** The buffer specs of a multi-response variable, as a build lays them out: one container per value, then its no-answer respondents'. */
+function multiSpecs(variable: StoredVariable, add: (spec: BufferSpec) => number, words: number): void {
+  const container = (name: string, count: number): BufferSpec =>
+    isDense(count, words) ? { name, kind: BufferKind.dense, count, bytes: words * 8 } : { name, kind: BufferKind.sparse, count, bytes: count * 4 };
+  variable.codes = variable.counts.map((count, rank) => add(container(`code:${variable.name}=${variable.values[rank]}`, count)));
+  variable.multi = { ...variable.multi!, noAnswer: add(container(`na:${variable.name}`, variable.missing)) };
+}
+
+/**
+ * A multi-response variable's containers: each value's old respondents (its old container,
+ * dense or a list) with the new ones holding it, in the kind its count now takes.
+ */
+function* multiVariableBuffers(
+  plan: ExtendedMulti,
+  specs: BufferSpec[],
+  words: number,
+  oldWords: number,
+  kindOf: (row: number) => BufferKind,
+  oldWords32: (row: number, count: number) => Uint32Array,
+): Generator<Uint8Array> {
+  const { variable, old, oldRank, holders, noAnswer } = plan;
+  const container = (row: number, oldRow: number, oldCount: number, added: Uint32Array): Uint8Array => {
+    const spec = specs[row]!;
+    const oldKind = oldRow >= 0 ? kindOf(oldRow) : undefined;
+    if (spec.kind === BufferKind.dense) {
+      const bits = new Uint32Array(words * 2);
+      if (oldKind === BufferKind.dense) bits.set(oldWords32(oldRow, oldWords * 2));
+      else if (oldKind === BufferKind.sparse) for (const respondent of oldWords32(oldRow, oldCount)) bits[respondent >>> 5]! |= 1 << (respondent & 31);
+      for (const respondent of added) bits[respondent >>> 5]! |= 1 << (respondent & 31);
+      return new Uint8Array(bits.buffer);
+    }
+    const list = new Uint32Array(spec.count);
+    let at = 0;
+    if (oldKind === BufferKind.sparse) {
+      list.set(oldWords32(oldRow, oldCount));
+      at = oldCount;
+    } else if (oldKind === BufferKind.dense) {
+      const bits = oldWords32(oldRow, oldWords * 2);
+      for (let w = 0; w < bits.length; w++) {
+        for (let word = bits[w]!; word !== 0; word &= word - 1) list[at++] = w * 32 + (31 - Math.clz32(word & -word));
+      }
+    }
+    list.set(added, at);
+    return new Uint8Array(list.buffer);
+  };
+  for (let rank = 1; rank <= variable.values.length; rank++) {
+    const from = oldRank[rank]!;
+    yield container(variable.codes![rank - 1]!, from > 0 ? old.codes![from - 1]! : -1, from > 0 ? old.counts[from - 1]! : 0, holders[rank - 1]!);
+  }
+  yield container(variable.multi!.noAnswer, old.multi!.noAnswer, old.missing, noAnswer);
 }
 
 /**
