@@ -236,7 +236,7 @@ describe('appendRows', () => {
       expect(error).toBeInstanceOf(CrosstabError);
       expect(error.message).toMatch(message);
       expect(error.details.field).toBe(field);
-      expect(error.details.hint).toMatch(/crosstab build|before weighting/);
+      expect(error.details.hint).toMatch(/--drop-calibrated/);
       expect(() => readFileSync(out)).toThrow();
     }
   });

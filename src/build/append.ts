@@ -11,8 +11,8 @@
  * the two files answer every query alike but their buffers (and fingerprints) differ: the
  * full build's order would move every old respondent, which is the cost of a full build.
  */
-import { readFile, stat } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { readFile, rm, stat } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { CrosstabError, ErrorCode, throwIfCancelled } from '../errors.js';
 import { bitsetWords } from '../kernel/exports.js';
@@ -23,7 +23,8 @@ import type { BufferSpec, CompiledDataset } from '../dataset/build/compile.js';
 import { declareDesign, type DesignOptions } from '../dataset/build/design.js';
 import { weightOrder } from '../dataset/build/weight-order.js';
 import { loadDataset, type LoadedDataset } from '../dataset/file/reader.js';
-import { AXIS_LIMIT, BUILD_CANCELLED_HINT, BufferKind, RANGE_INDEX_LIMIT, type StoredDesign, type StoredMeta, type StoredVariable } from '../dataset/format.js';
+import { AXIS_LIMIT, BUILD_CANCELLED_HINT, BufferKind, RANGE_INDEX_LIMIT, type StoredCalibration, type StoredDesign, type StoredMeta, type StoredVariable } from '../dataset/format.js';
+import { shellWord } from '../dataset/file/rebuild-command.js';
 import { replicateRank } from '../stats/replicate-rank.js';
 import { placedError, type Place } from '../dataset/input/input-errors.js';
 import type { RawColumn, RawTable } from '../dataset/input/raw-table.js';
@@ -36,6 +37,12 @@ export interface AppendOptions {
   threads?: number;
   /** Stops the append: nothing is written. */
   signal?: AbortSignal;
+  /**
+   * Leave out the weights `crosstab weight` made (calibrated to population targets over the
+   * old respondents; the weights file's, and those written into the dataset): they cannot be
+   * extended without weighting again. Default false: such a dataset is refused.
+   */
+  dropCalibrated?: boolean;
 }
 
 export interface AppendReport {
@@ -49,9 +56,11 @@ export interface AppendReport {
   checksum: string;
   /** The input reader's notes. */
   notes: string[];
+  /** Weights left out (`dropCalibrated`), each with the `crosstab weight` command that makes it again. */
+  dropped: Array<{ weight: string; command: string }>;
 }
 
-const APPEND_OPTIONS = ['out', 'threads', 'signal'];
+const APPEND_OPTIONS = ['out', 'threads', 'signal', 'dropCalibrated'];
 
 /** A variable of the extended dataset: its stored form and how to make its buffers. */
 interface Extended {
@@ -87,16 +96,19 @@ export async function appendRows(dataset: string, newRows: string, options: Appe
   // Every buffer read and checked against its checksum: a damaged dataset is never extended.
   const data = await loadDataset(dataset, kernel, { verify: 'full' });
   try {
-    const meta = data.meta;
-    refuseUnsupported(dataset, meta);
+    const dropped = calibratedWeights(dataset, newRows, data, options);
+    const source = dropped.length === 0 ? data : { ...data, meta: { ...data.meta, weights: data.meta.weights.filter((weight) => !dropped.some((entry) => entry.weight === weight.name)) } };
+    const meta = source.meta;
     const { readInput, sniffFormat } = await import('../dataset/input/read-input.js');
     const table = await readInput(newRows, { weights: meta.weights.map((weight) => weight.name), ...(options.threads === undefined ? {} : { threads: options.threads }) });
     cancelled();
     const format = await sniffFormat(newRows);
-    const compiled = await extend(dataset, newRows, format, data, table, (ptr, bytes) => kernel.memory.bytes(ptr, bytes));
+    const compiled = await extend(dataset, newRows, format, source, table, (ptr, bytes) => kernel.memory.bytes(ptr, bytes));
     cancelled();
     const { writeDataset } = await import('../dataset/file/writer.js');
     const written = await writeDataset(compiled.dataset, options.out, signal);
+    // The weights file belongs to the build just replaced (its weights, left out, were of the old respondents).
+    if (data.weightsFile !== undefined && dropped.length > 0 && resolve(options.out) === resolve(dataset)) await rm(data.weightsFile.path, { force: true });
     return {
       out: options.out,
       respondents: compiled.dataset.meta.respondents,
@@ -105,6 +117,7 @@ export async function appendRows(dataset: string, newRows: string, options: Appe
       bytes: written.bytes,
       checksum: written.checksum,
       notes: table.notes ?? [],
+      dropped,
     };
   } finally {
     data.close();
@@ -116,16 +129,41 @@ function unfit(file: string, what: string, hint: string, field?: string): Crosst
   return new CrosstabError(ErrorCode.invalidInput, `${file}: ${what}`, { file, ...(field === undefined ? {} : { field }), hint });
 }
 
-function refuseUnsupported(dataset: string, meta: StoredMeta): void {
-  const calibrated = meta.weights.find((weight) => weight.calibration !== undefined);
-  if (calibrated) {
+/**
+ * The weights `crosstab weight` made (every weight of the weights file; a weight of the dataset
+ * file with a stored calibration): calibrated to population targets over the old respondents,
+ * they have no value for the new ones, and extending them with any would leave a weight that no
+ * longer meets its targets. Refused, naming the commands that append and weight again, unless
+ * `dropCalibrated`: then left out, each with the command that makes it again over every row.
+ */
+function calibratedWeights(dataset: string, newRows: string, data: LoadedDataset, options: AppendOptions): Array<{ weight: string; command: string }> {
+  const fromFile = new Set(data.weightsFile?.weights ?? []);
+  const made = data.meta.weights.filter((weight) => fromFile.has(weight.name) || weight.calibration !== undefined);
+  if (made.length === 0) return [];
+  const dropped = made.map((weight) => ({ weight: weight.name, command: weightCommand(options.out, weight.name, weight.calibration) }));
+  const first = made[0]!;
+  const where = fromFile.has(first.name) ? `its weights file ${data.weightsFile!.path}` : 'it';
+  if (data.meta.weights[0]!.name === first.name) {
+    throw unfit(dataset, `its default weight ${first.name} was calibrated to population targets (crosstab weight), which the new respondents would change`, 'Append to the dataset `crosstab weight` started from, then weight the result again.', first.name);
+  }
+  if (options.dropCalibrated !== true) {
+    const names = made.map((weight) => weight.name);
     throw unfit(
       dataset,
-      `its weight ${calibrated.name} was calibrated to population targets (crosstab weight), which the new respondents would change`,
-      'Append to the dataset before weighting (the one `crosstab weight` started from), then weight the result again.',
-      calibrated.name,
+      `its weight${names.length > 1 ? 's' : ''} ${names.join(', ')} ${names.length > 1 ? 'were' : 'was'} calibrated to population targets over its respondents by crosstab weight (${where} holds ${first.name}): the new respondents have no such weight, and the old ones' would no longer meet the targets with them`,
+      `Append without ${names.length > 1 ? 'them' : 'it'} (dropCalibrated: \`crosstab append ${shellWord(dataset)} ${shellWord(newRows)} --out ${shellWord(options.out)} --drop-calibrated\`), then weight every respondent again with the same targets: ${dropped.map((entry) => `\`${entry.command}\``).join(', then ')}.`,
+      first.name,
     );
   }
+  return dropped;
+}
+
+/** The `crosstab weight` command that makes `name` again over the dataset `out` (the targets file as a placeholder: it is not stored). */
+function weightCommand(out: string, name: string, calibration: StoredCalibration | undefined): string {
+  const parts = ['crosstab', 'weight', shellWord(out), '--targets', 'TARGETS.json', '--method', calibration?.kind === 'raking' ? 'rake' : 'METHOD', '--name', shellWord(name)];
+  if (calibration?.baseWeight === null) parts.push('--unweighted');
+  else if (calibration !== undefined) parts.push('--base-weight', shellWord(calibration.baseWeight));
+  return parts.join(' ');
 }
 
 /** The extended dataset, planned and made buffer by buffer. */
