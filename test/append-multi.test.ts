@@ -4,6 +4,7 @@
 // build of every row makes: the same info, the same respondents and weighted sums for seeded
 // random expressions over the multi-response variables (as targets and as bases) and for
 // tables of them, and the same `crosstab export` with --id.
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +14,16 @@ import { appendRows, buildDataset, CrosstabError, ErrorCode, exportColumns, open
 import { loadDataset } from '../src/dataset/file/reader.js';
 import { mainThreadKernel } from '../src/kernel/kernel.js';
 import { nhanesCsv } from './support/paths.js';
+
+const hasPspp = (() => {
+  try {
+    execFileSync('pspp', ['--version'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+})();
+if (!hasPspp && process.env.CI !== 'true') console.warn("\n*** SKIPPED: the SPSS case of test/append-multi.test.ts needs Debian's pspp (apt-get install pspp); CI installs it. ***\n");
 
 const dir = mkdtempSync(join(tmpdir(), 'crosstab-append-multi-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -231,6 +242,61 @@ describe('appendRows with multi-response variables', () => {
     const [a, e] = [await openDataset(tracker, { cellCache: 0 }), await openDataset(whole, { cellCache: 0 })];
     try {
       await expectSameDataset(a, e);
+    } finally {
+      await Promise.all([a.close(), e.close()]);
+    }
+  });
+
+  // Debian's pspp writes the files; CI installs it, and under CI=true a missing pspp fails the test.
+  it.skipIf(!hasPspp && process.env.CI !== 'true')('SPSS multiple-response sets (a dichotomy and a category set, pspp): a .sav wave appended as the build of every row', async () => {
+    let seed = 3;
+    const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    // The wave's brands include 5 (Echo), which the first part's do not.
+    const lines = Array.from({ length: 600 }, (_, row) => {
+      const blank = next() < 0.1;
+      const dich = [0, 1, 2].map(() => (blank ? '.' : next() < 0.45 ? '1' : '0'));
+      const brands = [0, 1].map(() => (next() < 0.3 ? '.' : String(1 + Math.floor(next() * (row < 400 ? 4 : 5)))));
+      return [row + 1, (0.5 + next() * 2).toFixed(2), ...dich, ...brands].join(' ');
+    });
+    const sav = (name: string, rows: string[]): string => {
+      const out = file(name);
+      writeFileSync(
+        `${out}.sps`,
+        [
+          'DATA LIST LIST /id w hicov privcov pubcov brand1 brand2.',
+          'BEGIN DATA',
+          ...rows,
+          'END DATA.',
+          "VARIABLE LABELS hicov 'Any coverage' privcov 'Private coverage' pubcov 'Public coverage'.",
+          "VALUE LABELS brand1 brand2 1 'Acme' 2 'Bolt' 3 'Crest' 4 'Dyno' 5 'Echo'.",
+          "MRSETS /MDGROUP NAME=$cover LABEL='Health coverage' VARIABLES=hicov privcov pubcov VALUE=1",
+          "  /MCGROUP NAME=$brands LABEL='Brands bought' VARIABLES=brand1 brand2.",
+          `SAVE OUTFILE='${out}'.`,
+          '',
+        ].join('\n'),
+      );
+      execFileSync('pspp', ['-O', 'format=txt', '-o', `${out}.txt`, `${out}.sps`]);
+      return out;
+    };
+    const [allSav, firstSav, restSav] = [sav('all.sav', lines), sav('first.sav', lines.slice(0, 400)), sav('rest.sav', lines.slice(400))];
+    const options = { weights: ['w'], survey: 'SAV', id: 'id', rangeIndex: 'none' as const };
+    const [whole, first, appended] = [file('whole.arrow'), file('first.arrow'), file('appended.arrow')];
+    await buildDataset(allSav, { ...options, out: whole });
+    await buildDataset(firstSav, { ...options, out: first });
+    const report = await appendRows(first, restSav, { out: appended });
+    expect(report.newValues.filter((entry) => entry.variable === '$brands')).toEqual([{ variable: '$brands', values: ['5'] }]);
+    const [a, e] = [await openDataset(appended, { cellCache: 0 }), await openDataset(whole, { cellCache: 0 })];
+    try {
+      const { createdAt: _a, source: _s, checksum: _c, ...info } = a.info;
+      const { createdAt: _b, source: _t, checksum: _d, ...expected } = e.info;
+      expect(info).toEqual(expected);
+      const targets = ['$cover=1', '$cover=2,3', '$cover=all(1,3)', '$cover=none(1,2)', '$cover=NA', '$brands=5', '$brands=Echo', '$brands=all(1,2)', '$brands=none(4,5)', '$brands=NA', 'NOT $brands=1..2'];
+      for (const base of ['*', '$cover=2', 'NOT $brands=3', 'brand1=5']) {
+        const [x, y] = [await a.crosstab({ base, targets }), await e.crosstab({ base, targets })];
+        expect(x.targets.map((cell) => cell.respondents), base).toEqual(y.targets.map((cell) => cell.respondents));
+        expectSums(x.targets.map((cell) => cell.weighted), y.targets.map((cell) => cell.weighted), `targets over ${base}`);
+      }
+      expect((await e.crosstab({ base: '*', targets: ['$brands=5'] })).targets[0]!.respondents).toBeGreaterThan(20);
     } finally {
       await Promise.all([a.close(), e.close()]);
     }
