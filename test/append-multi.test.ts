@@ -13,6 +13,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { appendRows, buildDataset, CrosstabError, ErrorCode, exportColumns, openDataset, type BuildOptions, type Dataset } from '../src/index.js';
 import { loadDataset } from '../src/dataset/file/reader.js';
 import { mainThreadKernel } from '../src/kernel/kernel.js';
+import { seededRandom } from './support/large-dataset.js';
 import { nhanesCsv } from './support/paths.js';
 
 const hasPspp = (() => {
@@ -29,16 +30,6 @@ const dir = mkdtempSync(join(tmpdir(), 'crosstab-append-multi-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 let serial = 0;
 const file = (name: string) => join(dir, `${serial++}-${name}`);
-
-/** A seeded generator (mulberry32): the same data and queries on every run. */
-function random(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const MULTI_HEADER = 'pid,brands,shops,A,B,C,pick1,pick2,notes';
 
@@ -71,7 +62,7 @@ function multiRow(next: () => number, wave: boolean): string {
 /** The first part (`firstRows` NHANES rows), the wave (the rest) and every row, as CSV files. */
 function waveFiles(firstRows: number): { first: string; rest: string; all: string } {
   const [header, ...rows] = gunzipSync(readFileSync(nhanesCsv)).toString('utf8').trimEnd().split('\n');
-  const next = random(11);
+  const next = seededRandom(11);
   const lines = rows.map((line, row) => `P${row + 1},${line},${multiRow(next, row >= firstRows)}`);
   const head = `${MULTI_HEADER.split(',')[0]},${header},${MULTI_HEADER.split(',').slice(1).join(',')}`;
   const write = (name: string, part: string[]) => {
@@ -116,7 +107,7 @@ function expectSums(actual: ArrayLike<number>, expected: ArrayLike<number>, what
 
 /** Seeded random expressions over the multi-response variables (every form), alone or with single-coded ones. */
 function randomExpressions(count: number, seed: number): string[] {
-  const next = random(seed);
+  const next = seededRandom(seed);
   const pick = <T,>(options: T[]) => options[Math.floor(next() * options.length)]!;
   const sets: Array<[string, string[]]> = [
     ['brands', ['0', '1', '2', '3', '4', '5', '6', '7']],

@@ -28,7 +28,7 @@ import { shellWord } from '../dataset/file/rebuild-command.js';
 import { replicateRank } from '../stats/replicate-rank.js';
 import { placedError, type Place } from '../dataset/input/input-errors.js';
 import type { RawColumn, RawTable } from '../dataset/input/raw-table.js';
-import { isDense, planMultiWave } from '../dataset/build/multi-response.js';
+import { eachAnswer, isDense, planMultiWave } from '../dataset/build/multi-response.js';
 
 export interface AppendOptions {
   /** Where to write the extended dataset (written beside it and renamed; may be the dataset itself). */
@@ -569,27 +569,8 @@ function extendMulti(dataset: string, newRows: string, variable: StoredVariable,
   for (let rank = 1; rank < rankNow.length; rank++) oldRank[rankNow[rank]!] = rank;
   // Two passes over the wave: how many respondents hold each value, then who.
   const heldBy = new Uint32Array(values.length + 1);
-  const lastHolder = new Int32Array(values.length + 1).fill(-1);
   let unanswered = 0;
-  const visit = (each: (rank: number, j: number) => void, none: (j: number) => void) => {
-    lastHolder.fill(-1);
-    for (let j = 0; j < order.length; j++) {
-      const row = order[j]!;
-      let answered = false;
-      for (const { column, ranksOfId } of members) {
-        const id = column.ids[row]!;
-        if (id === 0) continue;
-        answered = true;
-        for (const rank of ranksOfId[id]!) {
-          if (lastHolder[rank] !== j) {
-            lastHolder[rank] = j;
-            each(rank, j);
-          }
-        }
-      }
-      if (!answered) none(j);
-    }
-  };
+  const visit = (each: (rank: number, j: number) => void, none: (j: number) => void) => eachAnswer(members, order, values.length, each, none);
   visit((rank) => heldBy[rank]!++, () => unanswered++);
   const holders = Array.from({ length: values.length }, (_, i) => new Uint32Array(heldBy[i + 1]!));
   const filled = new Uint32Array(values.length + 1);

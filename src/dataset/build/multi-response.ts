@@ -104,27 +104,36 @@ export function multiBuffers(plan: MultiPlan, order: Uint32Array, words: number)
     if (container.bits) container.bits[respondent >>> 5]! |= 1 << (respondent & 31);
     else container.list![container.next++] = respondent;
   };
-  const held = new Int32Array(plan.values.length + 1).fill(-1);
+  eachAnswer(plan.members, order, plan.values.length, (rank, respondent) => mark(rank - 1, respondent), (respondent) => mark(noAnswer, respondent));
+  return containers.map((container) => {
+    const view = container.bits ?? container.list!;
+    return new Uint8Array(view.buffer, view.byteOffset, view.byteLength);
+  });
+}
+
+/**
+ * Walks the respondents in stored order (`order[r]` is the input row stored as respondent r):
+ * `each(rank, r)` once for every value (1-based rank, below `values` + 1) respondent r holds,
+ * or `none(r)` when r is blank in every member column (no answer).
+ */
+export function eachAnswer(members: MultiPlan['members'], order: Uint32Array, values: number, each: (rank: number, respondent: number) => void, none: (respondent: number) => void): void {
+  const held = new Int32Array(values + 1).fill(-1);
   for (let respondent = 0; respondent < order.length; respondent++) {
     const row = order[respondent]!;
     let answered = false;
-    for (const { column, ranksOfId } of plan.members) {
+    for (const { column, ranksOfId } of members) {
       const id = column.ids[row]!;
       if (id === 0) continue;
       answered = true;
       for (const rank of ranksOfId[id]!) {
         if (held[rank] !== respondent) {
           held[rank] = respondent;
-          mark(rank - 1, respondent);
+          each(rank, respondent);
         }
       }
     }
-    if (!answered) mark(noAnswer, respondent);
+    if (!answered) none(respondent);
   }
-  return containers.map((container) => {
-    const view = container.bits ?? container.list!;
-    return new Uint8Array(view.buffer, view.byteOffset, view.byteLength);
-  });
 }
 
 /**
