@@ -13,6 +13,7 @@ import { headerOf } from './headers.js';
 import { FileKeyStore, type KeyStore } from './key-store.js';
 import type { ApiKeyRecord } from './key-file.js';
 import { buildOpenApiDocument } from './openapi.js';
+import { isoNow } from './clock.js';
 import { applyReplyHeaders, isOperationReply, type OperationReply } from './operation-reply.js';
 import type { ServiceContext } from './route.js';
 import { ARRIVED_BODY, CLIENT_GONE, requestBody, type ArrivedBodyRequest } from './request-body.js';
@@ -321,7 +322,7 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
     const method = typeof request.method === 'string' ? request.method.toUpperCase() : '';
     const pathname = pathnameOf(typeof request.path === 'string' ? request.path : '');
     const path = pathname.slice(0, 512);
-    const entry: AccessLogEntry = { time: new Date().toISOString(), requestId, method: method.slice(0, 16), path, status: 0, ms: 0 };
+    const entry: AccessLogEntry = { time: isoNow(), requestId, method: method.slice(0, 16), path, status: 0, ms: 0 };
     const origin = headerOf(request.headers, 'origin');
     const headers: Record<string, string> = { 'x-request-id': requestId, 'x-content-type-options': 'nosniff', 'cache-control': 'no-store', ...cors.responseHeaders(origin) };
     let status = 200;

@@ -1,6 +1,7 @@
 import { isResponseStream } from './answer-budget.js';
 import type { CallerCheck } from './caller.js';
 import type { ApiKeyRecord } from './key-file.js';
+import { isoNow } from './clock.js';
 import { parseJsonBody } from './crosstab-request.js';
 import type { AccessLogEntry, HandlerRequest } from './handler-types.js';
 import { headerOf, isJsonContentType } from './headers.js';
@@ -65,7 +66,7 @@ export function createRoutePipeline(context: { service: ServiceContext; checkCal
     if (clientGone(request)) return unsent(serviceError('client_closed_request', 'The client closed the connection before the answer; nothing was billed.', 'Wait for the answer.'));
     try {
       await usage.record({
-        time: new Date().toISOString(),
+        time: isoNow(),
         requestId,
         keyId: caller.id,
         survey: result.usage.survey,
