@@ -52,8 +52,10 @@ export function createRoutePipeline(context: { service: ServiceContext; checkCal
       if (isServiceError(parsed)) return parsed;
       json = parsed.json;
     }
-    const call = { request, requestId, entry, params, service, json };
-    const result: RouteResult = route.auth ? await route.handle({ ...call, caller: caller as NonNullable<typeof caller> }) : await route.handle(call);
+    // One context object per request, made with its caller rather than spread into a second.
+    const result: RouteResult = route.auth
+      ? await route.handle({ request, requestId, entry, params, service, json, caller: caller as NonNullable<typeof caller> })
+      : await route.handle({ request, requestId, entry, params, service, json });
     if (!isBilledAnswer(result)) return result;
     if (!route.billed || caller === undefined) return result.body;
     // A streamed answer not sent is stopped, so its worker and its share of the answer budget are freed.
