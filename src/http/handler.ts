@@ -13,6 +13,7 @@ import { headerOf } from './headers.js';
 import { FileKeyStore, type KeyStore } from './key-store.js';
 import type { ApiKeyRecord } from './key-file.js';
 import { buildOpenApiDocument } from './openapi.js';
+import { isoNow } from './clock.js';
 import { publishDocument } from './published-document.js';
 import { applyReplyHeaders, isOperationReply, type OperationReply } from './operation-reply.js';
 import type { ServiceContext } from './route.js';
@@ -149,6 +150,34 @@ export interface HandlerCloseOptions {
 export const DEFAULT_CLOSE_TIMEOUT_MS = 30_000;
 
 const JSON_TYPE = 'application/json; charset=utf-8';
+
+/**
+ * respond()'s view of a request: method, path and headers as given, `signal` read through (a
+ * shim may make its signal only when it is asked for, as node-shim does), the rest assigned
+ * one by one. A class: an object literal with a getter is built field by field, and this is
+ * made for every request.
+ */
+class RequestView implements ArrivedBodyRequest {
+  readonly method: string;
+  readonly path: string;
+  readonly headers: HandlerRequest['headers'];
+  declare body?: HandlerRequest['body'];
+  declare readBody?: HandlerRequest['readBody'];
+  declare remoteAddress?: string;
+  declare [ARRIVED_BODY]?: ArrivedBodyRequest[typeof ARRIVED_BODY];
+  declare [CLIENT_GONE]?: ArrivedBodyRequest[typeof CLIENT_GONE];
+
+  constructor(private readonly raw: HandlerRequest) {
+    this.method = raw.method;
+    this.path = raw.path;
+    this.headers = raw.headers ?? {};
+  }
+
+  get signal(): AbortSignal | undefined {
+    const signal = this.raw.signal;
+    return signal instanceof AbortSignal ? signal : undefined;
+  }
+}
 
 /** Default of `maxTableBytesInFlight`: 512 MiB. */
 export const DEFAULT_TABLE_BYTES_IN_FLIGHT = 512 * 1024 * 1024;
@@ -320,16 +349,7 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
   };
 
   async function respond(raw: ArrivedBodyRequest, caller?: ApiKeyRecord): Promise<HandlerResponse> {
-    const request: ArrivedBodyRequest = {
-      method: raw.method,
-      path: raw.path,
-      headers: raw.headers ?? {},
-      // Read through: a shim may make its signal only when it is asked for (node-shim).
-      get signal(): AbortSignal | undefined {
-        const signal = raw.signal;
-        return signal instanceof AbortSignal ? signal : undefined;
-      },
-    };
+    const request = new RequestView(raw);
     // Assigned one by one rather than spread: this runs for every request.
     if (raw.body !== undefined) request.body = raw.body;
     if (typeof raw.readBody === 'function') {
@@ -344,9 +364,9 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
     const method = typeof request.method === 'string' ? request.method.toUpperCase() : '';
     const pathname = pathnameOf(typeof request.path === 'string' ? request.path : '');
     const path = pathname.slice(0, 512);
-    const entry: AccessLogEntry = { time: new Date().toISOString(), requestId, method: method.slice(0, 16), path, status: 0, ms: 0 };
+    const entry: AccessLogEntry = { time: isoNow(), requestId, method: method.slice(0, 16), path, status: 0, ms: 0 };
     const origin = headerOf(request.headers, 'origin');
-    const headers: Record<string, string> = { 'x-request-id': requestId, 'x-content-type-options': 'nosniff', 'cache-control': 'no-store', ...cors.responseHeaders(origin) };
+    const headers: Record<string, string> = Object.assign({ 'x-request-id': requestId, 'x-content-type-options': 'nosniff', 'cache-control': 'no-store' }, cors.responseHeaders(origin));
     let status = 200;
     let text: string | Uint8Array = '';
     let stream: ResponseStream | undefined;
@@ -421,7 +441,9 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
     } catch {
       // A failing logger must not fail the request.
     }
-    return { status, headers, body: text, ...(stream === undefined ? {} : { stream }) };
+    const response: HandlerResponse = { status, headers, body: text };
+    if (stream !== undefined) response.stream = stream;
+    return response;
   }
 
   const settled = (): void => {

@@ -89,17 +89,21 @@ export function requestBody(request: ArrivedBodyRequest, options: { maxBodyBytes
       if (given !== undefined) return Promise.resolve(given);
       if (reader === undefined) return Promise.resolve(new Uint8Array(0));
       if (reading === undefined) {
+        const fromArrived = (here: Promise<Uint8Array>): Promise<Uint8Array | ServiceError> =>
+          here.then((bytes) => {
+            whole = bytes.byteLength <= options.maxBodyBytes;
+            return bytes;
+          }, cutShort);
         const here = arrived?.();
-        reading =
-          here === undefined
-            ? readWithin(reader)
-            : here.then(
-                (bytes) => {
-                  whole = bytes.byteLength <= options.maxBodyBytes;
-                  return bytes;
-                },
-                cutShort,
-              );
+        if (here !== undefined) reading = fromArrived(here);
+        else if (arrived === undefined) reading = readWithin(reader);
+        // Asked while the shim's parser is still handing over the bytes that came with the
+        // headers (an operation that needs no await before its body): they are all in once
+        // this turn ends, so look again then before arming a timer and an abort signal.
+        else reading = Promise.resolve().then(() => {
+          const later = arrived();
+          return later === undefined ? readWithin(reader) : fromArrived(later);
+        });
       }
       return reading;
     },
