@@ -75,11 +75,12 @@ export async function buildDataset(input: string, options: BuildOptions): Promis
     const design = declareDesign(compiled.meta, checked.design, (variable) => compiled.inputRanks(variable.name), compiled.inputWeights);
     if (design) compiled.meta.design = design;
   }
-  // Every named code must parse and bind now, not at the first query.
-  const resolver = new Resolver(compiled.meta);
+  // Every named code must parse and bind now, not at the first query. (Without codes no
+  // resolver: making one reads the values of every numeric variable.)
+  const resolver = compiled.meta.codes.length > 0 ? new Resolver(compiled.meta) : undefined;
   for (const code of compiled.meta.codes) {
     try {
-      resolver.resolve(code.name);
+      resolver!.resolve(code.name);
     } catch (error) {
       const reason = error instanceof CrosstabError ? error.message : String(error);
       throw new CrosstabError(ErrorCode.invalidCodebook, `${checked.codebook}: code "${code.name}" (${code.expr}) is invalid: ${reason}`, {

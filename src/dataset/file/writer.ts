@@ -19,6 +19,8 @@ const BATCH_BYTES = 256 * 1024 * 1024;
 /** Every region of a batch body starts on a 64-byte boundary, as kernel memory does. */
 const REGION_ALIGN = 64;
 const MAGIC = new TextEncoder().encode('ARROW1');
+/** Writes smaller than this are gathered into blocks of this size (see Output). */
+const STAGE_BYTES = 1024 * 1024;
 
 /**
  * What the writer writes: metadata (its `format` goes to `crosstab.format`, all of it as JSON
@@ -123,6 +125,7 @@ async function writeBatches(
   await output.write(footer);
   await output.write(new Uint8Array(Int32Array.of(footer.byteLength).buffer));
   await output.write(MAGIC);
+  await output.flush();
   return { bytes: output.position, checksum };
 }
 
@@ -151,11 +154,13 @@ function batchLayout(batch: BufferSpec[]) {
 
 /** The regions written after the data values, now that every hash is known: [region, bytes]. */
 function batchTail(rows: BufferRow[]): Array<[number, Uint8Array]> {
+  // Offsets first, then every text written into one buffer (a batch may name 100,000 buffers).
   const utf8 = (texts: string[]): [Uint8Array, Uint8Array] => {
-    const encoded = texts.map((text) => Buffer.from(text));
     const offsets = new Int32Array(texts.length + 1);
-    encoded.forEach((bytes, i) => (offsets[i + 1] = offsets[i]! + bytes.byteLength));
-    return [new Uint8Array(offsets.buffer), Buffer.concat(encoded)];
+    for (let i = 0; i < texts.length; i++) offsets[i + 1] = offsets[i]! + Buffer.byteLength(texts[i]!);
+    const bytes = Buffer.allocUnsafe(offsets[texts.length]!);
+    for (let i = 0; i < texts.length; i++) bytes.write(texts[i]!, offsets[i]!);
+    return [new Uint8Array(offsets.buffer), bytes];
   };
   const [nameOffsets, nameBytes] = utf8(rows.map((row) => row.name));
   const [hashOffsets, hashBytes] = utf8(rows.map((row) => row.hash));
@@ -193,18 +198,27 @@ function withPadding(bytes: Uint8Array, padding: number): Uint8Array {
   return padded;
 }
 
-/** Sequential writes to a file, tracking the position. */
+/**
+ * Sequential writes to a file, tracking the position. Writes smaller than STAGE_BYTES are
+ * gathered and written a STAGE_BYTES block at a time: a dataset of many small buffers (a
+ * value code per value of a replicate-weight column: 128,000 of them) made a write call per
+ * buffer and per padding, each a trip through the thread pool. Call flush() at the end.
+ */
 class Output {
+  /** Bytes written so far, those still staged included. */
   position = 0;
-  private static readonly zeros = new Uint8Array(REGION_ALIGN);
+  private readonly stage = Buffer.allocUnsafe(STAGE_BYTES);
+  private staged = 0;
 
   constructor(private readonly file: FileHandle) {}
 
   async write(bytes: Uint8Array): Promise<void> {
-    let done = 0;
-    while (done < bytes.byteLength) {
-      const { bytesWritten } = await this.file.write(bytes, done, bytes.byteLength - done, this.position + done);
-      done += bytesWritten;
+    if (this.staged + bytes.byteLength > STAGE_BYTES) await this.flush();
+    if (bytes.byteLength >= STAGE_BYTES) {
+      await this.writeOut(bytes, this.position);
+    } else {
+      this.stage.set(bytes, this.staged);
+      this.staged += bytes.byteLength;
     }
     this.position += bytes.byteLength;
   }
@@ -215,6 +229,28 @@ class Output {
   }
 
   async padTo(position: number): Promise<void> {
-    while (this.position < position) await this.write(Output.zeros.subarray(0, Math.min(REGION_ALIGN, position - this.position)));
+    while (this.position < position) {
+      if (this.staged === STAGE_BYTES) await this.flush();
+      const zeros = Math.min(position - this.position, STAGE_BYTES - this.staged);
+      this.stage.fill(0, this.staged, this.staged + zeros);
+      this.staged += zeros;
+      this.position += zeros;
+    }
+  }
+
+  /** Writes the staged bytes. */
+  async flush(): Promise<void> {
+    if (this.staged === 0) return;
+    const staged = this.staged;
+    this.staged = 0;
+    await this.writeOut(this.stage.subarray(0, staged), this.position - staged);
+  }
+
+  private async writeOut(bytes: Uint8Array, at: number): Promise<void> {
+    let done = 0;
+    while (done < bytes.byteLength) {
+      const { bytesWritten } = await this.file.write(bytes, done, bytes.byteLength - done, at + done);
+      done += bytesWritten;
+    }
   }
 }
