@@ -116,7 +116,9 @@ describe('the dataset writer', () => {
     const reader = RecordBatchReader.from(readFileSync(out));
     let at = 0;
     for (const batch of reader) {
-      const [data, names, counts] = ['data', 'name', 'count'].map((column) => batch.getChild(column)!);
+      const data = batch.getChild('data')!;
+      const names = batch.getChild('name')!;
+      const counts = batch.getChild('count')!;
       for (let row = 0; row < batch.numRows; row++, at++) {
         const stored = data.get(row) as Uint8Array;
         const padded = new Uint8Array(Math.ceil(sizes[at]! / 64) * 64);
