@@ -6,7 +6,7 @@ import { defaultBuildThreads, PARALLEL_BUILD_MIN_ROWS } from '../dataset/input/b
 import { readCodebook } from '../dataset/build/codebook.js';
 import { compileDataset, type CompiledDataset } from '../dataset/build/compile.js';
 import { multiSpecs } from '../dataset/build/multi-specs.js';
-import { declareDesign } from '../dataset/build/design.js';
+import { checkReplicateOptions, declareDesign } from '../dataset/build/design.js';
 import { BUILD_CANCELLED_HINT, BufferKind, type StoredVariable } from '../dataset/format.js';
 import type { readInput } from '../dataset/input/read-input.js';
 import { Resolver } from '../query/resolve.js';
@@ -26,6 +26,8 @@ export async function buildDataset(input: string, options: BuildOptions): Promis
   await stat(dirname(checked.out)).catch(() => {
     throw invalidOption('out', `"${checked.out}": the folder ${dirname(checked.out)} does not exist`, 'Create the folder or choose another path.');
   });
+  // A replicate declaration that cannot stand whatever the data is refused before the read.
+  if (checked.design) checkReplicateOptions(checked.design);
   const codebook = checked.codebook === undefined ? undefined : await readCodebook(checked.codebook);
   // Replicate weights are read, checked and stored as extra weight vectors.
   const replicateWeights = checked.design?.replicateWeights ?? [];
