@@ -7,11 +7,14 @@
 // wave to it. Before any figure is printed, the appended dataset must answer as the full
 // build: the same info (every variable's values, counts, blanks), and the same respondents
 // and weighted sums (ACS weights are integers: exact) for seeded random crosstabs, else the
-// bench fails ("something is off").
+// bench fails ("something is off"). Each step's CPU (user + system, of the child and its threads)
+// is recorded beside its wall time: under load it says more than the wall. One more step, the
+// floor of any `--out` to another file: a copy of the first part's dataset (copyFileSync, then
+// fsync, in this process), which even a format that left the old bytes as they are would pay.
 //   node bench/append-bench.js [--runs N] [--wave PERCENT] [--queries N] [--no-write] [--result NAME]
 // Results go to bench/results/DATE-append.{json,md}, or bench/results/NAME.{json,md} with --result.
 import { execFileSync } from 'node:child_process';
-import { createReadStream, createWriteStream, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, copyFileSync, createReadStream, createWriteStream, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -72,10 +75,34 @@ async function parts() {
   return { first, wave };
 }
 
+/** CPU seconds of the children waited for so far (user + system; Linux /proc, clock ticks of 1/100 s), or undefined elsewhere. */
+function childrenCpu() {
+  try {
+    const fields = readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[13]) + Number(fields[14])) / 100;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Wall ms from spawn to exit, and the child's CPU ms. */
 function timed(command) {
-  const started = performance.now();
+  const [started, cpu] = [performance.now(), childrenCpu()];
   execFileSync(process.execPath, [cli, ...command], { stdio: ['ignore', 'ignore', 'inherit'] });
-  return performance.now() - started;
+  const ms = performance.now() - started;
+  const after = childrenCpu();
+  return { ms, cpuMs: cpu === undefined || after === undefined ? undefined : (after - cpu) * 1000 };
+}
+
+/** The copy of a file to another, flushed to disk: wall ms (CPU: this process's). */
+function copied(from, to) {
+  const [started, cpu] = [performance.now(), process.cpuUsage()];
+  copyFileSync(from, to);
+  const fd = openSync(to, 'r+');
+  fsyncSync(fd);
+  closeSync(fd);
+  const used = process.cpuUsage(cpu);
+  return { ms: performance.now() - started, cpuMs: (used.user + used.system) / 1000 };
 }
 
 /** Info and seeded random crosstabs of the two datasets: they must agree, or the bench fails. */
@@ -120,23 +147,29 @@ const { first, wave } = await parts();
 const whole = join(cache, 'whole.arrow');
 const firstBuilt = join(cache, 'first.arrow');
 const appended = join(cache, 'appended.arrow');
+const copy = join(cache, 'copy.arrow');
 const rows = [];
 let cells = 0;
 for (let run = 0; run < runs; run++) {
-  for (const path of [whole, firstBuilt, appended]) rmSync(path, { force: true });
+  for (const path of [whole, firstBuilt, appended, copy]) rmSync(path, { force: true });
   const load = () => machineLoad();
-  rows.push({ run, what: 'crosstab build (whole file)', ms: timed(['build', csv, '--weight', 'PWGTP', '--survey', 'ACS', '--out', whole, '--quiet']), load: load() });
-  rows.push({ run, what: `crosstab build (first ${100 - wavePercent}%)`, ms: timed(['build', first, '--weight', 'PWGTP', '--survey', 'ACS', '--out', firstBuilt, '--quiet']), load: load() });
-  rows.push({ run, what: `crosstab append (last ${wavePercent}%)`, ms: timed(['append', firstBuilt, wave, '--out', appended, '--quiet']), load: load() });
+  rows.push({ run, what: 'crosstab build (whole file)', ...timed(['build', csv, '--weight', 'PWGTP', '--survey', 'ACS', '--out', whole, '--quiet']), load: load() });
+  rows.push({ run, what: `crosstab build (first ${100 - wavePercent}%)`, ...timed(['build', first, '--weight', 'PWGTP', '--survey', 'ACS', '--out', firstBuilt, '--quiet']), load: load() });
+  rows.push({ run, what: `crosstab append (last ${wavePercent}%)`, ...timed(['append', firstBuilt, wave, '--out', appended, '--quiet']), load: load() });
+  rows.push({ run, what: `copy of the first ${100 - wavePercent}%'s dataset file (copyFileSync + fsync)`, ...copied(firstBuilt, copy), load: load() });
+  rmSync(copy, { force: true });
   if (run === 0) cells = await check(appended, whole);
 }
 function machineLoad() {
   return describeMachine().loadAverageAtStart[0];
 }
-const best = (what) => Math.min(...rows.filter((row) => row.what === what).map((row) => row.ms));
+const best = (what, key = 'ms') => Math.min(...rows.filter((row) => row.what === what).map((row) => row[key] ?? NaN));
 const fullMs = best('crosstab build (whole file)');
-const summary = [...new Set(rows.map((row) => row.what))].map((what) => ({ what, ms: best(what), overFullBuild: best(what) / fullMs }));
-for (const path of [whole, firstBuilt, appended]) rmSync(path, { force: true });
+const fullCpuMs = best('crosstab build (whole file)', 'cpuMs');
+// Per run, the append's wall over that run's full build (the pair nearest in time and load).
+const pairRatios = rows.filter((row) => row.what.startsWith('crosstab append')).map((row) => row.ms / rows.find((other) => other.run === row.run && other.what === 'crosstab build (whole file)').ms);
+const summary = [...new Set(rows.map((row) => row.what))].map((what) => ({ what, ms: best(what), overFullBuild: best(what) / fullMs, cpuMs: best(what, 'cpuMs'), cpuOverFullBuild: best(what, 'cpuMs') / fullCpuMs }));
+for (const path of [whole, firstBuilt, appended, copy]) rmSync(path, { force: true });
 
 const date = new Date().toISOString();
 const loadText = `load average at start ${machine.loadAverageAtStart.map((x) => x.toFixed(2)).join(' ')} on ${machine.cores} cores (1-minute load after each step: ${rows.map((row) => row.load.toFixed(1)).join(', ')}): other work shared the machine; compare within this run only`;
@@ -144,15 +177,17 @@ const lines = [
   `# Appending a wave, ${date.slice(0, 10)}`,
   '',
   `${machine.cores} cores (${machine.cpuModel}), ${(machine.memoryBytes / 1e9).toFixed(1)} GB, Node ${machine.node}, ${machine.platform}; ${loadText}.`,
-  `ACS PUMS 2024 person file, the last ${wavePercent}% of its rows appended to a build of the rest; best of ${runs} run(s). The appended dataset answers as the full build: same info, and ${cells} cells of ${queries} seeded random crosstabs equal (respondents, weighted sums, sums of squares).`,
+  `ACS PUMS 2024 person file, the last ${wavePercent}% of its rows appended to a build of the rest; best of ${runs} run(s) (wall from spawn to exit; CPU: user + system of the child and its threads). The appended dataset answers as the full build: same info, and ${cells} cells of ${queries} seeded random crosstabs equal (respondents, weighted sums, sums of squares).`,
   '',
-  '| what | ms | / full build |',
-  '| --- | ---: | ---: |',
-  ...summary.map((row) => `| ${row.what} | ${row.ms.toFixed(0)} | ${row.overFullBuild.toFixed(2)} |`),
+  '| what | ms | / full build | CPU ms | CPU / full build |',
+  '| --- | ---: | ---: | ---: | ---: |',
+  ...summary.map((row) => `| ${row.what} | ${row.ms.toFixed(0)} | ${row.overFullBuild.toFixed(2)} | ${Number.isFinite(row.cpuMs) ? row.cpuMs.toFixed(0) : '-'} | ${Number.isFinite(row.cpuOverFullBuild) ? row.cpuOverFullBuild.toFixed(2) : '-'} |`),
+  '',
+  `The append over the full build of the same run, run by run: ${pairRatios.map((ratio) => ratio.toFixed(2)).join(', ')}. The copy is in this process (no Node start) and its CPU is this process's.`,
 ];
 console.log(lines.join('\n'));
 if (!args.includes('--no-write')) {
   const base = join(repoRoot, 'bench', 'results', flag('--result') ?? `${date.slice(0, 10)}-append`);
-  writeFileSync(`${base}.json`, JSON.stringify({ date, command: `node bench/append-bench.js ${args.join(' ')}`.trim(), machine, runs, wavePercent, queries, checkedCells: cells, rows, summary }, null, 2) + '\n');
+  writeFileSync(`${base}.json`, JSON.stringify({ date, command: `node bench/append-bench.js ${args.join(' ')}`.trim(), machine, runs, wavePercent, queries, checkedCells: cells, rows, summary, pairRatios }, null, 2) + '\n');
   writeFileSync(`${base}.md`, lines.join('\n') + '\n');
 }

@@ -6,11 +6,12 @@
 // cached in the temp folder (bench/lib/parquet-inputs.js). Every build must give the same
 // dataset as the CSV build (bench/lib/build-fingerprint.js), or the bench fails.
 //   node bench/parquet-bench.js [--runs N] [--json out.json] [--md out.md] [--no-write]
+// Each build's peak resident memory is taken by GNU time (/usr/bin/time) where it is installed.
 // Results go to bench/results/DATE-parquet.{json,md}. Builds run `dist/cli/main.js` (run
 // `npm run build:ts` first) in a child process each, wall time from spawn to exit.
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { dataDir, repoRoot } from './lib/datasets.js';
@@ -40,20 +41,32 @@ async function duckdbLoad(path) {
   return ms;
 }
 
+// GNU time, where installed, gives each build's peak resident memory (its %M, in KB).
+const gnuTime = existsSync('/usr/bin/time') ? '/usr/bin/time' : undefined;
+
 function build(input, label) {
   const out = join(cache, `built-${label}.arrow`);
   rmSync(out, { force: true });
+  const command = [process.execPath, join(repoRoot, 'dist', 'cli', 'main.js'), 'build', input, '--weight', 'PWGTP', '--survey', 'ACS', '--out', out];
   const started = performance.now();
-  execFileSync(process.execPath, [join(repoRoot, 'dist', 'cli', 'main.js'), 'build', input, '--weight', 'PWGTP', '--survey', 'ACS', '--out', out], { stdio: ['ignore', 'ignore', 'inherit'] });
-  return { ms: performance.now() - started, out };
+  if (gnuTime === undefined) {
+    execFileSync(command[0], command.slice(1), { stdio: ['ignore', 'ignore', 'inherit'] });
+    return { ms: performance.now() - started, out };
+  }
+  const run = spawnSync(gnuTime, ['-f', '%M', ...command], { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' });
+  const ms = performance.now() - started;
+  const lines = run.stderr.trim().split('\n');
+  if (run.status !== 0) throw new Error(`crosstab build ${label} failed: ${run.stderr}`);
+  process.stderr.write(lines.slice(0, -1).map((line) => `${line}\n`).join(''));
+  return { ms, out, peakRssMb: Number(lines.at(-1)) / 1024 };
 }
 
 const rows = [];
 for (let run = 0; run < runs; run++) {
   for (const codec of ['snappy', 'zstd']) rows.push({ run, what: `DuckDB read_parquet (${codec})`, ms: await duckdbLoad(inputs[codec]) });
   for (const [label, input] of [['csv.gz', csv], ['parquet-snappy', inputs.snappy], ['parquet-zstd', inputs.zstd], ['arrow', inputs.arrow]]) {
-    const { ms, out } = build(input, label);
-    rows.push({ run, what: `crosstab build (${label})`, ms, fingerprint: await buildFingerprint(out) });
+    const { ms, out, peakRssMb } = build(input, label);
+    rows.push({ run, what: `crosstab build (${label})`, ms, ...(peakRssMb === undefined ? {} : { peakRssMb }), fingerprint: await buildFingerprint(out) });
   }
 }
 const csvPrint = rows.find((row) => row.what === 'crosstab build (csv.gz)').fingerprint;
@@ -66,19 +79,20 @@ const summary = [
   ['crosstab build (parquet-zstd)', duck.zstd],
   ['crosstab build (arrow)', duck.snappy],
   ['crosstab build (csv.gz)', duck.snappy],
-].map(([what, duckMs]) => ({ what, ms: best(what), overDuckdbSnappyOrSame: best(what) / duckMs, overCsvBuild: best(what) / csvMs }));
+].map(([what, duckMs]) => ({ what, ms: best(what), overDuckdbSnappyOrSame: best(what) / duckMs, overCsvBuild: best(what) / csvMs, peakRssMb: Math.max(...rows.filter((row) => row.what === what).map((row) => row.peakRssMb ?? Number.NaN)) }));
 const date = new Date().toISOString();
-const load = `load average at start ${machine.loadAverageAtStart.map((x) => x.toFixed(2)).join(' ')} on ${machine.cores} cores: other work shared the machine; compare within this run only`;
+const loadAtEnd = loadavg();
+const load = `load average at start ${machine.loadAverageAtStart.map((x) => x.toFixed(2)).join(' ')}, at end ${loadAtEnd.map((x) => x.toFixed(2)).join(' ')} on ${machine.cores} cores: other work shared the machine; compare within this run only`;
 const lines = [
   `# Parquet and Arrow input, ${date.slice(0, 10)}`,
   '',
   `${machine.cores} cores (${machine.cpuModel}), ${(machine.memoryBytes / 1e9).toFixed(1)} GB, Node ${machine.node}, ${machine.platform}; ${load}.`,
   `ACS PUMS 2024 person file (2,736,891 rows, 38 columns), best of ${runs} run(s). Same dataset as the CSV build: ${differing.length === 0 ? 'yes, every build' : `NO: ${differing.map((row) => row.what).join(', ')}`}.`,
   '',
-  '| what | ms | / DuckDB read_parquet (same codec; snappy for Arrow and CSV) | / CSV.gz build |',
-  '| --- | ---: | ---: | ---: |',
-  ...['DuckDB read_parquet (snappy)', 'DuckDB read_parquet (zstd)'].map((what) => `| ${what} | ${best(what).toFixed(0)} | 1.00 | ${(best(what) / csvMs).toFixed(2)} |`),
-  ...summary.map((row) => `| ${row.what} | ${row.ms.toFixed(0)} | ${row.overDuckdbSnappyOrSame.toFixed(2)} | ${row.overCsvBuild.toFixed(2)} |`),
+  '| what | ms | / DuckDB read_parquet (same codec; snappy for Arrow and CSV) | / CSV.gz build | peak RSS MB (largest run) |',
+  '| --- | ---: | ---: | ---: | ---: |',
+  ...['DuckDB read_parquet (snappy)', 'DuckDB read_parquet (zstd)'].map((what) => `| ${what} | ${best(what).toFixed(0)} | 1.00 | ${(best(what) / csvMs).toFixed(2)} | (in the bench's process) |`),
+  ...summary.map((row) => `| ${row.what} | ${row.ms.toFixed(0)} | ${row.overDuckdbSnappyOrSame.toFixed(2)} | ${row.overCsvBuild.toFixed(2)} | ${Number.isNaN(row.peakRssMb) ? 'n/a' : row.peakRssMb.toFixed(0)} |`),
 ];
 console.log(lines.join('\n'));
 if (!args.includes('--no-write')) {

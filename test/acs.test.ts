@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildDataset, CrosstabError, ErrorCode, openDataset, type BuildReport, type Dataset } from '../src/index.js';
+import { acsDuckDb } from './support/acs-builds.js';
 import { ACS_DUCKDB_CELLS, ACS_DUCKDB_GROUP_BY, ACS_NETS } from './support/acs-duckdb-checks.js';
 import { acsCsv, skipWithoutAcs } from './support/paths.js';
 
@@ -34,11 +35,8 @@ describe.skipIf(skipAcs)('ACS PUMS 2024 at full scale', () => {
     inline = await openDataset(out, { execution: 'inline' });
     pooled = await openDataset(indexedOut, { execution: 'pool' });
     expect(pooled.info.variables.filter((v) => v.rangeIndex).map((v) => v.name)).toEqual(['AGEP', 'HISP', 'SCHL', 'JWMNP']);
-    const instance = await DuckDBInstance.create(':memory:');
-    duck = await instance.connect();
-    await duck.run(
-      `CREATE TABLE acs AS SELECT * FROM read_csv('${acsCsv}', header = true, types = {'STATE': 'VARCHAR', 'PUMA': 'VARCHAR', 'SERIALNO': 'VARCHAR'})`,
-    );
+    // DuckDB's table of the CSV, made once per run and shared with test/clickhouse/acs.test.ts.
+    duck = await (await DuckDBInstance.create(await acsDuckDb(), { access_mode: 'READ_ONLY' })).connect();
   }, 900_000);
 
   afterAll(() => {

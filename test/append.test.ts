@@ -11,6 +11,9 @@ import { join } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
 import { appendRows, buildDataset, CrosstabError, ErrorCode, exportColumns, openDataset, tableStatistics, weightDataset, type BuildOptions, type Dataset } from '../src/index.js';
+import { loadDataset } from '../src/dataset/file/reader.js';
+import { BufferKind } from '../src/dataset/format.js';
+import { mainThreadKernel } from '../src/kernel/kernel.js';
 import { cliPath, gssCsv, nhanesCsv, repoRoot } from './support/paths.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'crosstab-append-'));
@@ -216,22 +219,49 @@ describe('appendRows', () => {
     }
   });
 
-  it('refuses a dataset with a multi-response variable or a calibrated weight, saying to rebuild (or append before weighting), and writes nothing', async () => {
+  it('refuses a damaged dataset (a byte changed in any old buffer, where the new rows meet it or not) and writes nothing', async () => {
+    const parts = split(nhanesCsv, (_, row) => row % 4 === 0);
+    const built = file('first.arrow');
+    await buildDataset(parts.first, { weights: ['WTMEC2YR'], survey: 'NHANES', out: built });
+    const kernel = mainThreadKernel();
+    const data = await loadDataset(built, kernel, { verify: true });
+    const entries = data.buffers as unknown as Array<{ name: string; kind: number; fileOffset: number; stored: number }>;
+    data.close();
+    for (const region of data.regions) kernel.memory.release(region.ptr, region.bytes);
+    // One buffer of each kind: the first byte (old respondents the new ones do not change) and the last (where they go).
+    const kinds = [BufferKind.weights, BufferKind.inputRows, BufferKind.indexU8, BufferKind.dense, BufferKind.sparse];
+    const picked = kinds.map((kind) => entries.find((entry) => entry.kind === kind && !entry.name.startsWith('atleast:'))!);
+    picked.push(entries.find((entry) => entry.name.startsWith('atleast:'))!);
+    expect(picked.every((entry) => entry !== undefined)).toBe(true);
+    const bytes = readFileSync(built);
+    for (const entry of picked) {
+      for (const at of [entry.fileOffset, entry.fileOffset + entry.stored - 1]) {
+        const damaged = file('damaged.arrow');
+        const copy = Uint8Array.from(bytes);
+        copy[at]! ^= 0x10;
+        writeFileSync(damaged, copy);
+        const out = file('from-damaged.arrow');
+        const error = (await appendRows(damaged, parts.rest, { out }).catch((e: unknown) => e)) as CrosstabError;
+        expect(error, `${entry.name} at ${at - entry.fileOffset}`).toBeInstanceOf(CrosstabError);
+        expect(error.code).toBe(ErrorCode.corruptDataset);
+        expect(error.message).toContain(`(${entry.name}): its bytes were modified or damaged`);
+        expect(() => readFileSync(out)).toThrow();
+      }
+    }
+  });
+
+  it('refuses a dataset with a calibrated weight, saying to append before weighting, and writes nothing', async () => {
     const [header, ...rows] = gunzipSync(readFileSync(nhanesCsv)).toString('utf8').trimEnd().split('\n');
     const write = (name: string, head: string, lines: string[]) => {
       const path = file(name);
       writeFileSync(path, `${[head, ...lines].join('\n')}\n`);
       return path;
     };
-    const withSet = (lines: string[], at: number) => lines.map((line, row) => `${line},${['1;2', '2', '', '1;3'][(row + at) % 4]}`);
-    const multiBase = file('multi.arrow');
-    await buildDataset(write('multi.csv', `${header},brands`, withSet(rows.slice(0, 400), 0)), { weights: ['WTMEC2YR'], survey: 'NHANES', multi: [{ column: 'brands' }], out: multiBase });
     const calibrated = file('calibrated.arrow');
     const plain = file('plain.arrow');
     await buildDataset(write('plain.csv', header!, rows.slice(0, 400)), { weights: ['WTMEC2YR'], survey: 'NHANES', out: plain });
     await weightDataset(plain, { targets: { margins: [{ variable: 'RIAGENDR', proportions: { '1': 0.49, '2': 0.51 } }] }, method: 'rake', name: 'wt_rake', out: calibrated });
     const cases: Array<[string, string, RegExp, string]> = [
-      [multiBase, write('multi-wave.csv', `${header},brands`, withSet(rows.slice(400, 500), 400)), /has the multi-response variable brands, which appending does not extend/, 'brands'],
       [calibrated, write('wave.csv', header!, rows.slice(400, 500)), /its weight wt_rake was calibrated to population targets/, 'wt_rake'],
     ];
     for (const [dataset, wave, message, field] of cases) {
@@ -240,7 +270,7 @@ describe('appendRows', () => {
       expect(error).toBeInstanceOf(CrosstabError);
       expect(error.message).toMatch(message);
       expect(error.details.field).toBe(field);
-      expect(error.details.hint).toMatch(/crosstab build|before weighting/);
+      expect(error.details.hint).toMatch(/--drop-calibrated/);
       expect(() => readFileSync(out)).toThrow();
     }
   });

@@ -1,13 +1,11 @@
 // Multi-response variables over the full ACS PUMS 2024 person file (when present; in CI it
 // is): health coverage (HICOV, PRIVCOV, PUBCOV) and disability (DEAR, DEYE, DREM, DPHY) as
 // dichotomy sets counting 1, every figure against the dummy-column expression it stands for,
-// on the inline kernel and on the worker pool.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+// on the inline kernel and on the worker pool (one build for both, shared per test run).
 import { execFileSync } from 'node:child_process';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildDataset, openDataset, type Dataset } from '../src/index.js';
+import { openDataset, type Dataset } from '../src/index.js';
+import { acsDataset } from './support/acs-builds.js';
 import { acsCsv, skipWithoutAcs } from './support/paths.js';
 
 const skipAcs = skipWithoutAcs('test/multi-response-acs.test.ts (multi-response ACS)');
@@ -27,25 +25,19 @@ const EQUIVALENT: Array<[string, string]> = [
 ];
 
 describe.skipIf(skipAcs).each(['inline', 'pool'] as const)('ACS multi-response variables (%s)', (execution) => {
-  const dir = mkdtempSync(join(tmpdir(), 'multi-acs-'));
   let ds: Dataset;
   beforeAll(async () => {
     const header = execFileSync('sh', ['-c', `gzip -dc '${acsCsv}' | head -1`]).toString().trim().split(',');
-    const codebook = join(dir, 'codebook.json');
-    writeFileSync(codebook, JSON.stringify({
+    const codebook = {
       multi: [
         { name: 'cover', columns: ['HICOV', 'PRIVCOV', 'PUBCOV'], counted: '1', label: 'Health coverage' },
         { name: 'disab', columns: ['DEAR', 'DEYE', 'DREM', 'DPHY'], counted: '1', label: 'Difficulty' },
       ],
-    }));
-    const out = join(dir, 'acs.arrow');
-    await buildDataset(acsCsv, { weights: ['PWGTP'], survey: 'ACS', out, codebook, exclude: header.filter((column) => !KEPT.includes(column)) });
+    };
+    const out = await acsDataset({ weights: ['PWGTP'], survey: 'ACS', codebook, exclude: header.filter((column) => !KEPT.includes(column)) });
     ds = await openDataset(out, { execution });
   }, 900_000);
-  afterAll(() => {
-    ds?.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  afterAll(() => ds?.close());
 
   for (const base of ['*', 'SEX=2 AND AGEP=65..']) {
     it(`base ${base}: counts and weighted sums equal the dummy columns'`, async () => {

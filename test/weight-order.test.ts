@@ -15,8 +15,10 @@ describe('weightOrder', () => {
     fc.assert(
       fc.property(fc.array(weight, { maxLength: 400 }), (weights) => {
         const values = Float64Array.from(weights);
-        const { order, runs } = weightOrder(values, values.length);
+        const { order, respondentOf, runs } = weightOrder(values, values.length);
         expect(Array.from(order)).toEqual(reference(weights));
+        // Its inverse: the respondent each input row is stored as.
+        expect(Array.from(order, (row) => respondentOf[row])).toEqual(Array.from(order, (_, respondent) => respondent));
         const gathered = Float64Array.from(order, (row) => values[row]!);
         const hasNegativeZero = weights.some((w) => Object.is(w, -0));
         expect(runs === undefined).toBe(hasNegativeZero);
@@ -31,11 +33,30 @@ describe('weightOrder', () => {
     );
   });
 
-  it('keeps input order without a weight, filling the array it is given', () => {
+  it('sorts by comparison past 2^20 distinct weights, with the same order and its inverse', () => {
+    const rows = 2 ** 20 + 100;
+    // Distinct weights in a scrambled order, and some ties at the end.
+    const values = Float64Array.from({ length: rows }, (_, row) => (row < rows - 50 ? ((row * 7919) % rows) / 4 : 3));
+    const { order, respondentOf, runs } = weightOrder(values, rows);
+    expect(runs).toBeUndefined();
+    let unordered = 0;
+    let notInverse = 0;
+    for (let respondent = 0; respondent < rows; respondent++) {
+      const [a, b] = [order[respondent - 1]!, order[respondent]!];
+      if (respondent > 0 && !(values[a]! < values[b]! || (values[a] === values[b] && a < b))) unordered++;
+      if (respondentOf[b] !== respondent) notInverse++;
+    }
+    expect({ unordered, notInverse }).toEqual({ unordered: 0, notInverse: 0 });
+  });
+
+  it('keeps input order without a weight, filling the arrays it is given', () => {
     const given = new Uint32Array(5).fill(9);
-    const { order, runs } = weightOrder(undefined, 5, given);
+    const inverse = new Uint32Array(5).fill(9);
+    const { order, respondentOf, runs } = weightOrder(undefined, 5, given, inverse);
     expect(order).toBe(given);
+    expect(respondentOf).toBe(inverse);
     expect(Array.from(order)).toEqual([0, 1, 2, 3, 4]);
+    expect(Array.from(respondentOf)).toEqual([0, 1, 2, 3, 4]);
     expect(runs).toBeUndefined();
   });
 });

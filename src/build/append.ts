@@ -11,22 +11,27 @@
  * the two files answer every query alike but their buffers (and fingerprints) differ: the
  * full build's order would move every old respondent, which is the cost of a full build.
  */
-import { readFile, stat } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { readFile, rm, stat } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { CrosstabError, ErrorCode, throwIfCancelled } from '../errors.js';
 import { bitsetWords } from '../kernel/exports.js';
 import { mainThreadKernel } from '../kernel/kernel.js';
 import { invalidOption } from '../options.js';
 import { isNumberText, numberColumnProblem } from '../dataset/build/classify.js';
-import type { BufferSpec, CompiledDataset } from '../dataset/build/compile.js';
+import { type BufferSpec, paddedSize } from '../dataset/build/compile.js';
+import type { BufferTable, HashedBuffer } from '../dataset/file/writer.js';
+import type { Kernel } from '../kernel/kernel.js';
+import { StoredExtension } from './append-stored.js';
 import { declareDesign, type DesignOptions } from '../dataset/build/design.js';
 import { weightOrder } from '../dataset/build/weight-order.js';
 import { loadDataset, type LoadedDataset } from '../dataset/file/reader.js';
-import { AXIS_LIMIT, BUILD_CANCELLED_HINT, BufferKind, RANGE_INDEX_LIMIT, type StoredDesign, type StoredMeta, type StoredVariable } from '../dataset/format.js';
+import { AXIS_LIMIT, BUILD_CANCELLED_HINT, BufferKind, RANGE_INDEX_LIMIT, type StoredCalibration, type StoredDesign, type StoredMeta, type StoredVariable } from '../dataset/format.js';
+import { shellWord } from '../dataset/file/rebuild-command.js';
 import { replicateRank } from '../stats/replicate-rank.js';
 import { placedError, type Place } from '../dataset/input/input-errors.js';
 import type { RawColumn, RawTable } from '../dataset/input/raw-table.js';
+import { eachAnswer, isDense, planMultiWave } from '../dataset/build/multi-response.js';
 
 export interface AppendOptions {
   /** Where to write the extended dataset (written beside it and renamed; may be the dataset itself). */
@@ -35,6 +40,12 @@ export interface AppendOptions {
   threads?: number;
   /** Stops the append: nothing is written. */
   signal?: AbortSignal;
+  /**
+   * Leave out the weights `crosstab weight` made (calibrated to population targets over the
+   * old respondents; the weights file's, and those written into the dataset): they cannot be
+   * extended without weighting again. Default false: such a dataset is refused.
+   */
+  dropCalibrated?: boolean;
 }
 
 export interface AppendReport {
@@ -48,9 +59,11 @@ export interface AppendReport {
   checksum: string;
   /** The input reader's notes. */
   notes: string[];
+  /** Weights left out (`dropCalibrated`), each with the `crosstab weight` command that makes it again. */
+  dropped: Array<{ weight: string; command: string }>;
 }
 
-const APPEND_OPTIONS = ['out', 'threads', 'signal'];
+const APPEND_OPTIONS = ['out', 'threads', 'signal', 'dropCalibrated'];
 
 /** A variable of the extended dataset: its stored form and how to make its buffers. */
 interface Extended {
@@ -83,19 +96,23 @@ export async function appendRows(dataset: string, newRows: string, options: Appe
     throw invalidOption('out', `"${options.out}": the folder ${dirname(options.out)} does not exist`, 'Create the folder or choose another path.');
   });
   const kernel = mainThreadKernel();
-  // Every buffer read and checked against its checksum: a damaged dataset is never extended.
-  const data = await loadDataset(dataset, kernel, { verify: 'full' });
+  // Every buffer is checked against its checksum before the extended dataset is in place (a
+  // damaged dataset is never extended): as it is extended, or when first read.
+  const data = await loadDataset(dataset, kernel, { verify: true });
   try {
-    const meta = data.meta;
-    refuseUnsupported(dataset, meta);
+    const dropped = calibratedWeights(dataset, newRows, data, options);
+    const source = dropped.length === 0 ? data : { ...data, meta: { ...data.meta, weights: data.meta.weights.filter((weight) => !dropped.some((entry) => entry.weight === weight.name)) } };
+    const meta = source.meta;
     const { readInput, sniffFormat } = await import('../dataset/input/read-input.js');
     const table = await readInput(newRows, { weights: meta.weights.map((weight) => weight.name), ...(options.threads === undefined ? {} : { threads: options.threads }) });
     cancelled();
     const format = await sniffFormat(newRows);
-    const compiled = await extend(dataset, newRows, format, data, table, (ptr, bytes) => kernel.memory.bytes(ptr, bytes));
+    const compiled = await extend(dataset, newRows, format, source, table, (ptr, bytes) => kernel.memory.bytes(ptr, bytes), kernel);
     cancelled();
     const { writeDataset } = await import('../dataset/file/writer.js');
     const written = await writeDataset(compiled.dataset, options.out, signal);
+    // The weights file belongs to the build just replaced (its weights, left out, were of the old respondents).
+    if (data.weightsFile !== undefined && dropped.length > 0 && resolve(options.out) === resolve(dataset)) await rm(data.weightsFile.path, { force: true });
     return {
       out: options.out,
       respondents: compiled.dataset.meta.respondents,
@@ -104,6 +121,7 @@ export async function appendRows(dataset: string, newRows: string, options: Appe
       bytes: written.bytes,
       checksum: written.checksum,
       notes: table.notes ?? [],
+      dropped,
     };
   } finally {
     data.close();
@@ -115,20 +133,41 @@ function unfit(file: string, what: string, hint: string, field?: string): Crosst
   return new CrosstabError(ErrorCode.invalidInput, `${file}: ${what}`, { file, ...(field === undefined ? {} : { field }), hint });
 }
 
-function refuseUnsupported(dataset: string, meta: StoredMeta): void {
-  const multi = meta.variables.find((variable) => variable.kind === 'multi');
-  if (multi) {
-    throw unfit(dataset, `has the multi-response variable ${multi.name}, which appending does not extend`, 'Build the whole dataset from all the rows with `crosstab build`.', multi.name);
+/**
+ * The weights `crosstab weight` made (every weight of the weights file; a weight of the dataset
+ * file with a stored calibration): calibrated to population targets over the old respondents,
+ * they have no value for the new ones, and extending them with any would leave a weight that no
+ * longer meets its targets. Refused, naming the commands that append and weight again, unless
+ * `dropCalibrated`: then left out, each with the command that makes it again over every row.
+ */
+function calibratedWeights(dataset: string, newRows: string, data: LoadedDataset, options: AppendOptions): Array<{ weight: string; command: string }> {
+  const fromFile = new Set(data.weightsFile?.weights ?? []);
+  const made = data.meta.weights.filter((weight) => fromFile.has(weight.name) || weight.calibration !== undefined);
+  if (made.length === 0) return [];
+  const dropped = made.map((weight) => ({ weight: weight.name, command: weightCommand(options.out, weight.name, weight.calibration) }));
+  const first = made[0]!;
+  const where = fromFile.has(first.name) ? `its weights file ${data.weightsFile!.path}` : 'it';
+  if (data.meta.weights[0]!.name === first.name) {
+    throw unfit(dataset, `its default weight ${first.name} was calibrated to population targets (crosstab weight), which the new respondents would change`, 'Append to the dataset `crosstab weight` started from, then weight the result again.', first.name);
   }
-  const calibrated = meta.weights.find((weight) => weight.calibration !== undefined);
-  if (calibrated) {
+  if (options.dropCalibrated !== true) {
+    const names = made.map((weight) => weight.name);
     throw unfit(
       dataset,
-      `its weight ${calibrated.name} was calibrated to population targets (crosstab weight), which the new respondents would change`,
-      'Append to the dataset before weighting (the one `crosstab weight` started from), then weight the result again.',
-      calibrated.name,
+      `its weight${names.length > 1 ? 's' : ''} ${names.join(', ')} ${names.length > 1 ? 'were' : 'was'} calibrated to population targets over its respondents by crosstab weight (${where} holds ${first.name}): the new respondents have no such weight, and the old ones' would no longer meet the targets with them`,
+      `Append without ${names.length > 1 ? 'them' : 'it'} (dropCalibrated: \`crosstab append ${shellWord(dataset)} ${shellWord(newRows)} --out ${shellWord(options.out)} --drop-calibrated\`), then weight every respondent again with the same targets: ${dropped.map((entry) => `\`${entry.command}\``).join(', then ')}.`,
+      first.name,
     );
   }
+  return dropped;
+}
+
+/** The `crosstab weight` command that makes `name` again over the dataset `out` (the targets file as a placeholder: it is not stored). */
+function weightCommand(out: string, name: string, calibration: StoredCalibration | undefined): string {
+  const parts = ['crosstab', 'weight', shellWord(out), '--targets', 'TARGETS.json', '--method', calibration?.kind === 'raking' ? 'rake' : 'METHOD', '--name', shellWord(name)];
+  if (calibration?.baseWeight === null) parts.push('--unweighted');
+  else if (calibration !== undefined) parts.push('--base-weight', shellWord(calibration.baseWeight));
+  return parts.join(' ');
 }
 
 /** The extended dataset, planned and made buffer by buffer. */
@@ -139,7 +178,8 @@ async function extend(
   data: LoadedDataset,
   table: RawTable,
   bytesAt: (ptr: number, bytes: number) => Uint8Array,
-): Promise<{ dataset: CompiledDataset; newValues: AppendReport['newValues'] }> {
+  kernel: Kernel,
+): Promise<{ dataset: BufferTable & { meta: StoredMeta }; newValues: AppendReport['newValues'] }> {
   const old = data.meta;
   const before = old.respondents;
   const added = table.rows;
@@ -150,6 +190,8 @@ async function extend(
   const skipped = new Set(old.skipped.map((entry) => entry.column));
   const known = new Set(old.variables.map((variable) => variable.name));
   if (old.id !== undefined) known.add(old.id.column);
+  // A delimited multi-response column is no variable of its own.
+  for (const variable of old.variables) for (const name of variable.multi?.source.columns ?? []) known.add(name);
   const unknown = table.columns.filter((column) => !known.has(column.name) && !skipped.has(column.name)).map((column) => column.name);
   if (unknown.length > 0) {
     throw unfit(newRows, `has column${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')} that ${dataset} does not have`, 'Drop them from the new rows, or build the whole dataset from all the rows with `crosstab build` to add a variable.', unknown[0]);
@@ -163,7 +205,12 @@ async function extend(
   const order = weightOrder(table.weights[0]?.values, added).order;
 
   const newValues: AppendReport['newValues'] = [];
-  const extended = old.variables.map((variable) => {
+  const extended = old.variables.map((variable): Extended | ExtendedMulti => {
+    if (variable.kind === 'multi') {
+      const plan = extendMulti(dataset, newRows, variable, columns, order, before);
+      if (plan.added.length > 0) newValues.push({ variable: variable.name, values: plan.added });
+      return plan.extended;
+    }
     const column = columns.get(variable.name);
     if (column === undefined) throw unfit(newRows, `has no column ${variable.name}, a variable of ${dataset}`, 'Give the new rows every column of the dataset (blank where a respondent has no answer).', variable.name);
     const plan = extendVariable(newRows, variable, column, order);
@@ -186,7 +233,12 @@ async function extend(
   // As a build lays them out: the input rows and the id texts after the weights.
   const inputRows = old.inputRows === undefined ? undefined : add({ name: 'input-rows', kind: BufferKind.inputRows, count: rows, bytes: rows * 4 });
   const id = old.id === undefined ? undefined : { column: old.id.column, buffer: add({ name: `id:${old.id.column}`, kind: BufferKind.idTexts, count: idTexts!.byteLength, bytes: idTexts!.byteLength }) };
-  for (const { variable } of extended) {
+  for (const plan of extended) {
+    if ('holders' in plan) {
+      multiSpecs(plan.variable, add, words);
+      continue;
+    }
+    const { variable } = plan;
     const width = variable.values.length <= 0xff ? 1 : variable.values.length <= 0xffff ? 2 : 4;
     variable.index = add({ name: `index:${variable.name}`, kind: width === 1 ? BufferKind.indexU8 : width === 2 ? BufferKind.indexU16 : BufferKind.indexU32, count: rows, bytes: words * 64 * width });
     if (variable.codes !== undefined) {
@@ -239,37 +291,64 @@ async function extend(
     const options = designOptions(old.design);
     const degf = old.design.replicates === undefined ? undefined : replicateDegf(dataset, old.design.replicates, before, rows, weightValues);
     if (degf?.keep === true) options.degf = old.design.replicates!.degf;
-    const design = declareDesign(meta, options, (variable) => ranksOf(extended.find((plan) => plan.variable.name === variable.name)!), weightValues);
+    const design = declareDesign(meta, options, (variable) => ranksOf(extended.find((plan) => plan.variable.name === variable.name) as Extended), weightValues);
     // Of an earlier build whose degrees of freedom are its rank's: given or not, unknown still.
     if (degf?.given === undefined && design?.replicates !== undefined) delete design.replicates.degfGiven;
     if (design) meta.design = design;
   }
 
-  function* buffers(): Generator<Uint8Array> {
-    for (const weight of old.weights) yield new Uint8Array(weightValues(weight.name).buffer);
-    if (inputRows !== undefined) {
-      const rowOf = new Uint32Array(rows);
-      rowOf.set(oldWords32(old.inputRows!, before));
-      for (let j = 0; j < added; j++) rowOf[before + j] = before + order[j]!;
-      yield new Uint8Array(rowOf.buffer);
+  // Buffers extended in place (StoredExtension): the old respondents' bytes are copied once, from the file.
+  let stored!: StoredExtension;
+  const bitsKeep = Math.ceil(before / 32) * 4;
+  const bitsSame = Math.floor(before / 32) * 4;
+  const words32 = (bytes: Uint8Array): Uint32Array => new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4);
+
+  function* buffers(): Generator<Uint8Array | HashedBuffer> {
+    stored = new StoredExtension(kernel, data, specs.reduce((largest, spec) => Math.max(largest, paddedSize(spec.bytes)), 0));
+    try {
+      for (let k = 0; k < old.weights.length; k++) {
+        const appended = table.weights[k]!.values;
+        yield stored.extend(old.weights[k]!.buffer, before * 8, before * 8, paddedSize(words * 64 * 8), (bytes) => {
+          const values = new Float64Array(bytes.buffer, bytes.byteOffset, words * 64);
+          for (let j = 0; j < added; j++) values[before + j] = appended[order[j]!]!;
+        });
+      }
+      if (inputRows !== undefined) {
+        yield stored.extend(old.inputRows!, before * 4, before * 4, paddedSize(rows * 4), (bytes) => {
+          const rowOf = words32(bytes);
+          for (let j = 0; j < added; j++) rowOf[before + j] = before + order[j]!;
+        });
+      }
+      if (idTexts !== undefined) yield idTexts;
+      for (const plan of extended) yield* 'holders' in plan ? multiVariableBuffers(plan, specs, words, oldWords, (row) => data.buffers[row]!.kind, oldWords32) : variableBuffers(plan);
+      // Any old buffer not extended here (none, as the dataset is laid out) is checked all the same.
+      for (let row = 0; row < data.buffers.length; row++) if (!stored.checked.has(row)) data.buffer(row);
+    } finally {
+      stored.dispose();
     }
-    if (idTexts !== undefined) yield idTexts;
-    for (const plan of extended) yield* variableBuffers(plan);
   }
 
-  function* variableBuffers(plan: Extended): Generator<Uint8Array> {
+  function* variableBuffers(plan: Extended): Generator<Uint8Array | HashedBuffer> {
     const { variable, old: was, rankNow, oldRank, appended } = plan;
     const width = specs[variable.index]!.bytes / (words * 64);
     const oldWidth = indexWidth(was);
-    const index = new Uint8Array(words * 64 * width);
-    const stored = readIndex(oldBuffer(was.index, oldWords * 64 * oldWidth), oldWidth);
-    const target = width === 1 ? index : width === 2 ? new Uint16Array(index.buffer) : new Uint32Array(index.buffer);
     let identity = oldWidth === width;
     for (let r = 1; identity && r < rankNow.length; r++) identity = rankNow[r] === r;
-    if (identity) index.set(new Uint8Array(stored.buffer, stored.byteOffset, before * width));
-    else for (let r = 0; r < before; r++) target[r] = rankNow[stored[r]!]!;
-    target.set(appended, before);
-    yield index;
+    if (oldWidth === width) {
+      // The old ranks kept (or renumbered where they are) and the new respondents' after them.
+      yield stored.extend(was.index, before * width, identity ? before * width : 0, paddedSize(words * 64 * width), (bytes) => {
+        const target = readIndex(bytes, width);
+        if (!identity) for (let r = 0; r < before; r++) target[r] = rankNow[target[r]!]!;
+        target.set(appended, before);
+      });
+    } else {
+      const index = new Uint8Array(words * 64 * width);
+      const old = readIndex(oldBuffer(was.index, oldWords * 64 * oldWidth), oldWidth);
+      const target = readIndex(index, width);
+      for (let r = 0; r < before; r++) target[r] = rankNow[old[r]!]!;
+      target.set(appended, before);
+      yield index;
+    }
     // The new respondents by rank (a counting sort): each container then sets its own, not all of them.
     const start = new Uint32Array(variable.values.length + 2);
     for (let j = 0; j < added; j++) start[appended[j]! + 1]!++;
@@ -285,7 +364,18 @@ async function extend(
         const oldRow = from > 0 ? was.codes![from - 1]! : -1;
         const oldKind = oldRow >= 0 ? data.buffers[oldRow]!.kind : undefined;
         const oldCount = from > 0 ? was.counts[from - 1]! : 0;
-        if (spec.kind === BufferKind.dense) {
+        if (spec.kind === BufferKind.dense && oldKind !== BufferKind.sparse) {
+          // The old respondents' bits as they are, the new ones' set after them.
+          yield stored.extend(oldKind === undefined ? undefined : oldRow, bitsKeep, bitsSame, paddedSize(words * 8), (bytes) => {
+            const bits = words32(bytes);
+            for (const respondent of ofRank(rank)) bits[respondent >>> 5]! |= 1 << (respondent & 31);
+          });
+        } else if (spec.kind === BufferKind.sparse && oldKind !== BufferKind.dense) {
+          // The old respondents' list as it is, the new ones' after it.
+          yield stored.extend(oldKind === undefined ? undefined : oldRow, oldCount * 4, oldCount * 4, paddedSize(spec.count * 4), (bytes) => {
+            words32(bytes).set(ofRank(rank), oldCount);
+          });
+        } else if (spec.kind === BufferKind.dense) {
           const bits = new Uint32Array(words * 2);
           if (oldKind === BufferKind.dense) bits.set(oldWords32(oldRow, oldWords * 2));
           else if (oldKind === BufferKind.sparse) for (const respondent of oldWords32(oldRow, oldCount)) bits[respondent >>> 5]! |= 1 << (respondent & 31);
@@ -317,7 +407,6 @@ async function extend(
         tails[rank] = tail.slice(before >>> 5);
       }
       for (let rank = 1; rank <= variable.values.length; rank++) {
-        const bits = new Uint32Array(words * 2);
         // Old respondents of rank `rank` or more now: those of the first old rank that maps there or above.
         let from = 0;
         for (let r = 1; r < rankNow.length; r++) {
@@ -326,18 +415,16 @@ async function extend(
             break;
           }
         }
-        if (from > 0) bits.set(oldWords32(was.atLeast![from - 1]!, oldWords * 2));
         const newBits = tails[rank]!;
-        for (let w = 0; w < newBits.length; w++) bits[(before >>> 5) + w]! |= newBits[w]!;
-        yield new Uint8Array(bits.buffer);
+        yield stored.extend(from > 0 ? was.atLeast![from - 1]! : undefined, bitsKeep, bitsSame, paddedSize(words * 8), (bytes) => {
+          const bits = words32(bytes);
+          for (let w = 0; w < newBits.length; w++) bits[(before >>> 5) + w]! |= newBits[w]!;
+        });
       }
     }
   }
 
-  const unused = (): never => {
-    throw new Error('appendRows: input ranks are not kept');
-  };
-  return { dataset: { meta, specs, data: buffers, inputRanks: unused, inputWeights: unused }, newValues };
+  return { dataset: { meta, specs, data: buffers }, newValues };
 }
 
 /**
@@ -493,6 +580,103 @@ function extendVariable(newRows: string, variable: StoredVariable, column: RawCo
   const valueLabels = { ...column.valueLabels, ...variable.valueLabels };
   if (Object.keys(valueLabels).length > 0) extended.valueLabels = valueLabels;
   return { extended: { variable: extended, old: variable, rankNow, oldRank, appended }, added };
+}
+
+/**
+ * A multi-response variable of the extended dataset: its values with the wave's new ones, and
+ * the new respondents holding each value (a respondent may hold several) or no answer.
+ */
+interface ExtendedMulti {
+  variable: StoredVariable;
+  old: StoredVariable;
+  /** Rank now → old rank (0: a value the old respondents do not have). */
+  oldRank: Uint32Array;
+  /** Per rank now (index rank − 1): the new respondents holding the value, ascending. */
+  holders: Uint32Array[];
+  /** The new respondents blank in every column of the variable. */
+  noAnswer: Uint32Array;
+}
+
+/**
+ * Encodes the new rows' answers to a multi-response variable with the dataset's definition
+ * of it (its columns, counted value or delimiter: a wave's own sets are not consulted), the
+ * new respondents in their stored order (`order[j]` is the row stored as respondent before + j).
+ */
+function extendMulti(dataset: string, newRows: string, variable: StoredVariable, columns: ReadonlyMap<string, RawColumn>, order: Uint32Array, before: number): { extended: ExtendedMulti; added: string[] } {
+  const wave = planMultiWave(variable, columns, newRows, dataset);
+  const { values, rankNow, members } = wave;
+  const oldRank = new Uint32Array(values.length + 1);
+  for (let rank = 1; rank < rankNow.length; rank++) oldRank[rankNow[rank]!] = rank;
+  // Two passes over the wave: how many respondents hold each value, then who.
+  const heldBy = new Uint32Array(values.length + 1);
+  let unanswered = 0;
+  const visit = (each: (rank: number, j: number) => void, none: (j: number) => void) => eachAnswer(members, order, values.length, each, none);
+  visit((rank) => heldBy[rank]!++, () => unanswered++);
+  const holders = Array.from({ length: values.length }, (_, i) => new Uint32Array(heldBy[i + 1]!));
+  const filled = new Uint32Array(values.length + 1);
+  const noAnswer = new Uint32Array(unanswered);
+  let noAnswers = 0;
+  visit(
+    (rank, j) => (holders[rank - 1]![filled[rank]!++] = before + j),
+    (j) => (noAnswer[noAnswers++] = before + j),
+  );
+  const counts = values.map((_, i) => (oldRank[i + 1]! > 0 ? variable.counts[oldRank[i + 1]! - 1]! : 0) + heldBy[i + 1]!);
+  const extended: StoredVariable = { ...variable, values, counts, missing: variable.missing + unanswered, multi: { ...variable.multi!, numeric: wave.numeric } };
+  const valueLabels = { ...wave.valueLabels, ...variable.valueLabels };
+  if (Object.keys(valueLabels).length > 0) extended.valueLabels = valueLabels;
+  return { extended: { variable: extended, old: variable, oldRank, holders, noAnswer }, added: wave.added };
+}
+
+/** The buffer specs of a multi-response variable, as a build lays them out: one container per value, then its no-answer respondents'. */
+function multiSpecs(variable: StoredVariable, add: (spec: BufferSpec) => number, words: number): void {
+  const container = (name: string, count: number): BufferSpec =>
+    isDense(count, words) ? { name, kind: BufferKind.dense, count, bytes: words * 8 } : { name, kind: BufferKind.sparse, count, bytes: count * 4 };
+  variable.codes = variable.counts.map((count, rank) => add(container(`code:${variable.name}=${variable.values[rank]}`, count)));
+  variable.multi = { ...variable.multi!, noAnswer: add(container(`na:${variable.name}`, variable.missing)) };
+}
+
+/**
+ * A multi-response variable's containers: each value's old respondents (its old container,
+ * dense or a list) with the new ones holding it, in the kind its count now takes.
+ */
+function* multiVariableBuffers(
+  plan: ExtendedMulti,
+  specs: BufferSpec[],
+  words: number,
+  oldWords: number,
+  kindOf: (row: number) => BufferKind,
+  oldWords32: (row: number, count: number) => Uint32Array,
+): Generator<Uint8Array> {
+  const { variable, old, oldRank, holders, noAnswer } = plan;
+  const container = (row: number, oldRow: number, oldCount: number, added: Uint32Array): Uint8Array => {
+    const spec = specs[row]!;
+    const oldKind = oldRow >= 0 ? kindOf(oldRow) : undefined;
+    if (spec.kind === BufferKind.dense) {
+      const bits = new Uint32Array(words * 2);
+      if (oldKind === BufferKind.dense) bits.set(oldWords32(oldRow, oldWords * 2));
+      else if (oldKind === BufferKind.sparse) for (const respondent of oldWords32(oldRow, oldCount)) bits[respondent >>> 5]! |= 1 << (respondent & 31);
+      for (const respondent of added) bits[respondent >>> 5]! |= 1 << (respondent & 31);
+      return new Uint8Array(bits.buffer);
+    }
+    const list = new Uint32Array(spec.count);
+    let at = 0;
+    if (oldKind === BufferKind.sparse) {
+      list.set(oldWords32(oldRow, oldCount));
+      at = oldCount;
+    } else if (oldKind === BufferKind.dense) {
+      const bits = oldWords32(oldRow, oldWords * 2);
+      for (let w = 0; w < bits.length; w++) {
+        for (let word = bits[w]!; word !== 0; word &= word - 1) list[at++] = w * 32 + (31 - Math.clz32(word & -word));
+      }
+    }
+    list.set(added, at);
+    return new Uint8Array(list.buffer);
+  };
+  for (let rank = 1; rank <= variable.values.length; rank++) {
+    const from = oldRank[rank]!;
+    yield container(variable.codes![rank - 1]!, from > 0 ? old.codes![from - 1]! : -1, from > 0 ? old.counts[from - 1]! : 0, holders[rank - 1]!);
+  }
+  yield container(variable.multi!.noAnswer, old.multi!.noAnswer, old.missing, noAnswer);
 }
 
 /**

@@ -17,32 +17,36 @@ export function registerAppendCommand(program: Command): void {
       if (!Number.isInteger(number) || number < 0) throw new InvalidArgumentError(`--threads must be a whole number, not "${value}"`);
       return number;
     })
+    .option('--drop-calibrated', 'leave out the weights `crosstab weight` made (they need weighting again over every respondent; without this flag such a dataset is refused)')
     .option('--quiet', 'print nothing but errors')
     .addHelpText(
       'after',
       `
 The new values of a variable join its dictionary; a numeric variable given text, a column
 the dataset does not have, or one of its columns missing is refused. The result answers
-every query as a build of all the rows would. A running \`crosstab serve\` takes it up on
+every query as a build of all the rows would. A weight made by \`crosstab weight\` (calibrated
+to targets over the old respondents) cannot be extended: such a dataset is refused, or with
+--drop-calibrated the weight is left out and the command that makes it again is printed. A running \`crosstab serve\` takes it up on
 SIGHUP, or by itself with --watch, when it is renamed over the file it serves.
 
 Example:
   $ crosstab append tracker.arrow wave-12.csv --out tracker.arrow`,
     )
-    .action(async (dataset: string, newRows: string, flags: { out: string; threads?: number; quiet?: boolean }) => {
+    .action(async (dataset: string, newRows: string, flags: { out: string; threads?: number; quiet?: boolean; dropCalibrated?: boolean }) => {
       const started = performance.now();
       const interrupt = new AbortController();
       const cancel = () => interrupt.abort();
       process.once('SIGINT', cancel);
       process.once('SIGTERM', cancel);
       try {
-        const report = await appendRows(dataset, newRows, { out: flags.out, signal: interrupt.signal, ...(flags.threads === undefined ? {} : { threads: flags.threads }) });
+        const report = await appendRows(dataset, newRows, { out: flags.out, signal: interrupt.signal, ...(flags.threads === undefined ? {} : { threads: flags.threads }), ...(flags.dropCalibrated === true ? { dropCalibrated: true } : {}) });
         if (!flags.quiet) {
           for (const note of report.notes) process.stderr.write(`note: ${note}\n`);
           for (const { variable, values } of report.newValues) {
             const shown = values.length > 10 ? `${values.slice(0, 10).join(', ')} and ${values.length - 10} more` : values.join(', ');
             process.stderr.write(`note: new values of ${variable}: ${shown}\n`);
           }
+          for (const { weight, command } of report.dropped) process.stderr.write(`note: weight ${weight} left out (made by crosstab weight for the old respondents); make it again with: ${command}\n`);
           const seconds = ((performance.now() - started) / 1000).toFixed(1);
           process.stderr.write(`appended ${formatNumber(report.appended, 0)} respondents: ${report.out} has ${formatNumber(report.respondents, 0)}, ${formatNumber(report.bytes / 1e6)} MB in ${seconds} s (checksum ${report.checksum.slice(0, 12)})\n`);
         }

@@ -4,7 +4,7 @@ import type { Kernel } from './kernel.js';
 const CHUNK = 1 << 20;
 
 /** XXH64 as 16 lowercase hex digits. */
-function hex(hash: bigint): string {
+export function hex(hash: bigint): string {
   return BigInt.asUintN(64, hash).toString(16).padStart(16, '0');
 }
 

@@ -2,16 +2,14 @@
 // base as an audience (shared), see it listed, check and compute a table whose base is
 // @women-25-40 (the same cells as with its expression), edit its expression (the next table
 // follows it), and delete it (a table that uses it is refused, naming it).
-import type { ChildProcess } from 'node:child_process';
-import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { openDataset, type Dataset } from '../../src/index.js';
 import { createCrosstabHandler, listen, type RunningServer } from '../../src/http/index.js';
 import { addAccount, addUser, DbAudienceStore, DbKeyStore, DbUsageSink, listAudiences, openDatabase, parseLicences, type Database } from '../../src/access/index.js';
 import { createPortal, mountPortal } from '../../src/portal/index.js';
-import { chromiumMissing, findChromium, launchChromium } from '../support/chromium.js';
+import { startChromiumPage, type ChromiumPage } from '../support/chromium.js';
 import { tempDir } from '../http/support.js';
 
 const paths = inject('testDatasets');
@@ -22,15 +20,12 @@ describe('portal audiences in headless Chromium', () => {
   let dataset: Dataset;
   let server: RunningServer;
   let origin: string;
-  let browser: Browser | undefined;
-  let chromiumProcess: ChildProcess | undefined;
+  let chromium: ChromiumPage | undefined;
   let page: Page;
   let password: string;
   let account = '';
-  const userDataDir = tempDir('crosstab-chromium-');
 
   beforeAll(async () => {
-    expect(findChromium(), chromiumMissing()).toBeDefined();
     db = await openDatabase(join(tempDir('crosstab-portal-audiences-'), 'db'));
     account = (await addAccount(db, 'acme', parseLicences(['GSS'], ['GSS:_ALL_']), {})).id;
     const added = await addUser(db, 'acme', 'analyst@acme.example');
@@ -41,18 +36,15 @@ describe('portal audiences in headless Chromium', () => {
     const api = await createCrosstabHandler({ datasets: [dataset], keys, usage: new DbUsageSink(db), audiences: new DbAudienceStore(db) });
     server = await listen(mountPortal(api, createPortal({ db, keys, apiUrl: 'http://127.0.0.1/v1', exampleBody: '{}', surveys: [dataset] })), { port: 0 });
     origin = server.url.replace(/\/v1$/, '');
-    ({ browser, process: chromiumProcess } = await launchChromium(userDataDir));
-    page = await browser.contexts()[0]!.newPage();
-    await page.setViewportSize({ width: 1280, height: 900 });
+    chromium = await startChromiumPage({ width: 1280, height: 900 });
+    page = chromium.page;
   });
 
   afterAll(async () => {
-    await browser?.close().catch(() => {});
-    chromiumProcess?.kill('SIGKILL');
+    await chromium?.close();
     await server?.close();
     await db?.close();
     dataset?.close();
-    rmSync(userDataDir, { recursive: true, force: true });
   });
 
   /** The cells of the table computed with `base` (rows degree, columns race=1, race=2). */

@@ -7,19 +7,18 @@
 // that stay in view when the table scrolls sideways at 390 px are checked in the page. The
 // deck is printed by LibreOffice Impress. Screenshots at 1280 and 390 px and the deck's
 // slides go to $PORTAL_SCREENSHOTS (default: a temporary folder).
-import type { ChildProcess } from 'node:child_process';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import ExcelJS from 'exceljs';
 import JSZip from 'jszip';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { openDataset, type Dataset, type TableJson } from '../../src/index.js';
 import { createCrosstabHandler, listen, type RunningServer } from '../../src/http/index.js';
 import { addAccount, addUser, DbKeyStore, DbUsageSink, openDatabase, parseLicences, type Database } from '../../src/access/index.js';
 import { createPortal, mountPortal } from '../../src/portal/index.js';
-import { chromiumMissing, findChromium, launchChromium } from '../support/chromium.js';
+import { startChromiumPage, type ChromiumPage } from '../support/chromium.js';
 import { repoRoot } from '../support/paths.js';
 import { tempDir } from '../http/support.js';
 import { contrast, OVERFLOW } from '../support/page-checks.js';
@@ -42,16 +41,13 @@ describe('the Tables page as a banner table, chart and deck', () => {
   let dataset: Dataset;
   let server: RunningServer;
   let origin: string;
-  let browser: Browser | undefined;
-  let chromiumProcess: ChildProcess | undefined;
+  let chromium: ChromiumPage | undefined;
   let page: Page;
   let json: TableJson;
   const shots = process.env['PORTAL_SCREENSHOTS'] ?? tempDir('crosstab-banner-shots-');
-  const userDataDir = tempDir('crosstab-chromium-');
   const work = tempDir('crosstab-banner-work-');
 
   beforeAll(async () => {
-    expect(findChromium(), chromiumMissing()).toBeDefined();
     mkdirSync(shots, { recursive: true });
     db = await openDatabase(join(work, 'db'));
     await addAccount(db, 'acme', parseLicences(['GSS'], ['GSS:_ALL_']), {});
@@ -62,9 +58,8 @@ describe('the Tables page as a banner table, chart and deck', () => {
     const api = await createCrosstabHandler({ datasets: [dataset], keys, usage: new DbUsageSink(db) });
     server = await listen(mountPortal(api, createPortal({ db, keys, apiUrl: 'http://127.0.0.1/v1', exampleBody: '{}', surveys: [dataset] })), { port: 0 });
     origin = server.url.replace(/\/v1$/, '');
-    ({ browser, process: chromiumProcess } = await launchChromium(userDataDir));
-    page = await browser.contexts()[0]!.newPage();
-    await page.setViewportSize({ width: 1280, height: 900 });
+    chromium = await startChromiumPage({ width: 1280, height: 900 });
+    page = chromium.page;
     await page.goto(`${origin}/portal/sign-in`);
     await page.getByLabel('E-mail address').fill('analyst@acme.example');
     await page.getByLabel('Password', { exact: true }).fill(added.oneTimePassword);
@@ -74,12 +69,10 @@ describe('the Tables page as a banner table, chart and deck', () => {
   });
 
   afterAll(async () => {
-    await browser?.close().catch(() => {});
-    chromiumProcess?.kill('SIGKILL');
+    await chromium?.close();
     await server?.close();
     await db?.close();
     dataset?.close();
-    rmSync(userDataDir, { recursive: true, force: true });
     rmSync(work, { recursive: true, force: true });
   });
 

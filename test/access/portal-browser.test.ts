@@ -4,16 +4,15 @@
 // usage page and its CSV, revoke the key, rotate one, sign out; wrong passwords, lockout,
 // CSRF and the API's refusal of the session cookie. Screenshots of each page are written to
 // $PORTAL_SCREENSHOTS (default: a temporary folder).
-import type { ChildProcess } from 'node:child_process';
-import { mkdirSync, rmSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { openDataset, type Dataset } from '../../src/index.js';
 import { createCrosstabHandler, listen, type RunningServer } from '../../src/http/index.js';
 import { addAccount, addUser, DbKeyStore, findAccount, listKeys, DbUsageSink, openDatabase, parseLicences, usageReport, type Database } from '../../src/access/index.js';
 import { createPortal, mountPortal, MAX_FAILED_SIGN_INS } from '../../src/portal/index.js';
-import { chromiumMissing, findChromium, launchChromium } from '../support/chromium.js';
+import { startChromiumPage, type ChromiumPage } from '../support/chromium.js';
 import { tempDir } from '../http/support.js';
 
 const paths = inject('testDatasets');
@@ -25,16 +24,13 @@ describe('developer portal in headless Chromium', () => {
   let dataset: Dataset;
   let server: RunningServer;
   let origin: string;
-  let browser: Browser | undefined;
-  let chromiumProcess: ChildProcess | undefined;
+  let chromium: ChromiumPage | undefined;
   let page: Page;
   let oneTimePassword: string;
   let otherUserPassword: string;
   const shots = process.env['PORTAL_SCREENSHOTS'] ?? tempDir('crosstab-portal-shots-');
-  const userDataDir = tempDir('crosstab-chromium-');
 
   beforeAll(async () => {
-    expect(findChromium(), chromiumMissing()).toBeDefined();
     mkdirSync(shots, { recursive: true });
     db = await openDatabase(join(tempDir('crosstab-portal-'), 'db'));
     await addAccount(db, 'acme', parseLicences(['GSS', 'NHANES'], ['GSS:_ALL_', 'NHANES:demographics']), { rateLimitPerMinute: 600 });
@@ -47,19 +43,16 @@ describe('developer portal in headless Chromium', () => {
     server = await listen(mountPortal(api, createPortal({ db, keys, apiUrl: () => apiUrl, exampleBody: JSON.stringify(BODY) })), { port: 0 });
     apiUrl = server.url;
     origin = server.url.replace(/\/v1$/, '');
-    ({ browser, process: chromiumProcess } = await launchChromium(userDataDir));
-    page = await browser.contexts()[0]!.newPage();
-    await page.setViewportSize({ width: 1180, height: 860 });
+    chromium = await startChromiumPage({ width: 1180, height: 860 });
+    page = chromium.page;
     page.on('dialog', (dialog) => void dialog.accept());
   });
 
   afterAll(async () => {
-    await browser?.close().catch(() => {});
-    chromiumProcess?.kill('SIGKILL');
+    await chromium?.close();
     await server?.close();
     await db?.close();
     dataset?.close();
-    rmSync(userDataDir, { recursive: true, force: true });
   });
 
   const shot = (name: string) => page.screenshot({ path: join(shots, `${name}.png`), fullPage: true });

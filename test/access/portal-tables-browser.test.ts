@@ -4,18 +4,17 @@
 // and read it back with exceljs, see the calls on the Usage page; the shaded cells' text
 // contrast, the focus ring, and no page-level horizontal scroll at 390 px. Screenshots at
 // 1280 and 390 px are written to $PORTAL_SCREENSHOTS (default: a temporary folder).
-import type { ChildProcess } from 'node:child_process';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, rmSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import ExcelJS from 'exceljs';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { openDataset, type Dataset, type TableJson } from '../../src/index.js';
 import { createCrosstabHandler, listen, type RunningServer } from '../../src/http/index.js';
 import { addAccount, addUser, DbKeyStore, DbUsageSink, openDatabase, parseLicences, type Database } from '../../src/access/index.js';
 import { createPortal, mountPortal } from '../../src/portal/index.js';
-import { chromiumMissing, findChromium, launchChromium } from '../support/chromium.js';
+import { startChromiumPage, type ChromiumPage } from '../support/chromium.js';
 import { repoRoot } from '../support/paths.js';
 import { tempDir } from '../http/support.js';
 import { contrast, OVERFLOW } from '../support/page-checks.js';
@@ -30,15 +29,12 @@ describe('portal Tables page in headless Chromium', () => {
   let dataset: Dataset;
   let server: RunningServer;
   let origin: string;
-  let browser: Browser | undefined;
-  let chromiumProcess: ChildProcess | undefined;
+  let chromium: ChromiumPage | undefined;
   let page: Page;
   let password: string;
   const shots = process.env['PORTAL_SCREENSHOTS'] ?? tempDir('crosstab-portal-tables-shots-');
-  const userDataDir = tempDir('crosstab-chromium-');
 
   beforeAll(async () => {
-    expect(findChromium(), chromiumMissing()).toBeDefined();
     mkdirSync(shots, { recursive: true });
     db = await openDatabase(join(tempDir('crosstab-portal-tables-ui-'), 'db'));
     await addAccount(db, 'acme', parseLicences(['GSS'], ['GSS:_ALL_']), {});
@@ -50,18 +46,15 @@ describe('portal Tables page in headless Chromium', () => {
     const api = await createCrosstabHandler({ datasets: [dataset], keys, usage: new DbUsageSink(db) });
     server = await listen(mountPortal(api, createPortal({ db, keys, apiUrl: 'http://127.0.0.1/v1', exampleBody: '{}', surveys: [dataset] })), { port: 0 });
     origin = server.url.replace(/\/v1$/, '');
-    ({ browser, process: chromiumProcess } = await launchChromium(userDataDir));
-    page = await browser.contexts()[0]!.newPage();
-    await page.setViewportSize({ width: 1280, height: 900 });
+    chromium = await startChromiumPage({ width: 1280, height: 900 });
+    page = chromium.page;
   });
 
   afterAll(async () => {
-    await browser?.close().catch(() => {});
-    chromiumProcess?.kill('SIGKILL');
+    await chromium?.close();
     await server?.close();
     await db?.close();
     dataset?.close();
-    rmSync(userDataDir, { recursive: true, force: true });
   });
 
   const shot = async (name: string) => {

@@ -3,16 +3,15 @@
 // 390 px viewport, unique names of the key action buttons, confirmations after a password
 // change and a sign-out, the icon, and the API reference page rendered from GET /v1/docs.
 // Screenshots at 1280 and 390 px are written to $PORTAL_SCREENSHOTS (default: a temporary folder).
-import type { ChildProcess } from 'node:child_process';
-import { mkdirSync, rmSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Browser, Locator, Page } from 'playwright-core';
+import type { Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { openDataset, type Dataset } from '../../src/index.js';
 import { createCrosstabHandler, listen, type RunningServer } from '../../src/http/index.js';
 import { addAccount, addUser, DbKeyStore, DbUsageSink, openDatabase, parseLicences, type Database } from '../../src/access/index.js';
 import { createPortal, mountPortal } from '../../src/portal/index.js';
-import { chromiumMissing, findChromium, launchChromium } from '../support/chromium.js';
+import { startChromiumPage, type ChromiumPage } from '../support/chromium.js';
 import { tempDir } from '../http/support.js';
 import { contrast, OVERFLOW } from '../support/page-checks.js';
 
@@ -54,15 +53,12 @@ describe('developer portal: contrast, small screens, names, confirmations, icon,
   let dataset: Dataset;
   let server: RunningServer;
   let origin: string;
-  let browser: Browser | undefined;
-  let chromiumProcess: ChildProcess | undefined;
+  let chromium: ChromiumPage | undefined;
   let page: Page;
   let oneTimePassword: string;
   const shots = process.env['PORTAL_SCREENSHOTS'] ?? tempDir('crosstab-portal-ui-shots-');
-  const userDataDir = tempDir('crosstab-chromium-');
 
   beforeAll(async () => {
-    expect(findChromium(), chromiumMissing()).toBeDefined();
     mkdirSync(shots, { recursive: true });
     db = await openDatabase(join(tempDir('crosstab-portal-ui-'), 'db'));
     await addAccount(db, 'acme', parseLicences(['GSS'], ['GSS:_ALL_']), {});
@@ -74,19 +70,16 @@ describe('developer portal: contrast, small screens, names, confirmations, icon,
     server = await listen(mountPortal(api, createPortal({ db, keys, apiUrl: () => apiUrl, exampleBody: '{}' })), { port: 0 });
     apiUrl = server.url;
     origin = server.url.replace(/\/v1$/, '');
-    ({ browser, process: chromiumProcess } = await launchChromium(userDataDir));
-    page = await browser.contexts()[0]!.newPage();
-    await page.setViewportSize({ width: 1280, height: 900 });
+    chromium = await startChromiumPage({ width: 1280, height: 900 });
+    page = chromium.page;
     page.on('dialog', (dialog) => void dialog.accept());
   });
 
   afterAll(async () => {
-    await browser?.close().catch(() => {});
-    chromiumProcess?.kill('SIGKILL');
+    await chromium?.close();
     await server?.close();
     await db?.close();
     dataset?.close();
-    rmSync(userDataDir, { recursive: true, force: true });
   });
 
   const shot = async (name: string) => {

@@ -1,11 +1,9 @@
 // ACS PUMS 2024 (2.7M respondents) pushed to two ClickHouse shards: the held-in DuckDB checks
 // of test/acs.test.ts give the same answers on ClickHouse, on the WASM engine and in DuckDB.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildDataset, openDataset, type Dataset } from '../../src/index.js';
+import { openDataset, type Dataset } from '../../src/index.js';
+import { ACS_DEFAULT_BUILD, acsDataset, acsDuckDb } from '../support/acs-builds.js';
 import { ACS_DUCKDB_CELLS, ACS_DUCKDB_GROUP_BY, ACS_NETS } from '../support/acs-duckdb-checks.js';
 import { skipClickHouse, startCluster, type ClickHouseCluster } from '../support/clickhouse-server.js';
 import { acsCsv, hasAcs } from '../support/paths.js';
@@ -14,31 +12,27 @@ import { expectSameCrosstab, expectSameTable, pushToCluster } from './support.js
 if (!hasAcs) console.warn(`\n*** SKIPPED: the ClickHouse ACS tests need ${acsCsv}, which is not here. CI has it. ***\n`);
 
 describe.skipIf(skipClickHouse || !hasAcs)('ACS on two ClickHouse shards equals the WASM engine and DuckDB', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'crosstab-ch-acs-'));
   let cluster: ClickHouseCluster;
   let local: Dataset;
   let remote: Dataset;
   let duck: Awaited<ReturnType<Awaited<ReturnType<typeof DuckDBInstance.create>>['connect']>>;
 
   beforeAll(async () => {
-    const out = join(dir, 'acs.arrow');
-    await buildDataset(acsCsv, { weights: ['PWGTP'], survey: 'ACS', out });
+    // The default build and DuckDB's table of the CSV, shared with the other ACS files of the run.
+    const out = await acsDataset(ACS_DEFAULT_BUILD);
     cluster = await startCluster(2);
     const started = performance.now();
     const url = await pushToCluster(cluster, out, 'acs');
     console.info(`ACS push to 2 ClickHouse shards: ${((performance.now() - started) / 1000).toFixed(1)} s`);
     local = await openDataset(out, { execution: 'inline' });
     remote = await openDataset(url);
-    const instance = await DuckDBInstance.create(':memory:');
-    duck = await instance.connect();
-    await duck.run(`CREATE TABLE acs AS SELECT * FROM read_csv('${acsCsv}', header = true, types = {'STATE': 'VARCHAR', 'PUMA': 'VARCHAR', 'SERIALNO': 'VARCHAR'})`);
+    duck = await (await DuckDBInstance.create(await acsDuckDb(), { access_mode: 'READ_ONLY' })).connect();
   }, 900_000);
 
   afterAll(() => {
     local?.close();
     remote?.close();
     cluster?.stop();
-    rmSync(dir, { recursive: true, force: true });
   });
 
   async function duckCell(where: string): Promise<[number, number]> {

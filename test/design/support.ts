@@ -1,15 +1,15 @@
 // Shared helpers of the complex-design tests: the R fixture of make-design-reference.R, the
 // datasets it describes (built once per test run and design, shared by the files that use
 // them), and the check of a table's figures.
-import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { expect, inject } from 'vitest';
+import { expect } from 'vitest';
 import { buildDataset } from '../../src/build/build.js';
 import type { BuildOptions } from '../../src/build/build-options.js';
 import type { TableResult } from '../../src/index.js';
 import type { TableStatistics } from '../../src/report/index.js';
 import { nhanesCsv, repoRoot } from '../support/paths.js';
+import { sharedBuild } from '../support/shared-builds.js';
 import { ErrorLedger } from '../report/support.js';
 
 export interface DesignCell {
@@ -90,25 +90,12 @@ export function buildOptionsOf(table: DesignTable, out: string): BuildOptions {
   return options;
 }
 
-const built = new Map<string, Promise<string>>();
-// In the test run's own folder (made and removed by the global setup), so every file of this run
-// that needs a design's dataset reads the one built first: the replicate-weight builds are the
-// slowest part of these tests. Built under a temporary name and renamed, so a file never sees
-// half a dataset when two files build the same design at once.
-const dir = join(inject('testDatasets').dir, 'design');
-mkdirSync(dir, { recursive: true });
-
-/** Builds (once per test run) the dataset of a fixture table and gives its path. */
+/**
+ * Builds (once per test run, for every file of the run that asks: the replicate-weight builds
+ * are the slowest part of these tests) the dataset of a fixture table and gives its path.
+ */
 export function datasetOf(table: DesignTable): Promise<string> {
-  const key = `${table.file} ${JSON.stringify(table.build)}`;
-  let path = built.get(key);
-  if (!path) {
-    const out = join(dir, `${createHash('sha256').update(key).digest('hex').slice(0, 24)}.arrow`);
-    const partial = out.replace(/\.arrow$/, `.${process.pid}.partial.arrow`);
-    path = existsSync(out) ? Promise.resolve(out) : buildDataset(inputOf(table.file), buildOptionsOf(table, partial)).then(() => (renameSync(partial, out), out));
-    built.set(key, path);
-  }
-  return path;
+  return sharedBuild('design', `${table.file} ${JSON.stringify(table.build)}`, (out) => buildDataset(inputOf(table.file), buildOptionsOf(table, out)));
 }
 
 /** Figures of one run, however obtained (library or CLI JSON). */

@@ -1,8 +1,6 @@
 // A real browser: headless Chromium on one loopback origin calls the service on another.
 // The allowed origin succeeds after a real CORS preflight; a disallowed origin is blocked.
 // Chromium is required (CI installs it: apt-get install -y chromium); without it this FAILS.
-import type { ChildProcess } from 'node:child_process';
-import { rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -11,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { openDataset, toServiceResponse, type Dataset } from '../../src/index.js';
 import { createCrosstabHandler, createNodeListener, type CrosstabHandler } from '../../src/http/index.js';
 import { makeKeyFile, readLedger, tempDir, type TestKeys } from './support.js';
-import { chromiumMissing, findChromium, launchChromium } from '../support/chromium.js';
+import { startChromium, type RunningChromium } from '../support/chromium.js';
 
 const REQUEST = { SurveyCode: 'GSS', PopulationBaseCode: 'year=2024', TargetCodes: ['sex=2', 'degree=3..4'] };
 
@@ -31,12 +29,10 @@ describe('CORS in a real browser (headless Chromium)', () => {
   let allowedPage: { server: Server; origin: string };
   let otherPage: { server: Server; origin: string };
   let browser: Browser | undefined;
-  let chromiumProcess: ChildProcess | undefined;
-  let userDataDir: string;
+  let chromium: RunningChromium | undefined;
   const seen: string[] = [];
 
   beforeAll(async () => {
-    expect(findChromium(), chromiumMissing()).toBeDefined();
     dataset = await openDataset(paths.gss);
     const dir = tempDir();
     keys = await makeKeyFile(dir);
@@ -51,21 +47,12 @@ describe('CORS in a real browser (headless Chromium)', () => {
       seen.push(`${req.method} ${req.headers.origin ?? '-'}`);
       listener(req, res);
     });
-    userDataDir = tempDir('crosstab-chromium-');
-    ({ browser, process: chromiumProcess } = await launchChromium(userDataDir));
+    chromium = await startChromium();
+    browser = chromium.browser;
   });
 
   afterAll(async () => {
-    if (chromiumProcess && chromiumProcess.exitCode === null) {
-      const exited = new Promise((resolve) => chromiumProcess?.once('exit', resolve));
-      // Close the browser itself (closing a CDP connection only detaches), then wait for it.
-      await browser?.newBrowserCDPSession().then((session) => session.send('Browser.close')).catch(() => {});
-      const killer = setTimeout(() => chromiumProcess?.kill('SIGKILL'), 5000);
-      await exited;
-      clearTimeout(killer);
-    }
-    // Chromium's helper processes may still be letting go of the profile for a moment.
-    if (userDataDir) rmSync(userDataDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
+    await chromium?.close();
     for (const running of [service, allowedPage, otherPage]) {
       running?.server.closeAllConnections();
       running?.server.close();

@@ -1,10 +1,11 @@
 // Finds the Chromium (or Chrome) the browser tests drive. The browser tests FAIL, never skip,
 // when none is found: the message below says how to install one.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, constants, readdirSync } from 'node:fs';
-import { homedir } from 'node:os';
+import { accessSync, constants, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { homedir, tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { expect } from 'vitest';
 
 /** Executable names tried on PATH, in order (Debian, Ubuntu, Google Chrome). */
 export const CHROMIUM_NAMES = ['chromium', 'chromium-browser', 'google-chrome-stable', 'google-chrome'];
@@ -95,3 +96,64 @@ export async function launchChromium(userDataDir: string): Promise<{ browser: Br
   return { browser: await chromium.connectOverCDP(endpoint), process: child };
 }
 
+
+/** A Chromium the test started (launchChromium, in a profile of its own) and how to end it. */
+export interface RunningChromium {
+  browser: Browser;
+  /** Ends Chromium (Browser.close, SIGKILL after 5 s) and removes its profile folder. */
+  close(): Promise<void>;
+}
+
+/**
+ * Fails the test with chromiumMissing()'s message when there is no Chromium, else launches one
+ * in a temporary profile: the browser tests' one way to start and end it.
+ */
+export async function startChromium(): Promise<RunningChromium> {
+  expect(findChromium(), chromiumMissing()).toBeDefined();
+  const userDataDir = mkdtempSync(join(tmpdir(), 'crosstab-chromium-'));
+  // Chromium's helper processes may still be letting go of the profile for a moment.
+  const removeProfile = () => rmSync(userDataDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
+  let launched: Awaited<ReturnType<typeof launchChromium>>;
+  try {
+    launched = await launchChromium(userDataDir);
+  } catch (error) {
+    removeProfile();
+    throw error;
+  }
+  const { browser, process: child } = launched;
+  return {
+    browser,
+    async close() {
+      if (child.exitCode === null && child.signalCode === null) {
+        const exited = new Promise((resolve) => child.once('exit', resolve));
+        // Close the browser itself (closing a CDP connection only detaches), then wait for it.
+        await browser
+          .newBrowserCDPSession()
+          .then((session) => session.send('Browser.close'))
+          .catch(() => {});
+        const killer = setTimeout(() => child.kill('SIGKILL'), 5000);
+        await exited;
+        clearTimeout(killer);
+      }
+      removeProfile();
+    },
+  };
+}
+
+/** A started Chromium with one page open. */
+export interface ChromiumPage extends RunningChromium {
+  page: Page;
+}
+
+/** startChromium with a new page of its default context, sized `viewport`. */
+export async function startChromiumPage(viewport: { width: number; height: number }): Promise<ChromiumPage> {
+  const running = await startChromium();
+  try {
+    const page = await running.browser.contexts()[0]!.newPage();
+    await page.setViewportSize(viewport);
+    return { ...running, page };
+  } catch (error) {
+    await running.close();
+    throw error;
+  }
+}

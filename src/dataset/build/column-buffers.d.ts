@@ -6,8 +6,8 @@ export interface ColumnBuffersTask {
   ids: RowIds;
   /** Dictionary id -> 1-based rank (0: blank). */
   remap: Uint32Array;
-  /** order[r]: the input row stored as respondent r. */
-  order: Uint32Array;
+  /** respondentOf[row]: the respondent input row `row` is stored as (see WeightOrder). */
+  respondentOf: Uint32Array;
   /** Distinct ranks (values) of the variable. */
   distinct: number;
   /** Respondents per rank (rank - 1). */

@@ -249,7 +249,7 @@ function* makeBuffers(input: RawTable, planned: PlannedVariable[], multiPlans: M
   yield* idTexts;
   for (const plan of multiPlans) yield* multiBuffers(plan, order, words);
   for (const variable of planned) {
-    const task = columnTask(variable, order, words, input.rows);
+    const task = columnTask(variable, sorted.respondentOf, words, input.rows);
     if (consume) variable.column.ids = new Uint8Array(0);
     yield* columnBuffers(task);
   }
@@ -261,10 +261,10 @@ function* makeBuffers(input: RawTable, planned: PlannedVariable[], multiPlans: M
  */
 async function* makeBuffersInWorkers(input: RawTable, planned: PlannedVariable[], multiPlans: MultiPlan[], words: number, consume: boolean, threads: number, idTexts: Uint8Array[]): AsyncGenerator<Uint8Array> {
   const rows = input.rows;
-  // The workers start while the order is found; it is shared with them, not copied to each.
+  // The workers start while the order is found; its inverse is shared with them, not copied to each.
   const pool = new ColumnPool(threads);
   try {
-    const sorted = weightOrder(input.weights[0]?.values, rows, new Uint32Array(new SharedArrayBuffer(Math.max(1, rows) * 4), 0, rows));
+    const sorted = weightOrder(input.weights[0]?.values, rows, new Uint32Array(rows), new Uint32Array(new SharedArrayBuffer(Math.max(1, rows) * 4), 0, rows));
     const order = sorted.order;
     // Made before any launch lets a member column go.
     const multi = multiPlans.flatMap((plan) => multiBuffers(plan, order, words));
@@ -272,7 +272,7 @@ async function* makeBuffersInWorkers(input: RawTable, planned: PlannedVariable[]
     let next = 0;
     const launch = () => {
       const variable = planned[next++]!;
-      const made = pool.run(columnTask(variable, order, words, rows), consume);
+      const made = pool.run(columnTask(variable, sorted.respondentOf, words, rows), consume);
       // A rejection is handled when its turn comes; until then it must not count as unhandled.
       made.catch(() => undefined);
       ahead.push(made);
@@ -338,8 +338,8 @@ function multiVariable(plan: MultiPlan, add: (spec: BufferSpec) => number, words
   return variable;
 }
 
-function columnTask({ column, remap, counts, dense, atLeast }: PlannedVariable, order: Uint32Array, words: number, rows: number) {
-  return { ids: column.ids, remap, order, distinct: counts.length, counts, dense, atLeast, words, rows };
+function columnTask({ column, remap, counts, dense, atLeast }: PlannedVariable, respondentOf: Uint32Array<ArrayBufferLike>, words: number, rows: number) {
+  return { ids: column.ids, remap, respondentOf, distinct: counts.length, counts, dense, atLeast, words, rows };
 }
 
 /** A column as the compiler sees it before its buffers are planned: sorted values, counts by rank. */

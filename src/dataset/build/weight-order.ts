@@ -8,6 +8,13 @@ export interface WeightOrder {
   /** `order[r]` is the input row stored as respondent r. */
   order: Uint32Array<ArrayBufferLike>;
   /**
+   * The inverse of `order`: `respondentOf[row]` is the respondent number input row `row` is
+   * stored as. Made with the order (the counting sort writes both at once): a variable's index
+   * column is then a scatter from its input ids in input order (sequential reads), which runs
+   * about twice as fast as gathering them through `order` (a random read per respondent).
+   */
+  respondentOf: Uint32Array<ArrayBufferLike>;
+  /**
    * The weights in that order as runs, when the counting sort found them: respondents
    * `starts[k] .. starts[k + 1] - 1` weigh `weights[k]`. Undefined when the weights must be
    * gathered row by row (a comparison sort, or a -0 among the zeros: one run per value would
@@ -21,12 +28,17 @@ export interface WeightOrder {
  * respondent numbers: `order[r]` is the input row stored as respondent r. Survey weights
  * repeat (ACS person weights are integers up to a few thousand), so a counting sort over
  * the distinct weights does it in two passes; a comparison sort takes the rest. Without a
- * weight, input order. `order` may be given (zeroed or not) to be filled.
+ * weight, input order. `order` and `respondentOf` may be given (zeroed or not) to be filled.
  */
-export function weightOrder(weights: Float64Array | undefined, rows: number, order: Uint32Array<ArrayBufferLike> = new Uint32Array(rows)): WeightOrder {
+export function weightOrder(
+  weights: Float64Array | undefined,
+  rows: number,
+  order: Uint32Array<ArrayBufferLike> = new Uint32Array(rows),
+  respondentOf: Uint32Array<ArrayBufferLike> = new Uint32Array(rows),
+): WeightOrder {
   if (weights === undefined) {
-    for (let row = 0; row < rows; row++) order[row] = row;
-    return { order };
+    for (let row = 0; row < rows; row++) order[row] = respondentOf[row] = row;
+    return { order, respondentOf };
   }
   // Buckets numbered 1.. in first-seen order (weights are finite: the weight encoder refuses the rest).
   const bucketOf = new NumberIds();
@@ -37,7 +49,7 @@ export function weightOrder(weights: Float64Array | undefined, rows: number, ord
     const weight = weights[row]!;
     let bucket = bucketOf.get(weight);
     if (bucket === 0) {
-      if (bucketWeights.length > MAX_BUCKETS) return { order: comparisonOrder(weights, order) };
+      if (bucketWeights.length > MAX_BUCKETS) return comparisonOrder(weights, order, respondentOf);
       bucket = bucketWeights.push(weight) - 1;
       bucketOf.set(weight, bucket);
     }
@@ -54,11 +66,17 @@ export function weightOrder(weights: Float64Array | undefined, rows: number, ord
   for (let row = 0; row < rows; row++) starts[rankOfBucket[bucketOfRow[row]!]! + 1]!++;
   for (let rank = 1; rank <= buckets; rank++) starts[rank]! += starts[rank - 1]!;
   const next = starts.slice();
-  for (let row = 0; row < rows; row++) order[next[rankOfBucket[bucketOfRow[row]!]!]!++] = row;
-  return negativeZero ? { order } : { order, runs: { weights: distinct, starts } };
+  for (let row = 0; row < rows; row++) {
+    const respondent = next[rankOfBucket[bucketOfRow[row]!]!]!++;
+    order[respondent] = row;
+    respondentOf[row] = respondent;
+  }
+  return negativeZero ? { order, respondentOf } : { order, respondentOf, runs: { weights: distinct, starts } };
 }
 
-function comparisonOrder(weights: Float64Array, order: Uint32Array): Uint32Array {
+function comparisonOrder(weights: Float64Array, order: Uint32Array<ArrayBufferLike>, respondentOf: Uint32Array<ArrayBufferLike>): WeightOrder {
   for (let row = 0; row < order.length; row++) order[row] = row;
-  return order.sort((a, b) => weights[a]! - weights[b]! || a - b);
+  order.sort((a, b) => weights[a]! - weights[b]! || a - b);
+  for (let respondent = 0; respondent < order.length; respondent++) respondentOf[order[respondent]!] = respondent;
+  return { order, respondentOf };
 }

@@ -64,22 +64,29 @@ interface LazyParts {
 export function lazyDataset({ path, meta, checksum, words, entries, regions, kernel, fd, otherFds = [], loaded, verify, corrupt, weightsFile }: LazyParts & Pick<LoadedDataset, 'weightsFile'>): LoadedDataset {
   const checked = new Uint8Array(entries.length);
   let open = true;
-  const load = (row: number) => {
+  const readStored = (row: number, into: Uint8Array) => {
     const entry = entries[row]!;
     if (!open) throw new CrosstabError(ErrorCode.closed, `dataset ${path} is closed`, { hint: 'Open it again with openDataset().' });
     try {
-      readAt(entry.file?.fd ?? fd, entry.fileOffset, entry.stored, kernel.memory.bytes(entry.ptr, entry.stored));
+      readAt(entry.file?.fd ?? fd, entry.fileOffset, entry.stored, into);
     } catch (error) {
       const file = entry.file?.path ?? path;
       throw error instanceof ArrowFileProblem ? corrupt(file, `is truncated: buffer ${row} (${entry.name}) is past its end`) : readFailure(file, error);
     }
+    return entry;
+  };
+  const load = (row: number) => {
+    const entry = entries[row]!;
+    readStored(row, kernel.memory.bytes(entry.ptr, entry.stored));
     loaded[row] = 1;
+  };
+  const damaged = (row: number) => {
+    const entry = entries[row]!;
+    return corrupt(entry.file?.path ?? path, `fails the checksum of buffer ${row} (${entry.name}): its bytes were modified or damaged`);
   };
   const check = (row: number) => {
     const entry = entries[row]!;
-    if (checksumInKernel(kernel, entry.ptr, entry.stored) !== entry.hash) {
-      throw corrupt(entry.file?.path ?? path, `fails the checksum of buffer ${row} (${entry.name}): its bytes were modified or damaged`);
-    }
+    if (checksumInKernel(kernel, entry.ptr, entry.stored) !== entry.hash) throw damaged(row);
     checked[row] = 1;
   };
   const buffer = (row: number): LoadedBuffer => {
@@ -100,6 +107,6 @@ export function lazyDataset({ path, meta, checksum, words, entries, regions, ker
     if (open) for (const file of [fd, ...otherFds]) closeSync(file);
     open = false;
   };
-  return { path, meta, checksum, words, buffers: entries, regions, buffer, verifyAll, close, ...(weightsFile ? { weightsFile } : {}) };
+  return { path, meta, checksum, words, buffers: entries, regions, buffer, readStored, damaged, verifyAll, close, ...(weightsFile ? { weightsFile } : {}) };
 }
 

@@ -38,6 +38,13 @@ export interface LoadedDataset {
   regions: Array<{ ptr: number; bytes: number }>;
   /** The buffer at `row`, checked against its XXH64 the first time it is used. */
   buffer(row: number): LoadedBuffer;
+  /**
+   * Reads the stored bytes of buffer `row` (padding included: `stored` of them) into the start of `into`,
+   * unchecked, for a caller that checks them against `hash` itself; `damaged(row)` is the
+   * error to throw when they fail it.
+   */
+  readStored(row: number, into: Uint8Array): { name: string; stored: number; hash: string };
+  damaged(row: number): Error;
   /** Checks every buffer not checked yet; returns how many buffers and bytes the dataset has. */
   verifyAll(): { buffers: number; bytes: number };
   /** Closes the file; buffers not read yet can no longer be read. The caller releases `regions`. */

@@ -4,6 +4,7 @@ import { DEFAULT_GROUP, DEFAULT_STABILITY, type StoredMeta } from '../format.js'
 function word(text: string): string {
   return /^[A-Za-z0-9_./:=@%+-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
 }
+export { word as shellWord };
 
 /**
  * The `crosstab build` command that rebuilds a dataset from the metadata an older format

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { type FileHandle, open, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { Schema } from 'apache-arrow';
+import { Schema } from 'apache-arrow/schema';
 import { MetadataVersion } from 'apache-arrow/enum';
 import { FileBlock, Footer } from 'apache-arrow/ipc/metadata/file';
 import { BufferRegion, FieldNode, Message, RecordBatch } from 'apache-arrow/ipc/metadata/message';
@@ -19,15 +19,26 @@ const BATCH_BYTES = 256 * 1024 * 1024;
 /** Every region of a batch body starts on a 64-byte boundary, as kernel memory does. */
 const REGION_ALIGN = 64;
 const MAGIC = new TextEncoder().encode('ARROW1');
-/** Writes smaller than this are gathered into blocks of this size (see Output). */
-const STAGE_BYTES = 1024 * 1024;
 
 /**
  * What the writer writes: metadata (its `format` goes to `crosstab.format`, all of it as JSON
  * to `crosstab.meta`), the buffers' specs and their bytes. A compiled dataset is one; a
  * weights file (StoredWeightsFile) is another.
  */
-export type BufferTable = Pick<CompiledDataset, 'specs' | 'data'> & { meta: { format: string } };
+export type BufferTable = Pick<CompiledDataset, 'specs'> & {
+  meta: { format: string };
+  data(): Iterable<Uint8Array | HashedBuffer> | AsyncIterable<Uint8Array | HashedBuffer>;
+};
+
+/**
+ * A buffer its maker already hashed: `stored` is its bytes with the zero padding of the file
+ * (paddedSize of the spec's bytes) and `hash` their XXH64, so the writer writes it as it is.
+ * The maker must not change the bytes until it is asked for the next buffer.
+ */
+export interface HashedBuffer {
+  stored: Uint8Array;
+  hash: string;
+}
 
 /**
  * Writes a compiled dataset as an Arrow IPC file, streaming: each buffer is hashed and
@@ -44,7 +55,9 @@ export async function writeDataset(dataset: BufferTable, out: string, signal?: A
     const file = await open(temp, 'wx');
     let written: { bytes: number; checksum: string };
     try {
-      written = await writeFile(new Output(file), dataset, checksums, signal);
+      const output = new Output(file);
+      written = await writeFile(output, dataset, checksums, signal);
+      await output.finish();
       await file.sync();
     } finally {
       await file.close();
@@ -65,7 +78,7 @@ async function writeFile(output: Output, dataset: BufferTable, checksums: Stream
   await output.write(MAGIC);
   await output.pad(8);
   const data = dataset.data();
-  const source: Iterator<Uint8Array> | AsyncIterator<Uint8Array> = Symbol.asyncIterator in data ? data[Symbol.asyncIterator]() : data[Symbol.iterator]();
+  const source: Iterator<Uint8Array | HashedBuffer> | AsyncIterator<Uint8Array | HashedBuffer> = Symbol.asyncIterator in data ? data[Symbol.asyncIterator]() : data[Symbol.iterator]();
   try {
     return await writeBatches(output, dataset, source, metaJson, checksums, signal);
   } finally {
@@ -77,7 +90,7 @@ async function writeFile(output: Output, dataset: BufferTable, checksums: Stream
 async function writeBatches(
   output: Output,
   dataset: BufferTable,
-  source: Iterator<Uint8Array> | AsyncIterator<Uint8Array>,
+  source: Iterator<Uint8Array | HashedBuffer> | AsyncIterator<Uint8Array | HashedBuffer>,
   metaJson: string,
   checksums: StreamingChecksum,
   signal: AbortSignal | undefined,
@@ -101,11 +114,20 @@ async function writeBatches(
     for (const spec of batch) {
       throwIfCancelled(signal, 'the build', BUILD_CANCELLED_HINT);
       const next = await source.next();
-      if (next.done || next.value.byteLength !== spec.bytes) {
-        throw new Error(`dataset writer: buffer ${spec.name} has ${next.done ? 'no' : next.value.byteLength} bytes, ${spec.bytes} were planned`);
+      if (!next.done && !(next.value instanceof Uint8Array)) {
+        // Made and hashed by its maker, padding included.
+        const { stored, hash } = next.value;
+        if (stored.byteLength !== paddedSize(spec.bytes)) throw new Error(`dataset writer: buffer ${spec.name} has ${stored.byteLength} stored bytes, ${paddedSize(spec.bytes)} were planned`);
+        rows.push({ name: spec.name, kind: spec.kind, count: spec.count, stored: stored.byteLength, hash });
+        await output.write(stored);
+        continue;
+      }
+      const bytes = next.done ? undefined : (next.value as Uint8Array);
+      if (bytes === undefined || bytes.byteLength !== spec.bytes) {
+        throw new Error(`dataset writer: buffer ${spec.name} has ${bytes === undefined ? 'no' : bytes.byteLength} bytes, ${spec.bytes} were planned`);
       }
       const padding = paddedSize(spec.bytes) - spec.bytes;
-      const padded = padding === 0 ? next.value : withPadding(next.value, padding);
+      const padded = padding === 0 ? bytes : withPadding(bytes, padding);
       rows.push({ name: spec.name, kind: spec.kind, count: spec.count, stored: padded.byteLength, hash: checksums.of(padded) });
       await output.write(padded);
     }
@@ -125,7 +147,6 @@ async function writeBatches(
   await output.write(footer);
   await output.write(new Uint8Array(Int32Array.of(footer.byteLength).buffer));
   await output.write(MAGIC);
-  await output.flush();
   return { bytes: output.position, checksum };
 }
 
@@ -204,29 +225,65 @@ function withPadding(bytes: Uint8Array, padding: number): Uint8Array {
   return padded;
 }
 
+/** Bytes gathered before a write to the file: small pieces (padding, table columns, small buffers) go in one write. */
+const STAGING_BYTES = 8 << 20;
+
 /**
- * Sequential writes to a file, tracking the position. Writes smaller than STAGE_BYTES are
- * gathered and written a STAGE_BYTES block at a time: a dataset of many small buffers (a
- * value code per value of a replicate-weight column: 128,000 of them) made a write call per
- * buffer and per padding, each a trip through the thread pool. Call flush() at the end.
+ * Sequential writes to a file, tracking the position. Pieces smaller than the staging
+ * buffer are copied into it (a dataset is thousands of small pieces: one write each cost a
+ * round trip to the thread pool). A full staging buffer is written while the next one
+ * fills, so the copy into the file overlaps making the next buffers; a larger piece is
+ * written as it is, after what was staged. finish() writes the rest and waits for it.
  */
 class Output {
-  /** Bytes written so far, those still staged included. */
   position = 0;
-  private readonly stage = Buffer.allocUnsafe(STAGE_BYTES);
+  private staging = new Uint8Array(STAGING_BYTES);
+  /** The other staging buffer: the one being written, if a write is pending. */
+  private spare = new Uint8Array(STAGING_BYTES);
   private staged = 0;
+  /** File position of the staging buffer's first byte. */
+  private stagedAt = 0;
+  private pending: Promise<void> = Promise.resolve();
 
   constructor(private readonly file: FileHandle) {}
 
   async write(bytes: Uint8Array): Promise<void> {
-    if (this.staged + bytes.byteLength > STAGE_BYTES) await this.flush();
-    if (bytes.byteLength >= STAGE_BYTES) {
-      await this.writeOut(bytes, this.position);
+    if (this.staged + bytes.byteLength > STAGING_BYTES) await this.flush();
+    if (bytes.byteLength >= STAGING_BYTES) {
+      await this.pending;
+      await this.writeAt(bytes, this.position);
+      this.stagedAt = this.position + bytes.byteLength;
     } else {
-      this.stage.set(bytes, this.staged);
+      this.staging.set(bytes, this.staged);
       this.staged += bytes.byteLength;
     }
     this.position += bytes.byteLength;
+  }
+
+  /** Starts writing what is staged (after the write before it) and stages into the other buffer. */
+  private async flush(): Promise<void> {
+    await this.pending;
+    if (this.staged > 0) {
+      this.pending = this.writeAt(this.staging.subarray(0, this.staged), this.stagedAt);
+      // Its failure is thrown where it is awaited (the next flush, or finish), not left unhandled.
+      this.pending.catch(() => undefined);
+      [this.staging, this.spare] = [this.spare, this.staging];
+    }
+    this.stagedAt += this.staged;
+    this.staged = 0;
+  }
+
+  async finish(): Promise<void> {
+    await this.flush();
+    await this.pending;
+  }
+
+  private async writeAt(bytes: Uint8Array, position: number): Promise<void> {
+    let done = 0;
+    while (done < bytes.byteLength) {
+      const { bytesWritten } = await this.file.write(bytes, done, bytes.byteLength - done, position + done);
+      done += bytesWritten;
+    }
   }
 
   /** Zero bytes up to the next multiple of `align`. */
@@ -235,28 +292,6 @@ class Output {
   }
 
   async padTo(position: number): Promise<void> {
-    while (this.position < position) {
-      if (this.staged === STAGE_BYTES) await this.flush();
-      const zeros = Math.min(position - this.position, STAGE_BYTES - this.staged);
-      this.stage.fill(0, this.staged, this.staged + zeros);
-      this.staged += zeros;
-      this.position += zeros;
-    }
-  }
-
-  /** Writes the staged bytes. */
-  async flush(): Promise<void> {
-    if (this.staged === 0) return;
-    const staged = this.staged;
-    this.staged = 0;
-    await this.writeOut(this.stage.subarray(0, staged), this.position - staged);
-  }
-
-  private async writeOut(bytes: Uint8Array, at: number): Promise<void> {
-    let done = 0;
-    while (done < bytes.byteLength) {
-      const { bytesWritten } = await this.file.write(bytes, done, bytes.byteLength - done, at + done);
-      done += bytesWritten;
-    }
+    if (position > this.position) await this.write(new Uint8Array(position - this.position));
   }
 }

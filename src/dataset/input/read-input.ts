@@ -1,19 +1,18 @@
 import { open } from 'node:fs/promises';
 import { extname } from 'node:path';
 import type { RawTable, ReadOptions } from './raw-table.js';
-import { readArrow } from './read-arrow.js';
 import { readCsv } from './read-csv.js';
-import { readParquet } from './read-parquet.js';
-import { readSav } from './read-sav.js';
 import { unreadable } from './input-file.js';
 import { inputError } from './table-encoder.js';
 
 export type InputFormat = 'sav' | 'parquet' | 'arrow' | 'csv';
 
+// The binary formats' readers (and their libraries: apache-arrow alone takes a tenth of a
+// second to load) are loaded when a file of theirs is read.
 const readers: Record<InputFormat, (path: string, options: ReadOptions) => Promise<RawTable>> = {
-  sav: readSav,
-  parquet: readParquet,
-  arrow: readArrow,
+  sav: async (path, options) => (await import('./read-sav.js')).readSav(path, options),
+  parquet: async (path, options) => (await import('./read-parquet.js')).readParquet(path, options),
+  arrow: async (path, options) => (await import('./read-arrow.js')).readArrow(path, options),
   csv: readCsv,
 };
 
