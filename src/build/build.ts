@@ -6,7 +6,7 @@ import { defaultBuildThreads, PARALLEL_BUILD_MIN_ROWS } from '../dataset/input/b
 import { readCodebook } from '../dataset/build/codebook.js';
 import { compileDataset, type CompiledDataset } from '../dataset/build/compile.js';
 import { multiSpecs } from '../dataset/build/multi-specs.js';
-import { declareDesign } from '../dataset/build/design.js';
+import { checkReplicateOptions, declareDesign } from '../dataset/build/design.js';
 import { BUILD_CANCELLED_HINT, BufferKind, type StoredVariable } from '../dataset/format.js';
 import type { readInput } from '../dataset/input/read-input.js';
 import { Resolver } from '../query/resolve.js';
@@ -26,6 +26,8 @@ export async function buildDataset(input: string, options: BuildOptions): Promis
   await stat(dirname(checked.out)).catch(() => {
     throw invalidOption('out', `"${checked.out}": the folder ${dirname(checked.out)} does not exist`, 'Create the folder or choose another path.');
   });
+  // A replicate declaration that cannot stand whatever the data is refused before the read.
+  if (checked.design) checkReplicateOptions(checked.design);
   const codebook = checked.codebook === undefined ? undefined : await readCodebook(checked.codebook);
   // Replicate weights are read, checked and stored as extra weight vectors.
   const replicateWeights = checked.design?.replicateWeights ?? [];
@@ -75,11 +77,12 @@ export async function buildDataset(input: string, options: BuildOptions): Promis
     const design = declareDesign(compiled.meta, checked.design, (variable) => compiled.inputRanks(variable.name), compiled.inputWeights);
     if (design) compiled.meta.design = design;
   }
-  // Every named code must parse and bind now, not at the first query.
-  const resolver = new Resolver(compiled.meta);
+  // Every named code must parse and bind now, not at the first query. (Without codes no
+  // resolver: making one reads the values of every numeric variable.)
+  const resolver = compiled.meta.codes.length > 0 ? new Resolver(compiled.meta) : undefined;
   for (const code of compiled.meta.codes) {
     try {
-      resolver.resolve(code.name);
+      resolver!.resolve(code.name);
     } catch (error) {
       const reason = error instanceof CrosstabError ? error.message : String(error);
       throw new CrosstabError(ErrorCode.invalidCodebook, `${checked.codebook}: code "${code.name}" (${code.expr}) is invalid: ${reason}`, {

@@ -60,6 +60,15 @@ describe('design declarations at build time', () => {
     const missing = await buildError(input, { ...base, design: { replicateWeights: ['JKN_01', 'JKN_99'], replicateType: 'JK1' } });
     expect(missing.message).toContain('JKN_99');
   });
+
+  it('refuses an incomplete replicate declaration before reading the input (a file that is not there is not looked at)', async () => {
+    const replicates = designFixture.tables.find((table) => table.id === 'nhanes-JKn')!.build.replicateWeights!;
+    const input = join(tmpdir(), 'no-such-replicates.csv.gz');
+    expect(existsSync(input)).toBe(false);
+    const error = await buildError(input, { weights: ['WTMEC2YR'], survey: 'N', design: { replicateWeights: replicates, replicateType: 'JKn' } });
+    expect(error.code).toBe(ErrorCode.invalidOption);
+    expect(error.details.field).toBe('rscales');
+  });
 });
 
 describe.each(['inline', 'pool'] as const)('%s: a stratum with a single PSU (stratum 89 of nhanes-lonely)', (execution) => {

@@ -1,5 +1,6 @@
 import { floatCollision } from '../../text/decimal-text.js';
 import { AXIS_LIMIT } from '../format.js';
+import { dictionaryFloats } from './dictionary-floats.js';
 import type { RawColumn } from '../input/raw-table.js';
 
 /**
@@ -25,8 +26,14 @@ export function isNumberText(text: string): boolean {
  * (`9007199254740992` and `9007199254740993`), which a float would answer for together.
  */
 export function numberColumnProblem(texts: readonly string[]): string | undefined {
-  const huge = texts.find((text) => !Number.isFinite(Number(text)));
-  if (huge !== undefined) return `its value ${huge} lies beyond the 64-bit float range (it would read as ${String(Number(huge))})`;
+  const { numbers, distinct } = dictionaryFloats(texts);
+  for (let i = 0; i < numbers.length; i++) {
+    if (Number.isFinite(numbers[i]!)) continue;
+    const huge = texts[i]!;
+    return `its value ${huge} lies beyond the 64-bit float range (it would read as ${String(Number(huge))})`;
+  }
+  // Texts of as many distinct floats: no two share one (most columns; a collision needs two texts of one float).
+  if (distinct.length === texts.length) return undefined;
   const collision = floatCollision(texts);
   if (collision === undefined) return undefined;
   const [a, b] = collision;

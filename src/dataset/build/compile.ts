@@ -1,5 +1,6 @@
 import { bitsetWords } from '../../kernel/exports.js';
 import { classifyColumn } from './classify.js';
+import { dictionaryFloats, rankOf } from './dictionary-floats.js';
 import type { Codebook } from './codebook.js';
 import {
   BUFFER_ALIGN,
@@ -456,24 +457,40 @@ function rangeIndexable(name: string, kind: 'numeric' | 'text', values: number):
  * number, since a numeric column's values all fit a float (classify.ts).
  */
 function sortDictionary(column: RawColumn, kind: 'numeric' | 'text'): { values: string[]; remap: Uint32Array } {
-  const order = column.dictionary.map((_, id) => id);
-  if (kind === 'numeric') {
-    const numbers = column.dictionary.map(Number);
-    order.sort((a, b) => numbers[a]! - numbers[b]!);
-  } else {
-    const texts = column.dictionary;
-    order.sort((a, b) => (texts[a]! < texts[b]! ? -1 : texts[a]! > texts[b]! ? 1 : 0));
-  }
-  const remap = new Uint32Array(column.dictionary.length + 1);
+  if (kind === 'numeric') return sortNumbers(column.dictionary);
+  const texts = column.dictionary;
+  const order = texts.map((_, id) => id);
+  order.sort((a, b) => (texts[a]! < texts[b]! ? -1 : texts[a]! > texts[b]! ? 1 : 0));
+  const remap = new Uint32Array(texts.length + 1);
   const values: string[] = [];
-  let previous: string | number | undefined;
+  let previous: string | undefined;
   for (const id of order) {
-    const text = column.dictionary[id]!;
-    const key = kind === 'numeric' ? Number(text) : text;
-    if (key !== previous) values.push(text);
-    previous = key;
+    const text = texts[id]!;
+    if (text !== previous) values.push(text);
+    previous = text;
     remap[id + 1] = values.length;
   }
+  return { values, remap };
+}
+
+/**
+ * sortDictionary for a numeric column: its distinct floats sorted once (a typed array's own
+ * sort) and each id's rank found by binary search, where a comparator sort of the ids took
+ * most of a build of replicate-weight columns (thousands of values each). Texts of one float
+ * (`1` and `1.0`) share a rank, whose value is the text first seen, as a stable sort of the
+ * ids gives it.
+ */
+function sortNumbers(dictionary: string[]): { values: string[]; remap: Uint32Array } {
+  const { numbers, distinct } = dictionaryFloats(dictionary);
+  const firstId = new Int32Array(distinct.length).fill(-1);
+  const remap = new Uint32Array(dictionary.length + 1);
+  for (let id = 0; id < dictionary.length; id++) {
+    const rank = rankOf(distinct, numbers[id]!);
+    if (firstId[rank] === -1) firstId[rank] = id;
+    remap[id + 1] = rank + 1;
+  }
+  const values = new Array<string>(distinct.length);
+  for (let rank = 0; rank < distinct.length; rank++) values[rank] = dictionary[firstId[rank]!]!;
   return { values, remap };
 }
 

@@ -94,21 +94,44 @@ export function declareDesign(meta: StoredMeta, options: DesignOptions, ranks: R
 }
 
 function replicateDesign(meta: StoredMeta, options: DesignOptions, weightValues: (name: string) => Float64Array): StoredDesign['replicates'] {
+  checkReplicateOptions(options);
+  const columns = options.replicateWeights;
+  if (columns === undefined || columns.length === 0) return undefined;
+  const type = options.replicateType!;
+  const known = new Set(meta.weights.map((weight) => weight.name));
+  for (const column of columns) {
+    if (!known.has(column)) throw designError('replicateWeights', `replicate weight "${column}" is not a weight column of the dataset`, 'Check the column name.');
+  }
+  const { rscales, scale, rho } = replicateSettings(options, type, columns.length);
+  const degf = options.degf ?? replicateRank(columns.map(weightValues), meta.respondents) - 1;
+  if (!Number.isInteger(degf) || degf < 1) throw designError('degf', `--degf must be a positive whole number, not ${String(options.degf)}`, 'Give the design degrees of freedom, e.g. --degf 79.');
+  const out: NonNullable<StoredDesign['replicates']> = { weights: [...columns], type, scale, rscales, mse: options.mse === true, degf, degfGiven: options.degf !== undefined };
+  if (rho !== undefined) out.rho = rho;
+  return out;
+}
+
+/**
+ * The checks of a replicate declaration that need no data (the options replicates need,
+ * --replicate-type, --rscales, --scale, --rho), as declareDesign makes them: a build makes
+ * them before it reads its input, so an incomplete declaration is refused at once, not after
+ * the whole file is read.
+ */
+export function checkReplicateOptions(options: DesignOptions): void {
   const columns = options.replicateWeights;
   const replicateOnly = options.replicateType ?? options.rho ?? options.scale ?? options.rscales ?? options.mse ?? options.degf;
   if (columns === undefined || columns.length === 0) {
     if (replicateOnly !== undefined) throw designError('replicateWeights', '--replicate-type, --rho, --scale, --rscales, --mse and --degf need --replicate-weights COL...', 'Name the replicate-weight columns.');
-    return undefined;
+    return;
   }
   const type = options.replicateType;
   if (type === undefined || !(REPLICATE_TYPES as readonly string[]).includes(type)) {
     throw designError('replicateType', `--replicate-type must be one of ${REPLICATE_TYPES.join(', ')}, not ${String(type)}`, 'Give the type the replicate weights were made with.');
   }
-  const known = new Set(meta.weights.map((weight) => weight.name));
-  for (const column of columns) {
-    if (!known.has(column)) throw designError('replicateWeights', `replicate weight "${column}" is not a weight column of the dataset`, 'Check the column name.');
-  }
-  const count = columns.length;
+  replicateSettings(options, type, columns.length);
+}
+
+/** The multipliers of `count` replicates of `type` from the options, or the option at fault. */
+function replicateSettings(options: DesignOptions, type: NonNullable<DesignOptions['replicateType']>, count: number): { rscales: number[]; scale: number; rho: number | undefined } {
   let rscales = options.rscales ?? new Array<number>(count).fill(1);
   if (rscales.length === 1 && count > 1) rscales = new Array<number>(count).fill(rscales[0]!);
   if (rscales.length !== count || !rscales.every((value) => Number.isFinite(value) && value >= 0)) {
@@ -140,11 +163,7 @@ function replicateDesign(meta: StoredMeta, options: DesignOptions, weightValues:
   } else {
     scale = options.scale ?? 1;
   }
-  const degf = options.degf ?? replicateRank(columns.map(weightValues), meta.respondents) - 1;
-  if (!Number.isInteger(degf) || degf < 1) throw designError('degf', `--degf must be a positive whole number, not ${String(options.degf)}`, 'Give the design degrees of freedom, e.g. --degf 79.');
-  const out: NonNullable<StoredDesign['replicates']> = { weights: [...columns], type, scale, rscales, mse: options.mse === true, degf, degfGiven: options.degf !== undefined };
-  if (rho !== undefined) out.rho = rho;
-  return out;
+  return { rscales, scale, rho };
 }
 
 /**

@@ -175,10 +175,18 @@ function batchLayout(batch: BufferSpec[]) {
 
 /** The regions written after the data values, now that every hash is known: [region, bytes]. */
 function batchTail(rows: BufferRow[]): Array<[number, Uint8Array]> {
+  // All the texts encoded at once when they are ASCII (a batch may name 100,000 buffers).
   const utf8 = (texts: string[]): [Uint8Array, Uint8Array] => {
-    const encoded = texts.map((text) => Buffer.from(text));
     const offsets = new Int32Array(texts.length + 1);
-    encoded.forEach((bytes, i) => (offsets[i + 1] = offsets[i]! + bytes.byteLength));
+    const joined = texts.join('');
+    const bytes = Buffer.from(joined, 'utf8');
+    if (bytes.byteLength === joined.length) {
+      // As many bytes as UTF-16 units: all ASCII (any other character takes more bytes), a byte per unit.
+      for (let i = 0; i < texts.length; i++) offsets[i + 1] = offsets[i]! + texts[i]!.length;
+      return [new Uint8Array(offsets.buffer), bytes];
+    }
+    const encoded = texts.map((text) => Buffer.from(text));
+    encoded.forEach((text, i) => (offsets[i + 1] = offsets[i]! + text.byteLength));
     return [new Uint8Array(offsets.buffer), Buffer.concat(encoded)];
   };
   const [nameOffsets, nameBytes] = utf8(rows.map((row) => row.name));
