@@ -10,6 +10,7 @@ const EXPORTS = [
   'API_VERSION',
   'AUTH_HEADER',
   'CORS_MAX_AGE_SECONDS',
+  'DEFAULT_CLOSE_TIMEOUT_MS',
   'DEFAULT_TABLE_LIMITS',
   'FairShare',
   'FileKeyStore',
