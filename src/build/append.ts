@@ -375,26 +375,9 @@ async function extend(
           yield stored.extend(oldKind === undefined ? undefined : oldRow, oldCount * 4, oldCount * 4, paddedSize(spec.count * 4), (bytes) => {
             words32(bytes).set(ofRank(rank), oldCount);
           });
-        } else if (spec.kind === BufferKind.dense) {
-          const bits = new Uint32Array(words * 2);
-          if (oldKind === BufferKind.dense) bits.set(oldWords32(oldRow, oldWords * 2));
-          else if (oldKind === BufferKind.sparse) for (const respondent of oldWords32(oldRow, oldCount)) bits[respondent >>> 5]! |= 1 << (respondent & 31);
-          for (const respondent of ofRank(rank)) bits[respondent >>> 5]! |= 1 << (respondent & 31);
-          yield new Uint8Array(bits.buffer);
         } else {
-          const list = new Uint32Array(spec.count);
-          let at = 0;
-          if (oldKind === BufferKind.sparse) {
-            list.set(oldWords32(oldRow, oldCount));
-            at = oldCount;
-          } else if (oldKind === BufferKind.dense) {
-            const bits = oldWords32(oldRow, oldWords * 2);
-            for (let w = 0; w < bits.length; w++) {
-              for (let word = bits[w]!; word !== 0; word &= word - 1) list[at++] = w * 32 + (31 - Math.clz32(word & -word));
-            }
-          }
-          for (const respondent of ofRank(rank)) list[at++] = respondent;
-          yield new Uint8Array(list.buffer);
+          // The container changes kind (a list becomes bits, or bits a list).
+          yield mergedContainer(spec, words, oldKind === undefined ? undefined : { kind: oldKind, words32: oldWords32(oldRow, oldKind === BufferKind.dense ? oldWords * 2 : oldCount) }, ofRank(rank));
         }
       }
     }
@@ -627,6 +610,34 @@ function extendMulti(dataset: string, newRows: string, variable: StoredVariable,
   return { extended: { variable: extended, old: variable, oldRank, holders, noAnswer }, added: wave.added };
 }
 
+/**
+ * A code's container in the kind `spec` takes (bits of `words` 64-bit words, or a sorted list):
+ * the old container's respondents (its bits or its list; none for a new code), then `added`,
+ * who all come after them.
+ */
+function mergedContainer(spec: BufferSpec, words: number, old: { kind: BufferKind; words32: Uint32Array } | undefined, added: Uint32Array): Uint8Array {
+  if (spec.kind === BufferKind.dense) {
+    const bits = new Uint32Array(words * 2);
+    if (old?.kind === BufferKind.dense) bits.set(old.words32);
+    else if (old?.kind === BufferKind.sparse) for (const respondent of old.words32) bits[respondent >>> 5]! |= 1 << (respondent & 31);
+    for (const respondent of added) bits[respondent >>> 5]! |= 1 << (respondent & 31);
+    return new Uint8Array(bits.buffer);
+  }
+  const list = new Uint32Array(spec.count);
+  let at = 0;
+  if (old?.kind === BufferKind.sparse) {
+    list.set(old.words32);
+    at = old.words32.length;
+  } else if (old?.kind === BufferKind.dense) {
+    const bits = old.words32;
+    for (let w = 0; w < bits.length; w++) {
+      for (let word = bits[w]!; word !== 0; word &= word - 1) list[at++] = w * 32 + (31 - Math.clz32(word & -word));
+    }
+  }
+  list.set(added, at);
+  return new Uint8Array(list.buffer);
+}
+
 /** The buffer specs of a multi-response variable, as a build lays them out: one container per value, then its no-answer respondents'. */
 function multiSpecs(variable: StoredVariable, add: (spec: BufferSpec) => number, words: number): void {
   const container = (name: string, count: number): BufferSpec =>
@@ -649,28 +660,8 @@ function* multiVariableBuffers(
 ): Generator<Uint8Array> {
   const { variable, old, oldRank, holders, noAnswer } = plan;
   const container = (row: number, oldRow: number, oldCount: number, added: Uint32Array): Uint8Array => {
-    const spec = specs[row]!;
     const oldKind = oldRow >= 0 ? kindOf(oldRow) : undefined;
-    if (spec.kind === BufferKind.dense) {
-      const bits = new Uint32Array(words * 2);
-      if (oldKind === BufferKind.dense) bits.set(oldWords32(oldRow, oldWords * 2));
-      else if (oldKind === BufferKind.sparse) for (const respondent of oldWords32(oldRow, oldCount)) bits[respondent >>> 5]! |= 1 << (respondent & 31);
-      for (const respondent of added) bits[respondent >>> 5]! |= 1 << (respondent & 31);
-      return new Uint8Array(bits.buffer);
-    }
-    const list = new Uint32Array(spec.count);
-    let at = 0;
-    if (oldKind === BufferKind.sparse) {
-      list.set(oldWords32(oldRow, oldCount));
-      at = oldCount;
-    } else if (oldKind === BufferKind.dense) {
-      const bits = oldWords32(oldRow, oldWords * 2);
-      for (let w = 0; w < bits.length; w++) {
-        for (let word = bits[w]!; word !== 0; word &= word - 1) list[at++] = w * 32 + (31 - Math.clz32(word & -word));
-      }
-    }
-    list.set(added, at);
-    return new Uint8Array(list.buffer);
+    return mergedContainer(specs[row]!, words, oldKind === undefined ? undefined : { kind: oldKind, words32: oldWords32(oldRow, oldKind === BufferKind.dense ? oldWords * 2 : oldCount) }, added);
   };
   for (let rank = 1; rank <= variable.values.length; rank++) {
     const from = oldRank[rank]!;
