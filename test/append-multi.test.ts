@@ -15,16 +15,9 @@ import { loadDataset } from '../src/dataset/file/reader.js';
 import { mainThreadKernel } from '../src/kernel/kernel.js';
 import { seededRandom } from './support/large-dataset.js';
 import { nhanesCsv } from './support/paths.js';
+import { skipWithoutPspp } from './support/pspp.js';
 
-const hasPspp = (() => {
-  try {
-    execFileSync('pspp', ['--version'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-})();
-if (!hasPspp && process.env.CI !== 'true') console.warn("\n*** SKIPPED: the SPSS case of test/append-multi.test.ts needs Debian's pspp (apt-get install pspp); CI installs it. ***\n");
+const noPspp = skipWithoutPspp('the SPSS case of test/append-multi.test.ts');
 
 const dir = mkdtempSync(join(tmpdir(), 'crosstab-append-multi-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -239,7 +232,7 @@ describe('appendRows with multi-response variables', () => {
   });
 
   // Debian's pspp writes the files; CI installs it, and under CI=true a missing pspp fails the test.
-  it.skipIf(!hasPspp && process.env.CI !== 'true')('SPSS multiple-response sets (a dichotomy and a category set, pspp): a .sav wave appended as the build of every row', async () => {
+  it.skipIf(noPspp)('SPSS multiple-response sets (a dichotomy and a category set, pspp): a .sav wave appended as the build of every row', async () => {
     let seed = 3;
     const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
     // The wave's brands include 5 (Echo), which the first part's do not.

@@ -8,16 +8,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildDataset, openDataset, tableStatistics } from '../src/index.js';
+import { hasPspp, skipWithoutPspp } from './support/pspp.js';
 
-const hasPspp = (() => {
-  try {
-    execFileSync('pspp', ['--version'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-})();
-if (!hasPspp && process.env.CI !== 'true') console.warn('\n*** SKIPPED: test/multi-response-sav-columns.test.ts needs Debian\'s pspp (apt-get install pspp); CI installs it. ***\n');
+const noPspp = skipWithoutPspp('test/multi-response-sav-columns.test.ts');
 
 const dir = mkdtempSync(join(tmpdir(), 'multi-sav-columns-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -49,7 +42,7 @@ function writeSav(): string {
   return out;
 }
 
-describe.skipIf(!hasPspp && process.env.CI !== 'true')('a pspp-written MRSETS dichotomy set as columns', () => {
+describe.skipIf(noPspp)('a pspp-written MRSETS dichotomy set as columns', () => {
   it('gives the column tests of its member dummy columns in one explicit group', async () => {
     if (!hasPspp) throw new Error('this test needs Debian\'s pspp (apt-get install pspp); CI installs it');
     const out = join(dir, 'cover.arrow');

@@ -7,16 +7,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildDataset, openDataset } from '../src/index.js';
+import { hasPspp, skipWithoutPspp } from './support/pspp.js';
 
-const hasPspp = (() => {
-  try {
-    execFileSync('pspp', ['--version'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-})();
-if (!hasPspp && process.env.CI !== 'true') console.warn('\n*** SKIPPED: test/multi-response-sav.test.ts needs Debian\'s pspp (apt-get install pspp); CI installs it. ***\n');
+const noPspp = skipWithoutPspp('test/multi-response-sav.test.ts');
 
 const dir = mkdtempSync(join(tmpdir(), 'multi-sav-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -70,7 +63,7 @@ const EQUIVALENT: Array<[string, string]> = [
   ['$brands=NA', 'brand1=NA AND brand2=NA'],
 ];
 
-describe.skipIf(!hasPspp && process.env.CI !== 'true').each(['sets.sav', 'sets.zsav'])('pspp-written %s', (file) => {
+describe.skipIf(noPspp).each(['sets.sav', 'sets.zsav'])('pspp-written %s', (file) => {
   it('holds its multiple-response sets as multi-response variables equal to their columns', async () => {
     if (!hasPspp) throw new Error('this test needs Debian\'s pspp (apt-get install pspp); CI installs it');
     const sav = writeSav(file, file.endsWith('.zsav'));
