@@ -12,6 +12,7 @@ import { classifyColumn } from '../src/dataset/build/classify.js';
 import { PlainTextColumn } from '../src/dataset/input/parquet-texts.js';
 import { readParquet } from '../src/dataset/input/read-parquet.js';
 import { ColumnEncoder, TableEncoder } from '../src/dataset/input/table-encoder.js';
+import { buildDataset, openDataset } from '../src/index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'crosstab-deferred-texts-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -101,7 +102,7 @@ describe('deferred text dictionaries', () => {
     const table = await readParquet(path, { weights: ['w'], threads: 0 });
     const [serial, few] = table.columns;
     expect(serial!.deferred).toEqual({ count: 25000, first: 'HU000000000' });
-    expect(classifyColumn(serial!, table.rows)).toEqual({ kind: 'skip', reason: 'id-like: 25000 distinct text values in 50000 rows' });
+    expect(classifyColumn(serial!, table.rows)).toEqual({ kind: 'skip', reason: 'id-like: more than 5000 distinct text values in 50000 rows' });
     // Deciding to skip it made no strings.
     expect(serial!.deferred).toBeDefined();
     expect(classifyColumn(few!, table.rows)).toEqual({ kind: 'text' });
@@ -114,5 +115,38 @@ describe('deferred text dictionaries', () => {
     serial!.dictionary = [];
     expect(serial!.deferred).toBeUndefined();
     expect(serial!.dictionary).toEqual([]);
+  }, 60_000);
+  it('stop numbering an id-like text column past the bound when the build asks (skipIdLike), the columns it excepts read whole', async () => {
+    const duck = await (await DuckDBInstance.create(':memory:')).connect();
+    const path = join(dir, 'ids-stop.parquet');
+    await duck.run(`COPY (SELECT 'HU' || lpad((i // 2)::VARCHAR, 9, '0') AS serial, 'U' || i::VARCHAR AS uid, (i % 3)::VARCHAR || 'x' AS few, 1.0::DOUBLE AS w FROM range(50000) r(i))
+      TO '${path}' (FORMAT parquet, DICTIONARY_COMPRESSION_RATIO_THRESHOLD -1, ROW_GROUP_SIZE 20000)`);
+    const whole = await readParquet(path, { weights: ['w'], threads: 0 });
+    const cut = await readParquet(path, { weights: ['w'], threads: 0, skipIdLike: { except: ['uid'] } });
+    const [serial, uid, few] = cut.columns;
+    // Past 5,000 values (max(5,000, rows / 10)) with a first value that is not a number, the page ends the numbering.
+    expect(serial!.partly).toBe(true);
+    expect(serial!.deferred!.count).toBeGreaterThan(5000);
+    expect(serial!.deferred!.count).toBeLessThan(25000);
+    const numbered = serial!.deferred!.count * 2;
+    expect(Array.from(serial!.ids.subarray(0, numbered))).toEqual(Array.from(whole.columns[0]!.ids.subarray(0, numbered)));
+    expect(serial!.ids.subarray(numbered).every((id) => id === 0)).toBe(true);
+    // The note is the same as for the column read whole: it states the bound, not the count.
+    expect(classifyColumn(serial!, cut.rows)).toEqual(classifyColumn(whole.columns[0]!, whole.rows));
+    expect(uid!.partly).toBeUndefined();
+    expect(uid!.deferred!.count).toBe(50000);
+    expect(few!.partly).toBeUndefined();
+    expect(few!.dictionary).toEqual(['0x', '1x', '2x']);
+    // A build skips the cut column, and keeps the id column (an id-like text column too) whole.
+    const out = join(dir, 'ids-stop.arrow');
+    const report = await buildDataset(path, { weights: ['w'], survey: 'T', out, id: 'uid', threads: 0 });
+    expect(report.skipped).toEqual([{ column: 'serial', reason: 'id-like: more than 5000 distinct text values in 50000 rows' }]);
+    const dataset = await openDataset(out, { execution: 'inline' });
+    try {
+      expect(dataset.info.idColumn).toBe('uid');
+      expect(dataset.info.variables.map((variable) => variable.name)).toEqual(['few']);
+    } finally {
+      await dataset.close();
+    }
   }, 60_000);
 });

@@ -57,6 +57,13 @@ export const BUFFER_ALIGN = 64;
  */
 export const AXIS_LIMIT = 5000;
 /**
+ * A text column with more distinct values than this in `rows` rows is skipped as id-like
+ * (see AXIS_LIMIT): max(AXIS_LIMIT, rows / 10), whole.
+ */
+export function idLikeTextLimit(rows: number): number {
+  return Math.floor(Math.max(AXIS_LIMIT, rows / 10));
+}
+/**
  * Most values of a variable given a range index (StoredVariable.atLeast): it stores one
  * bitset per value, an eighth of a byte per respondent each.
  */

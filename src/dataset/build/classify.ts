@@ -1,13 +1,9 @@
-import { floatCollision } from '../../text/decimal-text.js';
-import { AXIS_LIMIT } from '../format.js';
+import { floatCollision, PLAIN_NUMBER } from '../../text/decimal-text.js';
+import { idLikeTextLimit } from '../format.js';
 import { dictionaryFloats } from './dictionary-floats.js';
 import type { RawColumn } from '../input/raw-table.js';
 
-/**
- * Plain decimal numbers: no leading zeros (so `06` stays text), optional sign, fraction
- * and exponent.
- */
-const NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?$/;
+const NUMBER = PLAIN_NUMBER;
 
 /**
  * A value a numeric variable can hold: a plain decimal number within the 64-bit float range
@@ -64,8 +60,10 @@ export function classifyColumn(column: RawColumn, rows: number): ColumnClass {
     }
     return { kind: 'numeric' };
   }
-  if (distinct > Math.max(AXIS_LIMIT, rows / 10)) {
-    return { kind: 'skip', reason: `id-like: ${distinct} distinct text values in ${rows} rows` };
+  // The note states the bound, not the count: a reader may stop counting past it (ReadOptions.skipIdLike).
+  const limit = idLikeTextLimit(rows);
+  if (distinct > limit) {
+    return { kind: 'skip', reason: `id-like: more than ${limit} distinct text values in ${rows} rows` };
   }
   if (problem !== undefined) {
     return { kind: 'text', note: `column ${column.name} is text, not numeric: ${problem}, so its values are kept exactly as written; value lists answer, ranges are refused` };

@@ -7,6 +7,7 @@ import { type FlatColumnAt, handOutColumns } from './parquet-share.js';
 import { adoptShare } from './column-shares.js';
 import { PlainTextColumn } from './parquet-texts.js';
 import type { RawTable, ReadOptions } from './raw-table.js';
+import { idLikeTextLimit } from '../format.js';
 import { decimalText } from '../../text/decimal-text.js';
 import { isoTime, isoTimestamp } from './cell-values.js';
 import { checkTrailer, readTypedFile } from './input-file.js';
@@ -72,8 +73,11 @@ export async function readParquet(path: string, options: ReadOptions): Promise<R
     const conversions = ownConversions(metadata, wanted.map((i) => fields[i]!.element));
     // A share of the columns goes to worker threads, read while this thread reads the rest.
     const handed = handOutColumns(path, metadata, flat, options.threads);
+    const readWhole = new Set(options.skipIdLike?.except);
     for (const [name, column] of flat) {
-      if (column.type === 'BYTE_ARRAY' && !column.weight && !handed?.names.has(name) && onlyPlainPages(metadata, name)) column.texts = new PlainTextColumn(column.target as ColumnEncoder);
+      if (column.type !== 'BYTE_ARRAY' || column.weight || handed?.names.has(name) || !onlyPlainPages(metadata, name)) continue;
+      const stopAbove = options.skipIdLike === undefined || readWhole.has(name) ? undefined : idLikeTextLimit(rows);
+      column.texts = new PlainTextColumn(column.target as ColumnEncoder, stopAbove);
     }
     try {
       await readHere(path, handle, size, file, metadata, flat, positions, encoder, slow, handed?.names ?? new Set(), options, conversions);
