@@ -3,14 +3,16 @@
 // skipped without one string made, a kept column reads exactly the texts of a decoder that
 // makes them as it goes (invalid UTF-8 and U+FFFD included: values that decode the same are
 // one value), and a column whose pages mix both ways numbers its values the same.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
+import { Float64, Table, tableToIPC, Utf8, vectorFromArray } from 'apache-arrow';
 import { afterAll, describe, expect, it } from 'vitest';
 import { classifyColumn } from '../src/dataset/build/classify.js';
 import { PlainTextColumn } from '../src/dataset/input/parquet-texts.js';
 import { readParquet } from '../src/dataset/input/read-parquet.js';
+import { readArrow } from '../src/dataset/input/read-arrow.js';
 import { ColumnEncoder, TableEncoder } from '../src/dataset/input/table-encoder.js';
 import { buildDataset, openDataset } from '../src/index.js';
 
@@ -148,5 +150,33 @@ describe('deferred text dictionaries', () => {
     } finally {
       await dataset.close();
     }
+  }, 60_000);
+  it('stop numbering an id-like Arrow text column within a record batch, the columns it excepts read whole', async () => {
+    const rows = 200_000;
+    const serial = Array.from({ length: rows }, (_, i) => `HU${String(i >> 1).padStart(9, '0')}`);
+    const table = new Table({
+      serial: vectorFromArray(serial, new Utf8()),
+      uid: vectorFromArray(Array.from({ length: rows }, (_, i) => `U${i}`), new Utf8()),
+      few: vectorFromArray(Array.from({ length: rows }, (_, i) => `${i % 3}x`), new Utf8()),
+      w: vectorFromArray(new Array(rows).fill(1), new Float64()),
+    });
+    const path = join(dir, 'ids-stop.arrow');
+    writeFileSync(path, tableToIPC(table, 'file'));
+    const whole = await readArrow(path, { weights: ['w'], threads: 0 });
+    const cut = await readArrow(path, { weights: ['w'], threads: 0, skipIdLike: { except: ['uid'] } });
+    const [cutSerial, uid, few] = cut.columns;
+    // One batch of 200,000 rows: numbering stops after the block of values that passes 20,000 (rows / 10).
+    expect(cutSerial!.partly).toBe(true);
+    expect(cutSerial!.deferred!.count).toBeGreaterThan(20000);
+    expect(cutSerial!.deferred!.count).toBeLessThan(100000);
+    const numbered = cutSerial!.deferred!.count * 2;
+    expect(Array.from(cutSerial!.ids.subarray(0, numbered))).toEqual(Array.from(whole.columns[0]!.ids.subarray(0, numbered)));
+    expect(cutSerial!.ids.subarray(numbered).every((id) => id === 0)).toBe(true);
+    expect(classifyColumn(cutSerial!, cut.rows)).toEqual({ kind: 'skip', reason: 'id-like: more than 20000 distinct text values in 200000 rows' });
+    expect(classifyColumn(whole.columns[0]!, whole.rows)).toEqual(classifyColumn(cutSerial!, cut.rows));
+    expect(uid!.partly).toBeUndefined();
+    expect(uid!.deferred!.count).toBe(rows);
+    expect(few!.dictionary).toEqual(['0x', '1x', '2x']);
+    expect(Array.from(few!.ids)).toEqual(Array.from(whole.columns[2]!.ids));
   }, 60_000);
 });

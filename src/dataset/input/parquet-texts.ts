@@ -76,6 +76,22 @@ export class PlainTextColumn {
    */
   encode(bytes: Uint8Array, at: number, count: number): { ids: Uint32Array; end: number } {
     if (this.stopped) return { ids: this.blanks(count), end: plainEnd(bytes, at, count) };
+    if (this.stopAbove === undefined || count <= stopBlock) return this.numbered(bytes, at, count);
+    // A block at a time (an Arrow record batch may hold every row), so that numbering stops within the call.
+    const ids = new Uint32Array(count);
+    let done = 0;
+    while (done < count && !this.stopped) {
+      const take = Math.min(stopBlock, count - done);
+      const end = plainEnd(bytes, at, take);
+      ids.set(this.numbered(bytes.subarray(0, end), at, take).ids, done);
+      at = end;
+      done += take;
+    }
+    return { ids, end: done < count ? plainEnd(bytes, at, count - done) : at };
+  }
+
+  /** encode() of values to be numbered (the column has not stopped). */
+  private numbered(bytes: Uint8Array, at: number, count: number): { ids: Uint32Array; end: number } {
     const wasm = this.wasm;
     const length = bytes.length - at;
     if (length > this.sourceBytes) {
@@ -163,6 +179,9 @@ export class PlainTextColumn {
     return (this.toColumn = map);
   }
 }
+
+/** Values numbered at a time by a column that may stop (PlainTextColumn's `stopAbove`). */
+const stopBlock = 1 << 16;
 
 /** Where `count` PLAIN BYTE_ARRAY values (a 4-byte little-endian length before each) from `bytes[at ..]` end. */
 function plainEnd(bytes: Uint8Array, at: number, count: number): number {
