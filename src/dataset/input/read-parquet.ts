@@ -6,6 +6,7 @@ import { chunkFailure, chunkRange, type FlatColumn, flatType, storeColumnChunk, 
 import { type FlatColumnAt, handOutColumns } from './parquet-share.js';
 import { adoptShare } from './column-shares.js';
 import { PlainTextColumn } from './parquet-texts.js';
+import { zstdReady } from './zstd-pages.js';
 import type { RawTable, ReadOptions } from './raw-table.js';
 import { idLikeTextLimit } from '../format.js';
 import { decimalText } from '../../text/decimal-text.js';
@@ -45,6 +46,7 @@ export async function readParquet(path: string, options: ReadOptions): Promise<R
     const metadata = await parquetMetadataAsync(file);
     const fields = parquetSchema(metadata).children;
     const rows = Number(metadata.num_rows);
+    if (metadata.row_groups.some((group) => group.columns.some((chunk) => chunk.meta_data?.codec === 'ZSTD'))) await zstdReady();
     const encoder = new TableEncoder(path, 'Parquet schema', fields.map((field) => ({ name: field.element.name })), options, { expectedRows: rows });
     const wanted = fields.flatMap((field, i) => (encoder.columns[i] !== undefined || encoder.weightAt[i] !== undefined ? [i] : []));
     for (const i of wanted) {
