@@ -243,7 +243,7 @@ export function textOf(body: string | Uint8Array): string {
 export interface ServedFixture {
   /** The test build of GSS, open. */
   gss: Dataset;
-  /** A temporary folder of the file's own (ledgers, key files), removed after it. */
+  /** A temporary folder of the file's own (ledgers, key files), removed after it (and with the run's folder). */
   dir: string;
   /** A key file of every role (makeKeyFile) in `dir`. */
   keys: TestKeys;
@@ -267,7 +267,10 @@ export async function servedFixture<Options extends { nhanes?: boolean; judge?: 
     return dataset;
   };
   const gss = await open(paths.gss);
-  const dir = tempDir();
+  // In the run's folder, which the global teardown removes: a run that collects the file
+  // without running its hooks (vitest list, a -t that matches none of its tests) leaves nothing.
+  const dir = mkdtempSync(join(paths.dir, 'http-'));
+  tempDirs.push(dir);
   const keys = await makeKeyFile(dir);
   const nhanes = options.nhanes === true ? await open(paths.nhanes) : undefined;
   const judge = options.judge === true ? await ContractJudge.create() : undefined;
