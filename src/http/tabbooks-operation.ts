@@ -65,6 +65,7 @@ export async function tabbooksOperation(context: AuthenticatedContext): Promise<
   if (!entitledToSurvey(key, body.SurveyCode)) return serviceError('forbidden_survey', `This API key is not entitled to survey ${quote(body.SurveyCode)}.`, `The key is entitled to: ${visible().join(', ') || 'no survey served here'}.`, 'SurveyCode');
   const dataset = service.surveys.get(body.SurveyCode);
   if (dataset === undefined) return serviceError('unknown_survey', `No survey ${quote(body.SurveyCode)} is served here.`, `Use one of: ${visible().join(', ')}.`, 'SurveyCode');
+  entry.datasetVersion = dataset.info.checksum;
   const table = dataset.table?.bind(dataset);
   if (table === undefined) return serviceError('not_found', `Survey ${body.SurveyCode} is served for POST /crosstab only, not for tab books.`, 'Use POST /crosstab.', 'SurveyCode');
   const access = authorize(key, dataset.info, body.AuthorizationGroup);
