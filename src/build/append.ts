@@ -18,7 +18,7 @@ import { CrosstabError, ErrorCode, throwIfCancelled } from '../errors.js';
 import { bitsetWords } from '../kernel/exports.js';
 import { mainThreadKernel } from '../kernel/kernel.js';
 import { invalidOption } from '../options.js';
-import { isNumberText, numberColumnProblem } from '../dataset/build/classify.js';
+import { idLikeTextValues, isNumberText, numberColumnProblem, staysIdLike } from '../dataset/build/classify.js';
 import { type BufferSpec, paddedSize } from '../dataset/build/compile.js';
 import type { BufferTable, HashedBuffer } from '../dataset/file/writer.js';
 import type { Kernel } from '../kernel/kernel.js';
@@ -104,8 +104,17 @@ export async function appendRows(dataset: string, newRows: string, options: Appe
     const source = dropped.length === 0 ? data : { ...data, meta: { ...data.meta, weights: data.meta.weights.filter((weight) => !dropped.some((entry) => entry.weight === weight.name)) } };
     const meta = source.meta;
     const { readInput, sniffFormat } = await import('../dataset/input/read-input.js');
-    const table = await readInput(newRows, { weights: meta.weights.map((weight) => weight.name), ...(options.threads === undefined ? {} : { threads: options.threads }) });
+    const read = { weights: meta.weights.map((weight) => weight.name), ...(options.threads === undefined ? {} : { threads: options.threads }) };
+    // Text columns skipped as id-like are not read when their old values alone keep them
+    // id-like over every row (a build of all the rows skips them whatever the new values);
+    // should the new rows be too many for that, the input is read again with them.
+    const idLike = idLikeColumns(meta);
+    let table = await readInput(newRows, { ...read, ignore: idLike.map((entry) => entry.column) });
     cancelled();
+    if (idLike.some((entry) => !staysIdLike(entry.values, meta.respondents + table.rows))) {
+      table = await readInput(newRows, read);
+      cancelled();
+    }
     const format = await sniffFormat(newRows);
     const compiled = await extend(dataset, newRows, format, source, table, (ptr, bytes) => kernel.memory.bytes(ptr, bytes), kernel);
     cancelled();
@@ -127,6 +136,16 @@ export async function appendRows(dataset: string, newRows: string, options: Appe
     data.close();
     for (const region of data.regions) kernel.memory.release(region.ptr, region.bytes);
   }
+}
+
+/** The columns skipped as id-like text, with their distinct values. */
+function idLikeColumns(meta: StoredMeta): Array<{ column: string; values: number }> {
+  const found: Array<{ column: string; values: number }> = [];
+  for (const entry of meta.skipped) {
+    const values = entry.column === meta.id?.column ? undefined : idLikeTextValues(entry.reason);
+    if (values !== undefined) found.push({ column: entry.column, values });
+  }
+  return found;
 }
 
 function unfit(file: string, what: string, hint: string, field?: string): CrosstabError {
