@@ -31,6 +31,7 @@ import { shellWord } from '../dataset/file/rebuild-command.js';
 import { replicateRank } from '../stats/replicate-rank.js';
 import { placedError, type Place } from '../dataset/input/input-errors.js';
 import type { RawColumn, RawTable } from '../dataset/input/raw-table.js';
+import type { RowIds } from '../dataset/input/row-ids.js';
 import { eachAnswer, isDense, planMultiWave } from '../dataset/build/multi-response.js';
 
 export interface AppendOptions {
@@ -566,7 +567,10 @@ function extendVariable(newRows: string, variable: StoredVariable, column: RawCo
       throw unfit(newRows, `column ${variable.name} holds ${JSON.stringify(text)}, but ${variable.name} is numeric in the dataset`, 'Fix the value (a number, or blank), or build the whole dataset from all the rows with `crosstab build` to make the variable text.', variable.name);
     }
     // A build of all the rows would make the variable text (two numbers reading as one float would answer together).
-    const problem = numberColumnProblem([...variable.values, ...column.dictionary]);
+    // The old values have no problem among themselves (the build checked them): only texts they do not hold can bring one.
+    const oldTexts = new Set(variable.values);
+    const newTexts = column.dictionary.filter((value) => !oldTexts.has(value));
+    const problem = newTexts.length === 0 ? undefined : numberColumnProblem([...variable.values, ...newTexts]);
     if (problem !== undefined) {
       throw unfit(newRows, `column ${variable.name} cannot stay numeric with the new rows: ${problem}`, 'Write the value as the dataset does, or build the whole dataset from all the rows with `crosstab build` (it makes the variable text).', variable.name);
     }
@@ -602,21 +606,33 @@ function extendVariable(newRows: string, variable: StoredVariable, column: RawCo
     rankNow[i + 1] = now;
     oldRank[now] = i + 1;
   });
-  const rankOfId = Uint32Array.from({ length: column.dictionary.length + 1 }, (_, id) => (id === 0 ? 0 : rankOfKey.get(keyOf(column.dictionary[id - 1]!))!));
-  const appended = new Uint32Array(order.length);
+  const rankOfId = new Uint32Array(column.dictionary.length + 1);
+  for (let id = 1; id < rankOfId.length; id++) rankOfId[id] = rankOfKey.get(keyOf(column.dictionary[id - 1]!))!;
   const counts = new Array<number>(merged.length).fill(0);
   variable.counts.forEach((count, i) => (counts[rankNow[i + 1]! - 1] = count));
-  let missing = variable.missing;
-  for (let j = 0; j < order.length; j++) {
-    const rank = rankOfId[column.ids[order[j]!]!]!;
-    appended[j] = rank;
-    if (rank === 0) missing++;
-    else counts[rank - 1]!++;
-  }
+  const { appended, blank } = waveRanks(column.ids, order, rankOfId, counts);
+  const missing = variable.missing + blank;
   const extended: StoredVariable = { ...variable, values: merged, counts, missing };
   const valueLabels = { ...column.valueLabels, ...variable.valueLabels };
   if (Object.keys(valueLabels).length > 0) extended.valueLabels = valueLabels;
   return { extended: { variable: extended, old: variable, rankNow, oldRank, appended }, added };
+}
+
+/**
+ * The new respondents' ranks in their stored order (`order[j]` is the row stored j-th), each
+ * counted in `counts` (by rank − 1); `blank`: how many have none. A function of its own, so
+ * that its loop over the rows is compiled small.
+ */
+function waveRanks(ids: RowIds, order: Uint32Array, rankOfId: Uint32Array, counts: number[]): { appended: Uint32Array; blank: number } {
+  const appended = new Uint32Array(order.length);
+  let blank = 0;
+  for (let j = 0; j < order.length; j++) {
+    const rank = rankOfId[ids[order[j]!]!]!;
+    appended[j] = rank;
+    if (rank === 0) blank++;
+    else counts[rank - 1]!++;
+  }
+  return { appended, blank };
 }
 
 /**
