@@ -63,6 +63,8 @@ export interface ReadOptions {
   weights: string[];
   /** Columns to leave out entirely. Unknown names are an error (naming them). */
   exclude?: string[];
+  /** Columns to leave out when the input has them (not read; a name it lacks is no error). */
+  ignore?: string[];
   /**
    * Worker threads that read the input (0: none). CSV: they encode it, default by file size
    * (see readCsv); Parquet and Arrow IPC files: each reads a share of the columns while this
@@ -71,8 +73,8 @@ export interface ReadOptions {
   threads?: number;
   /**
    * Lets the reader stop numbering a text column's values once it holds more than
-   * idLikeTextLimit(rows) of them and its first is not a number: the build skips such a
-   * column as id-like whatever its other rows hold, and its note states the bound, not the
+   * idLikeCountLimit(rows) of them and its first is not a number: the build skips such a
+   * column as id-like whatever its other rows hold, and its note states that bound, not the
    * count (see RawColumn.partly). Columns named in `except` (the respondent id column,
    * multi-response members) are read whole. Parquet text columns of PLAIN pages do this;
    * other columns and readers are read whole.

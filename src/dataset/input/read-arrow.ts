@@ -2,7 +2,7 @@ import type { FileHandle } from 'node:fs/promises';
 import { RecordBatchReader } from 'apache-arrow';
 import { registerArrowCodecs } from './arrow-codecs.js';
 import { batchFieldBytes, type BatchColumns, batchRows, readBatchColumns, wholeBatch } from './arrow-batch-columns.js';
-import { idLikeTextLimit } from '../format.js';
+import { idLikeCountLimit } from '../format.js';
 import { cellReader, storeColumnar, TextColumns } from './arrow-columns.js';
 import { handOutArrowColumns, manyDistinct } from './arrow-share.js';
 import { adoptShare } from './column-shares.js';
@@ -44,7 +44,7 @@ export async function readArrow(path: string, options: ReadOptions): Promise<Raw
     const batches = reader.isFile() ? reader.numRecordBatches : 0;
     // The id-like bound needs the file's rows: the sum of its record batches' lengths (a stream's are not known before its end).
     const fileRows = options.skipIdLike !== undefined && isFile && reader.isFile() && batches > 0 ? await rowsOfFile(handle, reader).catch(() => undefined) : undefined;
-    const texts = new TextColumns(fileRows === undefined ? undefined : idLikeTextLimit(fileRows), new Set(options.skipIdLike?.except));
+    const texts = new TextColumns(fileRows === undefined ? undefined : idLikeCountLimit(fileRows), new Set(options.skipIdLike?.except));
     // A file's columns (random access) may be read by workers too, dealt by the sizes of the
     // first batch's buffers; this thread then reads only its own columns' bytes.
     let handed: Awaited<ReturnType<typeof handOutArrowColumns>>;

@@ -8,7 +8,7 @@ import { adoptShare } from './column-shares.js';
 import { PlainTextColumn } from './parquet-texts.js';
 import { zstdReady } from './zstd-pages.js';
 import type { RawTable, ReadOptions } from './raw-table.js';
-import { idLikeTextLimit } from '../format.js';
+import { idLikeCountLimit } from '../format.js';
 import { decimalText } from '../../text/decimal-text.js';
 import { isoTime, isoTimestamp } from './cell-values.js';
 import { checkTrailer, readTypedFile } from './input-file.js';
@@ -78,7 +78,7 @@ export async function readParquet(path: string, options: ReadOptions): Promise<R
     const readWhole = new Set(options.skipIdLike?.except);
     for (const [name, column] of flat) {
       if (column.type !== 'BYTE_ARRAY' || column.weight || handed?.names.has(name) || !onlyPlainPages(metadata, name)) continue;
-      const stopAbove = options.skipIdLike === undefined || readWhole.has(name) ? undefined : idLikeTextLimit(rows);
+      const stopAbove = options.skipIdLike === undefined || readWhole.has(name) ? undefined : idLikeCountLimit(rows);
       column.texts = new PlainTextColumn(column.target as ColumnEncoder, stopAbove);
     }
     try {
