@@ -173,7 +173,7 @@ function skippedOverAll(dataset: string, newRows: string, old: StoredMeta, colum
       if (!staysIdLike(textValues, rows) && !staysIdLike(newValues, rows)) {
         throw unfit(
           newRows,
-          `column ${entry.column} was skipped by ${dataset} as id-like (${entry.reason}): over all ${rows} rows it is id-like only with more than ${bound} distinct values, and neither its ${textValues} old ones nor the ${newValues} of the new rows show that (the old values are not kept), so a build of all the rows might make it a variable`,
+          `column ${entry.column} was skipped by ${dataset} as id-like (${entry.reason}): over all ${rows} rows it is id-like only with more than ${bound} distinct values, and neither its ${entry.textValues?.atLeast === true ? 'at least ' : ''}${textValues} old ones nor the ${newValues} of the new rows show that (the old values are not kept), so a build of all the rows might make it a variable`,
           rebuild,
           entry.column,
         );
@@ -194,7 +194,8 @@ function skippedOverAll(dataset: string, newRows: string, old: StoredMeta, colum
     let max = range.max;
     const seen = new Set<number>();
     for (const text of texts) {
-      if (!isNumberText(text) || !isIntegerText(text)) throw refuse(`its new value ${text} is not an integer`);
+      if (!isNumberText(text)) throw refuse(`its new value ${text} is not a number`);
+      if (!isIntegerText(text)) throw refuse(`its new value ${text} is not an integer`);
       const value = Number(text);
       if (value >= range.min && value <= range.max) throw refuse(`its new value ${text} lies within its old values' range ${range.min} to ${range.max} and may repeat one of them`);
       // Two texts of one float (007 and 7) are one number twice.
