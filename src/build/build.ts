@@ -35,6 +35,8 @@ export async function buildDataset(input: string, options: BuildOptions): Promis
   const readOptions: Parameters<typeof readInput>[1] = { weights: [...checked.weights, ...replicateWeights.filter((w) => !checked.weights.includes(w))] };
   if (checked.exclude) readOptions.exclude = checked.exclude;
   if (checked.threads !== undefined) readOptions.threads = checked.threads;
+  // A column the build will skip as id-like need not be read to its end; columns read row by row are read whole.
+  readOptions.skipIdLike = { except: [...(checked.id === undefined ? [] : [checked.id]), ...(checked.multi ?? []).map((entry) => entry.column), ...(codebook?.multi ?? []).flatMap((entry) => entry.columns)] };
   const { onProgress } = checked;
   // Readers report progress now and then: that is where a cancelled read stops.
   if (signal !== undefined) {

@@ -85,6 +85,7 @@ export class TableEncoder {
       const raw: RawColumn = { name, dictionary: column.dictionary, counts: column.counts(), ids: column.take(rows) };
       const deferred = column.deferredTexts;
       if (deferred !== undefined) deferDictionary(raw, deferred);
+      if (column.partly) raw.partly = true;
       if (label !== undefined && label !== '') raw.label = label;
       if (valueLabels !== undefined && Object.keys(valueLabels).length > 0) raw.valueLabels = valueLabels;
       columns.push(raw);
