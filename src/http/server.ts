@@ -132,7 +132,8 @@ export async function listen(handler: CrosstabHandler, options: ListenOptions): 
           handlerClosed = handler.close({ timeoutMs: 0 });
           server.closeIdleConnections();
           for (const [socket, answers] of working) if ([...answers].every((res) => !res.headersSent)) socket.destroy();
-          void handlerClosed.finally(() => server.closeAllConnections());
+          const closeRest = (): void => server.closeAllConnections();
+          handlerClosed.then(closeRest, closeRest);
         }, graceMs);
         await closed;
         clearTimeout(cut);
