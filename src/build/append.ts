@@ -23,6 +23,7 @@ import { type BufferSpec, paddedSize } from '../dataset/build/compile.js';
 import type { BufferTable, HashedBuffer } from '../dataset/file/writer.js';
 import type { Kernel } from '../kernel/kernel.js';
 import { StoredExtension } from './append-stored.js';
+import { refuseOutOverInput } from './build-options.js';
 import { declareDesign, type DesignOptions } from '../dataset/build/design.js';
 import { weightOrder } from '../dataset/build/weight-order.js';
 import { loadDataset, type LoadedDataset } from '../dataset/file/reader.js';
@@ -95,6 +96,8 @@ export async function appendRows(dataset: string, newRows: string, options: Appe
   await stat(dirname(options.out)).catch(() => {
     throw invalidOption('out', `"${options.out}": the folder ${dirname(options.out)} does not exist`, 'Create the folder or choose another path.');
   });
+  // The dataset itself may be replaced (that is a new version of it); the new rows may not.
+  await refuseOutOverInput(options.out, [[newRows, 'the new rows']]);
   const kernel = mainThreadKernel();
   // Every buffer is checked against its checksum before the extended dataset is in place (a
   // damaged dataset is never extended): as it is extended, or when first read.

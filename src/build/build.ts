@@ -11,7 +11,7 @@ import { BUILD_CANCELLED_HINT, BufferKind, type StoredVariable } from '../datase
 import type { readInput } from '../dataset/input/read-input.js';
 import { Resolver } from '../query/resolve.js';
 import { invalidOption } from '../options.js';
-import { type BuildOptions, type BuildReport, validateBuildOptions } from './build-options.js';
+import { type BuildOptions, type BuildReport, refuseOutOverInput, validateBuildOptions } from './build-options.js';
 
 /**
  * Compiles a file of respondents (CSV or gzip'd CSV, SPSS .sav/.zsav, Parquet, Arrow IPC;
@@ -26,6 +26,7 @@ export async function buildDataset(input: string, options: BuildOptions): Promis
   await stat(dirname(checked.out)).catch(() => {
     throw invalidOption('out', `"${checked.out}": the folder ${dirname(checked.out)} does not exist`, 'Create the folder or choose another path.');
   });
+  await refuseOutOverInput(checked.out, [[input, 'the input'], ...(checked.codebook === undefined ? [] : [[checked.codebook, 'the codebook'] as const])]);
   // A replicate declaration that cannot stand whatever the data is refused before the read.
   if (checked.design) checkReplicateOptions(checked.design);
   const codebook = checked.codebook === undefined ? undefined : await readCodebook(checked.codebook);
