@@ -40,6 +40,21 @@ export function numberColumnProblem(texts: readonly string[]): string | undefine
   return `its values ${a} and ${b} are different numbers that read as the same 64-bit float (${String(Number(a))})`;
 }
 
+/**
+ * Whether a text column with `distinct` values in `rows` rows is id-like (skipped). More rows
+ * only add values, so a column id-like with `distinct` values stays so over any rows for which
+ * this holds, whatever their values.
+ */
+export function staysIdLike(distinct: number, rows: number): boolean {
+  return distinct > Math.max(AXIS_LIMIT, rows / 10);
+}
+
+/** The distinct values of a column skipped as id-like text, read from its skip reason (as classifyColumn writes it); undefined for another reason. */
+export function idLikeTextValues(reason: string): number | undefined {
+  const found = /^id-like: (\d+) distinct text values in \d+ rows$/.exec(reason);
+  return found === null ? undefined : Number(found[1]);
+}
+
 export type ColumnClass =
   | { kind: 'numeric' }
   /** `note`: why a column of numbers is text (two of its numbers read as one float, or one lies beyond the float range). */
@@ -64,7 +79,7 @@ export function classifyColumn(column: RawColumn, rows: number): ColumnClass {
     }
     return { kind: 'numeric' };
   }
-  if (distinct > Math.max(AXIS_LIMIT, rows / 10)) {
+  if (staysIdLike(distinct, rows)) {
     return { kind: 'skip', reason: `id-like: ${distinct} distinct text values in ${rows} rows` };
   }
   if (problem !== undefined) {

@@ -57,6 +57,8 @@ export interface ReadOptions {
   weights: string[];
   /** Columns to leave out entirely. Unknown names are an error (naming them). */
   exclude?: string[];
+  /** Columns to leave out when the input has them (not read; a name it lacks is no error). */
+  ignore?: string[];
   /**
    * Worker threads that read the input (0: none). CSV: they encode it, default by file size
    * (see readCsv); Parquet and Arrow IPC files: each reads a share of the columns while this

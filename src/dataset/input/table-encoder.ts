@@ -69,6 +69,7 @@ export class TableEncoder {
     });
     const excluded = new Set(options.exclude);
     for (const name of excluded) if (!positions.has(name)) throw missingColumn(file, header, what, name, names, 'exclude');
+    for (const name of options.ignore ?? []) excluded.add(name);
     this.columns = source.map((column, position) =>
       this.weightAt[position] !== undefined || excluded.has(column.name) ? undefined : new ColumnEncoder(column, capacity),
     );
