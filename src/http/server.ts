@@ -56,7 +56,9 @@ export interface RunningServer {
    * arrives on an open connection (in flight, or sent later on a kept-alive one) with
    * `Connection: close`, and closes each connection after that answer; leaves idle kept-alive
    * connections to their keep-alive timeout (5 s) or to the client; then closes the handler.
-   * Connections still open after `graceMs` are cut.
+   * `graceMs` (default 10,000) is the one deadline of the whole shutdown, the handler's close
+   * included: a streamed table answer still being sent then is cut by the handler (counted in
+   * `handler.stats.answersCut`), and every connection still open is cut.
    */
   close(graceMs?: number): Promise<void>;
 }
@@ -120,13 +122,24 @@ export async function listen(handler: CrosstabHandler, options: ListenOptions): 
         // request fails after it was sent, and a proxy must not retry a POST that may have
         // been billed. So every connection ends after an answer with `Connection: close`, or
         // idle: by the keep-alive timeout or by the client.
+        const started = performance.now();
         const closed = new Promise<void>((resolve) => NetServer.prototype.close.call(server, () => resolve()));
-        const cut = setTimeout(() => server.closeAllConnections(), graceMs);
+        let handlerClosed: Promise<void> | undefined;
+        const cut = setTimeout(() => {
+          // The deadline. The handler cuts the streamed answers still being sent (and counts
+          // them); connections idle or whose answer is still being made are cut here (a table
+          // in work stops: its client is gone); then whatever is left.
+          handlerClosed = handler.close({ timeoutMs: 0 });
+          server.closeIdleConnections();
+          for (const [socket, answers] of working) if ([...answers].every((res) => !res.headersSent)) socket.destroy();
+          const closeRest = (): void => server.closeAllConnections();
+          handlerClosed.then(closeRest, closeRest);
+        }, graceMs);
         await closed;
         clearTimeout(cut);
         // Stops node:http's timer for request timeouts (no connection is left).
         server.close(() => {});
-        await handler.close();
+        await (handlerClosed ?? handler.close({ timeoutMs: Math.max(0, Math.round(graceMs - (performance.now() - started))) }));
       })();
       return closing;
     },
