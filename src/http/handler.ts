@@ -18,7 +18,7 @@ import { publishDocument } from './published-document.js';
 import { applyReplyHeaders, isOperationReply, type OperationReply } from './operation-reply.js';
 import type { ServiceContext } from './route.js';
 import { ARRIVED_BODY, CLIENT_GONE, requestBody, type ArrivedBodyRequest } from './request-body.js';
-import { createRoutePipeline } from './route-pipeline.js';
+import { createRoutePipeline, type RouteCall } from './route-pipeline.js';
 import { AnswersSending } from './answers-sending.js';
 import { createRouter, type RouteMatch, type Router } from './router.js';
 import { decodeSegments, pathnameOf, pathSegments } from './request-path.js';
@@ -394,7 +394,9 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
         outcome = serviceError('method_not_allowed', `${quote(method, 16)} is not allowed on ${path}.`, `Use ${allow.join(' or ')}.`);
       } else {
         entry.operation = operationIds.get(route);
-        outcome = await run({ route, request, body, requestId, entry, params: match.params, ...(caller === undefined ? {} : { caller }) });
+        const call: RouteCall = { route, request, body, requestId, entry, params: match.params };
+        if (caller !== undefined) call.caller = caller;
+        outcome = await run(call);
       }
       if (typeof outcome === 'string') {
         text = outcome;
