@@ -5,25 +5,14 @@
 // with Retry-After before any key lookup, while keys the server knows keep working.
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { openDataset, type Dataset } from '../../src/index.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clientAddress, createCrosstabHandler, generateApiKey, listen, normalizeAddress, proxyTrust, type RunningServer } from '../../src/http/index.js';
 import { DbKeyStore, DbUsageSink, openDatabase, type Database } from '../../src/access/index.js';
 import { createPortal, mountPortal } from '../../src/portal/index.js';
-import { makeKeyFile, tempDir, type TestKeys } from './support.js';
+import { servedFixture, tempDir } from './support.js';
 
-const paths = inject('testDatasets');
 const BODY = JSON.stringify({ SurveyCode: 'GSS', PopulationBaseCode: '*', TargetCodes: ['sex=2'] });
-let dataset: Dataset;
-let keys: TestKeys;
-let dir: string;
-
-beforeAll(async () => {
-  dataset = await openDataset(paths.gss);
-  dir = tempDir();
-  keys = await makeKeyFile(dir);
-});
-afterAll(() => dataset?.close());
+const { gss: dataset, dir, keys } = await servedFixture();
 
 interface Reply {
   status: number;

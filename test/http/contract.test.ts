@@ -2,26 +2,13 @@
 // more through Stoplight Prism, which fails the suite on any answer that breaks GET /v1/docs.
 import { connect } from 'node:net';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { openDataset, toServiceResponse, type Dataset } from '../../src/index.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { toServiceResponse } from '../../src/index.js';
 import { addApiKey, createCrosstabHandler, revokeApiKey, rotateApiKey, type CrosstabHandler } from '../../src/http/index.js';
 import { prismShim, type PrismFindings } from './prism-proxy.js';
-import { ContractJudge, makeKeyFile, readLedger, shims, tempDir, type RunningShim, type TestKeys } from './support.js';
+import { ContractJudge, makeKeyFile, readLedger, servedFixture, shims, tempDir, type RunningShim, type TestKeys } from './support.js';
 
-const paths = inject('testDatasets');
-let gss: Dataset;
-let nhanes: Dataset;
-let judge: ContractJudge;
-
-beforeAll(async () => {
-  gss = await openDataset(paths.gss);
-  nhanes = await openDataset(paths.nhanes);
-  judge = await ContractJudge.create();
-});
-afterAll(() => {
-  gss.close();
-  nhanes.close();
-});
+const { gss, nhanes, judge } = await servedFixture({ nhanes: true, judge: true });
 
 /** Every shim, and node:http once more behind Prism, which judges each answer against GET /v1/docs. */
 const entries: Array<{ name: string; validating?: boolean; start(handler: CrosstabHandler): Promise<RunningShim & { findings?: PrismFindings }> }> = [...shims, prismShim];

@@ -4,21 +4,11 @@ import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { openDataset, type Dataset } from '../../src/index.js';
+import { openDataset } from '../../src/index.js';
 import { buildOpenApiDocument, createCrosstabHandler, type CrosstabHandler } from '../../src/http/index.js';
-import { makeKeyFile, shims, tempDir, type RunningShim, type TestKeys } from './support.js';
+import { servedFixture, shims, type RunningShim } from './support.js';
 
-const paths = inject('testDatasets');
-let gss: Dataset;
-let keys: TestKeys;
-let dir: string;
-
-beforeAll(async () => {
-  gss = await openDataset(paths.gss);
-  dir = tempDir();
-  keys = await makeKeyFile(dir);
-});
-afterAll(() => gss.close());
+const { gss, dir, keys } = await servedFixture();
 
 interface Answer {
   status: number;
@@ -166,7 +156,7 @@ describe('the ETag of GET /v1/docs', () => {
     expect(largerDocument.body.toString('utf8')).toBe(expectedDocument(32768));
     for (let i = 0; i < 3; i++) expect(other[i]).not.toBe(before[i]);
     // The document does not depend on the datasets: a reload keeps it, and its tags.
-    const reloaded = await openDataset(paths.gss);
+    const reloaded = await openDataset(inject('testDatasets').gss);
     // The replaced dataset is the file's shared one (closed after all tests).
     expect(first.handler.replaceDataset?.(reloaded)).toBe(gss);
     expect(await tags(first.origin)).toEqual(before);

@@ -2,22 +2,11 @@
 // which paths reach the handler, an upload the client aborts, and HTTP the server cannot parse.
 import { connect } from 'node:net';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, inject, it, vi } from 'vitest';
-import { openDataset, type Dataset } from '../../src/index.js';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createCrosstabHandler, type AccessLogEntry, type CrosstabHandler } from '../../src/http/index.js';
-import { makeKeyFile, readLedger, shims, tempDir, type RunningShim, type TestKeys } from './support.js';
+import { readLedger, servedFixture, shims, type RunningShim } from './support.js';
 
-const paths = inject('testDatasets');
-let gss: Dataset;
-let dir: string;
-let keys: TestKeys;
-
-beforeAll(async () => {
-  gss = await openDataset(paths.gss);
-  dir = tempDir();
-  keys = await makeKeyFile(dir);
-});
-afterAll(() => gss?.close());
+const { gss, dir, keys } = await servedFixture();
 
 /** Writes `parts` on a raw connection to `origin`, then `after` (e.g. destroys it); resolves with all the server sent once it closes the connection. */
 function exchange(origin: string, parts: string[], after: (socket: ReturnType<typeof connect>) => void = () => {}): Promise<string> {

@@ -6,8 +6,8 @@ import { Hono } from 'hono';
 import { connect } from 'node:net';
 import { appendFileSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { buildDataset, CrosstabError, ErrorCode, openDataset, toServiceResponse, type Dataset } from '../../src/index.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildDataset, CrosstabError, ErrorCode, openDataset, toServiceResponse } from '../../src/index.js';
 import { nhanesCsv } from '../support/paths.js';
 import {
   addApiKey,
@@ -27,19 +27,9 @@ import {
   type UsageSink,
 } from '../../src/http/index.js';
 import { createCorsPolicy } from '../../src/http/cors.js';
-import { makeKeyFile, readLedger, tempDir, textOf, type TestKeys } from './support.js';
+import { readLedger, servedFixture, textOf } from './support.js';
 
-const paths = inject('testDatasets');
-let gss: Dataset;
-let keys: TestKeys;
-let dir: string;
-
-beforeAll(async () => {
-  gss = await openDataset(paths.gss);
-  dir = tempDir();
-  keys = await makeKeyFile(dir);
-});
-afterAll(() => gss.close());
+const { gss, dir, keys } = await servedFixture();
 
 function crosstabRequest(key: string, origin?: string): HandlerRequest {
   return {

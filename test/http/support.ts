@@ -9,7 +9,7 @@ import Fastify from 'fastify';
 import { Hono } from 'hono';
 import { mkdtempSync, readFileSync, existsSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import { afterAll } from 'vitest';
+import { afterAll, inject } from 'vitest';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -25,6 +25,7 @@ import {
   revokeApiKey,
   type CrosstabHandler,
 } from '../../src/http/index.js';
+import { openDataset, type Dataset } from '../../src/index.js';
 
 const tempDirs: string[] = [];
 
@@ -236,4 +237,42 @@ export class ContractJudge {
 /** A handler response body as text (a JSON or CSV answer is a string; bytes are decoded as UTF-8). */
 export function textOf(body: string | Uint8Array): string {
   return typeof body === 'string' ? body : Buffer.from(body).toString('utf8');
+}
+
+/** What a REST test file serves and signs with: see servedFixture. */
+export interface ServedFixture {
+  /** The test build of GSS, open. */
+  gss: Dataset;
+  /** A temporary folder of the file's own (ledgers, key files), removed after it (and with the run's folder). */
+  dir: string;
+  /** A key file of every role (makeKeyFile) in `dir`. */
+  keys: TestKeys;
+}
+
+/**
+ * The set-up most REST test files share, made once per file at its top level
+ * (`const { gss, dir, keys } = await servedFixture();`): GSS opened, a temporary folder and a
+ * key file in it; with `nhanes`, NHANES opened too; with `judge`, the OpenAPI contract judge.
+ * The datasets are closed and the folder removed when the file is done.
+ */
+export async function servedFixture<Options extends { nhanes?: boolean; judge?: boolean } = Record<never, never>>(
+  options: Options = {} as Options,
+): Promise<ServedFixture & (Options['nhanes'] extends true ? { nhanes: Dataset } : unknown) & (Options['judge'] extends true ? { judge: ContractJudge } : unknown)> {
+  const paths = inject('testDatasets');
+  const opened: Dataset[] = [];
+  afterAll(() => Promise.all(opened.splice(0).map((dataset) => dataset.close())));
+  const open = async (path: string) => {
+    const dataset = await openDataset(path);
+    opened.push(dataset);
+    return dataset;
+  };
+  const gss = await open(paths.gss);
+  // In the run's folder, which the global teardown removes: a run that collects the file
+  // without running its hooks (vitest list, a -t that matches none of its tests) leaves nothing.
+  const dir = mkdtempSync(join(paths.dir, 'http-'));
+  tempDirs.push(dir);
+  const keys = await makeKeyFile(dir);
+  const nhanes = options.nhanes === true ? await open(paths.nhanes) : undefined;
+  const judge = options.judge === true ? await ContractJudge.create() : undefined;
+  return { gss, dir, keys, ...(nhanes ? { nhanes } : {}), ...(judge ? { judge } : {}) } as never;
 }

@@ -4,27 +4,13 @@
 import ExcelJS from 'exceljs';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { openDataset, type Dataset } from '../../src/index.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FIGURES } from '../../src/report/statistics.js';
 import { createCrosstabHandler, type CrosstabHandler, type HandlerResponse } from '../../src/http/index.js';
-import { ContractJudge, makeKeyFile, readLedger, shims, tempDir, type RunningShim, type TestKeys } from './support.js';
+import { makeKeyFile, readLedger, servedFixture, shims, tempDir, type RunningShim, type TestKeys } from './support.js';
 
 const XLSX = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
-const paths = inject('testDatasets');
-let gss: Dataset;
-let nhanes: Dataset;
-let judge: ContractJudge;
-
-beforeAll(async () => {
-  gss = await openDataset(paths.gss);
-  nhanes = await openDataset(paths.nhanes);
-  judge = await ContractJudge.create();
-});
-afterAll(() => {
-  gss.close();
-  nhanes.close();
-});
+const { gss, nhanes, judge } = await servedFixture({ nhanes: true, judge: true });
 
 const sha256 = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex');
 

@@ -70,7 +70,7 @@ export async function loadDataset(path: string, kernel: Kernel, options: LoadOpt
     } catch (error) {
       throw error instanceof ArrowFileProblem ? structureError(path, error.message) : error;
     }
-    const { schema, batches } = structure;
+    const { schema } = structure;
     const { format, metaJson } = checkFormat(path, schema);
     checkColumns(path, schema);
     let meta: StoredMeta;
@@ -80,33 +80,17 @@ export async function loadDataset(path: string, kernel: Kernel, options: LoadOpt
       throw corrupt(path, 'has unreadable metadata');
     }
     const words = bitsetWords(meta.respondents);
-    const column = (name: string) => schema.fields.findIndex((field) => field.name === name);
-    const at = { data: column('data'), name: column('name'), kind: column('kind'), count: column('count'), hash: column('hash') };
-    const entries: BufferEntry[] = [];
-    const batchReads: Array<{ fd: number; ptr: number; fileOffset: number; bytes: number }> = [];
-    for (const batch of batches) {
-      const rows = readRows(path, fd, batch, at);
-      const values = batch.fields[at.data]![2]!;
-      if (values.length !== rows.end) throw corrupt(path, `has a data column of ${values.length} bytes where its offsets say ${rows.end}`);
-      // Fresh kernel memory is not touched until a buffer is read into it: it costs no RSS.
-      const ptr = memory.alloc(values.length, false);
-      regions.push({ ptr, bytes: values.length });
-      batchReads.push({ fd, ptr, fileOffset: values.offset, bytes: values.length });
-      for (const row of rows.entries) {
-        row.fileOffset = values.offset + row.ptr;
-        row.ptr += ptr;
-        const expected = expectedBytes(row.kind, row.count, words);
-        if (expected === undefined || paddedSize(expected) !== row.stored) {
-          throw corrupt(path, `has a malformed buffer ${entries.length} (${row.name}: kind ${row.kind}, ${row.stored} bytes)`);
-        }
-        entries.push(row);
+    const { entries, batchReads } = placeBatches(path, fd, structure, memory, regions, corrupt, (row, index) => {
+      const expected = expectedBytes(row.kind, row.count, words);
+      if (expected === undefined || paddedSize(expected) !== row.stored) {
+        throw corrupt(path, `has a malformed buffer ${index} (${row.name}: kind ${row.kind}, ${row.stored} bytes)`);
       }
-    }
+    });
     const checksum = schema.metadata.get(CHECKSUM_KEY) ?? '';
     if (datasetChecksum(format, metaJson, entries) !== checksum) throw corrupt(path, 'fails its checksum (the file was modified or damaged)');
     checkMeta(path, meta, entries);
     // The weights file beside the dataset (`crosstab weight` without --out): its weights follow the dataset's own.
-    const extra = options.weightsFile === false ? undefined : openWeightsFile(path, { checksum, meta, words }, memory, regions, { checkColumns, readRows });
+    const extra = options.weightsFile === false ? undefined : openWeightsFile(path, { checksum, meta, words }, memory, regions, { checkColumns, placeBatches });
     if (extra) {
       otherFds.push(extra.fd);
       const first = entries.length;
@@ -131,6 +115,52 @@ export async function loadDataset(path: string, kernel: Kernel, options: LoadOpt
     for (const other of [fd, ...otherFds]) closeSync(other);
     throw readFailure(path, error);
   }
+}
+
+/**
+ * The buffer table of a dataset or weights file (`structure`, opened at `fd`) placed in
+ * kernel memory: one region per record batch for its data bytes, allocated but not touched
+ * (fresh kernel memory costs no RSS until a buffer is read into it) and listed in `regions`,
+ * which the caller releases on failure; each row as an entry pointing into it, with its
+ * offset in the file, and where each batch's bytes go. `check` sees every row (and its index
+ * in the table) before it is kept; it may throw. `fail` makes the error of a damaged table.
+ */
+export function placeBatches(
+  path: string,
+  fd: number,
+  structure: Pick<ReturnType<typeof readArrowStructure>, 'schema' | 'batches'>,
+  memory: Kernel['memory'],
+  regions: Array<{ ptr: number; bytes: number }>,
+  fail: (path: string, what: string) => Error,
+  check: (row: BufferEntry, index: number) => void,
+): { entries: BufferEntry[]; batchReads: BatchRead[] } {
+  const column = (name: string) => structure.schema.fields.findIndex((field) => field.name === name);
+  const at = { data: column('data'), name: column('name'), kind: column('kind'), count: column('count'), hash: column('hash') };
+  const entries: BufferEntry[] = [];
+  const batchReads: BatchRead[] = [];
+  for (const batch of structure.batches) {
+    const rows = readRows(path, fd, batch, at);
+    const values = batch.fields[at.data]![2]!;
+    if (values.length !== rows.end) throw fail(path, `has a data column of ${values.length} bytes where its offsets say ${rows.end}`);
+    const ptr = memory.alloc(values.length, false);
+    regions.push({ ptr, bytes: values.length });
+    batchReads.push({ fd, ptr, fileOffset: values.offset, bytes: values.length });
+    for (const row of rows.entries) {
+      row.fileOffset = values.offset + row.ptr;
+      row.ptr += ptr;
+      check(row, entries.length);
+      entries.push(row);
+    }
+  }
+  return { entries, batchReads };
+}
+
+/** Where one record batch's data bytes go in kernel memory. */
+export interface BatchRead {
+  fd: number;
+  ptr: number;
+  fileOffset: number;
+  bytes: number;
 }
 
 /** The small columns of one batch (everything but the data bytes), as entries with relative pointers. */

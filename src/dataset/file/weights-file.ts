@@ -36,7 +36,16 @@ export interface OpenedWeightsFile {
 /** The reader's helpers this file shares (kept in reader.ts, which reads a dataset's own buffer table the same way). */
 export interface TableReading {
   checkColumns(path: string, schema: ReturnType<typeof readArrowStructure>['schema']): void;
-  readRows(path: string, fd: number, batch: ReturnType<typeof readArrowStructure>['batches'][number], at: Record<'data' | 'name' | 'kind' | 'count' | 'hash', number>): { entries: BufferEntry[]; end: number };
+  /** reader.ts's placeBatches: the buffer table placed in kernel memory, `check` seeing each row. */
+  placeBatches(
+    path: string,
+    fd: number,
+    structure: ReturnType<typeof readArrowStructure>,
+    memory: KernelMemory,
+    regions: Array<{ ptr: number; bytes: number }>,
+    fail: (path: string, what: string) => Error,
+    check: (row: BufferEntry, index: number) => void,
+  ): { entries: BufferEntry[]; batchReads: OpenedWeightsFile['batchReads'] };
 }
 
 /**
@@ -66,7 +75,7 @@ export function openWeightsFile(
       if (error instanceof ArrowFileProblem) throw weightsFileError(path, `is damaged: ${error.message === 'truncated' ? 'it is truncated' : error.message === 'signature' ? 'it is not an Arrow IPC file' : error.message}`);
       throw error;
     }
-    const { schema, batches } = structure;
+    const { schema } = structure;
     const format = schema.metadata.get(FORMAT_KEY);
     if (format !== WEIGHTS_FORMAT_VERSION) {
       if (format === undefined) throw weightsFileError(path, 'is not a weights file of crosstab weight (no crosstab.format metadata)');
@@ -77,30 +86,15 @@ export function openWeightsFile(
     }
     const metaJson = schema.metadata.get(META_KEY) ?? '';
     reading.checkColumns(path, schema);
-    const column = (name: string) => schema.fields.findIndex((field) => field.name === name);
-    const at = { data: column('data'), name: column('name'), kind: column('kind'), count: column('count'), hash: column('hash') };
     const weightBytes = paddedSize(dataset.words * 64 * 8);
-    const entries: BufferEntry[] = [];
-    const batchReads: OpenedWeightsFile['batchReads'] = [];
     let malformed: string | undefined;
-    for (const batch of batches) {
-      const rows = reading.readRows(path, fd, batch, at);
-      const values = batch.fields[at.data]![2]!;
-      if (values.length !== rows.end) throw weightsFileError(path, `has a data column of ${values.length} bytes where its offsets say ${rows.end}`);
-      const ptr = memory.alloc(values.length, false);
-      regions.push({ ptr, bytes: values.length });
-      batchReads.push({ fd, ptr, fileOffset: values.offset, bytes: values.length });
-      for (const row of rows.entries) {
-        row.fileOffset = values.offset + row.ptr;
-        row.ptr += ptr;
-        row.file = { fd, path };
-        // Judged after the checksum and the dataset it was made for: beside another build, that is the error to give.
-        if (malformed === undefined && (row.kind !== BufferKind.weights || row.count !== dataset.meta.respondents || row.stored !== weightBytes)) {
-          malformed = `has a buffer ${entries.length} (${row.name}) that is not a weight of ${dataset.meta.respondents} respondents`;
-        }
-        entries.push(row);
+    const { entries, batchReads } = reading.placeBatches(path, fd, structure, memory, regions, weightsFileError, (row, index) => {
+      row.file = { fd, path };
+      // Judged after the checksum and the dataset it was made for: beside another build, that is the error to give.
+      if (malformed === undefined && (row.kind !== BufferKind.weights || row.count !== dataset.meta.respondents || row.stored !== weightBytes)) {
+        malformed = `has a buffer ${index} (${row.name}) that is not a weight of ${dataset.meta.respondents} respondents`;
       }
-    }
+    });
     const checksum = schema.metadata.get(CHECKSUM_KEY) ?? '';
     if (datasetChecksum(format, metaJson, entries) !== checksum) throw weightsFileError(path, 'fails its checksum (the file was modified or damaged)');
     let meta: StoredWeightsFile;
