@@ -12,6 +12,7 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
 import { appendRows, buildDataset, CrosstabError, ErrorCode, exportColumns, openDataset, tableStatistics, weightDataset, type BuildOptions, type Dataset } from '../src/index.js';
 import { loadDataset } from '../src/dataset/file/reader.js';
+import { readInput } from '../src/dataset/input/read-input.js';
 import { BufferKind } from '../src/dataset/format.js';
 import { mainThreadKernel } from '../src/kernel/kernel.js';
 import { cliPath, gssCsv, nhanesCsv, repoRoot } from './support/paths.js';
@@ -310,6 +311,39 @@ describe('appendRows', () => {
     await buildDataset(variant('blank.csv', `${header},note`, rows.slice(0, 50).map((line) => `${line},`)), { weights: ['WTMEC2YR'], survey: 'NHANES', out: blankBase });
     const filled = await appendRows(blankBase, variant('filled.csv', `${header},note`, rows.slice(50, 60).map((line) => `${line},x`)), { out: file('filled.arrow') }).catch((e: unknown) => e);
     expect((filled as CrosstabError).message).toMatch(/has answers in column note, which was blank for every respondent/);
+  });
+
+  it('a text column skipped as id-like is not read from the new rows (ignore), and is read again when they could make it a variable; answers as the build of all rows', async () => {
+    // 5,200 distinct household ids in the first part: more than the 5,000 values that make a text column id-like.
+    const lines = (from: number, to: number) =>
+      Array.from({ length: to - from }, (_, i) => {
+        const n = from + i;
+        return `H${String(n).padStart(7, '0')},${['north', 'south', 'east', 'west'][n % 4]},${18 + (n % 70)},${1 + (n % 13) / 4}`;
+      });
+    const header = 'serial,region,age,w';
+    const write = (name: string, rows: string[]) => {
+      const path = file(name);
+      writeFileSync(path, `${[header, ...rows].join('\n')}\n`);
+      return path;
+    };
+    // The read option: a named column is left out when present, and a name the input lacks is no error.
+    const small = write('small.csv', lines(0, 20));
+    const table = await readInput(small, { weights: ['w'], ignore: ['serial', 'absent'] });
+    expect(table.columns.map((column) => column.name)).toEqual(['region', 'age']);
+    for (const [first, wave] of [
+      [5200, 800], // 6,000 rows: the 5,200 old ids alone keep the column id-like; it is not read
+      [5200, 47_000], // 52,200 rows: 5,200 ids would not; the new rows are read again with it (and it stays id-like)
+    ] as const) {
+      const parts = { first: write('ids-first.csv', lines(0, first)), rest: write('ids-rest.csv', lines(first, first + wave)), all: write('ids-all.csv', lines(0, first + wave)) };
+      const { whole, appended } = await buildBoth(parts, { weights: ['w'], survey: 'IDS' });
+      try {
+        expect(whole.info.skipped.map((entry) => entry.column)).toEqual(['serial']);
+        expect(appended.info.respondents).toBe(first + wave);
+        expect(await expectSameAnswers(appended, whole, ['region'])).toBeGreaterThan(0);
+      } finally {
+        await Promise.all([whole.close(), appended.close()]);
+      }
+    }
   });
 
   it('crosstab append: writes the extended dataset over the old one, names the new values, and labels a refusal with the flag', async () => {

@@ -69,6 +69,34 @@ describe.each(['inline', 'pool'] as const)('%s: close({ drain: true })', (execut
     expect('error' in result && (result.error as CrosstabError).code).toBe(ErrorCode.closed);
   });
 
+  it('hold(): a draining close waits for the work it holds and takes its calls, gives the memory back once it is released; holds nothing once closed', async () => {
+    const memory = mainThreadKernel().memory;
+    const before = memory.allocatedBytes;
+    const ds = await openDataset(large(), { execution, cellCache: 0 });
+    const release = ds.hold();
+    let closed = false;
+    const closing = ds.close({ drain: true }).then(() => (closed = true));
+    // Work begun before the close goes on: its next call is taken, with its exact answer.
+    expect(await ds.crosstab({ base: 'cat=A,C', targets })).toEqual(expectedCrosstab);
+    expect(figures(await ds.table(bigTable))).toEqual(expectedTable);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(closed).toBe(false);
+    release();
+    release();
+    await closing;
+    expect(memory.allocatedBytes).toBe(before);
+    const late = ds.hold();
+    expect((await outcome(ds.crosstab({ base: '*', targets: ['cat=A'] })) as { error: CrosstabError }).error.code).toBe(ErrorCode.closed);
+    late();
+  });
+
+  it('hold(): past the drain\'s time limit the held work\'s calls are refused and the dataset closes without its release', async () => {
+    const ds = await openDataset(large(), { execution, cellCache: 0 });
+    ds.hold();
+    await ds.close({ drain: true, timeoutMs: 10 });
+    expect((await outcome(ds.crosstab({ base: '*', targets: ['cat=A'] })) as { error: CrosstabError }).error.code).toBe(ErrorCode.closed);
+  });
+
   it('a close() without drain during a drain stops the calls in flight at once', async () => {
     const ds = await openDataset(large(), { execution, cellCache: 0 });
     const running = outcome(ds.table({ ...bigTable, rows: [...bigTable.rows, ...bigTable.rows, ...bigTable.rows] }));

@@ -3,15 +3,18 @@
 // skipped without one string made, a kept column reads exactly the texts of a decoder that
 // makes them as it goes (invalid UTF-8 and U+FFFD included: values that decode the same are
 // one value), and a column whose pages mix both ways numbers its values the same.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
+import { Float64, Table, tableToIPC, Utf8, vectorFromArray } from 'apache-arrow';
 import { afterAll, describe, expect, it } from 'vitest';
-import { classifyColumn } from '../src/dataset/build/classify.js';
+import { classifyColumn, idLikeTextValues } from '../src/dataset/build/classify.js';
 import { PlainTextColumn } from '../src/dataset/input/parquet-texts.js';
 import { readParquet } from '../src/dataset/input/read-parquet.js';
+import { readArrow } from '../src/dataset/input/read-arrow.js';
 import { ColumnEncoder, TableEncoder } from '../src/dataset/input/table-encoder.js';
+import { buildDataset, openDataset } from '../src/index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'crosstab-deferred-texts-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -101,7 +104,7 @@ describe('deferred text dictionaries', () => {
     const table = await readParquet(path, { weights: ['w'], threads: 0 });
     const [serial, few] = table.columns;
     expect(serial!.deferred).toEqual({ count: 25000, first: 'HU000000000' });
-    expect(classifyColumn(serial!, table.rows)).toEqual({ kind: 'skip', reason: 'id-like: 25000 distinct text values in 50000 rows' });
+    expect(classifyColumn(serial!, table.rows)).toEqual({ kind: 'skip', reason: 'id-like: more than 10000 distinct text values in 50000 rows' });
     // Deciding to skip it made no strings.
     expect(serial!.deferred).toBeDefined();
     expect(classifyColumn(few!, table.rows)).toEqual({ kind: 'text' });
@@ -115,4 +118,75 @@ describe('deferred text dictionaries', () => {
     expect(serial!.deferred).toBeUndefined();
     expect(serial!.dictionary).toEqual([]);
   }, 60_000);
+  it('stop numbering an id-like text column past the bound when the build asks (skipIdLike), the columns it excepts read whole', async () => {
+    const duck = await (await DuckDBInstance.create(':memory:')).connect();
+    const path = join(dir, 'ids-stop.parquet');
+    await duck.run(`COPY (SELECT 'HU' || lpad((i // 2)::VARCHAR, 9, '0') AS serial, 'U' || i::VARCHAR AS uid, (i % 3)::VARCHAR || 'x' AS few, 1.0::DOUBLE AS w FROM range(50000) r(i))
+      TO '${path}' (FORMAT parquet, DICTIONARY_COMPRESSION_RATIO_THRESHOLD -1, ROW_GROUP_SIZE 20000)`);
+    const whole = await readParquet(path, { weights: ['w'], threads: 0 });
+    const cut = await readParquet(path, { weights: ['w'], threads: 0, skipIdLike: { except: ['uid'] } });
+    const [serial, uid, few] = cut.columns;
+    // Past 10,000 values (twice max(5,000, rows / 10)) with a first value that is not a number, the page ends the numbering.
+    expect(serial!.partly).toBe(true);
+    expect(serial!.deferred!.count).toBeGreaterThan(10000);
+    expect(serial!.deferred!.count).toBeLessThan(25000);
+    const numbered = serial!.deferred!.count * 2;
+    expect(Array.from(serial!.ids.subarray(0, numbered))).toEqual(Array.from(whole.columns[0]!.ids.subarray(0, numbered)));
+    expect(serial!.ids.subarray(numbered).every((id) => id === 0)).toBe(true);
+    // The note is the same as for the column read whole: it states the bound, not the count.
+    expect(classifyColumn(serial!, cut.rows)).toEqual(classifyColumn(whole.columns[0]!, whole.rows));
+    expect(uid!.partly).toBeUndefined();
+    expect(uid!.deferred!.count).toBe(50000);
+    expect(few!.partly).toBeUndefined();
+    expect(few!.dictionary).toEqual(['0x', '1x', '2x']);
+    // A build skips the cut column, and keeps the id column (an id-like text column too) whole.
+    const out = join(dir, 'ids-stop.arrow');
+    const report = await buildDataset(path, { weights: ['w'], survey: 'T', out, id: 'uid', threads: 0 });
+    expect(report.skipped).toEqual([{ column: 'serial', reason: 'id-like: more than 10000 distinct text values in 50000 rows' }]);
+    const dataset = await openDataset(out, { execution: 'inline' });
+    try {
+      expect(dataset.info.idColumn).toBe('uid');
+      expect(dataset.info.variables.map((variable) => variable.name)).toEqual(['few']);
+    } finally {
+      await dataset.close();
+    }
+  }, 60_000);
+  it('stop numbering an id-like Arrow text column within a record batch, the columns it excepts read whole', async () => {
+    const rows = 200_000;
+    const serial = Array.from({ length: rows }, (_, i) => `HU${String(i >> 1).padStart(9, '0')}`);
+    const table = new Table({
+      serial: vectorFromArray(serial, new Utf8()),
+      uid: vectorFromArray(Array.from({ length: rows }, (_, i) => `U${i}`), new Utf8()),
+      few: vectorFromArray(Array.from({ length: rows }, (_, i) => `${i % 3}x`), new Utf8()),
+      w: vectorFromArray(new Array(rows).fill(1), new Float64()),
+    });
+    const path = join(dir, 'ids-stop.arrow');
+    writeFileSync(path, tableToIPC(table, 'file'));
+    const whole = await readArrow(path, { weights: ['w'], threads: 0 });
+    const cut = await readArrow(path, { weights: ['w'], threads: 0, skipIdLike: { except: ['uid'] } });
+    const [cutSerial, uid, few] = cut.columns;
+    // One batch of 200,000 rows: numbering stops after the block of values that passes 40,000 (twice rows / 10).
+    expect(cutSerial!.partly).toBe(true);
+    expect(cutSerial!.deferred!.count).toBeGreaterThan(40000);
+    expect(cutSerial!.deferred!.count).toBeLessThan(100000);
+    const numbered = cutSerial!.deferred!.count * 2;
+    expect(Array.from(cutSerial!.ids.subarray(0, numbered))).toEqual(Array.from(whole.columns[0]!.ids.subarray(0, numbered)));
+    expect(cutSerial!.ids.subarray(numbered).every((id) => id === 0)).toBe(true);
+    expect(classifyColumn(cutSerial!, cut.rows)).toEqual({ kind: 'skip', reason: 'id-like: more than 40000 distinct text values in 200000 rows' });
+    expect(classifyColumn(whole.columns[0]!, whole.rows)).toEqual(classifyColumn(cutSerial!, cut.rows));
+    expect(uid!.partly).toBeUndefined();
+    expect(uid!.deferred!.count).toBe(rows);
+    expect(few!.dictionary).toEqual(['0x', '1x', '2x']);
+    expect(Array.from(few!.ids)).toEqual(Array.from(whole.columns[2]!.ids));
+  }, 60_000);
+  it('an id-like note counts the values up to twice the bound, then states the bound, and reads back as at least that many', () => {
+    const column = (distinct: number) => ({ name: 'x', dictionary: Array.from({ length: distinct }, (_, k) => `x${k}`), ids: new Uint32Array(0) });
+    expect(classifyColumn(column(7000), 50000)).toEqual({ kind: 'skip', reason: 'id-like: 7000 distinct text values in 50000 rows' });
+    expect(classifyColumn(column(10000), 50000)).toEqual({ kind: 'skip', reason: 'id-like: 10000 distinct text values in 50000 rows' });
+    expect(classifyColumn(column(10001), 50000)).toEqual({ kind: 'skip', reason: 'id-like: more than 10000 distinct text values in 50000 rows' });
+    expect(classifyColumn(column(5000), 50000)).toEqual({ kind: 'text' });
+    expect(idLikeTextValues('id-like: 7000 distinct text values in 50000 rows')).toBe(7000);
+    expect(idLikeTextValues('id-like: more than 10000 distinct text values in 50000 rows')).toBe(10001);
+    expect(idLikeTextValues('every value is blank')).toBeUndefined();
+  });
 });

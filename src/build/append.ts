@@ -18,11 +18,12 @@ import { CrosstabError, ErrorCode, throwIfCancelled } from '../errors.js';
 import { bitsetWords } from '../kernel/exports.js';
 import { mainThreadKernel } from '../kernel/kernel.js';
 import { invalidOption } from '../options.js';
-import { isNumberText, numberColumnProblem } from '../dataset/build/classify.js';
+import { idLikeTextValues, isNumberText, numberColumnProblem, staysIdLike } from '../dataset/build/classify.js';
 import { type BufferSpec, paddedSize } from '../dataset/build/compile.js';
 import type { BufferTable, HashedBuffer } from '../dataset/file/writer.js';
 import type { Kernel } from '../kernel/kernel.js';
 import { StoredExtension } from './append-stored.js';
+import { refuseOutOverInput } from './build-options.js';
 import { declareDesign, type DesignOptions } from '../dataset/build/design.js';
 import { weightOrder } from '../dataset/build/weight-order.js';
 import { loadDataset, type LoadedDataset } from '../dataset/file/reader.js';
@@ -31,6 +32,7 @@ import { shellWord } from '../dataset/file/rebuild-command.js';
 import { replicateRank } from '../stats/replicate-rank.js';
 import { placedError, type Place } from '../dataset/input/input-errors.js';
 import type { RawColumn, RawTable } from '../dataset/input/raw-table.js';
+import type { RowIds } from '../dataset/input/row-ids.js';
 import { eachAnswer, isDense, planMultiWave } from '../dataset/build/multi-response.js';
 
 export interface AppendOptions {
@@ -95,6 +97,8 @@ export async function appendRows(dataset: string, newRows: string, options: Appe
   await stat(dirname(options.out)).catch(() => {
     throw invalidOption('out', `"${options.out}": the folder ${dirname(options.out)} does not exist`, 'Create the folder or choose another path.');
   });
+  // The dataset itself may be replaced (that is a new version of it); the new rows may not.
+  await refuseOutOverInput(options.out, [[newRows, 'the new rows']]);
   const kernel = mainThreadKernel();
   // Every buffer is checked against its checksum before the extended dataset is in place (a
   // damaged dataset is never extended): as it is extended, or when first read.
@@ -104,8 +108,17 @@ export async function appendRows(dataset: string, newRows: string, options: Appe
     const source = dropped.length === 0 ? data : { ...data, meta: { ...data.meta, weights: data.meta.weights.filter((weight) => !dropped.some((entry) => entry.weight === weight.name)) } };
     const meta = source.meta;
     const { readInput, sniffFormat } = await import('../dataset/input/read-input.js');
-    const table = await readInput(newRows, { weights: meta.weights.map((weight) => weight.name), ...(options.threads === undefined ? {} : { threads: options.threads }) });
+    const read = { weights: meta.weights.map((weight) => weight.name), ...(options.threads === undefined ? {} : { threads: options.threads }) };
+    // Text columns skipped as id-like are not read when their old values alone keep them
+    // id-like over every row (a build of all the rows skips them whatever the new values);
+    // should the new rows be too many for that, the input is read again with them.
+    const idLike = idLikeColumns(meta);
+    let table = await readInput(newRows, { ...read, ignore: idLike.map((entry) => entry.column) });
     cancelled();
+    if (idLike.some((entry) => !staysIdLike(entry.values, meta.respondents + table.rows))) {
+      table = await readInput(newRows, read);
+      cancelled();
+    }
     const format = await sniffFormat(newRows);
     const compiled = await extend(dataset, newRows, format, source, table, (ptr, bytes) => kernel.memory.bytes(ptr, bytes), kernel);
     cancelled();
@@ -127,6 +140,16 @@ export async function appendRows(dataset: string, newRows: string, options: Appe
     data.close();
     for (const region of data.regions) kernel.memory.release(region.ptr, region.bytes);
   }
+}
+
+/** The columns skipped as id-like text, with their distinct values. */
+function idLikeColumns(meta: StoredMeta): Array<{ column: string; values: number }> {
+  const found: Array<{ column: string; values: number }> = [];
+  for (const entry of meta.skipped) {
+    const values = entry.column === meta.id?.column ? undefined : idLikeTextValues(entry.reason);
+    if (values !== undefined) found.push({ column: entry.column, values });
+  }
+  return found;
 }
 
 function unfit(file: string, what: string, hint: string, field?: string): CrosstabError {
@@ -328,34 +351,31 @@ async function extend(
     }
   }
 
+  // The loops over respondents are small functions of their own (remapRanks, setBits, byRankOf,
+  // atLeastTails, orWords): this generator runs once per buffer and stays cheap for V8 to
+  // compile, where its loops inlined made it optimized again and again (about a second of
+  // compiler time on a loaded machine for the ACS).
   function* variableBuffers(plan: Extended): Generator<Uint8Array | HashedBuffer> {
     const { variable, old: was, rankNow, oldRank, appended } = plan;
     const width = specs[variable.index]!.bytes / (words * 64);
     const oldWidth = indexWidth(was);
-    let identity = oldWidth === width;
-    for (let r = 1; identity && r < rankNow.length; r++) identity = rankNow[r] === r;
+    const identity = oldWidth === width && isIdentity(rankNow);
     if (oldWidth === width) {
       // The old ranks kept (or renumbered where they are) and the new respondents' after them.
       yield stored.extend(was.index, before * width, identity ? before * width : 0, paddedSize(words * 64 * width), (bytes) => {
         const target = readIndex(bytes, width);
-        if (!identity) for (let r = 0; r < before; r++) target[r] = rankNow[target[r]!]!;
+        if (!identity) remapRanks(target, target, rankNow, before);
         target.set(appended, before);
       });
     } else {
       const index = new Uint8Array(words * 64 * width);
-      const old = readIndex(oldBuffer(was.index, oldWords * 64 * oldWidth), oldWidth);
       const target = readIndex(index, width);
-      for (let r = 0; r < before; r++) target[r] = rankNow[old[r]!]!;
+      remapRanks(target, readIndex(oldBuffer(was.index, oldWords * 64 * oldWidth), oldWidth), rankNow, before);
       target.set(appended, before);
       yield index;
     }
     // The new respondents by rank (a counting sort): each container then sets its own, not all of them.
-    const start = new Uint32Array(variable.values.length + 2);
-    for (let j = 0; j < added; j++) start[appended[j]! + 1]!++;
-    for (let rank = 1; rank < start.length; rank++) start[rank]! += start[rank - 1]!;
-    const byRank = new Uint32Array(added);
-    const next = start.slice(0, -1);
-    for (let j = 0; j < added; j++) byRank[next[appended[j]!]!++] = before + j;
+    const { start, byRank } = byRankOf(appended, variable.values.length, before);
     const ofRank = (rank: number): Uint32Array => byRank.subarray(start[rank]!, start[rank + 1]!);
     if (variable.codes !== undefined) {
       for (let rank = 1; rank <= variable.values.length; rank++) {
@@ -364,50 +384,88 @@ async function extend(
         const oldRow = from > 0 ? was.codes![from - 1]! : -1;
         const oldKind = oldRow >= 0 ? data.buffers[oldRow]!.kind : undefined;
         const oldCount = from > 0 ? was.counts[from - 1]! : 0;
+        const added = ofRank(rank);
         if (spec.kind === BufferKind.dense && oldKind !== BufferKind.sparse) {
           // The old respondents' bits as they are, the new ones' set after them.
-          yield stored.extend(oldKind === undefined ? undefined : oldRow, bitsKeep, bitsSame, paddedSize(words * 8), (bytes) => {
-            const bits = words32(bytes);
-            for (const respondent of ofRank(rank)) bits[respondent >>> 5]! |= 1 << (respondent & 31);
-          });
+          yield stored.extend(oldKind === undefined ? undefined : oldRow, bitsKeep, bitsSame, paddedSize(words * 8), (bytes) => setBits(words32(bytes), added));
         } else if (spec.kind === BufferKind.sparse && oldKind !== BufferKind.dense) {
           // The old respondents' list as it is, the new ones' after it.
-          yield stored.extend(oldKind === undefined ? undefined : oldRow, oldCount * 4, oldCount * 4, paddedSize(spec.count * 4), (bytes) => {
-            words32(bytes).set(ofRank(rank), oldCount);
-          });
+          yield stored.extend(oldKind === undefined ? undefined : oldRow, oldCount * 4, oldCount * 4, paddedSize(spec.count * 4), (bytes) => words32(bytes).set(added, oldCount));
         } else {
           // The container changes kind (a list becomes bits, or bits a list).
-          yield mergedContainer(spec, words, oldKind === undefined ? undefined : { kind: oldKind, words32: oldWords32(oldRow, oldKind === BufferKind.dense ? oldWords * 2 : oldCount) }, ofRank(rank));
+          yield mergedContainer(spec, words, oldKind === undefined ? undefined : { kind: oldKind, words32: oldWords32(oldRow, oldKind === BufferKind.dense ? oldWords * 2 : oldCount) }, added);
         }
       }
     }
     if (variable.atLeast !== undefined) {
       // The new respondents of rank `rank` or more, kept from the top rank down: made once, not per rank.
-      const tails: Uint32Array[] = [];
-      const tail = new Uint32Array(words * 2);
-      for (let rank = variable.values.length; rank >= 1; rank--) {
-        for (const respondent of ofRank(rank)) tail[respondent >>> 5]! |= 1 << (respondent & 31);
-        tails[rank] = tail.slice(before >>> 5);
-      }
+      const tails = atLeastTails(start, byRank, variable.values.length, words, before);
       for (let rank = 1; rank <= variable.values.length; rank++) {
         // Old respondents of rank `rank` or more now: those of the first old rank that maps there or above.
-        let from = 0;
-        for (let r = 1; r < rankNow.length; r++) {
-          if (rankNow[r]! >= rank) {
-            from = r;
-            break;
-          }
-        }
+        const from = firstRankAtLeast(rankNow, rank);
         const newBits = tails[rank]!;
-        yield stored.extend(from > 0 ? was.atLeast![from - 1]! : undefined, bitsKeep, bitsSame, paddedSize(words * 8), (bytes) => {
-          const bits = words32(bytes);
-          for (let w = 0; w < newBits.length; w++) bits[(before >>> 5) + w]! |= newBits[w]!;
-        });
+        yield stored.extend(from > 0 ? was.atLeast![from - 1]! : undefined, bitsKeep, bitsSame, paddedSize(words * 8), (bytes) => orWords(words32(bytes), before >>> 5, newBits));
       }
     }
   }
 
   return { dataset: { meta, specs, data: buffers }, newValues };
+}
+
+/** Whether every old rank keeps its number (no new value sorts between old ones). */
+function isIdentity(rankNow: Uint32Array): boolean {
+  for (let r = 1; r < rankNow.length; r++) if (rankNow[r] !== r) return false;
+  return true;
+}
+
+/** `target[r] = rankNow[source[r]]` for the first `count` respondents (source may be target). */
+function remapRanks(target: Uint8Array | Uint16Array | Uint32Array, source: Uint8Array | Uint16Array | Uint32Array, rankNow: Uint32Array, count: number): void {
+  for (let r = 0; r < count; r++) target[r] = rankNow[source[r]!]!;
+}
+
+/** Sets the bits of `respondents` in a bitset of 32-bit words. */
+function setBits(bits: Uint32Array, respondents: Uint32Array): void {
+  for (let i = 0; i < respondents.length; i++) {
+    const respondent = respondents[i]!;
+    bits[respondent >>> 5]! |= 1 << (respondent & 31);
+  }
+}
+
+/** ORs `from` into `bits` starting at word `at`. */
+function orWords(bits: Uint32Array, at: number, from: Uint32Array): void {
+  for (let w = 0; w < from.length; w++) bits[at + w]! |= from[w]!;
+}
+
+/**
+ * The new respondents (numbered from `before`) grouped by rank, a counting sort of their
+ * ranks `appended`: those of rank `rank` are byRank[start[rank] .. start[rank + 1]).
+ */
+function byRankOf(appended: Uint32Array, values: number, before: number): { start: Uint32Array; byRank: Uint32Array } {
+  const added = appended.length;
+  const start = new Uint32Array(values + 2);
+  for (let j = 0; j < added; j++) start[appended[j]! + 1]!++;
+  for (let rank = 1; rank < start.length; rank++) start[rank]! += start[rank - 1]!;
+  const byRank = new Uint32Array(added);
+  const next = start.slice(0, -1);
+  for (let j = 0; j < added; j++) byRank[next[appended[j]!]!++] = before + j;
+  return { start, byRank };
+}
+
+/** Per rank (1-based): the words from word before/32 on of the bitset of the new respondents of that rank or more. */
+function atLeastTails(start: Uint32Array, byRank: Uint32Array, values: number, words: number, before: number): Uint32Array[] {
+  const tails: Uint32Array[] = [];
+  const tail = new Uint32Array(words * 2);
+  for (let rank = values; rank >= 1; rank--) {
+    setBits(tail, byRank.subarray(start[rank]!, start[rank + 1]!));
+    tails[rank] = tail.slice(before >>> 5);
+  }
+  return tails;
+}
+
+/** The first old rank whose rank now is `rank` or more (0: none). */
+function firstRankAtLeast(rankNow: Uint32Array, rank: number): number {
+  for (let r = 1; r < rankNow.length; r++) if (rankNow[r]! >= rank) return r;
+  return 0;
 }
 
 /**
@@ -512,7 +570,10 @@ function extendVariable(newRows: string, variable: StoredVariable, column: RawCo
       throw unfit(newRows, `column ${variable.name} holds ${JSON.stringify(text)}, but ${variable.name} is numeric in the dataset`, 'Fix the value (a number, or blank), or build the whole dataset from all the rows with `crosstab build` to make the variable text.', variable.name);
     }
     // A build of all the rows would make the variable text (two numbers reading as one float would answer together).
-    const problem = numberColumnProblem([...variable.values, ...column.dictionary]);
+    // The old values have no problem among themselves (the build checked them): only texts they do not hold can bring one.
+    const oldTexts = new Set(variable.values);
+    const newTexts = column.dictionary.filter((value) => !oldTexts.has(value));
+    const problem = newTexts.length === 0 ? undefined : numberColumnProblem([...variable.values, ...newTexts]);
     if (problem !== undefined) {
       throw unfit(newRows, `column ${variable.name} cannot stay numeric with the new rows: ${problem}`, 'Write the value as the dataset does, or build the whole dataset from all the rows with `crosstab build` (it makes the variable text).', variable.name);
     }
@@ -548,21 +609,33 @@ function extendVariable(newRows: string, variable: StoredVariable, column: RawCo
     rankNow[i + 1] = now;
     oldRank[now] = i + 1;
   });
-  const rankOfId = Uint32Array.from({ length: column.dictionary.length + 1 }, (_, id) => (id === 0 ? 0 : rankOfKey.get(keyOf(column.dictionary[id - 1]!))!));
-  const appended = new Uint32Array(order.length);
+  const rankOfId = new Uint32Array(column.dictionary.length + 1);
+  for (let id = 1; id < rankOfId.length; id++) rankOfId[id] = rankOfKey.get(keyOf(column.dictionary[id - 1]!))!;
   const counts = new Array<number>(merged.length).fill(0);
   variable.counts.forEach((count, i) => (counts[rankNow[i + 1]! - 1] = count));
-  let missing = variable.missing;
-  for (let j = 0; j < order.length; j++) {
-    const rank = rankOfId[column.ids[order[j]!]!]!;
-    appended[j] = rank;
-    if (rank === 0) missing++;
-    else counts[rank - 1]!++;
-  }
+  const { appended, blank } = waveRanks(column.ids, order, rankOfId, counts);
+  const missing = variable.missing + blank;
   const extended: StoredVariable = { ...variable, values: merged, counts, missing };
   const valueLabels = { ...column.valueLabels, ...variable.valueLabels };
   if (Object.keys(valueLabels).length > 0) extended.valueLabels = valueLabels;
   return { extended: { variable: extended, old: variable, rankNow, oldRank, appended }, added };
+}
+
+/**
+ * The new respondents' ranks in their stored order (`order[j]` is the row stored j-th), each
+ * counted in `counts` (by rank − 1); `blank`: how many have none. A function of its own, so
+ * that its loop over the rows is compiled small.
+ */
+function waveRanks(ids: RowIds, order: Uint32Array, rankOfId: Uint32Array, counts: number[]): { appended: Uint32Array; blank: number } {
+  const appended = new Uint32Array(order.length);
+  let blank = 0;
+  for (let j = 0; j < order.length; j++) {
+    const rank = rankOfId[ids[order[j]!]!]!;
+    appended[j] = rank;
+    if (rank === 0) blank++;
+    else counts[rank - 1]!++;
+  }
+  return { appended, blank };
 }
 
 /**

@@ -1,4 +1,6 @@
 /** The options of a dataset build, what it reports, and their checks at the edge. */
+import { stat } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import type { DesignOptions } from '../dataset/build/design.js';
 import type { StabilityThresholds } from '../dataset/format.js';
 import { invalidOption, requireSignal } from '../options.js';
@@ -116,4 +118,17 @@ export function validateBuildOptions(options: BuildOptions): BuildOptions {
     throw invalidOption('design', 'must be an object', 'Pass {strata, psu, nest} or {replicateWeights, replicateType}.');
   }
   return options;
+}
+
+/**
+ * Refuses an `out` that is one of the files the command reads (the same path, or another name
+ * of the same file): the dataset renamed over it would replace the input, the only copy of
+ * those respondents' answers. `inputs` names each file as the refusal says it (`the new rows`).
+ */
+export async function refuseOutOverInput(out: string, inputs: ReadonlyArray<readonly [file: string, what: string]>): Promise<void> {
+  const outInfo = await stat(out).catch(() => undefined);
+  for (const [file, what] of inputs) {
+    const same = resolve(file) === resolve(out) || (outInfo !== undefined && (await stat(file).then((info) => info.dev === outInfo.dev && info.ino === outInfo.ino, () => false)));
+    if (same) throw invalidOption('out', `"${out}" is ${what} (${file}): the dataset written there would replace it`, 'Write the dataset to another file (e.g. ending in .arrow).');
+  }
 }

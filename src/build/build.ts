@@ -11,7 +11,7 @@ import { BUILD_CANCELLED_HINT, BufferKind, type StoredVariable } from '../datase
 import type { readInput } from '../dataset/input/read-input.js';
 import { Resolver } from '../query/resolve.js';
 import { invalidOption } from '../options.js';
-import { type BuildOptions, type BuildReport, validateBuildOptions } from './build-options.js';
+import { type BuildOptions, type BuildReport, refuseOutOverInput, validateBuildOptions } from './build-options.js';
 
 /**
  * Compiles a file of respondents (CSV or gzip'd CSV, SPSS .sav/.zsav, Parquet, Arrow IPC;
@@ -26,6 +26,7 @@ export async function buildDataset(input: string, options: BuildOptions): Promis
   await stat(dirname(checked.out)).catch(() => {
     throw invalidOption('out', `"${checked.out}": the folder ${dirname(checked.out)} does not exist`, 'Create the folder or choose another path.');
   });
+  await refuseOutOverInput(checked.out, [[input, 'the input'], ...(checked.codebook === undefined ? [] : [[checked.codebook, 'the codebook'] as const])]);
   // A replicate declaration that cannot stand whatever the data is refused before the read.
   if (checked.design) checkReplicateOptions(checked.design);
   const codebook = checked.codebook === undefined ? undefined : await readCodebook(checked.codebook);
@@ -34,6 +35,8 @@ export async function buildDataset(input: string, options: BuildOptions): Promis
   const readOptions: Parameters<typeof readInput>[1] = { weights: [...checked.weights, ...replicateWeights.filter((w) => !checked.weights.includes(w))] };
   if (checked.exclude) readOptions.exclude = checked.exclude;
   if (checked.threads !== undefined) readOptions.threads = checked.threads;
+  // A column the build will skip as id-like need not be read to its end; columns read row by row are read whole.
+  readOptions.skipIdLike = { except: [...(checked.id === undefined ? [] : [checked.id]), ...(checked.multi ?? []).map((entry) => entry.column), ...(codebook?.multi ?? []).flatMap((entry) => entry.columns)] };
   const { onProgress } = checked;
   // Readers report progress now and then: that is where a cancelled read stops.
   if (signal !== undefined) {

@@ -57,6 +57,21 @@ export const BUFFER_ALIGN = 64;
  */
 export const AXIS_LIMIT = 5000;
 /**
+ * A text column with more distinct values than this in `rows` rows is skipped as id-like
+ * (see AXIS_LIMIT): max(AXIS_LIMIT, rows / 10), whole.
+ */
+export function idLikeTextLimit(rows: number): number {
+  return Math.floor(Math.max(AXIS_LIMIT, rows / 10));
+}
+/**
+ * The most distinct values an id-like text column's note counts; past it the note says "more
+ * than" this, and a reader may stop counting there. Twice the id-like bound: an append of up
+ * to as many rows again still knows from the note that the column stays id-like.
+ */
+export function idLikeCountLimit(rows: number): number {
+  return 2 * idLikeTextLimit(rows);
+}
+/**
  * Most values of a variable given a range index (StoredVariable.atLeast): it stores one
  * bitset per value, an eighth of a byte per respondent each.
  */

@@ -343,6 +343,16 @@ export class Dataset {
     }
   }
 
+  /**
+   * Keeps the dataset open for work of several calls begun before a close (a request of a
+   * service that swaps datasets): until the returned function is called, a draining
+   * `close({ drain: true })` waits for it and still takes its calls, up to the drain's time
+   * limit. Call the function once the work is done; on a closed dataset it holds nothing.
+   */
+  hold(): () => void {
+    return this.inFlight.hold();
+  }
+
   /** Calls in flight: started and not yet settled (a draining close() waits for them). */
   get pendingCalls(): number {
     return this.inFlight.size;

@@ -32,9 +32,33 @@ export class InFlight {
     private readonly release: () => void,
   ) {}
 
-  /** Whether close() was called: new calls are refused (those in flight may still be draining). */
+  /**
+   * Whether new calls are refused: close() was called, and no hold is open while it drains
+   * (a hold's calls are admitted until the drain's time limit).
+   */
   get closed(): boolean {
-    return this.refusing;
+    return this.refusing && (this.holds.size === 0 || this.closing.signal.aborted);
+  }
+
+  /** Open holds (hold()): each resolves its promise when released. */
+  private readonly holds = new Map<Promise<void>, () => void>();
+
+  /**
+   * Keeps the dataset open for a piece of work made of several calls (a service's request,
+   * which picked this dataset before it was replaced): until the returned function is called,
+   * a draining close() waits for it and still admits calls, up to the drain's time limit (then
+   * the calls are stopped and the hold no longer counts). On a closed dataset it holds nothing.
+   */
+  hold(): () => void {
+    if (this.closed) return () => {};
+    let resolve!: () => void;
+    const held = new Promise<void>((settle) => (resolve = settle));
+    this.holds.set(held, resolve);
+    return () => {
+      if (!this.holds.delete(held)) return;
+      resolve();
+      this.releaseIfIdle();
+    };
   }
 
   /** Calls whose work has not settled yet. */
@@ -99,7 +123,7 @@ export class InFlight {
     if (!this.released) {
       this.released = new Promise<void>((resolve, reject) => (this.settleRelease = { resolve, reject }));
       this.refusing = true;
-      if (drainMs !== undefined && this.running.size > 0) {
+      if (drainMs !== undefined && (this.running.size > 0 || this.holds.size > 0)) {
         this.drainTimer = setTimeout(() => this.stop(), drainMs);
       } else {
         this.stop();
@@ -115,6 +139,9 @@ export class InFlight {
     clearTimeout(this.drainTimer);
     this.drainTimer = undefined;
     if (!this.closing.signal.aborted) this.closing.abort();
+    // Past the drain, a hold keeps nothing open: its calls are stopped with the others.
+    for (const resolve of this.holds.values()) resolve();
+    this.holds.clear();
     const stopping = [...this.stopping];
     this.stopping.clear();
     for (const reject of stopping) reject();
@@ -125,7 +152,7 @@ export class InFlight {
 
   private releaseIfIdle(): void {
     const settle = this.settleRelease;
-    if (!this.refusing || this.running.size > 0 || !settle) return;
+    if (!this.refusing || this.running.size > 0 || this.holds.size > 0 || !settle) return;
     this.settleRelease = undefined;
     clearTimeout(this.drainTimer);
     this.drainTimer = undefined;

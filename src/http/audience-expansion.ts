@@ -155,6 +155,8 @@ export async function expandRequestAudiences(options: {
         if (!isCrosstabError(error)) throw error;
         if (error.code === 'forbidden_group') return forbiddenAudience(where, used.named, info.survey, expression.field);
         const mapped = fromEngineError(error, catalog);
+        // The server's state (a dataset closed under the request), not the audience: answered as any request is, naming no file.
+        if (mapped.code === 'unavailable' || mapped.code === 'internal') return mapped;
         const named = used.named === used.audience.name ? `@${used.named}` : `@${used.named} (through @${used.audience.name})`;
         return { ...mapped, message: `${where}audience ${named} no longer fits survey ${info.survey}: ${error.details.problem ?? error.message}`, hint: `${mapped.hint} Edit the audience (PUT /v1/audiences/${used.audience.id}).`, field: expression.field };
       }

@@ -37,10 +37,13 @@ export async function crosstabOperation(context: AuthenticatedContext): Promise<
   // Expressions naming no saved audience (no `@`) are used as they are, without the expansion's await.
   let base: string;
   let targets: string[];
+  // Held while its audiences are read: a reload meanwhile lets the request finish on this version.
+  let release: (() => void) | undefined;
   if (!body.PopulationBaseCode.includes('@') && body.TargetCodes.every((text) => !text.includes('@'))) {
     base = body.PopulationBaseCode;
     targets = body.TargetCodes;
   } else {
+    release = dataset.hold?.();
     const expanded = await expandRequestAudiences({
       store: service.audiences,
       caller: key,
@@ -51,19 +54,29 @@ export async function crosstabOperation(context: AuthenticatedContext): Promise<
         ...body.TargetCodes.map((text, i) => ({ text, field: 'TargetCodes', label: `TargetCodes[${i}]` })),
       ],
       catalog: catalog(),
+    }).catch((error: unknown) => {
+      release?.();
+      throw error;
     });
-    if (isServiceError(expanded)) return expanded;
+    if (isServiceError(expanded)) {
+      release?.();
+      return expanded;
+    }
     [base, ...targets] = expanded as [string, ...string[]];
   }
 
   let result: CrosstabResult;
   try {
-    result = await dataset.crosstab({
+    const pending = dataset.crosstab({
       base,
       targets,
       ...(access.allowedGroups === undefined ? {} : { allowedGroups: access.allowedGroups }),
     });
+    // The call is in flight (a draining close waits for it): the hold has done its part.
+    release?.();
+    result = await pending;
   } catch (error) {
+    release?.();
     if (!isCrosstabError(error)) throw error;
     return fromEngineError(error, catalog());
   }

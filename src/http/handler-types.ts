@@ -11,6 +11,8 @@ export interface CrosstabDataset {
   table?(query: TableQuery): Promise<TableResult>;
   /** Authorization groups an expression touches: GET /surveys/{SurveyCode} shows a code's definition only when all are the caller's. */
   groupsOf?(expression: string, allowedGroups?: readonly string[]): string[];
+  /** Kept open for one request's calls until the returned function is called: a reload's draining close() lets the request finish on it. */
+  hold?(): () => void;
 }
 
 /** A framework-neutral HTTP request. */

@@ -18,6 +18,7 @@ import { crosstabDocs } from './crosstab-docs.js';
 import { answerHeaders, header } from './openapi-parts.js';
 import { DOCS_CACHE_CONTROL, docsOperation } from './docs-operation.js';
 import { crosstabOperation } from './crosstab-operation.js';
+import { holdingDatasets } from './held-surveys.js';
 import type { Route } from './route.js';
 import { surveyOperation, surveysOperation } from './surveys-operation.js';
 import { tablesAccept, tablesOperation } from './tables-operation.js';
@@ -90,11 +91,12 @@ export const ROUTES: readonly Route[] = [
     body: 'json',
     accepts: tablesAccept,
     tooLargeHint: 'Expand whole variables with {"Variable": ...} instead of listing their values, or ask the provider for a larger request limit.',
-    handle: tablesOperation,
+    // Held on the version it started on through its account's turn and its audiences.
+    handle: holdingDatasets(tablesOperation),
     docs: tablesDocs,
   },
   // A tab book as XLSX; billed once (operation tabbook, its number of tables).
-  { method: 'POST', path: '/tabbooks', auth: true, billed: true, body: 'json', accepts: tabbooksAccept, tooLargeHint: 'A tab book request names a banner and its stubs: send "Stubs": "all" rather than every name.', handle: tabbooksOperation, docs: tabbooksDocs },
+  { method: 'POST', path: '/tabbooks', auth: true, billed: true, body: 'json', accepts: tabbooksAccept, tooLargeHint: 'A tab book request names a banner and its stubs: send "Stubs": "all" rather than every name.', handle: holdingDatasets(tabbooksOperation), docs: tabbooksDocs },
   // Saved audiences (@name in expressions): free, counted against the account's rate limit.
   { method: 'POST', path: '/audiences', auth: true, billed: false, body: 'json', tooLargeHint: 'An audience is a name, an expression of at most 2000 characters and a label.', handle: createAudienceOperation, docs: createAudienceDocs },
   { method: 'GET', path: '/audiences', auth: true, billed: false, handle: listAudiencesOperation, docs: listAudiencesDocs },

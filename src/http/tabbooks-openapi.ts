@@ -1,7 +1,7 @@
 /** The OpenAPI fragment of POST /tabbooks. */
 import { STAT_NAMES } from '../index.js';
 import { XLSX_TYPE } from './accept.js';
-import { corsHeaders, errorResponses } from './openapi-parts.js';
+import { corsHeaders, datasetVersionHeader, errorResponses } from './openapi-parts.js';
 import type { RouteDocs } from './route.js';
 
 export const tabbooksDocs = (settings: { maxBodyBytes: number }): RouteDocs => ({
@@ -12,7 +12,7 @@ export const tabbooksDocs = (settings: { maxBodyBytes: number }): RouteDocs => (
     security: [{ ServiceEngineAuthorizer: [] }, { OidcBearer: [] }],
     requestBody: { required: true, description: `At most ${settings.maxBodyBytes} bytes; SurveyCode, Banner and Stubs required.`, content: { 'application/json': { schema: { $ref: '#/components/schemas/TabbooksRequest' } } } },
     responses: {
-      200: { description: 'The workbook.', headers: corsHeaders, content: { [XLSX_TYPE]: { schema: { type: 'string', format: 'binary' } } } },
+      200: { description: 'The workbook.', headers: { ...corsHeaders, ...datasetVersionHeader }, content: { [XLSX_TYPE]: { schema: { type: 'string', format: 'binary' } } } },
       ...errorResponses([400, 401, 403, 404, 406, 413, 415, 429, 500, 503]),
     },
   },

@@ -6,11 +6,12 @@
  */
 import { isCrosstabError, STAT_NAMES, tabbook, type StatName, type TableQuery } from '../index.js';
 import { XLSX_TYPE } from './accept.js';
+import { expandRequestAudiences, type RequestExpression } from './audience-expansion.js';
 import { authorize, entitledToSurvey } from './auth.js';
 import { headerOf } from './headers.js';
 import type { HandlerRequest } from './handler-types.js';
 import type { AuthenticatedContext, RouteResult } from './route.js';
-import { quote, serviceError, type ServiceError } from './service-error.js';
+import { isServiceError, quote, serviceError, type ServiceError } from './service-error.js';
 import { fromTableError } from './tables-operation.js';
 
 /** A POST /tabbooks body. */
@@ -64,6 +65,7 @@ export async function tabbooksOperation(context: AuthenticatedContext): Promise<
   if (!entitledToSurvey(key, body.SurveyCode)) return serviceError('forbidden_survey', `This API key is not entitled to survey ${quote(body.SurveyCode)}.`, `The key is entitled to: ${visible().join(', ') || 'no survey served here'}.`, 'SurveyCode');
   const dataset = service.surveys.get(body.SurveyCode);
   if (dataset === undefined) return serviceError('unknown_survey', `No survey ${quote(body.SurveyCode)} is served here.`, `Use one of: ${visible().join(', ')}.`, 'SurveyCode');
+  entry.datasetVersion = dataset.info.checksum;
   const table = dataset.table?.bind(dataset);
   if (table === undefined) return serviceError('not_found', `Survey ${body.SurveyCode} is served for POST /crosstab only, not for tab books.`, 'Use POST /crosstab.', 'SurveyCode');
   const access = authorize(key, dataset.info, body.AuthorizationGroup);
@@ -100,6 +102,20 @@ export async function tabbooksOperation(context: AuthenticatedContext): Promise<
       return serviceError('invalid_request', `Significance letters (sig) on this tab book compare ${(rows * pairs).toLocaleString('en-US')} pairs of columns; at most ${limits.comparisons.toLocaleString('en-US')} are allowed (the comparisons limit).`, 'Leave "sig" out of Statistics, or ask for fewer stubs or banner columns.', 'Statistics');
     }
   }
+  // Saved audiences (`@name`) in the base and the banner, as POST /tables expands them: a banner
+  // entry written with `@name` is labelled as written, its expression the expanded text.
+  let base = body.PopulationBaseCode ?? '*';
+  let banner: Array<string | { expr: string; label: string }> = body.Banner;
+  if (base.includes('@') || body.Banner.some((item) => item.includes('@'))) {
+    const expressions: RequestExpression[] = [
+      { text: base, field: 'PopulationBaseCode', label: 'PopulationBaseCode' },
+      ...body.Banner.map((text, i) => ({ text, field: 'Banner', label: `Banner[${i}]` })),
+    ];
+    const expanded = await expandRequestAudiences({ store: service.audiences, caller: key, dataset, allowedGroups: allowed, expressions, catalog });
+    if (isServiceError(expanded)) return expanded;
+    base = expanded[0]!;
+    banner = body.Banner.map((item, i) => (expanded[i + 1] === item ? item : { expr: expanded[i + 1]!, label: item }));
+  }
   const signal = request.signal;
   const account = key.accountId ?? key.id;
   let outcome: { bytes: Uint8Array; tables: number } | ServiceError;
@@ -111,9 +127,9 @@ export async function tabbooksOperation(context: AuthenticatedContext): Promise<
         const book = await tabbook(
           { info: dataset.info, table: (query: TableQuery) => table(query) },
           {
-            banner: body.Banner,
+            banner,
             stubs,
-            base: body.PopulationBaseCode ?? '*',
+            base,
             stats,
             missing,
             statistics: { limits: { comparisons: limits.comparisons, raoScottCovariance: limits.raoScottCovariance } },

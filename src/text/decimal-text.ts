@@ -8,6 +8,12 @@
  * other's respondents (floatCollision).
  */
 
+/**
+ * A plain decimal number as a numeric column holds it: no leading zeros (so `06` stays
+ * text), optional sign, fraction and exponent.
+ */
+export const PLAIN_NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?$/;
+
 const DECIMAL = /^([+-]?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?$/;
 
 /**

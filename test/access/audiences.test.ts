@@ -5,6 +5,7 @@
 // refusal names another account's or user's audience or shows a definition the caller may not see.
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { join } from 'node:path';
+import ExcelJS from 'exceljs';
 import { openDataset, type Dataset } from '../../src/index.js';
 import { createCrosstabHandler, listen, type RunningServer } from '../../src/http/index.js';
 import { addAccount, addKey, addUser, createAudience, DbAudienceStore, DbKeyStore, DbUsageSink, openDatabase, parseLicences, usageReport, type Database } from '../../src/access/index.js';
@@ -175,6 +176,36 @@ describe.each(stores)('audiences on %s', (_name, location) => {
     expect(catalog.text).not.toMatch(/polviews/);
     await db.query("DELETE FROM survey_permissions WHERE authorization_group = 'demographics'");
     await db.query("INSERT INTO survey_permissions (account_id, survey, authorization_group) SELECT id, 'GSS', '_ALL_' FROM accounts WHERE name IN ('acme', 'rival')");
+  });
+
+  it('in POST /tabbooks (the portal\'s tab book too): base and banner expanded, a banner entry labelled as written; entitlements at use', async () => {
+    const XLSX = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
+    const book = async (who: string, body: Record<string, unknown>): Promise<{ status: number; text: string; rows: string[] }> => {
+      const response = await fetch(`${server.url}/tabbooks`, { method: 'POST', headers: { 'service-engine-authorizer': keys[who] as string, 'content-type': 'application/json', accept: XLSX }, body: JSON.stringify({ SurveyCode: 'GSS', ...body }) });
+      const bytes = Buffer.from(await response.arrayBuffer());
+      if (response.status !== 200) return { status: response.status, text: bytes.toString('utf8'), rows: [] };
+      const workbook = new ExcelJS.Workbook();
+      await workbook.xlsx.load(bytes as unknown as ArrayBuffer);
+      const rows: string[] = [];
+      workbook.eachSheet((sheet) => sheet.eachRow((row) => rows.push(`${sheet.name}: ${JSON.stringify(row.values)}`)));
+      return { status: 200, text: '', rows };
+    };
+    const byName = await book('bob', { PopulationBaseCode: '@women-25-40', Banner: ['@liberal-women', 'sex', 'degree=3,4 OR @liberals'], Stubs: ['race', 'degree'] });
+    expect(byName.status, byName.text).toBe(200);
+    const written = await book('bob', { PopulationBaseCode: `(${WOMEN})`, Banner: ['((polviews=1,2) AND sex=2)', 'sex', 'degree=3,4 OR (polviews=1,2)'], Stubs: ['race', 'degree'] });
+    expect(written.status, written.text).toBe(200);
+    // The same figures; the banner's headers are what was written.
+    const relabelled = written.rows.map((row) => row.replaceAll('((polviews=1,2) AND sex=2)', '@liberal-women').replaceAll('degree=3,4 OR (polviews=1,2)', 'degree=3,4 OR @liberals'));
+    expect(byName.rows).toEqual(relabelled);
+    expect(byName.rows.join('\n')).toContain(`Base: (${WOMEN})`);
+    // Entitlements: the audience's groups, never its definition.
+    const narrowed = await book('bob', { AuthorizationGroup: 'demographics', Banner: ['sex', '@liberals'], Stubs: ['race'] });
+    expect(narrowed.status).toBe(403);
+    expect(JSON.parse(narrowed.text).error).toMatchObject({ code: 'forbidden_survey', field: 'Banner' });
+    expect(narrowed.text).not.toMatch(/polviews|attitudes/);
+    const unknown = await book('rival', { PopulationBaseCode: '@women-25-40', Banner: ['sex'], Stubs: ['race'] });
+    expect(JSON.parse(unknown.text).error).toMatchObject({ code: 'unknown_audience', field: 'PopulationBaseCode' });
+    expect(unknown.text).not.toMatch(/sex=2|alice|portal/);
   });
 
   it('checked at save: names, the expression against the survey, cycles, shared audiences using only shared ones', async () => {

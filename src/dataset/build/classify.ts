@@ -1,13 +1,9 @@
-import { floatCollision } from '../../text/decimal-text.js';
-import { AXIS_LIMIT } from '../format.js';
+import { floatCollision, PLAIN_NUMBER } from '../../text/decimal-text.js';
+import { idLikeCountLimit, idLikeTextLimit } from '../format.js';
 import { dictionaryFloats } from './dictionary-floats.js';
 import type { RawColumn } from '../input/raw-table.js';
 
-/**
- * Plain decimal numbers: no leading zeros (so `06` stays text), optional sign, fraction
- * and exponent.
- */
-const NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?$/;
+const NUMBER = PLAIN_NUMBER;
 
 /**
  * A value a numeric variable can hold: a plain decimal number within the 64-bit float range
@@ -40,6 +36,25 @@ export function numberColumnProblem(texts: readonly string[]): string | undefine
   return `its values ${a} and ${b} are different numbers that read as the same 64-bit float (${String(Number(a))})`;
 }
 
+/**
+ * Whether a text column with `distinct` values in `rows` rows is id-like (skipped). More rows
+ * only add values, so a column id-like with `distinct` values stays so over any rows for which
+ * this holds, whatever their values.
+ */
+export function staysIdLike(distinct: number, rows: number): boolean {
+  return distinct > idLikeTextLimit(rows);
+}
+
+/**
+ * The distinct values of a column skipped as id-like text, read from its skip reason (as
+ * classifyColumn writes it; for "more than N", N + 1: at least that many); undefined for
+ * another reason.
+ */
+export function idLikeTextValues(reason: string): number | undefined {
+  const found = /^id-like: (more than )?(\d+) distinct text values in \d+ rows$/.exec(reason);
+  return found === null ? undefined : Number(found[2]) + (found[1] === undefined ? 0 : 1);
+}
+
 export type ColumnClass =
   | { kind: 'numeric' }
   /** `note`: why a column of numbers is text (two of its numbers read as one float, or one lies beyond the float range). */
@@ -64,8 +79,11 @@ export function classifyColumn(column: RawColumn, rows: number): ColumnClass {
     }
     return { kind: 'numeric' };
   }
-  if (distinct > Math.max(AXIS_LIMIT, rows / 10)) {
-    return { kind: 'skip', reason: `id-like: ${distinct} distinct text values in ${rows} rows` };
+  if (staysIdLike(distinct, rows)) {
+    // Past idLikeCountLimit the note states the bound, not the count: a reader may stop counting there (ReadOptions.skipIdLike).
+    const counted = idLikeCountLimit(rows);
+    const values = distinct > counted ? `more than ${counted}` : String(distinct);
+    return { kind: 'skip', reason: `id-like: ${values} distinct text values in ${rows} rows` };
   }
   if (problem !== undefined) {
     return { kind: 'text', note: `column ${column.name} is text, not numeric: ${problem}, so its values are kept exactly as written; value lists answer, ranges are refused` };

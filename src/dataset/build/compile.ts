@@ -123,6 +123,7 @@ export function compileDataset(input: RawTable, options: CompileOptions): Compil
   for (const column of input.columns) {
     if (delimited.has(column.name) || column === idColumn) continue;
     const verdict = classifyColumn(column, rows);
+    if (column.partly === true && verdict.kind !== 'skip') throw new Error(`column ${column.name} was read only in part, yet is kept`);
     if (verdict.kind === 'text' && verdict.note !== undefined) (input.notes ??= []).push(verdict.note);
     if (verdict.kind === 'skip') {
       skipped.push({ column: column.name, reason: verdict.reason });

@@ -113,23 +113,7 @@ async function writeBatches(
     await output.padTo(bodyStart + layout.valuesAt);
     for (const spec of batch) {
       throwIfCancelled(signal, 'the build', BUILD_CANCELLED_HINT);
-      const next = await source.next();
-      if (!next.done && !(next.value instanceof Uint8Array)) {
-        // Made and hashed by its maker, padding included.
-        const { stored, hash } = next.value;
-        if (stored.byteLength !== paddedSize(spec.bytes)) throw new Error(`dataset writer: buffer ${spec.name} has ${stored.byteLength} stored bytes, ${paddedSize(spec.bytes)} were planned`);
-        rows.push({ name: spec.name, kind: spec.kind, count: spec.count, stored: stored.byteLength, hash });
-        await output.write(stored);
-        continue;
-      }
-      const bytes = next.done ? undefined : (next.value as Uint8Array);
-      if (bytes === undefined || bytes.byteLength !== spec.bytes) {
-        throw new Error(`dataset writer: buffer ${spec.name} has ${bytes === undefined ? 'no' : bytes.byteLength} bytes, ${spec.bytes} were planned`);
-      }
-      const padding = paddedSize(spec.bytes) - spec.bytes;
-      const padded = padding === 0 ? bytes : withPadding(bytes, padding);
-      rows.push({ name: spec.name, kind: spec.kind, count: spec.count, stored: padded.byteLength, hash: checksums.of(padded) });
-      await output.write(padded);
+      rows.push(await writeBuffer(output, spec, await source.next(), checksums));
     }
     const tail = batchTail(rows.slice(rows.length - batch.length));
     for (const [region, bytes] of tail) {
@@ -148,6 +132,29 @@ async function writeBatches(
   await output.write(new Uint8Array(Int32Array.of(footer.byteLength).buffer));
   await output.write(MAGIC);
   return { bytes: output.position, checksum };
+}
+
+/**
+ * Writes one buffer of the table as `spec` planned it, padded, and returns its row. A
+ * function of its own: writeBatches runs once per batch and stays cheap for V8 to compile.
+ */
+async function writeBuffer(output: Output, spec: BufferSpec, next: IteratorResult<Uint8Array | HashedBuffer>, checksums: StreamingChecksum): Promise<BufferRow> {
+  if (!next.done && !(next.value instanceof Uint8Array)) {
+    // Made and hashed by its maker, padding included.
+    const { stored, hash } = next.value;
+    if (stored.byteLength !== paddedSize(spec.bytes)) throw new Error(`dataset writer: buffer ${spec.name} has ${stored.byteLength} stored bytes, ${paddedSize(spec.bytes)} were planned`);
+    await output.write(stored);
+    return { name: spec.name, kind: spec.kind, count: spec.count, stored: stored.byteLength, hash };
+  }
+  const bytes = next.done ? undefined : (next.value as Uint8Array);
+  if (bytes === undefined || bytes.byteLength !== spec.bytes) {
+    throw new Error(`dataset writer: buffer ${spec.name} has ${bytes === undefined ? 'no' : bytes.byteLength} bytes, ${spec.bytes} were planned`);
+  }
+  const padding = paddedSize(spec.bytes) - spec.bytes;
+  const padded = padding === 0 ? bytes : withPadding(bytes, padding);
+  const hash = checksums.of(padded);
+  await output.write(padded);
+  return { name: spec.name, kind: spec.kind, count: spec.count, stored: padded.byteLength, hash };
 }
 
 /** Buffer regions of one batch, in the order of bufferFields (validity, offsets, values...). */

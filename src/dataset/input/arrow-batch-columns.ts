@@ -54,6 +54,11 @@ export async function batchFieldBytes(handle: FileHandle, block: FileBlock, fiel
   return { rows: Number(header.length), bytes: new Map([...spans].map(([i, span]) => [i, span.end - span.start])) };
 }
 
+/** Rows of the record batch of `block` (its message only is read). */
+export async function batchRows(handle: FileHandle, block: FileBlock): Promise<number> {
+  return Number((await batchHeader(handle, block)).length);
+}
+
 /** A record batch's columns, as many as were read. */
 export interface BatchColumns {
   rows: number;

@@ -17,10 +17,22 @@ export function isColumnar(type: DataType): boolean {
   return plainNumbers || Types.isUtf8(type) || Types.isLargeUtf8(type) || dictionaryOfPlain;
 }
 
-/** A text column's values are numbered over their bytes (see lengthPrefixed), one PlainTextColumn per column encoder. */
+/**
+ * A text column's values are numbered over their bytes (see lengthPrefixed), one PlainTextColumn per column encoder.
+ * `stopAbove`: the id-like bound at which a column not named in `readWhole` stops being numbered (see PlainTextColumn).
+ */
 export class TextColumns {
   private readonly texts = new Map<ColumnEncoder, PlainTextColumn>();
-  readonly of = (target: ColumnEncoder): PlainTextColumn => this.texts.get(target) ?? this.texts.set(target, new PlainTextColumn(target)).get(target)!;
+  constructor(
+    private readonly stopAbove?: number,
+    private readonly readWhole: ReadonlySet<string> = new Set(),
+  ) {}
+
+  readonly of = (target: ColumnEncoder): PlainTextColumn => {
+    let texts = this.texts.get(target);
+    if (texts === undefined) this.texts.set(target, (texts = new PlainTextColumn(target, this.readWhole.has(target.source.name) ? undefined : this.stopAbove)));
+    return texts;
+  };
 }
 
 /**

@@ -12,7 +12,7 @@ import { open } from 'node:fs/promises';
 import { parentPort, workerData } from 'node:worker_threads';
 import { RecordBatchReader } from 'apache-arrow';
 import { registerArrowCodecs } from './arrow-codecs.js';
-import { readBatchColumns, wholeBatch } from './arrow-batch-columns.js';
+import { type BatchColumns, readBatchColumns, wholeBatch } from './arrow-batch-columns.js';
 import { storeColumnar, TextColumns } from './arrow-columns.js';
 import type { ArrowShareTask } from './arrow-share.js';
 import { shareResult } from './column-shares.js';
@@ -22,6 +22,8 @@ import { ColumnEncoder } from './table-encoder.js';
 const port = parentPort;
 if (port === null) throw new Error('arrow-worker runs as a worker thread of the Arrow reader.');
 const { path, columns } = workerData as ArrowShareTask;
+/** Record batches with a body larger than this are read a column at a time. */
+const columnAtATime = 64 << 20;
 
 try {
   registerArrowCodecs();
@@ -39,12 +41,21 @@ try {
     for (let index = 0; index < reader.numRecordBatches; index++) {
       const block = footer.getRecordBatch(index);
       if (block === null) throw new Error(`record batch ${index + 1} is missing from the footer`);
-      // Only this share's buffers are read; a compressed batch is read whole.
-      const batch = (await readBatchColumns(handle, block, fields, positions, reader.dictionaries, reader.schema.metadataVersion)) ?? wholeBatch((await reader.readRecordBatch(index))!);
-      columns.forEach((column, k) => {
+      // Only this share's buffers are read, of a large batch one column's at a time (the ACS
+      // file is one batch of 860 MB: the share whole was most of the build's peak memory); a
+      // compressed batch is read whole.
+      let apart = block.bodyLength > columnAtATime && positions.length > 1;
+      let batch: BatchColumns | undefined = apart ? undefined : await readBatchColumns(handle, block, fields, positions, reader.dictionaries, reader.schema.metadataVersion);
+      for (let k = 0; k < columns.length; k++) {
+        if (apart) batch = await readBatchColumns(handle, block, fields, [positions[k]!], reader.dictionaries, reader.schema.metadataVersion);
+        if (batch === undefined) {
+          batch = wholeBatch((await reader.readRecordBatch(index))!);
+          apart = false;
+        }
+        const column = columns[k]!;
         if (!storeColumnar(targets[k]!, rows, batch.vectorAt(column.position), texts.of)) throw new Error(`column "${column.name}" is not of one type in every record batch`);
-      });
-      rows += batch.rows;
+      }
+      rows += batch?.rows ?? 0;
     }
     columns.forEach((column, k) => {
       const { result, transfer } = shareResult(column.position, targets[k]!, rows);

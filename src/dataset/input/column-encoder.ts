@@ -39,6 +39,8 @@ export class ColumnEncoder extends ChunkedRows<RowIds> {
   private counted: Uint32Array = new Uint32Array(256);
   /** The values as bytes, not strings yet (see deferTexts); `dictionary` is then empty. */
   private deferred: DeferredTexts | undefined;
+  /** Whether its values stopped being numbered past the id-like bound (RawColumn.partly). */
+  partly = false;
 
   constructor(
     readonly source: SourceColumn,

@@ -37,6 +37,10 @@ export function checkReadOptions(path: string, options: ReadOptions): void {
   if (exclude !== undefined && (!Array.isArray(exclude) || !exclude.every((name) => typeof name === 'string'))) {
     throw invalid('exclude', 'options.exclude must be an array of column names');
   }
+  const ignore: unknown = options.ignore;
+  if (ignore !== undefined && (!Array.isArray(ignore) || !ignore.every((name) => typeof name === 'string'))) {
+    throw invalid('ignore', 'options.ignore must be an array of column names');
+  }
   const both = options.exclude?.find((name) => weights.includes(name));
   if (both !== undefined) throw invalid('exclude', `"${both}" is in both options.weights and options.exclude; remove it from one of them`);
   if (options.onProgress !== undefined && typeof options.onProgress !== 'function') {

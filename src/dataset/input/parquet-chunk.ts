@@ -2,6 +2,7 @@ import { gunzipSync } from 'node:zlib';
 import type { ColumnMetaData, Compressors, SchemaElement } from 'hyparquet';
 import { parquetHeader } from 'hyparquet/src/column.js';
 import { compressors } from 'hyparquet-compressors';
+import { zstdPage } from './zstd-pages.js';
 import { type DictionaryIds, readDictionaryIds, spreadIdsInPlace } from './parquet-dictionary-ids.js';
 import { type FlatType, type PageBytes, readHybrid, readLevels, readPlain, spreadCells, spreadIds, spreadIndices, spreadNumbers } from './parquet-pages.js';
 import type { PlainTextColumn } from './parquet-texts.js';
@@ -20,6 +21,7 @@ const ownEncodings = new Set(['PLAIN', 'RLE', 'PLAIN_DICTIONARY', 'RLE_DICTIONAR
 const decompressors: Compressors = {
   ...compressors,
   GZIP: (input) => gunzipSync(input),
+  ZSTD: zstdPage,
 };
 
 /**

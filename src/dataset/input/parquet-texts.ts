@@ -2,6 +2,7 @@ import { csvEncoderModule } from '../../kernel/wasm-module.js';
 import type { ColumnEncoder } from './table-encoder.js';
 import { Utf8Text } from './utf8-text.js';
 import { DeferredTexts } from './deferred-texts.js';
+import { PLAIN_NUMBER } from '../../text/decimal-text.js';
 
 /** The exports of build/csv.wasm this file calls (assembly/csv.ts). */
 interface TextExports {
@@ -42,8 +43,20 @@ export class PlainTextColumn {
   private sourceBytes = 0;
   private ids = 0;
   private idCapacity = 0;
+  /** Set once the values stopped being numbered (see `stopAbove`): every later value reads as blank. */
+  private stopped = false;
+  private blank = new Uint32Array(0);
 
-  constructor(private readonly target: ColumnEncoder) {
+  /**
+   * `stopAbove`: the id-like bound (ReadOptions.skipIdLike), undefined to number every value.
+   * Once the column, still held as bytes, has more values than that and its first is not a
+   * number, the build will skip it whatever the rest hold: the values after that page are
+   * only walked (their lengths checked), not numbered, and the column is marked `partly`.
+   */
+  constructor(
+    private readonly target: ColumnEncoder,
+    private readonly stopAbove?: number,
+  ) {
     const instance = new WebAssembly.Instance(csvEncoderModule(), {
       env: {
         abort() {
@@ -62,6 +75,23 @@ export class PlainTextColumn {
    * values are appended to the column's dictionary. Returns the ids and where the values end.
    */
   encode(bytes: Uint8Array, at: number, count: number): { ids: Uint32Array; end: number } {
+    if (this.stopped) return { ids: this.blanks(count), end: plainEnd(bytes, at, count) };
+    if (this.stopAbove === undefined || count <= stopBlock) return this.numbered(bytes, at, count);
+    // A block at a time (an Arrow record batch may hold every row), so that numbering stops within the call.
+    const ids = new Uint32Array(count);
+    let done = 0;
+    while (done < count && !this.stopped) {
+      const take = Math.min(stopBlock, count - done);
+      const end = plainEnd(bytes, at, take);
+      ids.set(this.numbered(bytes.subarray(0, end), at, take).ids, done);
+      at = end;
+      done += take;
+    }
+    return { ids, end: done < count ? plainEnd(bytes, at, count - done) : at };
+  }
+
+  /** encode() of values to be numbered (the column has not stopped). */
+  private numbered(bytes: Uint8Array, at: number, count: number): { ids: Uint32Array; end: number } {
     const wasm = this.wasm;
     const length = bytes.length - at;
     if (length > this.sourceBytes) {
@@ -79,7 +109,18 @@ export class PlainTextColumn {
     const ids = new Uint32Array(wasm.memory.buffer, this.ids, count).slice();
     const toColumn = this.toColumn;
     if (toColumn !== undefined) for (let k = 0; k < count; k++) ids[k] = toColumn[ids[k]!]!;
+    const deferred = this.deferred;
+    if (this.stopAbove !== undefined && deferred !== undefined && deferred.count > this.stopAbove && this.target.deferredTexts === deferred && !PLAIN_NUMBER.test(deferred.text(0))) {
+      this.stopped = true;
+      this.target.partly = true;
+    }
     return { ids, end: at + read };
+  }
+
+  /** `count` blank ids, in an array reused from page to page (the encoder copies them). */
+  private blanks(count: number): Uint32Array {
+    if (this.blank.length < count) this.blank = new Uint32Array(count);
+    return this.blank.subarray(0, count);
   }
 
   /** Turns the values the wasm dictionary numbered since the last call into column values. */
@@ -137,4 +178,19 @@ export class PlainTextColumn {
     }
     return (this.toColumn = map);
   }
+}
+
+/** Values numbered at a time by a column that may stop (PlainTextColumn's `stopAbove`). */
+const stopBlock = 1 << 16;
+
+/** Where `count` PLAIN BYTE_ARRAY values (a 4-byte little-endian length before each) from `bytes[at ..]` end. */
+function plainEnd(bytes: Uint8Array, at: number, count: number): number {
+  for (let k = 0; k < count; k++) {
+    if (at + 4 > bytes.length) throw new Error(`a PLAIN BYTE_ARRAY value runs past the end of its page`);
+    const length = (bytes[at]! | (bytes[at + 1]! << 8) | (bytes[at + 2]! << 16) | (bytes[at + 3]! << 24)) >>> 0;
+    at += 4;
+    if (length > bytes.length - at) throw new Error(`a PLAIN BYTE_ARRAY value runs past the end of its page`);
+    at += length;
+  }
+  return at;
 }

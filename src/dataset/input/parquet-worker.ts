@@ -13,11 +13,13 @@ import { shareResult } from './column-shares.js';
 import { chunkFailure, storeColumnChunk } from './parquet-chunk.js';
 import type { ShareTask } from './parquet-share.js';
 import { ColumnEncoder } from './table-encoder.js';
+import { zstdReady } from './zstd-pages.js';
 
 const port = parentPort;
 if (port === null) throw new Error('parquet-worker runs as a worker thread of the Parquet reader.');
 const { path, rows, columns } = workerData as ShareTask;
 
+if (columns.some((column) => column.chunks.some((chunk) => chunk.meta.codec === 'ZSTD'))) await zstdReady();
 const file = openSync(path, 'r');
 try {
   for (const column of columns) {

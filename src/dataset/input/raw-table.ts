@@ -20,6 +20,12 @@ export interface RawColumn {
    */
   deferred?: { count: number; first: string };
   /**
+   * Set when the reader stopped numbering the column's values past the id-like bound
+   * (ReadOptions.skipIdLike): `deferred.count` is then a lower bound, and the ids and counts
+   * of the rows after that point are blank. Such a column is skipped as id-like.
+   */
+  partly?: true;
+  /**
    * Rows per id (`counts[k]` rows have id k; index 0 unused), when the reader counted them
    * as it read: the compiler then need not pass over the ids to count.
    */
@@ -57,12 +63,23 @@ export interface ReadOptions {
   weights: string[];
   /** Columns to leave out entirely. Unknown names are an error (naming them). */
   exclude?: string[];
+  /** Columns to leave out when the input has them (not read; a name it lacks is no error). */
+  ignore?: string[];
   /**
    * Worker threads that read the input (0: none). CSV: they encode it, default by file size
    * (see readCsv); Parquet and Arrow IPC files: each reads a share of the columns while this
    * thread reads the rest, default one per core (at most 4) from 100,000 rows.
    */
   threads?: number;
+  /**
+   * Lets the reader stop numbering a text column's values once it holds more than
+   * idLikeCountLimit(rows) of them and its first is not a number: the build skips such a
+   * column as id-like whatever its other rows hold, and its note states that bound, not the
+   * count (see RawColumn.partly). Columns named in `except` (the respondent id column,
+   * multi-response members) are read whole. Parquet text columns of PLAIN pages do this;
+   * other columns and readers are read whole.
+   */
+  skipIdLike?: { except: string[] };
   /** Called now and then with bytes of the input consumed so far and the input size. */
   onProgress?: (doneBytes: number, totalBytes: number) => void;
 }

@@ -1,7 +1,8 @@
 import type { FileHandle } from 'node:fs/promises';
 import { RecordBatchReader } from 'apache-arrow';
 import { registerArrowCodecs } from './arrow-codecs.js';
-import { batchFieldBytes, type BatchColumns, readBatchColumns, wholeBatch } from './arrow-batch-columns.js';
+import { batchFieldBytes, type BatchColumns, batchRows, readBatchColumns, wholeBatch } from './arrow-batch-columns.js';
+import { idLikeCountLimit } from '../format.js';
 import { cellReader, storeColumnar, TextColumns } from './arrow-columns.js';
 import { handOutArrowColumns, manyDistinct } from './arrow-share.js';
 import { adoptShare } from './column-shares.js';
@@ -40,8 +41,10 @@ export async function readArrow(path: string, options: ReadOptions): Promise<Raw
     const encoder = new TableEncoder(path, 'Arrow schema', fields.map((field) => ({ name: field.name })), options);
     const wanted = fields.flatMap((field, i) => (encoder.columns[i] !== undefined || encoder.weightAt[i] !== undefined ? [i] : []));
     const cells = new Map(wanted.map((i) => [i, cellReader(path, fields[i]!)]));
-    const texts = new TextColumns();
     const batches = reader.isFile() ? reader.numRecordBatches : 0;
+    // The id-like bound needs the file's rows: the sum of its record batches' lengths (a stream's are not known before its end).
+    const fileRows = options.skipIdLike !== undefined && isFile && reader.isFile() && batches > 0 ? await rowsOfFile(handle, reader).catch(() => undefined) : undefined;
+    const texts = new TextColumns(fileRows === undefined ? undefined : idLikeCountLimit(fileRows), new Set(options.skipIdLike?.except));
     // A file's columns (random access) may be read by workers too, dealt by the sizes of the
     // first batch's buffers; this thread then reads only its own columns' bytes.
     let handed: Awaited<ReturnType<typeof handOutArrowColumns>>;
@@ -81,9 +84,21 @@ export async function readArrow(path: string, options: ReadOptions): Promise<Raw
     } finally {
       await handed?.stop();
     }
+    if (fileRows !== undefined && rows !== fileRows) throw new Error(`its record batches hold ${rows} rows where their messages said ${fileRows}: was the file changed while it was read?`);
     options.onProgress?.(size, size);
     return encoder.finish(rows, 'An Arrow file needs at least one row.');
   });
+}
+
+/** The rows of every record batch of a file, from their messages. */
+async function rowsOfFile(handle: FileHandle, reader: RecordBatchReader): Promise<number> {
+  let rows = 0;
+  for (let index = 0; index < reader.numRecordBatches; index++) {
+    const block = reader.footer!.getRecordBatch(index);
+    if (block === null) throw new Error(`record batch ${index + 1} is missing from the footer`);
+    rows += await batchRows(handle, block);
+  }
+  return rows;
 }
 
 /** A stream's (or a file's) record batches, whole. */

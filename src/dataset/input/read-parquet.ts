@@ -6,7 +6,9 @@ import { chunkFailure, chunkRange, type FlatColumn, flatType, storeColumnChunk, 
 import { type FlatColumnAt, handOutColumns } from './parquet-share.js';
 import { adoptShare } from './column-shares.js';
 import { PlainTextColumn } from './parquet-texts.js';
+import { zstdReady } from './zstd-pages.js';
 import type { RawTable, ReadOptions } from './raw-table.js';
+import { idLikeCountLimit } from '../format.js';
 import { decimalText } from '../../text/decimal-text.js';
 import { isoTime, isoTimestamp } from './cell-values.js';
 import { checkTrailer, readTypedFile } from './input-file.js';
@@ -44,6 +46,7 @@ export async function readParquet(path: string, options: ReadOptions): Promise<R
     const metadata = await parquetMetadataAsync(file);
     const fields = parquetSchema(metadata).children;
     const rows = Number(metadata.num_rows);
+    if (metadata.row_groups.some((group) => group.columns.some((chunk) => chunk.meta_data?.codec === 'ZSTD'))) await zstdReady();
     const encoder = new TableEncoder(path, 'Parquet schema', fields.map((field) => ({ name: field.element.name })), options, { expectedRows: rows });
     const wanted = fields.flatMap((field, i) => (encoder.columns[i] !== undefined || encoder.weightAt[i] !== undefined ? [i] : []));
     for (const i of wanted) {
@@ -72,8 +75,11 @@ export async function readParquet(path: string, options: ReadOptions): Promise<R
     const conversions = ownConversions(metadata, wanted.map((i) => fields[i]!.element));
     // A share of the columns goes to worker threads, read while this thread reads the rest.
     const handed = handOutColumns(path, metadata, flat, options.threads);
+    const readWhole = new Set(options.skipIdLike?.except);
     for (const [name, column] of flat) {
-      if (column.type === 'BYTE_ARRAY' && !column.weight && !handed?.names.has(name) && onlyPlainPages(metadata, name)) column.texts = new PlainTextColumn(column.target as ColumnEncoder);
+      if (column.type !== 'BYTE_ARRAY' || column.weight || handed?.names.has(name) || !onlyPlainPages(metadata, name)) continue;
+      const stopAbove = options.skipIdLike === undefined || readWhole.has(name) ? undefined : idLikeCountLimit(rows);
+      column.texts = new PlainTextColumn(column.target as ColumnEncoder, stopAbove);
     }
     try {
       await readHere(path, handle, size, file, metadata, flat, positions, encoder, slow, handed?.names ?? new Set(), options, conversions);

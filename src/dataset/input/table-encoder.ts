@@ -69,6 +69,7 @@ export class TableEncoder {
     });
     const excluded = new Set(options.exclude);
     for (const name of excluded) if (!positions.has(name)) throw missingColumn(file, header, what, name, names, 'exclude');
+    for (const name of options.ignore ?? []) excluded.add(name);
     this.columns = source.map((column, position) =>
       this.weightAt[position] !== undefined || excluded.has(column.name) ? undefined : new ColumnEncoder(column, capacity),
     );
@@ -84,6 +85,7 @@ export class TableEncoder {
       const raw: RawColumn = { name, dictionary: column.dictionary, counts: column.counts(), ids: column.take(rows) };
       const deferred = column.deferredTexts;
       if (deferred !== undefined) deferDictionary(raw, deferred);
+      if (column.partly) raw.partly = true;
       if (label !== undefined && label !== '') raw.label = label;
       if (valueLabels !== undefined && Object.keys(valueLabels).length > 0) raw.valueLabels = valueLabels;
       columns.push(raw);
