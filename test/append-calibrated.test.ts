@@ -72,7 +72,7 @@ describe('appendRows with weights made by crosstab weight', () => {
     expect(error.details.field).toBe('wt_rake');
     expect(error.details.hint).toContain('--drop-calibrated');
     expect(error.details.hint).toContain(`crosstab weight ${dataset} --targets TARGETS.json --method rake --name wt_rake --base-weight WTMEC2YR`);
-    expect(error.details.hint).toContain(`crosstab weight ${dataset} --targets TARGETS.json --method METHOD --name wt_age`);
+    expect(error.details.hint).toContain(`crosstab weight ${dataset} --targets TARGETS.json --method rake --name wt_age --unweighted`);
     expect(await checksumOf(dataset)).toBe(before);
     expect(readFileSync(`${dataset}.weights`).equals(weights)).toBe(true);
   });
@@ -118,7 +118,7 @@ describe('appendRows with weights made by crosstab weight', () => {
     const before = await checksumOf(calibrated);
     const error = (await appendRows(calibrated, rest, { out }).catch((e: unknown) => e)) as CrosstabError;
     expect(error.message).toMatch(/its weight wt_lin was calibrated to population targets over its respondents by crosstab weight \(it holds wt_lin\)/);
-    expect(error.details.hint).toContain(`crosstab weight ${out} --targets TARGETS.json --method METHOD --name wt_lin --unweighted`);
+    expect(error.details.hint).toContain(`crosstab weight ${out} --targets TARGETS.json --method linear --name wt_lin --unweighted`);
     expect(existsSync(out)).toBe(false);
     const report = await appendRows(calibrated, rest, { out, dropCalibrated: true });
     expect(report.dropped.map((entry) => entry.weight)).toEqual(['wt_lin']);
@@ -127,6 +127,33 @@ describe('appendRows with weights made by crosstab weight', () => {
     expect(appended.info.respondents).toBe(report.respondents);
     await appended.close();
     expect(await checksumOf(calibrated)).toBe(before);
+  });
+
+  it.each([
+    ['by groups', { targets: BY_GENDER, method: 'rake', name: 'wt_age', baseWeight: null }, '--method rake --name wt_age --unweighted'],
+    ['trimmed', { targets: TARGETS, method: 'rake', name: 'wt_trim', baseWeight: null, trim: [0.8, 1.3] }, '--method rake --name wt_trim --unweighted --trim 0.8,1.3'],
+  ] as const)('a weight made %s written into the dataset (weight --out, no stored calibration): refused as calibrated, or left out with dropCalibrated', async (_how, options, command) => {
+    const { first, rest } = parts();
+    const [plain, weighted, out] = [file('plain.arrow'), file('weighted.arrow'), file('out.arrow')];
+    await buildDataset(first, { weights: ['WTMEC2YR'], survey: 'NHANES', out: plain });
+    const made = await weightDataset(plain, { ...options, trim: 'trim' in options ? [...options.trim] : undefined, out: weighted } as WeightOptions);
+    if ('trim' in options) expect(made.trimmed).toBeGreaterThan(0);
+    const before = await checksumOf(weighted);
+    const error = (await appendRows(weighted, rest, { out }).catch((e: unknown) => e)) as CrosstabError;
+    expect(error).toBeInstanceOf(CrosstabError);
+    expect(error.code).toBe(ErrorCode.invalidInput);
+    expect(error.message).toMatch(new RegExp(`its weight ${options.name} was calibrated to population targets over its respondents by crosstab weight \\(it holds ${options.name}\\)`));
+    expect(error.details.field).toBe(options.name);
+    expect(error.details.hint).toContain('--drop-calibrated');
+    expect(error.details.hint).toContain(`crosstab weight ${out} --targets TARGETS.json ${command}`);
+    expect(existsSync(out)).toBe(false);
+    const report = await appendRows(weighted, rest, { out, dropCalibrated: true });
+    expect(report.dropped).toEqual([{ weight: options.name, command: `crosstab weight ${out} --targets TARGETS.json ${command}` }]);
+    const appended = await openDataset(out);
+    expect(appended.info.weights).toEqual(['WTMEC2YR']);
+    expect(appended.info.respondents).toBe(report.respondents);
+    await appended.close();
+    expect(await checksumOf(weighted)).toBe(before);
   });
 
   it('crosstab append: the refusal names --drop-calibrated; with it, the note gives the crosstab weight command', async () => {

@@ -27,7 +27,7 @@ import { refuseOutOverInput } from './build-options.js';
 import { declareDesign, type DesignOptions } from '../dataset/build/design.js';
 import { weightOrder } from '../dataset/build/weight-order.js';
 import { loadDataset, type LoadedDataset } from '../dataset/file/reader.js';
-import { AXIS_LIMIT, BUILD_CANCELLED_HINT, BufferKind, idLikeTextLimit, RANGE_INDEX_LIMIT, type SkippedColumn, type StoredCalibration, type StoredDesign, type StoredMeta, type StoredVariable } from '../dataset/format.js';
+import { AXIS_LIMIT, BUILD_CANCELLED_HINT, BufferKind, idLikeTextLimit, RANGE_INDEX_LIMIT, type SkippedColumn, type StoredCalibration, type StoredDesign, type StoredMeta, type StoredVariable, type StoredWeighting } from '../dataset/format.js';
 import { shellWord } from '../dataset/file/rebuild-command.js';
 import { replicateRank } from '../stats/replicate-rank.js';
 import { placedError, type Place } from '../dataset/input/input-errors.js';
@@ -221,9 +221,9 @@ function unfit(file: string, what: string, hint: string, field?: string): Crosst
  */
 function calibratedWeights(dataset: string, newRows: string, data: LoadedDataset, options: AppendOptions): Array<{ weight: string; command: string }> {
   const fromFile = new Set(data.weightsFile?.weights ?? []);
-  const made = data.meta.weights.filter((weight) => fromFile.has(weight.name) || weight.calibration !== undefined);
+  const made = data.meta.weights.filter((weight) => fromFile.has(weight.name) || weight.calibration !== undefined || weight.weighting !== undefined);
   if (made.length === 0) return [];
-  const dropped = made.map((weight) => ({ weight: weight.name, command: weightCommand(options.out, weight.name, weight.calibration) }));
+  const dropped = made.map((weight) => ({ weight: weight.name, command: weightCommand(options.out, weight.name, weight.calibration, weight.weighting) }));
   const first = made[0]!;
   const where = fromFile.has(first.name) ? `its weights file ${data.weightsFile!.path}` : 'it';
   if (data.meta.weights[0]!.name === first.name) {
@@ -242,10 +242,13 @@ function calibratedWeights(dataset: string, newRows: string, data: LoadedDataset
 }
 
 /** The `crosstab weight` command that makes `name` again over the dataset `out` (the targets file as a placeholder: it is not stored). */
-function weightCommand(out: string, name: string, calibration: StoredCalibration | undefined): string {
-  const parts = ['crosstab', 'weight', shellWord(out), '--targets', 'TARGETS.json', '--method', calibration?.kind === 'raking' ? 'rake' : 'METHOD', '--name', shellWord(name)];
-  if (calibration?.baseWeight === null) parts.push('--unweighted');
-  else if (calibration !== undefined) parts.push('--base-weight', shellWord(calibration.baseWeight));
+function weightCommand(out: string, name: string, calibration: StoredCalibration | undefined, weighting: StoredWeighting | undefined): string {
+  const method = weighting?.method ?? (calibration?.kind === 'raking' ? 'rake' : 'METHOD');
+  const parts = ['crosstab', 'weight', shellWord(out), '--targets', 'TARGETS.json', '--method', method, '--name', shellWord(name)];
+  const baseWeight = weighting !== undefined ? weighting.baseWeight : calibration?.baseWeight;
+  if (baseWeight === null) parts.push('--unweighted');
+  else if (baseWeight !== undefined) parts.push('--base-weight', shellWord(baseWeight));
+  if (weighting?.trim !== undefined) parts.push('--trim', weighting.trim.join(','));
   return parts.join(' ');
 }
 

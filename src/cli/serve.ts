@@ -29,6 +29,7 @@ interface ServeOptions {
   maxConnections?: string;
   maxConnectionsPerAddress?: string;
   idleTimeout: string;
+  shutdownTimeout: string;
   database?: string;
   oidcIssuer?: string[];
   oidcAudience?: string;
@@ -124,6 +125,7 @@ export function registerServeCommand(program: Command): void {
     .option('--max-connections <n>', 'most open connections; more are closed on arrival (default: ulimit -n minus the descriptors open at start minus 128, at least 16, at most 4096)')
     .option('--max-connections-per-address <n>', 'most open connections from one IP address (default 64)')
     .option('--idle-timeout <seconds>', 'close a connection idle this long', '30')
+    .option('--shutdown-timeout <ms>', 'on SIGTERM or SIGINT, the one deadline of the drain: requests in flight and table answers being sent are delivered whole until then; answers still being sent then are cut (counted in the handler_closed event) and open connections closed', '10000')
     .option('--cell-cache <cells>', `crosstab cells per dataset kept in memory to answer repeated queries without the kernel (exact: a dataset file never changes; 0 = off; default ${DEFAULT_CELL_CACHE} for a file, 0 for ClickHouse)`)
     .option('--usage-statements <n>', `PostgreSQL server: usage INSERT statements in flight at once (each carries every billed call that arrived while the one before committed; default ${DEFAULT_USAGE_STATEMENTS})`)
     .option('--dev-account', 'on an empty PostgreSQL server database too, create the development account (every served survey and group) and print its one-time password and a 24 h key; the embedded database always gets it')
@@ -143,6 +145,7 @@ export function registerServeCommand(program: Command): void {
       const maxBodyBytes = integerOption(options.maxBodyBytes, '--max-body-bytes', 256, 16 * 1024 * 1024);
       // The server's own limit on a whole request is 30 s: a longer body timeout would never fire.
       const bodyTimeoutMs = integerOption(options.bodyTimeout, '--body-timeout', 1, 30_000);
+      const shutdownTimeoutMs = integerOption(options.shutdownTimeout, '--shutdown-timeout', 0, 2_147_483_647);
       const limits = {
         ...(options.maxConnections === undefined ? {} : { maxConnections: integerOption(options.maxConnections, '--max-connections', 1, 1_000_000) }),
         ...(options.maxConnectionsPerAddress === undefined
@@ -333,8 +336,8 @@ export function registerServeCommand(program: Command): void {
             if (reopen !== undefined) process.off('SIGHUP', reopen);
             process.once(signal, () => process.exit(130));
             readiness.draining = true;
-            serveLog.event('shutdown', `${signal}, draining in-flight requests.`, { signal });
-            void server.close().then(resolveStop);
+            serveLog.event('shutdown', `${signal}, draining in-flight requests (at most ${shutdownTimeoutMs} ms, --shutdown-timeout).`, { signal, shutdownTimeoutMs });
+            void server.close(shutdownTimeoutMs).then(resolveStop);
           };
           process.on('SIGTERM', stop);
           process.on('SIGINT', stop);

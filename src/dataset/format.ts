@@ -196,13 +196,37 @@ export interface SkippedColumn {
   integerRange?: { min: number; max: number };
 }
 
+/**
+ * How `crosstab weight` made a weight, stored with every weight it makes (with or without a
+ * StoredCalibration: weights made by groups or trimmed have none): calibrated to targets over
+ * the respondents it saw, the weight is refused or left out by an append.
+ */
+export interface StoredWeighting {
+  /** rake, poststratify, linear or logit. */
+  method: string;
+  /** The weight it started from; null: unit weights. */
+  baseWeight: string | null;
+  /** The variable whose groups had target sets of their own. */
+  groupBy?: string;
+  /** The bounds the weights were trimmed to. */
+  trim?: [number, number];
+}
+
+/** One weight of a dataset or weights file; `buffer` is its buffer row. */
+export interface StoredWeight {
+  name: string;
+  buffer: number;
+  calibration?: StoredCalibration;
+  weighting?: StoredWeighting;
+}
+
 export interface StoredMeta {
   format: string;
   survey: string;
   name: string;
   units: number;
   respondents: number;
-  weights: Array<{ name: string; buffer: number; calibration?: StoredCalibration }>;
+  weights: StoredWeight[];
   stability: StabilityThresholds;
   variables: StoredVariable[];
   codes: CodeInfo[];
@@ -248,7 +272,7 @@ export interface StoredWeightsFile {
   /** The dataset the weights belong to: its checksum (crosstab.checksum), respondents and file name when they were made. */
   dataset: { checksum: string; respondents: number; file: string };
   /** The weights, in order; `buffer` is a buffer row of this file. */
-  weights: Array<{ name: string; buffer: number; calibration?: StoredCalibration }>;
+  weights: StoredWeight[];
   createdAt: string;
 }
 

@@ -16,7 +16,7 @@ export class InFlight {
     setMaxListeners(0, controller.signal);
     return controller;
   })();
-  private readonly running = new Set<Promise<unknown>>();
+  private readonly running = new Set<object>();
   private released: Promise<void> | undefined;
   /** Set by close(): new calls are refused from then on, while a drain lets the running ones finish. */
   private refusing = false;
@@ -76,15 +76,14 @@ export class InFlight {
     if (signal?.aborted) return Promise.reject(cancelledError('the query'));
     const combined = signal ? AbortSignal.any([signal, this.closing.signal]) : this.closing.signal;
     const done = work(combined);
-    const tracked = done.then(
-      () => undefined,
-      () => undefined,
-    );
-    this.running.add(tracked);
-    void tracked.then(() => {
-      this.running.delete(tracked);
+    // One token per call, ended by the one reaction below that settles the call, rather than
+    // a promise of the work's settling and another reaction to that.
+    const token = {};
+    this.running.add(token);
+    const ended = (): void => {
+      this.running.delete(token);
       this.releaseIfIdle();
-    });
+    };
     return new Promise<T>((resolve, reject) => {
       const onAbort = () => reject(this.closing.signal.aborted ? this.closedError() : cancelledError('the query'));
       // Without a signal of the caller's, stop() rejects the call from `stopping`: an abort
@@ -99,10 +98,12 @@ export class InFlight {
         (value) => {
           detach();
           resolve(value);
+          ended();
         },
         (error: unknown) => {
           detach();
           reject(error);
+          ended();
         },
       );
     });

@@ -2,7 +2,7 @@ import { readFile, rm } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { CrosstabError, ErrorCode } from '../errors.js';
 import { writeWeightsFile, writeWithWeight } from '../dataset/file/add-weight.js';
-import type { StoredVariable } from '../dataset/format.js';
+import type { StoredVariable, StoredWeighting } from '../dataset/format.js';
 import { loadDataset } from '../dataset/file/reader.js';
 import { rankColumn, weightColumn } from '../dataset/file/respondent-columns.js';
 import { mainThreadKernel } from '../kernel/kernel.js';
@@ -96,11 +96,13 @@ export async function weightDataset(path: string, options: WeightOptions): Promi
     }
     // The calibrated design's variance needs the cells and margins (one target set, untrimmed weights).
     const calibration = targets.groupBy === undefined && settings.trim === undefined ? calibrationMeta(settings.method, baseWeight, fine, problems[0]!, solutions[0]!) : undefined;
+    // Every weight made here says how (by groups and trimmed ones too): an append refuses or drops it.
+    const weighting: StoredWeighting = { method: settings.method, baseWeight, ...(targets.groupBy === undefined ? {} : { groupBy: targets.groupBy.name }), ...(settings.trim === undefined ? {} : { trim: [settings.trim[0], settings.trim[1]] }) };
     if (settings.out === undefined) {
-      const written = await writeWeightsFile(dataset, kernel, settings.name, padded, calibration);
+      const written = await writeWeightsFile(dataset, kernel, settings.name, padded, calibration, weighting);
       return { ...report, out: written.path, written: 'weights-file', bytes: written.bytes };
     }
-    const written = await writeWithWeight(dataset, kernel, settings.name, padded, settings.out, {}, calibration);
+    const written = await writeWithWeight(dataset, kernel, settings.name, padded, settings.out, {}, calibration, weighting);
     // The dataset replaced by a file holding its weights file's weights: that file is now of another build, and not needed.
     if (dataset.weightsFile !== undefined && resolve(settings.out) === resolve(path)) await rm(dataset.weightsFile.path, { force: true });
     return { ...report, out: settings.out, written: 'dataset', bytes: written.bytes };

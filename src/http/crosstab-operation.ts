@@ -1,4 +1,5 @@
-import { isCrosstabError, toServiceResponse, type CrosstabResult } from '../index.js';
+import { isCrosstabError, type CrosstabResult } from '../index.js';
+import { serviceResponseJson } from '../facade/service-shape.js';
 import { expandRequestAudiences } from './audience-expansion.js';
 import { authorize, entitledToSurvey } from './auth.js';
 import { validateCrosstabRequest } from './crosstab-request.js';
@@ -79,5 +80,5 @@ export async function crosstabOperation(context: AuthenticatedContext): Promise<
     if (!isCrosstabError(error)) throw error;
     return fromEngineError(error, catalog());
   }
-  return { body: JSON.stringify(toServiceResponse(result)), usage: { survey: body.SurveyCode, targets: body.TargetCodes.length, operation: 'crosstab' } };
+  return { body: serviceResponseJson(result), usage: { survey: body.SurveyCode, targets: body.TargetCodes.length, operation: 'crosstab' } };
 }

@@ -18,7 +18,7 @@ import { publishDocument } from './published-document.js';
 import { applyReplyHeaders, isOperationReply, type OperationReply } from './operation-reply.js';
 import type { ServiceContext } from './route.js';
 import { ARRIVED_BODY, CLIENT_GONE, requestBody, type ArrivedBodyRequest } from './request-body.js';
-import { createRoutePipeline } from './route-pipeline.js';
+import { createRoutePipeline, type RouteCall } from './route-pipeline.js';
 import { AnswersSending } from './answers-sending.js';
 import { createRouter, type RouteMatch, type Router } from './router.js';
 import { decodeSegments, pathnameOf, pathSegments } from './request-path.js';
@@ -348,6 +348,8 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
     return match;
   };
 
+  const countBodyTimeout = (): void => void stats.bodyTimeouts++;
+
   async function respond(raw: ArrivedBodyRequest, caller?: ApiKeyRecord): Promise<HandlerResponse> {
     const request = new RequestView(raw);
     // Assigned one by one rather than spread: this runs for every request.
@@ -359,7 +361,7 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
     if (typeof raw.remoteAddress === 'string') request.remoteAddress = raw.remoteAddress;
     if (typeof raw[CLIENT_GONE] === 'function') request[CLIENT_GONE] = raw[CLIENT_GONE];
     const started = performance.now();
-    const body = requestBody(request, { maxBodyBytes, deadline: started + bodyTimeoutMs, timeoutMs: bodyTimeoutMs, timedOut: () => stats.bodyTimeouts++ });
+    const body = requestBody(request, { maxBodyBytes, deadline: started + bodyTimeoutMs, timeoutMs: bodyTimeoutMs, timedOut: countBodyTimeout });
     const requestId = randomUUID();
     const method = typeof request.method === 'string' ? request.method.toUpperCase() : '';
     const pathname = pathnameOf(typeof request.path === 'string' ? request.path : '');
@@ -392,7 +394,9 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
         outcome = serviceError('method_not_allowed', `${quote(method, 16)} is not allowed on ${path}.`, `Use ${allow.join(' or ')}.`);
       } else {
         entry.operation = operationIds.get(route);
-        outcome = await run({ route, request, body, requestId, entry, params: match.params, ...(caller === undefined ? {} : { caller }) });
+        const call: RouteCall = { route, request, body, requestId, entry, params: match.params };
+        if (caller !== undefined) call.caller = caller;
+        outcome = await run(call);
       }
       if (typeof outcome === 'string') {
         text = outcome;

@@ -1,4 +1,4 @@
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { CrosstabHandler } from './handler.js';
 import type { ResponseStream } from './answer-budget.js';
 import { cutSignalOf } from './answers-sending.js';
@@ -9,28 +9,32 @@ import { readWebBody } from './read-body.js';
 /** The part of a Hono context the middleware uses (structural: no Hono types needed). */
 export interface HonoContextLike {
   req: { path: string; method: string; raw: Request };
-  /** Under @hono/node-server, `{ incoming }`: the node:http request itself. */
+  /** Under @hono/node-server, `{ incoming, outgoing }`: the node:http request and response themselves. */
   env?: unknown;
 }
 
 /**
  * Hono middleware: `app.use(crosstabHono(handler))`. Requests outside `handler.basePath` go on
  * to `next()`. The handler reads the body stream only when the answer needs it; an answer
- * given before the body's end carries `Connection: close`, so the rest is not drained.
+ * given before the body's end carries `Connection: close`, so the rest is not drained. A
+ * large table answer is a ReadableStream pulled a chunk at a time as the socket takes it
+ * (under @hono/node-server too), its bytes counted in the handler's bound on answers in flight.
  */
 export function crosstabHono(handler: CrosstabHandler): (c: HonoContextLike, next: () => Promise<void>) => Promise<Response | void> {
   return async (c, next) => {
     // Under @hono/node-server the node request is at hand: reading the fetch Request's headers
     // or body would first build a full Request from it (about 0.1 ms per request).
-    const env = c.env as { incoming?: Partial<IncomingMessage> } | undefined;
+    const env = c.env as { incoming?: Partial<IncomingMessage>; outgoing?: Partial<ServerResponse> } | undefined;
     const incoming = typeof env?.incoming?.on === 'function' ? (env.incoming as IncomingMessage) : undefined;
+    // With the node:http response, the request streams (and knows when its client has gone).
+    const outgoing = typeof env?.outgoing?.once === 'function' && 'writableFinished' in env.outgoing ? (env.outgoing as ServerResponse) : undefined;
     // The path as sent (c.req.path is percent-decoded): the handler applies the one path rule.
     const path = incoming?.url ?? pathAsSent(c.req.raw.url);
     if (!handler.owns(path)) return next();
     const raw = c.req.raw;
     const request: HandlerRequest =
       incoming !== undefined
-        ? nodeRequest(incoming, path, handler.maxBodyBytes)
+        ? nodeRequest(incoming, path, handler.maxBodyBytes, outgoing)
         : { method: c.req.method, path, headers: raw.headers, readBody: (signal) => readWebBody(raw, handler.maxBodyBytes, signal), streaming: true };
     const response = await handler.handle(request);
     // The handler says Connection: close for a declared body it did not read to its end.

@@ -105,6 +105,8 @@ async function sendNodeStream(res: ServerResponse, stream: ResponseStream): Prom
 export interface NodeListenerOptions {
   /** Asked as each answer is written: true answers with `Connection: close` (listen() sets it while draining). */
   closeConnections?: () => boolean;
+  /** Told once the answer to `req` has been written (its status line is out) or given up. */
+  answered?: (req: IncomingMessage) => void;
 }
 
 /**
@@ -114,6 +116,7 @@ export interface NodeListenerOptions {
  */
 export function createNodeListener(handler: CrosstabHandler, options: NodeListenerOptions = {}): (req: IncomingMessage, res: ServerResponse) => void {
   const closeConnections = options.closeConnections ?? (() => false);
+  const answered = options.answered;
   return (req, res) => {
     let pending: Promise<HandlerResponse>;
     try {
@@ -121,7 +124,21 @@ export function createNodeListener(handler: CrosstabHandler, options: NodeListen
     } catch (error) {
       pending = Promise.reject(error);
     }
-    pending.then((response) => sendNodeResponse(res, response, closeConnections())).catch((error: unknown) => failNodeResponse(res, error));
+    // One reaction per request, not a then() and a catch() chained.
+    pending.then(
+      (response) => {
+        try {
+          sendNodeResponse(res, response, closeConnections());
+        } catch (error) {
+          failNodeResponse(res, error);
+        }
+        answered?.(req);
+      },
+      (error: unknown) => {
+        failNodeResponse(res, error);
+        answered?.(req);
+      },
+    );
   };
 }
 

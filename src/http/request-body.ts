@@ -54,15 +54,73 @@ export function declaresBody(request: HandlerRequest): boolean {
  * when asked, until `deadline` (a performance.now() time). `timedOut` is called when the
  * deadline passes first.
  */
-export function requestBody(request: ArrivedBodyRequest, options: { maxBodyBytes: number; deadline: number; timeoutMs: number; timedOut: () => void }): RequestBody {
-  const given = request.body;
-  const reader = request.readBody;
-  const arrived = request[ARRIVED_BODY];
-  const declared = given === undefined && reader !== undefined && declaresBody(request);
-  let whole = false;
-  let reading: Promise<Uint8Array | string | ServiceError> | undefined;
+export function requestBody(request: ArrivedBodyRequest, options: BodyOptions): RequestBody {
+  return new BodyOfRequest(request, options);
+}
 
-  const readWithin = async (readBody: NonNullable<HandlerRequest['readBody']>): Promise<Uint8Array | ServiceError> => {
+interface BodyOptions {
+  maxBodyBytes: number;
+  deadline: number;
+  timeoutMs: number;
+  timedOut: () => void;
+}
+
+/**
+ * requestBody's body, as a class: made for every request, and an object literal with a
+ * getter and the closures it used were built afresh each time.
+ */
+class BodyOfRequest implements RequestBody {
+  private readonly given: Uint8Array | string | undefined;
+  private readonly reader: HandlerRequest['readBody'];
+  private readonly arrived: (() => Promise<Uint8Array> | undefined) | undefined;
+  private readonly declared: boolean;
+  private whole = false;
+  private reading: Promise<Uint8Array | string | ServiceError> | undefined = undefined;
+
+  constructor(
+    request: ArrivedBodyRequest,
+    private readonly options: BodyOptions,
+  ) {
+    this.given = request.body;
+    this.reader = request.readBody;
+    this.arrived = request[ARRIVED_BODY];
+    this.declared = this.given === undefined && this.reader !== undefined && declaresBody(request);
+  }
+
+  get leftUnread(): boolean {
+    return this.declared && !this.whole;
+  }
+
+  read(): Promise<Uint8Array | string | ServiceError> {
+    if (this.given !== undefined) return Promise.resolve(this.given);
+    const reader = this.reader;
+    if (reader === undefined) return Promise.resolve(new Uint8Array(0));
+    if (this.reading === undefined) {
+      const arrived = this.arrived;
+      const here = arrived?.();
+      if (here !== undefined) this.reading = this.fromArrived(here);
+      else if (arrived === undefined) this.reading = this.readWithin(reader);
+      // Asked while the shim's parser is still handing over the bytes that came with the
+      // headers (an operation that needs no await before its body): they are all in once
+      // this turn ends, so look again then before arming a timer and an abort signal.
+      else
+        this.reading = Promise.resolve().then(() => {
+          const later = arrived();
+          return later === undefined ? this.readWithin(reader) : this.fromArrived(later);
+        });
+    }
+    return this.reading;
+  }
+
+  private fromArrived(here: Promise<Uint8Array>): Promise<Uint8Array | ServiceError> {
+    return here.then((bytes) => {
+      this.whole = bytes.byteLength <= this.options.maxBodyBytes;
+      return bytes;
+    }, cutShort);
+  }
+
+  private async readWithin(readBody: NonNullable<HandlerRequest['readBody']>): Promise<Uint8Array | ServiceError> {
+    const options = this.options;
     const controller = new AbortController();
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<'late'>((resolve) => {
@@ -75,40 +133,12 @@ export function requestBody(request: ArrivedBodyRequest, options: { maxBodyBytes
         options.timedOut();
         return serviceError('request_timeout', `The request body did not arrive within ${options.timeoutMs} ms of its headers.`, 'Send the whole body at once, right after the headers.');
       }
-      whole = bytes.byteLength <= options.maxBodyBytes;
+      this.whole = bytes.byteLength <= options.maxBodyBytes;
       return bytes;
     } catch {
       return cutShort();
     } finally {
       clearTimeout(timer);
     }
-  };
-
-  return {
-    read() {
-      if (given !== undefined) return Promise.resolve(given);
-      if (reader === undefined) return Promise.resolve(new Uint8Array(0));
-      if (reading === undefined) {
-        const fromArrived = (here: Promise<Uint8Array>): Promise<Uint8Array | ServiceError> =>
-          here.then((bytes) => {
-            whole = bytes.byteLength <= options.maxBodyBytes;
-            return bytes;
-          }, cutShort);
-        const here = arrived?.();
-        if (here !== undefined) reading = fromArrived(here);
-        else if (arrived === undefined) reading = readWithin(reader);
-        // Asked while the shim's parser is still handing over the bytes that came with the
-        // headers (an operation that needs no await before its body): they are all in once
-        // this turn ends, so look again then before arming a timer and an abort signal.
-        else reading = Promise.resolve().then(() => {
-          const later = arrived();
-          return later === undefined ? readWithin(reader) : fromArrived(later);
-        });
-      }
-      return reading;
-    },
-    get leftUnread() {
-      return declared && !whole;
-    },
-  };
+  }
 }

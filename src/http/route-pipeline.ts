@@ -8,7 +8,7 @@ import { headerOf, isJsonContentType } from './headers.js';
 import { clientGone, type RequestBody } from './request-body.js';
 import { isBilledAnswer, type OperationReply, type Route, type RouteResult, type ServiceContext } from './route.js';
 import { fromThrown, isServiceError, serviceError, type ServiceError } from './service-error.js';
-import type { UsageSink } from './usage-ledger.js';
+import type { UsageRecord, UsageSink } from './usage-ledger.js';
 
 /** One matched request: the route, and what the request brings. */
 export interface RouteCall {
@@ -66,16 +66,11 @@ export function createRoutePipeline(context: { service: ServiceContext; checkCal
     };
     // A record only for an answer that can still be sent: a client that has gone is not billed.
     if (clientGone(request)) return unsent(serviceError('client_closed_request', 'The client closed the connection before the answer; nothing was billed.', 'Wait for the answer.'));
+    // Made field by field rather than with a spread of an optional accountId: JSON.stringify of it in the ledger is faster.
+    const record: UsageRecord = { time: isoNow(), requestId, keyId: caller.id, survey: result.usage.survey, targets: result.usage.targets, operation: result.usage.operation };
+    if (caller.accountId !== undefined) record.accountId = caller.accountId;
     try {
-      await usage.record({
-        time: isoNow(),
-        requestId,
-        keyId: caller.id,
-        survey: result.usage.survey,
-        targets: result.usage.targets,
-        operation: result.usage.operation,
-        ...(caller.accountId === undefined ? {} : { accountId: caller.accountId }),
-      });
+      await usage.record(record);
     } catch (error) {
       // A store that is unavailable says so once in its own event; any other failure is logged here.
       const known = fromThrown(error);

@@ -1,4 +1,4 @@
-import { createServer, STATUS_CODES, type Server, type ServerResponse } from 'node:http';
+import { createServer, STATUS_CODES, type Server } from 'node:http';
 import { Server as NetServer } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { AddressInfo } from 'node:net';
@@ -36,6 +36,10 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
   socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`, () => socket.destroy());
 }
 
+/** Requests on a connection whose answer's status line is not out yet (see listen()). */
+const UNANSWERED = Symbol('unanswered');
+type Counted = Duplex & { [UNANSWERED]?: number };
+
 /** Options of listen(): where to listen, and the connection limits that keep descriptors free. */
 export interface ListenOptions extends ConnectionLimits {
   /** TCP port; 0 = any free port. */
@@ -56,7 +60,9 @@ export interface RunningServer {
    * arrives on an open connection (in flight, or sent later on a kept-alive one) with
    * `Connection: close`, and closes each connection after that answer; leaves idle kept-alive
    * connections to their keep-alive timeout (5 s) or to the client; then closes the handler.
-   * Connections still open after `graceMs` are cut.
+   * `graceMs` (default 10,000) is the one deadline of the whole shutdown, the handler's close
+   * included: a streamed table answer still being sent then is cut by the handler (counted in
+   * `handler.stats.answersCut`), and every connection still open is cut.
    */
   close(graceMs?: number): Promise<void>;
 }
@@ -70,28 +76,24 @@ export async function listen(handler: CrosstabHandler, options: ListenOptions): 
   const host = options.host ?? '127.0.0.1';
   const limits = resolveConnectionLimits(options);
   let draining = false;
-  const listener = createNodeListener(handler, { closeConnections: () => draining });
   // Connections with a request in work: the idle timeout never cuts them while an answer is
   // being made (a table may take longer to compute than the idle timeout; nothing is sent
   // meanwhile). Once an answer's status line is out, it applies again: a client that stops
   // reading a large answer is cut after that long without progress, and the worker streaming
-  // the answer to it is freed for others.
-  const working = new Map<Duplex, Set<ServerResponse>>();
+  // the answer to it is freed for others. Counted on the connection (requests in, answers
+  // out), not with a close listener and a set per request.
+  const listener = createNodeListener(handler, {
+    closeConnections: () => draining,
+    answered: (req) => void ((req.socket as Counted)[UNANSWERED]! -= 1),
+  });
   const server = createServer({ keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS, headersTimeout: 10_000, requestTimeout: REQUEST_TIMEOUT_MS }, (req, res) => {
-    const socket = req.socket;
-    let answers = working.get(socket);
-    if (answers === undefined) working.set(socket, (answers = new Set()));
-    answers.add(res);
-    res.once('close', () => {
-      answers.delete(res);
-      if (answers.size === 0 && working.get(socket) === answers) working.delete(socket);
-    });
+    const socket = req.socket as Counted;
+    socket[UNANSWERED] = (socket[UNANSWERED] ?? 0) + 1;
     listener(req, res);
   });
   // With a listener, node:http no longer destroys a timed-out socket itself: this does, unless an answer on it is still being made.
-  server.on('timeout', (socket: Duplex) => {
-    const answers = working.get(socket);
-    if (answers === undefined || [...answers].every((res) => res.headersSent)) socket.destroy();
+  server.on('timeout', (socket: Counted) => {
+    if ((socket[UNANSWERED] ?? 0) === 0) socket.destroy();
   });
   server.on('clientError', answerClientError);
   const tooMany = serviceError('unavailable', 'Too many open connections from this address.', 'Reuse one keep-alive connection, or open fewer at a time.');
@@ -120,13 +122,24 @@ export async function listen(handler: CrosstabHandler, options: ListenOptions): 
         // request fails after it was sent, and a proxy must not retry a POST that may have
         // been billed. So every connection ends after an answer with `Connection: close`, or
         // idle: by the keep-alive timeout or by the client.
+        const started = performance.now();
         const closed = new Promise<void>((resolve) => NetServer.prototype.close.call(server, () => resolve()));
-        const cut = setTimeout(() => server.closeAllConnections(), graceMs);
+        let handlerClosed: Promise<void> | undefined;
+        const cut = setTimeout(() => {
+          // The deadline. The handler cuts the streamed answers still being sent (and counts
+          // them); connections idle or whose answer is still being made are cut here (a table
+          // in work stops: its client is gone); then whatever is left.
+          handlerClosed = handler.close({ timeoutMs: 0 });
+          server.closeIdleConnections();
+          for (const [socket, answers] of working) if ([...answers].every((res) => !res.headersSent)) socket.destroy();
+          const closeRest = (): void => server.closeAllConnections();
+          handlerClosed.then(closeRest, closeRest);
+        }, graceMs);
         await closed;
         clearTimeout(cut);
         // Stops node:http's timer for request timeouts (no connection is left).
         server.close(() => {});
-        await handler.close();
+        await (handlerClosed ?? handler.close({ timeoutMs: Math.max(0, Math.round(graceMs - (performance.now() - started))) }));
       })();
       return closing;
     },

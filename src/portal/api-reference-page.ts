@@ -72,13 +72,23 @@ function errorCodes(schema: Json): string[] {
 }
 
 export function apiReferencePage(context: PageContext, document: unknown, jsonUrl: string): string {
+  return apiReferenceLayout(context, apiReferenceBody(document, jsonUrl));
+}
+
+/** The page around a reference body made by apiReferenceBody (the body made once, the page per caller). */
+export function apiReferenceLayout(context: PageContext, body: Raw): string {
+  return layout({ ...context, current: 'api' }, body);
+}
+
+/** The reference itself, the page's <main> content: it depends on the document and its URL only. */
+export function apiReferenceBody(document: unknown, jsonUrl: string): Raw {
   const doc = obj(document);
   const info = obj(doc['info']);
   const paths = obj(doc['paths']);
   const schemas = obj(obj(doc['components'])['schemas']);
   const server = String(obj((doc['servers'] as unknown[] | undefined)?.[0])['url'] ?? '');
   const errors = Object.entries(schemas).filter(([, schema]) => errorCodes(obj(schema)).length > 0);
-  return layout({ ...context, current: 'api' }, html`<h1>API reference</h1>
+  return html`<h1>API reference</h1>
   <p class="lead">${String(info['title'] ?? '')} · version ${String(info['version'] ?? '')} · base URL <code>${server}</code> · <a href="${jsonUrl}">OpenAPI document (JSON)</a></p>
   <nav class="card toc" aria-label="Operations"><h2>Operations</h2><ul>
     ${Object.entries(paths).flatMap(([path, item]) => METHODS.filter((m) => m in obj(item)).map((m) => html`<li><a href="#op-${m}-${anchorOf(path)}"><span class="method method-${m}">${m.toUpperCase()}</span> <code>${path}</code></a></li>`))}
@@ -95,5 +105,5 @@ export function apiReferencePage(context: PageContext, document: unknown, jsonUr
   <section aria-labelledby="schemas"><h2 id="schemas">Schemas</h2>
     ${Object.entries(schemas).map(([name, schema]) => html`<section class="card" id="schema-${anchorOf(name)}" aria-labelledby="schema-title-${anchorOf(name)}"><h3 id="schema-title-${anchorOf(name)}"><code>${name}</code></h3>
       ${obj(schema)['description'] ? html`<p class="muted">${String(obj(schema)['description'])}</p>` : raw('')}${propertiesTable(obj(schema))}</section>`)}
-  </section>`);
+  </section>`;
 }

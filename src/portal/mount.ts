@@ -83,6 +83,6 @@ export function mountPortal(api: CrosstabHandler, portal: Portal): CrosstabHandl
       if (isFavicon(path) && !api.owns(path) && (request.method === 'GET' || request.method === 'HEAD')) return { ...FAVICON, body: request.method === 'HEAD' ? '' : FAVICON.body };
       return api.handle(request);
     },
-    close: () => api.close(),
+    close: (closeOptions) => api.close(closeOptions),
   };
 }

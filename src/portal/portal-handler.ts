@@ -4,7 +4,7 @@ import { CrosstabError, ErrorCode, isCrosstabError, labelledMessage } from '../i
 import type { HandlerRequest, HandlerResponse, TrustedProxies } from '../http/index.js';
 import { clientAddress, forwardedProto, headerOf, proxyTrust } from '../http/index.js';
 import { PORTAL_CSS, PORTAL_ICON_SVG, PORTAL_JS } from './assets.js';
-import { apiReferencePage } from './api-reference-page.js';
+import { ApiReferenceCache } from './api-reference-cache.js';
 import { html, layout, type PageContext } from './html.js';
 import { keysPage, newKeyPage, passwordPage, signInPage, usageCsv, usagePage } from './pages.js';
 import { changePassword, SESSION_SECONDS, sessionOf, signIn, signOut, type Session } from './sessions.js';
@@ -117,7 +117,7 @@ export function createPortal(options: PortalOptions): Portal {
   const secure = (request: HandlerRequest): boolean => options.secureCookies ?? forwardedProto(request, proxies) === 'https';
   const cookie = (request: HandlerRequest, name: string, value: string, maxAge: number): string =>
     `${name}=${value}; Path=${base}; HttpOnly; SameSite=Strict; Max-Age=${maxAge}${secure(request) ? '; Secure' : ''}`;
-  const page = (status: number, body: string, extra: Record<string, string> = {}): HandlerResponse => ({
+  const page = (status: number, body: string | Uint8Array, extra: Record<string, string> = {}): HandlerResponse => ({
     status,
     headers: { ...SECURITY_HEADERS, 'content-type': 'text/html; charset=utf-8', ...extra },
     body,
@@ -218,15 +218,17 @@ export function createPortal(options: PortalOptions): Portal {
     return redirect(`${base}/keys?done=password`, { 'set-cookie': cookie(request, SESSION_COOKIE, changed.sessionId, SESSION_SECONDS) });
   }
 
-  let readApiDocument: (() => Promise<unknown>) | undefined;
+  let apiReferences: ApiReferenceCache | undefined;
   let computeTable: TableCompute | undefined;
   let computeTabbook: TabbookCompute | undefined;
   let callAudiences: AudienceCall | undefined;
   /** The API reference page, rendered from the OpenAPI document GET /docs serves now. */
-  async function apiReference(session: Session | undefined): Promise<HandlerResponse> {
+  async function apiReference(request: HandlerRequest, session: Session | undefined): Promise<HandlerResponse> {
     const json = `${apiUrl()}/docs`;
-    if (readApiDocument === undefined) return page(200, layout(context('API reference', session), html`<h1>API reference</h1><p>The API describes itself at <a href="${json}">${json}</a> (OpenAPI, JSON).</p>`));
-    return page(200, apiReferencePage(context('API reference', session), await readApiDocument(), json));
+    if (apiReferences === undefined) return page(200, layout(context('API reference', session), html`<h1>API reference</h1><p>The API describes itself at <a href="${json}">${json}</a> (OpenAPI, JSON).</p>`));
+    // Rendered once per portal: the public page is kept as bytes, with ETag and compressed forms.
+    const answer = await apiReferences.answer(context('API reference', session), json, request.headers);
+    return page(answer.status, answer.body, answer.headers);
   }
 
   async function newKey(session: Session, form: URLSearchParams): Promise<HandlerResponse> {
@@ -285,7 +287,7 @@ export function createPortal(options: PortalOptions): Portal {
     { method: '*', path: '/', access: 'account', handle: () => redirect(`${base}/keys`) },
     { method: 'POST', path: '/keys', access: 'account', handle: posted(({ session, form }) => newKey(session, form)) },
     { method: '*', path: '/keys', access: 'account', handle: signedIn(({ session, query }) => { const done = doneOf(query); return keysView(session, done === undefined ? undefined : { kind: 'success', text: done }); }) },
-    { method: 'GET', path: '/api', access: 'public', handle: ({ session }) => apiReference(session) },
+    { method: 'GET', path: '/api', access: 'public', handle: ({ request, session }) => apiReference(request, session) },
     { method: 'POST', path: /^\/keys\/(key_[0-9a-f]{16})\/(rotate|revoke)$/, access: 'account', handle: posted(({ session, form, params }) => keyAction(session, form, params[0] as string, params[1] as string)) },
     { method: 'GET', path: '/usage', access: 'account', handle: signedIn(({ session, query }) => usage(session, false, query)) },
     { method: 'GET', path: '/usage.csv', access: 'account', handle: signedIn(({ session, query }) => usage(session, true, query)) },
@@ -336,7 +338,7 @@ export function createPortal(options: PortalOptions): Portal {
   return {
     basePath: base,
     useApiDocument: (read) => {
-      readApiDocument = read;
+      apiReferences = new ApiReferenceCache(read);
     },
     useTabbooks: (compute) => {
       computeTabbook = compute;

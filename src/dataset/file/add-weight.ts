@@ -4,7 +4,7 @@ import { open, type FileHandle } from 'node:fs/promises';
 import { StreamingChecksum } from '../../kernel/checksum.js';
 import type { Kernel } from '../../kernel/kernel.js';
 import type { BufferSpec, CompiledDataset } from '../build/compile.js';
-import { BufferKind, type StoredCalibration, type StoredMeta, type StoredWeightsFile, WEIGHTS_FORMAT_VERSION } from '../format.js';
+import { BufferKind, type StoredCalibration, type StoredMeta, type StoredWeighting, type StoredWeightsFile, WEIGHTS_FORMAT_VERSION } from '../format.js';
 import type { BufferEntry } from './lazy-buffers.js';
 import type { LoadedDataset } from './loaded-dataset.js';
 import { corrupt, expectedBytes } from './reader.js';
@@ -61,13 +61,13 @@ async function* copiedBuffers(source: LoadedDataset, kernel: Kernel, rows: numbe
  * checked against its hash on the way; the new file is written as a build writes one: to a
  * temporary file, flushed, then renamed over `out`.
  */
-export async function writeWithWeight(source: LoadedDataset, kernel: Kernel, name: string, weights: Float64Array, out: string, describe: Partial<StoredMeta> = {}, calibration?: StoredCalibration): Promise<{ bytes: number; checksum: string }> {
+export async function writeWithWeight(source: LoadedDataset, kernel: Kernel, name: string, weights: Float64Array, out: string, describe: Partial<StoredMeta> = {}, calibration?: StoredCalibration, weighting?: StoredWeighting): Promise<{ bytes: number; checksum: string }> {
   const entries = source.buffers as BufferEntry[];
   const words = source.words;
   // Every entry passed the reader's check of its kind and size when the source was opened, so its size is known.
   const specs: BufferSpec[] = entries.map((entry) => ({ name: entry.name, kind: entry.kind, count: entry.count, bytes: expectedBytes(entry.kind, entry.count, words)! }));
   const buffer = specs.push({ name: `weight:${name}`, kind: BufferKind.weights, count: source.meta.respondents, bytes: words * 64 * 8 }) - 1;
-  const meta: StoredMeta = { ...source.meta, ...describe, weights: [...source.meta.weights, { name, buffer, ...(calibration ? { calibration } : {}) }] };
+  const meta: StoredMeta = { ...source.meta, ...describe, weights: [...source.meta.weights, { name, buffer, ...(calibration ? { calibration } : {}), ...(weighting ? { weighting } : {}) }] };
   const padded = paddedWeights(weights, words, source.meta.respondents);
   async function* data(): AsyncGenerator<Uint8Array> {
     yield* copiedBuffers(source, kernel, entries.map((_, row) => row), (row) => specs[row]!.bytes);
@@ -87,7 +87,7 @@ export async function writeWithWeight(source: LoadedDataset, kernel: Kernel, nam
  * Written to a temporary file, flushed, then renamed over the weights file: the dataset file
  * is not touched, and a reader sees the old weights file or the new one, never a mix.
  */
-export async function writeWeightsFile(source: LoadedDataset, kernel: Kernel, name: string, weights: Float64Array, calibration?: StoredCalibration): Promise<{ path: string; bytes: number; checksum: string }> {
+export async function writeWeightsFile(source: LoadedDataset, kernel: Kernel, name: string, weights: Float64Array, calibration?: StoredCalibration, weighting?: StoredWeighting): Promise<{ path: string; bytes: number; checksum: string }> {
   const path = weightsFilePath(source.path);
   const words = source.words;
   const bytes = words * 64 * 8;
@@ -97,7 +97,10 @@ export async function writeWeightsFile(source: LoadedDataset, kernel: Kernel, na
   const meta: StoredWeightsFile = {
     format: WEIGHTS_FORMAT_VERSION,
     dataset: { checksum: source.weightsFile?.datasetChecksum ?? source.checksum, respondents: source.meta.respondents, file: basename(source.path) },
-    weights: [...kept.map(({ name: kept, calibration: stored }, i) => ({ name: kept, buffer: i, ...(stored ? { calibration: stored } : {}) })), { name, buffer: kept.length, ...(calibration ? { calibration } : {}) }],
+    weights: [
+      ...kept.map(({ name: kept, calibration: stored, weighting: how }, i) => ({ name: kept, buffer: i, ...(stored ? { calibration: stored } : {}), ...(how ? { weighting: how } : {}) })),
+      { name, buffer: kept.length, ...(calibration ? { calibration } : {}), ...(weighting ? { weighting } : {}) },
+    ],
     createdAt: new Date().toISOString(),
   };
   const padded = paddedWeights(weights, words, source.meta.respondents);
