@@ -92,6 +92,12 @@ export async function listen(handler: CrosstabHandler, options: ListenOptions): 
     listener(req, res);
   });
   // With a listener, node:http no longer destroys a timed-out socket itself: this does, unless an answer on it is still being made.
+  // Open connections, for the shutdown deadline: those whose answer is still being made are cut then.
+  const sockets = new Set<Counted>();
+  server.on('connection', (socket: Counted) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  });
   server.on('timeout', (socket: Counted) => {
     if ((socket[UNANSWERED] ?? 0) === 0) socket.destroy();
   });
@@ -131,7 +137,7 @@ export async function listen(handler: CrosstabHandler, options: ListenOptions): 
           // in work stops: its client is gone); then whatever is left.
           handlerClosed = handler.close({ timeoutMs: 0 });
           server.closeIdleConnections();
-          for (const [socket, answers] of working) if ([...answers].every((res) => !res.headersSent)) socket.destroy();
+          for (const socket of sockets) if ((socket[UNANSWERED] ?? 0) > 0) socket.destroy();
           const closeRest = (): void => server.closeAllConnections();
           handlerClosed.then(closeRest, closeRest);
         }, graceMs);
