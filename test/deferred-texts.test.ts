@@ -104,7 +104,7 @@ describe('deferred text dictionaries', () => {
     const table = await readParquet(path, { weights: ['w'], threads: 0 });
     const [serial, few] = table.columns;
     expect(serial!.deferred).toEqual({ count: 25000, first: 'HU000000000' });
-    expect(classifyColumn(serial!, table.rows)).toEqual({ kind: 'skip', reason: 'id-like: more than 10000 distinct text values in 50000 rows' });
+    expect(classifyColumn(serial!, table.rows)).toEqual({ kind: 'skip', reason: 'id-like: more than 5000 distinct text values in 50000 rows', textValues: { count: 10001, atLeast: true } });
     // Deciding to skip it made no strings.
     expect(serial!.deferred).toBeDefined();
     expect(classifyColumn(few!, table.rows)).toEqual({ kind: 'text' });
@@ -126,14 +126,14 @@ describe('deferred text dictionaries', () => {
     const whole = await readParquet(path, { weights: ['w'], threads: 0 });
     const cut = await readParquet(path, { weights: ['w'], threads: 0, skipIdLike: { except: ['uid'] } });
     const [serial, uid, few] = cut.columns;
-    // Past 10,000 values (twice max(5,000, rows / 10)) with a first value that is not a number, the page ends the numbering.
+    // Past 10,000 values (the id-like bound of twice the rows, max(5,000, 2 * rows / 10)) with a first value that is not a number, the page ends the numbering.
     expect(serial!.partly).toBe(true);
     expect(serial!.deferred!.count).toBeGreaterThan(10000);
     expect(serial!.deferred!.count).toBeLessThan(25000);
     const numbered = serial!.deferred!.count * 2;
     expect(Array.from(serial!.ids.subarray(0, numbered))).toEqual(Array.from(whole.columns[0]!.ids.subarray(0, numbered)));
     expect(serial!.ids.subarray(numbered).every((id) => id === 0)).toBe(true);
-    // The note is the same as for the column read whole: it states the bound, not the count.
+    // The note is the same as for the column read whole: it states the bound, and the count stops past twice it.
     expect(classifyColumn(serial!, cut.rows)).toEqual(classifyColumn(whole.columns[0]!, whole.rows));
     expect(uid!.partly).toBeUndefined();
     expect(uid!.deferred!.count).toBe(50000);
@@ -142,7 +142,7 @@ describe('deferred text dictionaries', () => {
     // A build skips the cut column, and keeps the id column (an id-like text column too) whole.
     const out = join(dir, 'ids-stop.arrow');
     const report = await buildDataset(path, { weights: ['w'], survey: 'T', out, id: 'uid', threads: 0 });
-    expect(report.skipped).toEqual([{ column: 'serial', reason: 'id-like: more than 10000 distinct text values in 50000 rows' }]);
+    expect(report.skipped).toEqual([{ column: 'serial', reason: 'id-like: more than 5000 distinct text values in 50000 rows' }]);
     const dataset = await openDataset(out, { execution: 'inline' });
     try {
       expect(dataset.info.idColumn).toBe('uid');
@@ -165,28 +165,31 @@ describe('deferred text dictionaries', () => {
     const whole = await readArrow(path, { weights: ['w'], threads: 0 });
     const cut = await readArrow(path, { weights: ['w'], threads: 0, skipIdLike: { except: ['uid'] } });
     const [cutSerial, uid, few] = cut.columns;
-    // One batch of 200,000 rows: numbering stops after the block of values that passes 40,000 (twice rows / 10).
+    // One batch of 200,000 rows: numbering stops after the block of values that passes 40,000 (2 * rows / 10).
     expect(cutSerial!.partly).toBe(true);
     expect(cutSerial!.deferred!.count).toBeGreaterThan(40000);
     expect(cutSerial!.deferred!.count).toBeLessThan(100000);
     const numbered = cutSerial!.deferred!.count * 2;
     expect(Array.from(cutSerial!.ids.subarray(0, numbered))).toEqual(Array.from(whole.columns[0]!.ids.subarray(0, numbered)));
     expect(cutSerial!.ids.subarray(numbered).every((id) => id === 0)).toBe(true);
-    expect(classifyColumn(cutSerial!, cut.rows)).toEqual({ kind: 'skip', reason: 'id-like: more than 40000 distinct text values in 200000 rows' });
+    expect(classifyColumn(cutSerial!, cut.rows)).toEqual({ kind: 'skip', reason: 'id-like: more than 20000 distinct text values in 200000 rows', textValues: { count: 40001, atLeast: true } });
     expect(classifyColumn(whole.columns[0]!, whole.rows)).toEqual(classifyColumn(cutSerial!, cut.rows));
     expect(uid!.partly).toBeUndefined();
     expect(uid!.deferred!.count).toBe(rows);
     expect(few!.dictionary).toEqual(['0x', '1x', '2x']);
     expect(Array.from(few!.ids)).toEqual(Array.from(whole.columns[2]!.ids));
   }, 60_000);
-  it('an id-like note counts the values up to twice the bound, then states the bound, and reads back as at least that many', () => {
+  it('an id-like note states the bound; the count an append reads is kept up to the bound of twice the rows, then as at least one more', () => {
     const column = (distinct: number) => ({ name: 'x', dictionary: Array.from({ length: distinct }, (_, k) => `x${k}`), ids: new Uint32Array(0) });
-    expect(classifyColumn(column(7000), 50000)).toEqual({ kind: 'skip', reason: 'id-like: 7000 distinct text values in 50000 rows' });
-    expect(classifyColumn(column(10000), 50000)).toEqual({ kind: 'skip', reason: 'id-like: 10000 distinct text values in 50000 rows' });
-    expect(classifyColumn(column(10001), 50000)).toEqual({ kind: 'skip', reason: 'id-like: more than 10000 distinct text values in 50000 rows' });
+    const reason = 'id-like: more than 5000 distinct text values in 50000 rows';
+    expect(classifyColumn(column(7000), 50000)).toEqual({ kind: 'skip', reason, textValues: { count: 7000 } });
+    expect(classifyColumn(column(10000), 50000)).toEqual({ kind: 'skip', reason, textValues: { count: 10000 } });
+    expect(classifyColumn(column(10001), 50000)).toEqual({ kind: 'skip', reason, textValues: { count: 10001, atLeast: true } });
+    expect(classifyColumn(column(30000), 50000)).toEqual({ kind: 'skip', reason, textValues: { count: 10001, atLeast: true } });
     expect(classifyColumn(column(5000), 50000)).toEqual({ kind: 'text' });
+    // Reasons of earlier builds: an exact count, or a bound (at least one more).
     expect(idLikeTextValues('id-like: 7000 distinct text values in 50000 rows')).toBe(7000);
-    expect(idLikeTextValues('id-like: more than 10000 distinct text values in 50000 rows')).toBe(10001);
+    expect(idLikeTextValues(reason)).toBe(5001);
     expect(idLikeTextValues('every value is blank')).toBeUndefined();
   });
 });

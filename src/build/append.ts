@@ -18,7 +18,7 @@ import { CrosstabError, ErrorCode, throwIfCancelled } from '../errors.js';
 import { bitsetWords } from '../kernel/exports.js';
 import { mainThreadKernel } from '../kernel/kernel.js';
 import { invalidOption } from '../options.js';
-import { idLikeTextValues, isNumberText, numberColumnProblem, staysIdLike } from '../dataset/build/classify.js';
+import { idLikeIntegersReason, idLikeTextReason, idLikeTextValues, isIdLikeIntegers, isIntegerText, isNumberText, numberColumnProblem, staysIdLike } from '../dataset/build/classify.js';
 import { type BufferSpec, paddedSize } from '../dataset/build/compile.js';
 import type { BufferTable, HashedBuffer } from '../dataset/file/writer.js';
 import type { Kernel } from '../kernel/kernel.js';
@@ -27,7 +27,7 @@ import { refuseOutOverInput } from './build-options.js';
 import { declareDesign, type DesignOptions } from '../dataset/build/design.js';
 import { weightOrder } from '../dataset/build/weight-order.js';
 import { loadDataset, type LoadedDataset } from '../dataset/file/reader.js';
-import { AXIS_LIMIT, BUILD_CANCELLED_HINT, BufferKind, RANGE_INDEX_LIMIT, type StoredCalibration, type StoredDesign, type StoredMeta, type StoredVariable, type StoredWeighting } from '../dataset/format.js';
+import { AXIS_LIMIT, BUILD_CANCELLED_HINT, BufferKind, idLikeTextLimit, RANGE_INDEX_LIMIT, type SkippedColumn, type StoredCalibration, type StoredDesign, type StoredMeta, type StoredVariable, type StoredWeighting } from '../dataset/format.js';
 import { shellWord } from '../dataset/file/rebuild-command.js';
 import { replicateRank } from '../stats/replicate-rank.js';
 import { placedError, type Place } from '../dataset/input/input-errors.js';
@@ -142,14 +142,70 @@ export async function appendRows(dataset: string, newRows: string, options: Appe
   }
 }
 
-/** The columns skipped as id-like text, with their distinct values. */
+/** The columns skipped as id-like text, with their distinct values (at least; exactly in a dataset of an earlier build). */
 function idLikeColumns(meta: StoredMeta): Array<{ column: string; values: number }> {
   const found: Array<{ column: string; values: number }> = [];
   for (const entry of meta.skipped) {
-    const values = entry.column === meta.id?.column ? undefined : idLikeTextValues(entry.reason);
+    const values = entry.column === meta.id?.column ? undefined : (entry.textValues?.count ?? idLikeTextValues(entry.reason));
     if (values !== undefined) found.push({ column: entry.column, values });
   }
   return found;
+}
+
+/**
+ * The skipped columns over every row, each as a build of all the rows would skip it (same
+ * reason), or a refusal when the new rows might make it a variable of that build (or when
+ * the dataset does not tell):
+ * - id-like text: kept skipped when its old distinct values, or the new rows' alone, exceed
+ *   the id-like bound of every row (more rows only add values);
+ * - id-like integers: kept skipped when the new rows hold distinct integers, none blank, all
+ *   below the old smallest or above the old largest (so none repeats an old one).
+ */
+function skippedOverAll(dataset: string, newRows: string, old: StoredMeta, columns: Map<string, RawColumn>, added: number): SkippedColumn[] {
+  const rows = old.respondents + added;
+  const rebuild = 'Build the whole dataset from all the rows with `crosstab build`.';
+  return old.skipped.map((entry): SkippedColumn => {
+    const column = columns.get(entry.column);
+    const textValues = entry.column === old.id?.column ? undefined : (entry.textValues?.count ?? idLikeTextValues(entry.reason));
+    if (textValues !== undefined) {
+      const bound = idLikeTextLimit(rows);
+      const newValues = column === undefined ? 0 : (column.deferred?.count ?? column.dictionary.length);
+      if (!staysIdLike(textValues, rows) && !staysIdLike(newValues, rows)) {
+        throw unfit(
+          newRows,
+          `column ${entry.column} was skipped by ${dataset} as id-like (${entry.reason}): over all ${rows} rows it is id-like only with more than ${bound} distinct values, and neither its ${entry.textValues?.atLeast === true ? 'at least ' : ''}${textValues} old ones nor the ${newValues} of the new rows show that (the old values are not kept), so a build of all the rows might make it a variable`,
+          rebuild,
+          entry.column,
+        );
+      }
+      return { column: entry.column, reason: idLikeTextReason(rows), textValues: { count: Math.max(textValues, newValues), atLeast: true } };
+    }
+    if (!isIdLikeIntegers(entry.reason)) return entry;
+    if (added === 0) return entry;
+    const refuse = (why: string) =>
+      unfit(newRows, `column ${entry.column} was skipped by ${dataset} as id-like (${entry.reason}), but ${why}, so a build of all the rows would not skip it as one distinct integer per row`, rebuild, entry.column);
+    if (column === undefined) throw refuse('the new rows lack it');
+    const texts = column.dictionary;
+    // As many distinct texts as rows: none blank, none twice.
+    if (texts.length !== added) throw refuse('its new values are blank or repeat each other');
+    const range = entry.integerRange;
+    if (range === undefined) throw refuse(`${dataset} was made by an earlier build, which did not keep the column's smallest and largest value, so whether its new values repeat old ones cannot be told`);
+    let min = range.min;
+    let max = range.max;
+    const seen = new Set<number>();
+    for (const text of texts) {
+      if (!isNumberText(text)) throw refuse(`its new value ${text} is not a number`);
+      if (!isIntegerText(text)) throw refuse(`its new value ${text} is not an integer`);
+      const value = Number(text);
+      if (value >= range.min && value <= range.max) throw refuse(`its new value ${text} lies within its old values' range ${range.min} to ${range.max} and may repeat one of them`);
+      // Two texts of one float (007 and 7) are one number twice.
+      if (seen.has(value)) throw refuse(`its new values repeat each other (${text})`);
+      seen.add(value);
+      if (value < min) min = value;
+      if (value > max) max = value;
+    }
+    return { column: entry.column, reason: idLikeIntegersReason(rows), integerRange: { min, max } };
+  });
 }
 
 function unfit(file: string, what: string, hint: string, field?: string): CrosstabError {
@@ -213,12 +269,12 @@ async function extend(
   const oldWords = data.words;
   const words = bitsetWords(rows);
   const columns = new Map(table.columns.map((column) => [column.name, column]));
-  const skipped = new Set(old.skipped.map((entry) => entry.column));
+  const wasSkipped = new Set(old.skipped.map((entry) => entry.column));
   const known = new Set(old.variables.map((variable) => variable.name));
   if (old.id !== undefined) known.add(old.id.column);
   // A delimited multi-response column is no variable of its own.
   for (const variable of old.variables) for (const name of variable.multi?.source.columns ?? []) known.add(name);
-  const unknown = table.columns.filter((column) => !known.has(column.name) && !skipped.has(column.name)).map((column) => column.name);
+  const unknown = table.columns.filter((column) => !known.has(column.name) && !wasSkipped.has(column.name)).map((column) => column.name);
   if (unknown.length > 0) {
     throw unfit(newRows, `has column${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')} that ${dataset} does not have`, 'Drop them from the new rows, or build the whole dataset from all the rows with `crosstab build` to add a variable.', unknown[0]);
   }
@@ -227,6 +283,7 @@ async function extend(
   if (filled) {
     throw unfit(newRows, `has answers in column ${filled.column}, which was blank for every respondent of ${dataset} and so is not a variable of it`, 'Build the whole dataset from all the rows with `crosstab build`, or leave the column blank in the new rows.', filled.column);
   }
+  const skipped = skippedOverAll(dataset, newRows, old, columns, added);
   // The new respondents in order of the default weight among themselves (ties in input order).
   const order = weightOrder(table.weights[0]?.values, added).order;
 
@@ -299,6 +356,7 @@ async function extend(
 
   const meta: StoredMeta = {
     ...old,
+    skipped,
     respondents: rows,
     weights: weights.map((weight, k) => ({ ...weight, ...(old.weights[k]!.calibration === undefined ? {} : { calibration: old.weights[k]!.calibration }) })),
     variables: extended.map((plan) => plan.variable),

@@ -104,7 +104,7 @@ export async function buildDataset(input: string, options: BuildOptions): Promis
     variables: compiled.meta.variables.length,
     codes: compiled.specs.filter((spec) => spec.name.startsWith('code:')).length,
     bytes: written.bytes,
-    skipped: compiled.meta.skipped,
+    skipped: compiled.meta.skipped.map((entry) => ({ column: entry.column, reason: entry.reason })),
     notes: table.notes ?? [],
     checksum: written.checksum,
   };

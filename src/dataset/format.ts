@@ -64,12 +64,13 @@ export function idLikeTextLimit(rows: number): number {
   return Math.floor(Math.max(AXIS_LIMIT, rows / 10));
 }
 /**
- * The most distinct values an id-like text column's note counts; past it the note says "more
- * than" this, and a reader may stop counting there. Twice the id-like bound: an append of up
- * to as many rows again still knows from the note that the column stays id-like.
+ * The most distinct values of an id-like text column a build counts (SkippedColumn.textValues);
+ * past it a reader may stop counting (ReadOptions.skipIdLike). The id-like bound of twice the
+ * rows: an append of up to as many rows again still knows from the count that the column
+ * stays id-like, without reading it from the new rows.
  */
 export function idLikeCountLimit(rows: number): number {
-  return 2 * idLikeTextLimit(rows);
+  return idLikeTextLimit(2 * rows);
 }
 /**
  * Most values of a variable given a range index (StoredVariable.atLeast): it stores one
@@ -179,6 +180,23 @@ export interface StoredCalibration {
 }
 
 /**
+ * A column a build left out, with the reason shown to users, and what an append needs to
+ * decide that a build of all the rows would leave it out too (not shown in info; absent in
+ * datasets of earlier builds).
+ */
+export interface SkippedColumn {
+  column: string;
+  reason: string;
+  /**
+   * An id-like text column: its distinct values, counted up to idLikeCountLimit(rows) + 1
+   * (`atLeast`: there are this many or more; always so after an append).
+   */
+  textValues?: { count: number; atLeast?: true };
+  /** An id-like integer column (one distinct integer per row): its smallest and largest value. */
+  integerRange?: { min: number; max: number };
+}
+
+/**
  * How `crosstab weight` made a weight, stored with every weight it makes (with or without a
  * StoredCalibration: weights made by groups or trimmed have none): calibrated to targets over
  * the respondents it saw, the weight is refused or left out by an append.
@@ -212,7 +230,7 @@ export interface StoredMeta {
   stability: StabilityThresholds;
   variables: StoredVariable[];
   codes: CodeInfo[];
-  skipped: Array<{ column: string; reason: string }>;
+  skipped: SkippedColumn[];
   source: string;
   createdAt: string;
   /** Complex survey design (strata, PSUs, fpc or replicate weights); absent for a simple design. */

@@ -41,7 +41,7 @@ export function describeDataset(data: Pick<LoadedDataset, 'meta' | 'checksum' | 
     variables,
     codes: meta.codes.map((code) => ({ ...code })),
     groups,
-    skipped: meta.skipped.map((entry) => ({ ...entry })),
+    skipped: meta.skipped.map((entry) => ({ column: entry.column, reason: entry.reason })),
     source: meta.source,
     createdAt: meta.createdAt,
     checksum: data.checksum,

@@ -1,5 +1,5 @@
 import { floatCollision, PLAIN_NUMBER } from '../../text/decimal-text.js';
-import { idLikeCountLimit, idLikeTextLimit } from '../format.js';
+import { idLikeCountLimit, idLikeTextLimit, type SkippedColumn } from '../format.js';
 import { dictionaryFloats } from './dictionary-floats.js';
 import type { RawColumn } from '../input/raw-table.js';
 
@@ -46,20 +46,40 @@ export function staysIdLike(distinct: number, rows: number): boolean {
 }
 
 /**
- * The distinct values of a column skipped as id-like text, read from its skip reason (as
- * classifyColumn writes it; for "more than N", N + 1: at least that many); undefined for
- * another reason.
+ * The distinct values of a column skipped as id-like text, read from its skip reason as
+ * builds before SkippedColumn.textValues wrote it ("id-like: N distinct text values in R
+ * rows": N exactly; "more than N": N + 1, at least that many); undefined for another reason.
  */
 export function idLikeTextValues(reason: string): number | undefined {
   const found = /^id-like: (more than )?(\d+) distinct text values in \d+ rows$/.exec(reason);
   return found === null ? undefined : Number(found[2]) + (found[1] === undefined ? 0 : 1);
 }
 
+/** The skip reason of an id-like text column in `rows` rows: the bound it exceeds (the same whatever the reader counted). */
+export function idLikeTextReason(rows: number): string {
+  return `id-like: more than ${idLikeTextLimit(rows)} distinct text values in ${rows} rows`;
+}
+
+/** The skip reason of an id-like integer column in `rows` rows (one distinct integer per row). */
+export function idLikeIntegersReason(rows: number): string {
+  return `id-like: ${rows} distinct integers, one per row`;
+}
+
+/** Whether a column skipped with this reason is id-like integers (of any build). */
+export function isIdLikeIntegers(reason: string): boolean {
+  return /^id-like: \d+ distinct integers, one per row$/.test(reason);
+}
+
+/** Whether a numeric column's value (as classifyColumn sees it: no decimal point, no exponent) is an integer. */
+export function isIntegerText(text: string): boolean {
+  return !text.includes('.') && !/[eE]/.test(text);
+}
+
 export type ColumnClass =
   | { kind: 'numeric' }
   /** `note`: why a column of numbers is text (two of its numbers read as one float, or one lies beyond the float range). */
   | { kind: 'text'; note?: string }
-  | { kind: 'skip'; reason: string };
+  | ({ kind: 'skip' } & Omit<SkippedColumn, 'column'>);
 
 /**
  * Decides how a column becomes a variable: numeric (answers ranges), text (values only),
@@ -73,17 +93,24 @@ export function classifyColumn(column: RawColumn, rows: number): ColumnClass {
   const numbers = column.deferred !== undefined && !NUMBER.test(column.deferred.first) ? false : column.dictionary.every((text) => NUMBER.test(text));
   const problem = numbers ? numberColumnProblem(column.dictionary) : undefined;
   if (numbers && problem === undefined) {
-    const integers = column.dictionary.every((text) => !text.includes('.') && !/[eE]/.test(text));
+    const integers = column.dictionary.every(isIntegerText);
     if (rows >= 1000 && integers && distinct === rows) {
-      return { kind: 'skip', reason: `id-like: ${distinct} distinct integers, one per row` };
+      // The smallest and largest: an append keeps the column skipped when the new integers all lie outside them.
+      let min = Infinity;
+      let max = -Infinity;
+      for (const text of column.dictionary) {
+        const value = Number(text);
+        if (value < min) min = value;
+        if (value > max) max = value;
+      }
+      return { kind: 'skip', reason: idLikeIntegersReason(rows), integerRange: { min, max } };
     }
     return { kind: 'numeric' };
   }
   if (staysIdLike(distinct, rows)) {
-    // Past idLikeCountLimit the note states the bound, not the count: a reader may stop counting there (ReadOptions.skipIdLike).
+    // The count up to idLikeCountLimit + 1, where a reader may stop counting (ReadOptions.skipIdLike), the same whatever the reader.
     const counted = idLikeCountLimit(rows);
-    const values = distinct > counted ? `more than ${counted}` : String(distinct);
-    return { kind: 'skip', reason: `id-like: ${values} distinct text values in ${rows} rows` };
+    return { kind: 'skip', reason: idLikeTextReason(rows), textValues: distinct > counted ? { count: counted + 1, atLeast: true } : { count: distinct } };
   }
   if (problem !== undefined) {
     return { kind: 'text', note: `column ${column.name} is text, not numeric: ${problem}, so its values are kept exactly as written; value lists answer, ranges are refused` };

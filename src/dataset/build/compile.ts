@@ -126,7 +126,8 @@ export function compileDataset(input: RawTable, options: CompileOptions): Compil
     if (column.partly === true && verdict.kind !== 'skip') throw new Error(`column ${column.name} was read only in part, yet is kept`);
     if (verdict.kind === 'text' && verdict.note !== undefined) (input.notes ??= []).push(verdict.note);
     if (verdict.kind === 'skip') {
-      skipped.push({ column: column.name, reason: verdict.reason });
+      const { kind: _kind, ...entry } = verdict;
+      skipped.push({ column: column.name, ...entry });
       // An id column's dictionary can be most of the input's memory (ACS SERIALNO).
       if (options.consume === true) Object.assign(column, { ids: new Uint8Array(0), dictionary: [] });
       continue;
