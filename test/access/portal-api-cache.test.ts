@@ -4,7 +4,6 @@
 // coding and answers If-None-Match with 304, gzip and brotli forms that decode to the same
 // bytes, and Vary on the coding and the cookie; a signed-in user's page holds the same
 // reference inside their own navigation, unstored and without a tag.
-import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -12,24 +11,10 @@ import { openDataset, type Dataset } from '../../src/index.js';
 import { createCrosstabHandler, listen, type AccessLogEntry, type RunningServer } from '../../src/http/index.js';
 import { addAccount, addUser, DbKeyStore, DbUsageSink, openDatabase, parseLicences, type Database } from '../../src/access/index.js';
 import { createPortal, mountPortal } from '../../src/portal/index.js';
-import { tempDir } from '../http/support.js';
+import { sendRaw, tempDir } from '../http/support.js';
 import { cookieOf, postSignIn, signInForm } from './portal-client.js';
 
 const paths = inject('testDatasets');
-
-/** A GET with its body as bytes (compressed bodies are not text). */
-function get(origin: string, path: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(`${origin}${path}`, { headers }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
 
 describe('portal API reference made once', () => {
   let db: Database;
@@ -66,8 +51,8 @@ describe('portal API reference made once', () => {
 
   it('reads and renders the document once for every page, public and signed in, at once and one after another', async () => {
     const before = docsReads();
-    const first = await Promise.all(Array.from({ length: 5 }, () => get(origin, '/portal/api')));
-    for (let i = 0; i < 5; i++) await get(origin, '/portal/api', i % 2 === 0 ? {} : { cookie });
+    const first = await Promise.all(Array.from({ length: 5 }, () => sendRaw(origin, 'GET', '/portal/api')));
+    for (let i = 0; i < 5; i++) await sendRaw(origin, 'GET', '/portal/api', i % 2 === 0 ? {} : { cookie });
     expect(docsReads() - before).toBe(1);
     const bodies = new Set(first.map((reply) => reply.body.toString('utf8')));
     expect(bodies.size).toBe(1);
@@ -79,7 +64,7 @@ describe('portal API reference made once', () => {
   });
 
   it('answers the public page with a strong ETag, 304 on If-None-Match, and gzip and brotli forms of the same bytes', async () => {
-    const plain = await get(origin, '/portal/api');
+    const plain = await sendRaw(origin, 'GET', '/portal/api');
     expect(plain.status).toBe(200);
     expect(plain.headers['etag']).toMatch(/^"[0-9a-f]{32}"$/);
     expect(plain.headers['cache-control']).toBe('no-cache');
@@ -89,29 +74,29 @@ describe('portal API reference made once', () => {
     expect(plain.headers['content-encoding']).toBeUndefined();
     expect(Number(plain.headers['content-length'])).toBe(plain.body.byteLength);
 
-    const again = await get(origin, '/portal/api', { 'if-none-match': plain.headers['etag'] as string });
+    const again = await sendRaw(origin, 'GET', '/portal/api', { 'if-none-match': plain.headers['etag'] as string });
     expect(again.status).toBe(304);
     expect(again.body.byteLength).toBe(0);
     expect(again.headers['etag']).toBe(plain.headers['etag']);
     // Another tag (or none) gets the page.
-    expect((await get(origin, '/portal/api', { 'if-none-match': '"other"' })).status).toBe(200);
+    expect((await sendRaw(origin, 'GET', '/portal/api', { 'if-none-match': '"other"' })).status).toBe(200);
 
-    const gzip = await get(origin, '/portal/api', { 'accept-encoding': 'gzip' });
+    const gzip = await sendRaw(origin, 'GET', '/portal/api', { 'accept-encoding': 'gzip' });
     expect(gzip.headers['content-encoding']).toBe('gzip');
     expect(gzip.headers['etag']).toBe(`${(plain.headers['etag'] as string).slice(0, -1)}-gzip"`);
     expect(gunzipSync(gzip.body).equals(plain.body)).toBe(true);
-    const br = await get(origin, '/portal/api', { 'accept-encoding': 'gzip, br' });
+    const br = await sendRaw(origin, 'GET', '/portal/api', { 'accept-encoding': 'gzip, br' });
     expect(br.headers['content-encoding']).toBe('br');
     expect(brotliDecompressSync(br.body).equals(plain.body)).toBe(true);
     expect(br.body.byteLength).toBeLessThan(plain.body.byteLength / 5);
-    expect((await get(origin, '/portal/api', { 'accept-encoding': 'br', 'if-none-match': br.headers['etag'] as string })).status).toBe(304);
+    expect((await sendRaw(origin, 'GET', '/portal/api', { 'accept-encoding': 'br', 'if-none-match': br.headers['etag'] as string })).status).toBe(304);
     // The plain tag does not stand for the compressed bytes.
-    expect((await get(origin, '/portal/api', { 'accept-encoding': 'br', 'if-none-match': plain.headers['etag'] as string })).status).toBe(200);
+    expect((await sendRaw(origin, 'GET', '/portal/api', { 'accept-encoding': 'br', 'if-none-match': plain.headers['etag'] as string })).status).toBe(200);
   });
 
   it("gives a signed-in user the same reference in their own navigation, unstored and without a tag (If-None-Match does not apply)", async () => {
-    const plain = (await get(origin, '/portal/api')).body.toString('utf8');
-    const signed = await get(origin, '/portal/api', { cookie, 'if-none-match': '*' });
+    const plain = (await sendRaw(origin, 'GET', '/portal/api')).body.toString('utf8');
+    const signed = await sendRaw(origin, 'GET', '/portal/api', { cookie, 'if-none-match': '*' });
     expect(signed.status).toBe(200);
     expect(signed.headers['etag']).toBeUndefined();
     expect(signed.headers['cache-control']).toBe('no-store');

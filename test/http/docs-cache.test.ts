@@ -1,35 +1,13 @@
 // GET /v1/docs made cheap: bytes made once, gzip and brotli by Accept-Encoding, strong ETags with
 // If-None-Match -> 304, Cache-Control and Vary, HEAD; over real HTTP behind every shim.
-import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { openDataset } from '../../src/index.js';
 import { buildOpenApiDocument, createCrosstabHandler, type CrosstabHandler } from '../../src/http/index.js';
-import { servedFixture, shims, type RunningShim } from './support.js';
+import { sendRaw as send, servedFixture, shims, type RunningShim } from './support.js';
 
 const { gss, dir, keys } = await servedFixture();
-
-interface Answer {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  /** The bytes as sent (not decoded). */
-  body: Buffer;
-}
-
-/** One request with node:http, which sends only the headers given and never decodes the body. */
-function send(origin: string, method: string, path: string, headers: Record<string, string> = {}): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(`${origin}${path}`, { method, headers, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
 
 const expectedDocument = (maxBodyBytes = 16384): string => JSON.stringify(buildOpenApiDocument({ serverUrl: '/v1', maxBodyBytes }));
 

@@ -8,7 +8,7 @@ import express from 'express';
 import Fastify from 'fastify';
 import { Hono } from 'hono';
 import { mkdtempSync, readFileSync, existsSync, rmSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import { createServer, request as httpRequest, type Server } from 'node:http';
 import { afterAll, inject } from 'vitest';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -275,4 +275,25 @@ export async function servedFixture<Options extends { nhanes?: boolean; judge?: 
   const nhanes = options.nhanes === true ? await open(paths.nhanes) : undefined;
   const judge = options.judge === true ? await ContractJudge.create() : undefined;
   return { gss, dir, keys, ...(nhanes ? { nhanes } : {}), ...(judge ? { judge } : {}) } as never;
+}
+
+export interface RawAnswer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  /** The bytes as sent (not decoded). */
+  body: Buffer;
+}
+
+/** One request with node:http, which sends only the headers given and never decodes the body. */
+export function sendRaw(origin: string, method: string, path: string, headers: Record<string, string> = {}): Promise<RawAnswer> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(`${origin}${path}`, { method, headers, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end();
+  });
 }
