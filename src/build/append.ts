@@ -146,10 +146,15 @@ export async function appendRows(dataset: string, newRows: string, options: Appe
 function idLikeColumns(meta: StoredMeta): Array<{ column: string; values: number }> {
   const found: Array<{ column: string; values: number }> = [];
   for (const entry of meta.skipped) {
-    const values = entry.column === meta.id?.column ? undefined : (entry.textValues?.count ?? idLikeTextValues(entry.reason));
+    const values = idLikeTextCount(entry, meta);
     if (values !== undefined) found.push({ column: entry.column, values });
   }
   return found;
+}
+
+/** A skipped column's stored distinct text values when it was skipped as id-like text (not the --id column); else undefined. */
+function idLikeTextCount(entry: SkippedColumn, meta: StoredMeta): number | undefined {
+  return entry.column === meta.id?.column ? undefined : (entry.textValues?.count ?? idLikeTextValues(entry.reason));
 }
 
 /**
@@ -166,7 +171,7 @@ function skippedOverAll(dataset: string, newRows: string, old: StoredMeta, colum
   const rebuild = 'Build the whole dataset from all the rows with `crosstab build`.';
   return old.skipped.map((entry): SkippedColumn => {
     const column = columns.get(entry.column);
-    const textValues = entry.column === old.id?.column ? undefined : (entry.textValues?.count ?? idLikeTextValues(entry.reason));
+    const textValues = idLikeTextCount(entry, old);
     if (textValues !== undefined) {
       const bound = idLikeTextLimit(rows);
       const newValues = column === undefined ? 0 : (column.deferred?.count ?? column.dictionary.length);
