@@ -10,10 +10,16 @@ import type { AuthenticatedContext, RouteResult } from './route.js';
 
 class HeldSurveys implements ReadonlyMap<string, CrosstabDataset> {
   readonly releases: Array<() => void> = [];
+  /** The version of each survey this operation got first: asked again, it gets the same one, even after a reload. */
+  private readonly held = new Map<string, CrosstabDataset>();
   constructor(private readonly served: ReadonlyMap<string, CrosstabDataset>) {}
   get(survey: string): CrosstabDataset | undefined {
+    const kept = this.held.get(survey);
+    if (kept !== undefined) return kept;
     const dataset = this.served.get(survey);
-    if (dataset?.hold !== undefined) this.releases.push(dataset.hold());
+    if (dataset === undefined) return undefined;
+    this.held.set(survey, dataset);
+    if (dataset.hold !== undefined) this.releases.push(dataset.hold());
     return dataset;
   }
   has(survey: string): boolean {
