@@ -10,6 +10,11 @@ import { isBilledAnswer, type OperationReply, type Route, type RouteResult, type
 import { fromThrown, isServiceError, serviceError, type ServiceError } from './service-error.js';
 import type { UsageRecord, UsageSink } from './usage-ledger.js';
 
+/** Resolves after the event loop's next check phase: I/O callbacks already due have run by then. */
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
 /** One matched request: the route, and what the request brings. */
 export interface RouteCall {
   route: Route;
@@ -65,6 +70,11 @@ export function createRoutePipeline(context: { service: ServiceContext; checkCal
       return refusal;
     };
     // A record only for an answer that can still be sent: a client that has gone is not billed.
+    // Asked after one turn of the event loop: an answer made without waiting on I/O (a cached
+    // or small crosstab) is ready before node:http has read what arrived after the request, so
+    // a client that closed or reset its connection right after sending would be seen as gone
+    // only during the record's flush, and billed for an answer it never gets.
+    await nextTurn();
     if (clientGone(request)) return unsent(serviceError('client_closed_request', 'The client closed the connection before the answer; nothing was billed.', 'Wait for the answer.'));
     // Made field by field rather than with a spread of an optional accountId: JSON.stringify of it in the ledger is faster.
     const record: UsageRecord = { time: isoNow(), requestId, keyId: caller.id, survey: result.usage.survey, targets: result.usage.targets, operation: result.usage.operation };
