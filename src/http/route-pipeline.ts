@@ -5,7 +5,7 @@ import { isoNow } from './clock.js';
 import { parseJsonBody } from './crosstab-request.js';
 import type { AccessLogEntry, HandlerRequest } from './handler-types.js';
 import { headerOf, isJsonContentType } from './headers.js';
-import { clientGone, type RequestBody } from './request-body.js';
+import { CLIENT_GONE, clientGone, type ArrivedBodyRequest, type RequestBody } from './request-body.js';
 import { isBilledAnswer, type OperationReply, type Route, type RouteResult, type ServiceContext } from './route.js';
 import { fromThrown, isServiceError, serviceError, type ServiceError } from './service-error.js';
 import type { UsageRecord, UsageSink } from './usage-ledger.js';
@@ -75,6 +75,9 @@ export function createRoutePipeline(context: { service: ServiceContext; checkCal
     // a client that closed or reset its connection right after sending would be seen as gone
     // only during the record's flush, and billed for an answer it never gets.
     await nextTurn();
+    // A request known gone only by its signal (a fetch Request's, aborted on the connection's
+    // 'close' event) learns it in the loop's close phase, after that turn: one more.
+    if ((request as ArrivedBodyRequest)[CLIENT_GONE] === undefined) await nextTurn();
     if (clientGone(request)) return unsent(serviceError('client_closed_request', 'The client closed the connection before the answer; nothing was billed.', 'Wait for the answer.'));
     // Made field by field rather than with a spread of an optional accountId: JSON.stringify of it in the ledger is faster.
     const record: UsageRecord = { time: isoNow(), requestId, keyId: caller.id, survey: result.usage.survey, targets: result.usage.targets, operation: result.usage.operation };

@@ -5,11 +5,13 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { join } from 'node:path';
+import { serve as honoServe } from '@hono/node-server';
 import express from 'express';
 import Fastify from 'fastify';
+import { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { openDataset, type Dataset } from '../../src/index.js';
-import { createCrosstabHandler, createNodeListener, crosstabExpress, crosstabFastify, listen, type AccessLogEntry, type CrosstabDataset, type CrosstabHandler } from '../../src/http/index.js';
+import { createCrosstabHandler, createNodeListener, crosstabExpress, crosstabFastify, crosstabHono, listen, type AccessLogEntry, type CrosstabDataset, type CrosstabHandler } from '../../src/http/index.js';
 import { openRaw } from './raw-http.js';
 import { makeKeyFile, readLedger, tempDir, type TestKeys } from './support.js';
 
@@ -94,6 +96,47 @@ const mounts: Mount[] = [
         sockets,
         close: async () => {
           await app.close();
+          await handler.close();
+        },
+      };
+    },
+  },
+  {
+    name: 'Hono mount (@hono/node-server)',
+    async start(handler) {
+      const app = new Hono();
+      app.use(crosstabHono(handler));
+      const server = await new Promise<Server>((resolve) => {
+        const listening = honoServe({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(listening as Server)) as Server;
+      });
+      const sockets = tracked(server);
+      return {
+        port: (server.address() as AddressInfo).port,
+        sockets,
+        close: async () => {
+          server.closeAllConnections();
+          await new Promise<void>((resolve) => server.close(() => resolve()));
+          await handler.close();
+        },
+      };
+    },
+  },
+  {
+    // Hono as on runtimes without node:http (no `env.incoming`): the fetch Request, whose signal says the client has gone.
+    name: 'Hono mount (fetch only)',
+    async start(handler) {
+      const app = new Hono();
+      app.use(crosstabHono(handler));
+      const server = await new Promise<Server>((resolve) => {
+        const listening = honoServe({ fetch: (request: Request) => app.fetch(request), port: 0, hostname: '127.0.0.1' }, () => resolve(listening as Server)) as Server;
+      });
+      const sockets = tracked(server);
+      return {
+        port: (server.address() as AddressInfo).port,
+        sockets,
+        close: async () => {
+          server.closeAllConnections();
+          await new Promise<void>((resolve) => server.close(() => resolve()));
           await handler.close();
         },
       };
