@@ -7,7 +7,7 @@ import type { AccessLogEntry, HandlerRequest } from './handler-types.js';
 import { headerOf, isJsonContentType } from './headers.js';
 import { CLIENT_GONE, clientGone, type ArrivedBodyRequest, type RequestBody } from './request-body.js';
 import { isBilledAnswer, type OperationReply, type Route, type RouteResult, type ServiceContext } from './route.js';
-import { fromThrown, isServiceError, serviceError, type ServiceError } from './service-error.js';
+import { fromThrown, isServiceError, quote, serviceError, type ServiceError } from './service-error.js';
 import type { UsageRecord, UsageSink } from './usage-ledger.js';
 
 /** Resolves after the event loop's next check phase: I/O callbacks already due have run by then. */
@@ -48,6 +48,11 @@ export function createRoutePipeline(context: { service: ServiceContext; checkCal
     if (route.body === 'json') {
       if (!isJsonContentType(headerOf(request.headers, 'content-type'))) {
         return serviceError('unsupported_media_type', 'Content-Type must be application/json.', 'Send the body as JSON with the header `Content-Type: application/json`.');
+      }
+      // A compressed body would be refused as text that is not UTF-8, with a hint to re-encode it.
+      const coding = headerOf(request.headers, 'content-encoding');
+      if (coding !== undefined && !/^\s*(identity)?\s*$/i.test(coding)) {
+        return serviceError('unsupported_media_type', `Content-Encoding ${quote(coding, 40)} is not accepted: the body must be JSON as it is.`, 'Send the JSON body uncompressed, without a Content-Encoding header.');
       }
       if (Number(headerOf(request.headers, 'content-length') ?? 0) > maxBodyBytes) return tooLarge(route);
       const bytes = await body.read();
