@@ -54,6 +54,11 @@ export function createRoutePipeline(context: { service: ServiceContext; checkCal
       if (coding !== undefined && !/^\s*(identity)?\s*$/i.test(coding)) {
         return serviceError('unsupported_media_type', `Content-Encoding ${quote(coding, 40)} is not accepted: the body must be JSON as it is.`, 'Send the JSON body uncompressed, without a Content-Encoding header.');
       }
+      // node:http takes chunked apart and hands any other transfer coding (gzip, chunked) on as it came.
+      const transfer = headerOf(request.headers, 'transfer-encoding');
+      if (transfer !== undefined && !/^\s*chunked\s*$/i.test(transfer)) {
+        return serviceError('unsupported_media_type', `Transfer-Encoding ${quote(transfer, 40)} is not accepted: only chunked is.`, 'Send the JSON body uncompressed, with Content-Length or Transfer-Encoding: chunked.');
+      }
       if (Number(headerOf(request.headers, 'content-length') ?? 0) > maxBodyBytes) return tooLarge(route);
       const bytes = await body.read();
       if (isServiceError(bytes)) return bytes;

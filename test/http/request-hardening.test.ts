@@ -6,6 +6,7 @@ import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { openDataset, type Dataset } from '../../src/index.js';
 import { addApiKey, createCrosstabHandler, listen, type RunningServer } from '../../src/http/index.js';
+import { openRaw } from './raw-http.js';
 import { makeKeyFile, readLedger, tempDir, type TestKeys } from './support.js';
 
 const paths = inject('testDatasets');
@@ -127,6 +128,15 @@ describe('input that must be refused', () => {
       expect(answer.error.code).toBe('unsupported_media_type');
       expect(answer.error.message).toContain(`Content-Encoding "${coding}"`);
       expect(answer.error.hint).toMatch(/uncompressed/);
+    }
+    // A transfer coding other than chunked is passed on by node:http as it came: refused likewise.
+    for (const [coding, body] of [['gzip, chunked', `${gzipSync(json).length.toString(16)}\r\n`], ['gzip, chunked', `${Buffer.byteLength(json).toString(16)}\r\n${json}\r\n0\r\n\r\n`]] as const) {
+      const connection = await openRaw(server.port);
+      connection.write(`POST /v1/crosstab HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ntransfer-encoding: ${coding}\r\nservice-engine-authorizer: ${keys.all}\r\n\r\n${body}`);
+      const answer = await connection.answer();
+      connection.destroy();
+      expect(answer.status, answer.body).toBe(415);
+      expect(JSON.parse(answer.body).error.message).toContain(`Transfer-Encoding "${coding}"`);
     }
     const before = readLedger(ledger).length;
     const plain = await fetch(`${server.url}/crosstab`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-encoding': 'identity', 'service-engine-authorizer': keys.all }, body: json });
