@@ -25,6 +25,8 @@ import { buildDataset, openDataset, valueExpression, type Dataset } from '../src
 import type { Expr } from '../src/query/ast.js';
 // @ts-expect-error: a plain-JavaScript bench helper without types
 import { buildFingerprint } from '../bench/lib/build-fingerprint.js';
+import { execFileSync } from 'node:child_process';
+import { skipWithoutPspp } from './support/pspp.js';
 import { readFile } from 'node:fs/promises';
 import { RecordBatchReader } from 'apache-arrow';
 import { toText } from './support/expression-text.js';
@@ -453,5 +455,67 @@ describe('every input format builds the CSV build of the same table', () => {
     );
     if (process.env.INPUT_FORMATS_RUNS) console.log([...tally].map(([what, times]) => `${times} x ${what}`).sort().join('\n'));
     expect(built).toBeGreaterThan(runs / 2);
+  }, 600_000);
+});
+
+// SPSS system files as GNU PSPP writes them from the CSV (GET DATA, then SAVE): names SPSS
+// allows, integers a double holds, decimals with few digits (PSPP reads text with its own
+// parser), texts without edge spaces (SPSS pads strings), blanks as system-missing or empty.
+const SAV_NUMBERS = [0, 1, 2, -3, 7, 12, 1000, 0.5, -2.5, 0.025, 123456.75, 1e15, -0];
+const SAV_TEXTS = ['a', 'A', 'b', '06', '6', '1e3', '2.0', 'q"t', 'a,b', 'NA', '日本', 'é', 'x y', '-', '1..2'];
+const savSurveyArb: fc.Arbitrary<Survey> = fc.integer({ min: 2, max: 30 }).chain((rows) =>
+  fc.record({
+    columns: fc.array(
+      fc.record({ kind: fc.constantFrom<Kind>('double', 'text', 'multi'), blanks: fc.boolean(), few: fc.integer({ min: 1, max: 5 }) }).chain(({ kind, blanks, few }) => {
+        const pool = kind === 'double' ? fc.constantFrom<Value>(...SAV_NUMBERS) : kind === 'text' ? fc.constantFrom<Value>(...SAV_TEXTS) : fc.subarray(ANSWERS, { maxLength: 3 }).map((answers): Value => answers.join(';'));
+        return fc.array(pool, { minLength: few, maxLength: few }).chain((values) =>
+          fc.array(blanks ? fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...values) }, fc.constant(null)) : fc.constantFrom(...values), { minLength: rows, maxLength: rows }).map((cells) => ({ name: '', kind, values: cells })),
+        );
+      }),
+      { minLength: 1, maxLength: 5 },
+    ).map((columns) => columns.map((column, c) => ({ ...column, name: ['age', 'Region', 'q1', 'Q1b', 'x_2'][c]! }))),
+    weights: fc.array(fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 50 }), fc.constantFrom(0.5, 0.25, 1.125, 2.5)), { minLength: rows, maxLength: rows }),
+  }),
+);
+
+function writeSav(survey: Survey, csv: string, path: string): void {
+  const widths = survey.columns.map((column) => Math.max(1, ...column.values.map((value) => Buffer.byteLength(text(value)))));
+  const variables = survey.columns.map((column, c) => `${column.name} ${column.kind === 'double' ? 'F20.3' : `A${widths[c]}`}`);
+  const syntax = join(dir, `${serial++}-save.sps`);
+  writeFileSync(
+    syntax,
+    [
+      "SET LOCALE='UTF-8'.",
+      `GET DATA /TYPE=TXT /FILE='${csv}' /ENCODING='UTF-8' /ARRANGEMENT=DELIMITED /DELCASE=LINE /FIRSTCASE=2 /DELIMITERS="," /QUALIFIER='"' /VARIABLES= ${variables.join(' ')} w F20.3.`,
+      `SAVE OUTFILE='${path}'.`,
+    ].join('\n') + '\n',
+  );
+  execFileSync('pspp', ['-b', syntax], { stdio: 'pipe' });
+}
+
+describe.skipIf(skipWithoutPspp('the SPSS form of the input-format test'))('an SPSS file written by PSPP builds the CSV build of the same table', () => {
+  it(`random tables (${Math.ceil(runs / 3)} cases, seed ${seed})`, async () => {
+    let compared = 0;
+    await fc.assert(
+      fc.asyncProperty(savSurveyArb, async (survey) => {
+        const csv = file('table.csv');
+        writeFileSync(csv, csvText(survey));
+        const fromCsv = file('csv.arrow');
+        const csvBuild = await buildDataset(csv, { ...buildOptions(survey), out: fromCsv }).catch((error: unknown) => error);
+        if (csvBuild instanceof Error) return;
+        const sav = file('table.sav');
+        writeSav(survey, csv, sav);
+        const out = file('sav.arrow');
+        const report = await buildDataset(sav, { ...buildOptions(survey), out }).catch((error: unknown) => error);
+        if (report instanceof Error) {
+          expectClearRefusal(report, survey, sav);
+          return;
+        }
+        if ((await buildFingerprint(out)) !== (await buildFingerprint(fromCsv))) expect.fail(`the SPSS file differs from the CSV build: ${await difference(out, fromCsv)}`);
+        compared++;
+      }),
+      { numRuns: Math.ceil(runs / 3), seed },
+    );
+    expect(compared).toBeGreaterThan(runs / 6);
   }, 600_000);
 });
