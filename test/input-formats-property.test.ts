@@ -51,7 +51,7 @@ afterAll(() => duck?.closeSync());
 
 /** A cell of the generated table: a typed value, or null (blank). */
 type Value = bigint | number | string | boolean | null;
-type Kind = 'int' | 'double' | 'text' | 'bool' | 'multi';
+type Kind = 'int' | 'double' | 'text' | 'bool' | 'multi' | 'decimal' | 'date' | 'timestamp';
 interface Column {
   name: string;
   kind: Kind;
@@ -73,11 +73,32 @@ const INTS = [0n, 1n, 2n, -3n, 7n, 12n, 1000n, 9007199254740992n, 90071992547409
 const DOUBLES = [0, -0, 0.5, -2.5, 0.025, 1e21, 1e-7, 0.1, 0.30000000000000004, 0.3, 1e300, 5e-324, 3, 2, NaN, 123456789.125, -1e-300, 1.7976931348623157e308];
 const TEXTS = ['a', 'A', 'b', '06', '6', '1e3', '2.0', '2', ' x', 'x ', 'q"t', 'a,b', 'NA', 'na', '日本', '😀', 'e\u0301', 'é', '1..2', 'true', 'NaN', 'Infinity', '-', 'x y', '(p)', '\\', '', '0x10', '+2', '.5', '1e400', '-0'];
 const ANSWERS = ['b', 'a', 'c', 'z z', 'é', '1', '01', 'q"t'];
+// DECIMAL(38,3) values as DuckDB takes them, dates and timestamps (microseconds): typed in
+// DuckDB's Parquet, text in the other writers, each written in a CSV as the build reads it.
+const DECIMALS = ['1.500', '-2.250', '0.001', '0.000', '-0.000', '123456789012345.678', '12345678901234567890123.000', '7.000'];
+const DATES = ['2024-01-02', '1969-12-31', '2000-02-29', '0001-01-01'];
+const TIMESTAMPS = ['2024-01-01 00:00:00', '2024-01-01 00:00:00.000001', '2024-01-01 00:00:00.5', '1969-12-31 23:59:59.999999'];
+
+/** A decimal's text without trailing zeros (-0 as 0), a timestamp as ISO 8601 with its fraction in groups of three digits. */
+function typedText(kind: Kind, given: string): string {
+  if (kind === 'decimal') {
+    const trimmed = given.replace(/\.?0+$/, '');
+    return /^-0*$/.test(trimmed) || trimmed === '' ? '0' : trimmed;
+  }
+  if (kind === 'timestamp') {
+    const [day, time] = given.split(' ');
+    const [whole, fraction = ''] = time!.split('.');
+    const digits = fraction.replace(/0+$/, '');
+    return `${day}T${whole}${digits === '' ? '' : `.${digits.padEnd(Math.ceil(digits.length / 3) * 3, '0')}`}`;
+  }
+  return given;
+}
 
 /** How a typed value reads in a CSV of the same data (numbers as JavaScript writes them). */
-function text(value: Value): string {
+function text(value: Value, kind?: Kind): string {
   if (value === null) return '';
   if (typeof value === 'number') return Number.isNaN(value) ? '' : String(value);
+  if (typeof value === 'string' && kind !== undefined) return typedText(kind, value);
   return String(value);
 }
 
@@ -97,20 +118,23 @@ const cell = (value: string) => (/[",\n\r\t]/.test(value) || value !== value.tri
 function csvText(survey: Survey, spell?: number): string {
   const lines = [[...survey.columns.map((column) => column.name), 'w'].map(cell).join(',')];
   for (let r = 0; r < survey.weights.length; r++) {
-    const cells = survey.columns.map((column, c) => cell(spell === undefined ? text(column.values[r]!) : spelled(column.values[r]!, spell + r + c)));
+    const cells = survey.columns.map((column, c) => cell(spell === undefined || typeof column.values[r] === 'string' ? text(column.values[r]!, column.kind) : spelled(column.values[r]!, spell + r + c)));
     lines.push([...cells, cell(String(survey.weights[r]!))].join(','));
   }
   return `${lines.join('\n')}\n`;
 }
 
 const columnArb = (rows: number): fc.Arbitrary<Column> =>
-  fc.record({ name: fc.constantFrom(...NAMES), kind: fc.constantFrom<Kind>('int', 'int', 'double', 'double', 'text', 'text', 'bool', 'multi'), blanks: fc.boolean(), constant: fc.boolean() }).chain(({ name, kind, blanks, constant }) => {
+  fc.record({ name: fc.constantFrom(...NAMES), kind: fc.constantFrom<Kind>('int', 'int', 'double', 'double', 'text', 'text', 'bool', 'multi', 'decimal', 'date', 'timestamp'), blanks: fc.boolean(), constant: fc.boolean() }).chain(({ name, kind, blanks, constant }) => {
     const pool: Record<Kind, fc.Arbitrary<Value>> = {
       int: fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...INTS.slice(0, 7)) }, fc.constantFrom(...INTS), fc.bigInt({ min: -50n, max: 50n })),
       double: fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...DOUBLES) }, fc.double({ noDefaultInfinity: true })),
       text: fc.constantFrom(...TEXTS),
       bool: fc.boolean(),
       multi: fc.subarray(ANSWERS, { maxLength: 3 }).map((answers) => answers.join(';')),
+      decimal: fc.constantFrom(...DECIMALS),
+      date: fc.constantFrom(...DATES),
+      timestamp: fc.constantFrom(...TIMESTAMPS),
     };
     // A column draws from a few values of its pool (codes repeat, as in surveys), or is constant.
     return fc.array(pool[kind], { minLength: 1, maxLength: constant ? 1 : 6 }).chain((few) => {
@@ -140,7 +164,7 @@ type Writer = (survey: Survey, path: string, choice: number) => Promise<void> | 
 
 /** A column's values for a typed file: blank text sometimes null, sometimes ''. */
 function textValues(column: Column, choice: number): Array<string | null> {
-  return column.values.map((value, r) => (value === null ? ((choice + r) % 3 === 0 ? '' : null) : text(value) === '' ? ((choice + r) % 2 === 0 ? '' : null) : text(value)));
+  return column.values.map((value, r) => (value === null ? ((choice + r) % 3 === 0 ? '' : null) : text(value, column.kind) === '' ? ((choice + r) % 2 === 0 ? '' : null) : text(value, column.kind)));
 }
 const fitsInt32 = (column: Column) => column.values.every((value) => value === null || (typeof value === 'bigint' && value >= -2147483648n && value <= 2147483647n));
 
@@ -185,13 +209,16 @@ function sqlValue(column: Column, value: Value, r: number): string {
   if (column.kind === 'int') return `'${value}'::BIGINT`;
   if (column.kind === 'double') return Number.isNaN(value) ? "'NaN'::DOUBLE" : `${sqlText(String(value))}::DOUBLE`;
   if (column.kind === 'bool') return value ? 'true' : 'false';
+  if (column.kind === 'decimal') return `${sqlText(String(value))}::DECIMAL(38,3)`;
+  if (column.kind === 'date') return `DATE ${sqlText(String(value))}`;
+  if (column.kind === 'timestamp') return `TIMESTAMP ${sqlText(String(value))}`;
   const given = text(value);
   return given === '' && r % 2 === 0 ? 'NULL' : sqlText(given);
 }
 
 async function duckTable(survey: Survey): Promise<string> {
   const table = `t${serial++}`;
-  const types: Record<Kind, string> = { int: 'BIGINT', double: 'DOUBLE', text: 'VARCHAR', bool: 'BOOLEAN', multi: 'VARCHAR' };
+  const types: Record<Kind, string> = { int: 'BIGINT', double: 'DOUBLE', text: 'VARCHAR', bool: 'BOOLEAN', multi: 'VARCHAR', decimal: 'DECIMAL(38,3)', date: 'DATE', timestamp: 'TIMESTAMP' };
   await duck.run(`CREATE TABLE ${table} (${[...survey.columns.map((column) => `${sqlName(column.name)} ${types[column.kind]}`), 'w DOUBLE'].join(', ')})`);
   const rows = survey.weights.map((w, r) => `(${[...survey.columns.map((column) => sqlValue(column, column.values[r]!, r)), `${sqlText(String(w))}::DOUBLE`].join(', ')})`);
   await duck.run(`INSERT INTO ${table} VALUES ${rows.join(', ')}`);
@@ -262,7 +289,7 @@ function referenceOf(survey: Survey, ds: Dataset): { table: ReferenceTable; answ
   const columns: Record<string, string[]> = {};
   const answers = new Map<string, string[][]>();
   for (const column of survey.columns) {
-    const texts = column.values.map(text);
+    const texts = column.values.map((value) => text(value, column.kind));
     if (column.kind === 'multi') answers.set(column.name, texts.map((given) => (given === '' ? [] : [...new Set(given.split(';'))])));
     else columns[column.name] = texts;
   }
