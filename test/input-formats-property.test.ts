@@ -442,7 +442,7 @@ async function difference(path: string, expectedPath: string): Promise<string> {
   return `buffers: ${differing.slice(0, 5).join('; ')} (CSV build: ${want.buffers.filter((line, i) => line !== got.buffers[i]).slice(0, 5).join('; ')})`;
 }
 
-const runs = Number(process.env.INPUT_FORMATS_RUNS ?? 24);
+const runs = Number(process.env.INPUT_FORMATS_RUNS ?? 16);
 const seed = Number(process.env.INPUT_FORMATS_SEED ?? 20261129);
 
 describe('every input format builds the CSV build of the same table', () => {
