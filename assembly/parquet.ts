@@ -10,7 +10,8 @@
 //   readIndices  the indices into u32s, rows counted per index, and the indices seen for
 //                the first time (known[index] == -1) listed in row order;
 //   writeIds     after the caller has numbered those: each row's id (known[index]; 0 for a
-//                row without a value) in 1, 2 or 4 bytes, the width of the column's ids.
+//                row without a value) in 1, 2 or 4 bytes, the width of the column's ids;
+//                or, for a weight column, writeNumbers: each row's number from the dictionary.
 //
 // Buffers the caller copies bytes into are followed by SLACK bytes it zeroes: bit-packed
 // values are read 8 bytes at a time.
@@ -28,7 +29,7 @@ let failure: u32 = 0;
 
 /** Version of the exports' contract, checked by the caller against the module it loads. */
 export function parquetAbi(): i32 {
-  return 1;
+  return 2;
 }
 
 /** Memory for the caller's buffers. Never freed: the caller reuses them and asks again only to grow. */
@@ -279,5 +280,25 @@ export function writeIds(indices: usize, levels: usize, count: u32, present: u32
       store<u32>(out + (k << 2), id & (0 - level));
       next += level;
     }
+  }
+}
+
+/**
+ * A weight column's page as numbers into `out` (f64 each): row k's number is words[index] of
+ * its index (`words`: f64 per dictionary index), NaN (blank, which the caller refuses) where
+ * `levels` (0: every row has a value) says the row has none.
+ */
+export function writeNumbers(indices: usize, levels: usize, count: u32, present: u32, words: usize, out: usize): void {
+  if (levels == 0) {
+    for (let k: usize = 0; k < count; k++) store<f64>(out + (k << 3), load<f64>(words + (<usize>load<u32>(indices + (k << 2)) << 3)));
+    return;
+  }
+  store<u32>(indices + (<usize>present << 2), 0);
+  let next: usize = 0;
+  for (let k: usize = 0; k < count; k++) {
+    const level = <u32>load<u8>(levels + k);
+    const number = load<f64>(words + (<usize>load<u32>(indices + (next << 2)) << 3));
+    store<f64>(out + (k << 3), select<f64>(number, NaN, level != 0));
+    next += level;
   }
 }

@@ -156,6 +156,26 @@ describe('Parquet column chunks', () => {
     expect(() => storeColumnChunk(Uint8Array.from(chunk), meta, { type: 'INT64', optional: true, target }, 0, 6)).toThrow(/row 5: weight column "w" is blank/);
   });
 
+  it('reads a weight column of dictionary pages as its numbers (pages v1 and v2, long runs, a second dictionary, 64-bit integers)', () => {
+    const doubles = [0.5, 2, 1e6, 3.25, 0];
+    const indicesOf = (count: number, size: number, seed: number) => Array.from({ length: count }, (_, k) => (k % 50 < 20 ? seed % size : (k * 7 + seed) % size));
+    const first = indicesOf(300, doubles.length, 1);
+    const second = indicesOf(200, doubles.length, 3);
+    const integers = [17n, 4n, 2n ** 40n];
+    const third = indicesOf(100, integers.length, 2);
+    const chunk = [
+      ...dictionaryPage(doubles.length, doubles.flatMap((w) => [...new Uint8Array(Float64Array.of(w).buffer)])),
+      ...dataPage(RLE_DICTIONARY, first.length, first.map(() => 1), indices(first, 3)),
+      ...dataPageV2(RLE_DICTIONARY, second.map(() => 1), indices(second, 9)),
+    ];
+    const target = new WeightEncoder('w', 'f.parquet', 1, (row) => ({ row: row + 1 }));
+    storeColumnChunk(Uint8Array.from(chunk), { codec: 'UNCOMPRESSED' } as ColumnMetaData, { type: 'DOUBLE', optional: true, target }, 2, first.length + second.length);
+    const intChunk = [...dictionaryPage(integers.length, int64s(integers)), ...dataPage(RLE_DICTIONARY, third.length, undefined, indices(third, 2))];
+    storeColumnChunk(Uint8Array.from(intChunk), meta, { type: 'INT64', optional: false, target }, 2 + first.length + second.length, third.length);
+    const expected = [0, 0, ...[...first, ...second].map((index) => doubles[index]!), ...third.map((index) => Number(integers[index]!))];
+    expect(Array.from(target.take(expected.length))).toEqual(expected);
+  });
+
   it('reads a text column of PLAIN pages over its bytes as set() reads its values, malformed UTF-8 as U+FFFD', () => {
     const raw = (parts: number[][]) => parts.flatMap((bytes) => [...int32(bytes.length), ...bytes]);
     const a = [0x61];

@@ -79,8 +79,9 @@ export function storeColumnChunk(chunk: Uint8Array, meta: ColumnMetaData, column
   const reader = { view: new DataView(chunk.buffer, chunk.byteOffset, chunk.byteLength), offset: 0 };
   let words: Float64Array | CellValue[] | undefined;
   const target = column.target;
-  // A column's dictionary-encoded pages decode straight into ids (a weight's into indices, as numbers).
-  const decoder = 'setIndexIds' in target ? dictionaryPageDecoder() : undefined;
+  // Dictionary-encoded pages decode straight into a column's ids, or a weight's numbers when its dictionary is numbers.
+  const decoder = dictionaryPageDecoder();
+  let decoded = false;
   let done = 0;
   try {
     while (done < rows) {
@@ -94,7 +95,9 @@ export function storeColumnChunk(chunk: Uint8Array, meta: ColumnMetaData, column
       if (header.type === 'DICTIONARY_PAGE') {
         const count = header.dictionary_page_header!.num_values;
         words = readPlain({ bytes: decompress(raw, header.uncompressed_page_size, meta), at: 0 }, column.type, count);
-        decoder?.startDictionary(target as ColumnEncoder, words);
+        decoded = 'setIndexIds' in target || words instanceof Float64Array;
+        if (decoded) decoder.startDictionary(target, words);
+        else decoder.endDictionary();
         continue;
       }
       let page: PageBytes;
@@ -123,7 +126,7 @@ export function storeColumnChunk(chunk: Uint8Array, meta: ColumnMetaData, column
       if (done + count > rows) throw new Error(`its pages hold more values than the row group's ${rows} rows`);
       const dictionaryEncoded = encoding === 'PLAIN_DICTIONARY' || encoding === 'RLE_DICTIONARY';
       if (dictionaryEncoded && words === undefined) throw new Error('a dictionary-encoded page comes before any dictionary page');
-      if (dictionaryEncoded && decoder !== undefined) {
+      if (dictionaryEncoded && decoded) {
         const width = page.bytes[page.at]!;
         decoder.storePage(firstRow + done, count, levels, width, page.bytes, page.at + 1);
         done += count;
@@ -155,7 +158,7 @@ export function storeColumnChunk(chunk: Uint8Array, meta: ColumnMetaData, column
     }
   } finally {
     // The rows counted per index so far go to the column's counts (also before a failure, so the next chunk starts clean).
-    decoder?.endDictionary();
+    decoder.endDictionary();
   }
 }
 

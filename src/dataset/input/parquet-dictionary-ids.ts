@@ -1,6 +1,7 @@
 import { parquetDecoderModule } from '../../kernel/wasm-module.js';
 import type { CellValue } from './cell-values.js';
 import type { ColumnEncoder } from './column-encoder.js';
+import type { WeightEncoder } from './weight-encoder.js';
 
 /**
  * Dictionary-encoded Parquet data pages (the RLE/bit-packed hybrid of definition levels and
@@ -8,7 +9,8 @@ import type { ColumnEncoder } from './column-encoder.js';
  * build/parquet.wasm (assembly/parquet.ts): no JavaScript value per row, no array of
  * indices or levels in JavaScript, rows counted per index and added to the column's counts
  * once per dictionary. New values are numbered by the column in the order rows first show
- * them, as ColumnEncoder.setIndexed numbers them.
+ * them, as ColumnEncoder.setIndexed numbers them. A weight column's pages (numeric
+ * dictionaries) become numbers the same way, checked by its encoder.
  */
 
 /** The exports of build/parquet.wasm this file calls. */
@@ -20,10 +22,11 @@ interface DecoderExports {
   readLevels(src: number, end: number, count: number, levels: number): number;
   readIndices(src: number, end: number, width: number, count: number, indices: number, known: number, rows: number, dictionary: number, fresh: number): number;
   writeIds(indices: number, levels: number, count: number, present: number, known: number, out: number, idBytes: number): void;
+  writeNumbers(indices: number, levels: number, count: number, present: number, words: number, out: number): void;
 }
 
 /** Version of build/parquet.wasm's exports this code calls (parquetAbi() in assembly/parquet.ts). */
-const PARQUET_DECODER_ABI = 1;
+const PARQUET_DECODER_ABI = 2;
 
 const FAIL_RUN_PAST_END = -1;
 const FAIL_INDEX_PAST_DICTIONARY = -2;
@@ -54,7 +57,7 @@ export class DictionaryPageDecoder {
   private readonly regions = new Map<string, Region>();
   private dictionarySize = 0;
   private words: ArrayLike<CellValue> = [];
-  private target: ColumnEncoder | undefined;
+  private target: ColumnEncoder | WeightEncoder | undefined;
 
   constructor() {
     const instance = new WebAssembly.Instance(parquetDecoderModule(), {
@@ -69,17 +72,28 @@ export class DictionaryPageDecoder {
     if (found !== PARQUET_DECODER_ABI) throw new Error(`build/parquet.wasm has decoder ABI ${found}, this code expects ${PARQUET_DECODER_ABI}: run \`npm run build:wasm\``);
   }
 
-  /** Starts the dictionary page `words` of `target`'s chunk: no index looked up yet, no row counted. */
-  startDictionary(target: ColumnEncoder, words: ArrayLike<CellValue>): void {
+  /**
+   * Starts the dictionary page `words` of `target`'s chunk: no index looked up yet, no row
+   * counted. A weight column's words must be numbers (a Float64Array).
+   */
+  startDictionary(target: ColumnEncoder | WeightEncoder, words: ArrayLike<CellValue>): void {
     this.endDictionary();
     this.target = target;
     this.words = words;
     this.dictionarySize = words.length;
+    const weights = !('wordId' in target);
     const known = this.region('known', words.length * 4);
     const rows = this.region('rows', words.length * 4);
     this.region('fresh', words.length * 4);
-    new Int32Array(this.wasm.memory.buffer, known, words.length).fill(-1);
-    new Uint32Array(this.wasm.memory.buffer, rows, words.length).fill(0);
+    const buffer = this.wasm.memory.buffer;
+    // A weight's indices are never numbered (0: none is listed as new).
+    new Int32Array(buffer, known, words.length).fill(weights ? 0 : -1);
+    new Uint32Array(buffer, rows, words.length).fill(0);
+    if (weights) {
+      if (!(words instanceof Float64Array)) throw new Error('a weight column\'s dictionary page is not numbers');
+      const numbers = this.region('numbers', words.length * 8);
+      new Float64Array(this.wasm.memory.buffer, numbers, words.length).set(words);
+    }
   }
 
   /** Adds the rows counted since startDictionary to the column's counts (see ColumnEncoder.addIndexRows). */
@@ -87,6 +101,7 @@ export class DictionaryPageDecoder {
     const target = this.target;
     if (target === undefined) return;
     this.target = undefined;
+    if (!('addIndexRows' in target)) return;
     const size = this.dictionarySize;
     const buffer = this.wasm.memory.buffer;
     target.addIndexRows(new Int32Array(buffer, this.regions.get('known')!.at, size), new Uint32Array(buffer, this.regions.get('rows')!.at, size));
@@ -103,11 +118,12 @@ export class DictionaryPageDecoder {
     if (width > 32) throw new Error(`a data page's dictionary indices are ${width} bits wide, more than 32`);
     const wasm = this.wasm;
     // Every region first (allocating may grow the memory), then views of it.
+    const weights = !('wordId' in target);
     const levelsAt = levels === undefined ? 0 : this.region('levels', count);
     const levelSource = levels === undefined ? 0 : this.region('levelSource', levels.end - levels.at);
     const source = this.region('source', values.length - at);
     const indices = this.region('indices', (count + 1) * 4);
-    const out = this.region('out', count * 4);
+    const out = this.region('out', count * (weights ? 8 : 4));
     const memory = new Uint8Array(wasm.memory.buffer);
     let present = count;
     if (levels !== undefined) {
@@ -120,6 +136,12 @@ export class DictionaryPageDecoder {
     const fresh = this.regions.get('fresh')!.at;
     const listed = wasm.readIndices(source, source + values.length - at, width, present, indices, known, this.regions.get('rows')!.at, this.dictionarySize, fresh);
     if (listed < 0) throw this.failure(listed, present, 'dictionary indices');
+    if (weights) {
+      wasm.writeNumbers(indices, levels === undefined ? 0 : levelsAt, count, present, this.regions.get('numbers')!.at, out);
+      // Checked by the weight encoder: a blank (NaN) or negative weight is refused, naming its row.
+      target.setValues(start, new Float64Array(wasm.memory.buffer, out, count), 0, count);
+      return;
+    }
     if (listed > 0) {
       // Numbered in the order rows first show them; may widen the column's ids.
       const knownIds = new Int32Array(wasm.memory.buffer, known, this.dictionarySize);
