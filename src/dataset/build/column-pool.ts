@@ -1,7 +1,8 @@
 import { Worker } from 'node:worker_threads';
 import { CrosstabError, ErrorCode } from '../../errors.js';
-import type { ColumnBuffersTask } from './column-buffers.js';
+import type { ColumnBuffersTask, ColumnMemory } from './column-buffers.js';
 import { workerFile } from '../input/worker-file.js';
+import { columnsModule } from '../../kernel/wasm-module.js';
 
 interface Waiting {
   resolve: (buffers: Uint8Array[]) => void;
@@ -9,9 +10,10 @@ interface Waiting {
 }
 
 /**
- * Worker threads that make variables' buffers (compile-worker.js) for the dataset writer.
- * Tasks go to the worker with the fewest waiting; results come back in any order, each to
- * its own promise.
+ * Worker threads that make variables' buffers (compile-worker.js) for the dataset writer,
+ * each with the column builder over the build's shared memory (the respondents' order and a
+ * scratch area per worker). Tasks go to the worker with the fewest waiting; results come
+ * back in any order, each to its own promise.
  */
 export class ColumnPool {
   private readonly workers: Array<{ worker: Worker; waiting: number }> = [];
@@ -19,10 +21,11 @@ export class ColumnPool {
   private nextId = 0;
   private failure: Error | undefined;
 
-  constructor(threads: number) {
+  constructor(threads: number, { memory, orderAt, scratchAt }: ColumnMemory) {
     const path = workerFile('compile-worker.js', 'the dataset build worker', import.meta.url);
+    const module = columnsModule();
     for (let i = 0; i < threads; i++) {
-      const worker = new Worker(path);
+      const worker = new Worker(path, { workerData: { module, memory, orderAt, scratchAt: scratchAt[i] } });
       const entry = { worker, waiting: 0 };
       worker.on('message', ({ id, buffers, error }: { id: number; buffers?: Uint8Array[]; error?: string }) => {
         entry.waiting--;
