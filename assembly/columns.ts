@@ -13,8 +13,11 @@
 // without a tail.
 
 export function columnsAbi(): i32 {
-  return 1;
+  return 2;
 }
+
+/** XXH64 of a buffer as stored (padding included): the file's checksum, made where the buffer is. */
+export { xxh64 } from './xxhash64';
 
 /** First byte after this module's own data (64-byte aligned): the caller checks it leaves its reserve alone. */
 export function memoryBase(): usize {

@@ -1,5 +1,7 @@
 // The column builder (assembly/columns.ts through column-buffers.js) against a plain
-// reference written here from the file format's definitions: for random columns (ids of 1,
+// reference written here from the file format's definitions, each buffer as the file stores
+// it (zero-padded to 64 bytes) and its XXH64 as the dataset writer computes it (the query
+// kernel's, another module): for random columns (ids of 1,
 // 2 and 4 bytes, blanks, ranks of 1 and 2 bytes, any mix of bitsets and lists, a range
 // index or not, respondent counts off the 16- and 64-respondent boundaries, respondents in
 // a random order), every buffer byte for byte, several columns in a row on one kernel (its
@@ -8,7 +10,12 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { bitsetWords } from '../src/kernel/exports.js';
 import { columnsModule } from '../src/kernel/wasm-module.js';
-import { ColumnKernel, columnMemory, scratchBytes, type ColumnBuffersTask } from '../src/dataset/build/column-buffers.js';
+import { ColumnKernel, columnMemory, scratchBytes, type ColumnBuffersTask, type StoredBuffer } from '../src/dataset/build/column-buffers.js';
+import { paddedSize } from '../src/dataset/build/compile.js';
+import { StreamingChecksum } from '../src/kernel/checksum.js';
+import { mainThreadKernel } from '../src/kernel/kernel.js';
+
+const checksums = new StreamingChecksum(mainThreadKernel());
 
 /** The buffers as the format defines them, one respondent at a time. */
 function reference(task: ColumnBuffersTask, respondentOf: Uint32Array): Uint8Array[] {
@@ -106,16 +113,21 @@ function mulberry32(seed: number): () => number {
 }
 
 /** Builds `tasks` in a row on one kernel over a fresh memory holding the order. */
-function build(tasks: ColumnBuffersTask[], respondentOf: Uint32Array, rows: number): Uint8Array[][] {
+function build(tasks: ColumnBuffersTask[], respondentOf: Uint32Array, rows: number): StoredBuffer[][] {
   const memory = columnMemory(rows, Math.max(...tasks.map(scratchBytes)), 1);
   memory.respondentOf.set(respondentOf);
   const kernel = new ColumnKernel(columnsModule(), { memory: memory.memory, orderAt: memory.orderAt, scratchAt: memory.scratchAt[0]! });
   return tasks.map((one) => kernel.columnBuffers(one));
 }
 
-const expectSame = (made: Uint8Array[], expected: Uint8Array[]) => {
+const expectSame = (made: StoredBuffer[], expected: Uint8Array[]) => {
   expect(made.length).toBe(expected.length);
-  made.forEach((buffer, i) => expect(Buffer.from(buffer).equals(Buffer.from(expected[i]!)), `buffer ${i}`).toBe(true));
+  made.forEach(({ stored, hash }, i) => {
+    const padded = new Uint8Array(paddedSize(expected[i]!.byteLength));
+    padded.set(expected[i]!);
+    expect(Buffer.from(stored).equals(Buffer.from(padded)), `buffer ${i}`).toBe(true);
+    expect(hash, `hash of buffer ${i}`).toBe(checksums.of(padded));
+  });
 };
 
 describe('column builder = the reference', () => {

@@ -39,12 +39,18 @@ export function columnMemory(rows: number, scratchBytes: number, threads: number
 /** Bytes of scratch area the buffers of `task` take. */
 export function scratchBytes(task: Omit<ColumnBuffersTask, 'ids'> & { ids: { BYTES_PER_ELEMENT: number } }): number;
 
+/** A buffer as the file stores it (zero-padded to 64 bytes) and the XXH64 of those bytes (the dataset writer's HashedBuffer). */
+export interface StoredBuffer {
+  stored: Uint8Array;
+  hash: string;
+}
+
 /** The column builder (build/columns.wasm) of one thread, over a ColumnMemory. */
 export class ColumnKernel {
   constructor(module: WebAssembly.Module, place: { memory: WebAssembly.Memory; orderAt: number; scratchAt: number });
   /**
    * The index column, if `dense` is given the code containers, and if `atLeast` the range
-   * index, in file order: views of one ArrayBuffer of their own.
+   * index, in file order, as stored and hashed: views of one ArrayBuffer of their own.
    */
-  columnBuffers(task: ColumnBuffersTask): Uint8Array[];
+  columnBuffers(task: ColumnBuffersTask): StoredBuffer[];
 }

@@ -7,13 +7,15 @@
 // (tests) and from the bundle (dist/). Types: column-buffers.d.ts.
 
 /** Version of the column builder's exports this code calls (columnsAbi() in assembly/columns.ts). */
-export const COLUMNS_ABI = 1;
+export const COLUMNS_ABI = 2;
 
 const PAGE = 65536;
 /** The module's own data (memoryBase()) fits below this; the respondents' order starts there. */
 const RESERVED = PAGE;
 const MAX_PAGES = 65536;
 const align = (bytes) => Math.ceil(bytes / 64) * 64;
+/** XXH64 as the file writes it: 16 lowercase hex digits. */
+const hex = (hash) => BigInt.asUintN(64, hash).toString(16).padStart(16, '0');
 
 /**
  * The memory the column builders of one build share: the respondents' order (`respondentOf`,
@@ -41,7 +43,8 @@ function layout({ ids, remap, distinct, counts, dense, atLeast, words }) {
   const length = words * 64;
   const bitsetBytes = words * 8;
   const codes = dense ? counts.length : 0;
-  // The buffers in file order, each at a 64-byte boundary: the index column, the containers, the range index.
+  // The buffers in file order as the file stores them (each zero-padded to 64 bytes): the
+  // index column, the containers, the range index.
   const offsets = [0];
   const sizes = [length * rankBytes];
   let end = align(length * rankBytes);
@@ -54,22 +57,23 @@ function layout({ ids, remap, distinct, counts, dense, atLeast, words }) {
   const containersEnd = end;
   if (atLeast) {
     for (let rank = 0; rank < distinct; rank++) {
-      offsets.push(end + rank * bitsetBytes);
+      offsets.push(end + rank * align(bitsetBytes));
       sizes.push(bitsetBytes);
     }
-    end += distinct * bitsetBytes;
+    end += distinct * align(bitsetBytes);
   }
-  // The scratch area: ids, remap, the tables of codeContainers, the index and containers as
-  // in the file, and the range index's one bitset (see rangeStep).
-  const idsAt = 0;
+  // The scratch area: the hash state, ids, remap, the tables of codeContainers, the index and
+  // containers as in the file, and the range index's one bitset (see rangeStep).
+  const stateAt = 0;
+  const idsAt = 64;
   const remapAt = idsAt + align(length * ids.BYTES_PER_ELEMENT);
   const denseRanksAt = remapAt + align(remap.length * 4);
   const denseAtAt = denseRanksAt + align(codes * 4);
   const listAtAt = denseAtAt + align(codes * 4);
   const out = listAtAt + align((codes + 1) * 4);
   const bitsAt = out + containersEnd;
-  const scratch = bitsAt + (atLeast ? bitsetBytes : 0);
-  return { rankBytes, length, bitsetBytes, codes, offsets, sizes, end, containersEnd, idsAt, remapAt, denseRanksAt, denseAtAt, listAtAt, out, bitsAt, scratch };
+  const scratch = bitsAt + (atLeast ? align(bitsetBytes) : 0);
+  return { rankBytes, length, bitsetBytes, codes, offsets, sizes, end, containersEnd, stateAt, idsAt, remapAt, denseRanksAt, denseAtAt, listAtAt, out, bitsAt, scratch };
 }
 
 /** Bytes of scratch area a column's buffers take (its inputs as in a ColumnBuffersTask). */
@@ -103,8 +107,9 @@ export class ColumnKernel {
 
   /**
    * The index column and, if `dense` is given, the code containers, and if `atLeast` the
-   * range index, in file order: views of one ArrayBuffer of their own (the one allocation
-   * per column, transferable whole). The scratch area must hold scratchBytes(task).
+   * range index, in file order, as the file stores them (zero-padded) with their XXH64:
+   * views of one ArrayBuffer of their own (the one allocation per column, transferable
+   * whole). The scratch area must hold scratchBytes(task).
    */
   columnBuffers(task) {
     const { ids, remap, distinct, counts, dense, atLeast, rows } = task;
@@ -113,7 +118,7 @@ export class ColumnKernel {
     if (atLeast && codes === 0) throw new Error('a range index needs the code containers');
     if (codes > 0 && rankBytes === 4) throw new Error('code containers need ranks of at most 2 bytes');
     const base = this.scratchAt;
-    const [idsAt, remapAt, denseRanksAt, denseAtAt, listAtAt, out, bitsAt] = [at.idsAt, at.remapAt, at.denseRanksAt, at.denseAtAt, at.listAtAt, at.out, at.bitsAt].map((offset) => base + offset);
+    const [stateAt, idsAt, remapAt, denseRanksAt, denseAtAt, listAtAt, out, bitsAt] = [at.stateAt, at.idsAt, at.remapAt, at.denseRanksAt, at.denseAtAt, at.listAtAt, at.out, at.bitsAt].map((offset) => base + offset);
     const memory = this.memory.buffer;
 
     new ids.constructor(memory, idsAt, rows).set(ids.length === rows ? ids : ids.subarray(0, rows));
@@ -147,16 +152,26 @@ export class ColumnKernel {
       this.wasm.codeContainers(out, rankBytes, length, denseRanksAt, denseAtAt, denseCount, listAtAt, lists > 0 ? 1 : 0);
     }
 
+    // Hashed where they are, padding zeroed (the scratch holds the column before's bytes).
     const bytes = new ArrayBuffer(end);
+    const hashes = new Array(offsets.length);
+    const containers = codes > 0 ? codes + 1 : 1;
+    for (let i = 0; i < containers; i++) {
+      const padded = align(sizes[i]);
+      new Uint8Array(memory, out + offsets[i] + sizes[i], padded - sizes[i]).fill(0);
+      hashes[i] = hex(this.wasm.xxh64(stateAt, out + offsets[i], padded));
+    }
     const file = new Uint8Array(bytes);
     file.set(new Uint8Array(memory, out, containersEnd));
     if (atLeast) {
-      const bits = new Uint8Array(memory, bitsAt, bitsetBytes).fill(0);
+      const padded = align(bitsetBytes);
+      const bits = new Uint8Array(memory, bitsAt, padded).fill(0);
       for (let rank = distinct - 1; rank >= 0; rank--) {
         this.wasm.rangeStep(bitsAt, bitsetBytes, codeAt[rank], listCount[rank]);
-        file.set(bits, containersEnd + rank * bitsetBytes);
+        hashes[containers + rank] = hex(this.wasm.xxh64(stateAt, bitsAt, padded));
+        file.set(bits, offsets[containers + rank]);
       }
     }
-    return offsets.map((offset, i) => new Uint8Array(bytes, offset, sizes[i]));
+    return offsets.map((offset, i) => ({ stored: new Uint8Array(bytes, offset, align(sizes[i])), hash: hashes[i] }));
   }
 }

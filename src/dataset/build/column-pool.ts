@@ -1,11 +1,11 @@
 import { Worker } from 'node:worker_threads';
 import { CrosstabError, ErrorCode } from '../../errors.js';
-import type { ColumnBuffersTask, ColumnMemory } from './column-buffers.js';
+import type { ColumnBuffersTask, ColumnMemory, StoredBuffer } from './column-buffers.js';
 import { workerFile } from '../input/worker-file.js';
 import { columnsModule } from '../../kernel/wasm-module.js';
 
 interface Waiting {
-  resolve: (buffers: Uint8Array[]) => void;
+  resolve: (buffers: StoredBuffer[]) => void;
   reject: (error: Error) => void;
 }
 
@@ -27,7 +27,7 @@ export class ColumnPool {
     for (let i = 0; i < threads; i++) {
       const worker = new Worker(path, { workerData: { module, memory, orderAt, scratchAt: scratchAt[i] } });
       const entry = { worker, waiting: 0 };
-      worker.on('message', ({ id, buffers, error }: { id: number; buffers?: Uint8Array[]; error?: string }) => {
+      worker.on('message', ({ id, buffers, error }: { id: number; buffers?: StoredBuffer[]; error?: string }) => {
         entry.waiting--;
         const waiting = this.pending.get(id);
         this.pending.delete(id);
@@ -43,12 +43,12 @@ export class ColumnPool {
   }
 
   /** Makes one variable's buffers; `transfer` hands the ids' memory to the worker (the caller lets go of them). */
-  run(task: ColumnBuffersTask, transfer: boolean): Promise<Uint8Array[]> {
+  run(task: ColumnBuffersTask, transfer: boolean): Promise<StoredBuffer[]> {
     if (this.failure) return Promise.reject(this.failure);
     const entry = this.workers.reduce((best, candidate) => (candidate.waiting < best.waiting ? candidate : best));
     const id = this.nextId++;
     entry.waiting++;
-    return new Promise<Uint8Array[]>((resolve, reject) => {
+    return new Promise<StoredBuffer[]>((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
       const ids = task.ids;
       const own = transfer && ids.byteOffset === 0 && ids.byteLength === ids.buffer.byteLength && !(ids.buffer instanceof SharedArrayBuffer);

@@ -7,7 +7,7 @@
 //   main thread; the build's shared memory, where the main thread wrote the respondents'
 //   order, and this worker's scratch area in it: see columnMemory)
 // In: { id, task } (a ColumnBuffersTask; `ids` transferred)
-// Out: { id, buffers: Uint8Array[] } (views of one transferred ArrayBuffer) or { id, error }
+// Out: { id, buffers: { stored: Uint8Array, hash }[] } (views of one transferred ArrayBuffer) or { id, error }
 import { parentPort, workerData } from 'node:worker_threads';
 import { ColumnKernel } from './column-buffers.js';
 
@@ -25,7 +25,7 @@ port.on('message', ({ id, task }) => {
   if (refused !== undefined) return port.postMessage({ id, error: refused });
   try {
     const buffers = kernel.columnBuffers(task);
-    port.postMessage({ id, buffers }, [buffers[0].buffer]);
+    port.postMessage({ id, buffers }, [buffers[0].stored.buffer]);
   } catch (error) {
     port.postMessage({ id, error: error instanceof Error ? error.message : String(error) });
   }

@@ -19,7 +19,7 @@ import {
 } from '../format.js';
 import { CrosstabError, ErrorCode } from '../../errors.js';
 import { invalidOption } from '../../options.js';
-import { ColumnKernel, columnMemory, scratchBytes, type ColumnMemory } from './column-buffers.js';
+import { ColumnKernel, columnMemory, scratchBytes, type ColumnMemory, type StoredBuffer } from './column-buffers.js';
 import { ColumnPool } from './column-pool.js';
 import type { RawColumn, RawTable } from '../input/raw-table.js';
 import { type WeightOrder, weightOrder } from './weight-order.js';
@@ -68,9 +68,10 @@ export interface CompiledDataset {
   /**
    * The buffers' bytes in the order of `specs`, each made when asked for: a writer that
    * writes each before asking for the next holds one variable's buffers at a time (with
-   * `threads`, those of a few variables: it is then an async iterable).
+   * `threads`, those of a few variables: it is then an async iterable). A variable's buffers
+   * come as stored (zero-padded) with their XXH64, made where they were made.
    */
-  data(): Iterable<Uint8Array> | AsyncIterable<Uint8Array>;
+  data(): Iterable<Uint8Array | StoredBuffer> | AsyncIterable<Uint8Array | StoredBuffer>;
   /**
    * A variable's 1-based value ranks (0 = blank) and a weight's values, per respondent in
    * input order: what a build-time check that does not depend on respondent order (the
@@ -244,7 +245,7 @@ export function compileDataset(input: RawTable, options: CompileOptions): Compil
  * in a crosstab depends on respondent order, and runs of equal weights let the kernel take
  * a 64-bit word's weighted sum as popcount x weight (see weightRuns in assembly/index.ts).
  */
-function* makeBuffers(input: RawTable, planned: PlannedVariable[], multiPlans: MultiPlan[], words: number, consume: boolean, idTexts: Uint8Array[]): Generator<Uint8Array> {
+function* makeBuffers(input: RawTable, planned: PlannedVariable[], multiPlans: MultiPlan[], words: number, consume: boolean, idTexts: Uint8Array[]): Generator<Uint8Array | StoredBuffer> {
   const memory = plannedMemory(planned, words, input.rows, 1);
   const sorted = weightOrder(input.weights[0]?.values, input.rows, new Uint32Array(input.rows), memory.respondentOf);
   const order = sorted.order;
@@ -264,7 +265,7 @@ function* makeBuffers(input: RawTable, planned: PlannedVariable[], multiPlans: M
  * makeBuffers with the variables' buffers made by `threads` workers, `threads` variables
  * ahead of the one being written (so memory holds a few variables' buffers, not all).
  */
-async function* makeBuffersInWorkers(input: RawTable, planned: PlannedVariable[], multiPlans: MultiPlan[], words: number, consume: boolean, threads: number, idTexts: Uint8Array[]): AsyncGenerator<Uint8Array> {
+async function* makeBuffersInWorkers(input: RawTable, planned: PlannedVariable[], multiPlans: MultiPlan[], words: number, consume: boolean, threads: number, idTexts: Uint8Array[]): AsyncGenerator<Uint8Array | StoredBuffer> {
   const rows = input.rows;
   // The workers start while the order is found; its inverse is in the memory shared with them, not copied to each.
   const memory = plannedMemory(planned, words, rows, threads);
@@ -274,7 +275,7 @@ async function* makeBuffersInWorkers(input: RawTable, planned: PlannedVariable[]
     const order = sorted.order;
     // Made before any launch lets a member column go.
     const multi = multiPlans.flatMap((plan) => multiBuffers(plan, order, words));
-    const ahead: Array<Promise<Uint8Array[]>> = [];
+    const ahead: Array<Promise<StoredBuffer[]>> = [];
     let next = 0;
     const launch = () => {
       const variable = planned[next++]!;
