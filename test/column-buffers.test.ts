@@ -35,12 +35,14 @@ function reference(task: ColumnBuffersTask, respondentOf: Uint32Array): Uint8Arr
   };
   const out = [index];
   if (dense !== undefined) {
+    // Respondents by rank, in respondent order.
+    const lists = Array.from({ length: distinct + 1 }, () => [] as number[]);
+    rank.forEach((value, r) => lists[value]!.push(r));
     for (let k = 1; k <= distinct; k++) {
       if (dense[k - 1]) out.push(bitset((value) => value === k));
       else {
-        const list = rank.flatMap((value, r) => (value === k ? [r] : []));
-        expect(list.length).toBe(counts[k - 1]);
-        out.push(new Uint8Array(Uint32Array.from(list).buffer));
+        expect(lists[k]!.length).toBe(counts[k - 1]);
+        out.push(new Uint8Array(Uint32Array.from(lists[k]!).buffer));
       }
     }
   }
