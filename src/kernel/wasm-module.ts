@@ -39,5 +39,10 @@ export function columnsModule(): WebAssembly.Module {
   return module('columns.wasm');
 }
 
+/** The compiled Parquet page decoder of the build (assembly/parquet.ts), compiled once per thread. */
+export function parquetDecoderModule(): WebAssembly.Module {
+  return module('parquet.wasm');
+}
+
 /** Version of the CSV encoder's exports this code calls (csvAbi() in assembly/csv.ts). */
 export const CSV_ENCODER_ABI = 2;
