@@ -170,7 +170,7 @@ export async function listen(handler: CrosstabHandler, options: ListenOptions): 
           // The deadline. The handler cuts the streamed answers still being sent (and counts
           // them); connections idle or whose answer is still being made are cut here (a table
           // in work stops: its client is gone); then whatever is left.
-          handlerClosed = handler.close({ timeoutMs: 0 });
+          handlerClosed = handler.close({ timeoutMs: 0, waitingSince: started });
           server.closeIdleConnections();
           for (const socket of sockets) if ((socket[UNANSWERED] ?? 0) > 0) socket.destroy();
           const closeRest = (): void => server.closeAllConnections();
