@@ -22,8 +22,8 @@
  *   weighting    raking, post-stratification and calibration over arrays of cells
  *   kernel       the WebAssembly kernel's loader, memory and typed exports
  *   options.ts   checks of options at the edge, naming the option
- *   text         "did you mean" suggestions, expression text
  *   errors.ts    the one error class and its codes
+ *   text         "did you mean" suggestions, expression text, numbers as text (imports nothing)
  *
  * Run by test/dependency-rules.test.ts (so by `npm test`), or by hand: `npm run deps`.
  */
@@ -48,8 +48,8 @@ const LAYERS = [
   'weighting',
   'kernel',
   'options\\.ts',
-  'text',
   'errors\\.ts',
+  'text',
 ];
 
 const pathOf = (names) => `^src/(${names.join('|')})(/|$)`;

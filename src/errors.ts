@@ -2,6 +2,7 @@
  * The one error class of crosstab-engine. Identify errors by `code`, never by message text.
  * Messages say what was wrong, where (file:line, field, option) and what to do.
  */
+import { formatNumber } from './text/number-text.js';
 export const ErrorCode = {
   /** An option passed to an API function or CLI flag is invalid. */
   invalidOption: 'invalid_option',
@@ -155,7 +156,7 @@ export const ECHO_LIMIT = 200;
  */
 export function echo(text: string): string {
   if (text.length <= ECHO_LIMIT) return text;
-  return `${text.slice(0, ECHO_LIMIT)}… (${text.length.toLocaleString('en-US')} characters)`;
+  return `${text.slice(0, ECHO_LIMIT)}… (${formatNumber(text.length, 0)} characters)`;
 }
 
 /** `cancelled`: `what` (`the query`, `the build`) was stopped through its AbortSignal. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatNumber } from '../src/cli/output.js';
+import { formatNumber, formatNumberUpTo } from '../src/text/number-text.js';
 import { seededRandom } from './support/large-dataset.js';
 
 /** What the CLI printed before formatNumber stopped using Intl: its text must not change. */
@@ -28,5 +28,18 @@ describe('formatNumber (CLI figures without Intl)', () => {
       const got = formatNumber(value, digits);
       if (got !== intl(value, digits)) expect([value, digits, got]).toEqual([value, digits, intl(value, digits)]);
     }
+  });
+
+  it('formatNumberUpTo gives the text of toLocaleString("en-US", { maximumFractionDigits }); NaN and infinities as en-US writes them', () => {
+    const upTo = Array.from({ length: 9 }, (_, digits) => new Intl.NumberFormat('en-US', { maximumFractionDigits: digits }));
+    const random = seededRandom(43);
+    for (let i = 0; i < 50_000; i++) {
+      const value = (random() - 0.3) * 10 ** Math.floor(random() * 16 - 6);
+      const digits = i % 9;
+      const got = formatNumberUpTo(value, digits);
+      if (got !== upTo[digits]!.format(value)) expect([value, digits, got]).toEqual([value, digits, upTo[digits]!.format(value)]);
+    }
+    for (const value of [0, -0, 100, 1000.5, -0.0000001, 1234567.1000004]) expect(formatNumberUpTo(value, 6)).toBe(upTo[6]!.format(value));
+    for (const value of [NaN, Infinity, -Infinity]) expect(formatNumber(value, 1)).toBe(intl(value, 1));
   });
 });

@@ -2,7 +2,8 @@ import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
 import { appendRows } from '../build/append.js';
 import { ErrorCode, isCrosstabError } from '../errors.js';
-import { formatNumber, reportError } from './output.js';
+import { formatNumber } from '../text/number-text.js';
+import { reportError } from './output.js';
 
 /** `crosstab append DATASET NEW_ROWS --out FILE`: a new wave added to a built dataset. */
 export function registerAppendCommand(program: Command): void {

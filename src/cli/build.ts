@@ -3,7 +3,8 @@ import type { DesignOptions } from '../dataset/build/design.js';
 import { SingleBar } from 'cli-progress';
 import { buildDataset } from '../build/build.js';
 import { ErrorCode, isCrosstabError } from '../errors.js';
-import { formatNumber, reportError } from './output.js';
+import { formatNumber } from '../text/number-text.js';
+import { reportError } from './output.js';
 import { exampleSource } from './bundled.js';
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];

@@ -4,7 +4,7 @@ import { CrosstabError, ErrorCode } from '../errors.js';
 import { openDataset } from '../facade/dataset.js';
 import { bundledDatasetsHint, packageRoot } from './bundled.js';
 import { formatTable } from './format-table.js';
-import { formatNumber } from './output.js';
+import { formatNumber } from '../text/number-text.js';
 
 const DEMO = { base: 'year=2024', targets: ['sex=2', 'degree=3..4', 'sex=2 AND degree=3..4', 'relig=4', 'polviews=1..3'] };
 

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { exportColumns } from '../facade/export-columns.js';
-import { formatNumber } from './output.js';
+import { formatNumber } from '../text/number-text.js';
 
 export function registerExportCommand(program: Command): void {
   program

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import type { VariableInfo } from '../facade/types.js';
 import { openCompiled } from './open-compiled.js';
 import { formatTable } from './format-table.js';
-import { formatNumber } from './output.js';
+import { formatNumber } from '../text/number-text.js';
 import { nameText, numberText, valueText } from '../text/expression-text.js';
 
 /**

@@ -1,6 +1,6 @@
 import { type Command, InvalidArgumentError } from 'commander';
 import { pushDataset } from '../clickhouse/push.js';
-import { formatNumber } from './output.js';
+import { formatNumber } from '../text/number-text.js';
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { openCompiled } from './open-compiled.js';
 import { toServiceResponse } from '../facade/service-shape.js';
-import { formatNumber } from './output.js';
+import { formatNumber } from '../text/number-text.js';
 import { exampleDataset } from './bundled.js';
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];

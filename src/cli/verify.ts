@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { openDataset } from '../facade/dataset.js';
-import { formatNumber } from './output.js';
+import { formatNumber } from '../text/number-text.js';
 
 export function registerVerifyCommand(program: Command): void {
   program

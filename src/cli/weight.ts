@@ -3,7 +3,7 @@ import { CrosstabError } from '../errors.js';
 import { type WeightReport, weightDataset } from '../facade/weight.js';
 import { WEIGHT_METHODS } from '../facade/weight-options.js';
 import { formatTable } from './format-table.js';
-import { formatNumber } from './output.js';
+import { formatNumber } from '../text/number-text.js';
 
 /** The library's option names as the command's flags, for error messages. */
 const FLAGS: Record<string, string> = { maxIterations: '--max-iterations', baseWeight: '--base-weight', bounds: '--bounds', trim: '--trim', epsilon: '--epsilon', method: '--method', name: '--name', out: '--out', targets: '--targets' };

@@ -16,6 +16,7 @@ import { describeValue, invalidOption, requireGroups, requireObject, requireSign
 import { expandAxis, readMissingMode, readPercentBase } from './axes.js';
 import { type ColumnOverlaps, overlappingPairs, readColumnGroups, variableRuns } from './column-overlaps.js';
 import type { AxisEntry, Cell, CrosstabQuery, CrosstabResult, DatasetInfo, TableQuery, TableResult } from './types.js';
+import { formatNumber } from '../text/number-text.js';
 
 /** Most targets one crosstab() call takes (the REST contract allows 2; tables go further). */
 export const MAX_TARGETS = AXIS_LIMIT;
@@ -81,7 +82,7 @@ export async function openDataset(path: string, openOptions?: OpenOptions): Prom
   }
   const cellCache = options.cellCache ?? DEFAULT_CELL_CACHE;
   if (!Number.isInteger(cellCache) || cellCache < 0) {
-    throw invalidOption('cellCache', `must be a whole number of cells (0 turns the cache off); got ${describeValue(options.cellCache)}`, `Leave it out for ${DEFAULT_CELL_CACHE.toLocaleString('en-US')}.`);
+    throw invalidOption('cellCache', `must be a whole number of cells (0 turns the cache off); got ${describeValue(options.cellCache)}`, `Leave it out for ${formatNumber(DEFAULT_CELL_CACHE, 0)}.`);
   }
   if (options.preload !== undefined && typeof options.preload !== 'boolean') {
     throw invalidOption('preload', 'must be true or false', 'Pass preload: true to read every buffer at open.');
@@ -334,7 +335,7 @@ export class Dataset {
       const { drain, timeoutMs } = (options === undefined ? {} : requireObject(options, 'options', CLOSE_OPTIONS)) as CloseOptions;
       if (drain !== undefined && typeof drain !== 'boolean') throw invalidOption('drain', `must be true or false; got ${describeValue(drain)}`, 'Pass drain: true to let the calls in flight finish.');
       if (timeoutMs !== undefined && (!Number.isInteger(timeoutMs) || timeoutMs < 0 || timeoutMs > 2_147_483_647)) {
-        throw invalidOption('timeoutMs', `must be a whole number of milliseconds; got ${describeValue(timeoutMs)}`, `Leave it out for ${DEFAULT_DRAIN_MS.toLocaleString('en-US')}.`);
+        throw invalidOption('timeoutMs', `must be a whole number of milliseconds; got ${describeValue(timeoutMs)}`, `Leave it out for ${formatNumber(DEFAULT_DRAIN_MS, 0)}.`);
       }
       if (timeoutMs !== undefined && drain !== true) throw invalidOption('timeoutMs', 'applies to a drain', 'Pass drain: true with it, or leave it out.');
       return this.inFlight.close(drain === true ? (timeoutMs ?? DEFAULT_DRAIN_MS) : undefined);

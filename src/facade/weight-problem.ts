@@ -1,6 +1,7 @@
 import type { CellProblem } from '../weighting/index.js';
 import type { FineCells } from './weight-cells.js';
 import { BLANK_KEY, type MarginTargets, type TargetSet, type TargetsReader } from './weight-targets.js';
+import { formatNumberUpTo } from '../text/number-text.js';
 
 /** One target set's weighting problem over its own cells, and how its cells map back. */
 export interface GroupProblem {
@@ -124,7 +125,7 @@ function checkMarginTotals(reader: TargetsReader, set: TargetSet, problem: CellP
   const described = (m: number) => {
     const margin = set.margins[m]!;
     const scaled = margin.kind === 'proportions' ? (set.total !== undefined ? ' (its proportions of "total")' : ' (its proportions of the base weights\' total)') : '';
-    return `${margin.path}.${margin.kind} sums to ${sums[m]!.toLocaleString('en-US', { maximumFractionDigits: 6 })}${scaled}`;
+    return `${margin.path}.${margin.kind} sums to ${formatNumberUpTo(sums[m]!, 6)}${scaled}`;
   };
   throw reader.error(set.margins[at]!.path, `${described(at)}, but ${described(0)}: margins with different totals cannot all be met`, 'Make every margin sum to the same population total: give "totals" that add up to "total", or give "proportions" and one "total".');
 }

@@ -144,6 +144,12 @@ export interface CrosstabHandler {
 export interface HandlerCloseOptions {
   /** Milliseconds from the call after which streamed answers still being sent are cut. Default 30,000. */
   timeoutMs?: number;
+  /**
+   * performance.now() when the wait for the answers began, if before the call (listen()'s
+   * shutdown deadline closes the handler with timeoutMs 0 after waiting itself): the time
+   * waited that handler_closed logs counts from it. Default: the call.
+   */
+  waitingSince?: number;
 }
 
 /** Default of HandlerCloseOptions.timeoutMs: as long as Dataset.close({ drain: true }) waits. */
@@ -489,6 +495,7 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
         return Promise.reject(invalidOption('timeoutMs', `must be a whole number of milliseconds, at least 0; got ${String(timeoutMs)}.`));
       }
       const started = performance.now();
+      const waitingSince = Math.min(started, typeof closeOptions?.waitingSince === 'number' ? closeOptions.waitingSince : started);
       closing = (async () => {
         if (inFlight > 0) await new Promise<void>((resolve) => (drained = resolve));
         // Answers handed to the shims are sent whole, unless still going at the time limit.
@@ -497,7 +504,7 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
           log({
             time: new Date().toISOString(),
             event: 'handler_closed',
-            message: `${stats.bodyTimeouts} request bodies too slow (408), ${stats.unreadBodies} bodies not read (answered from the headers), ${stats.answersCut} answers cut at the close time limit (${timeoutMs} ms)`,
+            message: `${stats.bodyTimeouts} request bodies too slow (408), ${stats.unreadBodies} bodies not read (answered from the headers), ${stats.answersCut} answers cut at the close time limit (after ${Math.round(performance.now() - waitingSince)} ms)`,
           });
         } catch {
           // A failing logger must not keep the stores open.

@@ -1,7 +1,7 @@
-import { createServer, STATUS_CODES, type Server } from 'node:http';
+import { createServer, STATUS_CODES, type Server, type ServerResponse } from 'node:http';
 import { Server as NetServer } from 'node:net';
 import type { Duplex } from 'node:stream';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { applyConnectionLimits, resolveConnectionLimits, type ConnectionLimits, type ConnectionObserver } from './connection-limits.js';
 import type { CrosstabHandler } from './handler.js';
 import { createNodeListener } from './node-shim.js';
@@ -38,7 +38,42 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
 
 /** Requests on a connection whose answer's status line is not out yet (see listen()). */
 const UNANSWERED = Symbol('unanswered');
-type Counted = Duplex & { [UNANSWERED]?: number };
+/** The connection's latest response (see listen()'s idle timeout). */
+const RESPONSE = Symbol('response');
+type Counted = Socket & { [UNANSWERED]?: number; [RESPONSE]?: ServerResponse };
+
+/**
+ * The idle timeout's verdict on a connection: cut it if the client is the slow side (sends no
+ * request, or stops reading an answer), leave it if the server is. Never while an answer is being
+ * made (counted by UNANSWERED); nor while a streamed answer with nothing queued on the socket
+ * waits on its own maker (a table thread): the next write re-arms the timer. The timer is due
+ * before this turn's I/O, so after a stall of the server's own process (a long pause, a starved
+ * CPU) the client may have sent its request, or taken the bytes queued, meanwhile: the verdict is
+ * given two turns of the event loop later, once that I/O and its callbacks have run, and any
+ * progress since the timer fired re-arms it instead.
+ */
+function onIdle(socket: Counted): void {
+  const read = socket.bytesRead;
+  const queued = socket.writableLength;
+  const writing = writeQueueSize(socket);
+  setImmediate(() =>
+    setImmediate(() => {
+      if (socket.destroyed || (socket[UNANSWERED] ?? 0) > 0) return;
+      if (socket.bytesRead !== read || socket.writableLength !== queued || writeQueueSize(socket) !== writing) {
+        socket.setTimeout(socket.timeout ?? 0);
+        return;
+      }
+      const response = socket[RESPONSE];
+      if (queued === 0 && response !== undefined && !response.writableFinished && !response.destroyed) return;
+      socket.destroy();
+    }),
+  );
+}
+
+/** Bytes libuv still holds of the socket's current write (node:net's own idle check reads it too); -1 if unknown. */
+function writeQueueSize(socket: Duplex): number {
+  return (socket as { _handle?: { writeQueueSize?: number } })._handle?.writeQueueSize ?? -1;
+}
 
 /** Options of listen(): where to listen, and the connection limits that keep descriptors free. */
 export interface ListenOptions extends ConnectionLimits {
@@ -80,8 +115,9 @@ export async function listen(handler: CrosstabHandler, options: ListenOptions): 
   // being made (a table may take longer to compute than the idle timeout; nothing is sent
   // meanwhile). Once an answer's status line is out, it applies again: a client that stops
   // reading a large answer is cut after that long without progress, and the worker streaming
-  // the answer to it is freed for others. Counted on the connection (requests in, answers
-  // out), not with a close listener and a set per request.
+  // the answer to it is freed for others (onIdle: never for the server's own slowness).
+  // Counted on the connection (requests in, answers out), not with a close listener and a set
+  // per request.
   const listener = createNodeListener(handler, {
     closeConnections: () => draining,
     answered: (req) => void ((req.socket as Counted)[UNANSWERED]! -= 1),
@@ -89,18 +125,17 @@ export async function listen(handler: CrosstabHandler, options: ListenOptions): 
   const server = createServer({ keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS, headersTimeout: 10_000, requestTimeout: REQUEST_TIMEOUT_MS }, (req, res) => {
     const socket = req.socket as Counted;
     socket[UNANSWERED] = (socket[UNANSWERED] ?? 0) + 1;
+    socket[RESPONSE] = res;
     listener(req, res);
   });
-  // With a listener, node:http no longer destroys a timed-out socket itself: this does, unless an answer on it is still being made.
+  // With a listener, node:http no longer destroys a timed-out socket itself: onIdle does, unless an answer on it is still being made.
   // Open connections, for the shutdown deadline: those whose answer is still being made are cut then.
   const sockets = new Set<Counted>();
   server.on('connection', (socket: Counted) => {
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));
   });
-  server.on('timeout', (socket: Counted) => {
-    if ((socket[UNANSWERED] ?? 0) === 0) socket.destroy();
-  });
+  server.on('timeout', onIdle);
   server.on('clientError', answerClientError);
   const tooMany = serviceError('unavailable', 'Too many open connections from this address.', 'Reuse one keep-alive connection, or open fewer at a time.');
   applyConnectionLimits(server, limits, JSON.stringify(errorBody(tooMany)), options.metrics?.connections);
@@ -135,7 +170,7 @@ export async function listen(handler: CrosstabHandler, options: ListenOptions): 
           // The deadline. The handler cuts the streamed answers still being sent (and counts
           // them); connections idle or whose answer is still being made are cut here (a table
           // in work stops: its client is gone); then whatever is left.
-          handlerClosed = handler.close({ timeoutMs: 0 });
+          handlerClosed = handler.close({ timeoutMs: 0, waitingSince: started });
           server.closeIdleConnections();
           for (const socket of sockets) if ((socket[UNANSWERED] ?? 0) > 0) socket.destroy();
           const closeRest = (): void => server.closeAllConnections();

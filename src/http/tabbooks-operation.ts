@@ -13,6 +13,7 @@ import type { HandlerRequest } from './handler-types.js';
 import type { AuthenticatedContext, RouteResult } from './route.js';
 import { isServiceError, quote, serviceError, type ServiceError } from './service-error.js';
 import { fromTableError } from './tables-operation.js';
+import { formatNumber } from '../text/number-text.js';
 
 /** A POST /tabbooks body. */
 export interface TabbooksRequest {
@@ -99,7 +100,7 @@ export async function tabbooksOperation(context: AuthenticatedContext): Promise<
   if (stats.includes('sig')) {
     const pairs = bannerSizes.reduce((sum, k) => sum + (k * (k - 1)) / 2, 0);
     if (rows * pairs > limits.comparisons) {
-      return serviceError('invalid_request', `Significance letters (sig) on this tab book compare ${(rows * pairs).toLocaleString('en-US')} pairs of columns; at most ${limits.comparisons.toLocaleString('en-US')} are allowed (the comparisons limit).`, 'Leave "sig" out of Statistics, or ask for fewer stubs or banner columns.', 'Statistics');
+      return serviceError('invalid_request', `Significance letters (sig) on this tab book compare ${formatNumber(rows * pairs, 0)} pairs of columns; at most ${formatNumber(limits.comparisons, 0)} are allowed (the comparisons limit).`, 'Leave "sig" out of Statistics, or ask for fewer stubs or banner columns.', 'Statistics');
     }
   }
   // Saved audiences (`@name`) in the base and the banner, as POST /tables expands them: a banner

@@ -22,6 +22,7 @@ import type { AuthenticatedContext, RouteResult } from './route.js';
 import { fromEngineError, isServiceError, quote, serviceError, type ServiceError } from './service-error.js';
 import type { TableLimits } from './table-limits.js';
 import { validateTablesRequest, type TableAxisItem, type TablesRequest } from './tables-request.js';
+import { formatNumber } from '../text/number-text.js';
 
 export { DEFAULT_TABLE_LIMITS, MAX_TABLE_CELLS, type TableLimits } from './table-limits.js';
 
@@ -153,7 +154,7 @@ export async function tablesOperation(context: AuthenticatedContext): Promise<Ro
   if (release === undefined) {
     if (answer instanceof TableAnswerStream) answer.cancel();
     return {
-      ...serviceError('unavailable', `The server is sending as many table answers as it holds at once (${service.tables.answers.maxBytes.toLocaleString('en-US')} bytes); nothing was billed.`, "Retry after the Retry-After header's seconds."),
+      ...serviceError('unavailable', `The server is sending as many table answers as it holds at once (${formatNumber(service.tables.answers.maxBytes, 0)} bytes); nothing was billed.`, "Retry after the Retry-After header's seconds."),
       retryAfterSeconds: 1,
     };
   }
@@ -281,7 +282,7 @@ function workAhead(body: TablesRequest, sizes: AxisSizes, limits: TableLimits): 
     if (comparisons > limits.comparisons) {
       const widest = Math.max(...sizes.columns);
       return refuse(
-        `Significance letters (sig) on this table compare ${comparisons.toLocaleString('en-US')} pairs of columns (${sizes.rowCount} rows x ${pairs.toLocaleString('en-US')} pairs within the column variables); at most ${limits.comparisons.toLocaleString('en-US')} are allowed (the comparisons limit).`,
+        `Significance letters (sig) on this table compare ${formatNumber(comparisons, 0)} pairs of columns (${sizes.rowCount} rows x ${formatNumber(pairs, 0)} pairs within the column variables); at most ${formatNumber(limits.comparisons, 0)} are allowed (the comparisons limit).`,
         `A column variable of k values makes k(k-1)/2 pairs in every row${widest > 1 ? ` (the largest here has ${widest} values)` : ''}: leave "sig" out of Statistics, put fewer rows in the table, or compare fewer values (expressions such as "age=18..34" instead of a whole variable).`,
       );
     }
@@ -298,8 +299,8 @@ function workAhead(body: TablesRequest, sizes: AxisSizes, limits: TableLimits): 
     }
     if (covariance > limits.raoScottCovariance) {
       return refuse(
-        `The Rao-Scott tests (chisq) of this table need ${covariance.toLocaleString('en-US')} covariance entries (each test's cells squared; the largest test has ${largest.toLocaleString('en-US')} cells); at most ${limits.raoScottCovariance.toLocaleString('en-US')} are allowed (the raoScottCovariance limit).`,
-        `Leave "chisq" out of Statistics, or test variables with fewer values (at most ${Math.floor(Math.sqrt(limits.raoScottCovariance)).toLocaleString('en-US')} cells in one test).`,
+        `The Rao-Scott tests (chisq) of this table need ${formatNumber(covariance, 0)} covariance entries (each test's cells squared; the largest test has ${formatNumber(largest, 0)} cells); at most ${formatNumber(limits.raoScottCovariance, 0)} are allowed (the raoScottCovariance limit).`,
+        `Leave "chisq" out of Statistics, or test variables with fewer values (at most ${formatNumber(Math.floor(Math.sqrt(limits.raoScottCovariance)), 0)} cells in one test).`,
       );
     }
   }
@@ -314,7 +315,7 @@ function workAhead(body: TablesRequest, sizes: AxisSizes, limits: TableLimits): 
 function deckAhead(sizes: AxisSizes): ServiceError | undefined {
   const cells = sizes.rowCount * sizes.columnCount;
   if (cells > MAX_DECK_CELLS) {
-    return serviceError('invalid_request', `A deck of this table would hold ${cells.toLocaleString('en-US')} cells; at most ${MAX_DECK_CELLS.toLocaleString('en-US')} are allowed in a PowerPoint answer.`, 'Ask for fewer rows or columns, or the XLSX or JSON format.', 'Rows');
+    return serviceError('invalid_request', `A deck of this table would hold ${formatNumber(cells, 0)} cells; at most ${formatNumber(MAX_DECK_CELLS, 0)} are allowed in a PowerPoint answer.`, 'Ask for fewer rows or columns, or the XLSX or JSON format.', 'Rows');
   }
   const columns = sizes.columns.reduce((sum, size) => sum + (size === 0 ? 1 : size + 1), 0);
   let run = 0;
@@ -330,7 +331,7 @@ function deckAhead(sizes: AxisSizes): ServiceError | undefined {
   if (run > 0) panels.push(run);
   const widest = Math.max(0, ...panels) * columns;
   if (widest > CHART_MAX_BARS) {
-    return serviceError('invalid_request', `A slide of this table would chart up to ${widest.toLocaleString('en-US')} bars; at most ${CHART_MAX_BARS.toLocaleString('en-US')} are allowed on one chart.`, 'Chart fewer row categories or columns: put fewer values in a row variable or fewer columns in the table.', 'Rows');
+    return serviceError('invalid_request', `A slide of this table would chart up to ${formatNumber(widest, 0)} bars; at most ${formatNumber(CHART_MAX_BARS, 0)} are allowed on one chart.`, 'Chart fewer row categories or columns: put fewer values in a row variable or fewer columns in the table.', 'Rows');
   }
   return undefined;
 }

@@ -8,6 +8,7 @@ import type { ApiKeyRecord } from '../http/index.js';
 import { entitledToSurvey } from '../http/auth.js';
 import { callerGroups, surveyDetail, surveySummary, type CatalogDataset, type ShownCount, type SurveyDetail, type SurveySummary } from '../http/survey-catalog.js';
 import { html, layout, notice, raw, type PageContext, type Raw } from './html.js';
+import { formatNumber } from '../text/number-text.js';
 
 /** The account's rights as the API's entitlement checks read them. */
 export function accountRights(account: Account): ApiKeyRecord {
@@ -26,7 +27,7 @@ export function accountCatalog(account: Account, datasets: readonly CatalogDatas
 }
 
 function count(shown: ShownCount, threshold: number): string {
-  return shown === null ? `${threshold} or fewer` : `≈ ${shown.toLocaleString('en-US')}`;
+  return shown === null ? `${threshold} or fewer` : `≈ ${formatNumber(shown, 0)}`;
 }
 
 function detailSection(detail: SurveyDetail): Raw {
@@ -38,7 +39,7 @@ function detailSection(detail: SurveyDetail): Raw {
       <td>${variable.AuthorizationGroup}</td>
       <td>
         ${variable.Values === undefined
-          ? html`<p>${variable.Distinct.toLocaleString('en-US')} distinct answers.</p>`
+          ? html`<p>${formatNumber(variable.Distinct, 0)} distinct answers.</p>`
           : html`<ul class="values">${variable.Values.map((value) => html`<li><code>${value.Expression}</code> ${value.Label ?? ''} <small>(${count(value.Respondents, threshold)})</small></li>`)}</ul>`}
         ${variable.Range ? html`<p>Range: <code>${variable.Range.Expression}</code></p>` : raw('')}
         ${variable.Missing ? html`<p>No answer: <code>${variable.Missing.Expression}</code> <small>(${count(variable.Missing.Respondents, threshold)})</small></p>` : raw('')}
@@ -50,7 +51,7 @@ function detailSection(detail: SurveyDetail): Raw {
   );
   return html`<section aria-labelledby="survey-title">
     <h2 id="survey-title">${detail.Name} (<code>${detail.SurveyCode}</code>)</h2>
-    <p>${detail.Respondents.toLocaleString('en-US')} respondents; weights ${detail.Weights.join(', ')} (the first is the default); AudienceReportUnits ${detail.AudienceReportUnits}; your groups: ${detail.AuthorizationGroups.join(', ')}.
+    <p>${formatNumber(detail.Respondents, 0)} respondents; weights ${detail.Weights.join(', ')} (the first is the default); AudienceReportUnits ${detail.AudienceReportUnits}; your groups: ${detail.AuthorizationGroups.join(', ')}.
       Respondent counts are rounded to ${detail.CountRounding} and not shown for ${threshold} respondents or fewer. Every expression below can be used as it is in PopulationBaseCode, TargetCodes, Rows or Columns.</p>
     <h3>Variables</h3>
     <table><thead><tr><th scope="col">Variable</th><th scope="col">Label</th><th scope="col">Group</th><th scope="col">Values</th></tr></thead><tbody>${variables}</tbody></table>

@@ -8,6 +8,7 @@ import { CrosstabError, ErrorCode } from '../errors.js';
 import { shorten } from '../text/expression-text.js';
 import type { Expr } from './ast.js';
 import { MAX_TERMS, parseExpression } from './parse.js';
+import { formatNumber } from '../text/number-text.js';
 
 /** Deepest chain of audiences using audiences (`@a` uses `@b` uses `@c`...). */
 export const MAX_AUDIENCE_DEPTH = 8;
@@ -62,7 +63,7 @@ export function usesAudiences(source: string): boolean {
 
 const tooBig = (): CrosstabError =>
   // The parser's message would show the expanded text: say what is too big, not what it holds.
-  new CrosstabError(ErrorCode.invalidExpression, `with its audiences expanded, the expression is past the grammar's bounds (${MAX_TERMS} terms, nesting of 64 levels, ${MAX_EXPANDED_LENGTH.toLocaleString('en-US')} characters)`, {
+  new CrosstabError(ErrorCode.invalidExpression, `with its audiences expanded, the expression is past the grammar's bounds (${MAX_TERMS} terms, nesting of 64 levels, ${formatNumber(MAX_EXPANDED_LENGTH, 0)} characters)`, {
     hint: 'Use fewer or smaller audiences in one expression, or split the question into several queries.',
   });
 

@@ -1,5 +1,6 @@
 import type { StabilityLevel, StabilityThresholds, TableResult } from '../facade/types.js';
 import type { ColumnGroup } from './column-groups.js';
+import { formatNumber } from '../text/number-text.js';
 import { presentFigures } from './cell-figures.js';
 import type { Figure, FigureDisplay, FigureStat } from './statistics.js';
 import type { TableStatistics } from './table-statistics.js';
@@ -30,9 +31,9 @@ export function lettersLegend(statistics: TableStatistics): string {
   return `letters: the cell's vertical % is significantly higher than that of the columns with those letters in its group (${test}, alpha ${statistics.alpha}, ${correction})`;
 }
 
+/** A figure with `digits` decimals, thousands grouped by commas in every locale (formatNumber); `–` for none. */
 export function formatCount(value: number, digits = 1): string {
-  if (!Number.isFinite(value)) return '–';
-  return value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+  return Number.isFinite(value) ? formatNumber(value, digits) : '–';
 }
 
 /** A proportion as a percentage: 0.07522 → `7.5%`. */

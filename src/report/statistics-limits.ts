@@ -8,6 +8,7 @@ import { CrosstabError, ErrorCode } from '../errors.js';
 import type { TableResult } from '../facade/types.js';
 import { columnGroups, type ColumnGroup } from './column-groups.js';
 import type { StatName } from './statistics.js';
+import { formatNumber } from '../text/number-text.js';
 
 /** Bounds on the work of tableStatistics(); absent fields are unbounded. */
 export interface StatisticsLimits {
@@ -67,7 +68,7 @@ export function checkStatisticsLimits(work: StatisticsWork, limits: StatisticsLi
   if (limits.comparisons !== undefined && work.comparisons > limits.comparisons) {
     throw new CrosstabError(
       ErrorCode.invalidOption,
-      `significance letters (sig) would compare ${work.comparisons.toLocaleString('en-US')} pairs of columns; at most ${limits.comparisons.toLocaleString('en-US')} are allowed`,
+      `significance letters (sig) would compare ${formatNumber(work.comparisons, 0)} pairs of columns; at most ${formatNumber(limits.comparisons, 0)} are allowed`,
       {
         field: 'limits.comparisons',
         limit: limits.comparisons,
@@ -79,12 +80,12 @@ export function checkStatisticsLimits(work: StatisticsWork, limits: StatisticsLi
   if (limits.raoScottCovariance !== undefined && work.raoScottCovariance > limits.raoScottCovariance) {
     throw new CrosstabError(
       ErrorCode.invalidOption,
-      `the Rao–Scott tests (chisq) would need ${work.raoScottCovariance.toLocaleString('en-US')} covariance entries (each test its cells squared; the largest has ${work.largestRaoScottTest.toLocaleString('en-US')} cells); at most ${limits.raoScottCovariance.toLocaleString('en-US')} are allowed`,
+      `the Rao–Scott tests (chisq) would need ${formatNumber(work.raoScottCovariance, 0)} covariance entries (each test its cells squared; the largest has ${formatNumber(work.largestRaoScottTest, 0)} cells); at most ${formatNumber(limits.raoScottCovariance, 0)} are allowed`,
       {
         field: 'limits.raoScottCovariance',
         limit: limits.raoScottCovariance,
         needed: work.raoScottCovariance,
-        hint: `A test of r row values by c column values has r x c cells: leave chisq out, or test variables with fewer values (at most ${Math.floor(Math.sqrt(limits.raoScottCovariance)).toLocaleString('en-US')} cells in one test).`,
+        hint: `A test of r row values by c column values has r x c cells: leave chisq out, or test variables with fewer values (at most ${formatNumber(Math.floor(Math.sqrt(limits.raoScottCovariance)), 0)} cells in one test).`,
       },
     );
   }

@@ -8,6 +8,7 @@ import { expandAxis } from '../facade/axes.js';
 import type { Dataset } from '../facade/dataset.js';
 import { invalidOption, requireGroups, requireObject, requireSignal, requireString } from '../facade/options.js';
 import type { AxisItem, DatasetInfo, TableQuery } from '../facade/types.js';
+import { formatNumber } from '../text/number-text.js';
 
 export interface TabbookOptions {
   /**
@@ -131,7 +132,7 @@ function readBanner(info: DatasetInfo, banner: unknown): AxisItem[] {
     }
     if (typeof name !== 'string' || name.trim() === '') throw invalidOption(field, 'must be a variable, a code or an expression', 'Pass e.g. "sex", "BA+" or "age=18..34".');
     const variable = info.variables.find((candidate) => candidate.name === name);
-    if (variable && !variable.values) throw invalidOption(field, `is ${name}, which has ${variable.distinct.toLocaleString('en-US')} distinct values: too many for one column each`, 'Put a variable with fewer values, or a codebook code, in the banner.');
+    if (variable && !variable.values) throw invalidOption(field, `is ${name}, which has ${formatNumber(variable.distinct, 0)} distinct values: too many for one column each`, 'Put a variable with fewer values, or a codebook code, in the banner.');
     if (variable) return { variable: name };
     if (info.codes.some((code) => code.name === name)) return name;
     // An expression (`age=18..34`, `sex=2 AND race=1`): one column, checked by table() like any column.
@@ -142,7 +143,7 @@ function readBanner(info: DatasetInfo, banner: unknown): AxisItem[] {
 
 function readStubs(info: DatasetInfo, stubs: unknown): { stubs: string[]; skipped: Tabbook['skipped'] } {
   if (stubs === 'all') {
-    const skipped = info.variables.filter((variable) => !variable.values).map((variable) => ({ variable: variable.name, reason: `${variable.distinct.toLocaleString('en-US')} distinct values, too many for one row each` }));
+    const skipped = info.variables.filter((variable) => !variable.values).map((variable) => ({ variable: variable.name, reason: `${formatNumber(variable.distinct, 0)} distinct values, too many for one row each` }));
     const names = info.variables.filter((variable) => variable.values).map((variable) => variable.name);
     if (names.length === 0) throw invalidOption('stubs', 'is "all", but no variable of the dataset has a value list', 'Name stub variables instead.');
     return { stubs: names, skipped };
@@ -153,7 +154,7 @@ function readStubs(info: DatasetInfo, stubs: unknown): { stubs: string[]; skippe
     if (typeof name !== 'string' || name.trim() === '') throw invalidOption(field, 'must be a variable name', 'Pass e.g. "degree".');
     const variable = info.variables.find((candidate) => candidate.name === name);
     if (!variable) throw unknownName(name, field, info.variables.map((candidate) => candidate.name), 'variable');
-    if (!variable.values) throw invalidOption(field, `is ${name}, which has ${variable.distinct.toLocaleString('en-US')} distinct values: too many for one row each`, 'Tabulate it in bands with `crosstab table --row` ranges instead.');
+    if (!variable.values) throw invalidOption(field, `is ${name}, which has ${formatNumber(variable.distinct, 0)} distinct values: too many for one row each`, 'Tabulate it in bands with `crosstab table --row` ranges instead.');
     return name;
   });
   return { stubs: names, skipped: [] };

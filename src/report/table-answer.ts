@@ -13,6 +13,7 @@ import { tableToCSV } from './table-csv.js';
 import { tableToJSON } from './table-json.js';
 import { tableStatistics, type TableStatisticsOptions } from './table-statistics.js';
 import { tableToXLSX } from './table-xlsx.js';
+import { formatNumber } from '../text/number-text.js';
 
 export type TableAnswerFormat = 'json' | 'csv' | 'xlsx' | 'pptx';
 
@@ -62,7 +63,7 @@ class BoundedBytes {
 }
 
 function tooLarge(max: number): CrosstabError {
-  return new CrosstabError(ErrorCode.invalidOption, `the answer would be larger than ${max.toLocaleString('en-US')} bytes`, {
+  return new CrosstabError(ErrorCode.invalidOption, `the answer would be larger than ${formatNumber(max, 0)} bytes`, {
     field: 'limits.answerBytes',
     limit: max,
     hint: 'Ask for fewer cells (fewer rows or columns), fewer statistics, or the CSV or XLSX format instead of JSON.',

@@ -2,6 +2,7 @@ import { CrosstabError, ErrorCode } from '../errors.js';
 import type { StabilityLevel, TableResult } from '../facade/types.js';
 import { formatCount, formatPercent, markerLegend, stabilityMarker, type DisplayOptions } from './display.js';
 import type { TableStatistics } from './table-statistics.js';
+import { formatNumber } from '../text/number-text.js';
 
 /** One banner column of a chart: its label, its base (base AND column) and its low-base level. */
 export interface ChartSeries {
@@ -79,7 +80,7 @@ export function tableChart(result: TableResult, statistics: TableStatistics, dis
     while (end < result.rows.length && result.rows[end]!.variable === variable) end++;
     const rows = result.rows.slice(start, end);
     if (rows.length * width > CHART_MAX_BARS) {
-      throw new CrosstabError(ErrorCode.invalidOption, `the chart of ${variable ?? 'the expression rows'} would have ${(rows.length * width).toLocaleString('en-US')} bars, more than the ${CHART_MAX_BARS.toLocaleString('en-US')} a chart may have`, {
+      throw new CrosstabError(ErrorCode.invalidOption, `the chart of ${variable ?? 'the expression rows'} would have ${formatNumber(rows.length * width, 0)} bars, more than the ${formatNumber(CHART_MAX_BARS, 0)} a chart may have`, {
         field: 'chart',
         limit: CHART_MAX_BARS,
         hint: 'Chart fewer row categories or banner columns.',

@@ -21,12 +21,12 @@ export interface ServeChild {
  * Starts `crosstab serve ARGS` and resolves once it prints its URL. With `limits`, runs it as
  * `bash -c '<limits>; exec node ...'`, so the limits apply to the server process itself.
  */
-export async function startServe(args: string[], options: { limits?: string; cwd?: string; timeoutMs?: number } = {}): Promise<ServeChild> {
+export async function startServe(args: string[], options: { limits?: string; cwd?: string; timeoutMs?: number; env?: NodeJS.ProcessEnv } = {}): Promise<ServeChild> {
   const node = [process.execPath, CLI, 'serve', ...args];
   const child =
     options.limits === undefined
-      ? spawn(node[0] as string, node.slice(1), { stdio: ['ignore', 'pipe', 'pipe'], cwd: options.cwd })
-      : spawn('bash', ['-c', `${options.limits}; exec "$@"`, 'bash', ...node], { stdio: ['ignore', 'pipe', 'pipe'], cwd: options.cwd });
+      ? spawn(node[0] as string, node.slice(1), { stdio: ['ignore', 'pipe', 'pipe'], cwd: options.cwd, env: options.env })
+      : spawn('bash', ['-c', `${options.limits}; exec "$@"`, 'bash', ...node], { stdio: ['ignore', 'pipe', 'pipe'], cwd: options.cwd, env: options.env });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));

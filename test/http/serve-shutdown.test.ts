@@ -100,6 +100,8 @@ describe('crosstab serve: one shutdown deadline', () => {
     expect(whole).toBe(false);
     expect(body.byteLength).toBeLessThan(answer.length);
     expect(handlerClosed(serve)).toMatch(/ 1 answers cut at the close time limit/);
+    // The time the shutdown waited, not the handler's own 0 ms at the deadline.
+    expect(Number(/\(after (\d+) ms\)/.exec(handlerClosed(serve) ?? '')?.[1])).toBeGreaterThanOrEqual(10_000);
   }, 180_000);
 
   it('refuses a --shutdown-timeout that is not a whole number of milliseconds', async () => {

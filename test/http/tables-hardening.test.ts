@@ -7,6 +7,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { openDatabase } from '../../src/access/index.js';
@@ -41,7 +42,7 @@ interface Answer {
   bytes: number;
 }
 
-function post(path: string, key: string, body: unknown, options: { abortWhen?: Promise<void>; onResponse?: () => void } = {}): Promise<Answer> {
+function post(path: string, key: string, body: unknown, options: { abortWhen?: Promise<void>; onResponse?: () => void; onBytes?: (bytes: number) => void } = {}): Promise<Answer> {
   const url = new URL(`${serve.origin}/v1${path}`);
   return new Promise((resolve, reject) => {
     const req = httpRequest(url, { method: 'POST', headers: { 'content-type': 'application/json', 'service-engine-authorizer': key }, agent: false }, (res) => {
@@ -50,6 +51,7 @@ function post(path: string, key: string, body: unknown, options: { abortWhen?: P
       let bytes = 0;
       res.on('data', (chunk: Buffer) => {
         bytes += chunk.length;
+        options.onBytes?.(bytes);
         if (chunks.length < 4) chunks.push(chunk);
       });
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), bytes }));
@@ -202,6 +204,44 @@ describe.each([
     // 1 (the large table) + 1 (delivered beside the abandoned one) + 1 (after the abort) + 3.
     expect(await billedTables()).toBe(6);
   }, 60_000);
+
+  it('a server that stalls longer than the idle timeout while its clients wait goes on with its answers, cutting none', async () => {
+    // The server's process stops (a long GC pause, a starved CPU, a paused VM) for twice the
+    // idle timeout while it streams a large answer; that client keeps reading what was sent, and
+    // another has just opened a connection and sends its request meanwhile. On waking, the idle
+    // timers are due before the server has seen that the first client took those bytes (or its
+    // own table thread has made the next ones) and before it has read the second's request:
+    // neither client stopped. Before, the server cut both at once (ECONNRESET).
+    const billedBefore = await billedTables();
+    const { hostname, port } = new URL(serve.origin);
+    const body = JSON.stringify({ SurveyCode: 'GSS', PopulationBaseCode: 'year=2024', TargetCodes: ['sex=2'] });
+    let received = '';
+    let stalled: Promise<void> | undefined;
+    let ended: Promise<string | undefined> | undefined;
+    const stall = async (): Promise<void> => {
+      const socket = connect(Number(port), hostname);
+      socket.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')));
+      ended = new Promise((resolve) => {
+        socket.on('error', (error: NodeJS.ErrnoException) => resolve(error.code));
+        socket.on('close', () => resolve(undefined));
+      });
+      await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+      // Taken by the server (its idle timer running) while it streams the large answer.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(serve.child.kill('SIGSTOP')).toBe(true);
+      socket.write(`POST /v1/crosstab HTTP/1.1\r\nHost: ${hostname}\r\nContent-Type: application/json\r\nService-Engine-Authorizer: ${other}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+      await new Promise((resolve) => setTimeout(resolve, 2500));
+      serve.child.kill('SIGCONT');
+    };
+    // Once the large answer is under way.
+    const table = await post('/tables', attacker, LARGE, { onBytes: () => void (stalled ??= stall()) });
+    await stalled;
+    expect(table.status).toBe(200);
+    expect(table.bytes).toBeGreaterThan(50_000_000);
+    expect(await ended).toBeUndefined();
+    expect(received.split('\r\n', 1)[0]).toBe('HTTP/1.1 200 OK');
+    expect(await billedTables()).toBe(billedBefore + 1);
+  }, 120_000);
 
   it('a client that stops reading a large answer is cut after the idle timeout, freeing the table thread for others', async () => {
     // The stalled client takes the status line, then reads nothing: the one table thread streams
