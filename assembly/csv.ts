@@ -436,3 +436,6 @@ export function encodeChunk(
   store<u32>(status, listedCount, 12);
   return row;
 }
+
+// Typed number columns (Arrow Int and Float buffers), numbered in this module's memory too.
+export { newNumberColumn, numberCount, numberKeys, numberRows, encodeNumbers } from './typed-numbers';

@@ -4,6 +4,7 @@ import { isNullAt, isoTime, isoTimestamp } from './cell-values.js';
 import { PlainTextColumn } from './parquet-texts.js';
 import { type CellValue, ColumnEncoder, inputError, type Validity, type WeightEncoder } from './table-encoder.js';
 import { Utf8Text } from './utf8-text.js';
+import { NumberKind, TypedNumbers } from './typed-numbers.js';
 
 /**
  * How an Arrow record batch's vectors go into column encoders, on the calling thread and in
@@ -33,6 +34,22 @@ export class TextColumns {
     if (texts === undefined) this.texts.set(target, (texts = new PlainTextColumn(target, this.readWhole.has(target.source.name) ? undefined : this.stopAbove)));
     return texts;
   };
+
+  private typed: TypedNumbers | undefined;
+  /** The thread's numbering of stored numbers (made at the first numeric column). */
+  get numbers(): TypedNumbers {
+    return (this.typed ??= new TypedNumbers());
+  }
+}
+
+/** How a vector of `type` (an Int or a Float, not Float16) stores its values. */
+export function numberKind(type: DataType): NumberKind | undefined {
+  if (Types.isInt(type)) {
+    const kinds = type.isSigned ? [NumberKind.int8, NumberKind.int16, NumberKind.int32, NumberKind.int64] : [NumberKind.uint8, NumberKind.uint16, NumberKind.uint32, NumberKind.uint64];
+    return kinds[[8, 16, 32, 64].indexOf(type.bitWidth)];
+  }
+  if (Types.isFloat(type)) return type.precision === 2 ? NumberKind.float64 : type.precision === 1 ? NumberKind.float32 : undefined;
+  return undefined;
 }
 
 /**
@@ -41,15 +58,19 @@ export class TextColumns {
  * dictionary once per batch with its indices. Other types (dates, booleans...) go cell by
  * cell. Returns whether the vector was stored.
  */
-export function storeColumnar(target: ColumnEncoder | WeightEncoder, start: number, vector: Vector, textsOf: (target: ColumnEncoder) => PlainTextColumn): boolean {
+export function storeColumnar(target: ColumnEncoder | WeightEncoder, start: number, vector: Vector, texts: TextColumns): boolean {
   const type = vector.type as DataType;
   if (!isColumnar(type)) return false;
   const plainNumbers = Types.isInt(type) || Types.isFloat(type);
   const dictionaryOfPlain = Types.isDictionary(type);
+  const kind = target instanceof ColumnEncoder ? numberKind(type) : undefined;
   let at = start;
   for (const data of vector.data) {
     const valid: Validity | undefined = data.nullCount > 0 && data.nullBitmap ? { bits: data.nullBitmap, offset: data.offset } : undefined;
-    if (plainNumbers) target.setValues(at, data.values as ArrayLike<number | bigint>, 0, data.length, valid);
+    if (kind !== undefined) {
+      const values = data.values as Uint8Array;
+      texts.numbers.store(target as ColumnEncoder, at, kind, new Uint8Array(values.buffer, values.byteOffset, values.byteLength), data.length, valid);
+    } else if (plainNumbers) target.setValues(at, data.values as ArrayLike<number | bigint>, 0, data.length, valid);
     else if (dictionaryOfPlain) {
       const words = (data.dictionary as Vector).toArray() as ArrayLike<CellValue>;
       const narrow = data.values instanceof Int32Array || data.values instanceof Int16Array || data.values instanceof Uint16Array || data.values instanceof Int8Array || data.values instanceof Uint8Array;
@@ -63,7 +84,7 @@ export function storeColumnar(target: ColumnEncoder | WeightEncoder, start: numb
         for (let k = 0; k < data.length; k++) cells[k] = words[Number(indices[k]!)];
         target.setValues(at, cells, 0, data.length, valid);
       }
-    } else if (Types.isUtf8(type) && target instanceof ColumnEncoder) target.setIds(at, textsOf(target).encode(lengthPrefixed(data as Data<Utf8>, valid), 0, data.length).ids);
+    } else if (Types.isUtf8(type) && target instanceof ColumnEncoder) target.setIds(at, texts.of(target).encode(lengthPrefixed(data as Data<Utf8>, valid), 0, data.length).ids);
     else if (Types.isUtf8(type)) target.setValues(at, utf8Cells(data as Data<Utf8>), 0, data.length, valid, true);
     else target.setValues(at, makeVector(data).toArray() as ArrayLike<CellValue>, 0, data.length);
     at += data.length;

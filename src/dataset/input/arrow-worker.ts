@@ -53,7 +53,7 @@ try {
           apart = false;
         }
         const column = columns[k]!;
-        if (!storeColumnar(targets[k]!, rows, batch.vectorAt(column.position), texts.of)) throw new Error(`column "${column.name}" is not of one type in every record batch`);
+        if (!storeColumnar(targets[k]!, rows, batch.vectorAt(column.position), texts)) throw new Error(`column "${column.name}" is not of one type in every record batch`);
       }
       rows += batch?.rows ?? 0;
     }

@@ -67,7 +67,7 @@ export async function readArrow(path: string, options: ReadOptions): Promise<Raw
         for (const i of own()) {
           const target = encoder.columns[i] ?? encoder.weightAt[i]!;
           const vector = batch.vectorAt(i);
-          if (!storeColumnar(target, rows, vector, texts.of)) {
+          if (!storeColumnar(target, rows, vector, texts)) {
             const cell = cells.get(i)!;
             for (let row = 0; row < batch.rows; row++) target.set(rows + row, cell(vector, row));
           }
