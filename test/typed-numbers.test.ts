@@ -55,8 +55,15 @@ function bitmap(rows: number, offset: number, next: () => number): Validity {
   return { bits, offset };
 }
 
+/** The ids as a short digest (length and a sum over rows), so a mismatch is reported at once, not diffed row by row. */
+function idDigest(ids: ArrayLike<number>): string {
+  let sum = 0;
+  for (let k = 0; k < ids.length; k++) sum = (Math.imul(sum, 31) + ids[k]! * (k + 1)) | 0;
+  return `${ids.length} ids, digest ${sum}`;
+}
+
 function table(encoder: ColumnEncoder, rows: number) {
-  return { dictionary: [...encoder.dictionary], counts: [...encoder.counts()], ids: [...encoder.take(rows)] };
+  return { dictionary: [...encoder.dictionary], counts: [...encoder.counts()], ids: idDigest(encoder.take(rows)) };
 }
 
 const kinds = Object.entries(NumberKind) as Array<[string, NumberKind]>;
