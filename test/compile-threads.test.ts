@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { compileDataset } from '../src/dataset/build/compile.js';
+import type { StoredBuffer } from '../src/dataset/build/column-buffers.js';
 import { readCsv } from '../src/dataset/input/read-csv.js';
 import { writeDataset } from '../src/dataset/file/writer.js';
 import { buildDataset, CrosstabError, ErrorCode, openDataset } from '../src/index.js';
@@ -14,9 +15,10 @@ import { gssCsv, nhanesCsv } from './support/paths.js';
 const dir = mkdtempSync(join(tmpdir(), 'compile-threads-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-async function buffers(data: Iterable<Uint8Array> | AsyncIterable<Uint8Array>): Promise<Buffer[]> {
+/** Each buffer's bytes; a buffer made stored and hashed gives its stored bytes and hash. */
+async function buffers(data: Iterable<Uint8Array | StoredBuffer> | AsyncIterable<Uint8Array | StoredBuffer>): Promise<Buffer[]> {
   const out: Buffer[] = [];
-  for await (const buffer of data) out.push(Buffer.from(buffer));
+  for await (const buffer of data) out.push(buffer instanceof Uint8Array ? Buffer.from(buffer) : Buffer.concat([buffer.stored, Buffer.from(buffer.hash)]));
   return out;
 }
 

@@ -156,6 +156,26 @@ describe('Parquet column chunks', () => {
     expect(() => storeColumnChunk(Uint8Array.from(chunk), meta, { type: 'INT64', optional: true, target }, 0, 6)).toThrow(/row 5: weight column "w" is blank/);
   });
 
+  it('reads a weight column of dictionary pages as its numbers (pages v1 and v2, long runs, a second dictionary, 64-bit integers)', () => {
+    const doubles = [0.5, 2, 1e6, 3.25, 0];
+    const indicesOf = (count: number, size: number, seed: number) => Array.from({ length: count }, (_, k) => (k % 50 < 20 ? seed % size : (k * 7 + seed) % size));
+    const first = indicesOf(300, doubles.length, 1);
+    const second = indicesOf(200, doubles.length, 3);
+    const integers = [17n, 4n, 2n ** 40n];
+    const third = indicesOf(100, integers.length, 2);
+    const chunk = [
+      ...dictionaryPage(doubles.length, doubles.flatMap((w) => [...new Uint8Array(Float64Array.of(w).buffer)])),
+      ...dataPage(RLE_DICTIONARY, first.length, first.map(() => 1), indices(first, 3)),
+      ...dataPageV2(RLE_DICTIONARY, second.map(() => 1), indices(second, 9)),
+    ];
+    const target = new WeightEncoder('w', 'f.parquet', 1, (row) => ({ row: row + 1 }));
+    storeColumnChunk(Uint8Array.from(chunk), { codec: 'UNCOMPRESSED' } as ColumnMetaData, { type: 'DOUBLE', optional: true, target }, 2, first.length + second.length);
+    const intChunk = [...dictionaryPage(integers.length, int64s(integers)), ...dataPage(RLE_DICTIONARY, third.length, undefined, indices(third, 2))];
+    storeColumnChunk(Uint8Array.from(intChunk), meta, { type: 'INT64', optional: false, target }, 2 + first.length + second.length, third.length);
+    const expected = [0, 0, ...[...first, ...second].map((index) => doubles[index]!), ...third.map((index) => Number(integers[index]!))];
+    expect(Array.from(target.take(expected.length))).toEqual(expected);
+  });
+
   it('reads a text column of PLAIN pages over its bytes as set() reads its values, malformed UTF-8 as U+FFFD', () => {
     const raw = (parts: number[][]) => parts.flatMap((bytes) => [...int32(bytes.length), ...bytes]);
     const a = [0x61];
@@ -224,6 +244,50 @@ describe('Parquet column chunks', () => {
       }),
       { numRuns: 200 },
     );
+  });
+
+  it('widens a column past 255 and 65,535 values while a dictionary page is decoded, nulls included, as set() one cell at a time', () => {
+    // Ids of one, two and four bytes: a first chunk of 200 values, then a dictionary of 70,000
+    // whose pages number new values mid-page, and a row group that starts at any row.
+    for (const optional of [false, true]) {
+      const first = Array.from({ length: 200 }, (_, k) => k * 3);
+      const words = Array.from({ length: 70_000 }, (_, k) => 70_000 - k);
+      // Every word shown (7919 is prime to 70,000), a null row after every fifth when optional.
+      const rows = Array.from({ length: 70_000 }, (_, k) => (k * 7919) % words.length).flatMap((index, k) => (optional && k % 5 === 2 ? [index, undefined] : [index]));
+      const defined = rows.map((index) => (index === undefined ? 0 : 1));
+      const present = rows.filter((index): index is number => index !== undefined);
+      const half = 45_000;
+      const presentFirst = defined.slice(0, half).filter(Boolean).length;
+      const chunk = [
+        ...dictionaryPage(first.length, int64s(first.map(BigInt))),
+        ...dataPage(RLE_DICTIONARY, first.length, optional ? first.map(() => 1) : undefined, indices(first.map((_, k) => k), 8)),
+        ...dictionaryPage(words.length, int64s(words.map(BigInt))),
+        ...dataPage(RLE_DICTIONARY, half, optional ? defined.slice(0, half) : undefined, indices(present.slice(0, presentFirst), 17)),
+        ...(optional ? dataPageV2(RLE_DICTIONARY, defined.slice(half), indices(present.slice(presentFirst), 17)) : dataPage(RLE_DICTIONARY, rows.length - half, undefined, indices(present.slice(half), 17))),
+      ];
+      const cells: CellValue[] = [...Array<CellValue>(3).fill(null), ...first, ...rows.map((index) => (index === undefined ? null : words[index]!))];
+      const expected = encodedOneByOne(cells);
+      const actual = stored(chunk, { type: 'INT64', optional }, cells.length - 3, 3);
+      expect(actual.dictionary).toEqual(expected.dictionary);
+      expect(Array.from(actual.counts())).toEqual(Array.from(expected.counts()));
+      const ids = actual.take(cells.length);
+      expect(ids.BYTES_PER_ELEMENT).toBe(4);
+      expect(Array.from(ids)).toEqual(Array.from(expected.take(cells.length)));
+    }
+  });
+
+  it('refuses dictionary pages whose runs pass the end of the page, or a definition level above 1, naming what', () => {
+    const words = dictionaryPage(4, texts(['a', 'b', 'c', 'd']));
+    // A bit-packed run of 8 indices at 2 bits needs 2 bytes: one is there.
+    const cutIndices = [...words, ...dataPage(RLE_DICTIONARY, 8, undefined, [2, 3, 0b11100100])];
+    expect(() => stored(cutIndices, { type: 'BYTE_ARRAY', optional: false }, 8)).toThrow(/bit-packed run of dictionary indices passes the end of its page after 0 of 8 values/);
+    // Runs that end before the page's rows do.
+    const fewIndices = [...words, ...dataPage(RLE_DICTIONARY, 20, undefined, indices([1, 1, 1, 1, 1, 1, 1, 1, 1, 1], 2))];
+    expect(() => stored(fewIndices, { type: 'BYTE_ARRAY', optional: false }, 20)).toThrow(/RLE\/bit-packed run ends after 10 of 20 values/);
+    // An RLE run of 3 levels of 2.
+    const body = [...int32(2), 6, 2, ...indices([0], 2)];
+    const levelTwo = [...words, ...struct([[1, 0], [2, body.length], [3, body.length], [5, [[1, 3], [2, RLE_DICTIONARY], [3, RLE], [4, RLE]]]]), ...body];
+    expect(() => stored(levelTwo, { type: 'BYTE_ARRAY', optional: true }, 3)).toThrow(/a definition level is 2, above the 1 of a flat column/);
   });
 
   it('refuses a dictionary index past the dictionary', () => {

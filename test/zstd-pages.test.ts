@@ -60,4 +60,19 @@ describeWithZstd('Zstandard pages', () => {
     // A page shorter than its header says comes back short (the chunk reader refuses it), not padded.
     expect(zstdPage(pages['a frame with its content size'], data.length + 10).length).toBe(data.length);
   });
+
+  it('read right after the library is started again in the same thread (by the host, or by the package loaded as both import and require)', async () => {
+    await zstdReady();
+    const small = Array.from({ length: 20 }, (_, k) => data.subarray(k * 5000, k * 5000 + 4096 + k));
+    const frames = small.map((bytes) => zstd(bytes, ['-3']));
+    frames.forEach((frame, k) => expect(Buffer.from(zstdPage(frame, small[k]!.length)).equals(Buffer.from(small[k]!))).toBe(true));
+    // Another user of the library in this thread calls its init(), which makes a new instance
+    // asynchronously and swaps the library's memory views to it once it is ready.
+    const library = await import('@bokuweb/zstd-wasm');
+    await library.init();
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    frames.forEach((frame, k) => expect(Buffer.from(zstdPage(frame, small[k]!.length)).equals(Buffer.from(small[k]!)), `page ${k}`).toBe(true));
+    // And the other user's own calls still work.
+    expect(Buffer.from(library.decompress(frames[3]!)).equals(Buffer.from(small[3]!))).toBe(true);
+  });
 });

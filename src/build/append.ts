@@ -123,7 +123,8 @@ export async function appendRows(dataset: string, newRows: string, options: Appe
     const compiled = await extend(dataset, newRows, format, source, table, (ptr, bytes) => kernel.memory.bytes(ptr, bytes), kernel);
     cancelled();
     const { writeDataset } = await import('../dataset/file/writer.js');
-    const written = await writeDataset(compiled.dataset, options.out, signal);
+    // Past the page cache: each buffer is made when the writer asks for it, so a slow device holds back nothing but the append.
+    const written = await writeDataset(compiled.dataset, options.out, signal, { direct: true });
     // The weights file belongs to the build just replaced (its weights, left out, were of the old respondents).
     if (data.weightsFile !== undefined && dropped.length > 0 && resolve(options.out) === resolve(dataset)) await rm(data.weightsFile.path, { force: true });
     return {

@@ -35,7 +35,8 @@ export function crosstabHono(handler: CrosstabHandler): (c: HonoContextLike, nex
     const request: HandlerRequest =
       incoming !== undefined
         ? nodeRequest(incoming, path, handler.maxBodyBytes, outgoing)
-        : { method: c.req.method, path, headers: raw.headers, readBody: (signal) => readWebBody(raw, handler.maxBodyBytes, signal), streaming: true };
+        : // The Request's signal aborts when its client goes (before its answer is sent): not billed, work stopped.
+          { method: c.req.method, path, headers: raw.headers, readBody: (signal) => readWebBody(raw, handler.maxBodyBytes, signal), streaming: true, signal: raw.signal };
     const response = await handler.handle(request);
     // The handler says Connection: close for a declared body it did not read to its end.
     const headers = incoming === undefined || incoming.complete ? response.headers : { ...response.headers, connection: 'close' };

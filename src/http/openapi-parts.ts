@@ -30,7 +30,7 @@ const statusDescriptions: Record<number, string> = {
   408: 'The request body did not arrive within the body timeout of its headers, or the whole request not in time; the connection is closed. Not billed.',
   409: 'The name is already taken where the audience would go (by a shared audience of the account, or one of the caller\'s own).',
   413: 'The request body is larger than the limit.',
-  415: 'Content-Type is not application/json with UTF-8.',
+  415: 'Content-Type is not application/json with UTF-8, or the body has a Content-Encoding or a Transfer-Encoding other than chunked (send it uncompressed).',
   429: "The account's rate limit or monthly quota is used up, or the caller's address sent too many unknown, revoked or expired keys; retry after the Retry-After header's seconds. Not billed.",
   431: 'The request headers are too large (`crosstab serve` and `listen()`, for any path). The connection is closed.',
   500: 'Internal error (a bug); report the X-Request-Id header.',

@@ -5,10 +5,15 @@ import { isoNow } from './clock.js';
 import { parseJsonBody } from './crosstab-request.js';
 import type { AccessLogEntry, HandlerRequest } from './handler-types.js';
 import { headerOf, isJsonContentType } from './headers.js';
-import { clientGone, type RequestBody } from './request-body.js';
+import { CLIENT_GONE, clientGone, type ArrivedBodyRequest, type RequestBody } from './request-body.js';
 import { isBilledAnswer, type OperationReply, type Route, type RouteResult, type ServiceContext } from './route.js';
-import { fromThrown, isServiceError, serviceError, type ServiceError } from './service-error.js';
+import { fromThrown, isServiceError, quote, serviceError, type ServiceError } from './service-error.js';
 import type { UsageRecord, UsageSink } from './usage-ledger.js';
+
+/** Resolves after the event loop's next check phase: I/O callbacks already due have run by then. */
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
 
 /** One matched request: the route, and what the request brings. */
 export interface RouteCall {
@@ -44,6 +49,16 @@ export function createRoutePipeline(context: { service: ServiceContext; checkCal
       if (!isJsonContentType(headerOf(request.headers, 'content-type'))) {
         return serviceError('unsupported_media_type', 'Content-Type must be application/json.', 'Send the body as JSON with the header `Content-Type: application/json`.');
       }
+      // A compressed body would be refused as text that is not UTF-8, with a hint to re-encode it.
+      const coding = headerOf(request.headers, 'content-encoding');
+      if (coding !== undefined && !/^\s*(identity)?\s*$/i.test(coding)) {
+        return serviceError('unsupported_media_type', `Content-Encoding ${quote(coding, 40)} is not accepted: the body must be JSON as it is.`, 'Send the JSON body uncompressed, without a Content-Encoding header.');
+      }
+      // node:http takes chunked apart and hands any other transfer coding (gzip, chunked) on as it came.
+      const transfer = headerOf(request.headers, 'transfer-encoding');
+      if (transfer !== undefined && !/^\s*chunked\s*$/i.test(transfer)) {
+        return serviceError('unsupported_media_type', `Transfer-Encoding ${quote(transfer, 40)} is not accepted: only chunked is.`, 'Send the JSON body uncompressed, with Content-Length or Transfer-Encoding: chunked.');
+      }
       if (Number(headerOf(request.headers, 'content-length') ?? 0) > maxBodyBytes) return tooLarge(route);
       const bytes = await body.read();
       if (isServiceError(bytes)) return bytes;
@@ -65,6 +80,14 @@ export function createRoutePipeline(context: { service: ServiceContext; checkCal
       return refusal;
     };
     // A record only for an answer that can still be sent: a client that has gone is not billed.
+    // Asked after one turn of the event loop: an answer made without waiting on I/O (a cached
+    // or small crosstab) is ready before node:http has read what arrived after the request, so
+    // a client that closed or reset its connection right after sending would be seen as gone
+    // only during the record's flush, and billed for an answer it never gets.
+    await nextTurn();
+    // A request known gone only by its signal (a fetch Request's, aborted on the connection's
+    // 'close' event) learns it in the loop's close phase, after that turn: one more.
+    if ((request as ArrivedBodyRequest)[CLIENT_GONE] === undefined) await nextTurn();
     if (clientGone(request)) return unsent(serviceError('client_closed_request', 'The client closed the connection before the answer; nothing was billed.', 'Wait for the answer.'));
     // Made field by field rather than with a spread of an optional accountId: JSON.stringify of it in the ledger is faster.
     const record: UsageRecord = { time: isoNow(), requestId, keyId: caller.id, survey: result.usage.survey, targets: result.usage.targets, operation: result.usage.operation };

@@ -34,5 +34,15 @@ export function csvEncoderModule(): WebAssembly.Module {
   return module('csv.wasm');
 }
 
+/** The compiled column builder of the build (assembly/columns.ts), compiled once per thread. */
+export function columnsModule(): WebAssembly.Module {
+  return module('columns.wasm');
+}
+
+/** The compiled Parquet page decoder of the build (assembly/parquet.ts), compiled once per thread. */
+export function parquetDecoderModule(): WebAssembly.Module {
+  return module('parquet.wasm');
+}
+
 /** Version of the CSV encoder's exports this code calls (csvAbi() in assembly/csv.ts). */
 export const CSV_ENCODER_ABI = 2;

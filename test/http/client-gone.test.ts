@@ -5,11 +5,13 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { join } from 'node:path';
+import { serve as honoServe } from '@hono/node-server';
 import express from 'express';
 import Fastify from 'fastify';
+import { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { openDataset, type Dataset } from '../../src/index.js';
-import { createCrosstabHandler, createNodeListener, crosstabExpress, crosstabFastify, listen, type AccessLogEntry, type CrosstabDataset, type CrosstabHandler } from '../../src/http/index.js';
+import { createCrosstabHandler, createNodeListener, crosstabExpress, crosstabFastify, crosstabHono, listen, type AccessLogEntry, type CrosstabDataset, type CrosstabHandler } from '../../src/http/index.js';
 import { openRaw } from './raw-http.js';
 import { makeKeyFile, readLedger, tempDir, type TestKeys } from './support.js';
 
@@ -99,6 +101,47 @@ const mounts: Mount[] = [
       };
     },
   },
+  {
+    name: 'Hono mount (@hono/node-server)',
+    async start(handler) {
+      const app = new Hono();
+      app.use(crosstabHono(handler));
+      const server = await new Promise<Server>((resolve) => {
+        const listening = honoServe({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(listening as Server)) as Server;
+      });
+      const sockets = tracked(server);
+      return {
+        port: (server.address() as AddressInfo).port,
+        sockets,
+        close: async () => {
+          server.closeAllConnections();
+          await new Promise<void>((resolve) => server.close(() => resolve()));
+          await handler.close();
+        },
+      };
+    },
+  },
+  {
+    // Hono as on runtimes without node:http (no `env.incoming`): the fetch Request, whose signal says the client has gone.
+    name: 'Hono mount (fetch only)',
+    async start(handler) {
+      const app = new Hono();
+      app.use(crosstabHono(handler));
+      const server = await new Promise<Server>((resolve) => {
+        const listening = honoServe({ fetch: (request: Request) => app.fetch(request), port: 0, hostname: '127.0.0.1' }, () => resolve(listening as Server)) as Server;
+      });
+      const sockets = tracked(server);
+      return {
+        port: (server.address() as AddressInfo).port,
+        sockets,
+        close: async () => {
+          server.closeAllConnections();
+          await new Promise<void>((resolve) => server.close(() => resolve()));
+          await handler.close();
+        },
+      };
+    },
+  },
 ];
 
 const body = JSON.stringify({ SurveyCode: 'GSS', PopulationBaseCode: 'year=2024', TargetCodes: ['sex=2'] });
@@ -146,6 +189,32 @@ describe.each(mounts)('a client gone before its crosstab answer ($name)', (mount
       expect(next.status).toBe(200);
       await next.text();
       expect(readLedger(ledger).map((record) => record['keyId'])).toEqual([keys.allId]);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+// A client that resets its connection right after sending: its answer (a small crosstab,
+// made without waiting on I/O) is ready before node:http has read the reset that followed the
+// request, so it must be asked for after the event loop has turned, not in the same step.
+describe.each(mounts)('a client that resets its connection right after sending ($name)', (mount) => {
+  it('is not billed (499, no ledger record)', async () => {
+    const ledger = join(tempDir(), 'usage.ndjson');
+    const log: AccessLogEntry[] = [];
+    const handler = await createCrosstabHandler({ datasets: [dataset], keys: keys.path, usage: ledger, log: (entry) => 'status' in entry && log.push(entry) });
+    const server = await mount.start(handler);
+    try {
+      const sent = 10;
+      for (let i = 0; i < sent; i++) {
+        const client = await openRaw(server.port);
+        client.write(`POST /v1/crosstab HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\nservice-engine-authorizer: ${keys.all}\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+        // In the same step as the request: both are in the server's socket before it reads either.
+        client.socket.resetAndDestroy();
+      }
+      for (let waited = 0; log.length < sent && waited < 10_000; waited += 10) await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(log.map((entry) => [entry.status, entry.billed])).toEqual(Array.from({ length: sent }, () => [499, undefined]));
+      expect(readLedger(ledger)).toEqual([]);
     } finally {
       await server.close();
     }

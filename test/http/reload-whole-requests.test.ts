@@ -96,6 +96,25 @@ describe('a dataset replaced while requests run on it', () => {
     expect(response.headers.get('x-dataset-version')).toBe(old);
   });
 
+  it('a table whose dataset is replaced between its survey lookup and its audiences answers with the figures of the version it looked up, not a mixture', async () => {
+    const query = { PopulationBaseCode: '@north', Rows: [{ Variable: 'brand' }], Columns: ['age=18..40', '@north', { Variable: 'region' }] };
+    // The same table, unswapped, on each version: the answers the swapped request may give.
+    const first = await post('/tables', query);
+    const firstText = await first.text();
+    expect(first.status, firstText).toBe(200);
+    const { response, text, old } = await swappedWhileReadingAudiences(() => post('/tables', query));
+    const second = await post('/tables', query);
+    const secondText = await second.text();
+    expect(second.status, secondText).toBe(200);
+    expect(first.headers.get('x-dataset-version')).toBe(old);
+    expect(second.headers.get('x-dataset-version')).not.toBe(old);
+    // The versions give different figures, so the answer tells which one made it.
+    expect(secondText).not.toBe(firstText);
+    expect(response.status, text).toBe(200);
+    expect(response.headers.get('x-dataset-version')).toBe(old);
+    expect(text).toBe(firstText);
+  });
+
   it('a tab book running when the dataset is replaced is answered whole by the version it started on', async () => {
     const before = served.info.checksum;
     const book = post('/tabbooks', { Banner: ['region', 'brand', 'age=18..30', 'age=31..50', 'age=51..'], Stubs: ['brand', 'region', 'age', 'brand', 'region', 'age', 'brand', 'region'], Statistics: ['vpct'] }, XLSX);

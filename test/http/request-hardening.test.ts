@@ -2,9 +2,11 @@
 // group metadata in errors, duplicate JSON keys, non-canonical numbers, costly expressions,
 // HEAD on /docs, a key whose only group the survey does not have. Real HTTP via listen().
 import { join } from 'node:path';
+import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { openDataset, type Dataset } from '../../src/index.js';
 import { addApiKey, createCrosstabHandler, listen, type RunningServer } from '../../src/http/index.js';
+import { openRaw } from './raw-http.js';
 import { makeKeyFile, readLedger, tempDir, type TestKeys } from './support.js';
 
 const paths = inject('testDatasets');
@@ -115,6 +117,32 @@ describe('input that must be refused', () => {
     const answer = await ask([target]);
     expect(answer.status).toBe(400);
     expect(answer.error?.code).toBe('invalid_expression');
+  });
+
+  it('a compressed body (Content-Encoding) is refused as such, not as text that is not UTF-8', async () => {
+    const json = JSON.stringify({ SurveyCode: 'GSS', PopulationBaseCode: '*', TargetCodes: ['sex=2'] });
+    for (const [coding, body] of [['gzip', gzipSync(json)], ['deflate', deflateSync(json)], ['br', brotliCompressSync(json)], ['gzip', Buffer.from(json)]] as const) {
+      const response = await fetch(`${server.url}/crosstab`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-encoding': coding, 'service-engine-authorizer': keys.all }, body });
+      const answer = JSON.parse(await response.text()) as { error: { code: string; message: string; hint: string } };
+      expect(response.status).toBe(415);
+      expect(answer.error.code).toBe('unsupported_media_type');
+      expect(answer.error.message).toContain(`Content-Encoding "${coding}"`);
+      expect(answer.error.hint).toMatch(/uncompressed/);
+    }
+    // A transfer coding other than chunked is passed on by node:http as it came: refused likewise.
+    for (const [coding, body] of [['gzip, chunked', `${gzipSync(json).length.toString(16)}\r\n`], ['gzip, chunked', `${Buffer.byteLength(json).toString(16)}\r\n${json}\r\n0\r\n\r\n`]] as const) {
+      const connection = await openRaw(server.port);
+      connection.write(`POST /v1/crosstab HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ntransfer-encoding: ${coding}\r\nservice-engine-authorizer: ${keys.all}\r\n\r\n${body}`);
+      const answer = await connection.answer();
+      connection.destroy();
+      expect(answer.status, answer.body).toBe(415);
+      expect(JSON.parse(answer.body).error.message).toContain(`Transfer-Encoding "${coding}"`);
+    }
+    const before = readLedger(ledger).length;
+    const plain = await fetch(`${server.url}/crosstab`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-encoding': 'identity', 'service-engine-authorizer': keys.all }, body: json });
+    expect(plain.status).toBe(200);
+    await plain.text();
+    expect(readLedger(ledger).length).toBe(before + 1);
   });
 
   it('an expression with more than 100 terms', async () => {

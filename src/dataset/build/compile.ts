@@ -1,4 +1,5 @@
 import { bitsetWords } from '../../kernel/exports.js';
+import { columnsModule } from '../../kernel/wasm-module.js';
 import { classifyColumn } from './classify.js';
 import { dictionaryFloats, rankOf } from './dictionary-floats.js';
 import type { Codebook } from './codebook.js';
@@ -18,7 +19,7 @@ import {
 } from '../format.js';
 import { CrosstabError, ErrorCode } from '../../errors.js';
 import { invalidOption } from '../../options.js';
-import { columnBuffers } from './column-buffers.js';
+import { ColumnKernel, columnMemory, scratchBytes, type ColumnMemory, type StoredBuffer } from './column-buffers.js';
 import { ColumnPool } from './column-pool.js';
 import type { RawColumn, RawTable } from '../input/raw-table.js';
 import { type WeightOrder, weightOrder } from './weight-order.js';
@@ -67,9 +68,10 @@ export interface CompiledDataset {
   /**
    * The buffers' bytes in the order of `specs`, each made when asked for: a writer that
    * writes each before asking for the next holds one variable's buffers at a time (with
-   * `threads`, those of a few variables: it is then an async iterable).
+   * `threads`, those of a few variables: it is then an async iterable). A variable's buffers
+   * come as stored (zero-padded) with their XXH64, made where they were made.
    */
-  data(): Iterable<Uint8Array> | AsyncIterable<Uint8Array>;
+  data(): Iterable<Uint8Array | StoredBuffer> | AsyncIterable<Uint8Array | StoredBuffer>;
   /**
    * A variable's 1-based value ranks (0 = blank) and a weight's values, per respondent in
    * input order: what a build-time check that does not depend on respondent order (the
@@ -243,17 +245,19 @@ export function compileDataset(input: RawTable, options: CompileOptions): Compil
  * in a crosstab depends on respondent order, and runs of equal weights let the kernel take
  * a 64-bit word's weighted sum as popcount x weight (see weightRuns in assembly/index.ts).
  */
-function* makeBuffers(input: RawTable, planned: PlannedVariable[], multiPlans: MultiPlan[], words: number, consume: boolean, idTexts: Uint8Array[]): Generator<Uint8Array> {
-  const sorted = weightOrder(input.weights[0]?.values, input.rows);
+function* makeBuffers(input: RawTable, planned: PlannedVariable[], multiPlans: MultiPlan[], words: number, consume: boolean, idTexts: Uint8Array[]): Generator<Uint8Array | StoredBuffer> {
+  const memory = plannedMemory(planned, words, input.rows, 1);
+  const sorted = weightOrder(input.weights[0]?.values, input.rows, new Uint32Array(input.rows), memory.respondentOf);
   const order = sorted.order;
   yield* weightBuffers(input, sorted, words);
   yield bytesOf(order.slice());
   yield* idTexts;
   for (const plan of multiPlans) yield* multiBuffers(plan, order, words);
+  const kernel = new ColumnKernel(columnsModule(), { memory: memory.memory, orderAt: memory.orderAt, scratchAt: memory.scratchAt[0]! });
   for (const variable of planned) {
-    const task = columnTask(variable, sorted.respondentOf, words, input.rows);
+    const task = columnTask(variable, words, input.rows);
     if (consume) variable.column.ids = new Uint8Array(0);
-    yield* columnBuffers(task);
+    yield* kernel.columnBuffers(task);
   }
 }
 
@@ -261,20 +265,21 @@ function* makeBuffers(input: RawTable, planned: PlannedVariable[], multiPlans: M
  * makeBuffers with the variables' buffers made by `threads` workers, `threads` variables
  * ahead of the one being written (so memory holds a few variables' buffers, not all).
  */
-async function* makeBuffersInWorkers(input: RawTable, planned: PlannedVariable[], multiPlans: MultiPlan[], words: number, consume: boolean, threads: number, idTexts: Uint8Array[]): AsyncGenerator<Uint8Array> {
+async function* makeBuffersInWorkers(input: RawTable, planned: PlannedVariable[], multiPlans: MultiPlan[], words: number, consume: boolean, threads: number, idTexts: Uint8Array[]): AsyncGenerator<Uint8Array | StoredBuffer> {
   const rows = input.rows;
-  // The workers start while the order is found; its inverse is shared with them, not copied to each.
-  const pool = new ColumnPool(threads);
+  // The workers start while the order is found; its inverse is in the memory shared with them, not copied to each.
+  const memory = plannedMemory(planned, words, rows, threads);
+  const pool = new ColumnPool(threads, memory);
   try {
-    const sorted = weightOrder(input.weights[0]?.values, rows, new Uint32Array(rows), new Uint32Array(new SharedArrayBuffer(Math.max(1, rows) * 4), 0, rows));
+    const sorted = weightOrder(input.weights[0]?.values, rows, new Uint32Array(rows), memory.respondentOf);
     const order = sorted.order;
     // Made before any launch lets a member column go.
     const multi = multiPlans.flatMap((plan) => multiBuffers(plan, order, words));
-    const ahead: Array<Promise<Uint8Array[]>> = [];
+    const ahead: Array<Promise<StoredBuffer[]>> = [];
     let next = 0;
     const launch = () => {
       const variable = planned[next++]!;
-      const made = pool.run(columnTask(variable, sorted.respondentOf, words, rows), consume);
+      const made = pool.run(columnTask(variable, words, rows), consume);
       // A rejection is handled when its turn comes; until then it must not count as unhandled.
       made.catch(() => undefined);
       ahead.push(made);
@@ -340,8 +345,14 @@ function multiVariable(plan: MultiPlan, add: (spec: BufferSpec) => number, words
   return variable;
 }
 
-function columnTask({ column, remap, counts, dense, atLeast }: PlannedVariable, respondentOf: Uint32Array<ArrayBufferLike>, words: number, rows: number) {
-  return { ids: column.ids, remap, respondentOf, distinct: counts.length, counts, dense, atLeast, words, rows };
+function columnTask({ column, remap, counts, dense, atLeast }: PlannedVariable, words: number, rows: number) {
+  return { ids: column.ids, remap, distinct: counts.length, counts, dense, atLeast, words, rows };
+}
+
+/** The column builders' shared memory: the order, and scratch for the largest variable per thread. */
+function plannedMemory(planned: PlannedVariable[], words: number, rows: number, threads: number): ColumnMemory {
+  const scratch = planned.reduce((most, variable) => Math.max(most, scratchBytes(columnTask(variable, words, rows))), 0);
+  return columnMemory(rows, scratch, threads);
 }
 
 /** A column as the compiler sees it before its buffers are planned: sorted values, counts by rank. */

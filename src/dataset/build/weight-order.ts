@@ -40,6 +40,8 @@ export function weightOrder(
     for (let row = 0; row < rows; row++) order[row] = respondentOf[row] = row;
     return { order, respondentOf };
   }
+  const byValue = integerOrder(weights, rows, order, respondentOf);
+  if (byValue !== undefined) return byValue;
   // Buckets numbered 1.. in first-seen order (weights are finite: the weight encoder refuses the rest).
   const bucketOf = new NumberIds();
   const bucketWeights: number[] = [0];
@@ -72,6 +74,51 @@ export function weightOrder(
     respondentOf[row] = respondent;
   }
   return negativeZero ? { order, respondentOf } : { order, respondentOf, runs: { weights: distinct, starts } };
+}
+
+/** Weights that are all integers below this are counted by value (a count per integer up to the largest). */
+const MAX_INTEGER_WEIGHT = 1 << 20;
+
+/**
+ * weightOrder when every weight is an integer in [0, MAX_INTEGER_WEIGHT) (ACS person weights
+ * are integers up to a few thousand): the counting sort indexes its counts by the weight
+ * itself, where the general one looks each row's weight up in a hash table first (most of
+ * its time). The same order, inverse and runs; undefined when a weight is not such an integer.
+ */
+function integerOrder(weights: Float64Array, rows: number, order: Uint32Array<ArrayBufferLike>, respondentOf: Uint32Array<ArrayBufferLike>): WeightOrder | undefined {
+  let largest = 0;
+  let negativeZero = false;
+  for (let row = 0; row < rows; row++) {
+    const weight = weights[row]!;
+    if (!(weight >= 0 && weight < MAX_INTEGER_WEIGHT && Math.floor(weight) === weight)) return undefined;
+    if (weight > largest) largest = weight;
+    // -0 sorts with 0 (a tie, in input order), as NumberIds has it; its sign is kept by gathering the weights.
+    if (weight === 0 && 1 / weight < 0) negativeZero = true;
+  }
+  // starts[w]: the first respondent of weight w (a running sum of the counts).
+  const starts = new Uint32Array(largest + 2);
+  for (let row = 0; row < rows; row++) starts[weights[row]! + 1]!++;
+  for (let weight = 1; weight <= largest + 1; weight++) starts[weight]! += starts[weight - 1]!;
+  const next = starts.slice(0, largest + 1);
+  for (let row = 0; row < rows; row++) {
+    const respondent = next[weights[row]!]!++;
+    order[respondent] = row;
+    respondentOf[row] = respondent;
+  }
+  if (negativeZero) return { order, respondentOf };
+  // Runs of the weights that occur.
+  let distinct = 0;
+  for (let weight = 0; weight <= largest; weight++) if (starts[weight + 1]! > starts[weight]!) distinct++;
+  const runWeights = new Float64Array(distinct);
+  const runStarts = new Uint32Array(distinct + 1);
+  let run = 0;
+  for (let weight = 0; weight <= largest; weight++) {
+    if (starts[weight + 1]! === starts[weight]!) continue;
+    runWeights[run] = weight;
+    runStarts[run++] = starts[weight]!;
+  }
+  runStarts[distinct] = rows;
+  return { order, respondentOf, runs: { weights: runWeights, starts: runStarts } };
 }
 
 function comparisonOrder(weights: Float64Array, order: Uint32Array<ArrayBufferLike>, respondentOf: Uint32Array<ArrayBufferLike>): WeightOrder {

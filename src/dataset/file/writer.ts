@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { constants } from 'node:fs';
 import { type FileHandle, open, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { Schema } from 'apache-arrow/schema';
@@ -40,6 +41,19 @@ export interface HashedBuffer {
   hash: string;
 }
 
+export interface WriteOptions {
+  /**
+   * Write the file's blocks past the page cache (O_DIRECT) where the platform and file
+   * system allow it: no copy into the page cache, and the final fsync has little left to
+   * write, but each write waits for the device. For a maker that makes each buffer when the
+   * writer asks for it (an append). Default false: through the page cache, which a maker
+   * running ahead of the writer (a build's workers) needs, or the buffers made and not yet
+   * written pile up in memory while the device is slow (a loaded build's peak RSS was
+   * 100-150 MB higher written past the cache).
+   */
+  direct?: boolean;
+}
+
 /**
  * Writes a compiled dataset as an Arrow IPC file, streaming: each buffer is hashed and
  * written as soon as it is made, so the writer holds one buffer, not the dataset. The file
@@ -47,19 +61,27 @@ export interface HashedBuffer {
  * failed or cancelled build never leaves a partial dataset behind. Aborting `signal` stops
  * the writer at its next buffer: it removes the temporary file and rejects with `cancelled`.
  */
-export async function writeDataset(dataset: BufferTable, out: string, signal?: AbortSignal): Promise<{ bytes: number; checksum: string }> {
+export async function writeDataset(dataset: BufferTable, out: string, signal?: AbortSignal, options: WriteOptions = {}): Promise<{ bytes: number; checksum: string }> {
   throwIfCancelled(signal, 'the build', BUILD_CANCELLED_HINT);
   const temp = join(dirname(out), `.${basename(out)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
   const checksums = new StreamingChecksum(mainThreadKernel());
   try {
     const file = await open(temp, 'wx');
     let written: { bytes: number; checksum: string };
+    let output: Output | undefined;
     try {
-      const output = new Output(file);
+      const direct = options.direct === true ? await openDirect(temp) : undefined;
+      try {
+        output = new Output(file, direct);
+      } catch (error) {
+        await direct?.close();
+        throw error;
+      }
       written = await writeFile(output, dataset, checksums, signal);
       await output.finish();
       await file.sync();
     } finally {
+      await output?.release();
       await file.close();
     }
     throwIfCancelled(signal, 'the build', BUILD_CANCELLED_HINT);
@@ -234,6 +256,27 @@ function withPadding(bytes: Uint8Array, padding: number): Uint8Array {
 
 /** Bytes gathered before a write to the file: small pieces (padding, table columns, small buffers) go in one write. */
 const STAGING_BYTES = 8 << 20;
+/**
+ * Alignment of the writes that bypass the page cache (O_DIRECT): their memory, file offset
+ * and length are multiples of it (a file system's logical block is 512 or 4096 bytes).
+ */
+const DIRECT_ALIGN = 4096;
+
+/**
+ * The second descriptor of `path` (open for writing) that writes past the page cache
+ * (O_DIRECT), or undefined where the platform or file system has none (tmpfs on older
+ * kernels, macOS, Windows): the writes then go through `file` as before.
+ */
+async function openDirect(path: string): Promise<FileHandle | undefined> {
+  const flag = constants.O_DIRECT;
+  if (flag === undefined || flag === 0) return undefined;
+  return open(path, constants.O_WRONLY | flag).catch(() => undefined);
+}
+
+/** Whether a write failed because the file system refused its alignment for O_DIRECT. */
+function refusedDirect(error: unknown): boolean {
+  return (error as NodeJS.ErrnoException).code === 'EINVAL';
+}
 
 /**
  * Sequential writes to a file, tracking the position. Pieces smaller than the staging
@@ -241,20 +284,46 @@ const STAGING_BYTES = 8 << 20;
  * round trip to the thread pool). A full staging buffer is written while the next one
  * fills, so the copy into the file overlaps making the next buffers; a larger piece is
  * written as it is, after what was staged. finish() writes the rest and waits for it.
+ *
+ * With a `direct` descriptor (O_DIRECT) every byte goes through the staging buffers, which
+ * are 4096-aligned in kernel memory (WebAssembly memory starts on a page): full buffers are
+ * written past the page cache, so the file is not copied into it and the final fsync has
+ * little left to write (on a loaded 2-core machine, 353 MB written so took about 60 ms of
+ * CPU against 600-1,300 ms through the page cache). The last partial block goes through
+ * `file`. Should the file system refuse an O_DIRECT write, the rest goes through `file`.
  */
 class Output {
   position = 0;
-  private staging = new Uint8Array(STAGING_BYTES);
+  private staging: Uint8Array;
   /** The other staging buffer: the one being written, if a write is pending. */
-  private spare = new Uint8Array(STAGING_BYTES);
+  private spare: Uint8Array;
   private staged = 0;
   /** File position of the staging buffer's first byte. */
   private stagedAt = 0;
   private pending: Promise<void> = Promise.resolve();
+  /** Kernel memory holding the staging buffers (direct writes), given back by release(). */
+  private region: { ptr: number; bytes: number } | undefined;
 
-  constructor(private readonly file: FileHandle) {}
+  constructor(
+    private readonly file: FileHandle,
+    private direct?: FileHandle,
+  ) {
+    if (direct === undefined) {
+      this.staging = new Uint8Array(STAGING_BYTES);
+      this.spare = new Uint8Array(STAGING_BYTES);
+    } else {
+      const memory = mainThreadKernel().memory;
+      const bytes = 2 * STAGING_BYTES + DIRECT_ALIGN;
+      const ptr = memory.alloc(bytes, false);
+      this.region = { ptr, bytes };
+      const aligned = Math.ceil(ptr / DIRECT_ALIGN) * DIRECT_ALIGN;
+      this.staging = memory.bytes(aligned, STAGING_BYTES);
+      this.spare = memory.bytes(aligned + STAGING_BYTES, STAGING_BYTES);
+    }
+  }
 
   async write(bytes: Uint8Array): Promise<void> {
+    if (this.direct !== undefined) return this.writeStaged(bytes);
     if (this.staged + bytes.byteLength > STAGING_BYTES) await this.flush();
     if (bytes.byteLength >= STAGING_BYTES) {
       await this.pending;
@@ -263,6 +332,19 @@ class Output {
     } else {
       this.staging.set(bytes, this.staged);
       this.staged += bytes.byteLength;
+    }
+    this.position += bytes.byteLength;
+  }
+
+  /** Every byte through the staging buffers, each written when full (direct writes). */
+  private async writeStaged(bytes: Uint8Array): Promise<void> {
+    let at = 0;
+    while (at < bytes.byteLength) {
+      const length = Math.min(STAGING_BYTES - this.staged, bytes.byteLength - at);
+      this.staging.set(at === 0 && length === bytes.byteLength ? bytes : bytes.subarray(at, at + length), this.staged);
+      this.staged += length;
+      at += length;
+      if (this.staged === STAGING_BYTES) await this.flush();
     }
     this.position += bytes.byteLength;
   }
@@ -285,8 +367,36 @@ class Output {
     await this.pending;
   }
 
+  /** After the last write (or a failure): closes the direct descriptor and gives the staging buffers' memory back. */
+  async release(): Promise<void> {
+    await this.pending.catch(() => undefined);
+    await this.closeDirect();
+    if (this.region !== undefined) mainThreadKernel().memory.release(this.region.ptr, this.region.bytes);
+    this.region = undefined;
+  }
+
+  /** Writes through the page cache from now on. */
+  private async closeDirect(): Promise<void> {
+    const direct = this.direct;
+    this.direct = undefined;
+    await direct?.close();
+  }
+
   private async writeAt(bytes: Uint8Array, position: number): Promise<void> {
     let done = 0;
+    // Whole blocks past the page cache (the staging buffers are aligned, and so is every staged position but the last).
+    const blocks = Math.floor(bytes.byteLength / DIRECT_ALIGN) * DIRECT_ALIGN;
+    while (this.direct !== undefined && done < blocks && position % DIRECT_ALIGN === 0) {
+      try {
+        const { bytesWritten } = await this.direct.write(bytes, done, blocks - done, position + done);
+        // A short direct write stops on a block boundary, or the rest goes through the page cache.
+        done += bytesWritten;
+        if (bytesWritten === 0 || done % DIRECT_ALIGN !== 0) break;
+      } catch (error) {
+        if (!refusedDirect(error)) throw error;
+        await this.closeDirect();
+      }
+    }
     while (done < bytes.byteLength) {
       const { bytesWritten } = await this.file.write(bytes, done, bytes.byteLength - done, position + done);
       done += bytesWritten;

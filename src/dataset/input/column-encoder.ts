@@ -166,7 +166,7 @@ export class ColumnEncoder extends ChunkedRows<RowIds> {
   }
 
   /** Rows `start .. start + count - 1` from `ids[0 .. count - 1]`, across chunk boundaries. */
-  private putIds(start: number, ids: Uint32Array, count: number): void {
+  private putIds(start: number, ids: RowIds, count: number): void {
     let done = 0;
     while (done < count) {
       const at = this.slot(start + done);
@@ -231,8 +231,13 @@ export class ColumnEncoder extends ChunkedRows<RowIds> {
    * for `known`'s indices, not counted here: `rows[index]` rows of each index are added to
    * the counts by {@link addIndexRows} (a decoder that counts a run of equal indices at once).
    */
-  setIndexIds(start: number, ids: Uint32Array, count: number): void {
+  setIndexIds(start: number, ids: RowIds, count: number): void {
     if (count > 0) this.putIds(start, ids, count);
+  }
+
+  /** Bytes per row id now (1, 2 or 4): ids given to setIndexIds in an array of this width are copied, not converted. */
+  get idBytes(): number {
+    return this.current.BYTES_PER_ELEMENT;
   }
 
   /** Adds `rows[index]` rows to the count of `known[index]`'s id for every looked-up index, then zeroes `rows`. */

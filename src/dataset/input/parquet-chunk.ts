@@ -3,7 +3,7 @@ import type { ColumnMetaData, Compressors, SchemaElement } from 'hyparquet';
 import { parquetHeader } from 'hyparquet/src/column.js';
 import { compressors } from 'hyparquet-compressors';
 import { zstdPage } from './zstd-pages.js';
-import { type DictionaryIds, readDictionaryIds, spreadIdsInPlace } from './parquet-dictionary-ids.js';
+import { dictionaryPageDecoder, type LevelBytes } from './parquet-dictionary-ids.js';
 import { type FlatType, type PageBytes, readHybrid, readLevels, readPlain, spreadCells, spreadIds, spreadIndices, spreadNumbers } from './parquet-pages.js';
 import type { PlainTextColumn } from './parquet-texts.js';
 import { CrosstabError } from '../../errors.js';
@@ -79,93 +79,87 @@ export function storeColumnChunk(chunk: Uint8Array, meta: ColumnMetaData, column
   const reader = { view: new DataView(chunk.buffer, chunk.byteOffset, chunk.byteLength), offset: 0 };
   let words: Float64Array | CellValue[] | undefined;
   const target = column.target;
-  // A column's dictionary pages decode straight into ids (a weight's into indices, as numbers).
-  let dictionary: DictionaryIds | undefined;
+  // Dictionary-encoded pages decode straight into a column's ids, or a weight's numbers when its dictionary is numbers.
+  const decoder = dictionaryPageDecoder();
+  let decoded = false;
   let done = 0;
-  while (done < rows) {
-    if (reader.offset >= chunk.length) throw new Error(`its pages end after ${done} of ${rows} rows`);
-    const header = parquetHeader(reader);
-    const start = reader.offset;
-    const end = start + header.compressed_page_size;
-    if (end > chunk.length) throw new Error('a page runs past the end of its column chunk');
-    reader.offset = end;
-    const raw = chunk.subarray(start, end);
-    if (header.type === 'DICTIONARY_PAGE') {
-      const count = header.dictionary_page_header!.num_values;
-      const dictionaryWords = readPlain({ bytes: decompress(raw, header.uncompressed_page_size, meta), at: 0 }, column.type, count);
-      words = dictionaryWords;
-      if (dictionary !== undefined) (target as ColumnEncoder).addIndexRows(dictionary.known, dictionary.rows);
-      if ('wordId' in target) {
-        const known = new Int32Array(count).fill(-1);
-        dictionary = { known, rows: new Uint32Array(count), lookUp: (index) => target.wordId(dictionaryWords, index, known) };
+  try {
+    while (done < rows) {
+      if (reader.offset >= chunk.length) throw new Error(`its pages end after ${done} of ${rows} rows`);
+      const header = parquetHeader(reader);
+      const start = reader.offset;
+      const end = start + header.compressed_page_size;
+      if (end > chunk.length) throw new Error('a page runs past the end of its column chunk');
+      reader.offset = end;
+      const raw = chunk.subarray(start, end);
+      if (header.type === 'DICTIONARY_PAGE') {
+        const count = header.dictionary_page_header!.num_values;
+        words = readPlain({ bytes: decompress(raw, header.uncompressed_page_size, meta), at: 0 }, column.type, count);
+        decoded = 'setIndexIds' in target || words instanceof Float64Array;
+        if (decoded) decoder.startDictionary(target, words);
+        else decoder.endDictionary();
+        continue;
       }
-      continue;
-    }
-    let page: PageBytes;
-    let count: number;
-    let encoding: string;
-    let defined: Int32Array | undefined;
-    let present = -1;
-    if (header.type === 'DATA_PAGE') {
-      const info = header.data_page_header!;
-      count = info.num_values;
-      encoding = info.encoding;
-      page = { bytes: decompress(raw, header.uncompressed_page_size, meta), at: 0 };
-      if (column.optional) {
-        const length = new DataView(page.bytes.buffer, page.bytes.byteOffset).getUint32(0, true);
-        page.at = 4;
+      let page: PageBytes;
+      let count: number;
+      let encoding: string;
+      let levels: LevelBytes | undefined;
+      if (header.type === 'DATA_PAGE') {
+        const info = header.data_page_header!;
+        count = info.num_values;
+        encoding = info.encoding;
+        page = { bytes: decompress(raw, header.uncompressed_page_size, meta), at: 0 };
+        if (column.optional) {
+          const length = new DataView(page.bytes.buffer, page.bytes.byteOffset).getUint32(0, true);
+          levels = { bytes: page.bytes, at: 4, end: 4 + length };
+          page.at = 4 + length;
+        }
+      } else if (header.type === 'DATA_PAGE_V2') {
+        const info = header.data_page_header_v2!;
+        count = info.num_values;
+        encoding = info.encoding;
+        const length = info.definition_levels_byte_length + info.repetition_levels_byte_length;
+        if (column.optional) levels = { bytes: raw, at: info.repetition_levels_byte_length, end: length };
+        const values = raw.subarray(length);
+        page = { bytes: info.is_compressed === false ? values : decompress(values, header.uncompressed_page_size - length, meta), at: 0 };
+      } else continue;
+      if (done + count > rows) throw new Error(`its pages hold more values than the row group's ${rows} rows`);
+      const dictionaryEncoded = encoding === 'PLAIN_DICTIONARY' || encoding === 'RLE_DICTIONARY';
+      if (dictionaryEncoded && words === undefined) throw new Error('a dictionary-encoded page comes before any dictionary page');
+      if (dictionaryEncoded && decoded) {
+        const width = page.bytes[page.at]!;
+        decoder.storePage(firstRow + done, count, levels, width, page.bytes, page.at + 1);
+        done += count;
+        continue;
+      }
+      let defined: Int32Array | undefined;
+      let present = count;
+      if (levels !== undefined) {
         defined = new Int32Array(count);
-        present = readLevels(page, 4 + length, defined, count);
-        page.at = 4 + length;
+        present = readLevels({ bytes: levels.bytes, at: levels.at }, levels.end, defined, count);
       }
-    } else if (header.type === 'DATA_PAGE_V2') {
-      const info = header.data_page_header_v2!;
-      count = info.num_values;
-      encoding = info.encoding;
-      const levels = info.definition_levels_byte_length + info.repetition_levels_byte_length;
-      if (column.optional) {
-        defined = new Int32Array(count);
-        present = readLevels({ bytes: raw, at: info.repetition_levels_byte_length }, levels, defined, count);
-      }
-      const values = raw.subarray(levels);
-      page = { bytes: info.is_compressed === false ? values : decompress(values, header.uncompressed_page_size - levels, meta), at: 0 };
-    } else continue;
-    if (done + count > rows) throw new Error(`its pages hold more values than the row group's ${rows} rows`);
-    if (defined === undefined) present = count;
-    // From here `defined` is read only where some row is null (present < count).
-    if (encoding === 'PLAIN_DICTIONARY' || encoding === 'RLE_DICTIONARY') {
-      if (words === undefined) throw new Error('a dictionary-encoded page comes before any dictionary page');
-      const width = page.bytes[page.at++]!;
-      if (dictionary !== undefined && 'setIndexIds' in target) {
-        const ids = pageIds(count);
-        readDictionaryIds(page, page.bytes.length, width, dictionary, ids, present);
-        if (present < count) spreadIdsInPlace(ids, defined!, present, count);
-        target.setIndexIds(firstRow + done, ids, count);
-      } else {
+      // From here `defined` is read only where some row is null (present < count).
+      if (dictionaryEncoded) {
+        const width = page.bytes[page.at++]!;
         const indices = new Int32Array(count);
         readHybrid(page, page.bytes.length, width, indices, present);
         if (present < count) spreadIndices(indices, defined!, present, count);
-        storeWeights(target as WeightEncoder, firstRow + done, words, indices, count);
-      }
-    } else if (encoding === 'PLAIN' && column.texts !== undefined) {
-      const { ids, end } = column.texts.encode(page.bytes, page.at, present);
-      page.at = end;
-      (column.target as ColumnEncoder).setIds(firstRow + done, present === count ? ids : spreadIds(ids, defined!, count));
-    } else if (encoding === 'PLAIN') {
-      const values = readPlain(page, column.type, present);
-      const cells = present === count ? values : values instanceof Float64Array ? spreadNumbers(values, defined!, count) : spreadCells(values, defined!, count);
-      column.target.setValues(firstRow + done, cells, 0, count, undefined, true);
-    } else throw new Error(`a data page is ${encoding}-encoded, which its column chunk's metadata does not list`);
-    done += count;
+        storeWeights(target as WeightEncoder, firstRow + done, words!, indices, count);
+      } else if (encoding === 'PLAIN' && column.texts !== undefined) {
+        const { ids, end } = column.texts.encode(page.bytes, page.at, present);
+        page.at = end;
+        (column.target as ColumnEncoder).setIds(firstRow + done, present === count ? ids : spreadIds(ids, defined!, count));
+      } else if (encoding === 'PLAIN') {
+        const values = readPlain(page, column.type, present);
+        const cells = present === count ? values : values instanceof Float64Array ? spreadNumbers(values, defined!, count) : spreadCells(values, defined!, count);
+        column.target.setValues(firstRow + done, cells, 0, count, undefined, true);
+      } else throw new Error(`a data page is ${encoding}-encoded, which its column chunk's metadata does not list`);
+      done += count;
+    }
+  } finally {
+    // The rows counted per index so far go to the column's counts (also before a failure, so the next chunk starts clean).
+    decoder.endDictionary();
   }
-  if (dictionary !== undefined) (target as ColumnEncoder).addIndexRows(dictionary.known, dictionary.rows);
-}
-
-/** One page's ids, in an array reused from page to page (the encoder copies them). */
-let idsOfPage = new Uint32Array(0);
-function pageIds(count: number): Uint32Array {
-  if (idsOfPage.length < count) idsOfPage = new Uint32Array(Math.max(count, idsOfPage.length * 2));
-  return idsOfPage;
 }
 
 /** A failure reading a column chunk (`group`: 0-based row group) as an `invalid_input` error naming the column and row group. */

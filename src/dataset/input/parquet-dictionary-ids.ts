@@ -1,99 +1,187 @@
-import { bitsAt, type PageBytes, runHeader } from './parquet-pages.js';
+import { parquetDecoderModule } from '../../kernel/wasm-module.js';
+import type { CellValue } from './cell-values.js';
+import type { ColumnEncoder } from './column-encoder.js';
+import type { WeightEncoder } from './weight-encoder.js';
 
 /**
- * A dictionary-encoded Parquet data page (the RLE/bit-packed hybrid of indices into the
- * chunk's dictionary page) decoded straight into column ids: no array of indices between
- * decoding and encoding, one lookup per value in an array of ids by index, and a run of
- * equal indices (RLE) looked up and counted once.
+ * Dictionary-encoded Parquet data pages (the RLE/bit-packed hybrid of definition levels and
+ * of indices into the chunk's dictionary page) decoded straight into column ids by
+ * build/parquet.wasm (assembly/parquet.ts): no JavaScript value per row, no array of
+ * indices or levels in JavaScript, rows counted per index and added to the column's counts
+ * once per dictionary. New values are numbered by the column in the order rows first show
+ * them, as ColumnEncoder.setIndexed numbers them. A weight column's pages (numeric
+ * dictionaries) become numbers the same way, checked by its encoder.
  */
 
-/** The ids of one dictionary page's values, as its column numbers them. */
-export interface DictionaryIds {
-  /** Id per dictionary index (-1: not looked up yet; 0: a blank value). */
-  known: Int32Array;
-  /** Rows per dictionary index decoded since the column last counted them. */
-  rows: Uint32Array;
-  /** Numbers `index`'s value (see ColumnEncoder.wordId); throws for an index past the dictionary. */
-  lookUp: (index: number) => number;
+/** The exports of build/parquet.wasm this file calls. */
+interface DecoderExports {
+  memory: WebAssembly.Memory;
+  parquetAbi(): number;
+  allocate(bytes: number): number;
+  detail(): number;
+  readLevels(src: number, end: number, count: number, levels: number): number;
+  readIndices(src: number, end: number, width: number, count: number, indices: number, known: number, rows: number, dictionary: number, fresh: number): number;
+  writeIds(indices: number, levels: number, count: number, present: number, known: number, out: number, idBytes: number): void;
+  writeNumbers(indices: number, levels: number, count: number, present: number, words: number, out: number): void;
+}
+
+/** Version of build/parquet.wasm's exports this code calls (parquetAbi() in assembly/parquet.ts). */
+const PARQUET_DECODER_ABI = 2;
+
+const FAIL_RUN_PAST_END = -1;
+const FAIL_INDEX_PAST_DICTIONARY = -2;
+const FAIL_LEVEL_ABOVE_ONE = -3;
+
+/** Bytes the kernel may read past a buffer (8-byte loads); zeroed after every copy. */
+const SLACK = 16;
+
+/** Definition levels of a page: `bytes[at .. end - 1]`. */
+export interface LevelBytes {
+  bytes: Uint8Array;
+  at: number;
+  end: number;
+}
+
+/** One region of the decoder's memory: its address and size in bytes. */
+interface Region {
+  at: number;
+  bytes: number;
 }
 
 /**
- * Reads `count` dictionary indices of `width` bits from `page.at` up to `end` into `out` as
- * ids, looking each index up the first time a row shows it (so values are numbered in the
- * order rows show them, as ColumnEncoder.setIndexed numbers them) and counting rows per
- * index in `dictionary.rows`. Values past `count` in the last bit-packed run are padding.
+ * The decoder of one thread: its WebAssembly instance and buffers, reused from page to page
+ * (grown by doubling). One dictionary at a time: {@link startDictionary}, pages, {@link endDictionary}.
  */
-export function readDictionaryIds(page: PageBytes, end: number, width: number, dictionary: DictionaryIds, out: Uint32Array, count: number): void {
-  const { known, rows } = dictionary;
-  const bytes = page.bytes;
-  let at = page.at;
-  let seen = 0;
-  const mask = width === 32 ? -1 : (1 << width) - 1;
-  const valueBytes = (width + 7) >> 3;
-  while (seen < count) {
-    page.at = at;
-    const header = runHeader(page, end, seen, count);
-    at = page.at;
-    if (header % 2 === 1) {
-      const values = Math.floor(header / 2) * 8;
-      const stop = Math.min(count, seen + values);
-      const runEnd = at + (values / 8) * width;
-      if (width <= 24) {
-        // A window of at most 31 bits: fewer than `width` bits left plus one more byte.
-        let window = 0;
-        let bits = 0;
-        while (seen < stop) {
-          while (bits < width) {
-            window |= bytes[at++]! << bits;
-            bits += 8;
-          }
-          const index = window & mask;
-          window >>>= width;
-          bits -= width;
-          let id = known[index]!;
-          // Not `id < 0`: an index past `known` reads undefined, which must reach lookUp's check.
-          if (!(id >= 0)) id = dictionary.lookUp(index);
-          out[seen++] = id;
-          rows[index]!++;
-        }
-      } else {
-        for (let k = 0; seen < stop; k++) {
-          const index = bitsAt(bytes, at, k * width, width) >>> 0;
-          let id = known[index]!;
-          if (!(id >= 0)) id = dictionary.lookUp(index);
-          out[seen++] = id;
-          rows[index]!++;
-        }
-      }
-      at = runEnd;
-    } else {
-      const repeat = Math.min(Math.floor(header / 2), count - seen);
-      let index = 0;
-      for (let i = 0; i < valueBytes; i++) index += bytes[at++]! * 2 ** (8 * i);
-      if (repeat === 0) continue;
-      let id = known[index]!;
-      if (!(id >= 0)) id = dictionary.lookUp(index);
-      out.fill(id, seen, seen + repeat);
-      rows[index]! += repeat;
-      seen += repeat;
+export class DictionaryPageDecoder {
+  private readonly wasm: DecoderExports;
+  private readonly regions = new Map<string, Region>();
+  private dictionarySize = 0;
+  private words: ArrayLike<CellValue> = [];
+  private target: ColumnEncoder | WeightEncoder | undefined;
+
+  constructor() {
+    const instance = new WebAssembly.Instance(parquetDecoderModule(), {
+      env: {
+        abort() {
+          throw new Error('the Parquet page decoder aborted');
+        },
+      },
+    });
+    this.wasm = instance.exports as unknown as DecoderExports;
+    const found = typeof this.wasm.parquetAbi === 'function' ? this.wasm.parquetAbi() : 0;
+    if (found !== PARQUET_DECODER_ABI) throw new Error(`build/parquet.wasm has decoder ABI ${found}, this code expects ${PARQUET_DECODER_ABI}: run \`npm run build:wasm\``);
+  }
+
+  /**
+   * Starts the dictionary page `words` of `target`'s chunk: no index looked up yet, no row
+   * counted. A weight column's words must be numbers (a Float64Array).
+   */
+  startDictionary(target: ColumnEncoder | WeightEncoder, words: ArrayLike<CellValue>): void {
+    this.endDictionary();
+    this.target = target;
+    this.words = words;
+    this.dictionarySize = words.length;
+    const weights = !('wordId' in target);
+    const known = this.region('known', words.length * 4);
+    const rows = this.region('rows', words.length * 4);
+    this.region('fresh', words.length * 4);
+    const buffer = this.wasm.memory.buffer;
+    // A weight's indices are never numbered (0: none is listed as new).
+    new Int32Array(buffer, known, words.length).fill(weights ? 0 : -1);
+    new Uint32Array(buffer, rows, words.length).fill(0);
+    if (weights) {
+      if (!(words instanceof Float64Array)) throw new Error('a weight column\'s dictionary page is not numbers');
+      const numbers = this.region('numbers', words.length * 8);
+      new Float64Array(this.wasm.memory.buffer, numbers, words.length).set(words);
     }
   }
-  page.at = at;
+
+  /** Adds the rows counted since startDictionary to the column's counts (see ColumnEncoder.addIndexRows). */
+  endDictionary(): void {
+    const target = this.target;
+    if (target === undefined) return;
+    this.target = undefined;
+    if (!('addIndexRows' in target)) return;
+    const size = this.dictionarySize;
+    const buffer = this.wasm.memory.buffer;
+    target.addIndexRows(new Int32Array(buffer, this.regions.get('known')!.at, size), new Uint32Array(buffer, this.regions.get('rows')!.at, size));
+  }
+
+  /**
+   * Rows `start .. start + count - 1` of the current dictionary's column from one data page:
+   * `levels` (undefined: every row has a value) and the indices of the rows with a value,
+   * `width` bits each, in `values[at .. values.length - 1]`.
+   */
+  storePage(start: number, count: number, levels: LevelBytes | undefined, width: number, values: Uint8Array, at: number): void {
+    const target = this.target;
+    if (target === undefined) throw new Error('a dictionary-encoded page comes before any dictionary page');
+    if (width > 32) throw new Error(`a data page's dictionary indices are ${width} bits wide, more than 32`);
+    const wasm = this.wasm;
+    // Every region first (allocating may grow the memory), then views of it.
+    const weights = !('wordId' in target);
+    const levelsAt = levels === undefined ? 0 : this.region('levels', count);
+    const levelSource = levels === undefined ? 0 : this.region('levelSource', levels.end - levels.at);
+    const source = this.region('source', values.length - at);
+    const indices = this.region('indices', (count + 1) * 4);
+    const out = this.region('out', count * (weights ? 8 : 4));
+    const memory = new Uint8Array(wasm.memory.buffer);
+    let present = count;
+    if (levels !== undefined) {
+      copyIn(memory, levelSource, levels.bytes, levels.at, levels.end);
+      present = wasm.readLevels(levelSource, levelSource + levels.end - levels.at, count, levelsAt);
+      if (present < 0) throw this.failure(present, count, 'definition levels');
+    }
+    copyIn(memory, source, values, at, values.length);
+    const known = this.regions.get('known')!.at;
+    const fresh = this.regions.get('fresh')!.at;
+    const listed = wasm.readIndices(source, source + values.length - at, width, present, indices, known, this.regions.get('rows')!.at, this.dictionarySize, fresh);
+    if (listed < 0) throw this.failure(listed, present, 'dictionary indices');
+    if (weights) {
+      wasm.writeNumbers(indices, levels === undefined ? 0 : levelsAt, count, present, this.regions.get('numbers')!.at, out);
+      // Checked by the weight encoder: a blank (NaN) or negative weight is refused, naming its row.
+      target.setValues(start, new Float64Array(wasm.memory.buffer, out, count), 0, count);
+      return;
+    }
+    if (listed > 0) {
+      // Numbered in the order rows first show them; may widen the column's ids.
+      const knownIds = new Int32Array(wasm.memory.buffer, known, this.dictionarySize);
+      const freshIndices = new Uint32Array(wasm.memory.buffer, fresh, listed);
+      for (let k = 0; k < listed; k++) target.wordId(this.words, freshIndices[k]!, knownIds);
+    }
+    const idBytes = target.idBytes;
+    wasm.writeIds(indices, levels === undefined ? 0 : levelsAt, count, present, known, out, idBytes);
+    const buffer = wasm.memory.buffer;
+    target.setIndexIds(start, idBytes === 1 ? new Uint8Array(buffer, out, count) : idBytes === 2 ? new Uint16Array(buffer, out, count) : new Uint32Array(buffer, out, count), count);
+  }
+
+  /** Address of the buffer `name`, at least `bytes` long (plus SLACK). */
+  private region(name: string, bytes: number): number {
+    const found = this.regions.get(name);
+    if (found !== undefined && found.bytes >= bytes) return found.at;
+    const size = Math.max(bytes, 2 * (found?.bytes ?? 0), 1024);
+    const at = this.wasm.allocate(size + SLACK);
+    this.regions.set(name, { at, bytes: size });
+    return at;
+  }
+
+  private failure(code: number, count: number, what: string): Error {
+    const detail = this.wasm.detail();
+    if (code === FAIL_INDEX_PAST_DICTIONARY) return new Error(`dictionary index ${detail} is past the dictionary's ${this.dictionarySize} values`);
+    if (code === FAIL_LEVEL_ABOVE_ONE) return new Error(`a definition level is ${detail}, above the 1 of a flat column`);
+    if (code === FAIL_RUN_PAST_END) return new Error(`RLE/bit-packed run ends after ${detail} of ${count} values`);
+    return new Error(`a bit-packed run of ${what} passes the end of its page after ${detail} of ${count} values`);
+  }
 }
 
-/**
- * Spreads `ids[0 .. present - 1]` (a page's rows that have a value, in order) over its `rows`
- * rows in place, from the back: row k takes the next id where `defined[k]` is 1, 0 (blank) where it is 0.
- */
-export function spreadIdsInPlace(ids: Uint32Array, defined: Int32Array, present: number, rows: number): void {
-  // Without a branch on the level (nulls come and go at random): `& -1` keeps the id, `& 0` blanks it.
-  let next = present - 1;
-  let k = rows - 1;
-  for (; next >= 0; k--) {
-    const level = defined[k]!;
-    ids[k] = ids[next]! & -level;
-    next -= level;
-  }
-  // The rows before the first with a value.
-  ids.fill(0, 0, k + 1);
+/** Copies `bytes[from .. to - 1]` to `address` and zeroes the SLACK bytes after them. */
+function copyIn(memory: Uint8Array, address: number, bytes: Uint8Array, from: number, to: number): void {
+  memory.set(bytes.subarray(from, to), address);
+  memory.fill(0, address + to - from, address + to - from + SLACK);
+}
+
+let threadDecoder: DictionaryPageDecoder | undefined;
+
+/** This thread's decoder, made on first use. */
+export function dictionaryPageDecoder(): DictionaryPageDecoder {
+  return (threadDecoder ??= new DictionaryPageDecoder());
 }

@@ -52,7 +52,8 @@ export class PlainTextColumn {
    * `stopAbove`: the id-like bound (ReadOptions.skipIdLike), undefined to number every value.
    * Once the column, still held as bytes, has more values than that and its first is not a
    * number, the build will skip it whatever the rest hold: the values after that page are
-   * only walked (their lengths checked), not numbered, and the column is marked `partly`.
+   * only walked (their lengths checked), not numbered, and the column is marked `partly`
+   * (the Parquet reader then reads none of the column's later chunks: see numberingStopped).
    */
   constructor(
     private readonly target: ColumnEncoder,
@@ -69,6 +70,11 @@ export class PlainTextColumn {
     if (typeof this.wasm.encodeLengthPrefixed !== 'function') throw new Error('build/csv.wasm is older than this code: run `npm run build:wasm`');
     this.dict = this.wasm.newDictionaries(1);
     if (target.size === 0) this.deferred = new DeferredTexts();
+  }
+
+  /** Whether the values stopped being numbered (see `stopAbove`): every later value reads as blank, whatever it is. */
+  get numberingStopped(): boolean {
+    return this.stopped;
   }
 
   /**

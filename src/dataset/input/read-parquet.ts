@@ -112,6 +112,8 @@ async function readHere(path: string, handle: FileHandle, size: number, file: As
         continue;
       }
       others.delete(name);
+      // A column that stopped being numbered past the id-like bound reads as blank from there on: its later chunks are not read.
+      if (column.texts?.numberingStopped) continue;
       const { start, end } = chunkRange(meta);
       const bytes = await readRange(handle, start, end, size);
       try {
