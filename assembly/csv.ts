@@ -215,6 +215,33 @@ export function encodeLengthPrefixed(dict: usize, src: usize, end: usize, count:
   return <i32>(p - src);
 }
 
+/**
+ * Ids of `count` Arrow Utf8 values, value k being the bytes `bytes + offsets[k] ..
+ * bytes + offsets[k + 1]` (`offsets`: i32 each), into `ids` (u32 each; 0 for an empty value
+ * or a null row, bit `validityOffset + k` of `validity` clear; `validity` 0: none), numbering
+ * new values in `dict` as encodeLengthPrefixed does. `bytes` must have SLACK bytes after
+ * `bytesLength` (allocate() gives them). Returns 0, or -1 when an offset is negative, out of
+ * order or past `bytesLength` (then nothing is numbered).
+ */
+export function encodeOffsets(dict: usize, offsets: usize, bytes: usize, bytesLength: u32, count: u32, validity: usize, validityOffset: u32, ids: usize): i32 {
+  let previous = load<i32>(offsets);
+  if (previous < 0) return -1;
+  for (let k: u32 = 1; k <= count; k++) {
+    const next = load<i32>(offsets + (<usize>k << 2));
+    if (next < previous || <u32>next > bytesLength) return -1;
+    previous = next;
+  }
+  for (let k: u32 = 0; k < count; k++) {
+    const start = load<i32>(offsets + (<usize>k << 2));
+    const len = <usize>(load<i32>(offsets + (<usize>(k + 1) << 2)) - start);
+    let id: u32 = 0;
+    const bit = validityOffset + k;
+    if (len > 0 && (validity == 0 || ((load<u8>(validity + <usize>(bit >> 3)) >> (bit & 7)) & 1) != 0)) id = lookup(dict, bytes + <usize>start, len);
+    store<u32>(ids + (<usize>k << 2), id);
+  }
+  return 0;
+}
+
 /** Ids handed out by `dict`. */
 export function dictionaryCount(dict: usize): u32 {
   return load<u32>(dict, 8);
@@ -436,3 +463,6 @@ export function encodeChunk(
   store<u32>(status, listedCount, 12);
   return row;
 }
+
+// Typed number columns (Arrow Int and Float buffers), numbered in this module's memory too.
+export { newNumberColumn, numberCount, numberKeys, numberRows, encodeNumbers } from './typed-numbers';

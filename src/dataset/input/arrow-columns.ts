@@ -1,9 +1,10 @@
 import { type Data, type DataType, DataType as Types, type Decimal, type Field, makeVector, type Time, type Timestamp, type Utf8, type Vector } from 'apache-arrow';
 import { decimalText } from '../../text/decimal-text.js';
-import { isNullAt, isoTime, isoTimestamp } from './cell-values.js';
+import { isNullAt, isoTime, isoTimestamp, safeNumbers } from './cell-values.js';
 import { PlainTextColumn } from './parquet-texts.js';
-import { type CellValue, ColumnEncoder, inputError, type Validity, type WeightEncoder } from './table-encoder.js';
+import { type CellValue, ColumnEncoder, inputError, type Validity, WeightEncoder } from './table-encoder.js';
 import { Utf8Text } from './utf8-text.js';
+import { NumberKind, TypedNumbers } from './typed-numbers.js';
 
 /**
  * How an Arrow record batch's vectors go into column encoders, on the calling thread and in
@@ -18,7 +19,7 @@ export function isColumnar(type: DataType): boolean {
 }
 
 /**
- * A text column's values are numbered over their bytes (see lengthPrefixed), one PlainTextColumn per column encoder.
+ * A text column's values are numbered over their bytes (PlainTextColumn.encodeArrow, from the vector's offsets and bytes), one PlainTextColumn per column encoder.
  * `stopAbove`: the id-like bound at which a column not named in `readWhole` stops being numbered (see PlainTextColumn).
  */
 export class TextColumns {
@@ -33,6 +34,22 @@ export class TextColumns {
     if (texts === undefined) this.texts.set(target, (texts = new PlainTextColumn(target, this.readWhole.has(target.source.name) ? undefined : this.stopAbove)));
     return texts;
   };
+
+  private typed: TypedNumbers | undefined;
+  /** The thread's numbering of stored numbers (made at the first numeric column). */
+  get numbers(): TypedNumbers {
+    return (this.typed ??= new TypedNumbers());
+  }
+}
+
+/** How a vector of `type` (an Int or a Float, not Float16) stores its values. */
+export function numberKind(type: DataType): NumberKind | undefined {
+  if (Types.isInt(type)) {
+    const kinds = type.isSigned ? [NumberKind.int8, NumberKind.int16, NumberKind.int32, NumberKind.int64] : [NumberKind.uint8, NumberKind.uint16, NumberKind.uint32, NumberKind.uint64];
+    return kinds[[8, 16, 32, 64].indexOf(type.bitWidth)];
+  }
+  if (Types.isFloat(type)) return type.precision === 2 ? NumberKind.float64 : type.precision === 1 ? NumberKind.float32 : undefined;
+  return undefined;
 }
 
 /**
@@ -41,15 +58,21 @@ export class TextColumns {
  * dictionary once per batch with its indices. Other types (dates, booleans...) go cell by
  * cell. Returns whether the vector was stored.
  */
-export function storeColumnar(target: ColumnEncoder | WeightEncoder, start: number, vector: Vector, textsOf: (target: ColumnEncoder) => PlainTextColumn): boolean {
+export function storeColumnar(target: ColumnEncoder | WeightEncoder, start: number, vector: Vector, texts: TextColumns): boolean {
   const type = vector.type as DataType;
   if (!isColumnar(type)) return false;
   const plainNumbers = Types.isInt(type) || Types.isFloat(type);
   const dictionaryOfPlain = Types.isDictionary(type);
+  const kind = target instanceof ColumnEncoder ? numberKind(type) : undefined;
   let at = start;
   for (const data of vector.data) {
     const valid: Validity | undefined = data.nullCount > 0 && data.nullBitmap ? { bits: data.nullBitmap, offset: data.offset } : undefined;
-    if (plainNumbers) target.setValues(at, data.values as ArrayLike<number | bigint>, 0, data.length, valid);
+    if (kind !== undefined) {
+      const values = data.values as Uint8Array;
+      texts.numbers.store(target as ColumnEncoder, at, kind, new Uint8Array(values.buffer, values.byteOffset, values.byteLength), data.length, valid);
+    } else if (plainNumbers && valid === undefined && target instanceof WeightEncoder && storeWeights(target, at, data.values as ArrayLike<number | bigint>, data.length)) {
+      // Stored whole.
+    } else if (plainNumbers) target.setValues(at, data.values as ArrayLike<number | bigint>, 0, data.length, valid);
     else if (dictionaryOfPlain) {
       const words = (data.dictionary as Vector).toArray() as ArrayLike<CellValue>;
       const narrow = data.values instanceof Int32Array || data.values instanceof Int16Array || data.values instanceof Uint16Array || data.values instanceof Int8Array || data.values instanceof Uint8Array;
@@ -63,7 +86,7 @@ export function storeColumnar(target: ColumnEncoder | WeightEncoder, start: numb
         for (let k = 0; k < data.length; k++) cells[k] = words[Number(indices[k]!)];
         target.setValues(at, cells, 0, data.length, valid);
       }
-    } else if (Types.isUtf8(type) && target instanceof ColumnEncoder) target.setIds(at, textsOf(target).encode(lengthPrefixed(data as Data<Utf8>, valid), 0, data.length).ids);
+    } else if (Types.isUtf8(type) && target instanceof ColumnEncoder) target.setIds(at, texts.of(target).encodeArrow((data as Data<Utf8>).valueOffsets, (data as Data<Utf8>).values, data.length, valid));
     else if (Types.isUtf8(type)) target.setValues(at, utf8Cells(data as Data<Utf8>), 0, data.length, valid, true);
     else target.setValues(at, makeVector(data).toArray() as ArrayLike<CellValue>, 0, data.length);
     at += data.length;
@@ -72,29 +95,16 @@ export function storeColumnar(target: ColumnEncoder | WeightEncoder, start: numb
 }
 
 /**
- * A Utf8 vector's values as Parquet PLAIN stores text (each a 4-byte little-endian length, then
- * its bytes; a null row as an empty value, which is blank): what PlainTextColumn numbers over
- * the bytes, making a string once per distinct value instead of once per row.
+ * A weight column's `count` numbers (no nulls) stored at once when every one is a valid weight
+ * (finite, not negative: what WeightEncoder.setValues checks row by row); false when one is
+ * not, or a 64-bit integer is past 2^53, so that setValues finds and names it.
  */
-function lengthPrefixed(data: Data<Utf8>, valid: Validity | undefined): Uint8Array {
-  const offsets = data.valueOffsets;
-  const bytes = data.values;
-  const first = offsets[0]!;
-  const out = new Uint8Array(4 * data.length + (offsets[data.length]! - first));
-  let at = 0;
-  for (let k = 0; k < data.length; k++) {
-    const start = offsets[k]!;
-    const length = valid !== undefined && isNullAt(valid, k) ? 0 : offsets[k + 1]! - start;
-    out[at] = length;
-    out[at + 1] = length >>> 8;
-    out[at + 2] = length >>> 16;
-    out[at + 3] = length >>> 24;
-    at += 4;
-    if (length > 16) out.set(bytes.subarray(start, start + length), at);
-    else for (let b = 0; b < length; b++) out[at + b] = bytes[start + b]!;
-    at += length;
-  }
-  return out.subarray(0, at);
+function storeWeights(target: WeightEncoder, start: number, values: ArrayLike<number | bigint>, count: number): boolean {
+  const numbers = values instanceof Float64Array ? values.subarray(0, count) : values instanceof BigInt64Array ? safeNumbers(values, 0, count) : values instanceof BigUint64Array ? undefined : Float64Array.from(values as ArrayLike<number>).subarray(0, count);
+  if (numbers === undefined || numbers.length !== count) return false;
+  for (let k = 0; k < count; k++) if (!(numbers[k]! >= 0 && numbers[k]! < Infinity)) return false;
+  target.setAll(start, numbers);
+  return true;
 }
 
 /** The strings of a Utf8 vector's data, straight from its offsets and bytes (null rows: left as ''). */

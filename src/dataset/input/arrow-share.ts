@@ -14,6 +14,8 @@ import type { TableEncoder } from './table-encoder.js';
 export interface ArrowShareTask {
   path: string;
   columns: Array<{ position: number; name: string }>;
+  /** The file's rows, when its messages gave them: the columns are made that long at once. */
+  rows?: number;
 }
 
 /**
@@ -34,7 +36,7 @@ const textCost = 3;
  * calling thread. Returns the positions of the columns handed out and their results, or
  * undefined when everything is read here.
  */
-export async function handOutArrowColumns(path: string, first: { rows: number; bytes: Map<number, number> }, batches: number, fields: Field[], encoder: TableEncoder, wanted: number[], threads: number | undefined, manyTexts: (position: number) => Promise<boolean>): Promise<{ positions: Set<number>; results: Promise<ShareResult[]>; stop: () => Promise<void> } | undefined> {
+export async function handOutArrowColumns(path: string, first: { rows: number; bytes: Map<number, number> }, batches: number, fields: Field[], encoder: TableEncoder, wanted: number[], threads: number | undefined, manyTexts: (position: number) => Promise<boolean>, rows?: number): Promise<{ positions: Set<number>; results: Promise<ShareResult[]>; stop: () => Promise<void> } | undefined> {
   const workers = threads ?? (first.rows * batches >= PARALLEL_BUILD_MIN_ROWS ? defaultBuildThreads() : 0);
   const file = workers > 0 ? builtWorkerFile('arrow-worker.js') : undefined;
   if (file === undefined) return undefined;
@@ -51,7 +53,7 @@ export async function handOutArrowColumns(path: string, first: { rows: number; b
   }
   if (columns.length === 0) return undefined;
   const [, ...shares] = dealByCost(columns, (column) => column.cost, workers + 1, ownCost);
-  const tasks: ArrowShareTask[] = shares.filter((share) => share.length > 0).map((share) => ({ path, columns: share.map(({ position, name }) => ({ position, name })) }));
+  const tasks: ArrowShareTask[] = shares.filter((share) => share.length > 0).map((share) => ({ path, columns: share.map(({ position, name }) => ({ position, name })), ...(rows === undefined ? {} : { rows }) }));
   if (tasks.length === 0) return undefined;
   const { results, stop } = readShares(file, tasks, 'Arrow');
   return { positions: new Set(tasks.flatMap((task) => task.columns.map((column) => column.position))), results, stop };

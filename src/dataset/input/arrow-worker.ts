@@ -21,7 +21,7 @@ import { ColumnEncoder } from './table-encoder.js';
 
 const port = parentPort;
 if (port === null) throw new Error('arrow-worker runs as a worker thread of the Arrow reader.');
-const { path, columns } = workerData as ArrowShareTask;
+const { path, columns, rows: fileRows } = workerData as ArrowShareTask;
 /** Record batches with a body larger than this are read a column at a time. */
 const columnAtATime = 64 << 20;
 
@@ -31,7 +31,7 @@ try {
   try {
     const reader = await RecordBatchReader.from(handle);
     await reader.open();
-    const targets = columns.map((column) => new ColumnEncoder({ name: column.name }, 4096));
+    const targets = columns.map((column) => new ColumnEncoder({ name: column.name }, Math.max(1, fileRows ?? 4096)));
     const texts = new TextColumns();
     const footer = reader.footer;
     if (footer === null) throw new Error('the file has no footer');
@@ -53,7 +53,7 @@ try {
           apart = false;
         }
         const column = columns[k]!;
-        if (!storeColumnar(targets[k]!, rows, batch.vectorAt(column.position), texts.of)) throw new Error(`column "${column.name}" is not of one type in every record batch`);
+        if (!storeColumnar(targets[k]!, rows, batch.vectorAt(column.position), texts)) throw new Error(`column "${column.name}" is not of one type in every record batch`);
       }
       rows += batch?.rows ?? 0;
     }

@@ -1,5 +1,5 @@
 import { csvEncoderModule } from '../../kernel/wasm-module.js';
-import type { ColumnEncoder } from './table-encoder.js';
+import type { ColumnEncoder, Validity } from './table-encoder.js';
 import { Utf8Text } from './utf8-text.js';
 import { DeferredTexts } from './deferred-texts.js';
 import { PLAIN_NUMBER } from '../../text/decimal-text.js';
@@ -10,6 +10,7 @@ interface TextExports {
   allocate(bytes: number): number;
   newDictionaries(count: number): number;
   encodeLengthPrefixed(dict: number, src: number, end: number, count: number, ids: number): number;
+  encodeOffsets(dict: number, offsets: number, bytes: number, bytesLength: number, count: number, validity: number, validityOffset: number, ids: number): number;
   dictionaryCount(dict: number): number;
   dictionaryNewValues(dict: number, from: number, lengths: number): number;
 }
@@ -111,6 +112,56 @@ export class PlainTextColumn {
     new Uint8Array(wasm.memory.buffer, this.source, length).set(bytes.subarray(at));
     const read = wasm.encodeLengthPrefixed(this.dict, this.source, this.source + length, count, this.ids);
     if (read < 0) throw new Error(`a PLAIN BYTE_ARRAY value runs past the end of its page`);
+    return { ids: this.columnIds(count), end: at + read };
+  }
+
+  /**
+   * The column ids of `count` Arrow Utf8 values (value k: `bytes[offsets[k] .. offsets[k + 1]]`;
+   * a null row, its bit in `valid` clear, is blank), as encode() gives them for the same values
+   * length-prefixed, without making that copy.
+   */
+  encodeArrow(offsets: Int32Array, bytes: Uint8Array, count: number, valid?: Validity): Uint32Array {
+    const wasm = this.wasm;
+    const first = valid === undefined ? 0 : valid.offset >> 3;
+    const validityBytes = valid === undefined ? 0 : ((valid.offset + count + 7) >> 3) - first;
+    if (valid !== undefined && valid.bits.length < first + validityBytes) throw new Error(`a validity bitmap is shorter than its ${count} rows`);
+    if (offsets.length < count + 1) throw new Error(`an offsets buffer is shorter than its ${count} rows`);
+    // One region: the value bytes (with the slack the wasm reads past them), the offsets, the validity bits.
+    const valuesRoom = (bytes.length + 16 + 3) & ~3; // (the offsets start 4-byte aligned)
+    const length = valuesRoom + (count + 1) * 4 + validityBytes;
+    if (length > this.sourceBytes) {
+      this.sourceBytes = Math.max(length, this.sourceBytes * 2);
+      this.source = wasm.allocate(this.sourceBytes);
+    }
+    if (count > this.idCapacity) {
+      this.idCapacity = Math.max(count, this.idCapacity * 2);
+      this.ids = wasm.allocate(this.idCapacity * 4);
+    }
+    const offsetsAt = this.source + valuesRoom;
+    const validityAt = offsetsAt + (count + 1) * 4;
+    new Uint8Array(wasm.memory.buffer, this.source, bytes.length).set(bytes);
+    new Int32Array(wasm.memory.buffer, offsetsAt, count + 1).set(offsets.subarray(0, count + 1));
+    if (valid !== undefined) new Uint8Array(wasm.memory.buffer, validityAt, validityBytes).set(valid.bits.subarray(first, first + validityBytes));
+    const bad = () => new Error('a Utf8 value\'s offsets are out of order or past its data');
+    const ids = new Uint32Array(count);
+    // A block at a time when the column may stop (as encode() does), so that numbering stops within the call.
+    const block = this.stopAbove === undefined ? count : stopBlock;
+    let done = 0;
+    while (done < count && !this.stopped) {
+      const take = Math.min(block, count - done);
+      const validity = valid === undefined ? 0 : validityAt;
+      if (wasm.encodeOffsets(this.dict, offsetsAt + done * 4, this.source, bytes.length, take, validity, valid === undefined ? 0 : (valid.offset & 7) + done, this.ids) < 0) throw bad();
+      ids.set(this.columnIds(take), done);
+      done += take;
+    }
+    // Values after the column stopped are blank, their offsets still checked.
+    for (let k = done; k < count; k++) if (offsets[k + 1]! < offsets[k]! || offsets[k + 1]! > bytes.length || offsets[k]! < 0) throw bad();
+    return ids;
+  }
+
+  /** The column ids of the `count` wasm ids just written, new values taken, the column stopped past its bound. */
+  private columnIds(count: number): Uint32Array {
+    const wasm = this.wasm;
     this.takeNewValues();
     const ids = new Uint32Array(wasm.memory.buffer, this.ids, count).slice();
     const toColumn = this.toColumn;
@@ -120,7 +171,7 @@ export class PlainTextColumn {
       this.stopped = true;
       this.target.partly = true;
     }
-    return { ids, end: at + read };
+    return ids;
   }
 
   /** `count` blank ids, in an array reused from page to page (the encoder copies them). */

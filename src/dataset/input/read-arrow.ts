@@ -38,13 +38,16 @@ export async function readArrow(path: string, options: ReadOptions): Promise<Raw
     const reader = await RecordBatchReader.from(handle);
     await reader.open();
     const fields = reader.schema.fields;
+    const batches = reader.isFile() ? reader.numRecordBatches : 0;
+    // The file's rows, the sum of its record batches' lengths (a stream's are not known before its end): the id-like
+    // bound needs them, and build workers make their columns that long at once (never longer than the file's bytes:
+    // a damaged message's row count must not size them). This thread's columns grow: most are adopted from workers.
+    const fileRows = isFile && reader.isFile() && batches > 0 ? await rowsOfFile(handle, reader).catch(() => undefined) : undefined;
+    const capacity = fileRows === undefined ? undefined : Math.min(fileRows, size);
     const encoder = new TableEncoder(path, 'Arrow schema', fields.map((field) => ({ name: field.name })), options);
     const wanted = fields.flatMap((field, i) => (encoder.columns[i] !== undefined || encoder.weightAt[i] !== undefined ? [i] : []));
     const cells = new Map(wanted.map((i) => [i, cellReader(path, fields[i]!)]));
-    const batches = reader.isFile() ? reader.numRecordBatches : 0;
-    // The id-like bound needs the file's rows: the sum of its record batches' lengths (a stream's are not known before its end).
-    const fileRows = options.skipIdLike !== undefined && isFile && reader.isFile() && batches > 0 ? await rowsOfFile(handle, reader).catch(() => undefined) : undefined;
-    const texts = new TextColumns(fileRows === undefined ? undefined : idLikeCountLimit(fileRows), new Set(options.skipIdLike?.except));
+    const texts = new TextColumns(fileRows === undefined || options.skipIdLike === undefined ? undefined : idLikeCountLimit(fileRows), new Set(options.skipIdLike?.except));
     // A file's columns (random access) may be read by workers too, dealt by the sizes of the
     // first batch's buffers; this thread then reads only its own columns' bytes.
     let handed: Awaited<ReturnType<typeof handOutArrowColumns>>;
@@ -59,7 +62,7 @@ export async function readArrow(path: string, options: ReadOptions): Promise<Raw
         const first = await batchFieldBytes(handle, reader.footer!.getRecordBatch(0)!, fields, reader.dictionaries, version).catch(() => undefined);
         if (first !== undefined) {
           const manyTexts = async (position: number) => manyDistinct((await readBatchColumns(handle, reader.footer!.getRecordBatch(0)!, fields, [position], reader.dictionaries, version))!.vectorAt(position));
-          handed = await handOutArrowColumns(path, first, batches, fields, encoder, wanted, options.threads, manyTexts);
+          handed = await handOutArrowColumns(path, first, batches, fields, encoder, wanted, options.threads, manyTexts, capacity);
           if (handed !== undefined) source = fileBatches(handle, reader, own());
         }
       }
@@ -67,7 +70,7 @@ export async function readArrow(path: string, options: ReadOptions): Promise<Raw
         for (const i of own()) {
           const target = encoder.columns[i] ?? encoder.weightAt[i]!;
           const vector = batch.vectorAt(i);
-          if (!storeColumnar(target, rows, vector, texts.of)) {
+          if (!storeColumnar(target, rows, vector, texts)) {
             const cell = cells.get(i)!;
             for (let row = 0; row < batch.rows; row++) target.set(rows + row, cell(vector, row));
           }
