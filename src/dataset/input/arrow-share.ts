@@ -3,6 +3,7 @@ import { isColumnar } from './arrow-columns.js';
 import { defaultBuildThreads, PARALLEL_BUILD_MIN_ROWS } from './build-threads.js';
 import { builtWorkerFile, dealByCost, readShares, type ShareResult } from './column-shares.js';
 import type { TableEncoder } from './table-encoder.js';
+import type { FileIdentity } from './file-identity.js';
 
 /**
  * Arrow IPC file columns read in worker threads (arrow-worker.ts; see column-shares.ts):
@@ -13,6 +14,8 @@ import type { TableEncoder } from './table-encoder.js';
 /** One worker's share: the columns (by schema position) it reads from the file at `path`. */
 export interface ArrowShareTask {
   path: string;
+  /** The file the reader opened: a worker that opens another (replaced since) refuses it. */
+  identity: FileIdentity;
   columns: Array<{ position: number; name: string }>;
   /** The file's rows, when its messages gave them: the columns are made that long at once. */
   rows?: number;
@@ -36,7 +39,7 @@ const textCost = 3;
  * calling thread. Returns the positions of the columns handed out and their results, or
  * undefined when everything is read here.
  */
-export async function handOutArrowColumns(path: string, first: { rows: number; bytes: Map<number, number> }, batches: number, fields: Field[], encoder: TableEncoder, wanted: number[], threads: number | undefined, manyTexts: (position: number) => Promise<boolean>, rows?: number): Promise<{ positions: Set<number>; results: Promise<ShareResult[]>; stop: () => Promise<void> } | undefined> {
+export async function handOutArrowColumns(path: string, identity: FileIdentity, first: { rows: number; bytes: Map<number, number> }, batches: number, fields: Field[], encoder: TableEncoder, wanted: number[], threads: number | undefined, manyTexts: (position: number) => Promise<boolean>, rows?: number): Promise<{ positions: Set<number>; results: Promise<ShareResult[]>; stop: () => Promise<void> } | undefined> {
   const workers = threads ?? (first.rows * batches >= PARALLEL_BUILD_MIN_ROWS ? defaultBuildThreads() : 0);
   const file = workers > 0 ? builtWorkerFile('arrow-worker.js') : undefined;
   if (file === undefined) return undefined;
@@ -53,7 +56,7 @@ export async function handOutArrowColumns(path: string, first: { rows: number; b
   }
   if (columns.length === 0) return undefined;
   const [, ...shares] = dealByCost(columns, (column) => column.cost, workers + 1, ownCost);
-  const tasks: ArrowShareTask[] = shares.filter((share) => share.length > 0).map((share) => ({ path, columns: share.map(({ position, name }) => ({ position, name })), ...(rows === undefined ? {} : { rows }) }));
+  const tasks: ArrowShareTask[] = shares.filter((share) => share.length > 0).map((share) => ({ path, identity, columns: share.map(({ position, name }) => ({ position, name })), ...(rows === undefined ? {} : { rows }) }));
   if (tasks.length === 0) return undefined;
   const { results, stop } = readShares(file, tasks, 'Arrow');
   return { positions: new Set(tasks.flatMap((task) => task.columns.map((column) => column.position))), results, stop };

@@ -16,19 +16,23 @@ import { type BatchColumns, readBatchColumns, wholeBatch } from './arrow-batch-c
 import { storeColumnar, TextColumns } from './arrow-columns.js';
 import type { ArrowShareTask } from './arrow-share.js';
 import { shareResult } from './column-shares.js';
+import { changedWhileRead, fileIdentity, sameFile } from './file-identity.js';
 import { readFailure } from './input-file.js';
 import { ColumnEncoder } from './table-encoder.js';
 
 const port = parentPort;
 if (port === null) throw new Error('arrow-worker runs as a worker thread of the Arrow reader.');
-const { path, columns, rows: fileRows } = workerData as ArrowShareTask;
+const { path, identity, columns, rows: fileRows } = workerData as ArrowShareTask;
 /** Record batches with a body larger than this are read a column at a time. */
 const columnAtATime = 64 << 20;
 
 try {
   registerArrowCodecs();
-  const handle = await open(path, 'r');
+  const handle = await open(path, 'r').catch(() => {
+    throw changedWhileRead(path);
+  });
   try {
+    if (!sameFile(fileIdentity(await handle.stat()), identity)) throw changedWhileRead(path);
     const reader = await RecordBatchReader.from(handle);
     await reader.open();
     const targets = columns.map((column) => new ColumnEncoder({ name: column.name }, Math.max(1, fileRows ?? 4096)));

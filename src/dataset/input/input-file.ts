@@ -2,23 +2,34 @@ import { type FileHandle, open } from 'node:fs/promises';
 import { CrosstabError, ErrorCode } from '../../errors.js';
 import type { RawTable, ReadOptions } from './raw-table.js';
 import { inputError } from './table-encoder.js';
+import { checkSameFile, type FileIdentity, fileIdentity, openSame } from './file-identity.js';
+import { closeSync } from 'node:fs';
 
 /**
  * The one prologue of the typed readers (Arrow, Parquet, SPSS): checks the options, opens
- * the file (`file_not_found` when it cannot be), hands `read` the handle and the file size,
+ * the file (`file_not_found` when it cannot be), hands `read` the handle, the file size and the
+ * file's identity (for worker threads that open the path again), refuses a file changed
+ * while it was read,
  * turns any failure into a CrosstabError ({@link readFailure}) and closes the file.
  */
-export async function readTypedFile(path: string, options: ReadOptions, format: string, read: (handle: FileHandle, size: number) => Promise<RawTable>): Promise<RawTable> {
+export async function readTypedFile(path: string, options: ReadOptions, format: string, read: (handle: FileHandle, size: number, identity: FileIdentity) => Promise<RawTable>): Promise<RawTable> {
   checkReadOptions(path, options);
   const handle = await open(path, 'r').catch((error: unknown) => {
     throw unreadable(path, error);
   });
+  // A second descriptor of the same file, to look at it once read (a reader may close `handle`).
+  let watch: number | undefined;
   try {
-    const { size } = await handle.stat();
-    return await read(handle, size);
+    const identity = fileIdentity(await handle.stat());
+    watch = openSame(path, identity);
+    const table = await read(handle, identity.size, identity);
+    // Rewritten in place while read: some bytes may be the old file's, some the new one's.
+    checkSameFile(path, watch, identity);
+    return table;
   } catch (error) {
     throw readFailure(path, format, error);
   } finally {
+    if (watch !== undefined) closeSync(watch);
     await handle.close().catch(() => undefined);
   }
 }

@@ -2,6 +2,7 @@ import type { ColumnMetaData, FileMetaData } from 'hyparquet';
 import { defaultBuildThreads, PARALLEL_BUILD_MIN_ROWS } from './build-threads.js';
 import { chunkRange, unreadEncoding } from './parquet-chunk.js';
 import type { FlatType } from './parquet-pages.js';
+import type { FileIdentity } from './file-identity.js';
 import { builtWorkerFile, dealByCost, readShares, type ShareResult } from './column-shares.js';
 
 export type { ShareResult } from './column-shares.js';
@@ -31,6 +32,8 @@ export interface ShareColumn {
 
 export interface ShareTask {
   path: string;
+  /** The file the reader opened: a worker that opens another (replaced since) refuses it. */
+  identity: FileIdentity;
   rows: number;
   columns: ShareColumn[];
 }
@@ -65,7 +68,7 @@ export interface FlatColumnAt {
  * allows; the calling thread keeps a share. Returns the columns handed out and their
  * results, or undefined when everything is read on the calling thread.
  */
-export function handOutColumns(path: string, metadata: FileMetaData, flat: Map<string, FlatColumnAt>, threads: number | undefined): { names: Set<string>; results: Promise<ShareResult[]>; stop: () => Promise<void> } | undefined {
+export function handOutColumns(path: string, identity: FileIdentity, metadata: FileMetaData, flat: Map<string, FlatColumnAt>, threads: number | undefined): { names: Set<string>; results: Promise<ShareResult[]>; stop: () => Promise<void> } | undefined {
   const rows = Number(metadata.num_rows);
   const workers = threads ?? (rows >= PARALLEL_BUILD_MIN_ROWS ? defaultBuildThreads() : 0);
   const file = workers > 0 ? parquetWorkerFile() : undefined;
@@ -102,7 +105,7 @@ export function handOutColumns(path: string, metadata: FileMetaData, flat: Map<s
   const handed = [...columns.values()].filter((column) => !refused.has(column.name));
   if (handed.length === 0) return undefined;
   const [, ...shares] = dealColumns(handed, workers + 1, ownCost);
-  const tasks = shares.filter((share) => share.length > 0).map((share) => ({ path, rows, columns: share }));
+  const tasks = shares.filter((share) => share.length > 0).map((share) => ({ path, identity, rows, columns: share }));
   const { results, stop } = readShares(file, tasks, 'Parquet');
   return { names: new Set(tasks.flatMap((task) => task.columns.map((column) => column.name))), results, stop };
 }

@@ -6,10 +6,11 @@
 // workerData: a ShareTask (parquet-share.ts)
 // Out: { column: ShareResult } per column (ids and counts transferred), then { done: true };
 //   or { error: {code, message, details} | {message} }
-import { closeSync, openSync, readSync } from 'node:fs';
+import { closeSync, readSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import { CrosstabError } from '../../errors.js';
 import { shareResult } from './column-shares.js';
+import { openSame } from './file-identity.js';
 import { chunkFailure, storeColumnChunk } from './parquet-chunk.js';
 import type { ShareTask } from './parquet-share.js';
 import { ColumnEncoder } from './table-encoder.js';
@@ -17,11 +18,12 @@ import { zstdReady } from './zstd-pages.js';
 
 const port = parentPort;
 if (port === null) throw new Error('parquet-worker runs as a worker thread of the Parquet reader.');
-const { path, rows, columns } = workerData as ShareTask;
+const { path, identity, rows, columns } = workerData as ShareTask;
 
 if (columns.some((column) => column.chunks.some((chunk) => chunk.meta.codec === 'ZSTD'))) await zstdReady();
-const file = openSync(path, 'r');
+let file: number | undefined;
 try {
+  file = openSame(path, identity);
   for (const column of columns) {
     const target = new ColumnEncoder({ name: column.name }, rows);
     for (const chunk of column.chunks) {
@@ -45,5 +47,5 @@ try {
 } catch (error) {
   port.postMessage({ error: error instanceof CrosstabError ? error.toJSON() : { message: error instanceof Error ? error.message : String(error) } });
 } finally {
-  closeSync(file);
+  if (file !== undefined) closeSync(file);
 }

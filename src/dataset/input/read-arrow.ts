@@ -28,7 +28,7 @@ import { inputError, TableEncoder } from './table-encoder.js';
  * truncated or corrupt file; bad weights carry `row` (1-based) and `field` in `details`.
  */
 export async function readArrow(path: string, options: ReadOptions): Promise<RawTable> {
-  return readTypedFile(path, options, 'Arrow IPC', async (handle, size) => {
+  return readTypedFile(path, options, 'Arrow IPC', async (handle, size, identity) => {
     const head = new Uint8Array(6);
     await handle.read(head, 0, 6, 0);
     const isFile = String.fromCharCode(...head) === 'ARROW1';
@@ -62,7 +62,7 @@ export async function readArrow(path: string, options: ReadOptions): Promise<Raw
         const first = await batchFieldBytes(handle, reader.footer!.getRecordBatch(0)!, fields, reader.dictionaries, version).catch(() => undefined);
         if (first !== undefined) {
           const manyTexts = async (position: number) => manyDistinct((await readBatchColumns(handle, reader.footer!.getRecordBatch(0)!, fields, [position], reader.dictionaries, version))!.vectorAt(position));
-          handed = await handOutArrowColumns(path, first, batches, fields, encoder, wanted, options.threads, manyTexts, capacity);
+          handed = await handOutArrowColumns(path, identity, first, batches, fields, encoder, wanted, options.threads, manyTexts, capacity);
           if (handed !== undefined) source = fileBatches(handle, reader, own());
         }
       }

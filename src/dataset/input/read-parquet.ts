@@ -40,7 +40,7 @@ const parsers: Partial<ParquetParsers> = {
  * truncated or corrupt file; bad weights carry `row` (1-based) and `field` in `details`.
  */
 export async function readParquet(path: string, options: ReadOptions): Promise<RawTable> {
-  return readTypedFile(path, options, 'Parquet', async (handle, size) => {
+  return readTypedFile(path, options, 'Parquet', async (handle, size, identity) => {
     await checkTrailer(handle, size, path, 'Parquet', 'PAR1');
     const file = fileBuffer(handle, size);
     const metadata = await parquetMetadataAsync(file);
@@ -74,7 +74,7 @@ export async function readParquet(path: string, options: ReadOptions): Promise<R
     }
     const conversions = ownConversions(metadata, wanted.map((i) => fields[i]!.element));
     // A share of the columns goes to worker threads, read while this thread reads the rest.
-    const handed = handOutColumns(path, metadata, flat, options.threads);
+    const handed = handOutColumns(path, identity, metadata, flat, options.threads);
     const readWhole = new Set(options.skipIdLike?.except);
     for (const [name, column] of flat) {
       if (column.type !== 'BYTE_ARRAY' || column.weight || handed?.names.has(name) || !onlyPlainPages(metadata, name)) continue;
