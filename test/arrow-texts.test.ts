@@ -7,16 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { ColumnEncoder } from '../src/dataset/input/column-encoder.js';
 import { PlainTextColumn } from '../src/dataset/input/parquet-texts.js';
 import type { Validity } from '../src/dataset/input/cell-values.js';
-
-function random(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom as random } from './support/large-dataset.js';
 
 /** Values as Arrow lays them out: offsets (from `first`), bytes, validity. */
 function utf8(values: Array<Uint8Array | null>, first: number, bitOffset: number): { offsets: Int32Array; bytes: Uint8Array; valid: Validity } {

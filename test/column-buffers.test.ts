@@ -14,6 +14,7 @@ import { ColumnKernel, columnMemory, scratchBytes, type ColumnBuffersTask, type 
 import { paddedSize } from '../src/dataset/build/compile.js';
 import { StreamingChecksum } from '../src/kernel/checksum.js';
 import { mainThreadKernel } from '../src/kernel/kernel.js';
+import { seededRandom as mulberry32 } from './support/large-dataset.js';
 
 const checksums = new StreamingChecksum(mainThreadKernel());
 
@@ -101,17 +102,6 @@ function shuffle<T>(items: T[], random: () => number): T[] {
     [items[i], items[j]] = [items[j]!, items[i]!];
   }
   return items;
-}
-
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** Builds `tasks` in a row on one kernel over a fresh memory holding the order. */

@@ -7,19 +7,9 @@ import { describe, expect, it } from 'vitest';
 import { ColumnEncoder } from '../src/dataset/input/column-encoder.js';
 import { NumberKind, TypedNumbers } from '../src/dataset/input/typed-numbers.js';
 import type { Validity } from '../src/dataset/input/cell-values.js';
+import { seededRandom as random } from './support/large-dataset.js';
 
 type Values = BigInt64Array | BigUint64Array | Int32Array | Uint32Array | Int16Array | Uint16Array | Int8Array | Uint8Array | Float64Array | Float32Array;
-
-/** A seeded generator (mulberry32). */
-function random(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Values a survey column of `kind` may hold: codes, codes past 16,383, big and negative numbers, and per kind its edges. */
 function values(kind: NumberKind, rows: number, next: () => number): Values {

@@ -40,6 +40,19 @@ function tracked(server: Server): Set<Socket> {
   return sockets;
 }
 
+/** A listening node:http server of a mount: its port, its sockets, and a close that cuts them and closes `handler`. */
+function served(server: Server, handler: CrosstabHandler): Awaited<ReturnType<Mount['start']>> {
+  return {
+    port: (server.address() as AddressInfo).port,
+    sockets: tracked(server),
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await handler.close();
+    },
+  };
+}
+
 const mounts: Mount[] = [
   {
     name: 'listen()',
@@ -52,17 +65,8 @@ const mounts: Mount[] = [
     name: 'node:http mount',
     async start(handler) {
       const server = createServer(createNodeListener(handler));
-      const sockets = tracked(server);
       await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-      return {
-        port: (server.address() as AddressInfo).port,
-        sockets,
-        close: async () => {
-          server.closeAllConnections();
-          await new Promise<void>((resolve) => server.close(() => resolve()));
-          await handler.close();
-        },
-      };
+      return served(server, handler);
     },
   },
   {
@@ -71,17 +75,8 @@ const mounts: Mount[] = [
       const app = express();
       app.use(crosstabExpress(handler));
       const server = createServer(app);
-      const sockets = tracked(server);
       await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-      return {
-        port: (server.address() as AddressInfo).port,
-        sockets,
-        close: async () => {
-          server.closeAllConnections();
-          await new Promise<void>((resolve) => server.close(() => resolve()));
-          await handler.close();
-        },
-      };
+      return served(server, handler);
     },
   },
   {
@@ -109,16 +104,7 @@ const mounts: Mount[] = [
       const server = await new Promise<Server>((resolve) => {
         const listening = honoServe({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(listening as Server)) as Server;
       });
-      const sockets = tracked(server);
-      return {
-        port: (server.address() as AddressInfo).port,
-        sockets,
-        close: async () => {
-          server.closeAllConnections();
-          await new Promise<void>((resolve) => server.close(() => resolve()));
-          await handler.close();
-        },
-      };
+      return served(server, handler);
     },
   },
   {
@@ -130,16 +116,7 @@ const mounts: Mount[] = [
       const server = await new Promise<Server>((resolve) => {
         const listening = honoServe({ fetch: (request: Request) => app.fetch(request), port: 0, hostname: '127.0.0.1' }, () => resolve(listening as Server)) as Server;
       });
-      const sockets = tracked(server);
-      return {
-        port: (server.address() as AddressInfo).port,
-        sockets,
-        close: async () => {
-          server.closeAllConnections();
-          await new Promise<void>((resolve) => server.close(() => resolve()));
-          await handler.close();
-        },
-      };
+      return served(server, handler);
     },
   },
 ];

@@ -97,18 +97,23 @@ export class PlainTextColumn {
     return { ids, end: done < count ? plainEnd(bytes, at, count - done) : at };
   }
 
+  /** Room in the kernel memory for `length` source bytes and `count` ids (each area at least doubled when it grows). */
+  private reserve(length: number, count: number): void {
+    if (length > this.sourceBytes) {
+      this.sourceBytes = Math.max(length, this.sourceBytes * 2);
+      this.source = this.wasm.allocate(this.sourceBytes);
+    }
+    if (count > this.idCapacity) {
+      this.idCapacity = Math.max(count, this.idCapacity * 2);
+      this.ids = this.wasm.allocate(this.idCapacity * 4);
+    }
+  }
+
   /** encode() of values to be numbered (the column has not stopped). */
   private numbered(bytes: Uint8Array, at: number, count: number): { ids: Uint32Array; end: number } {
     const wasm = this.wasm;
     const length = bytes.length - at;
-    if (length > this.sourceBytes) {
-      this.sourceBytes = Math.max(length, this.sourceBytes * 2);
-      this.source = wasm.allocate(this.sourceBytes);
-    }
-    if (count > this.idCapacity) {
-      this.idCapacity = Math.max(count, this.idCapacity * 2);
-      this.ids = wasm.allocate(this.idCapacity * 4);
-    }
+    this.reserve(length, count);
     new Uint8Array(wasm.memory.buffer, this.source, length).set(bytes.subarray(at));
     const read = wasm.encodeLengthPrefixed(this.dict, this.source, this.source + length, count, this.ids);
     if (read < 0) throw new Error(`a PLAIN BYTE_ARRAY value runs past the end of its page`);
@@ -129,14 +134,7 @@ export class PlainTextColumn {
     // One region: the value bytes (with the slack the wasm reads past them), the offsets, the validity bits.
     const valuesRoom = (bytes.length + 16 + 3) & ~3; // (the offsets start 4-byte aligned)
     const length = valuesRoom + (count + 1) * 4 + validityBytes;
-    if (length > this.sourceBytes) {
-      this.sourceBytes = Math.max(length, this.sourceBytes * 2);
-      this.source = wasm.allocate(this.sourceBytes);
-    }
-    if (count > this.idCapacity) {
-      this.idCapacity = Math.max(count, this.idCapacity * 2);
-      this.ids = wasm.allocate(this.idCapacity * 4);
-    }
+    this.reserve(length, count);
     const offsetsAt = this.source + valuesRoom;
     const validityAt = offsetsAt + (count + 1) * 4;
     new Uint8Array(wasm.memory.buffer, this.source, bytes.length).set(bytes);
