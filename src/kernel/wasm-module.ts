@@ -45,4 +45,19 @@ export function parquetDecoderModule(): WebAssembly.Module {
 }
 
 /** Version of the CSV encoder's exports this code calls (csvAbi() in assembly/csv.ts). */
+/**
+ * A new instance of `module` (its own memory), its exports typed as `T`; an AssemblyScript
+ * abort in it throws "`what` aborted".
+ */
+export function instantiate<T>(module: WebAssembly.Module, what: string): T {
+  const instance = new WebAssembly.Instance(module, {
+    env: {
+      abort() {
+        throw new Error(`${what} aborted`);
+      },
+    },
+  });
+  return instance.exports as unknown as T;
+}
+
 export const CSV_ENCODER_ABI = 2;

@@ -1,4 +1,4 @@
-import { parquetDecoderModule } from '../../kernel/wasm-module.js';
+import { instantiate, parquetDecoderModule } from '../../kernel/wasm-module.js';
 import type { CellValue } from './cell-values.js';
 import type { ColumnEncoder } from './column-encoder.js';
 import type { WeightEncoder } from './weight-encoder.js';
@@ -60,14 +60,7 @@ export class DictionaryPageDecoder {
   private target: ColumnEncoder | WeightEncoder | undefined;
 
   constructor() {
-    const instance = new WebAssembly.Instance(parquetDecoderModule(), {
-      env: {
-        abort() {
-          throw new Error('the Parquet page decoder aborted');
-        },
-      },
-    });
-    this.wasm = instance.exports as unknown as DecoderExports;
+    this.wasm = instantiate<DecoderExports>(parquetDecoderModule(), 'the Parquet page decoder');
     const found = typeof this.wasm.parquetAbi === 'function' ? this.wasm.parquetAbi() : 0;
     if (found !== PARQUET_DECODER_ABI) throw new Error(`build/parquet.wasm has decoder ABI ${found}, this code expects ${PARQUET_DECODER_ABI}: run \`npm run build:wasm\``);
   }

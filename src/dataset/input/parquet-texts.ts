@@ -1,4 +1,4 @@
-import { csvEncoderModule } from '../../kernel/wasm-module.js';
+import { instantiate, csvEncoderModule } from '../../kernel/wasm-module.js';
 import type { ColumnEncoder, Validity } from './table-encoder.js';
 import { Utf8Text } from './utf8-text.js';
 import { DeferredTexts } from './deferred-texts.js';
@@ -59,14 +59,7 @@ export class PlainTextColumn {
     private readonly target: ColumnEncoder,
     private readonly stopAbove?: number,
   ) {
-    const instance = new WebAssembly.Instance(csvEncoderModule(), {
-      env: {
-        abort() {
-          throw new Error('the text encoder aborted');
-        },
-      },
-    });
-    this.wasm = instance.exports as unknown as TextExports;
+    this.wasm = instantiate<TextExports>(csvEncoderModule(), 'the text encoder');
     if (typeof this.wasm.encodeLengthPrefixed !== 'function') throw new Error('build/csv.wasm is older than this code: run `npm run build:wasm`');
     this.dict = this.wasm.newDictionaries(1);
     if (target.size === 0) this.deferred = new DeferredTexts();

@@ -1,4 +1,4 @@
-import { csvEncoderModule } from '../../kernel/wasm-module.js';
+import { instantiate, csvEncoderModule } from '../../kernel/wasm-module.js';
 import type { CellValue, Validity } from './cell-values.js';
 import type { ColumnEncoder } from './column-encoder.js';
 
@@ -53,14 +53,7 @@ export class TypedNumbers {
   private mapped = new Uint32Array(0);
 
   constructor() {
-    const instance = new WebAssembly.Instance(csvEncoderModule(), {
-      env: {
-        abort() {
-          throw new Error('the number encoder aborted');
-        },
-      },
-    });
-    this.wasm = instance.exports as unknown as NumberExports;
+    this.wasm = instantiate<NumberExports>(csvEncoderModule(), 'the number encoder');
     if (typeof this.wasm.encodeNumbers !== 'function') throw new Error('build/csv.wasm is older than this code: run `npm run build:wasm`');
   }
 
