@@ -2,14 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
 import { type FileHandle, open, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { Schema } from 'apache-arrow/schema';
-import { MetadataVersion } from 'apache-arrow/enum';
-import { FileBlock, Footer } from 'apache-arrow/ipc/metadata/file';
-import { BufferRegion, FieldNode, Message, RecordBatch } from 'apache-arrow/ipc/metadata/message';
 import { throwIfCancelled } from '../../errors.js';
 import { mainThreadKernel } from '../../kernel/kernel.js';
 import { StreamingChecksum } from '../../kernel/checksum.js';
-import { bufferFields } from './buffer-table.js';
+import { bufferFieldTypes, type BufferRegionEntry, encodeFooter, encodeRecordBatchMessage, type FileBlockEntry } from './arrow-encode.js';
 import { type BufferRow, datasetChecksum, HASH_CHARS } from './dataset-checksum.js';
 import type { BufferSpec, CompiledDataset } from '../build/compile.js';
 import { paddedSize } from '../build/compile.js';
@@ -129,14 +125,12 @@ async function writeBatches(
   signal: AbortSignal | undefined,
 ) {
   const rows: BufferRow[] = [];
-  const blocks: FileBlock[] = [];
+  const blocks: FileBlockEntry[] = [];
   for (const batch of cutBatches(dataset.specs)) {
     const layout = batchLayout(batch);
-    const message = Message.encode(
-      Message.from(new RecordBatch(batch.length, layout.nodes, layout.regions, null), layout.bodyBytes) as Message,
-    );
+    const message = encodeRecordBatchMessage(batch.length, layout.nodes, layout.regions, layout.bodyBytes);
     const metaBytes = (message.byteLength + 8 + 7) & ~7;
-    blocks.push(new FileBlock(metaBytes, layout.bodyBytes, output.position));
+    blocks.push({ metaDataLength: metaBytes, bodyLength: layout.bodyBytes, offset: output.position });
     await output.write(new Uint8Array(Int32Array.of(-1, metaBytes - 8).buffer));
     await output.write(message);
     await output.pad(8);
@@ -158,8 +152,7 @@ async function writeBatches(
   if (!(await source.next()).done) throw new Error('dataset writer: more buffers were made than planned');
 
   const checksum = datasetChecksum(dataset.meta.format, metaJson, rows);
-  const schema = new Schema(bufferFields, new Map([[FORMAT_KEY, dataset.meta.format], [META_KEY, metaJson], [CHECKSUM_KEY, checksum]]));
-  const footer = Footer.encode(new Footer(schema, MetadataVersion.V5, blocks, []));
+  const footer = encodeFooter(bufferFieldTypes, [[FORMAT_KEY, dataset.meta.format], [META_KEY, metaJson], [CHECKSUM_KEY, checksum]], blocks);
   await output.write(new Uint8Array(Int32Array.of(-1, 0).buffer));
   await output.write(footer);
   await output.write(new Uint8Array(Int32Array.of(footer.byteLength).buffer));
@@ -200,7 +193,7 @@ async function writePlaced(output: Output, spec: BufferSpec, placed: PlacedBuffe
   return { name: spec.name, kind: spec.kind, count: spec.count, stored, hash };
 }
 
-/** Buffer regions of one batch, in the order of bufferFields (validity, offsets, values...). */
+/** Buffer regions of one batch, in the order of the buffer table's fields (validity, offsets, values...). */
 function batchLayout(batch: BufferSpec[]) {
   const n = batch.length;
   const dataOffsets = new Int32Array(n + 1);
@@ -214,12 +207,12 @@ function batchLayout(batch: BufferSpec[]) {
     0, (n + 1) * 4, n * HASH_CHARS, // hash
   ];
   let at = 0;
-  const regions = sizes.map((size) => {
-    const region = new BufferRegion(at, size);
+  const regions = sizes.map((size): BufferRegionEntry => {
+    const region = { offset: at, length: size };
     at += Math.ceil(size / REGION_ALIGN) * REGION_ALIGN;
     return region;
   });
-  const nodes = bufferFields.map(() => new FieldNode(n, 0));
+  const nodes = bufferFieldTypes.map(() => ({ length: n, nullCount: 0 }));
   return { nodes, regions, bodyBytes: at, dataOffsets, valuesAt: regions[2]!.offset };
 }
 
