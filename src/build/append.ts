@@ -20,7 +20,7 @@ import { mainThreadKernel } from '../kernel/kernel.js';
 import { invalidOption } from '../options.js';
 import { idLikeIntegersReason, idLikeTextReason, idLikeTextValues, isIdLikeIntegers, isIntegerText, isNumberText, numberColumnProblem, staysIdLike } from '../dataset/build/classify.js';
 import { type BufferSpec, paddedSize } from '../dataset/build/compile.js';
-import type { BufferTable, HashedBuffer } from '../dataset/file/writer.js';
+import type { BufferTable, PlacedBuffer } from '../dataset/file/writer.js';
 import type { Kernel } from '../kernel/kernel.js';
 import { StoredExtension } from './append-stored.js';
 import { refuseOutOverInput } from './build-options.js';
@@ -387,14 +387,14 @@ async function extend(
     if (design) meta.design = design;
   }
 
-  // Buffers extended in place (StoredExtension): the old respondents' bytes are copied once, from the file.
+  // Buffers extended in place (StoredExtension): the old respondents' bytes are read once, from the file, where the writer writes the new buffer.
   let stored!: StoredExtension;
   const bitsKeep = Math.ceil(before / 32) * 4;
   const bitsSame = Math.floor(before / 32) * 4;
   const words32 = (bytes: Uint8Array): Uint32Array => new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4);
 
-  function* buffers(): Generator<Uint8Array | HashedBuffer> {
-    stored = new StoredExtension(kernel, data, specs.reduce((largest, spec) => Math.max(largest, paddedSize(spec.bytes)), 0));
+  function* buffers(): Generator<Uint8Array | PlacedBuffer> {
+    stored = new StoredExtension(kernel, data);
     try {
       for (let k = 0; k < old.weights.length; k++) {
         const appended = table.weights[k]!.values;
@@ -422,7 +422,7 @@ async function extend(
   // atLeastTails, orWords): this generator runs once per buffer and stays cheap for V8 to
   // compile, where its loops inlined made it optimized again and again (about a second of
   // compiler time on a loaded machine for the ACS).
-  function* variableBuffers(plan: Extended): Generator<Uint8Array | HashedBuffer> {
+  function* variableBuffers(plan: Extended): Generator<Uint8Array | PlacedBuffer> {
     const { variable, old: was, rankNow, oldRank, appended } = plan;
     const width = specs[variable.index]!.bytes / (words * 64);
     const oldWidth = indexWidth(was);

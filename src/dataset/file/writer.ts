@@ -2,14 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
 import { type FileHandle, open, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { Schema } from 'apache-arrow/schema';
-import { MetadataVersion } from 'apache-arrow/enum';
-import { FileBlock, Footer } from 'apache-arrow/ipc/metadata/file';
-import { BufferRegion, FieldNode, Message, RecordBatch } from 'apache-arrow/ipc/metadata/message';
 import { throwIfCancelled } from '../../errors.js';
 import { mainThreadKernel } from '../../kernel/kernel.js';
 import { StreamingChecksum } from '../../kernel/checksum.js';
-import { bufferFields } from './buffer-table.js';
+import { bufferFieldTypes, type BufferRegionEntry, encodeFooter, encodeRecordBatchMessage, type FileBlockEntry } from './arrow-encode.js';
 import { type BufferRow, datasetChecksum, HASH_CHARS } from './dataset-checksum.js';
 import type { BufferSpec, CompiledDataset } from '../build/compile.js';
 import { paddedSize } from '../build/compile.js';
@@ -28,7 +24,7 @@ const MAGIC = new TextEncoder().encode('ARROW1');
  */
 export type BufferTable = Pick<CompiledDataset, 'specs'> & {
   meta: { format: string };
-  data(): Iterable<Uint8Array | HashedBuffer> | AsyncIterable<Uint8Array | HashedBuffer>;
+  data(): Iterable<Uint8Array | HashedBuffer | PlacedBuffer> | AsyncIterable<Uint8Array | HashedBuffer | PlacedBuffer>;
 };
 
 /**
@@ -39,6 +35,17 @@ export type BufferTable = Pick<CompiledDataset, 'specs'> & {
 export interface HashedBuffer {
   stored: Uint8Array;
   hash: string;
+}
+
+/**
+ * A buffer its maker makes where the writer says, in the writer's staging memory (no copy):
+ * `makeInto` gets a view of kernel memory of exactly `stored` bytes (the spec's bytes with
+ * the file's zero padding), holding whatever was staged there before, writes every one of
+ * them and returns their XXH64. Only a writer with `direct: true` takes one.
+ */
+export interface PlacedBuffer {
+  stored: number;
+  makeInto(target: Uint8Array): string;
 }
 
 export interface WriteOptions {
@@ -72,7 +79,7 @@ export async function writeDataset(dataset: BufferTable, out: string, signal?: A
     try {
       const direct = options.direct === true ? await openDirect(temp) : undefined;
       try {
-        output = new Output(file, direct);
+        output = new Output(file, direct, options.direct === true ? placedCapacity(dataset.specs) : undefined);
       } catch (error) {
         await direct?.close();
         throw error;
@@ -100,7 +107,7 @@ async function writeFile(output: Output, dataset: BufferTable, checksums: Stream
   await output.write(MAGIC);
   await output.pad(8);
   const data = dataset.data();
-  const source: Iterator<Uint8Array | HashedBuffer> | AsyncIterator<Uint8Array | HashedBuffer> = Symbol.asyncIterator in data ? data[Symbol.asyncIterator]() : data[Symbol.iterator]();
+  const source: Iterator<Uint8Array | HashedBuffer | PlacedBuffer> | AsyncIterator<Uint8Array | HashedBuffer | PlacedBuffer> = Symbol.asyncIterator in data ? data[Symbol.asyncIterator]() : data[Symbol.iterator]();
   try {
     return await writeBatches(output, dataset, source, metaJson, checksums, signal);
   } finally {
@@ -112,20 +119,18 @@ async function writeFile(output: Output, dataset: BufferTable, checksums: Stream
 async function writeBatches(
   output: Output,
   dataset: BufferTable,
-  source: Iterator<Uint8Array | HashedBuffer> | AsyncIterator<Uint8Array | HashedBuffer>,
+  source: Iterator<Uint8Array | HashedBuffer | PlacedBuffer> | AsyncIterator<Uint8Array | HashedBuffer | PlacedBuffer>,
   metaJson: string,
   checksums: StreamingChecksum,
   signal: AbortSignal | undefined,
 ) {
   const rows: BufferRow[] = [];
-  const blocks: FileBlock[] = [];
+  const blocks: FileBlockEntry[] = [];
   for (const batch of cutBatches(dataset.specs)) {
     const layout = batchLayout(batch);
-    const message = Message.encode(
-      Message.from(new RecordBatch(batch.length, layout.nodes, layout.regions, null), layout.bodyBytes) as Message,
-    );
+    const message = encodeRecordBatchMessage(batch.length, layout.nodes, layout.regions, layout.bodyBytes);
     const metaBytes = (message.byteLength + 8 + 7) & ~7;
-    blocks.push(new FileBlock(metaBytes, layout.bodyBytes, output.position));
+    blocks.push({ metaDataLength: metaBytes, bodyLength: layout.bodyBytes, offset: output.position });
     await output.write(new Uint8Array(Int32Array.of(-1, metaBytes - 8).buffer));
     await output.write(message);
     await output.pad(8);
@@ -147,8 +152,7 @@ async function writeBatches(
   if (!(await source.next()).done) throw new Error('dataset writer: more buffers were made than planned');
 
   const checksum = datasetChecksum(dataset.meta.format, metaJson, rows);
-  const schema = new Schema(bufferFields, new Map([[FORMAT_KEY, dataset.meta.format], [META_KEY, metaJson], [CHECKSUM_KEY, checksum]]));
-  const footer = Footer.encode(new Footer(schema, MetadataVersion.V5, blocks, []));
+  const footer = encodeFooter(bufferFieldTypes, [[FORMAT_KEY, dataset.meta.format], [META_KEY, metaJson], [CHECKSUM_KEY, checksum]], blocks);
   await output.write(new Uint8Array(Int32Array.of(-1, 0).buffer));
   await output.write(footer);
   await output.write(new Uint8Array(Int32Array.of(footer.byteLength).buffer));
@@ -160,8 +164,9 @@ async function writeBatches(
  * Writes one buffer of the table as `spec` planned it, padded, and returns its row. A
  * function of its own: writeBatches runs once per batch and stays cheap for V8 to compile.
  */
-async function writeBuffer(output: Output, spec: BufferSpec, next: IteratorResult<Uint8Array | HashedBuffer>, checksums: StreamingChecksum): Promise<BufferRow> {
+async function writeBuffer(output: Output, spec: BufferSpec, next: IteratorResult<Uint8Array | HashedBuffer | PlacedBuffer>, checksums: StreamingChecksum): Promise<BufferRow> {
   if (!next.done && !(next.value instanceof Uint8Array)) {
+    if ('makeInto' in next.value) return writePlaced(output, spec, next.value);
     // Made and hashed by its maker, padding included.
     const { stored, hash } = next.value;
     if (stored.byteLength !== paddedSize(spec.bytes)) throw new Error(`dataset writer: buffer ${spec.name} has ${stored.byteLength} stored bytes, ${paddedSize(spec.bytes)} were planned`);
@@ -179,7 +184,16 @@ async function writeBuffer(output: Output, spec: BufferSpec, next: IteratorResul
   return { name: spec.name, kind: spec.kind, count: spec.count, stored: padded.byteLength, hash };
 }
 
-/** Buffer regions of one batch, in the order of bufferFields (validity, offsets, values...). */
+/** Writes a buffer its maker makes in the staging memory (PlacedBuffer), and returns its row. */
+async function writePlaced(output: Output, spec: BufferSpec, placed: PlacedBuffer): Promise<BufferRow> {
+  const stored = paddedSize(spec.bytes);
+  if (placed.stored !== stored) throw new Error(`dataset writer: buffer ${spec.name} has ${placed.stored} stored bytes, ${stored} were planned`);
+  const hash = placed.makeInto(await output.reserve(stored));
+  await output.commit(stored);
+  return { name: spec.name, kind: spec.kind, count: spec.count, stored, hash };
+}
+
+/** Buffer regions of one batch, in the order of the buffer table's fields (validity, offsets, values...). */
 function batchLayout(batch: BufferSpec[]) {
   const n = batch.length;
   const dataOffsets = new Int32Array(n + 1);
@@ -193,12 +207,12 @@ function batchLayout(batch: BufferSpec[]) {
     0, (n + 1) * 4, n * HASH_CHARS, // hash
   ];
   let at = 0;
-  const regions = sizes.map((size) => {
-    const region = new BufferRegion(at, size);
+  const regions = sizes.map((size): BufferRegionEntry => {
+    const region = { offset: at, length: size };
     at += Math.ceil(size / REGION_ALIGN) * REGION_ALIGN;
     return region;
   });
-  const nodes = bufferFields.map(() => new FieldNode(n, 0));
+  const nodes = bufferFieldTypes.map(() => ({ length: n, nullCount: 0 }));
   return { nodes, regions, bodyBytes: at, dataOffsets, valuesAt: regions[2]!.offset };
 }
 
@@ -273,6 +287,16 @@ async function openDirect(path: string): Promise<FileHandle | undefined> {
   return open(path, constants.O_WRONLY | flag).catch(() => undefined);
 }
 
+/**
+ * Bytes of each staging buffer when buffers may be made in it (PlacedBuffer): the largest
+ * buffer fits after a partial block carried over from the buffer before.
+ */
+function placedCapacity(specs: BufferSpec[]): number {
+  let largest = 0;
+  for (const spec of specs) largest = Math.max(largest, paddedSize(spec.bytes));
+  return Math.max(STAGING_BYTES, Math.ceil((largest + DIRECT_ALIGN) / DIRECT_ALIGN) * DIRECT_ALIGN);
+}
+
 /** Whether a write failed because the file system refused its alignment for O_DIRECT. */
 function refusedDirect(error: unknown): boolean {
   return (error as NodeJS.ErrnoException).code === 'EINVAL';
@@ -303,27 +327,71 @@ class Output {
   private pending: Promise<void> = Promise.resolve();
   /** Kernel memory holding the staging buffers (direct writes), given back by release(). */
   private region: { ptr: number; bytes: number } | undefined;
+  /** Every byte goes through the staging buffers in kernel memory (direct writes, or buffers made in place). */
+  private readonly inKernel: boolean;
+  /** Bytes of each staging buffer: STAGING_BYTES, or more where buffers are made in place (reserve()). */
+  private readonly capacity: number;
 
+  /** `placed`: the bytes of each staging buffer when buffers are made in them (reserve()); they are then in kernel memory, direct or not. */
   constructor(
     private readonly file: FileHandle,
     private direct?: FileHandle,
+    placed?: number,
   ) {
-    if (direct === undefined) {
+    this.inKernel = direct !== undefined || placed !== undefined;
+    this.capacity = placed ?? STAGING_BYTES;
+    if (!this.inKernel) {
       this.staging = new Uint8Array(STAGING_BYTES);
       this.spare = new Uint8Array(STAGING_BYTES);
     } else {
       const memory = mainThreadKernel().memory;
-      const bytes = 2 * STAGING_BYTES + DIRECT_ALIGN;
+      const bytes = 2 * this.capacity + DIRECT_ALIGN;
       const ptr = memory.alloc(bytes, false);
       this.region = { ptr, bytes };
       const aligned = Math.ceil(ptr / DIRECT_ALIGN) * DIRECT_ALIGN;
-      this.staging = memory.bytes(aligned, STAGING_BYTES);
-      this.spare = memory.bytes(aligned + STAGING_BYTES, STAGING_BYTES);
+      this.staging = memory.bytes(aligned, this.capacity);
+      this.spare = memory.bytes(aligned + this.capacity, this.capacity);
     }
   }
 
+  /**
+   * A view of the next `length` bytes of the file in the staging buffer (kernel memory), for
+   * a buffer made in place; commit() takes them. What is staged before them is written first
+   * when they do not fit after it.
+   */
+  async reserve(length: number): Promise<Uint8Array> {
+    if (!this.inKernel) throw new Error('dataset writer: a buffer made in place needs the staging buffers in kernel memory (direct: true)');
+    if (this.staged + length > this.capacity) await this.flushBlocks();
+    if (this.staged + length > this.capacity) throw new Error(`dataset writer: a buffer of ${length} bytes does not fit a staging buffer of ${this.capacity}`);
+    return this.staging.subarray(this.staged, this.staged + length);
+  }
+
+  /** Takes the `length` bytes reserve() gave, made; writes the staging buffer once it holds STAGING_BYTES or more. */
+  async commit(length: number): Promise<void> {
+    this.staged += length;
+    this.position += length;
+    if (this.staged >= STAGING_BYTES) await this.flushBlocks();
+  }
+
+  /**
+   * Starts writing the whole blocks of what is staged (after the write before it); the rest,
+   * less than a block, moves to the start of the other staging buffer, which stages next, so
+   * every write but the last starts on a block boundary of the file.
+   */
+  private async flushBlocks(): Promise<void> {
+    await this.pending;
+    const whole = this.staged - (this.staged % DIRECT_ALIGN);
+    if (whole === 0) return;
+    this.pending = this.writeAt(this.staging.subarray(0, whole), this.stagedAt);
+    this.pending.catch(() => undefined);
+    this.spare.set(this.staging.subarray(whole, this.staged));
+    [this.staging, this.spare] = [this.spare, this.staging];
+    this.stagedAt += whole;
+    this.staged -= whole;
+  }
+
   async write(bytes: Uint8Array): Promise<void> {
-    if (this.direct !== undefined) return this.writeStaged(bytes);
+    if (this.inKernel) return this.writeStaged(bytes);
     if (this.staged + bytes.byteLength > STAGING_BYTES) await this.flush();
     if (bytes.byteLength >= STAGING_BYTES) {
       await this.pending;

@@ -1,16 +1,29 @@
 import { Writable } from 'node:stream';
-import { CsvError, type Parser, parse } from 'csv-parse';
+import type { CsvError, Parser } from 'csv-parse';
 
 const LF = 0x0a;
 const BOM = [0xef, 0xbb, 0xbf];
+
+type CsvParse = typeof import('csv-parse');
+/** csv-parse once loaded: at the first input that needs it, since survey exports seldom do (nine modules fewer at the start of a read). */
+let csvParse: CsvParse | undefined;
+
+async function loadCsvParse(): Promise<CsvParse> {
+  return (csvParse ??= await import('csv-parse'));
+}
+
+/** Whether `error` is csv-parse's (never while csv-parse is not loaded: it threw none). */
+export function isCsvError(error: unknown): error is CsvError {
+  return csvParse !== undefined && error instanceof csvParse.CsvError;
+}
 
 /**
  * csv-parse as this reader configures it: any of the three line endings ends a record, so
  * a file mixing LF and CRLF cannot leave a stray '\r' in values; field counts are checked
  * by the caller, which knows physical line numbers.
  */
-export function csvParser(): Parser {
-  return parse({ bom: true, relax_column_count: true, record_delimiter: ['\r\n', '\n', '\r'] });
+function csvParser(module: CsvParse): Parser {
+  return module.parse({ bom: true, relax_column_count: true, record_delimiter: ['\r\n', '\n', '\r'] });
 }
 
 /**
@@ -101,8 +114,8 @@ export class CsvRecords extends Writable {
         // Fewer than three bytes in all: csv-parse takes them (a BOM or not).
         if (!this.started) return this.switchToParser(rest, () => this.endParser(done));
         const text = rest.toString('utf8');
-        if (firstSpecial(text) >= 0) this.switchToParser(rest, () => undefined);
-        else this.onRecord(text.split(','), true);
+        if (firstSpecial(text) >= 0) return this.switchToParser(rest, () => this.endParser(done));
+        this.onRecord(text.split(','), true);
       }
       this.endParser(done);
     } catch (error) {
@@ -123,8 +136,10 @@ export class CsvRecords extends Writable {
     this.lines += lines.length;
   }
 
+  /** Hands the rest of the input, from `bytes` on, to csv-parse (loaded first if need be); `done` once `bytes` are taken. */
   private switchToParser(bytes: Buffer, done: (error?: Error | null) => void): void {
-    const parser = (this.fallback = csvParser());
+    if (csvParse === undefined) return void loadCsvParse().then(() => this.switchToParser(bytes, done), done);
+    const parser = (this.fallback = csvParser(csvParse));
     parser.on('data', (record: string[]) => {
       try {
         this.onRecord(record, false);
@@ -133,7 +148,7 @@ export class CsvRecords extends Writable {
       }
     });
     parser.on('error', (error: Error) => {
-      if (error instanceof CsvError && typeof error.lines === 'number') error.lines += this.lines;
+      if (isCsvError(error) && typeof error.lines === 'number') error.lines += this.lines;
       this.destroy(error);
     });
     if (bytes.byteLength === 0) return done();

@@ -2,10 +2,9 @@ import type { ReadStream } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
-import { CsvError } from 'csv-parse';
 import { defaultBuildThreads } from './build-threads.js';
 import { CsvChunks, type EncodedRowsTarget } from './csv-chunks.js';
-import { CsvRecords } from './csv-records.js';
+import { CsvRecords, isCsvError } from './csv-records.js';
 import { CrosstabError, ErrorCode } from '../../errors.js';
 import { checkReadOptions, unreadable } from './input-file.js';
 import type { RawTable, ReadOptions } from './raw-table.js';
@@ -215,7 +214,7 @@ function dataError(file: string, line: number, field: string | undefined, what: 
 
 function translateError(path: string, error: unknown): unknown {
   if (error instanceof CrosstabError) return error;
-  if (error instanceof CsvError) {
+  if (isCsvError(error)) {
     const line = typeof error.lines === 'number' ? error.lines : 1;
     const what: Record<string, string> = {
       CSV_QUOTE_NOT_CLOSED: 'the file ends inside a quoted field: a quote (") opened on or before this line is never closed',
