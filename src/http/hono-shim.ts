@@ -5,6 +5,7 @@ import { cutSignalOf } from './answers-sending.js';
 import type { HandlerRequest } from './handler-types.js';
 import { nodeRequest } from './node-shim.js';
 import { readWebBody } from './read-body.js';
+import { originForm } from './request-path.js';
 
 /** The part of a Hono context the middleware uses (structural: no Hono types needed). */
 export interface HonoContextLike {
@@ -29,7 +30,7 @@ export function crosstabHono(handler: CrosstabHandler): (c: HonoContextLike, nex
     // With the node:http response, the request streams (and knows when its client has gone).
     const outgoing = typeof env?.outgoing?.once === 'function' && 'writableFinished' in env.outgoing ? (env.outgoing as ServerResponse) : undefined;
     // The path as sent (c.req.path is percent-decoded): the handler applies the one path rule.
-    const path = incoming?.url ?? pathAsSent(c.req.raw.url);
+    const path = incoming?.url === undefined ? pathAsSent(c.req.raw.url) : originForm(incoming.url);
     if (!handler.owns(path)) return next();
     const raw = c.req.raw;
     const request: HandlerRequest =
