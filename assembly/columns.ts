@@ -89,16 +89,7 @@ function containers8(ranks: usize, length: i32, denseRanks: usize, denseAt: usiz
       store<u16>(<usize>load<u32>(denseAt + (<usize>d << 2)) + (base >> 3), <u16>bits);
       known |= bits;
     }
-    if (hasLists == 0) continue;
-    let listed = ~known & 0xffff;
-    while (listed != 0) {
-      const r = base + <usize>ctz(listed);
-      listed &= listed - 1;
-      const slot = listAt + (<usize>load<u8>(ranks + r) << 2);
-      const at = load<u32>(slot);
-      store<u32>(at, <u32>r);
-      store<u32>(slot, at + 4);
-    }
+    if (hasLists != 0) appendListed<u8>(ranks, base, known, listAt);
   }
 }
 
@@ -114,16 +105,26 @@ function containers16(ranks: usize, length: i32, denseRanks: usize, denseAt: usi
       store<u16>(<usize>load<u32>(denseAt + (<usize>d << 2)) + (base >> 3), <u16>bits);
       known |= bits;
     }
-    if (hasLists == 0) continue;
-    let listed = ~known & 0xffff;
-    while (listed != 0) {
-      const r = base + <usize>ctz(listed);
-      listed &= listed - 1;
-      const slot = listAt + (<usize>load<u16>(ranks + (r << 1)) << 2);
-      const at = load<u32>(slot);
-      store<u32>(at, <u32>r);
-      store<u32>(slot, at + 4);
-    }
+    if (hasLists != 0) appendListed<u16>(ranks, base, known, listAt);
+  }
+}
+
+/**
+ * Appends each of the 16 respondents from `base` whose bit in `known` is clear (a listed
+ * rank's) to its rank's list: `listAt` holds, per rank (`R` wide in `ranks`), the address
+ * where its next respondent goes, advanced past the one written.
+ */
+// @ts-ignore: decorator
+@inline
+function appendListed<R>(ranks: usize, base: usize, known: i32, listAt: usize): void {
+  let listed = ~known & 0xffff;
+  while (listed != 0) {
+    const r = base + <usize>ctz(listed);
+    listed &= listed - 1;
+    const slot = listAt + (<usize>load<R>(ranks + (r << alignof<R>())) << 2);
+    const at = load<u32>(slot);
+    store<u32>(at, <u32>r);
+    store<u32>(slot, at + 4);
   }
 }
 

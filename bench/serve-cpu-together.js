@@ -14,12 +14,12 @@
 // a copy of main's dist/ made before a change. Each server has its own fsync'd ledger in
 // --ledger-dir and the same key file. Linux only (/proc, taskset).
 import autocannon from 'autocannon';
-import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { addBenchKey, billedCrosstab, startPinnedServe } from './lib/serve-child.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const { values: options } = parseArgs({
@@ -36,13 +36,7 @@ const { values: options } = parseArgs({
 const work = mkdtempSync(join(options['ledger-dir'], 'serve-cpu-together-'));
 const keys = join(work, 'keys.json');
 const dataset = join(root, 'datasets/build/gss.arrow');
-const { apiKey } = JSON.parse(execFileSync(process.execPath, [join(root, options.after, 'cli/main.js'), 'keys', 'add', '--keys', keys, '--surveys', '_ALL_', '--groups', '_ALL_', '--name', 'bench', '--json'], { encoding: 'utf8' }));
-const request = {
-  method: 'POST',
-  path: '/v1/crosstab',
-  headers: { 'content-type': 'application/json', 'service-engine-authorizer': apiKey },
-  body: JSON.stringify({ SurveyCode: 'GSS', PopulationBaseCode: 'year=2024', TargetCodes: ['sex=2', 'degree=3..4'] }),
-};
+const request = billedCrosstab(addBenchKey(join(root, options.after, 'cli/main.js'), keys));
 const connections = Number(options.connections);
 
 /** µs on a CPU of every thread of `pid` so far. */
@@ -59,15 +53,8 @@ function cpuMicros(pid) {
 }
 
 async function start(name, dist) {
-  const args = [join(root, dist, 'cli/main.js'), 'serve', '--dataset', dataset, '--keys', keys, '--ledger', join(work, `${name}.ndjson`), '--port', '0', '--max-connections-per-address', String(connections + 16)];
-  const child = spawn('taskset', ['-c', options['server-cpu'], process.execPath, ...args], { stdio: ['ignore', 'pipe', 'ignore'] });
-  const origin = await new Promise((resolveOrigin, reject) => {
-    child.once('exit', (code) => reject(new Error(`${name} (${dist}) exited with ${code}`)));
-    child.stdout.on('data', (chunk) => {
-      const found = /http:\/\/[^\s/]+/.exec(String(chunk));
-      if (found) resolveOrigin(found[0]);
-    });
-  });
+  const serveArgs = ['--dataset', dataset, '--keys', keys, '--ledger', join(work, `${name}.ndjson`), '--port', '0', '--max-connections-per-address', String(connections + 16)];
+  const { child, origin } = await startPinnedServe({ cli: join(root, dist, 'cli/main.js'), serveArgs, cpu: options['server-cpu'], name: `${name} (${dist})` });
   // Warm-up: the JIT and the cell cache, untimed.
   await autocannon({ url: origin, connections, duration: 1, requests: [request] });
   return { name, dist, child, origin, runs: [] };

@@ -14,12 +14,12 @@
 //
 // After `npm run build:ts`. Linux only (/proc).
 import autocannon from 'autocannon';
-import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { addBenchKey, billedCrosstab, startPinnedServe } from './lib/serve-child.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const { values: options } = parseArgs({
@@ -36,25 +36,11 @@ const work = mkdtempSync(join(tmpdir(), 'serve-threads-'));
 const ledger = join(mkdtempSync(join(options['ledger-dir'], 'serve-threads-')), 'usage.ndjson');
 const cli = join(root, options.dist, 'cli', 'main.js');
 const keys = join(work, 'keys.json');
-const { apiKey } = JSON.parse(execFileSync(process.execPath, [cli, 'keys', 'add', '--keys', keys, '--surveys', '_ALL_', '--groups', '_ALL_', '--name', 'bench', '--json'], { encoding: 'utf8' }));
-const request = {
-  method: 'POST',
-  path: '/v1/crosstab',
-  headers: { 'content-type': 'application/json', 'service-engine-authorizer': apiKey },
-  body: JSON.stringify({ SurveyCode: 'GSS', PopulationBaseCode: 'year=2024', TargetCodes: ['sex=2', 'degree=3..4'] }),
-};
+const request = billedCrosstab(addBenchKey(cli, keys));
 const connections = Number(options.connections);
-const args = [...options['node-option'], cli, 'serve', '--dataset', join(root, 'datasets/build/gss.arrow'), '--keys', keys, '--ledger', ledger, '--port', '0', '--max-connections-per-address', String(connections + 16)];
-const child = spawn('taskset', ['-c', options['server-cpu'], process.execPath, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+const serveArgs = ['--dataset', join(root, 'datasets/build/gss.arrow'), '--keys', keys, '--ledger', ledger, '--port', '0', '--max-connections-per-address', String(connections + 16)];
 let stderr = '';
-child.stderr.on('data', (chunk) => (stderr += chunk));
-const origin = await new Promise((found, fail) => {
-  child.once('exit', (code) => fail(new Error(`server exited with ${code}: ${stderr}`)));
-  child.stdout.on('data', (chunk) => {
-    const match = /http:\/\/[^\s/]+/.exec(String(chunk));
-    if (match) found(match[0]);
-  });
-});
+const { child, origin } = await startPinnedServe({ cli, serveArgs, cpu: options['server-cpu'], nodeOptions: options['node-option'], onStderr: (text) => (stderr += text) });
 
 /** Every thread of the server: CPU time (user, system; ms) and scheduler times (on a CPU, waiting for one; ms). */
 function threads() {

@@ -56,7 +56,7 @@ interface Column {
   name: string;
   kind: Kind;
   values: Value[];
-  /** An id column: the spelled CSV writes it plainly (id-like integers are told by their text: 12.0 is not one). */
+  /** An id column (spelled by hand like the others: id-like integers are told by their values, 12.0 is one). */
   id?: true;
 }
 interface Survey {
@@ -120,7 +120,7 @@ const cell = (value: string) => (/[",\n\r\t]/.test(value) || value !== value.tri
 function csvText(survey: Survey, spell?: number): string {
   const lines = [[...survey.columns.map((column) => column.name), 'w'].map(cell).join(',')];
   for (let r = 0; r < survey.weights.length; r++) {
-    const cells = survey.columns.map((column, c) => cell(spell === undefined || column.id || typeof column.values[r] === 'string' ? text(column.values[r]!, column.kind) : spelled(column.values[r]!, spell + r + c)));
+    const cells = survey.columns.map((column, c) => cell(spell === undefined || typeof column.values[r] === 'string' ? text(column.values[r]!, column.kind) : spelled(column.values[r]!, spell + r + c)));
     lines.push([...cells, cell(String(survey.weights[r]!))].join(','));
   }
   return `${lines.join('\n')}\n`;

@@ -12,6 +12,7 @@ import type { DurableWriteStats } from '../keys/index.js';
 import { checkLogLevel, createServeLog } from './serve-log.js';
 import { storeProbe } from './serve-readiness.js';
 import { DatasetReloader, fileIdentity } from './serve-reload.js';
+import { checkPortFree, portRefusal } from './serve-port.js';
 import { isClickHouseUrl } from '../clickhouse/url.js';
 
 interface ServeOptions {
@@ -205,12 +206,11 @@ export function registerServeCommand(program: Command): void {
               draining: () => (readiness.draining ? 'the server is shutting down' : undefined),
             },
           }).catch((error: NodeJS.ErrnoException) => {
-            if (error.code === 'EADDRINUSE' || error.code === 'EACCES') {
-              throw new CrosstabError(ErrorCode.invalidOption, `Cannot listen on ${options.metricsHost}:${metricsPort} (${error.code}).`, { field: '--metrics-port', hint: 'Choose another --metrics-port, or stop the process using it.' });
-            }
-            throw error;
+            throw portRefusal(error, options.metricsHost, metricsPort as number, '--metrics-port');
           });
         }
+        // A busy --port is refused now, not after the datasets and the database have been opened.
+        await checkPortFree(options.host, port, '--port');
         // Each file's identity is taken before it is opened: a file replaced meanwhile is reloaded by the next SIGHUP.
         const identities = await Promise.all(paths.map((path) => (isClickHouseUrl(path) ? undefined : fileIdentity(path))));
         for (const path of paths) datasets.push(await openDataset(path, cellCache === undefined ? {} : { cellCache }));
@@ -294,13 +294,7 @@ export function registerServeCommand(program: Command): void {
         const served = access ? mountPortal(handler, createPortal({ db: access.db, keys: access.keys, apiUrl: () => apiUrl, exampleBody, trustProxy, surveys: datasets, ...(publicUrl?.startsWith('https:') ? { secureCookies: true } : {}) })) : handler;
         const server = await listen(served, { port, host: options.host, ...limits, ...(metrics === undefined ? {} : { metrics }) }).catch(async (error: NodeJS.ErrnoException) => {
           await handler.close();
-          if (error.code === 'EADDRINUSE' || error.code === 'EACCES') {
-            throw new CrosstabError(ErrorCode.invalidOption, `Cannot listen on ${options.host}:${port} (${error.code}).`, {
-              field: '--port',
-              hint: 'Choose another --port, or stop the process using it.',
-            });
-          }
-          throw error;
+          throw portRefusal(error, options.host, port, '--port');
         });
 
         // Seeded only now that the port is ours: a failed start leaves an empty database.

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { CrosstabHandler } from './handler.js';
 import { failNodeResponse, nodeRequest, sendNodeResponse } from './node-shim.js';
+import { originForm } from './request-path.js';
 
 /** Connect-style middleware (Express, Connect and alike), typed without any framework's types. */
 export type NodeMiddleware = (req: IncomingMessage & { originalUrl?: string }, res: ServerResponse, next: (error?: unknown) => void) => void;
@@ -12,7 +13,7 @@ export type NodeMiddleware = (req: IncomingMessage & { originalUrl?: string }, r
  */
 export function crosstabExpress(handler: CrosstabHandler): NodeMiddleware {
   return (req, res, next) => {
-    const path = req.originalUrl ?? req.url ?? '/';
+    const path = originForm(req.originalUrl ?? req.url ?? '/');
     if (!handler.owns(path)) return next();
     handler.handle(nodeRequest(req, path, handler.maxBodyBytes, res)).then(
       (response) => sendNodeResponse(res, response),

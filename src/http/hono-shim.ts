@@ -5,6 +5,7 @@ import { cutSignalOf } from './answers-sending.js';
 import type { HandlerRequest } from './handler-types.js';
 import { nodeRequest } from './node-shim.js';
 import { readWebBody } from './read-body.js';
+import { originForm } from './request-path.js';
 
 /** The part of a Hono context the middleware uses (structural: no Hono types needed). */
 export interface HonoContextLike {
@@ -29,7 +30,7 @@ export function crosstabHono(handler: CrosstabHandler): (c: HonoContextLike, nex
     // With the node:http response, the request streams (and knows when its client has gone).
     const outgoing = typeof env?.outgoing?.once === 'function' && 'writableFinished' in env.outgoing ? (env.outgoing as ServerResponse) : undefined;
     // The path as sent (c.req.path is percent-decoded): the handler applies the one path rule.
-    const path = incoming?.url ?? pathAsSent(c.req.raw.url);
+    const path = incoming?.url === undefined ? pathAsSent(c.req.raw.url) : originForm(incoming.url);
     if (!handler.owns(path)) return next();
     const raw = c.req.raw;
     const request: HandlerRequest =
@@ -38,11 +39,19 @@ export function crosstabHono(handler: CrosstabHandler): (c: HonoContextLike, nex
         : // The Request's signal aborts when its client goes (before its answer is sent): not billed, work stopped.
           { method: c.req.method, path, headers: raw.headers, readBody: (signal) => readWebBody(raw, handler.maxBodyBytes, signal), streaming: true, signal: raw.signal };
     const response = await handler.handle(request);
-    // The handler says Connection: close for a declared body it did not read to its end.
-    const headers = incoming === undefined || incoming.complete ? response.headers : { ...response.headers, connection: 'close' };
+    // The handler says Connection: close for a declared body it did not read to its end. HTTP/2
+    // has no such header (node would warn and drop it): the stream ends with its answer.
+    const headers =
+      incoming?.httpVersionMajor === 2 ? withoutConnection(response.headers) : incoming === undefined || incoming.complete ? response.headers : { ...response.headers, connection: 'close' };
     if (response.stream !== undefined) return new Response(webStream(response.stream), { status: response.status, headers });
     return new Response(response.body.length === 0 ? null : response.body, { status: response.status, headers });
   };
+}
+
+function withoutConnection(headers: Record<string, string>): Record<string, string> {
+  if (!('connection' in headers)) return headers;
+  const { connection: _connection, ...rest } = headers;
+  return rest;
 }
 
 /** The path and query of an absolute URL, as the client sent them. */

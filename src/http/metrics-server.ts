@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ServiceMetrics } from './service-metrics.js';
+import { originForm } from './request-path.js';
 
 /**
  * One readiness check: resolves undefined when it passes, else what is wrong (shown in the
@@ -69,7 +70,7 @@ export async function listenMetrics(options: MetricsServerOptions): Promise<Runn
       response.writeHead(status, { 'content-type': type, 'content-length': Buffer.byteLength(body), 'cache-control': 'no-store' });
       response.end(request.method === 'HEAD' ? undefined : body);
     };
-    const path = (request.url ?? '/').split('?')[0];
+    const path = originForm(request.url ?? '/').split('?')[0];
     if (request.method !== 'GET' && request.method !== 'HEAD') {
       response.setHeader('allow', 'GET, HEAD');
       send(405, 'text/plain; charset=utf-8', 'Use GET.\n');

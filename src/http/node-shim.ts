@@ -5,6 +5,7 @@ import { cutSignalOf } from './answers-sending.js';
 import type { HandlerRequest } from './handler-types.js';
 import { arrivedNodeBody, readNodeBody } from './read-body.js';
 import { ARRIVED_BODY, CLIENT_GONE, type ArrivedBodyRequest } from './request-body.js';
+import { originForm } from './request-path.js';
 import { errorBody, serviceError } from './service-error.js';
 
 const INTERNAL_BODY = JSON.stringify(
@@ -120,7 +121,7 @@ export function createNodeListener(handler: CrosstabHandler, options: NodeListen
   return (req, res) => {
     let pending: Promise<HandlerResponse>;
     try {
-      pending = handler.handle(nodeRequest(req, req.url ?? '/', handler.maxBodyBytes, res));
+      pending = handler.handle(nodeRequest(req, originForm(req.url ?? '/'), handler.maxBodyBytes, res));
     } catch (error) {
       pending = Promise.reject(error);
     }

@@ -41,3 +41,20 @@ export function pathSegments(pathname: string): string[] | undefined {
     return undefined;
   }
 }
+
+/** `http://authority` or `https://authority` at the start of an absolute-form request target. */
+const ABSOLUTE_FORM = /^https?:\/\/[^/?#]*/i;
+
+/**
+ * The origin form (path and query) of a request target: a target in absolute form
+ * (`http://api.example/v1/crosstab?x=1`, which HTTP/1.1 servers must accept) becomes
+ * `/v1/crosstab?x=1`, and `http://api.example` alone `/`. The authority is dropped, whatever
+ * host it names: the service never acts as a proxy, so such a target is answered as this
+ * server's own path. Any other target is returned as it is.
+ */
+export function originForm(target: string): string {
+  const authority = ABSOLUTE_FORM.exec(target);
+  if (authority === null) return target;
+  const rest = target.slice(authority[0].length);
+  return rest.startsWith('/') ? rest : `/${rest}`;
+}

@@ -4,11 +4,12 @@
 // BRR and Fay replicates, with and without mse). R's subset() recomputes the degrees of
 // freedom from the domain's rows, so every Rao–Scott ddf and p here depends on the domain.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDataset, type Dataset, type TableResult } from '../../src/index.js';
+import type { Dataset, TableResult } from '../../src/index.js';
 import { tableStatistics } from '../../src/report/index.js';
-import { checkDesignTable, datasetOf, designFixture, ErrorLedger, figuresFromLibrary } from './support.js';
+import { checkDesignTable, closeDesignDatasets, designFixture, ErrorLedger, figuresFromLibrary, openDesignDataset } from './support.js';
 
 const ledger = new ErrorLedger();
+afterAll(() => closeDesignDatasets());
 afterAll(() => console.log(`max relative error vs R, random domains of replicate designs (statistic, compared, error):\n${ledger.table()}`));
 
 const domains = designFixture.randomDomains;
@@ -26,9 +27,8 @@ describe.each(cases)('%s: R random domain %s (%s)', (execution, _id, _base, tabl
   let ds: Dataset;
   let result: TableResult;
   beforeAll(async () => {
-    ds = await openDataset(await datasetOf(table), { execution });
+    ds = await openDesignDataset(table, execution);
     result = await ds.table({ base: table.base, rows: [...table.rows, { variable: 'HI_CHOL' }], columns: table.columns.map((variable) => ({ variable })) });
-    return () => ds.close();
   });
 
   it('matches R to 1e-9, Rao-Scott ddf and p with the domain\'s degrees of freedom', () => {

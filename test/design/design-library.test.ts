@@ -1,11 +1,12 @@
 // Complex designs through the library: every cell, column pair and Rao–Scott test of
 // test/fixtures/r/design.reference.json (R's survey package) on both execution paths.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDataset, type Dataset, type TableResult } from '../../src/index.js';
+import type { Dataset, TableResult } from '../../src/index.js';
 import { tableStatistics } from '../../src/report/index.js';
-import { checkDesignTable, datasetOf, designFixture, ErrorLedger, figuresFromLibrary } from './support.js';
+import { checkDesignTable, closeDesignDatasets, designFixture, ErrorLedger, figuresFromLibrary, openDesignDataset } from './support.js';
 
 const ledger = new ErrorLedger();
+afterAll(() => closeDesignDatasets());
 afterAll(() => console.log(`max relative error vs R, complex designs, library (statistic, compared, error):\n${ledger.table()}`));
 
 const paths = ['inline', 'pool'] as const;
@@ -16,10 +17,9 @@ describe.each(cases)('%s: R design table %s', (execution, _id, table) => {
   let ds: Dataset;
   let result: TableResult;
   beforeAll(async () => {
-    ds = await openDataset(await datasetOf(table), { execution });
+    ds = await openDesignDataset(table, execution);
     const variables = [...new Set(table.chisq.map((test) => test.rowVariable))];
     result = await ds.table({ base: table.base, rows: [...table.rows, ...variables.map((variable) => ({ variable }))], columns: table.columns.map((variable) => ({ variable })) });
-    return () => ds.close();
   });
 
   it('matches R to 1e-9: proportions, totals, their SEs, column differences, Rao-Scott', () => {

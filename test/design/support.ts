@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { expect } from 'vitest';
 import { buildDataset } from '../../src/build/build.js';
 import type { BuildOptions } from '../../src/build/build-options.js';
-import type { TableResult } from '../../src/index.js';
+import { openDataset, type Dataset, type TableResult } from '../../src/index.js';
 import type { TableStatistics } from '../../src/report/index.js';
 import { nhanesCsv, repoRoot } from '../support/paths.js';
 import { sharedBuild } from '../support/shared-builds.js';
@@ -96,6 +96,32 @@ export function buildOptionsOf(table: DesignTable, out: string): BuildOptions {
  */
 export function datasetOf(table: DesignTable): Promise<string> {
   return sharedBuild('design', `${table.file} ${JSON.stringify(table.build)}`, (out) => buildDataset(inputOf(table.file), buildOptionsOf(table, out)));
+}
+
+/** This file's datasets opened so far, by path and execution path. */
+const opened = new Map<string, Promise<Dataset>>();
+
+/**
+ * The dataset of a fixture table opened on `execution`, once per test file (a pool's worker
+ * threads start once, not per table) and without a cell cache, so that every table is still
+ * computed by the kernel (inline) or the pool, never answered from an earlier table's cells.
+ * closeDesignDatasets() closes them (in the file's afterAll).
+ */
+export async function openDesignDataset(table: DesignTable, execution: 'inline' | 'pool'): Promise<Dataset> {
+  const path = await datasetOf(table);
+  const key = `${execution} ${path}`;
+  let dataset = opened.get(key);
+  if (dataset === undefined) {
+    dataset = openDataset(path, { execution, cellCache: 0 });
+    opened.set(key, dataset);
+  }
+  return dataset;
+}
+
+export async function closeDesignDatasets(): Promise<void> {
+  const all = [...opened.values()];
+  opened.clear();
+  await Promise.all(all.map(async (dataset) => (await dataset).close()));
 }
 
 /** Figures of one run, however obtained (library or CLI JSON). */

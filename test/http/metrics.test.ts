@@ -9,6 +9,7 @@ import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { engineStats, openDataset, type Dataset } from '../../src/index.js';
 import { createCrosstabHandler, listen, listenMetrics, ServiceMetrics, type RunningMetricsServer, type RunningServer } from '../../src/http/index.js';
+import { rawGet } from './raw-http.js';
 import { makeKeyFile, readLedger, tempDir, type TestKeys } from './support.js';
 
 const paths = inject('testDatasets');
@@ -109,6 +110,14 @@ describe('ServiceMetrics over real HTTP', () => {
     for (const socket of sockets) socket.destroy();
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(valueOf(await scrape(), 'crosstab_open_connections')).toBeLessThanOrEqual(open);
+  });
+
+  it('a request target in absolute form is routed by its path, whatever host it names', async () => {
+    const port = Number(new URL(operator.url).port);
+    const health = await rawGet(port, 'http://elsewhere.example/healthz?x=1');
+    expect(health.status).toBe(200);
+    expect(JSON.parse(health.body)).toEqual({ status: 'alive' });
+    expect((await rawGet(port, `http://127.0.0.1:${port}/metrics`)).body).toContain('# TYPE ');
   });
 
   it('/healthz is 200; /readyz is 503 naming the failing check while one fails, 200 when all pass', async () => {

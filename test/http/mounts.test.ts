@@ -181,6 +181,30 @@ describe.each(shims)('mounted on $name', (shim) => {
     expect(server.frameworkErrors).toEqual([]);
   });
 
+  it('a request target in absolute form is routed by its path and query, whatever host it names (docs/http.md)', async () => {
+    const port = new URL(server.origin).port;
+    const body = JSON.stringify({ SurveyCode: 'GSS', PopulationBaseCode: '*', TargetCodes: ['sex=2'] });
+    const post = (target: string): Promise<string> =>
+      exchange(server.origin, [
+        `POST ${target} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\nService-Engine-Authorizer: ${keys.all}\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`,
+      ]);
+    const originForm = await post('/v1/crosstab');
+    expect(originForm).toMatch(/^HTTP\/1\.1 200 /);
+    for (const target of [`http://127.0.0.1:${port}/v1/crosstab`, 'http://elsewhere.example/v1/crosstab']) {
+      const answer = await post(target);
+      expect(answer, target).toMatch(/^HTTP\/1\.1 200 /);
+      expect(bodyOf(answer), target).toEqual(bodyOf(originForm));
+    }
+    // The query goes with the path; a path the handler does not own goes on to the framework.
+    const docs = await exchange(server.origin, [`GET http://elsewhere.example/v1/docs?x=1 HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`]);
+    expect(docs).toMatch(/^HTTP\/1\.1 200 /);
+    expect(bodyOf(docs)).toMatchObject({ openapi: expect.any(String) });
+    const unknown = await exchange(server.origin, [`GET http://127.0.0.1:${port}/v1/nowhere HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`]);
+    expect(unknown).toMatch(/^HTTP\/1\.1 404 /);
+    expect(bodyOf(unknown)).toMatchObject({ error: { code: 'not_found' } });
+    expect(server.frameworkErrors).toEqual([]);
+  });
+
   it('HTTP the server cannot parse gets the answer docs/http.md names for this mount', async () => {
     const expected = UNPARSABLE[shim.name];
     if (expected === undefined) throw new Error(`docs/http.md and this test name no answer for mount ${shim.name}`);

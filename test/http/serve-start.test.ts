@@ -1,6 +1,7 @@
 // Starting `crosstab serve` with the development key: a second start that cannot get the
-// port (EADDRINUSE), or whose embedded database is in use, must not disturb the first
-// server's key, and a start that fails leaves no unseen credentials behind.
+// port (EADDRINUSE: refused before any dataset or database is opened), or whose embedded
+// database is in use, must not disturb the first server's key, and a start that fails leaves
+// no unseen credentials behind.
 import { spawn } from 'node:child_process';
 import { cpSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -16,8 +17,8 @@ const paths = inject('testDatasets');
  * the embedded database, about 2 s alone and 20-30 s at a load of 15-20 on two cores.
  */
 const STEP_MS = 60_000;
-/** The test's deadline: longer than its steps' deadlines together (four starts, two waits for a key, the request), so a slow step fails as itself. */
-const TEST_MS = 7 * STEP_MS;
+/** The test's deadline: longer than its steps' deadlines together (six starts, two waits for a key, the request), so a slow step fails as itself. */
+const TEST_MS = 9 * STEP_MS;
 
 /**
  * An embedded database with its tables and no account, made once and copied into each folder
@@ -72,11 +73,24 @@ describe('crosstab serve with the development key', () => {
       try {
         const apiKey = (await printed(first.output, /ctk_[A-Za-z0-9_-]{43}/))[0];
         const port = new URL(first.origin).port;
-        // Same folder: the embedded database is the first server's, and says so.
-        const second = await serveOnce(['--dataset', paths.gss, '--port', port], cwd);
+        // Same folder, another port: the embedded database is the first server's, and says so.
+        const second = await serveOnce(['--dataset', paths.gss, '--port', '0'], cwd);
         expect(second.status, second.stderr).toBe(1);
         expect(second.stderr).toMatch(/embedded database .* is in use by another process/);
         expect(second.stdout).not.toMatch(/ctk_/);
+        // Same folder, same port: the port is refused first, naming it and what to do.
+        const again = await serveOnce(['--dataset', paths.gss, '--port', port], cwd);
+        expect(again.status, again.stderr).toBe(1);
+        expect(again.stderr).toContain(`Cannot listen on 127.0.0.1:${port} (EADDRINUSE`);
+        expect(again.stderr).toMatch(/another --port .*or stop the process using it/);
+        expect(again.stderr).not.toMatch(/in use by another process/);
+        // Before any dataset or database is opened: a missing dataset is not reached, and a
+        // folder without a database gets none.
+        const bare = tempDir();
+        const early = await serveOnce(['--dataset', join(bare, 'missing.arrow'), '--port', port], bare);
+        expect(early.status, early.stderr).toBe(1);
+        expect(early.stderr).toContain(`Cannot listen on 127.0.0.1:${port} (EADDRINUSE`);
+        expect(existsSync(join(bare, '.crosstab'))).toBe(false);
         // Another folder, same port: EADDRINUSE before anything is seeded, so the next start
         // there (on a free port) still creates and prints the development credentials.
         const otherCwd = folderWithEmptyDatabase();

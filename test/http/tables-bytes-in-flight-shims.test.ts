@@ -11,12 +11,12 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 // stream from), and takes all its bytes of the bound, not a stream's window.
 import { openDataset, STREAM_BYTES_IN_FLIGHT, type Dataset } from '../../dist/index.js';
 import { createCrosstabHandler, type CrosstabHandler } from '../../dist/http/index.js';
+import { STALLED_TABLE, stalledTableSize } from './stalled-table.js';
 import { makeKeyFile, readLedger, shims, tempDir, type RunningShim, type TestKeys } from './support.js';
 
 const paths = inject('testDatasets');
 
-/** Every respondent by sex with every per-cell statistic: about 5.7 MB of JSON, more than loopback's socket buffers take from a client that does not read (about 3.8 MB here). */
-const TABLE = { SurveyCode: 'GSS', PopulationBaseCode: '*', Rows: [{ Variable: 'id' }], Columns: [{ Variable: 'sex' }], Statistics: ['vpct', 'hpct', 'tpct', 'index', 'ebase', 'deff', 'se', 'moe'] };
+const TABLE = STALLED_TABLE;
 
 let gss: Dataset;
 let keys: TestKeys;
@@ -28,11 +28,7 @@ beforeAll(async () => {
   gss = await openDataset(paths.gss);
   dir = tempDir('crosstab-bytes-in-flight-');
   keys = await makeKeyFile(dir);
-  const probe = await createCrosstabHandler({ datasets: [gss], keys: keys.path, usage: join(dir, 'probe.ndjson') });
-  const answer = await probe.handle({ method: 'POST', path: '/v1/tables', headers: { 'content-type': 'application/json', 'service-engine-authorizer': keys.all }, body: JSON.stringify(TABLE) });
-  expect(answer.status).toBe(200);
-  size = (answer.body as Uint8Array).byteLength;
-  await probe.close();
+  size = await stalledTableSize(gss, keys.path, keys.all, dir);
 }, 120_000);
 afterAll(() => gss?.close());
 

@@ -70,9 +70,13 @@ export function isIdLikeIntegers(reason: string): boolean {
   return /^id-like: \d+ distinct integers, one per row$/.test(reason);
 }
 
-/** Whether a numeric column's value (as classifyColumn sees it: no decimal point, no exponent) is an integer. */
+/**
+ * Whether a numeric column's value is an integer, by its value: `12`, `12.0` and `1.2e1` all
+ * are, so whether a column is id-like does not depend on how a CSV spells its numbers, nor on
+ * whether a typed file stores them as integers or doubles.
+ */
 export function isIntegerText(text: string): boolean {
-  return !text.includes('.') && !/[eE]/.test(text);
+  return Number.isInteger(Number(text));
 }
 
 export type ColumnClass =
@@ -94,7 +98,8 @@ export function classifyColumn(column: RawColumn, rows: number): ColumnClass {
   const problem = numbers ? numberColumnProblem(column.dictionary) : undefined;
   if (numbers && problem === undefined) {
     const integers = column.dictionary.every(isIntegerText);
-    if (rows >= 1000 && integers && distinct === rows) {
+    // Distinct by value: two spellings of one number (12 and 12.0) are that number twice.
+    if (rows >= 1000 && integers && distinct === rows && dictionaryFloats(column.dictionary).distinct.length === rows) {
       // The smallest and largest: an append keeps the column skipped when the new integers all lie outside them.
       let min = Infinity;
       let max = -Infinity;
