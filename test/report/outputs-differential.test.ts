@@ -17,7 +17,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { chartToSVG, openDataset, tableChart, tableStatistics, tablesToPPTX, tableToCSV, tableToHTML, tableToJSON, tableToText, tableToXLSX, type Dataset, type StatName, type TableResult, type TableStatistics } from '../../src/index.js';
+import { chartToSVG, openDataset, tabbook, writeTabbook, tableChart, tableStatistics, tablesToPPTX, tableToCSV, tableToHTML, tableToJSON, tableToText, tableToXLSX, type Dataset, type StatName, type TableResult, type TableStatistics } from '../../src/index.js';
 import { displayedStats } from '../../src/report/display.js';
 import { makeDataset } from '../support/make-dataset.js';
 
@@ -41,6 +41,7 @@ const ODD_LABELS = [
   'x'.repeat(300),
   ' padded ',
   '<b>&amp;</b>',
+  'bell\u0007 esc\u001b[2J nul\u0000 \uFFFE',
 ];
 
 /** The generated dataset: odd variable names and labels, a multi-response variable, weights at the edges. */
@@ -62,6 +63,7 @@ async function oddDataset(): Promise<Dataset> {
   const codebook = {
     variables: {
       'a b': { label: '=cmd|"/c calc"!A0', values: { '1': ODD_LABELS[0]!, '2': ODD_LABELS[4]!, '3': ODD_LABELS[7]! } },
+      'x=1': { label: ODD_LABELS[11]!, values: { '0': ODD_LABELS[11]!, '1': ODD_LABELS[10]! } },
       AND: { label: ODD_LABELS[5]!, values: { '0': ODD_LABELS[1]!, '1': ODD_LABELS[2]!, '2': ODD_LABELS[3]!, '3': ODD_LABELS[8]! } },
     },
     codes: [],
@@ -103,6 +105,17 @@ function specArb(ds: Dataset): fc.Arbitrary<Spec> {
     stats: fc.subarray(STATS, { minLength: 0 }),
     missing: fc.constantFrom('show' as const, 'hide' as const),
   });
+}
+
+/** A text as an XML document holds it: without the characters XML 1.0 has no place for (control characters but tab, CR, LF; U+FFFE, U+FFFF). */
+function inXML(text: string): string {
+  return [...text].filter((char) => /[\t\n\r]/.test(char) || (char >= ' ' && char !== '\uFFFE' && char !== '\uFFFF' && !/^[\uD800-\uDFFF]$/.test(char))).join('');
+}
+
+/** A well-formed XML document holding only characters XML 1.0 allows (the validator lets U+FFFE through). */
+function expectXML(text: string, where: string): void {
+  expect(XMLValidator.validate(text), `${where} is not well-formed XML`).toBe(true);
+  expect(inXML(text) === text, `${where} holds a character XML cannot hold`).toBe(true);
 }
 
 /** What the CSV's formula guard (a leading ' before =, +, -, @, tab or CR, not a plain number) adds, taken off. */
@@ -218,7 +231,7 @@ async function checkTable(ds: Dataset, spec: Spec, name: string): Promise<void> 
   let baseRow = 1;
   while (valueAt(sheet, baseRow, 1) !== 'Base') baseRow++;
   const columnLabels = Array.from({ length: width }, (_, c) => valueAt(sheet, baseRow - (statistics.letters ? 2 : 1), 4 + c));
-  expect(columnLabels, `${name} XLSX column labels`).toEqual(result.columns.map((column) => column.label));
+  expect(columnLabels, `${name} XLSX column labels`).toEqual(result.columns.map((column) => inXML(column.label)));
   for (let c = 0; c < width; c++) {
     expect(valueAt(sheet, baseRow, 4 + c)).toBe(result.columnTotals[c]!.weighted / result.units);
     expect(valueAt(sheet, baseRow + 1, 4 + c)).toBe(result.columnTotals[c]!.respondents);
@@ -226,7 +239,7 @@ async function checkTable(ds: Dataset, spec: Spec, name: string): Promise<void> 
   let line = baseRow + 2;
   const byLabel = new Map(figures.map((figure) => [figure.label.charAt(0).toUpperCase() + figure.label.slice(1), figure]));
   for (let r = 0; r < result.rows.length; r++) {
-    expect(valueAt(sheet, line, 1), `${name} XLSX row ${r} label`).toBe(result.rows[r]!.label);
+    expect(valueAt(sheet, line, 1), `${name} XLSX row ${r} label`).toBe(inXML(result.rows[r]!.label));
     for (let c = 0; c < width; c++) {
       const cell = result.cell(r, c);
       expect(valueAt(sheet, line, 4 + c), `${where(r, c)} XLSX weighted`).toBe(cell.weighted / result.units);
@@ -251,14 +264,21 @@ async function checkTable(ds: Dataset, spec: Spec, name: string): Promise<void> 
   // The chart (SVG) and the deck: well-formed XML, bars and chart data = the vertical %.
   const withPct = tableStatistics(result, { stats: [...new Set<StatName>([...spec.stats, 'vpct'])] });
   const svg = chartToSVG(tableChart(result, withPct));
-  expect(XMLValidator.validate(svg), `${name} SVG is not well-formed XML`).toBe(true);
+  expectXML(svg, `${name} SVG`);
   for (const match of svg.matchAll(/data-row="(\d+)" data-column="(\d+)" data-value="([^"]*)"/g)) {
     const value = withPct.columnPct[Number(match[1]) * width + Number(match[2])]!;
     expect(match[3], `${name} SVG bar ${match[1]},${match[2]}`).toBe(Number.isFinite(value) ? String(value) : 'NaN');
   }
   const deck = await JSZip.loadAsync(await tablesToPPTX([{ result, statistics: withPct }]));
   for (const part of Object.keys(deck.files).filter((file) => file.endsWith('.xml'))) {
-    expect(XMLValidator.validate(await deck.file(part)!.async('string')), `${name} PPTX part ${part} is not well-formed XML`).toBe(true);
+    expectXML(await deck.file(part)!.async('string'), `${name} PPTX part ${part}`);
+  }
+  // Each chart's data sheet, a workbook inside the deck.
+  for (const embedded of Object.keys(deck.files).filter((file) => file.endsWith('.xlsx'))) {
+    const book = await JSZip.loadAsync(await deck.file(embedded)!.async('uint8array'));
+    for (const part of Object.keys(book.files).filter((file) => file.endsWith('.xml'))) {
+      expectXML(await book.file(part)!.async('string'), `${name} PPTX ${embedded} part ${part}`);
+    }
   }
   const chartValues: number[] = [];
   const parser = new XMLParser({ ignoreAttributes: false });
@@ -279,6 +299,7 @@ async function checkTable(ds: Dataset, spec: Spec, name: string): Promise<void> 
  */
 async function readFirstSheet(path: string): Promise<Map<string, string | number>> {
   const zip = await JSZip.loadAsync(readFileSync(path));
+  for (const part of Object.keys(zip.files).filter((file) => file.endsWith('.xml'))) expectXML(await zip.file(part)!.async('string'), `XLSX part ${part}`);
   const parser = new XMLParser({ ignoreAttributes: false, parseTagValue: false, trimValues: false, isArray: (name) => ['row', 'c', 'si', 'r'].includes(name) });
   const shared: string[] = [];
   const sst = zip.file('xl/sharedStrings.xml');
@@ -340,5 +361,44 @@ describe('every output format holds the engine figures, labels and expressions',
       }),
       { seed: SEED + key.length, numRuns: RUNS, endOnFailure: true },
     );
+  });
+});
+
+describe('labels XML cannot hold', () => {
+  it('are left out of the XLSX, PPTX, SVG and a tab book sheet name cut inside a surrogate pair, which stay well-formed XML', async () => {
+    // A stub whose sheet name `T1 xxx…🙂` is cut at 31 UTF-16 units between the halves of the emoji.
+    const stub = `${'x'.repeat(27)}🙂`;
+    const label = 'bell\u0007 esc\u001b[2J nul\u0000 \uFFFE end';
+    const ds = await makeDataset({ [stub]: ['1', '2', '1', '2'], g: ['a', 'b', 'b', 'a'] }, [1, 2, 3, 4], { variables: { g: { label, values: { a: label, b: 'b\u0001' } } }, codes: [] } as never);
+    try {
+      const result = await ds.table({ base: '*', rows: [{ variable: 'g' }, { expr: 'g="a"', label }], columns: [{ variable: 'g' }, { expr: 'g="b"', label }] });
+      const statistics = tableStatistics(result, { stats: ['vpct', 'sig'] });
+      const shown = 'bell esc[2J nul  end';
+      const xlsxPath = join(dir, 'control.xlsx');
+      writeFileSync(xlsxPath, await tableToXLSX(result, statistics));
+      const sheet = await readFirstSheet(xlsxPath);
+      // The row label, the column label, and the variable's label over its columns.
+      const labels = [...sheet.values()].filter((value) => typeof value === 'string' && value.startsWith('bell'));
+      expect(labels.length).toBeGreaterThanOrEqual(3);
+      expect(new Set(labels)).toEqual(new Set([shown]));
+      const svg = chartToSVG(tableChart(result, statistics));
+      expectXML(svg, 'SVG');
+      expect(svg).toContain(`>${shown}<`);
+      const deck = await JSZip.loadAsync(await tablesToPPTX([{ result, statistics }]));
+      for (const part of Object.keys(deck.files).filter((file) => file.endsWith('.xml'))) expectXML(await deck.file(part)!.async('string'), `PPTX part ${part}`);
+      expect(await deck.file('ppt/slides/slide1.xml')!.async('string')).toContain(shown);
+      // CSV and JSON keep the label as it is.
+      expect(tableToCSV(result, statistics)).toContain(label);
+      expect(tableToJSON(result, statistics).rows[0]!.label).toBe(label);
+
+      const book = await tabbook(ds, { banner: ['g'], stubs: [stub] });
+      const bookPath = join(dir, 'control-book.xlsx');
+      await writeTabbook(book, bookPath);
+      const zip = await JSZip.loadAsync(readFileSync(bookPath));
+      for (const part of Object.keys(zip.files).filter((file) => file.endsWith('.xml'))) expectXML(await zip.file(part)!.async('string'), `tab book part ${part}`);
+      expect(await zip.file('xl/workbook.xml')!.async('string')).toContain(`name="T1 ${'x'.repeat(27)}"`);
+    } finally {
+      await ds.close();
+    }
   });
 });
