@@ -266,7 +266,7 @@ async function checkTable(ds: Dataset, spec: Spec, name: string): Promise<void> 
   const svg = chartToSVG(tableChart(result, withPct));
   expectXML(svg, `${name} SVG`);
   for (const match of svg.matchAll(/data-row="(\d+)" data-column="(\d+)" data-value="([^"]*)"/g)) {
-    const value = withPct.columnPct[Number(match[1]) * width + Number(match[2])]!;
+    const value = withPct.columnPct![Number(match[1]) * width + Number(match[2])]!;
     expect(match[3], `${name} SVG bar ${match[1]},${match[2]}`).toBe(Number.isFinite(value) ? String(value) : 'NaN');
   }
   const deck = await JSZip.loadAsync(await tablesToPPTX([{ result, statistics: withPct }]));
@@ -289,7 +289,7 @@ async function checkTable(ds: Dataset, spec: Spec, name: string): Promise<void> 
     }
     parser.parse(text);
   }
-  const expected = new Set(Array.from(withPct.columnPct).filter(Number.isFinite));
+  const expected = new Set(Array.from(withPct.columnPct!).filter(Number.isFinite));
   for (const value of chartValues) expect(expected.has(value) || value === 0, `${name} PPTX chart value ${value} is no vertical % of the table`).toBe(true);
 }
 
