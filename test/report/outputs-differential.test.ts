@@ -1,5 +1,5 @@
 // Every output format against the engine, figure by figure (a seeded property/differential
-// test): random tables on the bundled GSS and NHANES datasets and on a generated dataset with
+// test): random tables and tab books on the bundled GSS and NHANES datasets and on a generated dataset with
 // odd names, odd labels, a multi-response variable and weights at the edges (sums past 2^53,
 // 1e-300, exponents). Each table is rendered as CSV, JSON, XLSX, PPTX, SVG chart, text and HTML,
 // read back (csv-parse, JSON.parse, exceljs's reader, the deck's and chart's XML), and every
@@ -7,6 +7,8 @@
 // back from the CSV and JSON, is run through crosstab() with the table's base: its respondents
 // and weighted sum equal the table's cell, row total and column total. Labels come back as they
 // were written (the CSV's formula guard aside), and no figure is ever shown as NaN or Infinity.
+// The same spec as a tab book (its row variables the stubs, its columns the banner), written as
+// CSV and JSON, holds the same cells as crosstab() gives.
 //
 // HUNT_OUT_RUNS (tables per dataset, default 3) and HUNT_OUT_SEED (default 1) make a longer hunt.
 import { parse as parseCSV } from 'csv-parse/sync';
@@ -27,6 +29,8 @@ const STATS: StatName[] = ['vpct', 'hpct', 'tpct', 'index', 'se', 'moe', 'sig', 
 const dir = mkdtempSync(join(tmpdir(), 'crosstab-outputs-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 let written = 0;
+/** What the hunt covered, printed per dataset: tables and books compared, cells, refusals. */
+const covered = { tables: 0, books: 0, cells: 0, refused: 0, empty: 0 };
 
 /** Labels a spreadsheet, a CSV reader or an XML writer could get wrong. */
 const ODD_LABELS = [
@@ -89,15 +93,22 @@ interface Spec {
 function specArb(ds: Dataset): fc.Arbitrary<Spec> {
   const variables = ds.info.variables.filter((variable) => variable.values !== undefined && variable.values.length <= 12 && variable.values.length >= 1);
   const valueExpr = fc.constantFrom(...variables).chain((variable) => fc.constantFrom(...variable.values!).map((value) => ({ variable, value })));
-  const nameOf = (name: string) => (/^[A-Za-z_][A-Za-z0-9_]*$/.test(name) && !/^(AND|OR|NOT)$/i.test(name) ? name : JSON.stringify(name));
-  const valueText = (value: string) => (/^-?\d+(\.\d+)?$/.test(value) ? value : JSON.stringify(value));
+  // The grammar's quoting (README): double quotes, a backslash before a quote or a backslash; a line break as it is.
+  const quoted = (text: string) => `"${text.replace(/["\\]/g, '\\$&')}"`;
+  const nameOf = (name: string) => (/^[A-Za-z_][A-Za-z0-9_]*$/.test(name) && !/^(AND|OR|NOT)$/i.test(name) ? name : quoted(name));
+  const valueText = (value: string) => (/^-?\d+(\.\d+)?$/.test(value) ? value : quoted(value));
   const exprOf = ({ variable, value }: { variable: { name: string }; value: { value: string } }) => `${nameOf(variable.name)}=${valueText(value.value)}`;
   const axis: fc.Arbitrary<Axis> = fc.oneof(
     { weight: 3, arbitrary: fc.constantFrom(...variables).map((variable) => ({ variable: variable.name })) },
     { weight: 1, arbitrary: fc.tuple(valueExpr, fc.option(fc.constantFrom(...ODD_LABELS), { nil: undefined })).map(([picked, label]) => (label === undefined ? { expr: exprOf(picked) } : { expr: exprOf(picked), label })) },
     { weight: 1, arbitrary: fc.tuple(valueExpr, valueExpr).map(([a, b]) => ({ expr: `${exprOf(a)} OR NOT ${exprOf(b)}` })) },
   );
-  const base = fc.oneof(fc.constant('*'), valueExpr.map((picked) => `NOT ${exprOf(picked)}`));
+  // Everyone, all but one value's respondents, or no one (an empty table).
+  const base = fc.oneof(
+    { weight: 2, arbitrary: fc.constant('*') },
+    { weight: 2, arbitrary: valueExpr.map((picked) => `NOT ${exprOf(picked)}`) },
+    { weight: 1, arbitrary: valueExpr.map((picked) => `${exprOf(picked)} AND NOT ${exprOf(picked)}`) },
+  );
   return fc.record({
     base,
     rows: fc.array(axis, { minLength: 1, maxLength: 2 }),
@@ -152,8 +163,13 @@ async function checkTable(ds: Dataset, spec: Spec, name: string): Promise<void> 
   } catch (error) {
     // A refusal names its field: never a crash. (A column of a variable none of the base has, for instance.)
     expect((error as { code?: string }).code, `${name}: ${(error as Error).message}`).toBeTypeOf('string');
+    covered.refused++;
+    if (process.env.HUNT_OUT_VERBOSE) console.log(`refused: ${(error as Error).message}`);
     return;
   }
+  covered.tables++;
+  covered.cells += result.rows.length * result.columns.length;
+  if (result.total.respondents === 0) covered.empty++;
   const statistics = tableStatistics(result, { stats: spec.stats });
   const width = result.columns.length;
   const where = (r: number, c: number) => `${name} cell (${r}, ${c}) ${JSON.stringify(result.rows[r]!.expr)} x ${JSON.stringify(result.columns[c]!.expr)}`;
@@ -336,6 +352,53 @@ function valueAt(sheet: Map<string, string | number>, row: number, column: numbe
   return sheet.get(`${letters}${row}`) ?? null;
 }
 
+/**
+ * A tab book of a random banner and stubs, written as CSV and JSON and read back: every line
+ * of every table is the engine's cell (crosstab() on its row AND column with the book's base),
+ * labels and expressions as written (the CSV's formula guard aside).
+ */
+async function checkTabbook(ds: Dataset, spec: Spec, name: string): Promise<void> {
+  const stubs = [...new Set(spec.rows.flatMap((axis) => (axis.variable === undefined ? [] : [axis.variable])))];
+  if (stubs.length === 0) return;
+  const banner = spec.columns.map((axis) => (axis.variable !== undefined ? axis.variable : axis.label === undefined ? axis.expr! : { expr: axis.expr!, label: axis.label }));
+  let book;
+  try {
+    book = await tabbook(ds, { banner, stubs, base: spec.base, stats: spec.stats, missing: spec.missing });
+  } catch (error) {
+    expect((error as { code?: string }).code, `${name} tab book: ${(error as Error).message}`).toBeTypeOf('string');
+    return;
+  }
+  const csvPath = join(dir, `book-${++written}.csv`);
+  const jsonPath = join(dir, `book-${written}.json`);
+  await writeTabbook(book, csvPath);
+  await writeTabbook(book, jsonPath);
+  const records = parseCSV(readFileSync(csvPath, 'utf8'), { columns: true }) as Record<string, string>[];
+  const json = JSON.parse(readFileSync(jsonPath, 'utf8')) as { base: string; tables: Array<{ stub: string; table: { rows: Array<{ label: string; expr: string }>; columns: Array<{ label: string; expr: string }>; cells: Array<Array<{ weighted: number; respondents: number }>> } }> };
+  expect(json.base).toBe(spec.base);
+  expect(json.tables.map((table) => table.stub)).toEqual(stubs);
+  const targets: string[] = [];
+  for (const table of json.tables) for (const row of table.table.rows) for (const column of table.table.columns) targets.push(`(${row.expr}) AND (${column.expr})`);
+  const answer = await ds.crosstab({ base: spec.base, targets });
+  let k = 0;
+  let line = 0;
+  for (const [t, table] of json.tables.entries()) {
+    table.table.rows.forEach((row, r) =>
+      table.table.columns.forEach((column, c) => {
+        const at = `${name} tab book table ${t + 1} cell (${r}, ${c})`;
+        const cell = table.table.cells[r]![c]!;
+        const engine = answer.targets[k++]!;
+        expect(cell.respondents, at).toBe(engine.respondents);
+        expect(Math.abs(cell.weighted - engine.weighted), at).toBeLessThanOrEqual(Math.abs(engine.weighted) * 1e-12);
+        const record = records[line++]!;
+        expect([record.table, record.stub, unguard(record.rowLabel!), unguard(record.rowExpr!), unguard(record.columnLabel!), unguard(record.columnExpr!)], `${at} (CSV)`).toEqual([String(t + 1), table.stub, row.label, row.expr, column.label, column.expr]);
+        expect([Number(record.weighted), Number(record.respondents)], `${at} (CSV)`).toEqual([cell.weighted, cell.respondents]);
+      }),
+    );
+  }
+  expect(records).toHaveLength(line);
+  covered.books++;
+}
+
 function toItem(axis: Axis) {
   if (axis.variable !== undefined) return { variable: axis.variable };
   return axis.label === undefined ? { expr: axis.expr! } : { expr: axis.expr!, label: axis.label };
@@ -357,10 +420,13 @@ describe('every output format holds the engine figures, labels and expressions',
     let run = 0;
     await fc.assert(
       fc.asyncProperty(specArb(ds), async (spec) => {
-        await checkTable(ds, spec, `${key}#${run++} ${JSON.stringify(spec)}`);
+        const name = `${key}#${run++} ${JSON.stringify(spec)}`;
+        await checkTable(ds, spec, name);
+        await checkTabbook(ds, spec, name);
       }),
       { seed: SEED + key.length, numRuns: RUNS, endOnFailure: true },
     );
+    console.log(`${key} (seed ${SEED + key.length}): ${JSON.stringify(covered)} so far`);
   });
 });
 
