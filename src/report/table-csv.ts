@@ -11,8 +11,10 @@ import type { TableStatistics } from './table-statistics.js';
  * then `letters`. Indexes are 0-based, percentages proportions (0–1), numbers in
  * shortest round-trip form, undefined figures empty. A label or expression that a
  * spreadsheet would run as a formula (it starts with `=`, `+`, `-`, `@`, a tab or a carriage
- * return, and is not a plain number) is written with a leading `'`, which spreadsheets show
- * as text and do not display.
+ * return, and is not a plain number) is written with a leading `'`, so that it opens as text
+ * (LibreOffice and Excel show the `'`); so is one that starts with `'`s before such a
+ * character, so that the guard reads back: a field whose `'`s are followed by one of them
+ * and is not a plain number is the label with its first `'` taken off.
  */
 export function tableToCSV(result: TableResult, statistics?: TableStatistics): string {
   const figures = presentFigures(statistics);
@@ -68,7 +70,12 @@ function quote(text: string): string {
   return /[",\r\n]|^\s|\s$/.test(field) ? `"${field.replace(/"/g, '""')}"` : field;
 }
 
-/** A text field as a spreadsheet shows it without running it: a leading `'` before what would start a formula. */
+/**
+ * A text field as a spreadsheet shows it without running it: a leading `'` before what would
+ * start a formula, and before a text whose leading `'`s come before such a start (`'=x` is
+ * written `''=x`, so that it is not read back as `=x`).
+ */
 export function inertText(text: string): string {
-  return /^[=+\-@\t\r]/.test(text) && !/^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(text) ? `'${text}` : text;
+  const rest = text.replace(/^'+/, '');
+  return /^[=+\-@\t\r]/.test(rest) && !/^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(rest) ? `'${text}` : text;
 }

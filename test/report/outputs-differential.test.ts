@@ -37,6 +37,7 @@ const ODD_LABELS = [
   '=HYPERLINK("http://x.example","y")',
   '+1+1',
   '-2',
+  "'=quoted",
   '@SUM(A1)',
   'say "hi", then; go',
   'two\nlines',
@@ -67,7 +68,7 @@ async function oddDataset(): Promise<Dataset> {
   const codebook = {
     variables: {
       'a b': { label: '=cmd|"/c calc"!A0', values: { '1': ODD_LABELS[0]!, '2': ODD_LABELS[4]!, '3': ODD_LABELS[7]! } },
-      'x=1': { label: ODD_LABELS[11]!, values: { '0': ODD_LABELS[11]!, '1': ODD_LABELS[10]! } },
+      'x=1': { label: ODD_LABELS[12]!, values: { '0': ODD_LABELS[12]!, '1': ODD_LABELS[11]! } },
       AND: { label: ODD_LABELS[5]!, values: { '0': ODD_LABELS[1]!, '1': ODD_LABELS[2]!, '2': ODD_LABELS[3]!, '3': ODD_LABELS[8]! } },
     },
     codes: [],
@@ -129,9 +130,9 @@ function expectXML(text: string, where: string): void {
   expect(inXML(text) === text, `${where} holds a character XML cannot hold`).toBe(true);
 }
 
-/** What the CSV's formula guard (a leading ' before =, +, -, @, tab or CR, not a plain number) adds, taken off. */
+/** What the CSV's formula guard (a leading ' before 's and then =, +, -, @, tab or CR, not a plain number) adds, taken off. */
 function unguard(text: string): string {
-  return /^'[=+\-@\t\r]/.test(text) ? text.slice(1) : text;
+  return /^'+[=+\-@\t\r]/.test(text) && !/^'+[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(text) ? text.slice(1) : text;
 }
 
 /** No figure of a human-readable output is NaN, Infinity or -0. */
