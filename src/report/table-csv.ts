@@ -17,6 +17,15 @@ import type { TableStatistics } from './table-statistics.js';
  * and is not a plain number is the label with its first `'` taken off.
  */
 export function tableToCSV(result: TableResult, statistics?: TableStatistics): string {
+  const { header, lines } = tableCSVLines(result, statistics);
+  return `${[header, ...lines].join('\n')}\n`;
+}
+
+/**
+ * The header and the cell lines of tableToCSV(), each one CSV record (a label's line break
+ * stays inside its quoted field, so a record is not a line of the text).
+ */
+export function tableCSVLines(result: TableResult, statistics?: TableStatistics): { header: string; lines: string[] } {
   const figures = presentFigures(statistics);
   const header = [
     'row',
@@ -33,7 +42,7 @@ export function tableToCSV(result: TableResult, statistics?: TableStatistics): s
     ...figures.map((figure) => figure.field),
     ...(statistics?.letters ? ['letters'] : []),
   ];
-  const lines = [header.join(',')];
+  const lines: string[] = [];
   const width = result.columns.length;
   result.rows.forEach((row, r) => {
     result.columns.forEach((column, c) => {
@@ -57,7 +66,7 @@ export function tableToCSV(result: TableResult, statistics?: TableStatistics): s
       lines.push(fields.join(','));
     });
   });
-  return `${lines.join('\n')}\n`;
+  return { header: header.join(','), lines };
 }
 
 function number(value: number): string {
