@@ -15,7 +15,8 @@ import { parse as parseCSV } from 'csv-parse/sync';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import fc from 'fast-check';
 import JSZip from 'jszip';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -330,7 +331,10 @@ async function readFirstSheet(path: string): Promise<Map<string, string | number
     for (const c of row.c ?? []) {
       const ref = String(c['@_r']);
       const type = c['@_t'];
-      if (type === 'inlineStr') cells.set(ref, textOf((c.is as { t: unknown }).t));
+      if (type === 'inlineStr') {
+        const is = c.is as { t?: unknown; r?: Array<{ t: unknown }> };
+        cells.set(ref, is.t !== undefined ? textOf(is.t) : (is.r ?? []).map((run) => textOf(run.t)).join(''));
+      }
       else if (c.v === undefined) continue;
       else if (type === 's') cells.set(ref, shared[Number(textOf(c.v))]!);
       else if (type === 'str') cells.set(ref, textOf(c.v));
@@ -464,6 +468,34 @@ describe('labels XML cannot hold', () => {
       const zip = await JSZip.loadAsync(readFileSync(bookPath));
       for (const part of Object.keys(zip.files).filter((file) => file.endsWith('.xml'))) expectXML(await zip.file(part)!.async('string'), `tab book part ${part}`);
       expect(await zip.file('xl/workbook.xml')!.async('string')).toContain(`name="T1 ${'x'.repeat(27)}"`);
+    } finally {
+      await ds.close();
+    }
+  });
+});
+
+describe('LibreOffice', () => {
+  const soffice = spawnSync('sh', ['-c', 'command -v soffice'], { encoding: 'utf8' }).stdout.trim();
+  const required = process.env.CI === 'true';
+  it.skipIf(!required && soffice === '')('opens the XLSX with every odd label as the engine wrote it, and every figure (soffice --headless, to CSV)', { timeout: 180_000 }, async () => {
+    expect(soffice, 'soffice (Debian libreoffice-calc-nogui) is required').not.toBe('');
+    const ds = await openDataset(inject('testDatasets').gss);
+    try {
+      const result = await ds.table({ base: 'year=2024', rows: [...ODD_LABELS, '_x0041_'].map((label) => ({ expr: 'sex=2', label })), columns: [{ variable: 'sex' }, { expr: 'degree=3,4', label: '=SUM(1,2)' }] });
+      const statistics = tableStatistics(result, { stats: ['vpct'] });
+      const out = join(dir, 'libreoffice');
+      mkdirSync(out);
+      writeFileSync(join(out, 'odd.xlsx'), await tableToXLSX(result, statistics));
+      const converted = spawnSync(soffice, [`-env:UserInstallation=file://${join(out, 'profile')}`, '--headless', '--convert-to', 'csv:Text - txt - csv (StarCalc):44,34,76,1,,0,false,true,false,false', '--outdir', out, join(out, 'odd.xlsx')], { encoding: 'utf8', timeout: 150_000 });
+      expect(converted.status, converted.stderr).toBe(0);
+      const rows = parseCSV(readFileSync(join(out, 'odd.csv'), 'utf8'), { relax_column_count: true }) as string[][];
+      const shown = rows.map((row) => row[0]);
+      for (const entry of result.rows) expect(shown, JSON.stringify(entry.label)).toContain(inXML(entry.label));
+      expect(shown).toContain(' padded ');
+      // The column labels as text (not run as formulas), and the weighted counts as the engine's figures.
+      expect(rows.some((row) => row.includes('=SUM(1,2)'))).toBe(true);
+      const first = rows.findIndex((row) => row[0] === inXML(result.rows[0]!.label));
+      expect(Number(rows[first]![3]), 'weighted, first column').toBeCloseTo(result.cell(0, 0).weighted / result.units, 6);
     } finally {
       await ds.close();
     }
