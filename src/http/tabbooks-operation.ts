@@ -104,9 +104,11 @@ export async function tabbooksOperation(context: AuthenticatedContext): Promise<
     }
   }
   // Saved audiences (`@name`) in the base and the banner, as POST /tables expands them: a banner
-  // entry written with `@name` is labelled as written, its expression the expanded text.
+  // entry written with `@name` is the expanded text, headed by it as `crosstab tabbook` heads it
+  // (the workbook shows no expression beside a heading: `@name` would not read back without the
+  // account's audiences, nor after the audience is edited).
   let base = body.PopulationBaseCode ?? '*';
-  let banner: Array<string | { expr: string; label: string }> = body.Banner;
+  let banner: string[] = body.Banner;
   if (base.includes('@') || body.Banner.some((item) => item.includes('@'))) {
     const expressions: RequestExpression[] = [
       { text: base, field: 'PopulationBaseCode', label: 'PopulationBaseCode' },
@@ -115,7 +117,7 @@ export async function tabbooksOperation(context: AuthenticatedContext): Promise<
     const expanded = await expandRequestAudiences({ store: service.audiences, caller: key, dataset, allowedGroups: allowed, expressions, catalog });
     if (isServiceError(expanded)) return expanded;
     base = expanded[0]!;
-    banner = body.Banner.map((item, i) => (expanded[i + 1] === item ? item : { expr: expanded[i + 1]!, label: item }));
+    banner = body.Banner.map((_, i) => expanded[i + 1]!);
   }
   const signal = request.signal;
   const account = key.accountId ?? key.id;

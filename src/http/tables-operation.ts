@@ -90,7 +90,8 @@ export async function tablesOperation(context: AuthenticatedContext): Promise<Ro
   const catalog = `${basePath}/surveys/${encodeURIComponent(body.SurveyCode)}`;
   const axes = checkAxes(body, dataset, access.allowedGroups, catalog, service.tables.limits);
   if (isServiceError(axes)) return axes;
-  const base = await expandTableAudiences(context, dataset, access.allowedGroups, body.PopulationBaseCode, axes, catalog);
+  // JSON and CSV give each entry's expression beside its label; XLSX and PowerPoint show the label alone.
+  const base = await expandTableAudiences(context, dataset, access.allowedGroups, body.PopulationBaseCode, axes, catalog, format === 'json' || format === 'csv');
   if (isServiceError(base)) return base;
 
   const limits = service.tables.limits;
@@ -181,10 +182,13 @@ export async function tablesOperation(context: AuthenticatedContext): Promise<Ro
 
 /**
  * The base and the axes' expressions with their audiences expanded (axes changed in place):
- * an entry written with `@name` and no label keeps what was written as its label, its
- * expression the expanded text. Returns the base, or the refusal.
+ * an entry written with `@name` and no label has the expanded text as its expression and,
+ * when `keepWritten` (an answer that gives every expression beside its label), what was
+ * written as its label; otherwise (XLSX, PowerPoint: labels alone) the expanded text, which
+ * reads back to the same respondents without the account's audiences, as a tab book's
+ * headings. Returns the base, or the refusal.
  */
-async function expandTableAudiences(context: AuthenticatedContext, dataset: CrosstabDataset, allowedGroups: readonly string[] | undefined, base: string, axes: { rows: AxisItem[]; columns: AxisItem[] }, catalog: string): Promise<string | ServiceError> {
+async function expandTableAudiences(context: AuthenticatedContext, dataset: CrosstabDataset, allowedGroups: readonly string[] | undefined, base: string, axes: { rows: AxisItem[]; columns: AxisItem[] }, catalog: string, keepWritten: boolean): Promise<string | ServiceError> {
   const expressions: RequestExpression[] = [{ text: base, field: 'PopulationBaseCode', label: 'PopulationBaseCode' }];
   const places: Array<{ items: AxisItem[]; index: number }> = [];
   for (const [items, field] of [[axes.rows, 'Rows'], [axes.columns, 'Columns']] as const) {
@@ -200,7 +204,7 @@ async function expandTableAudiences(context: AuthenticatedContext, dataset: Cros
   places.forEach(({ items, index }, k) => {
     const item = items[index] as { expr: string; label?: string };
     const text = expanded[k + 1] as string;
-    if (text !== item.expr) items[index] = { expr: text, label: item.label ?? item.expr };
+    if (text !== item.expr) items[index] = item.label !== undefined ? { expr: text, label: item.label } : keepWritten ? { expr: text, label: item.expr } : { expr: text };
   });
   return expanded[0] as string;
 }

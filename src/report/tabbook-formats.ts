@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 import type { Tabbook } from './tabbook-model.js';
-import { inertText, tableToCSV } from './table-csv.js';
+import { inertText, tableCSVLines } from './table-csv.js';
 import { escapeHTML, htmlPage, tableToHTMLSection } from './table-html.js';
 import { tableToJSON } from './table-json.js';
 
@@ -29,7 +29,8 @@ export async function writeTabbookHTML(book: Tabbook, stream: Writable): Promise
  */
 export async function writeTabbookCSV(book: Tabbook, stream: Writable): Promise<void> {
   for (const [i, table] of book.tables.entries()) {
-    const [header, ...lines] = tableToCSV(table.result, table.statistics).trimEnd().split('\n');
+    // Record by record: a label's line break is inside a quoted field, not between records.
+    const { header, lines } = tableCSVLines(table.result, table.statistics);
     if (i === 0) await put(stream, `table,stub,${header}\n`);
     const prefix = `${table.number},${csvField(table.stub)},`;
     await put(stream, lines.map((line) => `${prefix}${line}\n`).join(''));

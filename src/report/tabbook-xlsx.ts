@@ -6,6 +6,7 @@ import type { Tabbook, TabbookLayout, TabbookTable } from './tabbook-model.js';
 import type { TableStatistics } from './table-statistics.js';
 import { bodyLines, FIGURE_COLUMN_WIDTH, headerLines, LABEL_COLUMNS, type SheetLine } from './xlsx-lines.js';
 import { XlsxBook, type XlsxSheet } from './xlsx-writer.js';
+import { xmlText } from '../text/xml-text.js';
 
 /** Name of the index sheet, and of the one sheet of the `long` layout. */
 export const INDEX_SHEET = 'Index';
@@ -69,7 +70,8 @@ const BLANK: SheetLine = { kind: 'blank', cells: [] };
 
 /** The sheet of a table: `T12 degree`, within Excel's 31 characters and without the characters it refuses. */
 export function sheetName(table: TabbookTable): string {
-  return `T${table.number} ${table.stub}`.replace(/[[\]:*?/\\'!]/g, '_').slice(0, 31).trimEnd();
+  // Cut at 31 UTF-16 units, then without what XML cannot hold (control characters, half of a pair cut in two).
+  return xmlText(`T${table.number} ${table.stub}`.replace(/[[\]:*?/\\'!]/g, '_').slice(0, 31)).trimEnd();
 }
 
 function quoteSheet(name: string): string {

@@ -11,10 +11,21 @@ import type { TableStatistics } from './table-statistics.js';
  * then `letters`. Indexes are 0-based, percentages proportions (0–1), numbers in
  * shortest round-trip form, undefined figures empty. A label or expression that a
  * spreadsheet would run as a formula (it starts with `=`, `+`, `-`, `@`, a tab or a carriage
- * return, and is not a plain number) is written with a leading `'`, which spreadsheets show
- * as text and do not display.
+ * return, and is not a plain number) is written with a leading `'`, so that it opens as text
+ * (LibreOffice and Excel show the `'`); so is one that starts with `'`s before such a
+ * character, so that the guard reads back: a field whose `'`s are followed by one of them
+ * and is not a plain number is the label with its first `'` taken off.
  */
 export function tableToCSV(result: TableResult, statistics?: TableStatistics): string {
+  const { header, lines } = tableCSVLines(result, statistics);
+  return `${[header, ...lines].join('\n')}\n`;
+}
+
+/**
+ * The header and the cell lines of tableToCSV(), each one CSV record (a label's line break
+ * stays inside its quoted field, so a record is not a line of the text).
+ */
+export function tableCSVLines(result: TableResult, statistics?: TableStatistics): { header: string; lines: string[] } {
   const figures = presentFigures(statistics);
   const header = [
     'row',
@@ -31,7 +42,7 @@ export function tableToCSV(result: TableResult, statistics?: TableStatistics): s
     ...figures.map((figure) => figure.field),
     ...(statistics?.letters ? ['letters'] : []),
   ];
-  const lines = [header.join(',')];
+  const lines: string[] = [];
   const width = result.columns.length;
   result.rows.forEach((row, r) => {
     result.columns.forEach((column, c) => {
@@ -55,7 +66,7 @@ export function tableToCSV(result: TableResult, statistics?: TableStatistics): s
       lines.push(fields.join(','));
     });
   });
-  return `${lines.join('\n')}\n`;
+  return { header: header.join(','), lines };
 }
 
 function number(value: number): string {
@@ -68,7 +79,12 @@ function quote(text: string): string {
   return /[",\r\n]|^\s|\s$/.test(field) ? `"${field.replace(/"/g, '""')}"` : field;
 }
 
-/** A text field as a spreadsheet shows it without running it: a leading `'` before what would start a formula. */
+/**
+ * A text field as a spreadsheet shows it without running it: a leading `'` before what would
+ * start a formula, and before a text whose leading `'`s come before such a start (`'=x` is
+ * written `''=x`, so that it is not read back as `=x`).
+ */
 export function inertText(text: string): string {
-  return /^[=+\-@\t\r]/.test(text) && !/^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(text) ? `'${text}` : text;
+  const rest = text.replace(/^'+/, '');
+  return /^[=+\-@\t\r]/.test(rest) && !/^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(rest) ? `'${text}` : text;
 }

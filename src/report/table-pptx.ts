@@ -2,6 +2,7 @@ import type { TableResult } from '../facade/types.js';
 import { formatCount, formatPercent, lettersLegend, stabilityMarker, type DisplayOptions } from './display.js';
 import { chartColour, seriesLabel, tableChart, type ChartPanel, type TableChart } from './table-chart.js';
 import type { TableStatistics } from './table-statistics.js';
+import { xmlText } from '../text/xml-text.js';
 
 /** One table to put on slides: its cells, statistics (with `vpct`) and display. */
 export interface PptxTable {
@@ -15,7 +16,8 @@ export interface PptxTable {
  * per row variable of each table, holding its title, the base, a native (editable) bar chart
  * whose data sheet holds the column proportions (`columnPct`, shown as percentages), and the
  * table as a native table (banner, base rows, vertical % with low-base markers and
- * significance letters). Built in memory; rejects, never resolves with part of a deck.
+ * significance letters). Control characters, which XML cannot hold, are left out of every text
+ * (as the XLSX leaves them out). Built in memory; rejects, never resolves with part of a deck.
  */
 export async function tablesToPPTX(tables: readonly PptxTable[]): Promise<Uint8Array> {
   const module = await import('pptxgenjs');
@@ -24,7 +26,7 @@ export async function tablesToPPTX(tables: readonly PptxTable[]): Promise<Uint8A
   const PptxGenJS = (loaded.default ?? loaded) as typeof module.default.default;
   const pres = new PptxGenJS();
   pres.layout = 'LAYOUT_WIDE';
-  pres.title = tables[0]?.display?.title ?? 'Tables';
+  pres.title = xmlText(tables[0]?.display?.title ?? 'Tables');
   for (const table of tables) {
     const chart = tableChart(table.result, table.statistics, table.display);
     for (const panel of chart.panels) addSlide(pres, chart, panel, table);
@@ -37,13 +39,13 @@ type Presentation = import('pptxgenjs').default;
 
 function addSlide(pres: Presentation, chart: TableChart, panel: ChartPanel, table: PptxTable): void {
   const slide = pres.addSlide();
-  slide.addText(`${panel.title} by ${bannerTitle(table)}`, { x: 0.4, y: 0.2, w: 12.5, h: 0.5, fontSize: 20, bold: true, color: '1F3864' });
-  slide.addText(`${chart.title} · ${chart.baseText}`, { x: 0.4, y: 0.7, w: 12.5, h: 0.3, fontSize: 11, color: '404040' });
+  slide.addText(xmlText(`${panel.title} by ${bannerTitle(table)}`), { x: 0.4, y: 0.2, w: 12.5, h: 0.5, fontSize: 20, bold: true, color: '1F3864' });
+  slide.addText(xmlText(`${chart.title} · ${chart.baseText}`), { x: 0.4, y: 0.7, w: 12.5, h: 0.3, fontSize: 11, color: '404040' });
   const stacked = panel.kind === 'stacked';
   // Grouped: a series per banner column over the categories; stacked: a series per category over the banner columns.
   const data = stacked
-    ? panel.categories.map((category, index) => ({ name: category.label, labels: chart.series.map(seriesLabel), values: chart.series.map((_, s) => chartValue(panel.values[index]![s]!)) }))
-    : chart.series.map((series, s) => ({ name: seriesLabel(series), labels: panel.categories.map((category) => category.label), values: panel.values.map((row) => chartValue(row[s]!)) }));
+    ? panel.categories.map((category, index) => ({ name: xmlText(category.label), labels: chart.series.map((series) => xmlText(seriesLabel(series))), values: chart.series.map((_, s) => chartValue(panel.values[index]![s]!)) }))
+    : chart.series.map((series, s) => ({ name: xmlText(seriesLabel(series)), labels: panel.categories.map((category) => xmlText(category.label)), values: panel.values.map((row) => chartValue(row[s]!)) }));
   const colours = data.map((_, index) => chartColour(index));
   slide.addChart(pres.ChartType.bar, data, {
     x: 0.4,
@@ -68,7 +70,7 @@ function addSlide(pres: Presentation, chart: TableChart, panel: ChartPanel, tabl
     legendPos: 'b',
     legendFontSize: 9,
     showTitle: true,
-    title: `${panel.title}: vertical %`,
+    title: xmlText(`${panel.title}: vertical %`),
     titleFontSize: 12,
   });
   const first = 1.4;
@@ -76,7 +78,7 @@ function addSlide(pres: Presentation, chart: TableChart, panel: ChartPanel, tabl
   const colW = [first, ...[null, ...chart.series].map(() => (5.9 - first) / (chart.series.length + 1))];
   slide.addTable(tableRows(chart, panel, table), { x: 7.0, y: 1.1, w: 5.9, colW, fontSize: 8, border: { type: 'solid', pt: 0.5, color: 'BFBFBF' }, autoPage: false, margin: 0.03 });
   const notes = [chart.markerText, ...(table.statistics.letters !== undefined ? [lettersLegend(table.statistics)] : [])];
-  slide.addText(notes.join('\n'), { x: 0.4, y: 6.85, w: 12.5, h: 0.5, fontSize: 8, color: '595959' });
+  slide.addText(xmlText(notes.join('\n')), { x: 0.4, y: 6.85, w: 12.5, h: 0.5, fontSize: 8, color: '595959' });
 }
 
 /** A chart value for the data sheet: the proportion, or null (an empty cell) where undefined. */
@@ -128,5 +130,5 @@ function tableRows(chart: TableChart, panel: ChartPanel, table: PptxTable): Cell
       }),
     ]);
   }
-  return rows;
+  return rows.map((row) => row.map((cell) => ({ ...cell, text: xmlText(cell.text) })));
 }

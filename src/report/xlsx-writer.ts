@@ -3,6 +3,7 @@ import type { Writable } from 'node:stream';
 import ExcelJS from 'exceljs';
 import { CrosstabError, ErrorCode } from '../errors.js';
 import type { SheetCell, SheetLine } from './xlsx-lines.js';
+import { xmlText } from '../text/xml-text.js';
 
 type Worksheet = ExcelJS.Worksheet;
 type Fill = ExcelJS.Fill;
@@ -64,7 +65,7 @@ export class XlsxSheet {
   async write(lines: readonly SheetLine[]): Promise<number> {
     const first = this.next;
     for (const line of lines) {
-      const row = this.worksheet.addRow(line.cells.map((cell) => cell.value));
+      const row = this.worksheet.addRow(line.cells.map((cell) => cellValue(cell.value)));
       line.cells.forEach((cell, i) => style(row.getCell(i + 1), cell, line.kind, i));
       for (const [from, to] of line.merges ?? []) this.worksheet.mergeCells(this.next, from + 1, this.next, to + 1);
       if (line.height !== undefined) row.height = line.height;
@@ -83,7 +84,7 @@ export class XlsxSheet {
    * with a location instead.
    */
   async link(cells: ReadonlyArray<string | number>, linkColumn: number, target: string): Promise<void> {
-    const row = this.worksheet.addRow([...cells]);
+    const row = this.worksheet.addRow(cells.map(cellValue));
     row.getCell(linkColumn + 1).style = LINK;
     const links = (this.worksheet as unknown as { _sheetRelsWriter?: { _hyperlinks?: Array<{ address: string; target: string }> } })._sheetRelsWriter?._hyperlinks;
     if (!Array.isArray(links)) throw new CrosstabError(ErrorCode.internal, 'the XLSX writer (exceljs) has no hyperlink list to add an index link to', { hint: 'Report this with the exceljs version installed.' });
@@ -136,4 +137,15 @@ function styleOf(kind: SheetLine['kind'], place: 'label' | 'name' | 'text' | 'nu
     case 'blank':
       return style;
   }
+}
+
+/**
+ * A cell's value as exceljs takes it: text without the characters XML cannot hold; text that
+ * starts or ends with white space as an inline string, whose text exceljs marks
+ * xml:space="preserve" (written plain, LibreOffice read ' padded ' as 'padded').
+ */
+function cellValue(value: string | number | null): ExcelJS.CellValue {
+  if (typeof value !== 'string') return value;
+  const text = xmlText(value);
+  return /^\s|\s$/.test(text) ? { richText: [{ text }] } : text;
 }

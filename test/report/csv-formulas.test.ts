@@ -21,4 +21,14 @@ describe('CSV answers hold no live formula', () => {
     // Nothing a spreadsheet reads as a formula starts a field.
     for (const line of fields) for (const field of line) expect(field).not.toMatch(/^[=@]|^[+-](?![\d.]+(e[+-]?\d+)?$)/i);
   });
+
+  it('reads back: a label starting with quotes before a formula character gets one more, so it is not taken for a guarded one', async () => {
+    const labels = ["'=1+1", '=1+1', "''@x", "'-5", "'abc", "'", "'+1+1"];
+    const result = await gss.table({ base: '*', rows: labels.map((label) => ({ expr: 'sex=1', label })), columns: [{ expr: 'sex=2' }] });
+    const fields = tableToCSV(result).split('\n').slice(1, -1).map((line) => line.split(',')[1]!);
+    expect(fields).toEqual(["''=1+1", "'=1+1", "'''@x", "'-5", "'abc", "'", "''+1+1"]);
+    // The reading rule: a field whose quotes come before a formula character, not a plain number, loses its first quote.
+    const unguard = (field: string) => (/^'+[=+\-@\t\r]/.test(field) && !/^'+[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(field) ? field.slice(1) : field);
+    expect(fields.map(unguard)).toEqual(labels);
+  });
 });

@@ -2,6 +2,7 @@
 // reader, equals table() for the same spec (labels, counts, percentages, letters); the index
 // links every table; HTML, CSV and JSON hold the same tables; bad options name themselves and
 // a failed write leaves nothing behind.
+import { parse as parseCSV } from 'csv-parse/sync';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -160,6 +161,21 @@ describe('HTML, CSV and JSON', () => {
       expectedLines.push(...rows.map((row) => `${i + 1},${stub},${row}`));
     }
     expect(lines).toEqual(expectedLines);
+  });
+
+  it('CSV keeps a label with a line break in its quoted field, each record after its table number and stub', async () => {
+    const broken = await tabbook(ds, { banner: ['sex', { expr: 'age=18..34', label: 'aged\n18-34, "young"' }], stubs: ['degree', 'relig'], base: BASE });
+    const out = join(dir, 'broken.csv');
+    await writeTabbook(broken, out);
+    const records = parseCSV(readFileSync(out, 'utf8'), { columns: true }) as Record<string, string>[];
+    const cells = broken.tables.reduce((sum, table) => sum + table.result.rows.length * table.result.columns.length, 0);
+    expect(records).toHaveLength(cells);
+    const young = records.filter((record) => record.columnExpr === 'age=18..34');
+    expect(young).toHaveLength(broken.tables.reduce((sum, table) => sum + table.result.rows.length, 0));
+    for (const record of young) {
+      expect(record.columnLabel).toBe('aged\n18-34, "young"');
+      expect(['degree', 'relig']).toContain(record.stub);
+    }
   });
 
   it('HTML has an index linking a section per table, drawn as crosstab table --format html draws it', async () => {
