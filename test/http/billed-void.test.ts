@@ -13,7 +13,7 @@ import { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 // The built package: from the sources a table answer is made whole (no table worker file to stream from).
 import { openDataset, type Dataset } from '../../dist/index.js';
-import { createCrosstabHandler, createNodeListener, crosstabExpress, crosstabFastify, crosstabHono, listen, NdjsonLedger, type CrosstabHandler, type UsageRecord, type UsageSink } from '../../dist/http/index.js';
+import { createCrosstabHandler, createNodeListener, crosstabExpress, crosstabFastify, crosstabHono, listen, NdjsonLedger, ServiceMetrics, type CrosstabHandler, type UsageRecord, type UsageSink } from '../../dist/http/index.js';
 import { openRaw } from './raw-http.js';
 import { makeKeyFile, readLedger, tempDir, type TestKeys } from './support.js';
 
@@ -179,7 +179,8 @@ describe.each(mounts)('billed answers not delivered ($name)', (mount) => {
     const ledger = join(tempDir(), 'usage.ndjson');
     const sink = await heldLedger(ledger);
     const log: Array<Record<string, unknown>> = [];
-    const handler = await createCrosstabHandler({ datasets: [dataset], keys: keys.path, usage: sink, log: (entry) => void log.push(entry as never) });
+    const metrics = new ServiceMetrics({ processMetrics: false });
+    const handler = await createCrosstabHandler({ datasets: [dataset], keys: keys.path, usage: sink, metrics, log: (entry) => void log.push(entry as never) });
     const server = await mount.start(handler);
     let release!: () => void;
     const recorded = new Promise<void>((resolve) => {
@@ -201,6 +202,10 @@ describe.each(mounts)('billed answers not delivered ($name)', (mount) => {
     // The client was gone before the answer was given to any mount: even fetch-only Hono knows.
     expect(rest).toEqual([{ ...record, time: rest[0]?.['time'], void: true, reason: 'client_closed' }]);
     expect(Date.parse(rest[0]!['time'] as string)).toBeGreaterThan(Date.parse(record!['time'] as string));
+    // Billed, then voided: the two counters say so (their difference is what is billed in the end).
+    const scrape = await metrics.registry.metrics();
+    expect(scrape).toMatch(/^crosstab_billed_calls_total\{operation="crosstab",survey="GSS"\} 1$/m);
+    expect(scrape).toMatch(/^crosstab_voided_calls_total\{operation="crosstab",survey="GSS",reason="client_closed"\} 1$/m);
     expect(log.filter((entry) => entry['event'] === 'usage_voided').map((entry) => entry['message'])).toEqual([
       `Request ${String(record!['requestId'])} (key ${keys.allId}) was billed and not delivered (client_closed): its void record is durable.`,
     ]);
