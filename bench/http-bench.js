@@ -378,9 +378,16 @@ async function run(options, pin, postgres, machine) {
     const ranLedgers = new Set(running.map((target) => target.ledger));
     ledgers.splice(0, ledgers.length, ...ledgers.filter((entry) => ranLedgers.has(entry)));
     for (const entry of ledgers) {
-      entry.records = readFileSync(entry.path, 'utf8').split('\n').filter(Boolean).length;
-      if (entry.records < entry.billed || entry.records > entry.billed + (rounds + 1) * connections) {
-        throw new Error(`something is off: the ledger ${entry.path} holds ${entry.records} records for ${entry.billed} 200s`);
+      // Billing records and void records (an answer billed, then not delivered: a request in
+      // flight when a run ended); a 200 received is never voided, so the records without a
+      // void are at least the 200s.
+      const lines = readFileSync(entry.path, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line));
+      const voided = new Set(lines.filter((line) => line.void === true).map((line) => line.requestId));
+      entry.records = lines.length - voided.size;
+      entry.voids = voided.size;
+      const net = entry.records - lines.filter((line) => line.void !== true && voided.has(line.requestId)).length;
+      if (net < entry.billed || entry.records > entry.billed + (rounds + 1) * connections) {
+        throw new Error(`something is off: the ledger ${entry.path} holds ${entry.records} records (${entry.voids} voided) for ${entry.billed} 200s`);
       }
     }
     const records = ledgers[0]?.records ?? 0;
@@ -424,7 +431,7 @@ async function run(options, pin, postgres, machine) {
       rounds,
       connections,
       ledger: { records, okResponses: billedResponses },
-      ledgers: ledgers.map(({ path, records: lines, billed }) => ({ file: basename(path), records: lines, okResponses: billed })),
+      ledgers: ledgers.map(({ path, records: lines, voids, billed }) => ({ file: basename(path), records: lines, voids, okResponses: billed })),
       databases: databases.filter((database) => database.rows !== undefined).map(({ label, rows: usageRows, billed }) => ({ label, usageRows, okResponses: billed })),
       rows,
     };
@@ -451,7 +458,7 @@ async function run(options, pin, postgres, machine) {
     }
     say(`uptime before: ${report.uptimeBefore}\nuptime after:  ${report.uptimeAfter}\n`);
     say(`${[line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...table.map(line)].join('\n')}\n`);
-    for (const entry of ledgers) say(`ledger ${basename(entry.path)}: ${entry.records} records for ${entry.billed} 200s received (in-flight requests abandoned at the end are billed too)\n`);
+    for (const entry of ledgers) say(`ledger ${basename(entry.path)}: ${entry.records} records for ${entry.billed} 200s received, ${entry.voids} voided (requests in flight when a run ended: billed, then not delivered)\n`);
     for (const database of databases.filter((entry) => entry.rows !== undefined)) say(`${database.label}: ${database.rows} usage rows for ${database.billed} 200s received\n`);
     for (const row of rows.filter((entry) => entry.flood !== undefined)) {
       say(`${row.server}: the flood sent ${row.flood.requestsPerSecond} req/s, answered ${row.flood.unauthorized} x 401 and ${row.flood.throttled} x 429 (${row.flood.other} x 200)\n`);

@@ -1,5 +1,6 @@
 import type { AdmissionRefusal } from '../keys/index.js';
 import type { Database, Queryable } from './database.js';
+import { BILLED_ROW } from './usage-report.js';
 
 /** Limits of one account as the key lookup last read them. */
 export interface Limits {
@@ -16,7 +17,7 @@ const COUNT_CALL_SQL = `
 const MONTH_CALLS_SQL = `
   SELECT count(*)::int AS calls,
          extract(epoch FROM date_trunc('month', now() AT TIME ZONE 'UTC') + interval '1 month' - (now() AT TIME ZONE 'UTC'))::float8 AS seconds_left
-    FROM usage WHERE account_id = $1 AND time >= date_trunc('month', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'`;
+    FROM usage u WHERE u.account_id = $1 AND u.time >= date_trunc('month', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AND ${BILLED_ROW}`;
 
 /** This minute's calls per account of an embedded database, shared by every limiter on it. */
 type MemoryWindows = Map<string, { minute: number; calls: number }>;

@@ -9,8 +9,8 @@ interface Pending {
 
 /** Rows per statement at most. */
 const MAX_BATCH = 5000;
-const COLUMNS = '(request_id, time, account_id, key_id, survey, targets, operation)';
-const INSERT_USAGE = `INSERT INTO usage ${COLUMNS} SELECT * FROM unnest($1::text[], $2::timestamptz[], $3::text[], $4::text[], $5::text[], $6::smallint[], $7::text[])`;
+const COLUMNS = '(request_id, time, account_id, key_id, survey, targets, operation, void_reason)';
+const INSERT_USAGE = `INSERT INTO usage ${COLUMNS} SELECT * FROM unnest($1::text[], $2::timestamptz[], $3::text[], $4::text[], $5::text[], $6::smallint[], $7::text[], $8::text[])`;
 const COPY_USAGE = `COPY usage ${COLUMNS} FROM STDIN`;
 
 /** A field of COPY's text format: the four characters it gives a meaning escaped; \N (NULL) for a missing value. */
@@ -21,7 +21,8 @@ function copyField(value: string | number | undefined): string {
 }
 
 /**
- * Usage rows in the access database. Group commit: records arriving while a statement is in
+ * Usage rows in the access database (a void record is a row with its `void_reason`). Group
+ * commit: records arriving while a statement is in
  * flight go into the next one, and each caller's promise resolves only after the commit
  * that holds its row (PostgreSQL's synchronous_commit makes that durable; PGlite writes its
  * WAL before it answers). A batch starts on the event loop's next turn, so the records of
@@ -109,14 +110,14 @@ export class DbUsageSink implements UsageSink {
     if (this.db.copyFrom !== undefined) {
       let data = '';
       for (const { usage } of batch) {
-        data += `${copyField(usage.requestId)}\t${copyField(usage.time)}\t${copyField(usage.accountId)}\t${copyField(usage.keyId)}\t${copyField(usage.survey)}\t${copyField(usage.targets)}\t${copyField(usage.operation ?? 'crosstab')}\n`;
+        data += `${copyField(usage.requestId)}\t${copyField(usage.time)}\t${copyField(usage.accountId)}\t${copyField(usage.keyId)}\t${copyField(usage.survey)}\t${copyField(usage.targets)}\t${copyField(usage.operation ?? 'crosstab')}\t${usage.void === true ? copyField(usage.reason ?? 'client_closed') : '\\N'}\n`;
       }
       await this.db.copyFrom(COPY_USAGE, data);
       return;
     }
     // One array per column: the statement's text is the same for every batch, with no
     // VALUES list to parse that grows with the batch.
-    const columns = [[], [], [], [], [], [], []] as unknown[][];
+    const columns = [[], [], [], [], [], [], [], []] as unknown[][];
     for (const { usage } of batch) {
       columns[0]!.push(usage.requestId);
       columns[1]!.push(usage.time);
@@ -125,6 +126,7 @@ export class DbUsageSink implements UsageSink {
       columns[4]!.push(usage.survey);
       columns[5]!.push(usage.targets);
       columns[6]!.push(usage.operation ?? 'crosstab');
+      columns[7]!.push(usage.void === true ? (usage.reason ?? 'client_closed') : null);
     }
     await this.db.query(INSERT_USAGE, columns);
   }

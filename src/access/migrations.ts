@@ -183,6 +183,19 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       ALTER TABLE usage ADD CONSTRAINT usage_operation_check CHECK (operation IN ('crosstab', 'table', 'tabbook'))
     `,
   },
+  {
+    version: 8,
+    name: 'usage: void (credit) rows of billed answers not delivered',
+    sql: `
+      -- A billed answer whose connection closed before its last byte went out gets a second
+      -- row: the same request_id, account, key, survey, targets and operation, the time of the
+      -- void, and why (void_reason; NULL on every billing row). Rows are never updated or
+      -- deleted: readers count a billing row only when no void row names its request_id.
+      ALTER TABLE usage ADD COLUMN void_reason text CHECK (void_reason IN ('client_closed', 'send_failed', 'shutdown_cut'));
+      -- Voids are rare: a partial index finds one by its request without growing with the billing rows.
+      CREATE INDEX usage_voids ON usage (account_id, request_id) WHERE void_reason IS NOT NULL
+    `,
+  },
 ];
 
 /** Any fixed number: replicas starting at once take turns applying migrations. */

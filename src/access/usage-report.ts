@@ -9,6 +9,11 @@ export type UsageGrouping = 'key' | 'day' | 'survey' | 'operation';
 export const portalCallerId = (userId: string): string => `portal:${userId}`;
 /** A key's name; a portal user's calls are named after the page and the user. */
 const KEY_NAME = `COALESCE(k.name, 'Tables page, ' || pu.email)`;
+/**
+ * The billed calls among an account's usage rows `u`: billing rows (not voids) that no void row
+ * names. Voids are rare and found through their own index (usage_voids).
+ */
+export const BILLED_ROW = `u.void_reason IS NULL AND NOT EXISTS (SELECT 1 FROM usage v WHERE v.account_id = u.account_id AND v.request_id = u.request_id AND v.void_reason IS NOT NULL)`;
 const KEY_JOINS = `LEFT JOIN api_keys k ON k.id = u.key_id LEFT JOIN users pu ON u.key_id = 'portal:' || pu.id`;
 
 /** `crosstab usage --json` and the portal's usage page. */
@@ -61,13 +66,16 @@ export function parseUsageRange(from: string | undefined, to: string | undefined
   return { from: start, to: end };
 }
 
-/** Billed calls of an account, in total and per key, day, survey or operation. */
+/**
+ * Billed calls of an account, in total and per key, day, survey or operation: each by the time
+ * it was billed, a call voided (not delivered) not counted.
+ */
 export async function usageReport(db: Queryable, options: { account: string; from?: string; to?: string; by?: string }): Promise<UsageReport> {
   const by = (options.by ?? 'day') as UsageGrouping;
   if (!['key', 'day', 'survey', 'operation'].includes(by)) throw badInput('by', `must be key, day, survey or operation; got ${JSON.stringify(options.by)}.`);
   const { from, to } = parseUsageRange(options.from, options.to);
   const account = await findAccount(db, options.account);
-  const where = 'u.account_id = $1 AND ($2::timestamptz IS NULL OR u.time >= $2) AND ($3::timestamptz IS NULL OR u.time < $3)';
+  const where = `u.account_id = $1 AND ($2::timestamptz IS NULL OR u.time >= $2) AND ($3::timestamptz IS NULL OR u.time < $3) AND ${BILLED_ROW}`;
   const params = [account.id, from, to];
   const total = await db.query<{ calls: number }>(`SELECT count(*)::int AS calls FROM usage u WHERE ${where}`, params);
   let rows: UsageReport['rows'];
@@ -98,7 +106,7 @@ export async function usageDetail(db: Queryable, accountName: string, from: Date
   const { rows } = await db.query<{ day: string; key: string; name: string | null; survey: string; calls: number }>(
     `SELECT to_char(u.time AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, u.key_id AS key, ${KEY_NAME} AS name, u.survey, count(*)::int AS calls
        FROM usage u ${KEY_JOINS}
-      WHERE u.account_id = $1 AND ($2::timestamptz IS NULL OR u.time >= $2) AND ($3::timestamptz IS NULL OR u.time < $3)
+      WHERE u.account_id = $1 AND ($2::timestamptz IS NULL OR u.time >= $2) AND ($3::timestamptz IS NULL OR u.time < $3) AND ${BILLED_ROW}
       GROUP BY day, u.key_id, k.name, pu.email, u.survey ORDER BY day, u.key_id, u.survey`,
     [account.id, from, to],
   );

@@ -5,6 +5,7 @@ import { cutSignalOf } from './answers-sending.js';
 import type { CrosstabHandler } from './handler.js';
 import { nodeRequest } from './node-shim.js';
 import { originForm } from './request-path.js';
+import { watchNodeDelivery } from './billed-delivery.js';
 
 /** The part of a Fastify instance the plugin uses (structural: no Fastify types needed). */
 export interface FastifyInstanceLike {
@@ -33,6 +34,8 @@ export function crosstabFastify(handler: CrosstabHandler): (app: FastifyInstance
     app.addContentTypeParser('*', (_request, _payload, done) => done(null));
     const route = async (request: { url: string; raw: IncomingMessage }, reply: FastifyReplyLike): Promise<unknown> => {
       const response = await handler.handle(nodeRequest(request.raw, originForm(request.url), handler.maxBodyBytes, reply.raw));
+      // Fastify writes to reply.raw: a billed answer whose connection closes before its last byte is handed to the kernel is voided.
+      if (reply.raw !== undefined) watchNodeDelivery(reply.raw, response);
       // A body not read to its end ends the connection rather than being drained.
       const headers = request.raw.complete ? response.headers : { ...response.headers, connection: 'close' };
       // A streamed answer as a Readable: Fastify writes it as the socket takes it, and destroys it when the client goes.

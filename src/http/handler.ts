@@ -17,7 +17,8 @@ import { isoNow } from './clock.js';
 import { publishDocument } from './published-document.js';
 import { applyReplyHeaders, isOperationReply, type OperationReply } from './operation-reply.js';
 import type { ServiceContext } from './route.js';
-import { ARRIVED_BODY, CLIENT_GONE, requestBody, type ArrivedBodyRequest } from './request-body.js';
+import { ARRIVED_BODY, CLIENT_GONE, clientGone, requestBody, type ArrivedBodyRequest } from './request-body.js';
+import { BILLED, BilledAnswer, UsageVoids, type BilledResponse } from './billed-delivery.js';
 import { createRoutePipeline, type RouteCall } from './route-pipeline.js';
 import { AnswersSending } from './answers-sending.js';
 import { createRouter, type RouteMatch, type Router } from './router.js';
@@ -309,6 +310,20 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
   const challenges = challengesOf(authenticators);
 
   const run = createRoutePipeline({ service, checkCaller: createCallerCheck(authenticators, keys), usage });
+  // Void records of billed answers not delivered: logged, counted, waited for by close().
+  const voids = new UsageVoids(usage, (answer, reason, error) => {
+    const { requestId, keyId, survey } = answer.record;
+    if (error === undefined) metrics?.voidedCall(answer.operation, survey, reason);
+    try {
+      log(
+        error === undefined
+          ? { time: new Date().toISOString(), event: 'usage_voided', message: `Request ${requestId} (key ${keyId}) was billed and not delivered (${reason}): its void record is durable.` }
+          : { time: new Date().toISOString(), event: 'usage_void_failed', message: `Request ${requestId} (key ${keyId}) was billed and not delivered (${reason}), but its void record could not be written: ${(error as Error)?.message ?? String(error)}; it stays billed.` },
+      );
+    } catch {
+      // A failing logger must not fail the void.
+    }
+  });
   const stats = { bodyTimeouts: 0, unreadBodies: 0, answersCut: 0 };
   const sending = new AnswersSending();
   if (metrics !== undefined) {
@@ -378,6 +393,7 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
     let status = 200;
     let text: string | Uint8Array = '';
     let stream: ResponseStream | undefined;
+    let call: RouteCall | undefined;
     try {
       const match = matchOf(pathname);
       const route = match?.path.routes.find((candidate) => candidate.method === (method === 'HEAD' ? 'GET' : method));
@@ -400,7 +416,7 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
         outcome = serviceError('method_not_allowed', `${quote(method, 16)} is not allowed on ${path}.`, `Use ${allow.join(' or ')}.`);
       } else {
         entry.operation = operationIds.get(route);
-        const call: RouteCall = { route, request, body, requestId, entry, params: match.params };
+        call = { route, request, body, requestId, entry, params: match.params, billed: undefined };
         if (caller !== undefined) call.caller = caller;
         outcome = await run(call);
       }
@@ -427,6 +443,12 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
       const known = fromThrown(error);
       if (known === undefined) entry.error = error instanceof Error ? (error.stack ?? error.message) : String(error);
       const outcome = known ?? serviceError('internal', 'Internal error.', 'Retry later; if it persists, report the X-Request-Id response header to the provider.');
+      // Billed, then failed before it became a response (a streamed answer collected for a
+      // mount that cannot stream): not delivered.
+      if (call?.billed !== undefined) {
+        new BilledAnswer(call.billed, entry.operation ?? '', voids).undelivered('send_failed');
+        call.billed = undefined;
+      }
       status = statusOf(outcome);
       entry.code = outcome.code;
       text = JSON.stringify(errorBody(outcome));
@@ -451,8 +473,15 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
     } catch {
       // A failing logger must not fail the request.
     }
-    const response: HandlerResponse = { status, headers, body: text };
+    const response: BilledResponse = { status, headers, body: text };
     if (stream !== undefined) response.stream = stream;
+    if (call?.billed !== undefined) {
+      const billed = new BilledAnswer(call.billed, entry.operation ?? '', voids);
+      // Gone during the record's flush: voided here, on every mount (a fetch-only one too).
+      // Otherwise the mount that writes the response voids it if it is not delivered.
+      if (clientGone(request)) billed.undelivered('client_closed');
+      else response[BILLED] = billed;
+    }
     return response;
   }
 
@@ -509,8 +538,11 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
         } catch {
           // A failing logger must not keep the stores open.
         }
+        // The voids of answers cut just now, or not delivered meanwhile, go in before the sink closes.
+        await voids.settled();
         await renderer.close();
         await keys.close();
+        await voids.settled();
         await usage.close();
       })();
       return closing;

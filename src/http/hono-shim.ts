@@ -4,6 +4,7 @@ import type { ResponseStream } from './answer-budget.js';
 import { cutSignalOf } from './answers-sending.js';
 import type { HandlerRequest } from './handler-types.js';
 import { nodeRequest } from './node-shim.js';
+import { watchNodeDelivery } from './billed-delivery.js';
 import { readWebBody } from './read-body.js';
 import { originForm } from './request-path.js';
 
@@ -39,6 +40,10 @@ export function crosstabHono(handler: CrosstabHandler): (c: HonoContextLike, nex
         : // The Request's signal aborts when its client goes (before its answer is sent): not billed, work stopped.
           { method: c.req.method, path, headers: raw.headers, readBody: (signal) => readWebBody(raw, handler.maxBodyBytes, signal), streaming: true, signal: raw.signal };
     const response = await handler.handle(request);
+    // @hono/node-server writes the Response to `outgoing`: a billed answer whose connection
+    // closes before its last byte is handed to the kernel is voided. A fetch-only mount hands
+    // the Response to its runtime, which does not say whether it was delivered: billed as sent.
+    if (outgoing !== undefined) watchNodeDelivery(outgoing, response);
     // The handler says Connection: close for a declared body it did not read to its end. HTTP/2
     // has no such header (node would warn and drop it): the stream ends with its answer.
     const headers =

@@ -41,7 +41,7 @@ export type { MetricsServerOptions, ReadinessCheck, RunningMetricsServer } from 
 export type { ListenOptions, RunningServer } from './server.js';
 export type { ConnectionLimits, ConnectionObserver } from './connection-limits.js';
 export { NdjsonLedger } from './usage-ledger.js';
-export type { DurableWriteStats, NdjsonLedgerOptions, UsageRecord, UsageSink } from './usage-ledger.js';
+export type { DurableWriteStats, NdjsonLedgerOptions, UsageRecord, UsageSink, VoidReason } from './usage-ledger.js';
 export { FileKeyStore } from './key-store.js';
 export type { AdmissionRefusal, FileKeyStoreOptions, KeyStore } from './key-store.js';
 export {

@@ -2,6 +2,7 @@ import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:
 import type { CrosstabHandler, HandlerResponse } from './handler.js';
 import type { ResponseStream } from './answer-budget.js';
 import { cutSignalOf } from './answers-sending.js';
+import { watchNodeDelivery, type BilledAnswer } from './billed-delivery.js';
 import type { HandlerRequest } from './handler-types.js';
 import { arrivedNodeBody, readNodeBody } from './read-body.js';
 import { ARRIVED_BODY, CLIENT_GONE, type ArrivedBodyRequest } from './request-body.js';
@@ -52,15 +53,18 @@ export function failNodeResponse(res: ServerResponse, error: unknown): void {
  */
 export function sendNodeResponse(res: ServerResponse, response: HandlerResponse, closeConnection = false): void {
   const headers = closeConnection || res.req?.complete === false ? { ...response.headers, connection: 'close' } : response.headers;
+  // A billed answer whose connection closes before its last byte is handed to the kernel is voided.
+  const billed = watchNodeDelivery(res, response);
   try {
     res.writeHead(response.status, headers);
   } catch (error) {
+    billed?.undelivered('send_failed');
     response.stream?.cancel();
     failNodeResponse(res, error);
     return;
   }
   if (response.stream === undefined) res.end(response.body);
-  else void sendNodeStream(res, response.stream);
+  else void sendNodeStream(res, response.stream, billed);
 }
 
 /**
@@ -68,7 +72,7 @@ export function sendNodeResponse(res: ServerResponse, response: HandlerResponse,
  * taken the last (backpressure). A client that goes stops it; a stream that fails cuts the
  * response (its status has gone out), so the client sees fewer bytes than Content-Length.
  */
-async function sendNodeStream(res: ServerResponse, stream: ResponseStream): Promise<void> {
+async function sendNodeStream(res: ServerResponse, stream: ResponseStream, billed: BilledAnswer | undefined): Promise<void> {
   let gone = res.destroyed;
   let wake: (() => void) | undefined;
   const onClose = () => {
@@ -78,7 +82,10 @@ async function sendNodeStream(res: ServerResponse, stream: ResponseStream): Prom
   res.once('close', onClose);
   // Cut by the handler's close() at its time limit: the response ends here, short.
   const cut = cutSignalOf(stream);
-  const onCut = () => res.destroy();
+  const onCut = () => {
+    billed?.undelivered('shutdown_cut');
+    res.destroy();
+  };
   cut?.addEventListener('abort', onCut, { once: true });
   try {
     for await (const chunk of stream) {
@@ -95,6 +102,7 @@ async function sendNodeStream(res: ServerResponse, stream: ResponseStream): Prom
     }
     if (!gone) res.end();
   } catch (error) {
+    billed?.undelivered('send_failed');
     failNodeResponse(res, error);
   } finally {
     res.removeListener('close', onClose);

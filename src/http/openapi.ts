@@ -21,7 +21,7 @@ Expressions (PopulationBaseCode and each target code): \`*\` | \`VAR=v\` | \`VAR
 
 ResultCode on a 200: 0 = success; ${ConditionalResult.emptyBase} = the population base matches no respondents (every result is 0); ${ConditionalResult.unstableBase} = the population base has too few respondents to be stable (results are exact but unstable). ResultDescription explains.
 
-Errors carry ResultCode = HTTP status, ResultDescription = error.message and an error object {code, message, field?, hint}. A rejected request is not billed, and retrying it unchanged fails identically.
+Errors carry ResultCode = HTTP status, ResultDescription = error.message and an error object {code, message, field?, hint}. A rejected request is not billed, and retrying it unchanged fails identically. A billed 200 whose answer is not delivered whole (the connection closes before its last byte is sent) is credited: billed calls are those delivered.
 
 AuthorizationGroup: absent, null or \`${ALL}\` means every group the key is entitled to; a group name restricts the expressions to that group's variables and codes.
 

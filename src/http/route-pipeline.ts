@@ -25,6 +25,8 @@ export interface RouteCall {
   params: Record<string, string>;
   /** A caller already known in-process (CrosstabHandler.handleFor): not authenticated again, still admitted. */
   caller?: ApiKeyRecord;
+  /** Set by the pipeline once the answer's usage record is durable (the answer is billed). */
+  billed?: UsageRecord;
 }
 
 /**
@@ -38,7 +40,8 @@ export function createRoutePipeline(context: { service: ServiceContext; checkCal
   const tooLarge = (route: Route): ServiceError =>
     serviceError('payload_too_large', `The request body is larger than ${maxBodyBytes} bytes.`, route.tooLargeHint ?? 'Send a smaller body, or ask the provider for a larger request limit.');
 
-  return async ({ route, request, body, requestId, entry, params, caller: known }) => {
+  return async (call) => {
+    const { route, request, body, requestId, entry, params, caller: known } = call;
     const checked = route.auth ? checkCaller(request, entry, route.billed, known) : undefined;
     const caller = checked instanceof Promise ? await checked : checked;
     if (caller !== undefined && isServiceError(caller)) return caller;
@@ -102,6 +105,7 @@ export function createRoutePipeline(context: { service: ServiceContext; checkCal
       return unsent(serviceError('unavailable', 'The usage of this request could not be recorded; it was not billed.', 'Retry later; if it persists, report the X-Request-Id response header to the provider.'));
     }
     entry.billed = true;
+    call.billed = record;
     return result.body;
   };
 }

@@ -52,6 +52,7 @@ export class ServiceMetrics {
   private readonly billed: Counter<'operation' | 'survey'>;
   private readonly operations = new Map<string, OperationChildren>();
   private readonly billedChildren = new Map<string, Counter.Internal>();
+  private readonly voided: Counter<'operation' | 'survey' | 'reason'>;
   private readonly accountRefusals: Counter<'reason'>;
   private readonly usageWriteSeconds: Histogram;
   private readonly usageWriteRecords: Histogram;
@@ -73,6 +74,7 @@ export class ServiceMetrics {
     this.requests = new Counter({ name: 'crosstab_http_requests_total', help: 'API requests answered, by operation (operationId; none: no operation at that path), HTTP status and error code (empty for a success).', labelNames: ['operation', 'status', 'code'], registers });
     this.duration = new Histogram({ name: 'crosstab_http_request_duration_seconds', help: 'Time from the request headers to the answer, by operation.', labelNames: ['operation'], buckets: LATENCY_BUCKETS, registers });
     this.billed = new Counter({ name: 'crosstab_billed_calls_total', help: 'Billed answers (each one usage record made durable before its 200), by operation and survey.', labelNames: ['operation', 'survey'], registers });
+    this.voided = new Counter({ name: 'crosstab_voided_calls_total', help: 'Billed answers then not delivered, whose void (credit) record is durable, by operation, survey and reason (client_closed, send_failed, shutdown_cut): billed calls minus these are the calls billed in the end.', labelNames: ['operation', 'survey', 'reason'], registers });
     this.accountRefusals = new Counter({ name: 'crosstab_account_refusals_total', help: 'Requests refused by the account limits (429): rate_limited or quota_exceeded.', labelNames: ['reason'], registers });
     this.usageWriteSeconds = new Histogram({ name: 'crosstab_usage_write_duration_seconds', help: 'Wall time of each durable usage write (ledger fdatasync, database commit).', buckets: WRITE_BUCKETS, registers });
     this.usageWriteRecords = new Histogram({ name: 'crosstab_usage_write_batch_records', help: 'Usage records (billed calls) per durable write.', buckets: BATCH_BUCKETS, registers });
@@ -114,6 +116,11 @@ export class ServiceMetrics {
       billed.inc();
     }
     if (entry.code !== undefined && ACCOUNT_REFUSALS.has(entry.code)) this.accountRefusals.labels(entry.code).inc();
+  }
+
+  /** Counts one void record made durable (rare: not pre-bound). `operation` is the operationId, as in crosstab_billed_calls_total. */
+  voidedCall(operation: string, survey: string, reason: string): void {
+    this.voided.labels(operation, survey, reason).inc();
   }
 
   /** The listener a usage sink tells each durable write. */

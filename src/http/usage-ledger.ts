@@ -1,7 +1,7 @@
 import type { DurableWriteListener, DurableWriteStats, UsageRecord, UsageSink } from '../keys/index.js';
 import { checkPath, closeLedgerFile, openLedgerFile, type LedgerFile } from './ledger-file.js';
 
-export type { DurableWriteStats, UsageRecord, UsageSink } from '../keys/index.js';
+export type { DurableWriteStats, UsageRecord, UsageSink, VoidReason } from '../keys/index.js';
 
 export interface NdjsonLedgerOptions {
   /**

@@ -6,6 +6,6 @@
 export { API_KEY_PATTERN, generateApiKey, generateKeyId, hashApiKey, sha256 } from './api-key.js';
 export type { ApiKeyRecord } from './api-key.js';
 export type { AdmissionRefusal, KeyStore } from './key-store.js';
-export type { DurableWriteListener, DurableWriteStats, UsageRecord, UsageSink } from './usage-sink.js';
+export type { DurableWriteListener, DurableWriteStats, UsageRecord, UsageSink, VoidReason } from './usage-sink.js';
 export { mayEdit } from './audience-store.js';
 export type { AudienceInput, AudienceRecord, AudienceRefusal, AudienceStore, AudienceViewer } from './audience-store.js';

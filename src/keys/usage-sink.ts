@@ -13,7 +13,24 @@ export interface UsageRecord {
   operation?: 'crosstab' | 'table' | 'tabbook';
   /** The account billed, when the key belongs to one (database keys, single sign-on). */
   accountId?: string;
+  /**
+   * A void (credit) record: the answer of the record with this requestId was billed and then
+   * not delivered (its connection closed before the last byte was handed to the kernel, or
+   * its response could not be written). The other fields repeat that record's; `time` is when
+   * the void was made. Readers count a call only when no void names its requestId.
+   */
+  void?: true;
+  /** Why a void record was made (only with `void`). */
+  reason?: VoidReason;
 }
+
+/**
+ * Why a billed answer was voided: `client_closed` its connection closed (or failed) before
+ * the answer's last byte was handed to the kernel; `send_failed` the response could not be
+ * written (a header refused, the answer failed while streaming); `shutdown_cut` a streamed
+ * answer still being sent at the shutdown deadline.
+ */
+export type VoidReason = 'client_closed' | 'send_failed' | 'shutdown_cut';
 
 /**
  * Where usage goes. `record` resolves once the record is durable; the handler sends the 200

@@ -69,14 +69,20 @@ export class TableAnswerStream implements AsyncIterable<Uint8Array> {
 
   async *[Symbol.asyncIterator](): AsyncGenerator<Uint8Array> {
     this.post({ go: true });
+    let yielded = 0;
     try {
       for (;;) {
         const chunk = this.chunks.shift();
         if (chunk !== undefined) {
           this.post({ credit: 1 });
+          yielded += chunk.byteLength;
           yield chunk;
           continue;
         }
+        // Whole once its last byte is taken, without waiting for the worker's end message: the
+        // sender then ends its response in the same turn as it hands the last bytes over, so a
+        // client that reads them and closes at once finds the answer delivered (not voided).
+        if (yielded === this.byteLength) this.ended = true;
         if (this.ended) return;
         if (this.closed) throw new Error('the table answer was cancelled');
         if (this.failure !== undefined) throw this.failure instanceof Error ? this.failure : new Error(String(this.failure));

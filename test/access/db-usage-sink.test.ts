@@ -95,9 +95,25 @@ describe.each(stores)('DbUsageSink on %s', (_name, location, concurrency) => {
     await sink.close();
   });
 
-  it('keeps usage in one index, the primary key (account_id, time, request_id)', async () => {
-    const { rows } = await db.query<{ indexname: string; indexdef: string }>("SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'usage'");
-    expect(rows).toEqual([{ indexname: 'usage_pkey', indexdef: expect.stringMatching(/UNIQUE INDEX usage_pkey ON (public\.)?usage USING btree \(account_id, "?time"?, request_id\)/) }]);
+  it('stores a void record as a second row of the same request, with its reason', async () => {
+    const sink = new DbUsageSink(db, concurrency);
+    const billed = usage({ time: '2026-11-29T10:00:00.000Z', operation: 'table', targets: 3 });
+    await sink.record(billed);
+    await sink.record({ ...billed, time: '2026-11-29T10:00:00.001Z', void: true, reason: 'client_closed' });
+    const rows = (await db.query<{ operation: string; targets: number; void_reason: string | null }>('SELECT operation, targets, void_reason FROM usage WHERE request_id = $1 ORDER BY time', [billed.requestId])).rows;
+    expect(rows).toEqual([
+      { operation: 'table', targets: 3, void_reason: null },
+      { operation: 'table', targets: 3, void_reason: 'client_closed' },
+    ]);
+    await sink.close();
+  });
+
+  it('keeps billing rows in one index, the primary key (account_id, time, request_id); void rows also in a partial index of their own', async () => {
+    const { rows } = await db.query<{ indexname: string; indexdef: string }>("SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'usage' ORDER BY indexname");
+    expect(rows).toEqual([
+      { indexname: 'usage_pkey', indexdef: expect.stringMatching(/UNIQUE INDEX usage_pkey ON (public\.)?usage USING btree \(account_id, "?time"?, request_id\)/) },
+      { indexname: 'usage_voids', indexdef: expect.stringMatching(/INDEX usage_voids ON (public\.)?usage USING btree \(account_id, request_id\) WHERE \(void_reason IS NOT NULL\)/) },
+    ]);
     // The monthly quota's and the usage report's reads go through it.
     const plan = await db.transaction(async (tx) => {
       await tx.query('SET LOCAL enable_seqscan = off');
