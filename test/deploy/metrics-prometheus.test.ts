@@ -171,13 +171,16 @@ describe.skipIf(missing.length > 0 && !ci)('Prometheus scraping two replicas beh
     const db = await openDatabase(database);
     let rows: number;
     try {
-      rows = (await db.query<{ n: string }>('SELECT count(*) AS n FROM usage WHERE key_id = $1', [id])).rows.map((row) => Number(row.n))[0]!;
+      rows = (await db.query<{ n: string }>('SELECT count(*) AS n FROM usage WHERE key_id = $1 AND void_reason IS NULL', [id])).rows.map((row) => Number(row.n))[0]!;
     } finally {
       await db.close();
     }
     expect(rows).toBe(40);
     const billed = await query('sum(crosstab_billed_calls_total{operation="crosstab",survey="GSS"})');
     expect(Number(billed[0]!.value[1])).toBe(rows);
+    // Every client read its answer whole: nothing was voided.
+    const voided = await query('sum(crosstab_voided_calls_total)');
+    expect(voided.length === 0 ? 0 : Number(voided[0]!.value[1])).toBe(0);
     const writes = await query('sum(crosstab_usage_write_batch_records_sum)');
     expect(Number(writes[0]!.value[1])).toBe(rows);
     const failedKeys = await query('sum(crosstab_failed_keys_total)');
