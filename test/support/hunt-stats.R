@@ -176,22 +176,28 @@ for (q in input$queries) {
       # A column with no respondent is not a level of svyby: its pairs are untestable.
       if (sum(den) == 0) next
       sub <- update(dom[den[b], ], .grp = factor(grp[den]))
+      # Every row of the class at once: y_i = row i among the denominator; in each column of
+      # the group, its mean is the column proportion.
+      Y <- sapply(rows, function(i) as.numeric(R[[i]][den])); dim(Y) <- c(sum(den), length(rows))
+      colnames(Y) <- paste0(".y", rows)
+      sub2 <- sub
+      sub2$variables <- cbind(sub$variables, as.data.frame(Y))
+      by <- svyby(as.formula(paste0("~", paste(colnames(Y), collapse = "+"))), ~.grp, sub2, svymean, covmat = TRUE)
+      levs <- as.integer(as.character(by[[".grp"]]))
+      if (length(levs) < 2) levs <- integer(0) # one column present: no pair to test
       for (i in rows) {
-        # The row among the denominator: in each column of the group, the column proportion.
-        sub2 <- update(sub, .y = as.numeric(R[[i]][den]))
-        by <- svyby(~.y, ~.grp, sub2, svymean, covmat = TRUE)
         first <- length(comparisons) + 1
-        levs <- as.integer(as.character(by[[".grp"]]))
-        if (length(levs) < 2) levs <- integer(0) # one column present: no pair to test
         for (a in seq_along(g1)) for (c in seq_along(g1)) {
           if (c <= a) next
           ja <- g1[a]; jb <- g1[c]
-          ia <- match(ja, levs); ib <- match(jb, levs)
-          if (is.na(ia) || is.na(ib)) {
+          if (!(ja %in% levs) || !(jb %in% levs)) {
             comparisons[[length(comparisons) + 1]] <- list(row = i - 1, columnA = ja - 1, columnB = jb - 1, difference = NaN, se = NaN, z = NaN, p = NaN)
             next
           }
-          contrast <- rep(0, length(levs)); contrast[ia] <- 1; contrast[ib] <- -1
+          # coef(by) is variable-major: (level 1, .y first), (level 2, .y first), ...
+          at <- (match(i, rows) - 1) * length(levs)
+          contrast <- rep(0, length(coef(by)))
+          contrast[at + match(ja, levs)] <- 1; contrast[at + match(jb, levs)] <- -1
           sc <- svycontrast(by, contrast)
           d <- num(coef(sc)); s <- num(SE(sc))
           z <- if (is.finite(s) && s > 0) d / s else NaN
