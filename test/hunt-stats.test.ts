@@ -470,7 +470,7 @@ suite(`statistics against R, live (seed ${SEED}, ${RUNS.gss} GSS and ${RUNS.nhan
       const dump = cases.map((c) => ({ id: c.id, query: c.query, rows: c.result?.rows, columns: c.result?.columns, statistics: c.statistics && Object.fromEntries(Object.entries(c.statistics).map(([k, v]) => [k, plain(v)])) }));
       writeFileSync(join(dir, 'engine.json'), JSON.stringify(dump, (_, v) => (typeof v === 'number' && !Number.isFinite(v) ? String(v) : v)));
     }
-  });
+  }, Math.max(600_000, (RUNS.gss * 20 + RUNS.nhanes * 4) * 1000));
 
   afterAll(async () => {
     for (const ds of opened) await ds.close();
