@@ -412,6 +412,8 @@ suite(`statistics against R, live (seed ${SEED}, ${RUNS.gss} GSS and ${RUNS.nhan
           const crosstab = await ds.crosstab({ base: base.text, targets: targets.map((t) => t.text) });
           c.crosstab = crosstab.targets.map((cell) => ({ weighted: cell.weighted, respondents: cell.respondents }));
         } catch (error) {
+          delete c.result;
+          delete c.statistics;
           if (process.env.HUNT_STATS_KEEP) console.log(String((error as Error).stack));
           problems.push(`${c.id}: the engine refused base ${JSON.stringify(base.text)} rows ${JSON.stringify(query.rows)} columns ${JSON.stringify(query.columns)}: ${(error as Error).message}`);
           continue;
