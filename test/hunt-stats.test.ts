@@ -4,6 +4,9 @@
 // decimals and exponents, value labels of a codebook with odd labels, named codes, VAR=NA),
 // random bases, random rows x columns of expressions and whole variables, "No answer" shown or
 // hidden, total or valid percentages, every correction. Every figure tableStatistics() gives
+// with its default methods (linearization SE and column test, deff "replace", the base as a
+// domain of the file; not the options se: 'kish', test: 'pooled-effective', deff: 'population',
+// domain: 'base')
 // (cells, totals, percentages of the column / row / table, index, effective base, SEs and 95%
 // margins of the proportion and of the total, design effects, column comparisons with their
 // adjusted p-values, Rao–Scott tests) and crosstab()'s targets are compared with one Rscript
