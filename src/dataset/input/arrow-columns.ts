@@ -1,10 +1,10 @@
 import { type Data, type DataType, DataType as Types, type Decimal, type Field, makeVector, type Time, type Timestamp, type Utf8, type Vector } from 'apache-arrow';
 import { decimalText } from '../../text/decimal-text.js';
 import { isNullAt, isoTime, isoTimestamp, safeNumbers } from './cell-values.js';
-import { PlainTextColumn } from './parquet-texts.js';
+import type { TextColumns } from './arrow-direct.js';
 import { type CellValue, ColumnEncoder, inputError, type Validity, WeightEncoder } from './table-encoder.js';
 import { Utf8Text } from './utf8-text.js';
-import { NumberKind, TypedNumbers } from './typed-numbers.js';
+import { NumberKind } from './typed-numbers.js';
 
 /**
  * How an Arrow record batch's vectors go into column encoders, on the calling thread and in
@@ -18,28 +18,11 @@ export function isColumnar(type: DataType): boolean {
   return plainNumbers || Types.isUtf8(type) || Types.isLargeUtf8(type) || dictionaryOfPlain;
 }
 
-/**
- * A text column's values are numbered over their bytes (PlainTextColumn.encodeArrow, from the vector's offsets and bytes), one PlainTextColumn per column encoder.
- * `stopAbove`: the id-like bound at which a column not named in `readWhole` stops being numbered (see PlainTextColumn).
- */
-export class TextColumns {
-  private readonly texts = new Map<ColumnEncoder, PlainTextColumn>();
-  constructor(
-    private readonly stopAbove?: number,
-    private readonly readWhole: ReadonlySet<string> = new Set(),
-  ) {}
+export { TextColumns } from './arrow-direct.js';
 
-  readonly of = (target: ColumnEncoder): PlainTextColumn => {
-    let texts = this.texts.get(target);
-    if (texts === undefined) this.texts.set(target, (texts = new PlainTextColumn(target, this.readWhole.has(target.source.name) ? undefined : this.stopAbove)));
-    return texts;
-  };
-
-  private typed: TypedNumbers | undefined;
-  /** The thread's numbering of stored numbers (made at the first numeric column). */
-  get numbers(): TypedNumbers {
-    return (this.typed ??= new TypedNumbers());
-  }
+/** How a column of `type` can be read straight from the file into WebAssembly memory (see arrow-direct.ts): Utf8 text, Int or Float numbers; else undefined. */
+export function directKind(type: DataType): NumberKind | 'utf8' | undefined {
+  return Types.isUtf8(type) ? 'utf8' : numberKind(type);
 }
 
 /** How a vector of `type` (an Int or a Float, not Float16) stores its values. */

@@ -4,6 +4,7 @@ import { defaultBuildThreads, PARALLEL_BUILD_MIN_ROWS } from './build-threads.js
 import { builtWorkerFile, dealByCost, readShares, type ShareResult } from './column-shares.js';
 import type { TableEncoder } from './table-encoder.js';
 import type { FileIdentity } from './file-identity.js';
+import type { ColumnPlan } from './arrow-direct.js';
 
 /**
  * Arrow IPC file columns read in worker threads (arrow-worker.ts; see column-shares.ts):
@@ -19,6 +20,12 @@ export interface ArrowShareTask {
   columns: Array<{ position: number; name: string }>;
   /** The file's rows, when its messages gave them: the columns are made that long at once. */
   rows?: number;
+  /**
+   * Per record batch, its rows and where each of `columns` lies in the file (in their order):
+   * the worker reads them straight into WebAssembly memory and does not load apache-arrow.
+   * Without it, the worker reads the file through apache-arrow.
+   */
+  plans?: Array<{ rows: number; columns: ColumnPlan[] }>;
 }
 
 /**
@@ -39,7 +46,7 @@ const textCost = 3;
  * calling thread. Returns the positions of the columns handed out and their results, or
  * undefined when everything is read here.
  */
-export async function handOutArrowColumns(path: string, identity: FileIdentity, first: { rows: number; bytes: Map<number, number> }, batches: number, fields: Field[], encoder: TableEncoder, wanted: number[], threads: number | undefined, manyTexts: (position: number) => Promise<boolean>, rows?: number): Promise<{ positions: Set<number>; results: Promise<ShareResult[]>; stop: () => Promise<void> } | undefined> {
+export async function handOutArrowColumns(path: string, identity: FileIdentity, first: { rows: number; bytes: Map<number, number> }, batches: number, fields: Field[], encoder: TableEncoder, wanted: number[], threads: number | undefined, manyTexts: (position: number) => Promise<boolean>, rows?: number, plan?: (positions: number[]) => Promise<ArrowShareTask['plans']>): Promise<{ positions: Set<number>; results: Promise<ShareResult[]>; stop: () => Promise<void> } | undefined> {
   const workers = threads ?? (first.rows * batches >= PARALLEL_BUILD_MIN_ROWS ? defaultBuildThreads() : 0);
   const file = workers > 0 ? builtWorkerFile('arrow-worker.js') : undefined;
   if (file === undefined) return undefined;
@@ -58,6 +65,10 @@ export async function handOutArrowColumns(path: string, identity: FileIdentity, 
   const [, ...shares] = dealByCost(columns, (column) => column.cost, workers + 1, ownCost);
   const tasks: ArrowShareTask[] = shares.filter((share) => share.length > 0).map((share) => ({ path, identity, columns: share.map(({ position, name }) => ({ position, name })), ...(rows === undefined ? {} : { rows }) }));
   if (tasks.length === 0) return undefined;
+  for (const task of tasks) {
+    const plans = await plan?.(task.columns.map((column) => column.position));
+    if (plans !== undefined) task.plans = plans;
+  }
   const { results, stop } = readShares(file, tasks, 'Arrow');
   return { positions: new Set(tasks.flatMap((task) => task.columns.map((column) => column.position))), results, stop };
 }

@@ -119,20 +119,46 @@ export class PlainTextColumn {
    * length-prefixed, without making that copy.
    */
   encodeArrow(offsets: Int32Array, bytes: Uint8Array, count: number, valid?: Validity): Uint32Array {
-    const wasm = this.wasm;
     const first = valid === undefined ? 0 : valid.offset >> 3;
     const validityBytes = valid === undefined ? 0 : ((valid.offset + count + 7) >> 3) - first;
     if (valid !== undefined && valid.bits.length < first + validityBytes) throw new Error(`a validity bitmap is shorter than its ${count} rows`);
     if (offsets.length < count + 1) throw new Error(`an offsets buffer is shorter than its ${count} rows`);
-    // One region: the value bytes (with the slack the wasm reads past them), the offsets, the validity bits.
-    const valuesRoom = (bytes.length + 16 + 3) & ~3; // (the offsets start 4-byte aligned)
-    const length = valuesRoom + (count + 1) * 4 + validityBytes;
-    this.reserve(length, count);
-    const offsetsAt = this.source + valuesRoom;
-    const validityAt = offsetsAt + (count + 1) * 4;
-    new Uint8Array(wasm.memory.buffer, this.source, bytes.length).set(bytes);
-    new Int32Array(wasm.memory.buffer, offsetsAt, count + 1).set(offsets.subarray(0, count + 1));
-    if (valid !== undefined) new Uint8Array(wasm.memory.buffer, validityAt, validityBytes).set(valid.bits.subarray(first, first + validityBytes));
+    const room = this.arrowRoom(bytes.length, count, valid === undefined ? undefined : valid.offset & 7);
+    room.values.set(bytes);
+    new Int32Array(room.offsets.buffer, room.offsets.byteOffset, count + 1).set(offsets.subarray(0, count + 1));
+    if (valid !== undefined) room.validity.set(valid.bits.subarray(first, first + validityBytes));
+    return this.encodeArrowRoom(bytes.length, count, valid === undefined ? undefined : valid.offset & 7);
+  }
+
+  /**
+   * Room in the kernel memory for an Arrow Utf8 column's `count` rows: its value bytes
+   * (`bytesLength`), its offsets (`count + 1`, as stored) and, when `validityOffset` is given
+   * (row 0's bit in the first byte), its validity bytes; fill them (an Arrow reader reads the
+   * file's buffers straight into them) and call {@link encodeArrowRoom} with the same figures
+   * before anything else uses this column (the views are good until then).
+   */
+  arrowRoom(bytesLength: number, count: number, validityOffset?: number): { values: Uint8Array; offsets: Uint8Array; validity: Uint8Array } {
+    const layout = arrowLayout(bytesLength, count, validityOffset);
+    this.reserve(layout.length, count);
+    const memory = this.wasm.memory.buffer;
+    return {
+      values: new Uint8Array(memory, this.source, bytesLength),
+      offsets: new Uint8Array(memory, this.source + layout.offsetsAt, (count + 1) * 4),
+      validity: new Uint8Array(memory, this.source + layout.validityAt, layout.validityBytes),
+    };
+  }
+
+  /**
+   * The column ids of `count` Arrow Utf8 values laid in {@link arrowRoom} (value k: the bytes
+   * from offset k to offset k + 1; a null row, its bit clear, is blank), as encode() gives them
+   * for the same values length-prefixed, without making that copy.
+   */
+  encodeArrowRoom(bytesLength: number, count: number, validityOffset?: number): Uint32Array {
+    const wasm = this.wasm;
+    const layout = arrowLayout(bytesLength, count, validityOffset);
+    if (layout.length > this.sourceBytes || count > this.idCapacity) throw new Error('encodeArrowRoom without its arrowRoom');
+    const offsetsAt = this.source + layout.offsetsAt;
+    const validityAt = this.source + layout.validityAt;
     const bad = () => new Error('a Utf8 value\'s offsets are out of order or past its data');
     const ids = new Uint32Array(count);
     // A block at a time when the column may stop (as encode() does), so that numbering stops within the call.
@@ -140,13 +166,16 @@ export class PlainTextColumn {
     let done = 0;
     while (done < count && !this.stopped) {
       const take = Math.min(block, count - done);
-      const validity = valid === undefined ? 0 : validityAt;
-      if (wasm.encodeOffsets(this.dict, offsetsAt + done * 4, this.source, bytes.length, take, validity, valid === undefined ? 0 : (valid.offset & 7) + done, this.ids) < 0) throw bad();
+      const validity = validityOffset === undefined ? 0 : validityAt;
+      if (wasm.encodeOffsets(this.dict, offsetsAt + done * 4, this.source, bytesLength, take, validity, validityOffset === undefined ? 0 : validityOffset + done, this.ids) < 0) throw bad();
       ids.set(this.columnIds(take), done);
       done += take;
     }
-    // Values after the column stopped are blank, their offsets still checked.
-    for (let k = done; k < count; k++) if (offsets[k + 1]! < offsets[k]! || offsets[k + 1]! > bytes.length || offsets[k]! < 0) throw bad();
+    // Values after the column stopped are blank, their offsets still checked (the memory may have grown: a new view).
+    if (done < count) {
+      const offsets = new Int32Array(wasm.memory.buffer, offsetsAt, count + 1);
+      for (let k = done; k < count; k++) if (offsets[k + 1]! < offsets[k]! || offsets[k + 1]! > bytesLength || offsets[k]! < 0) throw bad();
+    }
     return ids;
   }
 
@@ -226,6 +255,17 @@ export class PlainTextColumn {
     }
     return (this.toColumn = map);
   }
+}
+
+/**
+ * Where an Arrow Utf8 column's parts lie in PlainTextColumn's source area: the value bytes
+ * (with the slack the wasm reads past them), the offsets 4-byte aligned, the validity bytes.
+ */
+function arrowLayout(bytesLength: number, count: number, validityOffset?: number): { offsetsAt: number; validityAt: number; validityBytes: number; length: number } {
+  const offsetsAt = (bytesLength + 16 + 3) & ~3;
+  const validityAt = offsetsAt + (count + 1) * 4;
+  const validityBytes = validityOffset === undefined ? 0 : (validityOffset + count + 7) >> 3;
+  return { offsetsAt, validityAt, validityBytes, length: validityAt + validityBytes };
 }
 
 /** Values numbered at a time by a column that may stop (PlainTextColumn's `stopAbove`). */

@@ -3,12 +3,14 @@ import { RecordBatchReader } from 'apache-arrow';
 import { registerArrowCodecs } from './arrow-codecs.js';
 import { batchFieldBytes, type BatchColumns, batchRows, readBatchColumns, wholeBatch } from './arrow-batch-columns.js';
 import { idLikeCountLimit } from '../format.js';
-import { cellReader, storeColumnar, TextColumns } from './arrow-columns.js';
-import { handOutArrowColumns, manyDistinct } from './arrow-share.js';
+import { cellReader, directKind, storeColumnar, TextColumns } from './arrow-columns.js';
+import { manyDistinctRead, storeDirect } from './arrow-direct.js';
+import type { NumberKind } from './typed-numbers.js';
+import { type ArrowShareTask, handOutArrowColumns, manyDistinct } from './arrow-share.js';
 import { adoptShare } from './column-shares.js';
 import type { RawTable, ReadOptions } from './raw-table.js';
 import { checkTrailer, readTypedFile } from './input-file.js';
-import { inputError, TableEncoder } from './table-encoder.js';
+import { ColumnEncoder, inputError, TableEncoder } from './table-encoder.js';
 
 /**
  * Reads an Arrow IPC file (`ARROW1`, "Feather v2") or an Arrow IPC stream into
@@ -49,7 +51,13 @@ export async function readArrow(path: string, options: ReadOptions): Promise<Raw
     const cells = new Map(wanted.map((i) => [i, cellReader(path, fields[i]!)]));
     const texts = new TextColumns(fileRows === undefined || options.skipIdLike === undefined ? undefined : idLikeCountLimit(fileRows), new Set(options.skipIdLike?.except));
     // A file's columns (random access) may be read by workers too, dealt by the sizes of the
-    // first batch's buffers; this thread then reads only its own columns' bytes.
+    // first batch's buffers; this thread then reads only its own columns' bytes, and its
+    // columns of numbers and Utf8 text (not weights) straight into WebAssembly memory.
+    const direct = { kinds: new Map<number, NumberKind | 'utf8'>(), fileSize: size };
+    for (const i of wanted) {
+      const kind = directKind(fields[i]!.type);
+      if (kind !== undefined && encoder.columns[i] instanceof ColumnEncoder) direct.kinds.set(i, kind);
+    }
     let handed: Awaited<ReturnType<typeof handOutArrowColumns>>;
     const own = () => (handed === undefined ? wanted : wanted.filter((i) => !handed!.positions.has(i)));
     let source: AsyncIterable<BatchColumns> = streamBatches(reader);
@@ -61,14 +69,25 @@ export async function readArrow(path: string, options: ReadOptions): Promise<Raw
         // Only an estimate: a batch it cannot size is read whole below, which reports what is wrong with it.
         const first = await batchFieldBytes(handle, reader.footer!.getRecordBatch(0)!, fields, reader.dictionaries, version).catch(() => undefined);
         if (first !== undefined) {
-          const manyTexts = async (position: number) => manyDistinct((await readBatchColumns(handle, reader.footer!.getRecordBatch(0)!, fields, [position], reader.dictionaries, version))!.vectorAt(position));
-          handed = await handOutArrowColumns(path, identity, first, batches, fields, encoder, wanted, options.threads, manyTexts, capacity);
-          if (handed !== undefined) source = fileBatches(handle, reader, own());
+          const manyTexts = async (position: number) => {
+            const batch = (await readBatchColumns(handle, reader.footer!.getRecordBatch(0)!, fields, [position], reader.dictionaries, version, direct))!;
+            const plan = batch.planAt(position);
+            return plan === undefined ? manyDistinct(batch.vectorAt(position)) : manyDistinctRead(handle, plan);
+          };
+          // Workers given where their columns lie in every batch read them without apache-arrow.
+          const plan = async (positions: number[]) => (batches <= maxPlannedBatches && positions.every((i) => direct.kinds.has(i)) ? planShare(handle, reader, positions, direct) : undefined);
+          handed = await handOutArrowColumns(path, identity, first, batches, fields, encoder, wanted, options.threads, manyTexts, capacity, plan);
         }
+        source = fileBatches(handle, reader, own(), direct);
       }
       for await (const batch of source) {
         for (const i of own()) {
           const target = encoder.columns[i] ?? encoder.weightAt[i]!;
+          const plan = batch.planAt(i);
+          if (plan !== undefined) {
+            await storeDirect(handle, target as ColumnEncoder, rows, plan, texts);
+            continue;
+          }
           const vector = batch.vectorAt(i);
           if (!storeColumnar(target, rows, vector, texts)) {
             const cell = cells.get(i)!;
@@ -104,17 +123,37 @@ async function rowsOfFile(handle: FileHandle, reader: RecordBatchReader): Promis
   return rows;
 }
 
+/** Files of more record batches than this have their workers read them through apache-arrow (a plan per batch and column would be a large message). */
+const maxPlannedBatches = 10_000;
+
+/**
+ * Where the columns at `positions` (each one of `direct.kinds`) lie in every record batch of
+ * the file, in their order; undefined when a batch is compressed (a worker then reads the
+ * file through apache-arrow).
+ */
+async function planShare(handle: FileHandle, reader: RecordBatchReader, positions: number[], direct: Parameters<typeof readBatchColumns>[6]): Promise<ArrowShareTask['plans']> {
+  const plans: NonNullable<ArrowShareTask['plans']> = [];
+  for (let index = 0; index < reader.numRecordBatches; index++) {
+    const block = reader.footer!.getRecordBatch(index);
+    if (block === null) throw new Error(`record batch ${index + 1} is missing from the footer`);
+    const batch = await readBatchColumns(handle, block, reader.schema.fields, positions, reader.dictionaries, reader.schema.metadataVersion, direct);
+    if (batch === undefined) return undefined;
+    plans.push({ rows: batch.rows, columns: positions.map((i) => batch.planAt(i)!) });
+  }
+  return plans;
+}
+
 /** A stream's (or a file's) record batches, whole. */
 async function* streamBatches(reader: RecordBatchReader): AsyncGenerator<BatchColumns> {
   for await (const batch of reader) yield wholeBatch(batch);
 }
 
-/** A file's record batches, only the columns at `positions` (a compressed batch whole). */
-async function* fileBatches(handle: FileHandle, reader: RecordBatchReader, positions: number[]): AsyncGenerator<BatchColumns> {
+/** A file's record batches, only the columns at `positions` (a compressed batch whole); those of `direct.kinds` planned, not read. */
+async function* fileBatches(handle: FileHandle, reader: RecordBatchReader, positions: number[], direct: Parameters<typeof readBatchColumns>[6]): AsyncGenerator<BatchColumns> {
   for (let index = 0; index < reader.numRecordBatches; index++) {
     const block = reader.footer!.getRecordBatch(index);
     if (block === null) throw new Error(`record batch ${index + 1} is missing from the footer`);
-    yield (await readBatchColumns(handle, block, reader.schema.fields, positions, reader.dictionaries, reader.schema.metadataVersion)) ?? wholeBatch((await reader.readRecordBatch(index))!);
+    yield (await readBatchColumns(handle, block, reader.schema.fields, positions, reader.dictionaries, reader.schema.metadataVersion, direct)) ?? wholeBatch((await reader.readRecordBatch(index))!);
   }
 }
 

@@ -88,6 +88,27 @@ export class TypedNumbers {
     const wasm = this.wasm;
     const width = numberWidth[kind];
     if (values !== undefined) this.room(count * width).set(values.subarray(0, count * width));
+    // The validity bytes from the one that holds row 0's bit.
+    let validityOffset: number | undefined;
+    if (valid !== undefined) {
+      const first = valid.offset >> 3;
+      const bytes = ((valid.offset + count + 7) >> 3) - first;
+      if (valid.bits.length < first + bytes) throw new Error(`the validity bitmap of column "${target.source.name}" is shorter than its ${count} rows`);
+      this.validityRoom(bytes).set(valid.bits.subarray(first, first + bytes));
+      validityOffset = valid.offset & 7;
+    }
+    this.storeRoom(target, start, kind, count, validityOffset);
+  }
+
+  /**
+   * Rows `start .. start + count - 1` of `target` from `count` values of `kind` read into
+   * {@link room} (at least `count` values' bytes) and, when `validityOffset` is given (row 0's
+   * bit in the first byte), their validity bits into {@link validityRoom}.
+   */
+  storeRoom(target: ColumnEncoder, start: number, kind: NumberKind, count: number, validityOffset?: number): void {
+    if (count === 0) return;
+    const wasm = this.wasm;
+    if (this.srcBytes < count * numberWidth[kind] || (validityOffset !== undefined && this.validityBytes < (validityOffset + count + 7) >> 3)) throw new Error('storeRoom without its room');
     let numbered = this.columns.get(target);
     if (numbered === undefined) {
       numbered = { kind, column: wasm.newNumberColumn(kind), words: [null], known: new Int32Array(256).fill(-1), same: target.size === 0 };
@@ -95,22 +116,11 @@ export class TypedNumbers {
       this.columns.set(target, numbered);
     }
     if (numbered.kind !== kind) throw new Error(`column "${target.source.name}" is not of one type in every record batch`);
-    // The validity bytes from the one that holds row 0's bit.
-    let validity = 0;
-    let validityOffset = 0;
-    if (valid !== undefined) {
-      const first = valid.offset >> 3;
-      const bytes = ((valid.offset + count + 7) >> 3) - first;
-      if (valid.bits.length < first + bytes) throw new Error(`the validity bitmap of column "${target.source.name}" is shorter than its ${count} rows`);
-      this.validityRoom(bytes).set(valid.bits.subarray(first, first + bytes));
-      validity = this.validity;
-      validityOffset = valid.offset & 7;
-    }
     if (count > this.idRows) {
       this.idRows = Math.max(count, this.idRows * 2);
       this.ids = wasm.allocate(this.idRows * 4);
     }
-    const total = wasm.encodeNumbers(numbered.column, this.src, count, validity, validityOffset, this.ids);
+    const total = wasm.encodeNumbers(numbered.column, this.src, count, validityOffset === undefined ? 0 : this.validity, validityOffset ?? 0, this.ids);
     this.newValues(target, numbered, total);
     const memory = wasm.memory.buffer;
     let ids = new Uint32Array(memory, this.ids, count);

@@ -1,0 +1,123 @@
+import type { FileHandle } from 'node:fs/promises';
+import { PlainTextColumn } from './parquet-texts.js';
+import type { ColumnEncoder } from './table-encoder.js';
+import { type NumberKind, numberWidth, TypedNumbers } from './typed-numbers.js';
+
+/**
+ * Arrow IPC columns read straight from the file into the WebAssembly memory that numbers
+ * them: an uncompressed record batch's buffers (validity bitmap, offsets, values) lie in
+ * the file at offsets its message gives (see planBatch in arrow-batch-columns.ts), so a
+ * column of numbers or Utf8 text is read with one file read per buffer into the number or
+ * text encoder's own memory, with no copy of it made in JavaScript. Nothing here needs
+ * apache-arrow: an Arrow build worker given its read plans does not load it.
+ */
+
+/** Bytes of the file: `length` bytes from `offset`. */
+export interface FileRange {
+  offset: number;
+  length: number;
+}
+
+/** Where one column of one record batch lies in the file, checked against its message (see planBatch). */
+export interface ColumnPlan {
+  /** How its values are stored: Utf8 text or a kind of number. */
+  kind: 'utf8' | NumberKind;
+  rows: number;
+  /** The validity bitmap, when the column has nulls in this batch (bit k: row k is not null). */
+  validity?: FileRange;
+  /** A Utf8 column's offsets (rows + 1 32-bit integers). */
+  offsets?: FileRange;
+  /** The values (a number column: at least rows values; Utf8: the bytes the offsets index). */
+  data: FileRange;
+}
+
+/**
+ * A text column's values are numbered over their bytes (PlainTextColumn.encodeArrow, from the vector's offsets and bytes), one PlainTextColumn per column encoder.
+ * `stopAbove`: the id-like bound at which a column not named in `readWhole` stops being numbered (see PlainTextColumn).
+ */
+export class TextColumns {
+  private readonly texts = new Map<ColumnEncoder, PlainTextColumn>();
+  constructor(
+    private readonly stopAbove?: number,
+    private readonly readWhole: ReadonlySet<string> = new Set(),
+  ) {}
+
+  readonly of = (target: ColumnEncoder): PlainTextColumn => {
+    let texts = this.texts.get(target);
+    if (texts === undefined) this.texts.set(target, (texts = new PlainTextColumn(target, this.readWhole.has(target.source.name) ? undefined : this.stopAbove)));
+    return texts;
+  };
+
+  private typed: TypedNumbers | undefined;
+  /** The thread's numbering of stored numbers (made at the first numeric column). */
+  get numbers(): TypedNumbers {
+    return (this.typed ??= new TypedNumbers());
+  }
+}
+
+/**
+ * Rows `start ..` of `target` from the column `plan` locates in the file of `handle`, its
+ * buffers read into the encoder's WebAssembly memory. A text column that stopped being
+ * numbered (id-like, see PlainTextColumn) has only its offsets read and checked.
+ */
+export async function storeDirect(handle: FileHandle, target: ColumnEncoder, start: number, plan: ColumnPlan, texts: TextColumns): Promise<void> {
+  const { rows } = plan;
+  if (rows === 0) return;
+  const validityBytes = (rows + 7) >> 3;
+  if (plan.kind === 'utf8') {
+    const column = texts.of(target);
+    const stopped = column.numberingStopped;
+    const nullable = plan.validity !== undefined && !stopped;
+    const room = column.arrowRoom(plan.data.length, rows, nullable ? 0 : undefined);
+    if (!stopped) await readInto(handle, room.values, plan.data.offset);
+    await readInto(handle, room.offsets, plan.offsets!.offset);
+    if (nullable) await readInto(handle, room.validity, plan.validity!.offset);
+    target.setIds(start, column.encodeArrowRoom(plan.data.length, rows, nullable ? 0 : undefined));
+    return;
+  }
+  const numbers = texts.numbers;
+  await readInto(handle, numbers.room(rows * numberWidth[plan.kind]), plan.data.offset);
+  if (plan.validity !== undefined) await readInto(handle, numbers.validityRoom(validityBytes), plan.validity.offset);
+  numbers.storeRoom(target, start, plan.kind, rows, plan.validity === undefined ? undefined : 0);
+}
+
+/** Fills `bytes` from the file at `position`, or throws if the file ends first. */
+export async function readInto(handle: FileHandle, bytes: Uint8Array, position: number): Promise<void> {
+  let filled = 0;
+  while (filled < bytes.length) {
+    const { bytesRead } = await handle.read(bytes, filled, bytes.length - filled, position + filled);
+    if (bytesRead === 0) throw new Error('the file ends inside a record batch');
+    filled += bytesRead;
+  }
+}
+
+/** Rows of a text column's first batch looked at by {@link manyDistinctRead}. */
+const sampleRows = 4096;
+
+/**
+ * Whether a Utf8 column (`plan`, of its first record batch) has about as many distinct values
+ * as rows in its first rows (an id column), reading only those rows' bytes. Values are told
+ * apart by their bytes; null rows count as one value.
+ */
+export async function manyDistinctRead(handle: FileHandle, plan: ColumnPlan): Promise<boolean> {
+  const rows = Math.min(plan.rows, sampleRows);
+  if (rows === 0 || plan.offsets === undefined) return false;
+  const offsets = new Int32Array(rows + 1);
+  await readInto(handle, new Uint8Array(offsets.buffer), plan.offsets.offset);
+  const validity = new Uint8Array(plan.validity === undefined ? 0 : (rows + 7) >> 3);
+  if (plan.validity !== undefined) await readInto(handle, validity, plan.validity.offset);
+  const from = offsets[0]!;
+  const to = offsets[rows]!;
+  if (!(from >= 0 && to >= from && to <= plan.data.length)) throw new Error("a Utf8 value's offsets are out of order or past its data");
+  const bytes = Buffer.alloc(to - from);
+  await readInto(handle, bytes, plan.data.offset + from);
+  const seen = new Set<string | null>();
+  for (let row = 0; row < rows; row++) {
+    const start = offsets[row]! - from;
+    const end = offsets[row + 1]! - from;
+    if (plan.validity !== undefined && (validity[row >> 3]! & (1 << (row & 7))) === 0) seen.add(null);
+    else if (start >= 0 && end >= start && end <= bytes.length) seen.add(bytes.toString('latin1', start, end));
+    else throw new Error("a Utf8 value's offsets are out of order or past its data");
+  }
+  return seen.size > rows / 2;
+}
