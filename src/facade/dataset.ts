@@ -1,3 +1,4 @@
+import { shareSameSetSums } from './same-sets.js';
 import { CrosstabError, ErrorCode, throwIfCancelled } from '../errors.js';
 import { AXIS_LIMIT, type StoredMeta } from '../dataset/format.js';
 import { loadDataset, type LoadOptions } from '../dataset/file/reader.js';
@@ -229,6 +230,7 @@ export class Dataset {
       const boundColumns = allColumns.filter((_, i) => keepColumns[i]);
       const groups = readColumnGroups(options.columnGroups, columns.length);
       const cells = await this.engine.table(boundBase, boundRows, boundColumns, weight, { signal: running, onProgress });
+      shareSameSetSums(cells, boundRows.length, boundColumns.length);
       // The respondents in both columns of each pair that may overlap: one more table, whose columns are (A AND B).
       // Default groups overlap only for a multi-response variable's values; else no pair, no extra table. Their
       // pairs are left uncounted when more than an axis takes, or refused by the engine (per-PSU sums past its
