@@ -129,7 +129,7 @@ describe.skipIf(missing.length > 0 && !ci)('3 `crosstab serve` replicas behind n
   async function billed(keyId: string): Promise<Set<string>> {
     const db = await openDatabase(database);
     try {
-      return new Set((await db.query<{ request_id: string }>('SELECT request_id FROM usage WHERE key_id = $1', [keyId])).rows.map((row) => row.request_id));
+      return new Set((await db.query<{ request_id: string }>('SELECT request_id FROM usage WHERE key_id = $1 AND void_reason IS NULL', [keyId])).rows.map((row) => row.request_id));
     } finally {
       await db.close();
     }

@@ -77,7 +77,7 @@ async function keyFileStore(dir: string): Promise<string[]> {
   const ledger = join(dir, 'usage.ndjson');
   attacker = (await addApiKey(keys, { surveys: ['GSS'], groups: ['_ALL_'], name: 'attacker' })).apiKey;
   other = (await addApiKey(keys, { surveys: ['GSS'], groups: ['_ALL_'], name: 'other' })).apiKey;
-  billedTables = async () => readLedger(ledger).filter((line) => line['operation'] === 'table').length;
+  billedTables = async () => readLedger(ledger).filter((line) => line['operation'] === 'table' && line['void'] !== true).length;
   return ['--keys', keys, '--ledger', ledger];
 }
 
@@ -92,7 +92,7 @@ async function postgresStore(dir: string): Promise<string[]> {
   billedTables = async () => {
     const db = await openDatabase(database);
     try {
-      return Number((await db.query<{ n: string }>("SELECT count(*) AS n FROM usage WHERE operation = 'table'")).rows[0]!.n);
+      return Number((await db.query<{ n: string }>("SELECT count(*) AS n FROM usage WHERE operation = 'table' AND void_reason IS NULL")).rows[0]!.n);
     } finally {
       await db.close();
     }
