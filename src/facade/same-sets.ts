@@ -39,12 +39,14 @@ export function shareSameSetSums(table: EngineTable, nRows: number, nColumns: nu
     if (ra < rb) parent[rb] = ra;
     else if (rb < ra) parent[ra] = rb;
   };
-  const count = (node: number): number => {
-    if (node === 0) return table.total.respondents;
-    if (node < firstColumn) return table.margins.rows[node - 1]!.respondents;
-    if (node < firstCell) return table.margins.columns[node - firstColumn]!.respondents;
-    return table.counts[node - firstCell]!;
+  // A margin's sums (the base, a row total, a column total); undefined for a cell, whose sums are in the table's arrays.
+  const sumsOf = (node: number): CellSums | undefined => {
+    if (node === 0) return table.total;
+    if (node < firstColumn) return table.margins.rows[node - 1];
+    if (node < firstCell) return table.margins.columns[node - firstColumn];
+    return undefined;
   };
+  const count = (node: number): number => sumsOf(node)?.respondents ?? table.counts[node - firstCell]!;
   let joined = false;
   const same = (part: number, whole: number): void => {
     if (count(part) === count(whole)) {
@@ -63,12 +65,6 @@ export function shareSameSetSums(table: EngineTable, nRows: number, nColumns: nu
   }
   if (!joined) return;
 
-  const sumsOf = (node: number): CellSums | undefined => {
-    if (node === 0) return table.total;
-    if (node < firstColumn) return table.margins.rows[node - 1];
-    if (node < firstCell) return table.margins.columns[node - firstColumn];
-    return undefined;
-  };
   // The design's slot of a node: cells (row-major), then row totals, then column totals, then the base.
   const slotOf = (node: number): number => (node === 0 ? cells + nRows + nColumns : node < firstColumn ? cells + node - 1 : node < firstCell ? cells + nRows + node - firstColumn : node - firstCell);
   for (let node = 1; node < nodes; node++) {
