@@ -3,7 +3,8 @@
 // are made here just as the main thread would make them), and hands back each column's
 // dictionary, ids and counts as soon as it is done. Bundled as dist/dataset/parquet-worker.js.
 //
-// workerData: a ShareTask (parquet-share.ts)
+// workerData: a ShareTask (parquet-share.ts), or none: then the task is the first message
+//   (a worker started before the reader had read the file's metadata; see startWorkers)
 // Out: { column: ShareResult } per column (ids and counts transferred), then { done: true };
 //   or { error: {code, message, details} | {message} }
 import { closeSync, readSync } from 'node:fs';
@@ -18,7 +19,8 @@ import { zstdReady } from './zstd-pages.js';
 
 const port = parentPort;
 if (port === null) throw new Error('parquet-worker runs as a worker thread of the Parquet reader.');
-const { path, identity, rows, columns } = workerData as ShareTask;
+const task = (workerData as ShareTask | null | undefined) ?? (await new Promise<ShareTask>((resolve) => port.once('message', resolve)));
+const { path, identity, rows, columns } = task;
 
 if (columns.some((column) => column.chunks.some((chunk) => chunk.meta.codec === 'ZSTD'))) await zstdReady();
 let file: number | undefined;
