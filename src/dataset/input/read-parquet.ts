@@ -1,12 +1,10 @@
 import type { FileHandle } from 'node:fs/promises';
 import { type AsyncBuffer, type ColumnData, type FileMetaData, type ParquetParsers, parquetMetadataAsync, parquetRead, parquetSchema } from 'hyparquet';
-import { compressors } from 'hyparquet-compressors';
 import { CrosstabError } from '../../errors.js';
-import { chunkFailure, chunkRange, type FlatColumn, flatType, storeColumnChunk, unreadEncoding } from './parquet-chunk.js';
+import { chunkFailure, chunkRange, codecsReady, type FlatColumn, flatType, storeColumnChunk, unreadEncoding } from './parquet-chunk.js';
 import { type FlatColumnAt, handOutColumns, startWorkers } from './parquet-share.js';
 import { adoptShare, type ShareWorkers } from './column-shares.js';
 import { PlainTextColumn } from './parquet-texts.js';
-import { zstdReady } from './zstd-pages.js';
 import type { RawTable, ReadOptions } from './raw-table.js';
 import { idLikeCountLimit } from '../format.js';
 import { decimalText } from '../../text/decimal-text.js';
@@ -59,7 +57,7 @@ async function readWith(path: string, options: ReadOptions, handle: FileHandle, 
   const metadata = await parquetMetadataAsync(file);
   const fields = parquetSchema(metadata).children;
   const rows = Number(metadata.num_rows);
-  if (metadata.row_groups.some((group) => group.columns.some((chunk) => chunk.meta_data?.codec === 'ZSTD'))) await zstdReady();
+  await codecsReady(metadata.row_groups.flatMap((group) => group.columns.map((chunk) => chunk.meta_data?.codec ?? 'UNCOMPRESSED')));
   const encoder = new TableEncoder(path, 'Parquet schema', fields.map((field) => ({ name: field.element.name })), options, { expectedRows: rows });
   const wanted = fields.flatMap((field, i) => (encoder.columns[i] !== undefined || encoder.weightAt[i] !== undefined ? [i] : []));
   for (const i of wanted) {
@@ -154,6 +152,8 @@ async function readOthers(file: AsyncBuffer, metadata: FileMetaData, columns: st
       failure = error;
     }
   };
+  // hyparquet-compressors loads only for a file that has columns hyparquet reads.
+  const { compressors } = await import('hyparquet-compressors');
   await parquetRead({ file, metadata, columns, rowStart: groupStart, rowEnd: groupStart + groupRows, compressors, parsers, onChunk });
   if (failure !== undefined) throw failure;
 }
