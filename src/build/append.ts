@@ -39,7 +39,10 @@ import { eachAnswer, isDense, planMultiWave } from '../dataset/build/multi-respo
 export interface AppendOptions {
   /** Where to write the extended dataset (written beside it and renamed; may be the dataset itself). */
   out: string;
-  /** Worker threads reading the new rows (as buildDataset's `threads`). */
+  /**
+   * Worker threads reading the new rows (as buildDataset's `threads`). Default: for a CSV of
+   * 1 MiB or more (gzip'd: 256 KiB), one per core, at most 4; otherwise the reader's default.
+   */
   threads?: number;
   /** Stops the append: nothing is written. */
   signal?: AbortSignal;
