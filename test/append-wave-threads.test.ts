@@ -1,5 +1,5 @@
 // How many worker threads read an append's new rows when the caller gives none: a CSV wave
-// of 1 MiB of text or more (gzip'd: a quarter of that) is parsed by worker threads, as a
+// of 2 MiB of text or more (gzip'd: a quarter of that) is parsed by worker threads, as a
 // build's larger inputs are (the append's main thread has little else to do, so parsing the
 // wave there would be most of its time); a smaller CSV and the typed formats keep the
 // reader's own choice. The appends of GSS waves in append.test.ts (2.5-2.8 MB of CSV) take
@@ -26,12 +26,12 @@ function csvFile(name: string, bytes: number, gzip = false): string {
 }
 
 describe('worker threads for the new rows of an append', () => {
-  it('a CSV of 1 MiB or more (gzip: 256 KiB or more) takes the build threads; a smaller one, and other formats, the reader default', async () => {
-    expect(await waveThreads(csvFile('large.csv', 1 << 20), 'csv')).toBe(defaultBuildThreads());
-    expect(await waveThreads(csvFile('small.csv', (1 << 20) - 4096), 'csv')).toBeUndefined();
-    expect(await waveThreads(csvFile('large.csv.gz', 300 * 1024, true), 'csv')).toBe(defaultBuildThreads());
-    expect(await waveThreads(csvFile('small.csv.gz', 200 * 1024, true), 'csv')).toBeUndefined();
-    expect(await waveThreads(csvFile('not-csv.parquet', 2 << 20), 'parquet')).toBeUndefined();
+  it('a CSV of 2 MiB or more (gzip: 512 KiB or more) takes the build threads; a smaller one, and other formats, the reader default', async () => {
+    expect(await waveThreads(csvFile('large.csv', 2 << 20), 'csv')).toBe(defaultBuildThreads());
+    expect(await waveThreads(csvFile('small.csv', (2 << 20) - 4096), 'csv')).toBeUndefined();
+    expect(await waveThreads(csvFile('large.csv.gz', 520 * 1024, true), 'csv')).toBe(defaultBuildThreads());
+    expect(await waveThreads(csvFile('small.csv.gz', 500 * 1024, true), 'csv')).toBeUndefined();
+    expect(await waveThreads(csvFile('not-csv.parquet', 3 << 20), 'parquet')).toBeUndefined();
     // A path that cannot be read: the reader names the problem.
     expect(await waveThreads(join(dir, 'missing.csv'), 'csv')).toBeUndefined();
   });

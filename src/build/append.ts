@@ -41,7 +41,7 @@ export interface AppendOptions {
   out: string;
   /**
    * Worker threads reading the new rows (as buildDataset's `threads`). Default: for a CSV of
-   * 1 MiB or more (gzip'd: 256 KiB), one per core, at most 4; otherwise the reader's default.
+   * 2 MiB or more (gzip'd: 512 KiB), one per core, at most 4; otherwise the reader's default.
    */
   threads?: number;
   /** Stops the append: nothing is written. */
@@ -154,7 +154,7 @@ export async function appendRows(dataset: string, newRows: string, options: Appe
  * small, so parsing the wave there would be most of its time (1% of the ACS, 2.8 MB of
  * text: about 0.1 s of the main thread's CPU, at about the same CPU in all).
  */
-const WAVE_PARALLEL_CSV_BYTES = 1 << 20;
+const WAVE_PARALLEL_CSV_BYTES = 2 << 20;
 
 /** Worker threads reading the new rows when the caller gives none: undefined (the reader's default) but for a CSV of WAVE_PARALLEL_CSV_BYTES or more. */
 export async function waveThreads(newRows: string, format: string): Promise<number | undefined> {
