@@ -128,6 +128,20 @@ describe('shareSameSetSums on a hand-made table (1 row x 2 columns; the cell (0,
     expect([...replicate.weighted]).toEqual([0.3, 0.1]);
   });
 
+  it("under replicate weights, every kind of slot is read and written where it lies: the base, a row total, a column total, a cell", () => {
+    // Row 0 and column 1 hold the whole base; cell (0,1) lies in both; each is 1 ulp off the base in the replicate.
+    const replicate = { weighted: Float64Array.of(0.30000000000000004, 0.9000000000000001), rowTotals: Float64Array.of(0.8999999999999999), columnTotals: Float64Array.of(0.3, 0.9000000000000002), total: 0.9 };
+    const table = made({ kind: 'replicate', replicates: [replicate], degreesOfFreedom: 1, scale: 1, rscales: [1], mse: false } as never);
+    table.margins.rows[0] = sums(0.9, 9);
+    table.margins.columns[1] = sums(0.9, 9);
+    table.counts[1] = 9;
+    shareSameSetSums(table, 1, 2);
+    expect([...replicate.weighted]).toEqual([0.3, 0.9]);
+    expect([...replicate.rowTotals]).toEqual([0.9]);
+    expect([...replicate.columnTotals]).toEqual([0.3, 0.9]);
+    expect(replicate.total).toBe(0.9);
+  });
+
   it('a margin holding the whole base takes the base sums, and its cells follow', () => {
     const table = made({ kind: 'simple', fileRespondents: 9 });
     table.margins.columns[1] = sums(0.9000000000000001, 9);

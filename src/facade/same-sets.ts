@@ -10,7 +10,7 @@
  * totals, then cells): Σw, Σw², and the per-PSU sums or replicate sums of its design.
  */
 import type { CellSums } from '../kernel/kernel.js';
-import type { TableDesign } from '../stats/table-variance.js';
+import type { ReplicateTable, TableDesign } from '../stats/table-variance.js';
 import type { EngineTable } from './engine.js';
 
 /** Gives every cell and margin of `table` that holds the same respondents as one it lies in the same sums, in place. */
@@ -90,15 +90,14 @@ function copyDesignSums(design: TableDesign, from: number, to: number, nRows: nu
     const { clusters, slots, sums } = design.clusterSums;
     for (let k = 0; k < clusters; k++) sums[k * slots + to] = sums[k * slots + from]!;
   } else if (design.kind === 'replicate') {
-    const cells = nRows * nColumns;
-    for (const replicate of design.replicates) {
-      const read = (slot: number): number =>
-        slot < cells ? replicate.weighted[slot]! : slot < cells + nRows ? replicate.rowTotals[slot - cells]! : slot < cells + nRows + nColumns ? replicate.columnTotals[slot - cells - nRows]! : replicate.total;
-      const value = read(from);
-      if (to < cells) replicate.weighted[to] = value;
-      else if (to < cells + nRows) replicate.rowTotals[to - cells] = value;
-      else if (to < cells + nRows + nColumns) replicate.columnTotals[to - cells - nRows] = value;
-      else replicate.total = value;
-    }
+    for (const replicate of design.replicates) replicateSlot(replicate, to, nRows, nColumns).set(replicateSlot(replicate, from, nRows, nColumns).get());
   }
+}
+
+/** A replicate's sum at a design slot (cells row-major, then row totals, then column totals, then the base). */
+function replicateSlot(replicate: ReplicateTable, slot: number, nRows: number, nColumns: number): { get(): number; set(value: number): void } {
+  const cells = nRows * nColumns;
+  const [values, at] = slot < cells ? [replicate.weighted, slot] : slot < cells + nRows ? [replicate.rowTotals, slot - cells] : slot < cells + nRows + nColumns ? [replicate.columnTotals, slot - cells - nRows] : [undefined, 0];
+  if (values === undefined) return { get: () => replicate.total, set: (value) => (replicate.total = value) };
+  return { get: () => values[at]!, set: (value) => (values[at] = value) };
 }
