@@ -122,6 +122,17 @@ describe('XLSX', () => {
     }
   });
 
+  it('the index lists the banner one item a cell, so an item with a comma reads back whole', async () => {
+    const commas = await tabbook(ds, { banner: ['sex', 'degree=3,4', { expr: 'age=18..34', label: '18-34, young' }], stubs: ['relig'], base: BASE, stats: ['vpct'] });
+    const out = join(dir, 'banner-items.xlsx');
+    await writeTabbook(commas, out);
+    const index = (await readWorkbook(out)).getWorksheet('Index')!;
+    const first = findRow(index, 'Banner:');
+    const items: unknown[] = [];
+    for (let row = first; valueAt(index, row, 2) !== undefined && valueAt(index, row, 2) !== null; row++) items.push(valueAt(index, row, 2));
+    expect(items).toEqual(['Total', 'Sex (sex)', 'degree=3,4', '18-34, young']);
+  });
+
   it('has no file under the name asked for when the write fails, and no temporary file either', async () => {
     const target = join(dir, 'taken');
     mkdirSync(target);
