@@ -15,13 +15,18 @@ import type { EngineTable } from './engine.js';
 
 /** Gives every cell and margin of `table` that holds the same respondents as one it lies in the same sums, in place. */
 export function shareSameSetSums(table: EngineTable, nRows: number, nColumns: number): void {
+  const { counts, margins, total } = table;
   const cells = nRows * nColumns;
-  // Nodes: 0 the base, 1..nRows the row totals, then the column totals, then the cells (row-major).
+  // Margins: 0 the base, 1..nRows the row totals, then the column totals. A cell lies only in its
+  // row total and its column total, so a group of more than one always holds a margin, and a
+  // margin leads it (the smallest: the wider set, or the earlier margin). Groups are kept among
+  // the margins alone; a cell equal to both of its margins joins the two, and a cell equal to
+  // one is listed: a big table (OCCP x INDP, 140,450 cells) lists a few thousand, and its pass
+  // is the comparisons of each cell's count with its row's and its column's.
   const firstColumn = 1 + nRows;
-  const firstCell = firstColumn + nColumns;
-  const nodes = firstCell + cells;
-  const parent = new Int32Array(nodes);
-  for (let i = 0; i < nodes; i++) parent[i] = i;
+  const marginNodes = firstColumn + nColumns;
+  const parent = new Int32Array(marginNodes);
+  for (let i = 0; i < marginNodes; i++) parent[i] = i;
   const find = (node: number): number => {
     let root = node;
     while (parent[root] !== root) root = parent[root]!;
@@ -32,56 +37,52 @@ export function shareSameSetSums(table: EngineTable, nRows: number, nColumns: nu
     }
     return root;
   };
-  // The smaller node (the wider set, or the earlier margin) leads its group.
   const join = (a: number, b: number): void => {
     const ra = find(a);
     const rb = find(b);
     if (ra < rb) parent[rb] = ra;
     else if (rb < ra) parent[ra] = rb;
   };
-  // A margin's sums (the base, a row total, a column total); undefined for a cell, whose sums are in the table's arrays.
-  const sumsOf = (node: number): CellSums | undefined => {
-    if (node === 0) return table.total;
-    if (node < firstColumn) return table.margins.rows[node - 1];
-    if (node < firstCell) return table.margins.columns[node - firstColumn];
-    return undefined;
-  };
-  const count = (node: number): number => sumsOf(node)?.respondents ?? table.counts[node - firstCell]!;
-  let joined = false;
-  const same = (part: number, whole: number): void => {
-    if (count(part) === count(whole)) {
-      join(part, whole);
-      joined = true;
-    }
-  };
-  for (let r = 0; r < nRows; r++) same(1 + r, 0);
-  for (let c = 0; c < nColumns; c++) same(firstColumn + c, 0);
+  const columnCounts = new Float64Array(nColumns);
+  for (let c = 0; c < nColumns; c++) {
+    columnCounts[c] = margins.columns[c]!.respondents;
+    if (columnCounts[c] === total.respondents) join(firstColumn + c, 0);
+  }
+  // Cells as many as their row total or column total (row-major indices).
+  const sameCells: number[] = [];
   for (let r = 0; r < nRows; r++) {
-    for (let c = 0; c < nColumns; c++) {
-      const cell = firstCell + r * nColumns + c;
-      same(cell, 1 + r);
-      same(cell, firstColumn + c);
+    const rowCount = margins.rows[r]!.respondents;
+    if (rowCount === total.respondents) join(1 + r, 0);
+    for (let c = 0, at = r * nColumns; c < nColumns; c++, at++) {
+      const count = counts[at]!;
+      const ofRow = count === rowCount;
+      const ofColumn = count === columnCounts[c];
+      if (ofRow || ofColumn) {
+        sameCells.push(at);
+        if (ofRow && ofColumn) join(1 + r, firstColumn + c);
+      }
     }
   }
-  if (!joined) return;
 
-  // The design's slot of a node: cells (row-major), then row totals, then column totals, then the base.
-  const slotOf = (node: number): number => (node === 0 ? cells + nRows + nColumns : node < firstColumn ? cells + node - 1 : node < firstCell ? cells + nRows + node - firstColumn : node - firstCell);
-  for (let node = 1; node < nodes; node++) {
-    const lead = find(node);
-    if (lead === node) continue;
+  const sumsOf = (margin: number): CellSums => (margin === 0 ? total : margin < firstColumn ? margins.rows[margin - 1]! : margins.columns[margin - firstColumn]!);
+  // The design's slot of a margin: after the cells (row-major), the row totals, then the column totals, then the base.
+  const slotOf = (margin: number): number => (margin === 0 ? cells + nRows + nColumns : margin < firstColumn ? cells + margin - 1 : cells + nRows + margin - firstColumn);
+  for (let margin = 1; margin < marginNodes; margin++) {
+    const lead = find(margin);
+    if (lead === margin) continue;
     const from = sumsOf(lead);
-    const weighted = from ? from.weighted : table.sums[lead - firstCell]!;
-    const sumSq = from ? from.sumSqWeights : table.sumsSq[lead - firstCell]!;
-    const to = sumsOf(node);
-    if (to) {
-      to.weighted = weighted;
-      to.sumSqWeights = sumSq;
-    } else {
-      table.sums[node - firstCell] = weighted;
-      table.sumsSq[node - firstCell] = sumSq;
-    }
-    copyDesignSums(table.design, slotOf(lead), slotOf(node), nRows, nColumns);
+    const to = sumsOf(margin);
+    to.weighted = from.weighted;
+    to.sumSqWeights = from.sumSqWeights;
+    copyDesignSums(table.design, slotOf(lead), slotOf(margin), nRows, nColumns);
+  }
+  for (const at of sameCells) {
+    const r = Math.floor(at / nColumns);
+    const lead = find(counts[at] === margins.rows[r]!.respondents ? 1 + r : firstColumn + at - r * nColumns);
+    const from = sumsOf(lead);
+    table.sums[at] = from.weighted;
+    table.sumsSq[at] = from.sumSqWeights;
+    copyDesignSums(table.design, slotOf(lead), at, nRows, nColumns);
   }
 }
 
