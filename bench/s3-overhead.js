@@ -2,11 +2,13 @@
 // group-by pass, and two builds of the engine compared on it.
 //
 //   node bench/s3-overhead.js [--dataset datasets/build/acs.arrow] [--before DIR] [--after DIR]
-//                             [--rounds 4] [--tables 15] [--profile DIR] [--md FILE]
+//                             [--rounds 4] [--tables 15] [--together CPUS] [--profile DIR] [--md FILE]
 //
 // Each round runs one child process (bench/lib/s3-child.js) per build and execution
 // (inline, pool), alternating the builds, so both see the same load; medians are over every
-// timed table of every round. --before / --after are dist/ folders (a copy of dist/ from
+// timed table of every round. With --together CPUS (a taskset list: 1, or 0,1), the builds'
+// children of a round and execution run at the same time, each pinned to CPUS, which on a
+// machine loaded by others is fairer than one after the other: compare their CPU time. --before / --after are dist/ folders (a copy of dist/ from
 // an earlier commit next to a `build` folder or link holding build/kernel.wasm); without
 // --before only --after (default dist/) runs. With --profile, one more child per execution
 // of the --after build runs under `node --cpu-prof` into DIR, and the self time of the timed
@@ -15,7 +17,7 @@
 // The dataset, when it is not there, is built with the CLI: `crosstab build
 // acs_pums_2024_person.csv.gz --weight PWGTP --survey ACS --out datasets/build/acs.arrow`
 // (the CSV from bench/lib/datasets.js's data folder).
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -31,6 +33,8 @@ const flag = (name, fallback) => {
 const dataset = resolve(flag('--dataset', join(repoRoot, 'datasets', 'build', 'acs.arrow')));
 const rounds = Number(flag('--rounds', 4));
 const tables = Number(flag('--tables', 15));
+const together = flag('--together');
+if (together !== undefined && !/^\d+([,-]\d+)*$/.test(together)) throw new Error(`--together takes a taskset CPU list (e.g. 1 or 0,1); got '${together}'`);
 const profileDir = flag('--profile');
 const md = flag('--md');
 const builds = [
@@ -45,6 +49,11 @@ if (!existsSync(dataset)) {
 const child = join(repoRoot, 'bench', 'lib', 's3-child.js');
 const run = (build, execution, nodeFlags = []) =>
   JSON.parse(execFileSync(process.execPath, [...nodeFlags, child, join(build.dir, 'index.js'), dataset, execution, String(tables)], { encoding: 'utf8' }).trim().split('\n').pop());
+const lastLine = (text) => JSON.parse(text.trim().split('\n').pop());
+const pinned = (build, execution) =>
+  new Promise((done, fail) =>
+    execFile('taskset', ['-c', together, process.execPath, child, join(build.dir, 'index.js'), dataset, execution, String(tables)], { encoding: 'utf8' }, (error, stdout) => (error ? fail(error) : done(lastLine(stdout)))),
+  );
 
 const median = (values) => {
   const sorted = [...values].sort((a, b) => a - b);
@@ -55,13 +64,15 @@ const runs = new Map();
 const digests = new Set();
 for (let round = 0; round < rounds; round++) {
   for (const execution of ['inline', 'pool']) {
-    for (const build of round % 2 === 0 ? builds : [...builds].reverse()) {
-      const result = run(build, execution);
+    const order = round % 2 === 0 ? builds : [...builds].reverse();
+    const results = together === undefined ? order.map((build) => run(build, execution)) : await Promise.all(order.map((build) => pinned(build, execution)));
+    order.forEach((build, i) => {
+      const result = results[i];
       const key = `${build.name} ${execution}`;
       runs.set(key, [...(runs.get(key) ?? []), result]);
       digests.add(result.digest);
       loads.push(result.load);
-    }
+    });
   }
   console.error(`round ${round + 1}/${rounds} done, load ${loadavg()[0].toFixed(1)}`);
 }
@@ -72,7 +83,7 @@ const out = (line = '') => {
   lines.push(line);
   console.log(line);
 };
-out(`S3 (ACS base ESR=1,2, OCCP x INDP, expression entries), ${rounds} rounds x ${tables} tables per build and execution, builds alternated.`);
+out(`S3 (ACS base ESR=1,2, OCCP x INDP, expression entries), ${rounds} rounds x ${tables} tables per build and execution, builds ${together === undefined ? 'alternated' : `run at the same time pinned to CPU ${together}, starting in alternated order`}.`);
 out(`Node ${process.version}, ${cpus().length} cores, load average (1 min) ${Math.min(...loads).toFixed(1)}-${Math.max(...loads).toFixed(1)}. Every run gave the same figures (result digest ${[...digests][0].slice(0, 12)}).`);
 out();
 out('| build | execution | median wall ms | min wall ms | median process CPU ms | median kernel group-by ms (inline) | median wall - kernel ms per table | median minor page faults per table | tables |');
@@ -92,6 +103,9 @@ if (builds.length === 2) {
     const wall = (name) => median(runs.get(`${name} ${execution}`).flatMap((r) => r.wall));
     const perRound = runs.get(`after ${execution}`).map((after, round) => median(after.wall) / median(runs.get(`before ${execution}`)[round].wall));
     out(`${execution}: after / before median wall = ${(wall('after') / wall('before')).toFixed(3)}; per round (each after its alternated before): ${perRound.map((ratio) => ratio.toFixed(2)).join(', ')}`);
+    const cpu = (name) => median(runs.get(`${name} ${execution}`).flatMap((r) => r.cpu));
+    const cpuPerRound = runs.get(`after ${execution}`).map((after, round) => median(after.cpu) / median(runs.get(`before ${execution}`)[round].cpu));
+    out(`${execution}: after / before median process CPU = ${(cpu('after') / cpu('before')).toFixed(3)}; per round: ${cpuPerRound.map((ratio) => ratio.toFixed(2)).join(', ')}`);
   }
 }
 

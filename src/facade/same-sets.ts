@@ -30,21 +30,25 @@ export interface PairTable {
  * same sums, in place; and every cell and column total of `both` (its compared pairs) likewise.
  */
 export function shareSameSetSums(table: EngineTable, nRows: number, nColumns: number, both?: PairTable): void {
+  const { counts, margins, total } = table;
   const cells = nRows * nColumns;
-  const nPairs = both?.pairs.length ?? 0;
+  const pairs = both?.pairs ?? [];
+  const nPairs = pairs.length;
   // Nodes: 0 the base, 1..nRows the row totals, then the column totals, then the cells (row-major),
   // then each pair's total (base AND A AND B), then the pairs' cells (row-major).
   const firstColumn = 1 + nRows;
   const firstCell = firstColumn + nColumns;
   const firstPairTotal = firstCell + cells;
   const firstPairCell = firstPairTotal + nPairs;
-  const nodes = firstPairCell + nRows * nPairs;
-  const parent = new Int32Array(nodes);
-  for (let i = 0; i < nodes; i++) parent[i] = i;
+  // A union-find over the nodes found equal to another (parent -1: never joined, alone). The pass
+  // over a table is two count comparisons per cell; only the nodes joined are visited after it, so
+  // a big table (OCCP x INDP, 140,450 cells) costs its comparisons and the few thousand it joins.
+  const parent = new Int32Array(firstPairCell + nRows * nPairs).fill(-1);
+  const joined: number[] = [];
   const find = (node: number): number => {
     let root = node;
-    while (parent[root] !== root) root = parent[root]!;
-    while (parent[node] !== root) {
+    for (let up = parent[root]!; up >= 0 && up !== root; up = parent[root]!) root = up;
+    while (node !== root) {
       const next = parent[node]!;
       parent[node] = root;
       node = next;
@@ -53,54 +57,56 @@ export function shareSameSetSums(table: EngineTable, nRows: number, nColumns: nu
   };
   // The smaller node (the wider set, or the earlier margin) leads its group.
   const join = (a: number, b: number): void => {
+    if (parent[a]! < 0) (parent[a] = a), joined.push(a);
+    if (parent[b]! < 0) (parent[b] = b), joined.push(b);
     const ra = find(a);
     const rb = find(b);
     if (ra < rb) parent[rb] = ra;
     else if (rb < ra) parent[ra] = rb;
   };
-  // A margin's sums (the base, a row total, a column total, a pair's total); undefined for a cell, whose sums are in its table's arrays.
-  const sumsOf = (node: number): CellSums | undefined => {
-    if (node === 0) return table.total;
-    if (node < firstColumn) return table.margins.rows[node - 1];
-    if (node < firstCell) return table.margins.columns[node - firstColumn];
-    if (node < firstPairTotal) return undefined;
-    if (node < firstPairCell) return both!.table.margins.columns[node - firstPairTotal];
-    return undefined;
-  };
-  const tableOf = (node: number): EngineTable => (node < firstPairTotal ? table : both!.table);
-  const cellAt = (node: number): number => (node < firstPairTotal ? node - firstCell : node - firstPairCell);
-  const count = (node: number): number => sumsOf(node)?.respondents ?? tableOf(node).counts[cellAt(node)]!;
-  let joined = false;
-  const same = (part: number, whole: number): void => {
-    if (count(part) === count(whole)) {
-      join(part, whole);
-      joined = true;
-    }
-  };
-  for (let r = 0; r < nRows; r++) same(1 + r, 0);
-  for (let c = 0; c < nColumns; c++) same(firstColumn + c, 0);
+
+  const columnCounts = new Float64Array(nColumns);
+  for (let c = 0; c < nColumns; c++) {
+    columnCounts[c] = margins.columns[c]!.respondents;
+    if (columnCounts[c] === total.respondents) join(firstColumn + c, 0);
+  }
   for (let r = 0; r < nRows; r++) {
-    for (let c = 0; c < nColumns; c++) {
-      const cell = firstCell + r * nColumns + c;
-      same(cell, 1 + r);
-      same(cell, firstColumn + c);
+    const rowCount = margins.rows[r]!.respondents;
+    if (rowCount === total.respondents) join(1 + r, 0);
+    for (let c = 0, at = r * nColumns; c < nColumns; c++, at++) {
+      const count = counts[at]!;
+      if (count === rowCount) join(firstCell + at, 1 + r);
+      if (count === columnCounts[c]) join(firstCell + at, firstColumn + c);
     }
   }
-  both?.pairs.forEach(([a, b], k) => {
-    same(firstPairTotal + k, firstColumn + a);
-    same(firstPairTotal + k, firstColumn + b);
-    for (let r = 0; r < nRows; r++) {
-      const cell = firstPairCell + r * nPairs + k;
-      same(cell, firstCell + r * nColumns + a);
-      same(cell, firstCell + r * nColumns + b);
-      same(cell, firstPairTotal + k);
+  if (both !== undefined) {
+    const pairTotals = both.table.margins.columns;
+    const pairCounts = both.table.counts;
+    for (let k = 0; k < nPairs; k++) {
+      const [a, b] = pairs[k]!;
+      const pairTotal = firstPairTotal + k;
+      const count = pairTotals[k]!.respondents;
+      if (count === columnCounts[a]) join(pairTotal, firstColumn + a);
+      if (count === columnCounts[b]) join(pairTotal, firstColumn + b);
+      for (let r = 0; r < nRows; r++) {
+        const at = r * nPairs + k;
+        const cellCount = pairCounts[at]!;
+        if (cellCount === counts[r * nColumns + a]) join(firstPairCell + at, firstCell + r * nColumns + a);
+        if (cellCount === counts[r * nColumns + b]) join(firstPairCell + at, firstCell + r * nColumns + b);
+        if (cellCount === count) join(firstPairCell + at, pairTotal);
+      }
     }
-  });
-  if (!joined) return;
+  }
+  if (joined.length === 0) return;
 
+  // A margin's sums (the base, a row total, a column total, a pair's total); undefined for a cell, whose sums are in its table's arrays.
+  const sumsOf = (node: number): CellSums | undefined =>
+    node === 0 ? total : node < firstColumn ? margins.rows[node - 1] : node < firstCell ? margins.columns[node - firstColumn] : node < firstPairTotal ? undefined : node < firstPairCell ? both!.table.margins.columns[node - firstPairTotal] : undefined;
+  const tableOf = (node: number): EngineTable => (node < firstPairTotal ? table : both!.table);
+  const cellAt = (node: number): number => (node < firstPairTotal ? node - firstCell : node - firstPairCell);
   // The design's slot of a node of `table`: cells (row-major), then row totals, then column totals, then the base.
   const slotOf = (node: number): number => (node === 0 ? cells + nRows + nColumns : node < firstColumn ? cells + node - 1 : node < firstCell ? cells + nRows + node - firstColumn : node - firstCell);
-  for (let node = 1; node < nodes; node++) {
+  for (const node of joined) {
     const lead = find(node);
     if (lead === node) continue;
     const from = sumsOf(lead);
