@@ -432,6 +432,7 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
       } else {
         status = statusOf(outcome);
         entry.code = outcome.code;
+        if (outcome.cause !== undefined) entry.error = outcome.cause;
         text = JSON.stringify(errorBody(outcome));
         if (outcome.code === 'payload_too_large') headers['connection'] = 'close';
         // HTTP requires the challenges on a 401: the credentials this service accepts.
