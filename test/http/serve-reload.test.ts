@@ -229,3 +229,45 @@ describe('crosstab serve: a file rewritten in place (copied over, not renamed)',
     expect(answers.length).toBeGreaterThan(0);
   });
 });
+
+describe('crosstab serve --watch: tables streamed while the file is replaced', () => {
+  it('each table answer, read whole, is the figures of the version its header names: renamed over, written over in place, garbage in place', async () => {
+    const [first, second] = versions as [(typeof versions)[0], (typeof versions)[0]];
+    const served = join(tempDir(), 'waves.arrow');
+    publish(first.path, served);
+    const server = await serve(served, ['--watch']);
+    const TABLE = { SurveyCode: 'WAVES', PopulationBaseCode: 'region=N,S,E', Rows: [{ Variable: 'age' }, 'brand=A'], Columns: ['*', { Variable: 'brand' }, { Variable: 'region' }], Statistics: ['vpct', 'sig'] };
+    const table = async () => {
+      const response = await fetch(`${server.origin}/v1/tables`, { method: 'POST', headers: { 'content-type': 'application/json', 'service-engine-authorizer': apiKey }, body: JSON.stringify(TABLE) });
+      return { status: response.status, version: response.headers.get('x-dataset-version'), text: await response.text() };
+    };
+    const reference = new Map<string, string>();
+    const quiet = async () => {
+      const answer = await table();
+      expect(answer.status, answer.text).toBe(200);
+      reference.set(answer.version!, answer.text);
+    };
+    await quiet();
+    let going = true;
+    const answers: Array<Awaited<ReturnType<typeof table>>> = [];
+    const loops = Array.from({ length: 3 }, async () => {
+      while (going) answers.push(await table());
+    });
+    publish(second.path, served);
+    await logged(server, 'dataset_reloaded', 1);
+    copyFileSync(first.path, served);
+    await logged(server, 'dataset_reloaded', 2);
+    writeFileSync(served, Buffer.alloc(50_000, 0x41));
+    await logged(server, 'dataset_reload_failed', 1);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    going = false;
+    await Promise.all(loops);
+    publish(second.path, served);
+    await logged(server, 'dataset_reloaded', 3);
+    await quiet();
+    expect([...reference.keys()].sort()).toEqual([first.checksum, second.checksum].sort());
+    const wrong = answers.filter((answer) => answer.status !== 200 || reference.get(answer.version ?? '') !== answer.text).map((answer) => ({ status: answer.status, version: answer.version, text: answer.text.slice(0, 200) }));
+    expect(wrong).toEqual([]);
+    expect(answers.length).toBeGreaterThan(2);
+  });
+});
