@@ -110,7 +110,8 @@ describe("an append's old buffers read into the staging memory", () => {
       stored.dispose();
       expect(error).toBeInstanceOf(CrosstabError);
       expect((error as CrosstabError).code).toBe(ErrorCode.corruptDataset);
-      expect((error as CrosstabError).message).toMatch(/is truncated: buffer \d+ .* is past its end/);
+      // The first buffer read past the cut, or (read before it) the file's changed size and time, refuses it.
+      expect((error as CrosstabError).message).toMatch(/is truncated: buffer \d+ .* is past its end|gss\.arrow was written over in place after it was opened .*: buffer \d+ .* cannot be read from it/);
       expect(readdirSync(folder)).toEqual(['gss.arrow']);
     } finally {
       data.close();

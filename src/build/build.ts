@@ -10,6 +10,7 @@ import { checkReplicateOptions, declareDesign } from '../dataset/build/design.js
 import { BUILD_CANCELLED_HINT, BufferKind, type StoredVariable } from '../dataset/format.js';
 import type { readInput } from '../dataset/input/read-input.js';
 import { Resolver } from '../query/resolve.js';
+import { nameText } from '../text/expression-text.js';
 import { invalidOption } from '../options.js';
 import { type BuildOptions, type BuildReport, refuseOutOverInput, validateBuildOptions } from './build-options.js';
 
@@ -85,7 +86,8 @@ export async function buildDataset(input: string, options: BuildOptions): Promis
   const resolver = compiled.meta.codes.length > 0 ? new Resolver(compiled.meta) : undefined;
   for (const code of compiled.meta.codes) {
     try {
-      resolver!.resolve(code.name);
+      // As an expression names it: a code named NOT is "NOT" (bare, NOT is the operator).
+      resolver!.resolve(nameText(code.name));
     } catch (error) {
       const reason = error instanceof CrosstabError ? error.message : String(error);
       throw new CrosstabError(ErrorCode.invalidCodebook, `${checked.codebook}: code "${code.name}" (${code.expr}) is invalid: ${reason}`, {

@@ -215,11 +215,12 @@ export function registerServeCommand(program: Command): void {
         const identities = await Promise.all(paths.map((path) => (isClickHouseUrl(path) ? undefined : fileIdentity(path))));
         for (const path of paths) datasets.push(await openDataset(path, cellCache === undefined ? {} : { cellCache }));
         for (const dataset of datasets) versions.set(dataset.info.survey, datasetVersion(dataset.info.checksum));
-        if (metrics !== undefined) {
-          // Ready means every buffer checked against its checksum, not only the ones a query has read.
-          readiness.datasets = 'verifying';
-          for (const dataset of datasets) if (!paths[datasets.indexOf(dataset)]?.startsWith('clickhouse:')) dataset.verify();
-        }
+        // Every buffer is read and checked against its checksum before the service answers, as a
+        // reload reads a new version: answers never read the file again, so a file rewritten in
+        // place under the service (copied over instead of renamed) cannot reach them, and the
+        // reload takes it up. Ready means every buffer checked.
+        readiness.datasets = 'verifying';
+        for (const [index, dataset] of datasets.entries()) if (!isClickHouseUrl(paths[index] as string)) dataset.verify();
         readiness.datasets = 'ok';
         // A 503 is logged through the event that made the service unavailable (store_down,
         // the shutdown), once, not per request.

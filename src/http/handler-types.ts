@@ -77,6 +77,6 @@ export interface AccessLogEntry {
   /** The checksum of the dataset that answered (also sent as X-Dataset-Version). */
   datasetVersion?: string;
   code?: string;
-  /** Stack of an internal error. */
+  /** Stack of an internal error, or the fault behind one (a dataset file that cannot be read: the engine's code and message). */
   error?: string;
 }

@@ -460,6 +460,7 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
         }
         status = statusOf(outcome);
         entry.code = outcome.code;
+        if (outcome.cause !== undefined) entry.error = outcome.cause;
         text = JSON.stringify(errorBody(outcome));
         if (outcome.retryAfterSeconds !== undefined) headers['retry-after'] = String(outcome.retryAfterSeconds);
       }

@@ -78,6 +78,8 @@ export interface ServiceError {
   hint: string;
   /** Seconds for the Retry-After header (429, 503). */
   retryAfterSeconds?: number;
+  /** For the server's log only, never the answer: the fault behind an `internal` error (the engine's code and message). */
+  cause?: string;
 }
 
 /** The body of every error: ResultCode = HTTP status, ResultDescription = message. */
@@ -154,7 +156,11 @@ interface EngineErrorText {
 type EngineErrorMapping = (text: EngineErrorText) => ServiceError;
 
 /** A fault of the server or its data, not of the request: 500, with the request id to report. */
-const internalError: EngineErrorMapping = () => serviceError('internal', 'Internal error.', 'Retry later; if it persists, report the X-Request-Id response header to the provider.');
+const internalError: EngineErrorMapping = ({ error }) => ({
+  ...serviceError('internal', 'Internal error.', 'Retry later; if it persists, report the X-Request-Id response header to the provider.'),
+  // The caller is told nothing of the server's files; the log says which one and what is wrong.
+  cause: `${error.code}: ${error.message}`,
+});
 const shuttingDown: EngineErrorMapping = () => serviceError('unavailable', 'The service is shutting down.', 'Retry the request in a few seconds.');
 const unknownName: EngineErrorMapping = ({ error, message, hint, didYouMean, where }) =>
   serviceError(error.code as 'unknown_variable' | 'unknown_value' | 'unknown_code', message, (hint ?? 'Use a variable, value or code defined by the survey codebook.') + didYouMean, where?.field);

@@ -5,7 +5,7 @@
 // /v1/surveys shows the version served. A file that fails to open, or holds another survey,
 // leaves the old version serving, and the log says why.
 import { spawnSync } from 'node:child_process';
-import { existsSync, writeFileSync, readFileSync, renameSync } from 'node:fs';
+import { copyFileSync, existsSync, writeFileSync, readFileSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { addApiKey } from '../../src/http/index.js';
@@ -204,5 +204,70 @@ describe('crosstab serve --watch', () => {
     const answers = await load.stop();
     expectVersionedAnswers(answers, [first, second, third]);
     expect(await ask(server)).toEqual({ status: 200, version: third.checksum, body: third.body });
+  });
+});
+
+describe('crosstab serve: a file rewritten in place (copied over, not renamed)', () => {
+  it('answers from the version it verified at start, whole, until the reload takes up the new file; garbage copied over it leaves the old version serving', async () => {
+    const [first, second] = versions as [(typeof versions)[0], (typeof versions)[0]];
+    const served = join(tempDir(), 'waves.arrow');
+    publish(first.path, served);
+    const server = await serve(served, ['--watch']);
+    // No query has read a buffer yet: a copy over the same inode changes the bytes under the open file.
+    copyFileSync(second.path, served);
+    // The first version's answer, or (once --watch has reloaded) the second's: never a 500.
+    expectVersionedAnswers([await ask(server)], [first, second]);
+    expect((await logged(server, 'dataset_reloaded'))[0]).toMatchObject({ trigger: 'watch', from: first.checksum, to: second.checksum });
+    expect(await ask(server)).toEqual({ status: 200, version: second.checksum, body: second.body });
+    // Garbage written over it in place, under load: every answer stays the second version's.
+    const load = loadUntil(server, 3);
+    writeFileSync(served, Buffer.alloc(70_000, 0x5a));
+    const [failed] = await logged(server, 'dataset_reload_failed');
+    expect(String(failed?.['message'])).toMatch(/waves\.arrow.*goes on serving/s);
+    const answers = await load.stop();
+    expectVersionedAnswers(answers, [second]);
+    expect(answers.length).toBeGreaterThan(0);
+  });
+});
+
+describe('crosstab serve --watch: tables streamed while the file is replaced', () => {
+  it('each table answer, read whole, is the figures of the version its header names: renamed over, written over in place, garbage in place', async () => {
+    const [first, second] = versions as [(typeof versions)[0], (typeof versions)[0]];
+    const served = join(tempDir(), 'waves.arrow');
+    publish(first.path, served);
+    const server = await serve(served, ['--watch']);
+    const TABLE = { SurveyCode: 'WAVES', PopulationBaseCode: 'region=N,S,E', Rows: [{ Variable: 'age' }, 'brand=A'], Columns: ['*', { Variable: 'brand' }, { Variable: 'region' }], Statistics: ['vpct', 'sig'] };
+    const table = async () => {
+      const response = await fetch(`${server.origin}/v1/tables`, { method: 'POST', headers: { 'content-type': 'application/json', 'service-engine-authorizer': apiKey }, body: JSON.stringify(TABLE) });
+      return { status: response.status, version: response.headers.get('x-dataset-version'), text: await response.text() };
+    };
+    const reference = new Map<string, string>();
+    const quiet = async () => {
+      const answer = await table();
+      expect(answer.status, answer.text).toBe(200);
+      reference.set(answer.version!, answer.text);
+    };
+    await quiet();
+    let going = true;
+    const answers: Array<Awaited<ReturnType<typeof table>>> = [];
+    const loops = Array.from({ length: 3 }, async () => {
+      while (going) answers.push(await table());
+    });
+    publish(second.path, served);
+    await logged(server, 'dataset_reloaded', 1);
+    copyFileSync(first.path, served);
+    await logged(server, 'dataset_reloaded', 2);
+    writeFileSync(served, Buffer.alloc(50_000, 0x41));
+    await logged(server, 'dataset_reload_failed', 1);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    going = false;
+    await Promise.all(loops);
+    publish(second.path, served);
+    await logged(server, 'dataset_reloaded', 3);
+    await quiet();
+    expect([...reference.keys()].sort()).toEqual([first.checksum, second.checksum].sort());
+    const wrong = answers.filter((answer) => answer.status !== 200 || reference.get(answer.version ?? '') !== answer.text).map((answer) => ({ status: answer.status, version: answer.version, text: answer.text.slice(0, 200) }));
+    expect(wrong).toEqual([]);
+    expect(answers.length).toBeGreaterThan(2);
   });
 });

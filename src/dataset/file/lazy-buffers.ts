@@ -1,4 +1,4 @@
-import { closeSync, read } from 'node:fs';
+import { closeSync, fstatSync, read } from 'node:fs';
 import { CrosstabError, echo, ErrorCode } from '../../errors.js';
 import { checksumInKernel } from '../../kernel/checksum.js';
 import type { Kernel } from '../../kernel/kernel.js';
@@ -43,6 +43,25 @@ export function readFailure(path: string, error: unknown): CrosstabError {
   return new CrosstabError(ErrorCode.fileNotFound, `${echo(path)}: cannot read the dataset (${reason})`, { file: path, hint: 'Check the path, or build the dataset with `crosstab build`.' });
 }
 
+/**
+ * What changes when a file is written over in place (a copy over it instead of a rename): its
+ * size and modification time, read from the open descriptor. A file renamed over the path
+ * leaves the open descriptor on the old file, whose stamp stays (not its change time, which
+ * the unlink of the old name moves: not part of the stamp).
+ */
+export function fileStamp(fd: number): string {
+  const stat = fstatSync(fd, { bigint: true });
+  return `${stat.size}:${stat.mtimeNs}`;
+}
+
+/** The error of a file whose stamp is no longer the one taken at open: its bytes may be another file's. */
+export function rewrittenInPlace(path: string, what: string): CrosstabError {
+  return new CrosstabError(ErrorCode.corruptDataset, `${path} was written over in place after it was opened (its size or modification time changed): ${what}`, {
+    file: path,
+    hint: 'Open the dataset again. Publish a new build by writing it under another name and renaming it over the file: a dataset open on the old file then goes on reading the old one.',
+  });
+}
+
 interface LazyParts {
   path: string;
   meta: StoredMeta;
@@ -56,21 +75,28 @@ interface LazyParts {
   otherFds?: number[];
   /** Per buffer: 1 once its bytes are in kernel memory. */
   loaded: Uint8Array;
+  /** fileStamp() of each open file (`fd` and `otherFds`) when it was opened: a buffer is read only while its file still has it. */
+  stamps: ReadonlyMap<number, string>;
   verify: boolean | 'full';
   /** The reader's `corrupt_dataset` error for this file. */
   corrupt: (path: string, what: string) => CrosstabError;
 }
 
-export function lazyDataset({ path, meta, checksum, words, entries, regions, kernel, fd, otherFds = [], loaded, verify, corrupt, weightsFile }: LazyParts & Pick<LoadedDataset, 'weightsFile'>): LoadedDataset {
+export function lazyDataset({ path, meta, checksum, words, entries, regions, kernel, fd, otherFds = [], loaded, stamps, verify, corrupt, weightsFile }: LazyParts & Pick<LoadedDataset, 'weightsFile'>): LoadedDataset {
   const checked = new Uint8Array(entries.length);
   let open = true;
   const readStored = (row: number, into: Uint8Array) => {
     const entry = entries[row]!;
     if (!open) throw new CrosstabError(ErrorCode.closed, `dataset ${path} is closed`, { hint: 'Open it again with openDataset().' });
+    const file = entry.file?.path ?? path;
+    const from = entry.file?.fd ?? fd;
     try {
-      readAt(entry.file?.fd ?? fd, entry.fileOffset, entry.stored, into);
+      readAt(from, entry.fileOffset, entry.stored, into);
+      // Checked once the bytes are read: bytes of a file written over in place since it was
+      // opened could be another build's, which with verify: false nothing else would notice.
+      if (fileStamp(from) !== stamps.get(from)) throw rewrittenInPlace(file, `buffer ${row} (${entry.name}) cannot be read from it`);
     } catch (error) {
-      const file = entry.file?.path ?? path;
+      if (error instanceof CrosstabError) throw error;
       throw error instanceof ArrowFileProblem ? corrupt(file, `is truncated: buffer ${row} (${entry.name}) is past its end`) : readFailure(file, error);
     }
     return entry;

@@ -6,7 +6,7 @@ import { type ArrowSchema, ArrowFileProblem, type BatchLocation, readArrowStruct
 import { datasetChecksum, HASH_CHARS } from './dataset-checksum.js';
 import { paddedSize } from '../build/compile.js';
 import { BufferKind, CHECKSUM_KEY, FORMAT_KEY, META_KEY, MULTI_FORMAT_VERSION, READABLE_FORMATS, type StoredMeta, type StoredVariable } from '../format.js';
-import { type BufferEntry, lazyDataset, readFailure, readParallel } from './lazy-buffers.js';
+import { type BufferEntry, fileStamp, lazyDataset, readFailure, readParallel, rewrittenInPlace } from './lazy-buffers.js';
 import type { LoadedBuffer, LoadedDataset } from './loaded-dataset.js';
 import { rebuildCommand } from './rebuild-command.js';
 import { openWeightsFile, weightsFileError } from './weights-file.js';
@@ -45,6 +45,7 @@ export interface LoadOptions {
 export async function loadDataset(path: string, kernel: Kernel, options: LoadOptions = {}): Promise<LoadedDataset> {
   let fd: number;
   let size: number;
+  let stamp: string;
   try {
     fd = openSync(path, 'r');
     const stat = fstatSync(fd);
@@ -57,6 +58,7 @@ export async function loadDataset(path: string, kernel: Kernel, options: LoadOpt
       });
     }
     size = stat.size;
+    stamp = fileStamp(fd);
   } catch (error) {
     throw readFailure(path, error);
   }
@@ -98,14 +100,18 @@ export async function loadDataset(path: string, kernel: Kernel, options: LoadOpt
       batchReads.push(...extra.batchReads);
       meta = { ...meta, weights: [...meta.weights, ...extra.weights.map((weight) => ({ ...weight, buffer: first + weight.buffer }))] };
     }
+    const stamps = new Map([[fd, stamp], ...otherFds.map((other) => [other, fileStamp(other)] as const)]);
     const loaded = new Uint8Array(entries.length);
     if (options.preload === true || options.verify === 'full') {
       await Promise.all(batchReads.map((batch) => readParallel(batch.fd, batch.fileOffset, memory.bytes(batch.ptr, batch.bytes))));
+      for (const [file, before] of stamps) {
+        if (fileStamp(file) !== before) throw rewrittenInPlace(file === fd ? path : (extra?.info.path ?? path), 'its buffers cannot be read from it');
+      }
       loaded.fill(1);
     }
     const corruptFile = (file: string, what: string) => (file === path ? corrupt(file, what) : weightsFileError(file, what));
     const dataset = lazyDataset({
-      path, meta, checksum: extra?.info.checksum ?? checksum, words, entries, regions, kernel, fd, otherFds, loaded, verify: options.verify ?? true, corrupt: corruptFile,
+      path, meta, checksum: extra?.info.checksum ?? checksum, words, entries, regions, kernel, fd, otherFds, loaded, stamps, verify: options.verify ?? true, corrupt: corruptFile,
       ...(extra ? { weightsFile: extra.info } : {}),
     });
     if (options.verify === 'full') dataset.verifyAll();
