@@ -108,6 +108,35 @@ describe('Arrow columns read straight into WebAssembly memory', () => {
     expect(layout(good).header.buffers).toHaveLength(9);
   });
 
+  it('read weights of 64-bit integers and doubles straight into doubles, refusing a bad one by its row as before', async () => {
+    const weightsOf = async (name: string, values: Array<number | bigint | null>, type: Int64 | Float64 | Int32) => {
+      const path = join(dir, `${name}.arrow`);
+      writeFileSync(path, tableToIPC(new Table({ x: vectorFromArray(values.map((_, i) => i % 3), new Int32()), w: vectorFromArray(values, type) }), 'file'));
+      return Array.from((await readInput(path, { weights: ['w'], threads: 0 })).weights[0]!.values);
+    };
+    const big = 2n ** 53n - 1n;
+    expect(await weightsOf('int64', [0n, 1n, 4294967295n, 4294967296n, big, 7n], new Int64())).toEqual([0, 1, 4294967295, 4294967296, Number(big), 7]);
+    expect(await weightsOf('float64', [0.5, 0, 1e300, 2.25], new Float64())).toEqual([0.5, 0, 1e300, 2.25]);
+    expect(await weightsOf('int32', [3, 0, 2147483647], new Int32())).toEqual([3, 0, 2147483647]);
+    // Past 2^53 an integer weight is the nearest double, as before.
+    expect(await weightsOf('past', [1n, 2n ** 60n + 1n], new Int64())).toEqual([1, 2 ** 60]);
+    const refusal = async (name: string, values: Array<number | bigint | null>, type: Int64 | Float64) => {
+      const error = await weightsOf(name, values, type).then(() => undefined, (caught: unknown) => caught);
+      expect(error).toBeInstanceOf(CrosstabError);
+      return error as CrosstabError;
+    };
+    const negative = await refusal('negative', [1n, 2n, -3n, 4n], new Int64());
+    expect(negative.details).toMatchObject({ row: 3, field: 'w' });
+    expect(negative.message).toContain('-3, which is a negative number');
+    const blank = await refusal('blank', [1n, 2n, 3n, null], new Int64());
+    expect(blank.details).toMatchObject({ row: 4, field: 'w' });
+    expect(blank.message).toContain('"w" is blank');
+    const nan = await refusal('nan', [1, Number.NaN, 3], new Float64());
+    expect(nan.details).toMatchObject({ row: 2, field: 'w' });
+    const infinite = await refusal('infinite', [1, 2, Infinity], new Float64());
+    expect(infinite.message).toContain('which is not finite');
+  });
+
   it('refuse a values buffer shorter than its rows need', async () => {
     for (const [index, column] of [
       [1, 'n'],

@@ -5,14 +5,18 @@
 // values and an id column with one per row; dictionary-encoded text; a date column (read cell
 // by cell); a double weight.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
 import { DateDay, Dictionary, Field, Float64, Int32, Int64, makeData, RecordBatch, Schema, Struct, Table, tableToIPC, Utf8, vectorFromArray } from 'apache-arrow';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // @ts-expect-error: a plain-JavaScript bench helper without types
 import { buildFingerprint } from '../bench/lib/build-fingerprint.js';
-import { cliPath } from './support/paths.js';
+import { fileIdentity } from '../src/dataset/input/file-identity.js';
+import type { ArrowShareTask } from '../src/dataset/input/arrow-share.js';
+import type { ShareResult } from '../src/dataset/input/column-shares.js';
+import { cliPath, repoRoot } from './support/paths.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'crosstab-arrow-workers-'));
 const file = join(dir, 'survey.arrow');
@@ -60,6 +64,34 @@ describe('Arrow IPC file columns read in worker threads', () => {
     expect(await buildFingerprint(outputs.two)).toBe(expected);
     expect(await buildFingerprint(outputs.stream)).toBe(expected);
   }, 120_000);
+
+  it('stop numbering an id-like text column where the calling thread would, and say so', async () => {
+    // An id-like column goes to a worker like any other text: it must stop at the bound it is
+    // given (its count past the bound is all the build needs) and hand back that it stopped.
+    const count = 200_000;
+    const path = join(dir, 'ids.arrow');
+    writeFileSync(path, tableToIPC(new Table({ serial: vectorFromArray(Array.from({ length: count }, (_, i) => `HU${String(i >> 1).padStart(9, '0')}`), new Utf8()) }), 'file'));
+    const read = (idLike?: ArrowShareTask['idLike']) =>
+      new Promise<ShareResult>((resolve, reject) => {
+        const task: ArrowShareTask = { path, identity: fileIdentity(statSync(path)), columns: [{ position: 0, name: 'serial' }], rows: count, ...(idLike === undefined ? {} : { idLike }) };
+        const worker = new Worker(join(repoRoot, 'dist', 'dataset', 'arrow-worker.js'), { workerData: task });
+        worker.on('message', (message: { column?: ShareResult; error?: unknown }) => {
+          if (message.column !== undefined) resolve(message.column);
+          if (message.error !== undefined) reject(new Error(JSON.stringify(message.error)));
+        });
+        worker.on('error', reject);
+      });
+    const stopped = await read({ stopAbove: 40_000, readWhole: [] });
+    expect(stopped.partly).toBe(true);
+    expect(stopped.deferred!.ends.length).toBeGreaterThan(40_000);
+    expect(stopped.deferred!.ends.length).toBeLessThan(100_000);
+    const whole = await read({ stopAbove: 40_000, readWhole: ['serial'] });
+    expect(whole.partly).toBeUndefined();
+    expect(whole.deferred!.ends.length).toBe(count / 2);
+    const numbered = stopped.deferred!.ends.length * 2;
+    expect(Array.from(stopped.ids.subarray(0, numbered))).toEqual(Array.from(whole.ids.subarray(0, numbered)));
+    expect((await read()).deferred!.ends.length).toBe(count / 2);
+  }, 60_000);
 
   it('refuse a column a worker cannot read with the error one thread gives', () => {
     // A dictionary column whose indices point past its dictionary in the second batch.

@@ -1,7 +1,8 @@
 import type { FileHandle } from 'node:fs/promises';
 import { PlainTextColumn } from './parquet-texts.js';
 import type { ColumnEncoder } from './table-encoder.js';
-import { type NumberKind, numberWidth, TypedNumbers } from './typed-numbers.js';
+import { NumberKind, numberWidth, TypedNumbers } from './typed-numbers.js';
+import type { WeightEncoder } from './weight-encoder.js';
 
 /**
  * Arrow IPC columns read straight from the file into the WebAssembly memory that numbers
@@ -79,6 +80,56 @@ export async function storeDirect(handle: FileHandle, target: ColumnEncoder, sta
   await readInto(handle, numbers.room(rows * numberWidth[plan.kind]), plan.data.offset);
   if (plan.validity !== undefined) await readInto(handle, numbers.validityRoom(validityBytes), plan.validity.offset);
   numbers.storeRoom(target, start, plan.kind, rows, plan.validity === undefined ? undefined : 0);
+}
+
+/**
+ * Rows `start ..` of a weight column of numbers (`plan`, not Utf8) from the file: its values
+ * read into a buffer of doubles and converted there (64-bit integers to doubles in place)
+ * when every one is a valid weight (not null, finite, not negative; an integer within
+ * 2^53), else handed to WeightEncoder.setValues as stored, which names the row at fault (or
+ * converts past 2^53 as before).
+ */
+export async function storeDirectWeights(handle: FileHandle, target: WeightEncoder, start: number, plan: ColumnPlan): Promise<void> {
+  const { rows, kind } = plan;
+  if (rows === 0 || kind === 'utf8') return;
+  const width = numberWidth[kind];
+  const buffer = new ArrayBuffer(rows * 8);
+  await readInto(handle, new Uint8Array(buffer, 0, rows * width), plan.data.offset);
+  let validity: Uint8Array | undefined;
+  if (plan.validity !== undefined) {
+    validity = new Uint8Array((rows + 7) >> 3);
+    await readInto(handle, validity, plan.validity.offset);
+  }
+  const weights = validity === undefined ? toWeights(buffer, kind, rows) : undefined;
+  if (weights !== undefined) return target.setAll(start, weights);
+  const stored = storedNumbers(buffer, kind, rows);
+  target.setValues(start, stored, 0, rows, validity === undefined ? undefined : { bits: validity, offset: 0 });
+}
+
+/** The stored values of `kind` in `buffer` as a typed array. */
+function storedNumbers(buffer: ArrayBuffer, kind: NumberKind, rows: number): ArrayLike<number | bigint> {
+  const arrays = [BigInt64Array, BigUint64Array, Int32Array, Uint32Array, Int16Array, Uint16Array, Int8Array, Uint8Array, Float64Array, Float32Array] as const;
+  return new arrays[kind](buffer, 0, rows);
+}
+
+/**
+ * `rows` stored values as doubles, or undefined when one is not a valid weight (or an integer
+ * past 2^53) or the kind is not one of 8 bytes (then WeightEncoder.setValues goes value by
+ * value). 64-bit integers are checked first and then converted in place, so that `buffer`
+ * is left as stored when they cannot be.
+ */
+function toWeights(buffer: ArrayBuffer, kind: NumberKind, rows: number): Float64Array | undefined {
+  const out = new Float64Array(buffer, 0, rows);
+  if (kind === NumberKind.float64) {
+    for (let k = 0; k < rows; k++) if (!(out[k]! >= 0 && out[k]! < Infinity)) return undefined;
+    return out;
+  }
+  if (kind !== NumberKind.int64 && kind !== NumberKind.uint64) return undefined;
+  // Little-endian (as Arrow stores them): the low word first. A valid weight is >= 0 and below 2^53 here.
+  const halves = new Int32Array(buffer, 0, rows * 2);
+  for (let k = 1; k < 2 * rows; k += 2) if (halves[k]! < 0 || halves[k]! > 0x1fffff) return undefined;
+  for (let k = 0; k < rows; k++) out[k] = halves[2 * k + 1]! * 4294967296 + (halves[2 * k]! >>> 0);
+  return out;
 }
 
 /** Fills `bytes` from the file at `position`, or throws if the file ends first. */

@@ -26,6 +26,8 @@ export interface ArrowShareTask {
    * Without it, the worker reads the file through apache-arrow.
    */
   plans?: Array<{ rows: number; columns: ColumnPlan[] }>;
+  /** The id-like bound at which a text column not named in `readWhole` stops being numbered (see PlainTextColumn), as on the calling thread. */
+  idLike?: { stopAbove: number; readWhole: string[] };
 }
 
 /**
@@ -34,19 +36,28 @@ export interface ArrowShareTask {
  * columns' weight on the calling thread, which reads them.
  */
 const cellCost = 48;
-/** Text is copied length-prefixed, hashed over its bytes and its new values made strings: about thrice the cost of as many bytes of numbers. (A dictionary column costs its indices: its dictionary is read once per file.) */
-const textCost = 3;
+/**
+ * Utf8 text is hashed over its bytes, new values kept: about five times the cost of as many
+ * bytes of numbers (numbered in WebAssembly a value at a time), measured on the ACS file's
+ * text columns (3.4 to 6.5 times); an id-like column (SERIALNO) is about six times, up to its
+ * id-like stop. (A dictionary column costs its indices: its dictionary is read once per file.)
+ */
+const textCost = 5;
+/** A weight column is read through apache-arrow and converted to doubles: about thrice the cost of its bytes numbered. */
+const weightCost = 3;
 
 /**
  * Starts workers for a share of the columns of an Arrow IPC file, dealt by their estimated
  * cost in its first record batch (`first`: its rows, the bytes of each field's buffers),
  * when the file is large enough (the first batch's rows times `batches`) and `threads`
- * (default: one per core, at most 4) allows. Weights, columns that go cell by cell and text
- * with about as many values as rows (`manyTexts`, given a column's position) stay on the
- * calling thread. Returns the positions of the columns handed out and their results, or
- * undefined when everything is read here.
+ * (default: one per core, at most 4) allows. Weights, columns that go cell by cell and
+ * LargeUtf8 text with about as many values as rows (`manyTexts`, given a column's position:
+ * its dictionary would come back as strings) stay on the calling thread. Utf8 text goes to a
+ * worker even so: its values come back as bytes (DeferredTexts), and the worker stops an
+ * id-like column where this thread would (`idLike`). Returns the positions of the columns
+ * handed out and their results, or undefined when everything is read here.
  */
-export async function handOutArrowColumns(path: string, identity: FileIdentity, first: { rows: number; bytes: Map<number, number> }, batches: number, fields: Field[], encoder: TableEncoder, wanted: number[], threads: number | undefined, manyTexts: (position: number) => Promise<boolean>, rows?: number, plan?: (positions: number[]) => Promise<ArrowShareTask['plans']>): Promise<{ positions: Set<number>; results: Promise<ShareResult[]>; stop: () => Promise<void> } | undefined> {
+export async function handOutArrowColumns(path: string, identity: FileIdentity, first: { rows: number; bytes: Map<number, number> }, batches: number, fields: Field[], encoder: TableEncoder, wanted: number[], threads: number | undefined, manyTexts: (position: number) => Promise<boolean>, rows?: number, plan?: (positions: number[]) => Promise<ArrowShareTask['plans']>, idLike?: ArrowShareTask['idLike']): Promise<{ positions: Set<number>; results: Promise<ShareResult[]>; stop: () => Promise<void> } | undefined> {
   const workers = threads ?? (first.rows * batches >= PARALLEL_BUILD_MIN_ROWS ? defaultBuildThreads() : 0);
   const file = workers > 0 ? builtWorkerFile('arrow-worker.js') : undefined;
   if (file === undefined) return undefined;
@@ -57,13 +68,13 @@ export async function handOutArrowColumns(path: string, identity: FileIdentity, 
     const column = encoder.columns[position];
     const bytes = first.bytes.get(position) ?? 0;
     const text = Types.isUtf8(type) || Types.isLargeUtf8(type);
-    const cost = !isColumnar(type) ? first.rows * cellCost : text ? bytes * textCost : bytes;
-    if (column === undefined || !isColumnar(type) || (text && (await manyTexts(position)))) ownCost += cost;
+    const cost = !isColumnar(type) ? first.rows * cellCost : text ? bytes * textCost : column === undefined ? bytes * weightCost : bytes;
+    if (column === undefined || !isColumnar(type) || (Types.isLargeUtf8(type) && (await manyTexts(position)))) ownCost += cost;
     else columns.push({ position, name: column.source.name, cost });
   }
   if (columns.length === 0) return undefined;
   const [, ...shares] = dealByCost(columns, (column) => column.cost, workers + 1, ownCost);
-  const tasks: ArrowShareTask[] = shares.filter((share) => share.length > 0).map((share) => ({ path, identity, columns: share.map(({ position, name }) => ({ position, name })), ...(rows === undefined ? {} : { rows }) }));
+  const tasks: ArrowShareTask[] = shares.filter((share) => share.length > 0).map((share) => ({ path, identity, columns: share.map(({ position, name }) => ({ position, name })), ...(rows === undefined ? {} : { rows }), ...(idLike === undefined ? {} : { idLike }) }));
   if (tasks.length === 0) return undefined;
   for (const task of tasks) {
     const plans = await plan?.(task.columns.map((column) => column.position));

@@ -23,7 +23,7 @@ import { ColumnEncoder } from './table-encoder.js';
 
 const port = parentPort;
 if (port === null) throw new Error('arrow-worker runs as a worker thread of the Arrow reader.');
-const { path, identity, columns, rows: fileRows, plans } = workerData as ArrowShareTask;
+const { path, identity, columns, rows: fileRows, plans, idLike } = workerData as ArrowShareTask;
 
 try {
   const handle = await open(path, 'r').catch(() => {
@@ -32,7 +32,7 @@ try {
   try {
     if (!sameFile(fileIdentity(await handle.stat()), identity)) throw changedWhileRead(path);
     const targets = columns.map((column) => new ColumnEncoder({ name: column.name }, Math.max(1, fileRows ?? 4096)));
-    const texts = new TextColumns();
+    const texts = new TextColumns(idLike?.stopAbove, new Set(idLike?.readWhole));
     let rows = 0;
     if (plans !== undefined) {
       for (const batch of plans) {

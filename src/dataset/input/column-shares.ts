@@ -21,19 +21,22 @@ export interface ShareResult {
   ids: RowIds;
   /** Values kept as bytes (see DeferredTexts): then `dictionary` is empty. */
   deferred?: DeferredTextsData;
+  /** It stopped being numbered past the id-like bound (ColumnEncoder.partly). */
+  partly?: true;
 }
 
 /** A worker's column as a ShareResult, and the buffers to transfer (not copy) with it. */
 export function shareResult(position: number, target: ColumnEncoder, rows: number): { result: ShareResult; transfer: ArrayBuffer[] } {
   const deferred = target.deferredTexts?.data();
-  const result: ShareResult = { position, dictionary: target.dictionary, counts: target.counts(), ids: target.take(rows), ...(deferred === undefined ? {} : { deferred }) };
+  const result: ShareResult = { position, dictionary: target.dictionary, counts: target.counts(), ids: target.take(rows), ...(deferred === undefined ? {} : { deferred }), ...(target.partly ? { partly: true as const } : {}) };
   const transfer = [result.counts.buffer as ArrayBuffer, ...(wholeBuffer(result.ids) ? [result.ids.buffer as ArrayBuffer] : []), ...(deferred === undefined ? [] : [deferred.bytes.buffer as ArrayBuffer, deferred.ends.buffer as ArrayBuffer])];
   return { result, transfer };
 }
 
 /** Puts a worker's column into the calling thread's encoder. */
-export function adoptShare(target: ColumnEncoder, { dictionary, ids, counts, deferred }: ShareResult): void {
+export function adoptShare(target: ColumnEncoder, { dictionary, ids, counts, deferred, partly }: ShareResult): void {
   target.adopt(dictionary, ids, counts, deferred === undefined ? undefined : DeferredTexts.from(deferred));
+  if (partly) target.partly = true;
 }
 
 /**

@@ -4,7 +4,7 @@ import { registerArrowCodecs } from './arrow-codecs.js';
 import { batchFieldBytes, type BatchColumns, batchRows, readBatchColumns, wholeBatch } from './arrow-batch-columns.js';
 import { idLikeCountLimit } from '../format.js';
 import { cellReader, directKind, storeColumnar, TextColumns } from './arrow-columns.js';
-import { manyDistinctRead, storeDirect } from './arrow-direct.js';
+import { manyDistinctRead, storeDirect, storeDirectWeights } from './arrow-direct.js';
 import type { NumberKind } from './typed-numbers.js';
 import { type ArrowShareTask, handOutArrowColumns, manyDistinct } from './arrow-share.js';
 import { adoptShare } from './column-shares.js';
@@ -43,20 +43,23 @@ export async function readArrow(path: string, options: ReadOptions): Promise<Raw
     const batches = reader.isFile() ? reader.numRecordBatches : 0;
     // The file's rows, the sum of its record batches' lengths (a stream's are not known before its end): the id-like
     // bound needs them, and build workers make their columns that long at once (never longer than the file's bytes:
-    // a damaged message's row count must not size them). This thread's columns grow: most are adopted from workers.
+    // a damaged message's row count must not size them). This thread's columns too: those adopted from workers drop
+    // theirs unwritten (no memory used), the others are written in place instead of growing by copies.
     const fileRows = isFile && reader.isFile() && batches > 0 ? await rowsOfFile(handle, reader).catch(() => undefined) : undefined;
     const capacity = fileRows === undefined ? undefined : Math.min(fileRows, size);
-    const encoder = new TableEncoder(path, 'Arrow schema', fields.map((field) => ({ name: field.name })), options);
+    const encoder = new TableEncoder(path, 'Arrow schema', fields.map((field) => ({ name: field.name })), options, capacity === undefined ? {} : { expectedRows: capacity });
     const wanted = fields.flatMap((field, i) => (encoder.columns[i] !== undefined || encoder.weightAt[i] !== undefined ? [i] : []));
     const cells = new Map(wanted.map((i) => [i, cellReader(path, fields[i]!)]));
-    const texts = new TextColumns(fileRows === undefined || options.skipIdLike === undefined ? undefined : idLikeCountLimit(fileRows), new Set(options.skipIdLike?.except));
+    const stopAbove = fileRows === undefined || options.skipIdLike === undefined ? undefined : idLikeCountLimit(fileRows);
+    const readWhole = options.skipIdLike?.except ?? [];
+    const texts = new TextColumns(stopAbove, new Set(readWhole));
     // A file's columns (random access) may be read by workers too, dealt by the sizes of the
     // first batch's buffers; this thread then reads only its own columns' bytes, and its
-    // columns of numbers and Utf8 text (not weights) straight into WebAssembly memory.
+    // columns of numbers and Utf8 text straight into WebAssembly memory (weights of numbers into their doubles).
     const direct = { kinds: new Map<number, NumberKind | 'utf8'>(), fileSize: size };
     for (const i of wanted) {
       const kind = directKind(fields[i]!.type);
-      if (kind !== undefined && encoder.columns[i] instanceof ColumnEncoder) direct.kinds.set(i, kind);
+      if (kind !== undefined && (encoder.columns[i] instanceof ColumnEncoder || (kind !== 'utf8' && encoder.weightAt[i] !== undefined))) direct.kinds.set(i, kind);
     }
     let handed: Awaited<ReturnType<typeof handOutArrowColumns>>;
     const own = () => (handed === undefined ? wanted : wanted.filter((i) => !handed!.positions.has(i)));
@@ -76,7 +79,7 @@ export async function readArrow(path: string, options: ReadOptions): Promise<Raw
           };
           // Workers given where their columns lie in every batch read them without apache-arrow.
           const plan = async (positions: number[]) => (batches <= maxPlannedBatches && positions.every((i) => direct.kinds.has(i)) ? planShare(handle, reader, positions, direct) : undefined);
-          handed = await handOutArrowColumns(path, identity, first, batches, fields, encoder, wanted, options.threads, manyTexts, capacity, plan);
+          handed = await handOutArrowColumns(path, identity, first, batches, fields, encoder, wanted, options.threads, manyTexts, capacity, plan, stopAbove === undefined ? undefined : { stopAbove, readWhole });
         }
         source = fileBatches(handle, reader, own(), direct);
       }
@@ -85,7 +88,8 @@ export async function readArrow(path: string, options: ReadOptions): Promise<Raw
           const target = encoder.columns[i] ?? encoder.weightAt[i]!;
           const plan = batch.planAt(i);
           if (plan !== undefined) {
-            await storeDirect(handle, target as ColumnEncoder, rows, plan, texts);
+            if (target instanceof ColumnEncoder) await storeDirect(handle, target, rows, plan, texts);
+            else await storeDirectWeights(handle, target, rows, plan);
             continue;
           }
           const vector = batch.vectorAt(i);
