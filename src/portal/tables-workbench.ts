@@ -8,6 +8,7 @@ import { ErrorCode, isCrosstabError, type TableJson } from '../index.js';
 import type { ApiKeyRecord, HandlerResponse } from '../http/index.js';
 import { callerGroups, type CatalogDataset } from '../http/survey-catalog.js';
 import { expandRequestAudiences } from '../http/audience-expansion.js';
+import { BILLED, type BilledResponse } from '../http/billed-delivery.js';
 import { DbAudienceStore } from '../access/index.js';
 import type { PageContext } from './html.js';
 import type { PortalRoute, RouteContext } from './routes.js';
@@ -123,6 +124,17 @@ export function tablesRoutes(deps: TablesDependencies): PortalRoute[] {
     return { answer };
   }
 
+  /**
+   * `response` (the page or the file that hands the API's `answer` to the user) carrying the
+   * answer's billing: the server voids its usage record when `response` is not delivered, as
+   * it does for the API's own answers.
+   */
+  const delivering = (answer: HandlerResponse, response: HandlerResponse): HandlerResponse => {
+    const billed = (answer as BilledResponse)[BILLED];
+    if (billed !== undefined) (response as BilledResponse)[BILLED] = billed;
+    return response;
+  };
+
   const tableOf = (body: string | Uint8Array): TableJson => (JSON.parse(typeof body === 'string' ? body : Buffer.from(body).toString('utf8')) as { Table: TableJson }).Table;
   const now = (): string => new Date().toISOString().replace('T', ' ').slice(0, 16) + ' UTC';
 
@@ -175,7 +187,7 @@ export function tablesRoutes(deps: TablesDependencies): PortalRoute[] {
     const computed = await computeTable(session, spec, format, request.signal);
     if ('error' in computed) return again(computed.error, computed.status);
     const { answer } = computed;
-    if (format !== 'json') return deps.file(answer.headers['content-type'] ?? FORMAT_TYPES[format], `table-${spec.SurveyCode}.${format}`, answer.body);
+    if (format !== 'json') return delivering(answer, deps.file(answer.headers['content-type'] ?? FORMAT_TYPES[format], `table-${spec.SurveyCode}.${format}`, answer.body));
     const table = tableOf(answer.body);
     const specText = JSON.stringify(spec);
     const shown = { result: { table, computedAt: now(), billed: true }, ...(opened ? { openedFrom: opened } : {}) };
@@ -198,9 +210,9 @@ export function tablesRoutes(deps: TablesDependencies): PortalRoute[] {
       const refused = limitRefusal(error);
       if (refused === undefined) throw error;
       // The table was computed and billed: it is shown, but not stored.
-      return view(session, form, { ...shown, error: { message: `Not saved: ${refused}` } }, 409);
+      return delivering(answer, await view(session, form, { ...shown, error: { message: `Not saved: ${refused}` } }, 409));
     }
-    return view(session, form, shown);
+    return delivering(answer, await view(session, form, shown));
   }
 
   /** Whether the account may still use everything `spec` uses (its survey, variables, codes): a saved result is shown only then. */
@@ -333,7 +345,7 @@ export function tablesRoutes(deps: TablesDependencies): PortalRoute[] {
       const error = formError(answer);
       return again(`Tab book: ${error.message.replace(/^Stubs\[(\d+)\]/, (_m, i: string) => `Stubs, line ${Number(i) + 1}`).replace(/^Banner\[(\d+)\]/, (_m, i: string) => `Banner, line ${Number(i) + 1}`)}`, answer.status >= 500 ? answer.status : answer.status === 429 ? 429 : 400);
     }
-    return deps.file(answer.headers['content-type'] ?? FORMAT_TYPES.xlsx, `tabbook-${form.survey}.xlsx`, answer.body);
+    return delivering(answer, deps.file(answer.headers['content-type'] ?? FORMAT_TYPES.xlsx, `tabbook-${form.survey}.xlsx`, answer.body));
   }
   const lines = (text: string): string[] => text.split(/\r?\n/).map((line) => line.trim()).filter((line) => line !== '');
 

@@ -1,0 +1,125 @@
+// The portal's Tables page hands the user a table the API billed (a page, a CSV download, a
+// tab book): when that page or file is not delivered, the usage row is voided, as an API
+// answer's is. Real HTTP (listen()), real sockets, the embedded database, the real GSS
+// dataset; the usage row's commit is held by the test so that the client leaves while it is
+// being written, and the order is fixed.
+import { join } from 'node:path';
+import type { Socket } from 'node:net';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { openDataset, type Dataset } from '../../src/index.js';
+import { addAccount, addUser, DbKeyStore, DbUsageSink, openDatabase, parseLicences, type Database } from '../../src/access/index.js';
+import { createCrosstabHandler, listen, type RunningServer, type UsageRecord, type UsageSink } from '../../src/http/index.js';
+import { createPortal, mountPortal } from '../../src/portal/index.js';
+import { openRaw } from '../http/raw-http.js';
+import { tempDir } from '../http/support.js';
+import { cookieOf, csrfOf, postSignIn, send, signInForm } from './portal-client.js';
+
+const paths = inject('testDatasets');
+
+type HeldSink = UsageSink & { hold?: { recorded: () => void; release: Promise<void> } };
+
+/** The real DbUsageSink; a record (not a void) resolves only once `hold` is released, when set. */
+function heldSink(db: Database): HeldSink {
+  const real = new DbUsageSink(db);
+  const sink: HeldSink = {
+    async record(usage: UsageRecord) {
+      await real.record(usage);
+      const hold = sink.hold;
+      if (hold !== undefined && usage.void !== true) {
+        sink.hold = undefined;
+        hold.recorded();
+        await hold.release;
+      }
+    },
+    close: () => real.close(),
+  };
+  return sink;
+}
+
+async function until(done: () => boolean | Promise<boolean>, what: string): Promise<void> {
+  for (let waited = 0; !(await done()); waited += 10) {
+    if (waited > 20_000) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+describe('portal tables not delivered are voided (embedded database)', () => {
+  let db: Database;
+  let gss: Dataset;
+  let server: RunningServer;
+  let origin: string;
+  let sink: HeldSink;
+  let cookie: string;
+  let csrf: string;
+  const sockets = new Set<Socket>();
+
+  beforeAll(async () => {
+    db = await openDatabase(join(tempDir('crosstab-portal-void-'), 'db'));
+    await addAccount(db, 'acme', parseLicences(['GSS'], ['GSS:demographics']));
+    gss = await openDataset(paths.gss);
+    const keys = new DbKeyStore(db);
+    sink = heldSink(db);
+    const api = await createCrosstabHandler({ datasets: [gss], keys, usage: sink });
+    server = await listen(mountPortal(api, createPortal({ db, keys, apiUrl: 'http://127.0.0.1/v1', exampleBody: '{}', surveys: [gss] })), { port: 0 });
+    server.server.on('connection', (socket: Socket) => {
+      sockets.add(socket);
+      socket.once('close', () => sockets.delete(socket));
+    });
+    origin = server.url.replace(/\/v1$/, '');
+    const { user, oneTimePassword } = await addUser(db, 'acme', 'analyst@acme.example');
+    await db.query('UPDATE users SET must_change_password = false WHERE id = $1', [user.id]);
+    const signed = await postSignIn(origin, await signInForm(origin), user.email, oneTimePassword);
+    expect(signed.status).toBe(303);
+    cookie = cookieOf(signed, 'crosstab_portal') as string;
+    csrf = csrfOf(await send(origin, 'GET', '/portal/tables', { cookie }));
+  });
+  afterAll(async () => {
+    await server?.close();
+    await db?.close();
+    await gss?.close();
+  });
+
+  const usage = async () => (await db.query<{ request_id: string; operation: string; void_reason: string | null }>('SELECT request_id, operation, void_reason FROM usage ORDER BY time')).rows;
+  const tableFields = (fields: Record<string, string>) => new URLSearchParams({ csrf, survey: 'GSS', base: 'year=2024', rows: 'race', columns: 'sex', weight: '', missing: 'hide', action: 'compute', ...fields }).toString();
+  const tabbookFields = () => new URLSearchParams({ csrf, survey: 'GSS', base: 'year=2024', banner: 'sex', stubs: 'race', weight: '', missing: 'hide' }).toString();
+  const post = (path: string, body: string) =>
+    `POST ${path} HTTP/1.1\r\nhost: 127.0.0.1\r\ncookie: ${cookie}\r\ncontent-type: application/x-www-form-urlencoded\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+
+  /** Posts `request` on a raw connection and closes it while the call's usage row is being written; the rows added. */
+  async function leaveDuringRecord(request: string): Promise<Array<{ request_id: string; operation: string; void_reason: string | null }>> {
+    const before = (await usage()).length;
+    let release!: () => void;
+    const holding = new Promise<void>((resolve) => {
+      sink.hold = { recorded: resolve, release: new Promise<void>((done) => (release = done)) };
+    });
+    const client = await openRaw(server.port);
+    client.write(request);
+    await holding;
+    client.destroy();
+    await until(() => sockets.size === 0, 'the server to see the close');
+    release();
+    await until(async () => (await usage()).length >= before + 2, 'the usage row and its void');
+    return (await usage()).slice(before);
+  }
+
+  it.each([
+    ['the Tables page (the table shown in HTML)', '/portal/tables', () => tableFields({}), 'table'],
+    ['a CSV download of the Tables page', '/portal/tables', () => tableFields({ action: 'csv' }), 'table'],
+    ['a tab book download', '/portal/tables/tabbook', () => tabbookFields(), 'tabbook'],
+  ])('%s whose client leaves while its row is written: the row and its void', async (_what, path, fields, operation) => {
+    const rows = await leaveDuringRecord(post(path, fields()));
+    expect(rows.map((row) => [row.operation, row.void_reason])).toEqual([
+      [operation, null],
+      [operation, 'client_closed'],
+    ]);
+    expect(rows[1]!.request_id).toBe(rows[0]!.request_id);
+  });
+
+  it('a page delivered whole is not voided', async () => {
+    const before = (await usage()).length;
+    const reply = await send(origin, 'POST', '/portal/tables', { cookie, form: new URLSearchParams(tableFields({})) });
+    expect(reply.status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect((await usage()).slice(before).map((row) => row.void_reason)).toEqual([null]);
+  });
+});
