@@ -4,6 +4,7 @@ import { openCompiled } from './open-compiled.js';
 import { formatTable } from './format-table.js';
 import { formatNumber } from '../text/number-text.js';
 import { nameText, numberText, valueText } from '../text/expression-text.js';
+import { terminalText } from '../text/terminal-text.js';
 
 /**
  * The range of a numeric variable, or its first values with their codebook labels (1=Male),
@@ -25,7 +26,7 @@ function multiText(variable: VariableInfo): string {
     : `columns ${source.columns.map(nameText).join(', ')}${source.counted !== undefined ? ` counting ${valueText(source.counted)}` : ''}`;
   const rows = (variable.values ?? []).map((value) => [`${nameText(variable.name)}=${valueText(value.value)}`, value.label ?? '', formatNumber(value.respondents, 0)]);
   rows.push([`${nameText(variable.name)}=NA`, 'no answer', formatNumber(variable.missing, 0)]);
-  return `${nameText(variable.name)}: multi-response, from ${from}${variable.label ? ` (${variable.label})` : ''}\n${formatTable(['value', 'label', 'respondents'], rows)}`;
+  return `${nameText(variable.name)}: multi-response, from ${from}${variable.label ? ` (${terminalText(variable.label)})` : ''}\n${formatTable(['value', 'label', 'respondents'], rows)}`;
 }
 
 export function registerInfoCommand(program: Command): void {
@@ -43,10 +44,10 @@ export function registerInfoCommand(program: Command): void {
           return;
         }
         process.stdout.write(
-          `${info.name} (survey ${info.survey}): ${formatNumber(info.respondents, 0)} respondents; weights ${info.weights.join(', ')}; units ${info.units}; ` +
+          `${terminalText(info.name)} (survey ${terminalText(info.survey)}): ${formatNumber(info.respondents, 0)} respondents; weights ${info.weights.join(', ')}; units ${info.units}; ` +
             `unstable at <= ${formatNumber(info.stability.cautionMax, 0)} respondents\n` +
             `design: ${info.design.description}\n` +
-            `blank answers: shown in tables as "${info.missingLabel}" (VAR=NA); the "blank" column counts them\n` +
+            `blank answers: shown in tables as "${terminalText(info.missingLabel)}" (VAR=NA); the "blank" column counts them\n` +
             (info.idColumn === undefined ? '' : `respondent ids: ${nameText(info.idColumn)} (kept as given for \`crosstab export\`; not a variable)\n`) +
             (info.weightsFile
               ? `weights file: ${info.weightsFile.file} adds ${info.weightsFile.weights.join(', ')} (written ${info.weightsFile.createdAt} for this build, dataset checksum ${info.weightsFile.datasetChecksum.slice(0, 12)})\n`
@@ -70,7 +71,7 @@ export function registerInfoCommand(program: Command): void {
         if (indexed.length > 0) process.stdout.write(`\nrange index (a range of values reads stored bitsets, no scan): ${indexed.map((v) => nameText(v.name)).join(', ')}\n`);
         const multi = info.variables.filter((v) => v.kind === 'multi');
         for (const v of multi) process.stdout.write(`\n${multiText(v)}\n`);
-        for (const { column, reason } of info.skipped) process.stdout.write(`skipped at build: ${column} (${reason})\n`);
+        for (const { column, reason } of info.skipped) process.stdout.write(`skipped at build: ${terminalText(column)} (${reason})\n`);
       } finally {
         ds.close();
       }

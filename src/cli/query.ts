@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { openCompiled } from './open-compiled.js';
 import { toServiceResponse } from '../facade/service-shape.js';
 import { formatNumber } from '../text/number-text.js';
+import { terminalText } from '../text/terminal-text.js';
 import { exampleDataset } from './bundled.js';
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
@@ -47,7 +48,7 @@ Examples:
             cell.stability,
           ]),
         ];
-        process.stdout.write(`${ds.info.name} (${ds.info.survey}), weight ${result.weight ?? 'none'}, units ${result.units}\n`);
+        process.stdout.write(`${terminalText(ds.info.name)} (${terminalText(ds.info.survey)}), weight ${result.weight ?? 'none'}, units ${result.units}\n`);
         process.stdout.write(`${formatTable(['target', 'weighted', 'respondents', '% of base', 'stability'], rows)}\n`);
       } finally {
         ds.close();

@@ -12,6 +12,7 @@ import {
 import { rowTotalFigure } from './statistics.js';
 import type { TableStatistics } from './table-statistics.js';
 import { displayWidth, padEndDisplay, padStartDisplay, truncateDisplay } from './display-width.js';
+import { terminalText } from '../text/terminal-text.js';
 
 const SEPARATOR = ' │ ';
 
@@ -54,7 +55,7 @@ export function tableToText(result: TableResult, statistics?: TableStatistics, o
     const cells = result.columns.map((_, c) => result.cell(r, c));
     const rowTotal = result.rowTotals[r]!;
     figureLines(
-      row.label,
+      terminalText(row.label),
       cells,
       rowTotal,
       (stat, c) => stat.values[r * width + c]!,
@@ -67,7 +68,7 @@ export function tableToText(result: TableResult, statistics?: TableStatistics, o
   });
 
   const heads = banners(result, groups, options);
-  const header: string[][] = [['', '', 'Total', ...result.columns.map((column) => column.label)]];
+  const header: string[][] = [['', '', 'Total', ...result.columns.map((column) => terminalText(column.label))]];
   if (letters) header.push(['', '', '', ...result.columns.map((_, c) => (statistics?.columnLetters[c] ? `(${statistics.columnLetters[c]})` : ''))]);
   const all = [...header, ...body];
   const widths = all[0]!.map((_, i) => Math.max(...all.map((line) => displayWidth(line[i]!))));
@@ -80,7 +81,7 @@ export function tableToText(result: TableResult, statistics?: TableStatistics, o
     for (const banner of heads) {
       const first = banner.columns[0]! + 3;
       const span = banner.columns.reduce((sum, c) => sum + widths[c + 3]!, 0) + 2 * (banner.columns.length - 1);
-      cells[first] = padEndDisplay(truncateDisplay(banner.label, span), span);
+      cells[first] = padEndDisplay(truncateDisplay(terminalText(banner.label), span), span);
       for (const c of banner.columns.slice(1)) cells[c + 3] = '';
     }
     return cells.map((cell, i) => (i === 0 ? '' : opensBlock.has(i) ? SEPARATOR : cell === '' ? '' : '  ') + cell).join('').trimEnd();
@@ -88,8 +89,8 @@ export function tableToText(result: TableResult, statistics?: TableStatistics, o
   const ruleLine = join(widths.map((w) => '─'.repeat(w)), '──', '─┼─');
 
   const lines: string[] = [];
-  if (options.title) lines.push(options.title);
-  lines.push(`base ${result.base} · weight ${result.weight ?? 'none (unweighted)'} · units ${result.units} · ${formatCount(result.total.respondents, 0)} respondents`);
+  if (options.title) lines.push(terminalText(options.title));
+  lines.push(`base ${terminalText(result.base)} · weight ${terminalText(result.weight ?? 'none (unweighted)')} · units ${result.units} · ${formatCount(result.total.respondents, 0)} respondents`);
   lines.push(missingNote(result, statistics));
   lines.push('');
   lines.push(bannerLine());
