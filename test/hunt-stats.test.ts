@@ -120,7 +120,7 @@ suite(`statistics against R, live (seed ${SEED}, ${RUNS.gss} GSS and ${RUNS.nhan
         info.set(v.name, { name: v.name, values: v.values.map((value) => Number(value.value)), labels, missing: v.missing > 0, numeric: v.kind === 'numeric' });
       }
       const generator = new Generator(random, survey, info);
-      for (let n = 0; n < RUNS[survey.name]; n++) {
+      for (let n = 0; n < RUNS[survey.name as keyof typeof RUNS]; n++) {
         const base = generator.base();
         const rows = generator.axis();
         const columns = generator.axis();

@@ -20,6 +20,10 @@ export type Node =
   | { not: Node }
   | { var: string; missing: true }
   | { var: string; items: Item[] }
+  /** Holds every one of the values (a multi-response variable). */
+  | { var: string; every: number[] }
+  /** Answered, and holds none of the values. */
+  | { var: string; none: number[] }
   | { code: string };
 
 export interface Variable {
@@ -28,9 +32,13 @@ export interface Variable {
   labels: Record<string, string>;
   missing: boolean;
   numeric: boolean;
+  /** A multi-response variable (each value a set of its own). */
+  multi?: boolean;
 }
 export interface Survey {
-  name: 'gss' | 'nhanes';
+  name: string;
+  /** Expressions also use all(...) on multi-response variables and none(...) on any (left out of the first hunt, whose seeds keep their tables). */
+  extended?: boolean;
   csv: string;
   weight: string;
   design?: { strata: string; psu: string; nest: true };
@@ -88,6 +96,13 @@ export class Generator {
     const variable = this.info.get(this.pick(this.survey.variables))!;
     const name = variable.name;
     if (r < 0.14 && variable.missing) return { tree: { var: name, missing: true }, text: `${name}=NA` };
+    if (this.survey.extended && r < 0.24) {
+      const chosen = [...new Set([this.pick(variable.values), this.pick(variable.values), this.pick(variable.values)].slice(0, 1 + Math.floor(this.random() * 3)))];
+      const texts = chosen.map((value) => this.valueText(variable, value)).join(',');
+      const keyword = this.random() < 0.8 ? '' : 'upper';
+      if (variable.multi && r < 0.19) return { tree: { var: name, every: chosen }, text: `${name}=${keyword ? 'ALL' : 'all'}(${texts})` };
+      return { tree: { var: name, none: chosen }, text: `${name}=${keyword ? 'NONE' : 'none'}(${texts})` };
+    }
     const count = 1 + Math.floor(this.random() * (this.random() < 0.7 ? 2 : 4));
     const items: Item[] = [];
     const texts: string[] = [];
@@ -203,6 +218,8 @@ export function terms(node: Node): number {
   if ('or' in node) return node.or.reduce((sum, n) => sum + terms(n), 0);
   if ('not' in node) return terms(node.not);
   if ('items' in node) return node.items.length;
+  if ('every' in node) return node.every.length;
+  if ('none' in node) return node.none.length;
   return 1;
 }
 
@@ -223,6 +240,8 @@ export function treeText(node: Node): string {
   if ('or' in node) return node.or.map((n) => `(${treeText(n)})`).join(' OR ');
   if ('not' in node) return `NOT (${treeText(node.not)})`;
   if ('missing' in node) return `${node.var}=NA`;
+  if ('every' in node) return `${node.var}=all(${node.every.join(',')})`;
+  if ('none' in node) return `${node.var}=none(${node.none.join(',')})`;
   return `${node.var}=${node.items.map((item) => ('value' in item ? String(item.value) : `${item.min ?? ''}..${item.max ?? ''}`)).join(',')}`;
 }
 
@@ -259,7 +278,9 @@ export interface Case {
   request?: unknown;
 }
 
-export const rNumber = (value: unknown): number => (value === 'NA' || value === 'NaN' || value === null || value === undefined ? Number.NaN : typeof value === 'string' ? Number(value) : (value as number));
+// jsonlite writes R's non-finite numbers as strings: "NA", "NaN", "Inf", "-Inf".
+export const rNumber = (value: unknown): number =>
+  value === 'NA' || value === 'NaN' || value === null || value === undefined ? Number.NaN : value === 'Inf' ? Infinity : value === '-Inf' ? -Infinity : typeof value === 'string' ? Number(value) : (value as number);
 
 /** The worst relative error and the number of values compared, per figure. */
 export const ledger = new Map<string, { worst: number; count: number }>();
@@ -328,7 +349,7 @@ export function compare(c: Case, r: RAnswer): void {
     for (const axis of [result.rows, result.columns]) {
       const entries = axis.filter((entry) => entry.variable === e.variable);
       if (entries.length === 0) continue;
-      const shown = [...new Set(entries.filter((entry) => !entry.missing).map((entry) => Number(entry.value)))];
+      const shown = [...new Set(entries.filter((entry) => !entry.missing && !entry.net).map((entry) => Number(entry.value)))];
       if (JSON.stringify(shown) !== JSON.stringify(values)) problems.push(`${where} ${e.variable}: entries ${shown}, R's values ${values}`);
       const blank = entries.some((entry) => entry.missing);
       if (blank !== (c.query.missing === 'show' && e.baseBlanks > 0)) problems.push(`${where} ${e.variable}: "No answer" entry ${blank}, base blanks ${e.baseBlanks}`);
