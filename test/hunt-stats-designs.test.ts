@@ -17,9 +17,9 @@
 // process (test/support/hunt-stats.R) fed every table of the run, which evaluates each
 // condition from its tree, multi-response answers from the CSV's columns.
 //
-// HUNT_STATS_RUNS (tables per dataset; default 6, GSS 1) and HUNT_STATS_SEED (default
-// 20261130) make a longer or another hunt; HUNT_STATS_KEEP keeps the run's folder. Under
-// CI=true a missing Rscript fails the test.
+// HUNT_STATS_RUNS (tables per dataset; default 6, GSS 1; HUNT_STATS_GSS_RUNS sets GSS's apart:
+// R takes up to 30 s for one) and HUNT_STATS_SEED (default 20261130) make a longer or another
+// hunt; HUNT_STATS_KEEP keeps the run's folder. Under CI=true a missing Rscript fails the test.
 import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -36,7 +36,7 @@ import { compare, expand, Generator, ledgerTable, problems, type Case, type Gene
 import { designFixture } from './design/support.js';
 
 const RUNS = Number(process.env.HUNT_STATS_RUNS ?? 6);
-const GSS_RUNS = Number(process.env.HUNT_STATS_RUNS ?? 1);
+const GSS_RUNS = Number(process.env.HUNT_STATS_GSS_RUNS ?? process.env.HUNT_STATS_RUNS ?? 1);
 const SEED = Number(process.env.HUNT_STATS_SEED ?? 20261130);
 const rscript = ['/usr/bin/Rscript', 'Rscript'].find((path) => path === 'Rscript' || existsSync(path))!;
 const hasR = await promisify(execFile)(rscript, ['-e', 'suppressMessages({library(survey); library(jsonlite)})']).then(

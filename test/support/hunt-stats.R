@@ -282,7 +282,19 @@ for (q in input$queries) {
     }
   }
   # Kish: the SE of p on the column's effective base, plain arithmetic (docs/statistics.md).
-  if (kish) { propSE <- sqrt(prop * (1 - prop) / ebase); propMoE <- qnorm(0.975) * propSE }
+  # p from the plain sums (a cell holding its whole column is exactly 1 there, where svymean's
+  # mean can be 1 - 1e-16 and give an SE of 1e-9). linSE: the linearization SE, kept for the
+  # comparison of design effects.
+  linSE <- propSE
+  if (kish) {
+    pk <- prop
+    for (i in seq_len(nr)) for (j in seq_len(nc)) if (!is.nan(prop[i, j])) {
+      den <- b & C[[j]]
+      if (valid && !is.null(q$rows[[i]]$variable)) den <- den & !blankOf(q$rows[[i]]$variable)
+      pk[i, j] <- sum(w[den & R[[i]]]) / sum(w[den])
+    }
+    propSE <- sqrt(pk * (1 - pk) / ebase); propMoE <- qnorm(0.975) * propSE
+  }
   rowTotals <- sapply(seq_len(nr), function(i) sum(w[b & R[[i]]]))
   rowTotalN <- sapply(seq_len(nr), function(i) sum(b & R[[i]]))
   colTotals <- sapply(seq_len(nc), function(j) sum(w[b & C[[j]]]))
@@ -306,7 +318,7 @@ for (q in input$queries) {
     cells[[k]] <- list(
       weighted = sum(w[inCell]), respondents = sum(inCell), sumSq = sum(w[inCell]^2),
       total = totals[i, j], totalSE = totalSE[i, j], totalMoE = totalMoE[i, j],
-      columnPct = prop[i, j], columnPctSE = propSE[i, j], columnPctMoE = propMoE[i, j], deff = propDeff[i, j], ebase = ebase[i, j],
+      columnPct = prop[i, j], columnPctSE = propSE[i, j], columnPctMoE = propMoE[i, j], linSE = linSE[i, j], deff = propDeff[i, j], ebase = ebase[i, j],
       index = 100 * prop[i, j] / rowShare[i],
       rowPct = if (undefinedRow) NaN else sum(w[inCell]) / sum(w[rden]),
       tablePct = if (undefinedTable) NaN else sum(w[inCell]) / sum(w[tden])
@@ -343,7 +355,7 @@ for (q in input$queries) {
           pbar <- (ea * pa + eb * pb) / (ea + eb)
           s <- sqrt(pbar * (1 - pbar) * (1 / ea + 1 / eb))
           if (is.finite(s) && s > 0) {
-            x2 <- suppressWarnings(prop.test(c(pa * ea, pb * eb), c(ea, eb), correct = FALSE)$statistic[[1]])
+            x2 <- suppressWarnings(prop.test(pmin(c(pa * ea, pb * eb), c(ea, eb)), c(ea, eb), correct = FALSE)$statistic[[1]]) # p of 1 can round above it
             if (abs(x2 - ((pa - pb) / s)^2) > 1e-8 * max(1, x2)) stop(sprintf("%s: pooled z^2 %.17g, prop.test X^2 %.17g", q$id, ((pa - pb) / s)^2, x2))
           }
           add(i, ja, jb, num(pa - pb), num(s))
