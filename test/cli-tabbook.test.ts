@@ -113,6 +113,9 @@ describe('crosstab tabbook', () => {
     ['an empty banner', ['--banner', '', '--stubs', 'degree'], '--banner', /--banner must be a comma list/],
     ['a bad --layout', ['--banner', 'sex', '--stubs', 'degree', '--layout', 'wide'], '--layout', /--layout must be sheets, long; not "wide"/],
     ['a bad --missing', ['--banner', 'sex', '--stubs', 'degree', '--missing', 'maybe'], '--missing', /--missing must be show, hide/],
+    ['a bad --max-cells', ['--banner', 'sex', '--stubs', 'degree', '--max-cells', '1e6'], '--max-cells', /--max-cells must be a whole number of cells, at least 1; got "1e6"/],
+    // degree (5 values, "No answer") and relig (13, "No answer") x Total, sex (2, "No answer"): 20 rows x 4 columns.
+    ['a book past --max-cells', ['--banner', 'sex', '--stubs', 'degree,relig', '--max-cells', '79'], '--max-cells', /error \[invalid_option\]: --max-cells: the tab book has 2 tables of 20 rows in all x 4 columns = 80 cells; at most 79 are allowed\n.*raise --max-cells to 80 /],
   ])('%s is refused naming the flag', async (_what, flags, flag, message) => {
     const out = join(dir, 'refused.xlsx');
     const { code, stderr } = await crosstab(['tabbook', gss(), ...flags, '--out', out]);
@@ -120,6 +123,18 @@ describe('crosstab tabbook', () => {
     expect(stderr).toContain(flag);
     expect(stderr).toMatch(message);
     expect(existsSync(out)).toBe(false);
+  });
+
+  it('a book past the default cell limit (250,000) is refused before any table is computed; --max-cells raises the limit', async () => {
+    const out = join(dir, 'giant.xlsx');
+    const large = inject('testDatasets').large;
+    // 3 stubs of mid's 300 values x (Total + 300 values): 270,900 cells.
+    const refused = await crosstab(['tabbook', large, '--banner', 'mid', '--stubs', 'mid,mid,mid', '--out', out]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/--max-cells: the tab book has 3 tables of 900 rows in all x 301 columns = 270,900 cells; at most 250,000 are allowed/);
+    expect(existsSync(out)).toBe(false);
+    const made = await crosstab(['tabbook', gss(), '--banner', 'sex', '--stubs', 'degree,relig', '--max-cells', '80', '--stats', 'vpct', '--out', join(dir, 'at-limit.json')]);
+    expect([made.code, made.stderr]).toEqual([0, `wrote ${join(dir, 'at-limit.json')} (json, 2 tables)\n`]);
   });
 
   it('an --out that cannot be written is refused before any table is computed, leaving nothing', async () => {

@@ -97,7 +97,10 @@ export async function buildDataset(input: string, options: BuildOptions): Promis
   }
   cancelled();
   const { writeDataset } = await import('../dataset/file/writer.js');
-  const written = await writeDataset(compiled, checked.out, signal);
+  // Past the page cache: through it, the copy into new cache pages and their writeback at the
+  // fsync cost more CPU than any step of the build but the read; the workers run at most a few
+  // variables ahead of the writer (makeBuffersInWorkers), so a slow device holds back only them.
+  const written = await writeDataset(compiled, checked.out, signal, { direct: true });
   return {
     out: checked.out,
     respondents: compiled.meta.respondents,

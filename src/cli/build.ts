@@ -1,6 +1,5 @@
 import { type Command, InvalidArgumentError } from 'commander';
 import type { DesignOptions } from '../dataset/build/design.js';
-import { SingleBar } from 'cli-progress';
 import { buildDataset } from '../build/build.js';
 import { ErrorCode, isCrosstabError } from '../errors.js';
 import { formatNumber } from '../text/number-text.js';
@@ -96,7 +95,8 @@ Examples:
     .action(async (input: string, flags) => {
       const started = performance.now();
       const showBar = process.stderr.isTTY && !flags.quiet;
-      const bar = new SingleBar({ format: 'reading {bar} {percentage}% | {mb} of {totalMb} MB | {eta}s left', stream: process.stderr, clearOnComplete: true });
+      // cli-progress loads only for a bar on a terminal: a build run by a script or a pipe does without it (some 30 ms before the read starts).
+      const bar = showBar ? new (await import('cli-progress')).SingleBar({ format: 'reading {bar} {percentage}% | {mb} of {totalMb} MB | {eta}s left', stream: process.stderr, clearOnComplete: true }) : undefined;
       let barStarted = false;
       // Ctrl-C (or a SIGTERM) cancels the build, which removes its partial output; a second Ctrl-C kills at once.
       const interrupt = new AbortController();
@@ -122,13 +122,13 @@ Examples:
           onProgress: showBar
             ? (done, total) => {
                 const mb = (bytes: number) => (bytes / 1e6).toFixed(1);
-                if (!barStarted) bar.start(total, 0, { mb: mb(done), totalMb: mb(total) });
+                if (!barStarted) bar!.start(total, 0, { mb: mb(done), totalMb: mb(total) });
                 barStarted = true;
-                bar.update(done, { mb: mb(done), totalMb: mb(total) });
+                bar!.update(done, { mb: mb(done), totalMb: mb(total) });
               }
             : undefined,
         } as Parameters<typeof buildDataset>[1]);
-        if (barStarted) bar.stop();
+        if (barStarted) bar?.stop();
         if (!flags.quiet) {
           for (const note of report.notes) process.stderr.write(`note: ${note}\n`);
           for (const { column, reason } of report.skipped) process.stderr.write(`note: column ${column} skipped (${reason})\n`);
@@ -138,12 +138,12 @@ Examples:
           );
         }
       } catch (error) {
-        if (barStarted) bar.stop();
+        if (barStarted) bar?.stop();
         if (!(isCrosstabError(error) && error.code === ErrorCode.cancelled && interrupt.signal.aborted)) throw error;
         reportError(error);
         process.exit(130);
       } finally {
-        if (barStarted) bar.stop();
+        if (barStarted) bar?.stop();
         process.removeListener('SIGINT', cancel);
         process.removeListener('SIGTERM', cancel);
       }

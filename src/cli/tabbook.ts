@@ -3,7 +3,7 @@ import { access } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { CrosstabError, ErrorCode } from '../errors.js';
-import { tabbook } from '../report/tabbook.js';
+import { DEFAULT_TABBOOK_MAX_CELLS, tabbook } from '../report/tabbook.js';
 import { normalizeStats, STAT_NAMES, type StatName } from '../report/statistics.js';
 import { TABBOOK_FORMATS, TABBOOK_LAYOUTS } from '../report/tabbook-model.js';
 import { formatOfPath, writeTabbook } from '../report/tabbook-output.js';
@@ -14,7 +14,7 @@ import { databaseOption } from './database-option.js';
 import { openCompiled } from './open-compiled.js';
 
 /** The library's field names, as this command's flags. */
-const FLAGS: Record<string, string> = { banner: '--banner', columnGroups: '--column-group', stubs: '--stubs', base: '--base', weight: '--weight', stats: '--stats', missing: '--missing', format: '--format', layout: '--layout', out: '--out' };
+const FLAGS: Record<string, string> = { banner: '--banner', columnGroups: '--column-group', stubs: '--stubs', base: '--base', weight: '--weight', stats: '--stats', missing: '--missing', maxCells: '--max-cells', format: '--format', layout: '--layout', out: '--out' };
 
 /**
  * Registers `crosstab tabbook <dataset>`: one banner across many stub tables, written as an
@@ -38,6 +38,7 @@ export function registerTabbookCommand(program: Command): void {
     .option('--weight <column>', "weight column (default: the dataset's first)")
     .option('--unweighted', 'count respondents with weight 1')
     .option('--execution <where>', 'auto, inline (calling thread) or pool (worker threads)', 'pool')
+    .option('--max-cells <n>', `most cells of the whole book (every stub's rows x the banner's columns), refused before any table starts (default ${DEFAULT_TABBOOK_MAX_CELLS})`)
     .option('--audiences <file>', '@name in --banner and --base: saved audiences from a file of name=expression lines')
     .option('--account <name>', "@name in --banner and --base: the account's shared audiences in the access database (--database)")
     .option('--user <email>', "with --account: that user's private audiences too")
@@ -65,6 +66,7 @@ Examples:
             base,
             stats: settings.stats,
             missing: settings.missing,
+            ...(settings.maxCells !== undefined ? { maxCells: settings.maxCells } : {}),
             ...(settings.weight !== undefined ? { weight: settings.weight } : {}),
           }),
         );
@@ -130,13 +132,18 @@ async function readFlags(flags: Record<string, unknown>) {
   const execution = oneOf('--execution', flags['execution'], ['auto', 'inline', 'pool'] as const);
   if (flags['unweighted'] === true && flags['weight'] !== undefined) throw flagError('--unweighted', '--weight and --unweighted cannot be used together', 'Pass one of them.');
   const weight = flags['unweighted'] === true ? null : (flags['weight'] as string | undefined);
+  const maxCellsText = flags['maxCells'] as string | undefined;
+  const maxCells = maxCellsText === undefined ? undefined : Number(maxCellsText);
+  if (maxCells !== undefined && (!/^\d+$/.test(maxCellsText!.trim()) || !Number.isSafeInteger(maxCells) || maxCells < 1)) {
+    throw flagError('--max-cells', `--max-cells must be a whole number of cells, at least 1; got "${shorten(maxCellsText!)}"`, `e.g. --max-cells 1000000 (default ${DEFAULT_TABBOOK_MAX_CELLS}).`);
+  }
   // Before any table is computed: a folder that cannot take the file fails now, not after the tables.
   try {
     await access(dirname(resolve(out)), constants.W_OK);
   } catch (error) {
     throw flagError('--out', `--out ${out}: cannot write there: ${(error as Error).message}`, 'Pass a file path in a folder that exists and that you may write to.');
   }
-  return { banner, columnGroups, stubs, base: String(flags['base']), stats, missing, out, format, layout, execution, weight };
+  return { banner, columnGroups, stubs, base: String(flags['base']), stats, missing, maxCells, out, format, layout, execution, weight };
 }
 
 /**
@@ -193,7 +200,10 @@ async function relabel<T>(run: () => Promise<T>): Promise<T> {
     const name = /^[a-z]+/i.exec(error.details.field)?.[0] ?? '';
     const flag = FLAGS[name];
     if (flag === undefined) throw error;
-    const problem = error.details.problem ?? error.message;
-    throw new CrosstabError(error.code, `${flag}: ${problem}`, { ...error.details, field: flag });
+    // The library's limit option, named in its problem and hint, is this flag here.
+    const asFlag = (text: string) => (name === 'maxCells' ? text.replaceAll('maxCells', flag) : text);
+    const problem = asFlag(error.details.problem ?? error.message);
+    const hint = typeof error.details.hint === 'string' ? { hint: asFlag(error.details.hint) } : {};
+    throw new CrosstabError(error.code, `${flag}: ${problem}`, { ...error.details, ...hint, field: flag });
   }
 }

@@ -230,7 +230,6 @@ export class Dataset {
       const boundColumns = allColumns.filter((_, i) => keepColumns[i]);
       const groups = readColumnGroups(options.columnGroups, columns.length);
       const cells = await this.engine.table(boundBase, boundRows, boundColumns, weight, { signal: running, onProgress });
-      shareSameSetSums(cells, boundRows.length, boundColumns.length);
       // The respondents in both columns of each pair that may overlap: one more table, whose columns are (A AND B).
       // Default groups overlap only for a multi-response variable's values; else no pair, no extra table. Their
       // pairs are left uncounted when more than an axis takes, or refused by the engine (per-PSU sums past its
@@ -244,6 +243,7 @@ export class Dataset {
       } catch (error) {
         if (!defaults || !(error instanceof CrosstabError) || error.code !== ErrorCode.invalidOption) throw error;
       }
+      shareSameSetSums(cells, boundRows.length, boundColumns.length, both && { table: both, pairs });
       const overlaps: ColumnOverlaps | undefined = both && { pairs, weighted: both.sums, respondents: both.counts, sumSqWeights: both.sumsSq, totals: both.margins.columns.map((sums) => this.toCell(sums)) };
       return { cells, rows, columns, groups, overlaps };
     });

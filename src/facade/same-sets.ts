@@ -8,18 +8,37 @@
  * a negative design effect, a "significant" difference of 1 against 0. So each such group of
  * equal sets takes the sums of its first member (the base, then row totals, then column
  * totals, then cells): Σw, Σw², and the per-PSU sums or replicate sums of its design.
+ *
+ * The respondents in both columns of a compared pair (ColumnOverlaps, another table whose
+ * columns are A AND B) join in too: base AND A AND B lies inside both column totals, and
+ * base AND row AND A AND B inside both cells of the row and inside its pair's total. A pair
+ * whose columns hold the same respondents then has the same sums in both, and its difference
+ * a variance of exactly 0, not a last-bit remainder (1e-10, or NaN when it falls below 0).
  */
 import type { CellSums } from '../kernel/kernel.js';
-import type { TableDesign } from '../stats/table-variance.js';
+import type { ReplicateTable, TableDesign } from '../stats/table-variance.js';
 import type { EngineTable } from './engine.js';
 
-/** Gives every cell and margin of `table` that holds the same respondents as one it lies in the same sums, in place. */
-export function shareSameSetSums(table: EngineTable, nRows: number, nColumns: number): void {
+/** The table of a table's compared pairs: its columns are (A AND B) for each pair [A, B] of the table's columns. */
+export interface PairTable {
+  table: EngineTable;
+  pairs: ReadonlyArray<readonly [number, number]>;
+}
+
+/**
+ * Gives every cell and margin of `table` that holds the same respondents as one it lies in the
+ * same sums, in place; and every cell and column total of `both` (its compared pairs) likewise.
+ */
+export function shareSameSetSums(table: EngineTable, nRows: number, nColumns: number, both?: PairTable): void {
   const cells = nRows * nColumns;
-  // Nodes: 0 the base, 1..nRows the row totals, then the column totals, then the cells (row-major).
+  const nPairs = both?.pairs.length ?? 0;
+  // Nodes: 0 the base, 1..nRows the row totals, then the column totals, then the cells (row-major),
+  // then each pair's total (base AND A AND B), then the pairs' cells (row-major).
   const firstColumn = 1 + nRows;
   const firstCell = firstColumn + nColumns;
-  const nodes = firstCell + cells;
+  const firstPairTotal = firstCell + cells;
+  const firstPairCell = firstPairTotal + nPairs;
+  const nodes = firstPairCell + nRows * nPairs;
   const parent = new Int32Array(nodes);
   for (let i = 0; i < nodes; i++) parent[i] = i;
   const find = (node: number): number => {
@@ -39,14 +58,18 @@ export function shareSameSetSums(table: EngineTable, nRows: number, nColumns: nu
     if (ra < rb) parent[rb] = ra;
     else if (rb < ra) parent[ra] = rb;
   };
-  // A margin's sums (the base, a row total, a column total); undefined for a cell, whose sums are in the table's arrays.
+  // A margin's sums (the base, a row total, a column total, a pair's total); undefined for a cell, whose sums are in its table's arrays.
   const sumsOf = (node: number): CellSums | undefined => {
     if (node === 0) return table.total;
     if (node < firstColumn) return table.margins.rows[node - 1];
     if (node < firstCell) return table.margins.columns[node - firstColumn];
+    if (node < firstPairTotal) return undefined;
+    if (node < firstPairCell) return both!.table.margins.columns[node - firstPairTotal];
     return undefined;
   };
-  const count = (node: number): number => sumsOf(node)?.respondents ?? table.counts[node - firstCell]!;
+  const tableOf = (node: number): EngineTable => (node < firstPairTotal ? table : both!.table);
+  const cellAt = (node: number): number => (node < firstPairTotal ? node - firstCell : node - firstPairCell);
+  const count = (node: number): number => sumsOf(node)?.respondents ?? tableOf(node).counts[cellAt(node)]!;
   let joined = false;
   const same = (part: number, whole: number): void => {
     if (count(part) === count(whole)) {
@@ -63,25 +86,37 @@ export function shareSameSetSums(table: EngineTable, nRows: number, nColumns: nu
       same(cell, firstColumn + c);
     }
   }
+  both?.pairs.forEach(([a, b], k) => {
+    same(firstPairTotal + k, firstColumn + a);
+    same(firstPairTotal + k, firstColumn + b);
+    for (let r = 0; r < nRows; r++) {
+      const cell = firstPairCell + r * nPairs + k;
+      same(cell, firstCell + r * nColumns + a);
+      same(cell, firstCell + r * nColumns + b);
+      same(cell, firstPairTotal + k);
+    }
+  });
   if (!joined) return;
 
-  // The design's slot of a node: cells (row-major), then row totals, then column totals, then the base.
+  // The design's slot of a node of `table`: cells (row-major), then row totals, then column totals, then the base.
   const slotOf = (node: number): number => (node === 0 ? cells + nRows + nColumns : node < firstColumn ? cells + node - 1 : node < firstCell ? cells + nRows + node - firstColumn : node - firstCell);
   for (let node = 1; node < nodes; node++) {
     const lead = find(node);
     if (lead === node) continue;
     const from = sumsOf(lead);
-    const weighted = from ? from.weighted : table.sums[lead - firstCell]!;
-    const sumSq = from ? from.sumSqWeights : table.sumsSq[lead - firstCell]!;
+    const weighted = from ? from.weighted : tableOf(lead).sums[cellAt(lead)]!;
+    const sumSq = from ? from.sumSqWeights : tableOf(lead).sumsSq[cellAt(lead)]!;
     const to = sumsOf(node);
     if (to) {
       to.weighted = weighted;
       to.sumSqWeights = sumSq;
     } else {
-      table.sums[node - firstCell] = weighted;
-      table.sumsSq[node - firstCell] = sumSq;
+      tableOf(node).sums[cellAt(node)] = weighted;
+      tableOf(node).sumsSq[cellAt(node)] = sumSq;
     }
-    copyDesignSums(table.design, slotOf(lead), slotOf(node), nRows, nColumns);
+    // A group's lead is its smallest node, so a node of `table` is led by one of `table`. The
+    // pairs' sums carry no design: their variances are the simple design's alone.
+    if (node < firstPairTotal) copyDesignSums(table.design, slotOf(lead), slotOf(node), nRows, nColumns);
   }
 }
 
@@ -90,15 +125,14 @@ function copyDesignSums(design: TableDesign, from: number, to: number, nRows: nu
     const { clusters, slots, sums } = design.clusterSums;
     for (let k = 0; k < clusters; k++) sums[k * slots + to] = sums[k * slots + from]!;
   } else if (design.kind === 'replicate') {
-    const cells = nRows * nColumns;
-    for (const replicate of design.replicates) {
-      const read = (slot: number): number =>
-        slot < cells ? replicate.weighted[slot]! : slot < cells + nRows ? replicate.rowTotals[slot - cells]! : slot < cells + nRows + nColumns ? replicate.columnTotals[slot - cells - nRows]! : replicate.total;
-      const value = read(from);
-      if (to < cells) replicate.weighted[to] = value;
-      else if (to < cells + nRows) replicate.rowTotals[to - cells] = value;
-      else if (to < cells + nRows + nColumns) replicate.columnTotals[to - cells - nRows] = value;
-      else replicate.total = value;
-    }
+    for (const replicate of design.replicates) replicateSlot(replicate, to, nRows, nColumns).set(replicateSlot(replicate, from, nRows, nColumns).get());
   }
+}
+
+/** A replicate's sum at a design slot (cells row-major, then row totals, then column totals, then the base). */
+function replicateSlot(replicate: ReplicateTable, slot: number, nRows: number, nColumns: number): { get(): number; set(value: number): void } {
+  const cells = nRows * nColumns;
+  const [values, at] = slot < cells ? [replicate.weighted, slot] : slot < cells + nRows ? [replicate.rowTotals, slot - cells] : slot < cells + nRows + nColumns ? [replicate.columnTotals, slot - cells - nRows] : [undefined, 0];
+  if (values === undefined) return { get: () => replicate.total, set: (value) => (replicate.total = value) };
+  return { get: () => values[at]!, set: (value) => (values[at] = value) };
 }

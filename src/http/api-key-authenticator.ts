@@ -45,6 +45,11 @@ function checkKey(record: ApiKeyRecord | undefined): ApiKeyRecord | ServiceError
  */
 export function apiKeyAuthenticator(keys: KeyStore, context: { proxies: ProxyTrust; authFailures: AuthFailureLimiter }): Authenticator {
   const { proxies, authFailures } = context;
+  /** `answer`, a failure counted against the client's address first. */
+  const counted = (answer: ApiKeyRecord | ServiceError, request: HandlerRequest): ApiKeyRecord | ServiceError => {
+    if (isServiceError(answer)) authFailures.recordFailure(clientAddress(request, proxies));
+    return answer;
+  };
   return {
     // No registered scheme fits a key in a header of its own: ApiKey names the header it goes in.
     challenge: `ApiKey realm="${AUTH_REALM}", header="${AUTH_HEADER}"`,
@@ -70,12 +75,8 @@ export function apiKeyAuthenticator(keys: KeyStore, context: { proxies: ProxyTru
           };
         }
       }
-      const counted = (answer: ApiKeyRecord | ServiceError): ApiKeyRecord | ServiceError => {
-        if (isServiceError(answer)) authFailures.recordFailure(clientAddress(request, proxies));
-        return answer;
-      };
       const record = keys.lookup(apiKey);
-      return record instanceof Promise ? record.then((found) => counted(checkKey(found))) : counted(checkKey(record));
+      return record instanceof Promise ? record.then((found) => counted(checkKey(found), request)) : counted(checkKey(record), request);
     },
   };
 }

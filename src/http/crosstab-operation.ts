@@ -6,6 +6,16 @@ import { validateCrosstabRequest } from './crosstab-request.js';
 import type { AuthenticatedContext, RouteResult } from './route.js';
 import { fromEngineError, isServiceError, quote, serviceError } from './service-error.js';
 
+/** The surveys `key` is entitled to among those served: named only in refusals. */
+function visibleSurveys(surveys: ReadonlyMap<string, unknown>, key: AuthenticatedContext['caller']): string[] {
+  return [...surveys.keys()].filter((survey) => entitledToSurvey(key, survey));
+}
+
+/** The survey's catalog path, which error hints point at. */
+function catalogPath(service: AuthenticatedContext['service'], survey: string): string {
+  return `${service.basePath}/surveys/${encodeURIComponent(survey)}`;
+}
+
 /**
  * POST /crosstab, after the caller, Content-Type, size and JSON were checked (in that order,
  * by the handler): fields, survey entitlement, survey, group, expressions. So an unchanged
@@ -18,22 +28,18 @@ export async function crosstabOperation(context: AuthenticatedContext): Promise<
   if (isServiceError(body)) return body;
   entry.survey = body.SurveyCode.slice(0, 64);
 
-  // Named only in the two refusals below; not computed for a request that passes.
-  const visible = (): string[] => [...surveys.keys()].filter((survey) => entitledToSurvey(key, survey));
   if (!entitledToSurvey(key, body.SurveyCode)) {
     // Not entitled: 403 whether or not the survey exists, so keys cannot probe for surveys.
-    return serviceError('forbidden_survey', `This API key is not entitled to survey ${quote(body.SurveyCode)}.`, `The key is entitled to: ${visible().join(', ') || 'no survey served here'}. Ask the provider to license the survey for your key.`, 'SurveyCode');
+    return serviceError('forbidden_survey', `This API key is not entitled to survey ${quote(body.SurveyCode)}.`, `The key is entitled to: ${visibleSurveys(surveys, key).join(', ') || 'no survey served here'}. Ask the provider to license the survey for your key.`, 'SurveyCode');
   }
   const dataset = surveys.get(body.SurveyCode);
   if (dataset === undefined) {
-    return serviceError('unknown_survey', `No survey ${quote(body.SurveyCode)} is served here.`, `Use one of: ${visible().join(', ')} (SurveyCodes are case-sensitive).`, 'SurveyCode');
+    return serviceError('unknown_survey', `No survey ${quote(body.SurveyCode)} is served here.`, `Use one of: ${visibleSurveys(surveys, key).join(', ')} (SurveyCodes are case-sensitive).`, 'SurveyCode');
   }
   entry.datasetVersion = dataset.info.checksum;
   const access = authorize(key, dataset.info, body.AuthorizationGroup);
   if (isServiceError(access)) return access;
 
-  // The survey's catalog path, which error hints point at.
-  const catalog = (): string => `${service.basePath}/surveys/${encodeURIComponent(body.SurveyCode)}`;
   // Expressions naming no saved audience (no `@`) are used as they are, without the expansion's await.
   let base: string;
   let targets: string[];
@@ -53,7 +59,7 @@ export async function crosstabOperation(context: AuthenticatedContext): Promise<
         { text: body.PopulationBaseCode, field: 'PopulationBaseCode', label: 'PopulationBaseCode' },
         ...body.TargetCodes.map((text, i) => ({ text, field: 'TargetCodes', label: `TargetCodes[${i}]` })),
       ],
-      catalog: catalog(),
+      catalog: catalogPath(service, body.SurveyCode),
     }).catch((error: unknown) => {
       release?.();
       throw error;
@@ -67,18 +73,14 @@ export async function crosstabOperation(context: AuthenticatedContext): Promise<
 
   let result: CrosstabResult;
   try {
-    const pending = dataset.crosstab({
-      base,
-      targets,
-      ...(access.allowedGroups === undefined ? {} : { allowedGroups: access.allowedGroups }),
-    });
+    const pending = dataset.crosstab(access.allowedGroups === undefined ? { base, targets } : { base, targets, allowedGroups: access.allowedGroups });
     // The call is in flight (a draining close waits for it): the hold has done its part.
     release?.();
     result = await pending;
   } catch (error) {
     release?.();
     if (!isCrosstabError(error)) throw error;
-    return fromEngineError(error, catalog());
+    return fromEngineError(error, catalogPath(service, body.SurveyCode));
   }
   return { body: serviceResponseJson(result), usage: { survey: body.SurveyCode, targets: body.TargetCodes.length, operation: 'crosstab' } };
 }

@@ -37,7 +37,8 @@ export function parseJsonBody(body: Uint8Array | string | undefined): { json: un
   } else {
     const bytes = body ?? new Uint8Array(0);
     if (!isUtf8(bytes)) return serviceError('invalid_json', 'The request body is not valid UTF-8.', 'Encode the JSON body as UTF-8.');
-    text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
+    // What node:http hands over is a Buffer already: decoded as it is, without a view made first.
+    text = (Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)).toString('utf8');
     // As the WHATWG decoder did: a leading byte order mark is not part of the text.
     if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   }
@@ -50,11 +51,51 @@ export function parseJsonBody(body: Uint8Array | string | undefined): { json: un
     const shortReason = reason.length > 120 ? `${reason.slice(0, 120)}...` : reason;
     return serviceError('invalid_json', `The request body is not valid JSON: ${shortReason}`, JSON_HINT);
   }
-  const duplicate = duplicateKey(text);
+  // Each name written twice in one object makes one member fewer in what JSON.parse made:
+  // equal counts mean no duplicate, and only then is the name looked for.
+  const duplicate = memberNames(text) === membersOf(json) ? undefined : duplicateKey(text);
   if (duplicate !== undefined) {
     return serviceError('invalid_json', `The request body names ${quote(duplicate, 40)} twice in one object.`, 'Send each field once: JSON parsers disagree on which duplicate wins.');
   }
   return { json };
+}
+
+/**
+ * How many member names `text` writes, in all its objects. `text` must be valid JSON, where
+ * a string followed by a colon is always a member name.
+ */
+function memberNames(text: string): number {
+  let names = 0;
+  for (let at = text.indexOf('"'); at !== -1; at = text.indexOf('"', at + 1)) {
+    // The closing quote: the next one not escaped (a backslash skips the character after it).
+    for (at++; text.charCodeAt(at) !== 0x22; at++) if (text.charCodeAt(at) === 0x5c /* \ */) at++;
+    let next = at + 1;
+    // JSON whitespace: space, tab, line feed, carriage return.
+    for (let c = text.charCodeAt(next); c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d; c = text.charCodeAt(++next));
+    if (text.charCodeAt(next) === 0x3a /* : */) names++;
+  }
+  return names;
+}
+
+/** How many members the objects of a parsed JSON value hold, all together (walked without recursion). */
+function membersOf(json: unknown): number {
+  let members = 0;
+  const stack: unknown[] = [json];
+  while (stack.length > 0) {
+    const value = stack.pop();
+    if (typeof value !== 'object' || value === null) continue;
+    if (Array.isArray(value)) {
+      for (const item of value) if (typeof item === 'object' && item !== null) stack.push(item);
+      continue;
+    }
+    const keys = Object.keys(value);
+    members += keys.length;
+    for (const key of keys) {
+      const item = (value as Record<string, unknown>)[key];
+      if (typeof item === 'object' && item !== null) stack.push(item);
+    }
+  }
+  return members;
 }
 
 /**
@@ -143,8 +184,8 @@ export function validateCrosstabRequest(json: unknown): CrosstabRequest | Servic
   if (targets.length < MIN_TARGET_CODES || targets.length > MAX_TARGET_CODES) {
     return serviceError('invalid_target_codes', `TargetCodes must contain between ${MIN_TARGET_CODES} and ${MAX_TARGET_CODES} items; got ${targets.length}.`, targetsHint, 'TargetCodes');
   }
-  for (const [index, target] of targets.entries()) {
-    const problem = checkExpression(target, `TargetCodes[${index}]`);
+  for (let index = 0; index < targets.length; index++) {
+    const problem = checkExpression(targets[index], `TargetCodes[${index}]`);
     if (problem) {
       return serviceError('invalid_target_codes', `TargetCodes must contain between ${MIN_TARGET_CODES} and ${MAX_TARGET_CODES} non-empty strings; ${problem}.`, targetsHint, 'TargetCodes');
     }

@@ -201,6 +201,12 @@ function operationList(router: Router, basePath: string): string {
   return operations.length === 1 ? (operations[0] as string) : `${operations.slice(0, -1).join(', ')} and ${operations.at(-1) as string}`;
 }
 
+/** The route of `match` for `method`, if it has one (a loop: this runs for every request). */
+function routeFor(match: RouteMatch, method: string): RouteMatch['path']['routes'][number] | undefined {
+  for (const route of match.path.routes) if (route.method === method) return route;
+  return undefined;
+}
+
 function invalidOption(option: string, message: string): CrosstabError {
   return new CrosstabError(ErrorCode.invalidOption, `${option} ${message}`, { field: option });
 }
@@ -372,122 +378,125 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
   const countBodyTimeout = (): void => void stats.bodyTimeouts++;
 
   async function respond(raw: ArrivedBodyRequest, caller?: ApiKeyRecord): Promise<HandlerResponse> {
-    const request = new RequestView(raw);
-    // Assigned one by one rather than spread: this runs for every request.
-    if (raw.body !== undefined) request.body = raw.body;
-    if (typeof raw.readBody === 'function') {
-      request.readBody = raw.readBody;
-      if (typeof raw[ARRIVED_BODY] === 'function') request[ARRIVED_BODY] = raw[ARRIVED_BODY];
-    }
-    if (typeof raw.remoteAddress === 'string') request.remoteAddress = raw.remoteAddress;
-    if (typeof raw[CLIENT_GONE] === 'function') request[CLIENT_GONE] = raw[CLIENT_GONE];
-    const started = performance.now();
-    const body = requestBody(request, { maxBodyBytes, deadline: started + bodyTimeoutMs, timeoutMs: bodyTimeoutMs, timedOut: countBodyTimeout });
-    const requestId = randomUUID();
-    const method = typeof request.method === 'string' ? request.method.toUpperCase() : '';
-    const pathname = pathnameOf(typeof request.path === 'string' ? request.path : '');
-    const path = pathname.slice(0, 512);
-    const entry: AccessLogEntry = { time: isoNow(), requestId, method: method.slice(0, 16), path, status: 0, ms: 0 };
-    const origin = headerOf(request.headers, 'origin');
-    const headers: Record<string, string> = Object.assign({ 'x-request-id': requestId, 'x-content-type-options': 'nosniff', 'cache-control': 'no-store' }, cors.responseHeaders(origin));
-    let status = 200;
-    let text: string | Uint8Array = '';
-    let stream: ResponseStream | undefined;
-    let call: RouteCall | undefined;
+    // Counted in flight from the call (handle, handleFor) until the response is made, which a
+    // draining close() waits for: here rather than in a reaction to the returned promise.
     try {
-      const match = matchOf(pathname);
-      const route = match?.path.routes.find((candidate) => candidate.method === (method === 'HEAD' ? 'GET' : method));
-      let outcome: ServiceError | OperationReply | string;
-      if (closing) {
-        outcome = serviceError('unavailable', 'The service is shutting down.', 'Retry the request in a few seconds.');
-      } else if (match === undefined) {
-        outcome = serviceError('not_found', `No operation at ${quote(path)}.`, `The operations are ${operations}.`);
-      } else if (method === 'OPTIONS' && match.path.preflight) {
-        entry.operation = 'preflight';
-        Object.assign(headers, cors.preflightHeaders(origin, match.path.allow));
-        delete headers['cache-control'];
-        outcome = '';
-      } else if (route !== undefined && match.undecodable !== undefined) {
-        const [param, raw] = Object.entries(match.undecodable)[0] as [string, string];
-        outcome = serviceError('invalid_request', `The ${param} in the path is not valid percent-encoding: ${quote(raw)}.`, `Percent-encode the ${param} as UTF-8 (encodeURIComponent).`, param);
-      } else if (route === undefined) {
-        const allow = match.path.allow;
-        headers['allow'] = allow.join(', ');
-        outcome = serviceError('method_not_allowed', `${quote(method, 16)} is not allowed on ${path}.`, `Use ${allow.join(' or ')}.`);
-      } else {
-        entry.operation = operationIds.get(route);
-        call = { route, request, body, requestId, entry, params: match.params, billed: undefined };
-        if (caller !== undefined) call.caller = caller;
-        outcome = await run(call);
+      const request = new RequestView(raw);
+      // Assigned one by one rather than spread: this runs for every request.
+      if (raw.body !== undefined) request.body = raw.body;
+      if (typeof raw.readBody === 'function') {
+        request.readBody = raw.readBody;
+        if (typeof raw[ARRIVED_BODY] === 'function') request[ARRIVED_BODY] = raw[ARRIVED_BODY];
       }
-      if (typeof outcome === 'string') {
-        text = outcome;
-      } else if (isOperationReply(outcome)) {
-        status = outcome.status;
-        applyReplyHeaders(headers, outcome);
-        if (!isResponseStream(outcome.body)) text = outcome.body;
-        // A caller that can send a stream gets it; any other the whole body, read here.
-        else if (raw.streaming === true) stream = sending.track(outcome.body);
-        else text = await collectStream(outcome.body);
-      } else {
+      if (typeof raw.remoteAddress === 'string') request.remoteAddress = raw.remoteAddress;
+      if (typeof raw[CLIENT_GONE] === 'function') request[CLIENT_GONE] = raw[CLIENT_GONE];
+      const started = performance.now();
+      const body = requestBody(request, { maxBodyBytes, deadline: started + bodyTimeoutMs, timeoutMs: bodyTimeoutMs, timedOut: countBodyTimeout });
+      const requestId = randomUUID();
+      const method = typeof request.method === 'string' ? request.method.toUpperCase() : '';
+      const pathname = pathnameOf(typeof request.path === 'string' ? request.path : '');
+      const path = pathname.slice(0, 512);
+      const entry: AccessLogEntry = { time: isoNow(), requestId, method: method.slice(0, 16), path, status: 0, ms: 0 };
+      const origin = headerOf(request.headers, 'origin');
+      const headers: Record<string, string> = Object.assign({ 'x-request-id': requestId, 'x-content-type-options': 'nosniff', 'cache-control': 'no-store' }, cors.responseHeaders(origin));
+      let status = 200;
+      let text: string | Uint8Array = '';
+      let stream: ResponseStream | undefined;
+      let call: RouteCall | undefined;
+      try {
+        const match = matchOf(pathname);
+        const route = match === undefined ? undefined : routeFor(match, method === 'HEAD' ? 'GET' : method);
+        let outcome: ServiceError | OperationReply | string;
+        if (closing) {
+          outcome = serviceError('unavailable', 'The service is shutting down.', 'Retry the request in a few seconds.');
+        } else if (match === undefined) {
+          outcome = serviceError('not_found', `No operation at ${quote(path)}.`, `The operations are ${operations}.`);
+        } else if (method === 'OPTIONS' && match.path.preflight) {
+          entry.operation = 'preflight';
+          Object.assign(headers, cors.preflightHeaders(origin, match.path.allow));
+          delete headers['cache-control'];
+          outcome = '';
+        } else if (route !== undefined && match.undecodable !== undefined) {
+          const [param, raw] = Object.entries(match.undecodable)[0] as [string, string];
+          outcome = serviceError('invalid_request', `The ${param} in the path is not valid percent-encoding: ${quote(raw)}.`, `Percent-encode the ${param} as UTF-8 (encodeURIComponent).`, param);
+        } else if (route === undefined) {
+          const allow = match.path.allow;
+          headers['allow'] = allow.join(', ');
+          outcome = serviceError('method_not_allowed', `${quote(method, 16)} is not allowed on ${path}.`, `Use ${allow.join(' or ')}.`);
+        } else {
+          entry.operation = operationIds.get(route);
+          call = { route, request, body, requestId, entry, params: match.params, billed: undefined };
+          if (caller !== undefined) call.caller = caller;
+          outcome = await run(call);
+        }
+        if (typeof outcome === 'string') {
+          text = outcome;
+        } else if (isOperationReply(outcome)) {
+          status = outcome.status;
+          applyReplyHeaders(headers, outcome);
+          if (!isResponseStream(outcome.body)) text = outcome.body;
+          // A caller that can send a stream gets it; any other the whole body, read here.
+          else if (raw.streaming === true) stream = sending.track(outcome.body);
+          else text = await collectStream(outcome.body);
+        } else {
+          status = statusOf(outcome);
+          entry.code = outcome.code;
+          text = JSON.stringify(errorBody(outcome));
+          if (outcome.code === 'payload_too_large') headers['connection'] = 'close';
+          // HTTP requires the challenges on a 401: the credentials this service accepts.
+          if (status === 401) headers['www-authenticate'] = challenges;
+          if (outcome.retryAfterSeconds !== undefined) headers['retry-after'] = String(outcome.retryAfterSeconds);
+        }
+      } catch (error) {
+        // A store that cannot serve is 503 (its own event says why, once); anything else a bug.
+        const known = fromThrown(error);
+        if (known === undefined) entry.error = error instanceof Error ? (error.stack ?? error.message) : String(error);
+        const outcome = known ?? serviceError('internal', 'Internal error.', 'Retry later; if it persists, report the X-Request-Id response header to the provider.');
+        // Billed, then failed before it became a response (a streamed answer collected for a
+        // mount that cannot stream): not delivered.
+        if (call?.billed !== undefined) {
+          new BilledAnswer(call.billed, entry.operation ?? '', voids).undelivered('send_failed');
+          call.billed = undefined;
+        }
         status = statusOf(outcome);
         entry.code = outcome.code;
         text = JSON.stringify(errorBody(outcome));
-        if (outcome.code === 'payload_too_large') headers['connection'] = 'close';
-        // HTTP requires the challenges on a 401: the credentials this service accepts.
-        if (status === 401) headers['www-authenticate'] = challenges;
         if (outcome.retryAfterSeconds !== undefined) headers['retry-after'] = String(outcome.retryAfterSeconds);
       }
-    } catch (error) {
-      // A store that cannot serve is 503 (its own event says why, once); anything else a bug.
-      const known = fromThrown(error);
-      if (known === undefined) entry.error = error instanceof Error ? (error.stack ?? error.message) : String(error);
-      const outcome = known ?? serviceError('internal', 'Internal error.', 'Retry later; if it persists, report the X-Request-Id response header to the provider.');
-      // Billed, then failed before it became a response (a streamed answer collected for a
-      // mount that cannot stream): not delivered.
-      if (call?.billed !== undefined) {
-        new BilledAnswer(call.billed, entry.operation ?? '', voids).undelivered('send_failed');
-        call.billed = undefined;
+      if (text.length > 0 && headers['content-type'] === undefined) headers['content-type'] = JSON_TYPE;
+      if (status !== 304) headers['content-length'] = String(stream?.byteLength ?? Buffer.byteLength(text));
+      // HEAD /docs: the headers GET would send, without the body (error bodies stay: servers drop them).
+      if (method === 'HEAD' && status < 400) text = '';
+      // A body the answer did not need is not read: the connection ends with the answer.
+      if (body.leftUnread) {
+        headers['connection'] = 'close';
+        stats.unreadBodies++;
       }
-      status = statusOf(outcome);
-      entry.code = outcome.code;
-      text = JSON.stringify(errorBody(outcome));
-      if (outcome.retryAfterSeconds !== undefined) headers['retry-after'] = String(outcome.retryAfterSeconds);
+      if (entry.datasetVersion !== undefined) headers['x-dataset-version'] = entry.datasetVersion;
+      entry.status = status;
+      const elapsed = performance.now() - started;
+      entry.ms = Math.round(elapsed * 1000) / 1000;
+      metrics?.request(entry, elapsed / 1000);
+      try {
+        log(entry);
+      } catch {
+        // A failing logger must not fail the request.
+      }
+      const response: BilledResponse = { status, headers, body: text };
+      if (stream !== undefined) response.stream = stream;
+      if (call?.billed !== undefined) {
+        const billed = new BilledAnswer(call.billed, entry.operation ?? '', voids);
+        // Gone during the record's flush: voided here, on every mount (a fetch-only one too).
+        // Otherwise the mount that writes the response voids it if it is not delivered.
+        if (clientGone(request)) billed.undelivered('client_closed');
+        else response[BILLED] = billed;
+      }
+      return response;
+    } finally {
+      if (--inFlight === 0 && drained !== undefined) drained();
     }
-    if (text.length > 0 && headers['content-type'] === undefined) headers['content-type'] = JSON_TYPE;
-    if (status !== 304) headers['content-length'] = String(stream?.byteLength ?? Buffer.byteLength(text));
-    // HEAD /docs: the headers GET would send, without the body (error bodies stay: servers drop them).
-    if (method === 'HEAD' && status < 400) text = '';
-    // A body the answer did not need is not read: the connection ends with the answer.
-    if (body.leftUnread) {
-      headers['connection'] = 'close';
-      stats.unreadBodies++;
-    }
-    if (entry.datasetVersion !== undefined) headers['x-dataset-version'] = entry.datasetVersion;
-    entry.status = status;
-    const elapsed = performance.now() - started;
-    entry.ms = Math.round(elapsed * 1000) / 1000;
-    metrics?.request(entry, elapsed / 1000);
-    try {
-      log(entry);
-    } catch {
-      // A failing logger must not fail the request.
-    }
-    const response: BilledResponse = { status, headers, body: text };
-    if (stream !== undefined) response.stream = stream;
-    if (call?.billed !== undefined) {
-      const billed = new BilledAnswer(call.billed, entry.operation ?? '', voids);
-      // Gone during the record's flush: voided here, on every mount (a fetch-only one too).
-      // Otherwise the mount that writes the response voids it if it is not delivered.
-      if (clientGone(request)) billed.undelivered('client_closed');
-      else response[BILLED] = billed;
-    }
-    return response;
   }
 
-  const settled = (): void => {
-    if (--inFlight === 0 && drained !== undefined) drained();
-  };
 
   return {
     basePath,
@@ -497,16 +506,12 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
     owns,
     handle(request) {
       inFlight++;
-      const pending = respond(request ?? ({} as HandlerRequest));
       // respond() never rejects (every failure is an error response).
-      void pending.then(settled, settled);
-      return pending;
+      return respond(request ?? ({} as HandlerRequest));
     },
     handleFor(caller, request) {
       inFlight++;
-      const pending = respond(request, caller);
-      void pending.then(settled, settled);
-      return pending;
+      return respond(request, caller);
     },
     replaceDataset(dataset) {
       const survey = dataset?.info?.survey;

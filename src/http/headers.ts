@@ -9,8 +9,14 @@ export function headerOf(headers: HandlerHeaders, name: string): string | undefi
   const record = headers as Record<string, string | string[] | undefined>;
   let value = record[lower];
   if (value === undefined) {
-    const key = Object.keys(record).find((candidate) => candidate.toLowerCase() === lower);
-    value = key === undefined ? undefined : record[key];
+    // Names written in another case (node:http's are lower-case already, so most absent
+    // headers end here): only a name of the same length can match, the rest is not lowered.
+    for (const key in record) {
+      if (key.length === lower.length && key.toLowerCase() === lower && Object.hasOwn(record, key)) {
+        value = record[key];
+        break;
+      }
+    }
   }
   if (value === undefined || value === null) return undefined;
   return Array.isArray(value) ? value.join(', ') : String(value);

@@ -185,7 +185,7 @@ class NodeRequest implements ArrivedBodyRequest {
   readonly streaming = true;
   remoteAddress?: string;
   readonly readBody: (signal: AbortSignal) => Promise<Uint8Array>;
-  readonly [ARRIVED_BODY]: () => Promise<Uint8Array> | undefined;
+  readonly [ARRIVED_BODY]: () => Uint8Array | Promise<Uint8Array> | undefined;
   readonly [CLIENT_GONE]: () => boolean;
   private controller: AbortController | undefined = undefined;
 

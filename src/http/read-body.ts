@@ -32,10 +32,11 @@ export function readNodeBody(request: NodeBody, limit: number, signal?: AbortSig
 /**
  * readNodeBody, when every byte of the body is in already: the parser holds as many as
  * Content-Length declares (at most `limit`), and nothing has read them. They are taken from
- * the stream's buffer at once (one read()), so no timer, abort signal or listener is needed;
- * node:http then finds the request read and keeps the connection. Undefined otherwise.
+ * the stream's buffer at once (one read()) and returned as they are, so no timer, abort
+ * signal, listener or promise is needed; node:http then finds the request read and keeps the
+ * connection. Undefined otherwise.
  */
-export function arrivedNodeBody(request: IncomingMessage, limit: number): Promise<Uint8Array> | undefined {
+export function arrivedNodeBody(request: IncomingMessage, limit: number): Uint8Array | Promise<Uint8Array> | undefined {
   if (request.readableFlowing !== null || request.readableEnded || request.destroyed || request.headers['transfer-encoding'] !== undefined) return undefined;
   const declared = request.headers['content-length'];
   const length = request.readableLength;
@@ -43,7 +44,7 @@ export function arrivedNodeBody(request: IncomingMessage, limit: number): Promis
   // Paused with `length` bytes buffered: read() without a size hands over all of them.
   const bytes = request.read() as Buffer | string | null;
   if (bytes === null) return readNodeBody(request, limit);
-  return Promise.resolve(typeof bytes === 'string' ? Buffer.from(bytes) : bytes);
+  return typeof bytes === 'string' ? Buffer.from(bytes) : bytes;
 }
 
 /**

@@ -2,13 +2,17 @@ import type { HandlerRequest } from './handler-types.js';
 import { headerOf } from './headers.js';
 import { serviceError, type ServiceError } from './service-error.js';
 
+/** A request body as read, or why it could not be. */
+export type BodyRead = Uint8Array | string | ServiceError;
+
 /** The body of one request, read only if the answer depends on it. */
 export interface RequestBody {
   /**
    * The body (at most `maxBodyBytes + 1` bytes), read at most once; or 408 when it has not
-   * arrived by the deadline, or 400 when the connection ended before it was whole.
+   * arrived by the deadline, or 400 when the connection ended before it was whole. Not a
+   * promise when the body is here already (given, or held whole by the shim's parser).
    */
-  read(): Promise<Uint8Array | string | ServiceError>;
+  read(): BodyRead | Promise<BodyRead>;
   /**
    * Whether the request declared a body that the handler did not read to its end (never
    * asked for, cut at the limit, too slow): its answer then ends the connection.
@@ -20,7 +24,8 @@ export interface RequestBody {
  * A shim's own way to read a body whose bytes have all arrived already (node-shim: the parser
  * holds as many as Content-Length declares), without the timer and abort signal of
  * `readBody`: nothing more has to come from the network, so the body timeout cannot apply.
- * Undefined when they have not. Internal: not part of HandlerRequest's documented shape.
+ * The bytes themselves when the shim can take them at once, else a promise of them;
+ * undefined when they have not all arrived. Internal: not part of HandlerRequest's documented shape.
  */
 export const ARRIVED_BODY = Symbol('arrivedBody');
 
@@ -33,7 +38,7 @@ export const ARRIVED_BODY = Symbol('arrivedBody');
 export const CLIENT_GONE = Symbol('clientGone');
 
 /** A request that may carry ARRIVED_BODY and CLIENT_GONE. */
-export type ArrivedBodyRequest = HandlerRequest & { [ARRIVED_BODY]?: () => Promise<Uint8Array> | undefined; [CLIENT_GONE]?: () => boolean };
+export type ArrivedBodyRequest = HandlerRequest & { [ARRIVED_BODY]?: () => Uint8Array | Promise<Uint8Array> | undefined; [CLIENT_GONE]?: () => boolean };
 
 /** Whether the client of `request` has gone: by the shim's CLIENT_GONE when it has one, else by its signal. */
 export function clientGone(request: ArrivedBodyRequest): boolean {
@@ -72,10 +77,10 @@ interface BodyOptions {
 class BodyOfRequest implements RequestBody {
   private readonly given: Uint8Array | string | undefined;
   private readonly reader: HandlerRequest['readBody'];
-  private readonly arrived: (() => Promise<Uint8Array> | undefined) | undefined;
+  private readonly arrived: (() => Uint8Array | Promise<Uint8Array> | undefined) | undefined;
   private readonly declared: boolean;
   private whole = false;
-  private reading: Promise<Uint8Array | string | ServiceError> | undefined = undefined;
+  private reading: BodyRead | Promise<BodyRead> | undefined = undefined;
 
   constructor(
     request: ArrivedBodyRequest,
@@ -91,10 +96,10 @@ class BodyOfRequest implements RequestBody {
     return this.declared && !this.whole;
   }
 
-  read(): Promise<Uint8Array | string | ServiceError> {
-    if (this.given !== undefined) return Promise.resolve(this.given);
+  read(): BodyRead | Promise<BodyRead> {
+    if (this.given !== undefined) return this.given;
     const reader = this.reader;
-    if (reader === undefined) return Promise.resolve(new Uint8Array(0));
+    if (reader === undefined) return new Uint8Array(0);
     if (this.reading === undefined) {
       const arrived = this.arrived;
       const here = arrived?.();
@@ -112,7 +117,11 @@ class BodyOfRequest implements RequestBody {
     return this.reading;
   }
 
-  private fromArrived(here: Promise<Uint8Array>): Promise<Uint8Array | ServiceError> {
+  private fromArrived(here: Uint8Array | Promise<Uint8Array>): Uint8Array | Promise<Uint8Array | ServiceError> {
+    if (here instanceof Uint8Array) {
+      this.whole = here.byteLength <= this.options.maxBodyBytes;
+      return here;
+    }
     return here.then((bytes) => {
       this.whole = bytes.byteLength <= this.options.maxBodyBytes;
       return bytes;

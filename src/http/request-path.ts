@@ -53,6 +53,8 @@ const ABSOLUTE_FORM = /^https?:\/\/[^/?#]*/i;
  * server's own path. Any other target is returned as it is.
  */
 export function originForm(target: string): string {
+  // Nearly every target is in origin form already.
+  if (target.charCodeAt(0) === 0x2f /* / */) return target;
   const authority = ABSOLUTE_FORM.exec(target);
   if (authority === null) return target;
   const rest = target.slice(authority[0].length);

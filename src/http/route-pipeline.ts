@@ -63,7 +63,8 @@ export function createRoutePipeline(context: { service: ServiceContext; checkCal
         return serviceError('unsupported_media_type', `Transfer-Encoding ${quote(transfer, 40)} is not accepted: only chunked is.`, 'Send the JSON body uncompressed, with Content-Length or Transfer-Encoding: chunked.');
       }
       if (Number(headerOf(request.headers, 'content-length') ?? 0) > maxBodyBytes) return tooLarge(route);
-      const bytes = await body.read();
+      const read = body.read();
+      const bytes = read instanceof Promise ? await read : read;
       if (isServiceError(bytes)) return bytes;
       if ((typeof bytes === 'string' ? Buffer.byteLength(bytes) : bytes.byteLength) > maxBodyBytes) return tooLarge(route);
       const parsed = parseJsonBody(bytes);

@@ -135,6 +135,7 @@ export async function tabbooksOperation(context: AuthenticatedContext): Promise<
             base,
             stats,
             missing,
+            maxCells: limits.cells,
             statistics: { limits: { comparisons: limits.comparisons, raoScottCovariance: limits.raoScottCovariance } },
             ...(body.Weight === undefined ? {} : { weight: body.Weight }),
             ...(allowed === undefined ? {} : { allowedGroups: allowed }),

@@ -13,15 +13,28 @@ export interface NdjsonLedgerOptions {
   onEvent?: (event: 'ledger_reopened' | 'ledger_repaired' | 'ledger_closed', message: string, stats?: DurableWriteStats) => void;
 }
 
-interface Pending {
-  line: string;
-  resolve: () => void;
-  reject: (error: unknown) => void;
+/**
+ * The records waiting to be appended together: their lines, and the one promise they all
+ * wait on (a batch's records are answered, or refused, all at once).
+ */
+class Pending {
+  text = '';
+  count = 0;
+  readonly settled: Promise<void>;
+  resolve!: () => void;
+  reject!: (error: unknown) => void;
+
+  constructor() {
+    this.settled = new Promise<void>((resolve, reject) => {
+      this.resolve = resolve;
+      this.reject = reject;
+    });
+  }
 }
 
 /** One group of records appended in one write, in file order; settled once its flush returns. */
 interface Batch {
-  entries: Pending[];
+  records: Pending;
   /** Where the batch starts in the file: a failure is cut back to here. */
   start: number;
   /** performance.now() when its append began. */
@@ -65,7 +78,8 @@ const FLUSHES_IN_FLIGHT = 3;
  * synchronous `stat` of the path, a few microseconds on a local file system and exact.
  */
 export class NdjsonLedger implements UsageSink {
-  private pending: Pending[] = [];
+  /** The records of the next batch, if any. */
+  private pending: Pending | undefined;
   /** Appended batches whose records are not yet resolved or rejected, in file order. */
   private inFlight: Batch[] = [];
   /** Flush handles of the open file not in use. */
@@ -107,11 +121,11 @@ export class NdjsonLedger implements UsageSink {
 
   record(usage: UsageRecord): Promise<void> {
     if (this.closed) return Promise.reject(new Error(`Usage ledger ${this.path} is closed.`));
-    const line = `${JSON.stringify(usage)}\n`;
-    return new Promise<void>((resolve, reject) => {
-      this.pending.push({ line, resolve, reject });
-      this.appending ??= this.appendLoop();
-    });
+    const pending = (this.pending ??= new Pending());
+    pending.text += `${JSON.stringify(usage)}\n`;
+    pending.count++;
+    this.appending ??= this.appendLoop();
+    return pending.settled;
   }
 
   /**
@@ -142,12 +156,12 @@ export class NdjsonLedger implements UsageSink {
           await this.repair(this.cutAt);
         } catch (error) {
           // Refuse what waits (503), and try again with the next record.
-          for (const entry of this.takePending()) entry.reject(error);
+          this.takePending()?.reject(error);
           break;
         }
         continue;
       }
-      if (this.pending.length === 0) break;
+      if (this.pending === undefined) break;
       // Records wait here while every flush handle is busy, making the next batch bigger.
       if (this.idleSyncs.length === 0) {
         await this.settled();
@@ -163,7 +177,7 @@ export class NdjsonLedger implements UsageSink {
         try {
           await this.reopenPath(changed);
         } catch (error) {
-          for (const entry of this.takePending()) entry.reject(error);
+          this.takePending()?.reject(error);
         }
         continue;
       }
@@ -172,18 +186,18 @@ export class NdjsonLedger implements UsageSink {
     this.appending = undefined;
   }
 
-  private takePending(): Pending[] {
-    const entries = this.pending;
-    this.pending = [];
-    return entries;
+  private takePending(): Pending | undefined {
+    const records = this.pending;
+    this.pending = undefined;
+    return records;
   }
 
   /** Appends the waiting records as one batch starting at `start`, and starts its flush. */
   private async append(start: number): Promise<void> {
-    const entries = this.takePending();
-    const batch: Batch = { entries, start, began: performance.now() };
+    const records = this.takePending()!;
+    const batch: Batch = { records, start, began: performance.now() };
     this.inFlight.push(batch);
-    const text = Buffer.from(entries.map((entry) => entry.line).join(''));
+    const text = Buffer.from(records.text);
     try {
       // A short write (a file-size limit) continues, then fails.
       for (let written = 0; written < text.length; ) written += (await this.file.append.write(text, written)).bytesWritten;
@@ -216,15 +230,15 @@ export class NdjsonLedger implements UsageSink {
         this.cutAt = Math.min(this.cutAt ?? done.start, done.start);
       }
       if (this.refusal !== undefined) {
-        for (const entry of done.entries) entry.reject(this.refusal.error);
+        done.records.reject(this.refusal.error);
         continue;
       }
       const ms = performance.now() - done.began;
-      this.stats.records += done.entries.length;
+      this.stats.records += done.records.count;
       this.stats.flushes++;
       this.stats.writeMs += ms;
-      this.writes?.(done.entries.length, ms / 1000);
-      for (const entry of done.entries) entry.resolve();
+      this.writes?.(done.records.count, ms / 1000);
+      done.records.resolve();
     }
     // A failure found after the appending loop ended (e.g. while closing) is still cut back.
     if (this.cutAt !== undefined) this.appending ??= this.appendLoop();

@@ -105,13 +105,12 @@ function longTargets(book: Tabbook, headerRows: number): string[] {
 
 async function writeIndex(xlsx: XlsxBook, book: Tabbook, targets: readonly string[]): Promise<void> {
   const sheet: XlsxSheet = xlsx.sheet(INDEX_SHEET, [12, 14, 48, 8], { rows: 0, columns: 0 });
-  const banner = [...new Set(book.banner.map((column) => column.variable ?? column.label))]
-    .map((name) => (book.variableLabels[name] ? `${book.variableLabels[name]} (${name})` : name))
-    .join(', ');
+  // One banner item a line, each in a cell of its own: an item with a comma (`degree=3,4`) reads back as one.
+  const banner = [...new Set(book.banner.map((column) => column.variable ?? column.label))].map((name) => (book.variableLabels[name] ? `${book.variableLabels[name]} (${name})` : name));
   await sheet.write([
     { kind: 'title', cells: [{ value: book.title }] },
     noteLine(book, book.tables[0]?.result),
-    { kind: 'note', cells: [{ value: `Banner: Total, ${banner}` }] },
+    ...['Total', ...banner].map((item, i): SheetLine => ({ kind: 'note', cells: [{ value: i === 0 ? 'Banner:' : null }, { value: item }] })),
     BLANK,
     { kind: 'columns', cells: ['Table', 'Variable', 'Title', 'Rows'].map((value) => ({ value })) },
   ]);

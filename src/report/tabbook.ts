@@ -38,12 +38,21 @@ export interface TabbookOptions {
   missing?: 'show' | 'hide';
   /** Most stub tables computed at once; default 4. */
   concurrency?: number;
+  /**
+   * Most cells of the whole book, checked before any table is computed: every stub's rows in
+   * all (its values, and a "No answer" row with `missing: 'show'`) x the banner's columns (the
+   * Total column, each variable's values and "No answer" column, one per code or expression).
+   * Default 250,000 (DEFAULT_TABBOOK_MAX_CELLS); past it, `invalid_option` naming `maxCells`.
+   */
+  maxCells?: number;
   allowedGroups?: readonly string[];
   signal?: AbortSignal;
 }
 
-const TABBOOK_OPTIONS = ['banner', 'columnGroups', 'stubs', 'base', 'weight', 'stats', 'statistics', 'missing', 'concurrency', 'allowedGroups', 'signal'] as const satisfies ReadonlyArray<keyof TabbookOptions>;
+const TABBOOK_OPTIONS = ['banner', 'columnGroups', 'stubs', 'base', 'weight', 'stats', 'statistics', 'missing', 'concurrency', 'maxCells', 'allowedGroups', 'signal'] as const satisfies ReadonlyArray<keyof TabbookOptions>;
 const DEFAULT_CONCURRENCY = 4;
+/** TabbookOptions.maxCells by default: the cells a tab book of POST /tabbooks may have by default. */
+export const DEFAULT_TABBOOK_MAX_CELLS = 250_000;
 
 /**
  * A tab book: one table per stub variable, every one with the same banner across and the
@@ -106,6 +115,10 @@ function readOptions(info: DatasetInfo, options: TabbookOptions) {
   }
   const concurrency = given.concurrency ?? DEFAULT_CONCURRENCY;
   if (!Number.isInteger(concurrency) || concurrency < 1) throw invalidOption('concurrency', 'must be a whole number of tables, at least 1', `Leave it out for ${DEFAULT_CONCURRENCY}.`);
+  const missing = given.missing ?? 'show';
+  const maxCells = given.maxCells ?? DEFAULT_TABBOOK_MAX_CELLS;
+  if (typeof maxCells !== 'number' || !Number.isInteger(maxCells) || maxCells < 1) throw invalidOption('maxCells', `must be a whole number of cells, at least 1; got ${String(maxCells)}`, `Leave it out for ${formatNumber(DEFAULT_TABBOOK_MAX_CELLS, 0)}.`);
+  checkBookCells(info, columns, stubs, missing, maxCells);
   const signal = requireSignal(given.signal, 'signal');
   const allowedGroups = requireGroups(given.allowedGroups, 'allowedGroups');
   const query: Partial<TableQuery> = {
@@ -115,7 +128,26 @@ function readOptions(info: DatasetInfo, options: TabbookOptions) {
   };
   // table() names a column `columns[i]`, i counting the columns as expanded (without "No answer" columns): the banner entry of each.
   const bannerOfColumn = columns.flatMap((item, i) => expandAxis([item], 'columns', info).map(() => i));
-  return { columns, bannerOfColumn, stubs, skipped, base, stats, statistics: statistics as TabbookOptions['statistics'], missing: given.missing ?? 'show', concurrency, signal, query };
+  return { columns, bannerOfColumn, stubs, skipped, base, stats, statistics: statistics as TabbookOptions['statistics'], missing, concurrency, signal, query };
+}
+
+/**
+ * Refuses, before any table, a book of more than `maxCells` cells: every stub's rows in all x
+ * the Total column and the banner's columns, as POST /tabbooks counts them (a "No answer" row or
+ * column counted wherever `show` may add one).
+ */
+function checkBookCells(info: DatasetInfo, columns: readonly AxisItem[], stubs: readonly string[], missing: 'show' | 'hide', maxCells: number): void {
+  const entries = (items: readonly AxisItem[], option: 'rows' | 'columns') => expandAxis(items, option, info, missing === 'show').length;
+  const width = 1 + entries(columns, 'columns');
+  const rows = stubs.reduce((sum, stub) => sum + entries([{ variable: stub }], 'rows'), 0);
+  if (rows * width <= maxCells) return;
+  throw fieldError(
+    ErrorCode.invalidOption,
+    'maxCells',
+    `the tab book has ${formatNumber(stubs.length, 0)} tables of ${formatNumber(rows, 0)} rows in all x ${formatNumber(width, 0)} columns = ${formatNumber(rows * width, 0)} cells; at most ${formatNumber(maxCells, 0)} are allowed`,
+    { limit: maxCells, needed: rows * width, hint: `Ask for fewer stubs or banner columns, in several tab books, or raise maxCells to ${rows * width} if the machine has the memory for it.` },
+    ': ',
+  );
 }
 
 /** The banner as table columns: a variable expands to its values, a code or an expression is one column. */

@@ -3,137 +3,20 @@
 // every mount, over real sockets, with the real GSS dataset, key file and fsync'd ledger.
 // The record's flush is held by the test (the real ledger's record resolves only once the
 // test lets it: the flush as seen by the handler takes that long), so the order is fixed.
-import { createServer, request as httpRequest, type Server } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
-import { serve as honoServe } from '@hono/node-server';
-import express from 'express';
-import Fastify from 'fastify';
-import { Hono } from 'hono';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 // The built package: from the sources a table answer is made whole (no table worker file to stream from).
 import { openDataset, type Dataset } from '../../dist/index.js';
-import { createCrosstabHandler, createNodeListener, crosstabExpress, crosstabFastify, crosstabHono, listen, NdjsonLedger, ServiceMetrics, type CrosstabHandler, type UsageRecord, type UsageSink } from '../../dist/http/index.js';
+import { createCrosstabHandler, createNodeListener, crosstabExpress, crosstabFastify, crosstabHono, listen, NdjsonLedger, ServiceMetrics, type UsageRecord, type UsageSink } from '../../dist/http/index.js';
 import { openRaw } from './raw-http.js';
-import { makeKeyFile, readLedger, tempDir, type TestKeys } from './support.js';
+import { keysAndGss, socketMounts } from './socket-mounts.js';
+import { readLedger, tempDir } from './support.js';
 
 const paths = inject('testDatasets');
-let keys: TestKeys;
-let dataset: Dataset;
+const gss = keysAndGss(openDataset);
 
-beforeAll(async () => {
-  keys = await makeKeyFile(tempDir());
-  dataset = await openDataset(paths.gss);
-});
-afterAll(() => dataset?.close());
-
-interface Started {
-  port: number;
-  /** The server's open sockets: empty once it has seen the client's close. */
-  sockets: Set<Socket>;
-  close(): Promise<void>;
-}
-interface Mount {
-  name: string;
-  /** Whether the mount sees the response's delivery (fetch-only Hono hands a Response to its runtime). */
-  seesDelivery: boolean;
-  start(handler: CrosstabHandler): Promise<Started>;
-}
-
-function tracked(server: Server): Set<Socket> {
-  const sockets = new Set<Socket>();
-  server.on('connection', (socket: Socket) => {
-    sockets.add(socket);
-    socket.once('close', () => sockets.delete(socket));
-  });
-  return sockets;
-}
-
-function served(server: Server, handler: CrosstabHandler): Started {
-  return {
-    port: (server.address() as AddressInfo).port,
-    sockets: tracked(server),
-    close: async () => {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      await handler.close();
-    },
-  };
-}
-
-const listening = (server: Server): Promise<void> => new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-const honoServer = (fetch: (request: Request, env?: unknown) => Response | Promise<Response>): Promise<Server> =>
-  new Promise((resolve) => {
-    const server = honoServe({ fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(server as Server)) as Server;
-  });
-
-const mounts: Mount[] = [
-  {
-    name: 'listen()',
-    seesDelivery: true,
-    async start(handler) {
-      const running = await listen(handler, { port: 0 });
-      return { port: running.port, sockets: tracked(running.server), close: () => running.close(100) };
-    },
-  },
-  {
-    name: 'node:http',
-    seesDelivery: true,
-    async start(handler) {
-      const server = createServer(createNodeListener(handler));
-      await listening(server);
-      return served(server, handler);
-    },
-  },
-  {
-    name: 'Express',
-    seesDelivery: true,
-    async start(handler) {
-      const app = express();
-      app.use(crosstabExpress(handler));
-      const server = createServer(app);
-      await listening(server);
-      return served(server, handler);
-    },
-  },
-  {
-    name: 'Fastify',
-    seesDelivery: true,
-    async start(handler) {
-      const app = Fastify();
-      await app.register(crosstabFastify(handler));
-      await app.listen({ port: 0, host: '127.0.0.1' });
-      return {
-        port: (app.server.address() as AddressInfo).port,
-        sockets: tracked(app.server),
-        close: async () => {
-          app.server.closeAllConnections();
-          await app.close();
-          await handler.close();
-        },
-      };
-    },
-  },
-  {
-    name: 'Hono (@hono/node-server)',
-    seesDelivery: true,
-    async start(handler) {
-      const app = new Hono();
-      app.use(crosstabHono(handler));
-      return served(await honoServer(app.fetch), handler);
-    },
-  },
-  {
-    // As on runtimes without node:http: only the fetch Request, whose signal says the client has gone.
-    name: 'Hono (fetch only)',
-    seesDelivery: false,
-    async start(handler) {
-      const app = new Hono();
-      app.use(crosstabHono(handler));
-      return served(await honoServer((request: Request) => app.fetch(request)), handler);
-    },
-  },
-];
+const mounts = socketMounts({ listen, createNodeListener, crosstabExpress, crosstabFastify, crosstabHono });
 
 /**
  * The real ledger, whose record (not a void) resolves only once `hold` (when set) is
@@ -180,14 +63,14 @@ describe.each(mounts)('billed answers not delivered ($name)', (mount) => {
     const sink = await heldLedger(ledger);
     const log: Array<Record<string, unknown>> = [];
     const metrics = new ServiceMetrics({ processMetrics: false });
-    const handler = await createCrosstabHandler({ datasets: [dataset], keys: keys.path, usage: sink, metrics, log: (entry) => void log.push(entry as never) });
+    const handler = await createCrosstabHandler({ datasets: [gss.dataset], keys: gss.keys.path, usage: sink, metrics, log: (entry) => void log.push(entry as never) });
     const server = await mount.start(handler);
     let release!: () => void;
     const recorded = new Promise<void>((resolve) => {
       sink.hold = { recorded: resolve, release: new Promise<void>((done) => (release = done)) };
     });
     const client = await openRaw(server.port);
-    client.write(crosstabRequest(keys.all));
+    client.write(crosstabRequest(gss.keys.all));
     await recorded;
     // Durable: the record is in the file while its call waits.
     expect(entries(ledger)).toHaveLength(1);
@@ -197,7 +80,7 @@ describe.each(mounts)('billed answers not delivered ($name)', (mount) => {
     await until(() => log.some((entry) => entry['status'] === 200), 'the answer');
     await server.close();
     const [record, ...rest] = readLedger(ledger);
-    expect(record).toMatchObject({ keyId: keys.allId, survey: 'GSS', operation: 'crosstab' });
+    expect(record).toMatchObject({ keyId: gss.keys.allId, survey: 'GSS', operation: 'crosstab' });
     expect(record!['void']).toBeUndefined();
     // The client was gone before the answer was given to any mount: even fetch-only Hono knows.
     expect(rest).toEqual([{ ...record, time: rest[0]?.['time'], void: true, reason: 'client_closed' }]);
@@ -207,16 +90,16 @@ describe.each(mounts)('billed answers not delivered ($name)', (mount) => {
     expect(scrape).toMatch(/^crosstab_billed_calls_total\{operation="crosstab",survey="GSS"\} 1$/m);
     expect(scrape).toMatch(/^crosstab_voided_calls_total\{operation="crosstab",survey="GSS",reason="client_closed"\} 1$/m);
     expect(log.filter((entry) => entry['event'] === 'usage_voided').map((entry) => entry['message'])).toEqual([
-      `Request ${String(record!['requestId'])} (key ${keys.allId}) was billed and not delivered (client_closed): its void record is durable.`,
+      `Request ${String(record!['requestId'])} (key ${gss.keys.allId}) was billed and not delivered (client_closed): its void record is durable.`,
     ]);
   });
 
   it('a streamed table answer cut mid-body is voided' + (mount.seesDelivery ? '' : ' (not here: the mount cannot tell)'), async () => {
     const ledger = join(tempDir(), 'usage.ndjson');
-    const handler = await createCrosstabHandler({ datasets: [dataset], keys: keys.path, usage: ledger });
+    const handler = await createCrosstabHandler({ datasets: [gss.dataset], keys: gss.keys.path, usage: ledger });
     const server = await mount.start(handler);
     const cut = await new Promise<{ length: number; received: number }>((resolve, reject) => {
-      const req = httpRequest(`http://127.0.0.1:${server.port}/v1/tables`, { method: 'POST', headers: { 'content-type': 'application/json', 'service-engine-authorizer': keys.all }, agent: false }, (res) => {
+      const req = httpRequest(`http://127.0.0.1:${server.port}/v1/tables`, { method: 'POST', headers: { 'content-type': 'application/json', 'service-engine-authorizer': gss.keys.all }, agent: false }, (res) => {
         if (res.statusCode !== 200) reject(new Error(`POST /v1/tables answered ${res.statusCode}`));
         res.once('data', (chunk: Buffer) => {
           res.destroy();
@@ -241,20 +124,20 @@ describe.each(mounts)('billed answers not delivered ($name)', (mount) => {
     const released = new Promise<void>((resolve) => (release = resolve));
     let first = true;
     const holding = {
-      info: dataset.info,
+      info: gss.dataset.info,
       async crosstab(query: Parameters<Dataset['crosstab']>[0]) {
         if (first) {
           first = false;
           await released;
         }
-        return dataset.crosstab(query);
+        return gss.dataset.crosstab(query);
       },
     };
     const log: Array<Record<string, unknown>> = [];
-    const handler = await createCrosstabHandler({ datasets: [holding], keys: keys.path, usage: ledger, log: (entry) => void log.push(entry as never) });
+    const handler = await createCrosstabHandler({ datasets: [holding], keys: gss.keys.path, usage: ledger, log: (entry) => void log.push(entry as never) });
     const server = await mount.start(handler);
     const client = await openRaw(server.port);
-    client.write(crosstabRequest(keys.all) + crosstabRequest(keys.all));
+    client.write(crosstabRequest(gss.keys.all) + crosstabRequest(gss.keys.all));
     // The second answer is billed (its record durable) while the first is still being made.
     await until(() => entries(ledger).length === 1, 'the second record');
     client.destroy();
@@ -269,17 +152,17 @@ describe.each(mounts)('billed answers not delivered ($name)', (mount) => {
 
   it('an answer delivered whole is never voided, also when its client closes right after the last byte', async () => {
     const ledger = join(tempDir(), 'usage.ndjson');
-    const handler = await createCrosstabHandler({ datasets: [dataset], keys: keys.path, usage: ledger });
+    const handler = await createCrosstabHandler({ datasets: [gss.dataset], keys: gss.keys.path, usage: ledger });
     const server = await mount.start(handler);
     for (let i = 0; i < 5; i++) {
       const client = await openRaw(server.port);
-      client.write(crosstabRequest(keys.all));
+      client.write(crosstabRequest(gss.keys.all));
       expect((await client.answer()).status).toBe(200);
       client.socket.resetAndDestroy();
     }
     // A large streamed table read to its last byte, then the connection reset at once.
     const whole = await new Promise<{ length: number; received: number }>((resolve, reject) => {
-      const req = httpRequest(`http://127.0.0.1:${server.port}/v1/tables`, { method: 'POST', headers: { 'content-type': 'application/json', 'service-engine-authorizer': keys.all }, agent: false }, (res) => {
+      const req = httpRequest(`http://127.0.0.1:${server.port}/v1/tables`, { method: 'POST', headers: { 'content-type': 'application/json', 'service-engine-authorizer': gss.keys.all }, agent: false }, (res) => {
         let received = 0;
         const length = Number(res.headers['content-length']);
         res.on('data', (chunk: Buffer) => {
@@ -296,7 +179,7 @@ describe.each(mounts)('billed answers not delivered ($name)', (mount) => {
       req.end(LARGE_TABLE);
     });
     expect(whole.received).toBe(whole.length);
-    const small = await fetch(`http://127.0.0.1:${server.port}/v1/tables`, { method: 'POST', headers: { 'content-type': 'application/json', 'service-engine-authorizer': keys.all }, body: SMALL_TABLE });
+    const small = await fetch(`http://127.0.0.1:${server.port}/v1/tables`, { method: 'POST', headers: { 'content-type': 'application/json', 'service-engine-authorizer': gss.keys.all }, body: SMALL_TABLE });
     expect(small.status).toBe(200);
     await small.arrayBuffer();
     await server.close();
@@ -314,10 +197,10 @@ describe('a crash between a record and its void (kill -9 of crosstab serve)', ()
     const { startServe } = await import('./serve-child.js');
     const dir = tempDir('crosstab-void-crash-');
     const ledger = join(dir, 'usage.ndjson');
-    const args = ['--dataset', paths.gss, '--keys', keys.path, '--port', '0', '--ledger', ledger];
+    const args = ['--dataset', paths.gss, '--keys', gss.keys.path, '--port', '0', '--ledger', ledger];
     const cutTable = (origin: string): Promise<void> =>
       new Promise((resolve, reject) => {
-        const req = httpRequest(`${origin}/v1/tables`, { method: 'POST', headers: { 'content-type': 'application/json', 'service-engine-authorizer': keys.all }, agent: false }, (res) => {
+        const req = httpRequest(`${origin}/v1/tables`, { method: 'POST', headers: { 'content-type': 'application/json', 'service-engine-authorizer': gss.keys.all }, agent: false }, (res) => {
           if (res.statusCode !== 200) reject(new Error(`POST /v1/tables answered ${res.statusCode}`));
           res.once('data', () => {
             res.destroy();
@@ -345,7 +228,7 @@ describe('a crash between a record and its void (kill -9 of crosstab serve)', ()
       const voided = new Set<unknown>();
       for (const record of records) {
         expect(typeof record['requestId']).toBe('string');
-        expect(record['keyId']).toBe(keys.allId);
+        expect(record['keyId']).toBe(gss.keys.allId);
         if (record['void'] === true) {
           expect(billed.has(record['requestId'])).toBe(true);
           expect(voided.has(record['requestId'])).toBe(false);
@@ -362,7 +245,7 @@ describe('a crash between a record and its void (kill -9 of crosstab serve)', ()
     // After a restart the ledger starts on a fresh line: a new call's record is whole and read.
     const again = await startServe(args);
     try {
-      const answer = await fetch(`${again.origin}/v1/crosstab`, { method: 'POST', headers: { 'content-type': 'application/json', 'service-engine-authorizer': keys.all }, body: crosstabBody });
+      const answer = await fetch(`${again.origin}/v1/crosstab`, { method: 'POST', headers: { 'content-type': 'application/json', 'service-engine-authorizer': gss.keys.all }, body: crosstabBody });
       expect(answer.status).toBe(200);
       const requestId = answer.headers.get('x-request-id');
       await answer.text();

@@ -2,28 +2,20 @@
 // ends the connection; a body the answer needs but that arrives too slowly gets a 408.
 // Real sockets against the node:http mount and listen().
 import { spawnSync } from 'node:child_process';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { openDataset, type Dataset } from '../../src/index.js';
-import { createCrosstabHandler, createNodeListener, listen, type CrosstabHandler } from '../../src/http/index.js';
+import { openDataset } from '../../src/index.js';
+import { createCrosstabHandler, createNodeListener, crosstabExpress, crosstabFastify, crosstabHono, listen, type CrosstabHandler } from '../../src/http/index.js';
 import { openRaw, type RawConnection } from './raw-http.js';
 import { CLI, startServe } from './serve-child.js';
-import { makeKeyFile, readLedger, tempDir, type TestKeys } from './support.js';
+import { keysAndGss, socketMounts, type StartedMount } from './socket-mounts.js';
+import { readLedger, tempDir } from './support.js';
 
 const paths = inject('testDatasets');
 const BODY_TIMEOUT_MS = 300;
 /** Only bounds a hang (the old code never answered): far above any answer's time. */
 const HANG_MS = 15_000;
-let keys: TestKeys;
-let dataset: Dataset;
-
-beforeAll(async () => {
-  keys = await makeKeyFile(tempDir());
-  dataset = await openDataset(paths.gss);
-});
-afterAll(() => dataset?.close());
+const gss = keysAndGss(openDataset);
 
 function within<T>(promise: Promise<T>, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
@@ -41,46 +33,20 @@ function partialPost(connection: RawConnection, path: string, headers: Record<st
   connection.write(`POST ${path} HTTP/1.1\r\n${lines.join('\r\n')}\r\n\r\n${validBody.padEnd(sent, ' ').slice(0, sent)}`);
 }
 
-interface Mount {
-  name: string;
-  start(handler: CrosstabHandler): Promise<{ port: number; close(): Promise<void> }>;
-}
-
-const mounts: Mount[] = [
-  {
-    name: 'node:http mount',
-    async start(handler) {
-      const server: Server = createServer(createNodeListener(handler));
-      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-      return {
-        port: (server.address() as AddressInfo).port,
-        close: () => {
-          server.closeAllConnections();
-          return new Promise<void>((resolve) => server.close(() => resolve()));
-        },
-      };
-    },
-  },
-  {
-    name: 'listen()',
-    async start(handler) {
-      const running = await listen(handler, { port: 0 });
-      return { port: running.port, close: () => running.close(1000) };
-    },
-  },
-];
+/** The mounts whose answers before the body these tests check. */
+const mounts = socketMounts({ listen, createNodeListener, crosstabExpress, crosstabFastify, crosstabHono }).filter((mount) => mount.name === 'node:http' || mount.name === 'listen()');
 
 describe.each(mounts)('on the $name', (mount) => {
   let handler: CrosstabHandler;
-  let server: { port: number; close(): Promise<void> };
+  let server: StartedMount;
   let ledger: string;
   const events: string[] = [];
 
   beforeAll(async () => {
     ledger = join(tempDir(), 'usage.ndjson');
     handler = await createCrosstabHandler({
-      datasets: [dataset],
-      keys: keys.path,
+      datasets: [gss.dataset],
+      keys: gss.keys.path,
       usage: ledger,
       bodyTimeoutMs: BODY_TIMEOUT_MS,
       log: (entry) => {
@@ -115,7 +81,7 @@ describe.each(mounts)('on the $name', (mount) => {
   });
 
   it('answers a partial body to an unknown path 404 at once, with Connection: close, and closes', async () => {
-    const answer = await answerWithoutBody('/v1/nowhere', { 'content-type': 'application/json', 'service-engine-authorizer': keys.all });
+    const answer = await answerWithoutBody('/v1/nowhere', { 'content-type': 'application/json', 'service-engine-authorizer': gss.keys.all });
     expect(answer.status).toBe(404);
     expect(answer.headers['connection']).toBe('close');
   });
@@ -123,7 +89,7 @@ describe.each(mounts)('on the $name', (mount) => {
   it('answers the other header decisions at once too: wrong method, wrong Content-Type', async () => {
     const wrongMethod = await answerWithoutBody('/v1/docs', { 'content-type': 'application/json' });
     expect([wrongMethod.status, wrongMethod.headers['allow'], wrongMethod.headers['connection']]).toEqual([405, 'GET, HEAD', 'close']);
-    const wrongType = await answerWithoutBody('/v1/crosstab', { 'content-type': 'text/plain', 'service-engine-authorizer': keys.all });
+    const wrongType = await answerWithoutBody('/v1/crosstab', { 'content-type': 'text/plain', 'service-engine-authorizer': gss.keys.all });
     expect([wrongType.status, wrongType.headers['connection']]).toEqual([415, 'close']);
   });
 
@@ -131,7 +97,7 @@ describe.each(mounts)('on the $name', (mount) => {
     const before = handler.stats?.bodyTimeouts ?? 0;
     const connection = await openRaw(server.port);
     try {
-      partialPost(connection, '/v1/crosstab', { 'content-type': 'application/json', 'service-engine-authorizer': keys.all }, validBody.length, 10);
+      partialPost(connection, '/v1/crosstab', { 'content-type': 'application/json', 'service-engine-authorizer': gss.keys.all }, validBody.length, 10);
       const answer = await within(connection.answer(), 'slow body');
       expect(answer.status).toBe(408);
       expect(answer.headers['connection']).toBe('close');
@@ -142,7 +108,7 @@ describe.each(mounts)('on the $name', (mount) => {
     }
     expect(handler.stats?.bodyTimeouts).toBe(before + 1);
     // The same request, whole, is answered and billed: the handler is fine.
-    const whole = await fetch(`http://127.0.0.1:${server.port}/v1/crosstab`, { method: 'POST', headers: { 'content-type': 'application/json', 'service-engine-authorizer': keys.all }, body: validBody });
+    const whole = await fetch(`http://127.0.0.1:${server.port}/v1/crosstab`, { method: 'POST', headers: { 'content-type': 'application/json', 'service-engine-authorizer': gss.keys.all }, body: validBody });
     expect(whole.status).toBe(200);
     expect(readLedger(ledger)).toHaveLength(1);
   });
@@ -157,11 +123,11 @@ describe.each(mounts)('on the $name', (mount) => {
 describe('crosstab serve --body-timeout', () => {
   it('answers a slow body 408 after the given time, counts it in the closing event, and refuses a bad value', async () => {
     const dir = tempDir();
-    const serve = await startServe(['--dataset', paths.gss, '--keys', keys.path, '--port', '0', '--ledger', join(dir, 'usage.ndjson'), '--body-timeout', '200']);
+    const serve = await startServe(['--dataset', paths.gss, '--keys', gss.keys.path, '--port', '0', '--ledger', join(dir, 'usage.ndjson'), '--body-timeout', '200']);
     try {
       const connection = await openRaw(Number(new URL(serve.origin).port));
       try {
-        partialPost(connection, '/v1/crosstab', { 'content-type': 'application/json', 'service-engine-authorizer': keys.all }, validBody.length, 10);
+        partialPost(connection, '/v1/crosstab', { 'content-type': 'application/json', 'service-engine-authorizer': gss.keys.all }, validBody.length, 10);
         const answer = await within(connection.answer(), 'slow body');
         expect([answer.status, answer.headers['connection']]).toEqual([408, 'close']);
         expect(JSON.parse(answer.body).error.message).toBe('The request body did not arrive within 200 ms of its headers.');
@@ -174,7 +140,7 @@ describe('crosstab serve --body-timeout', () => {
       await serve.exited;
     }
     expect(serve.output()).toMatch(/"event":"handler_closed","message":"1 request bodies too slow \(408\), 1 bodies not read/);
-    const refused = spawnSync(process.execPath, [CLI, 'serve', '--dataset', paths.gss, '--keys', keys.path, '--port', '0', '--body-timeout', '0'], { encoding: 'utf8', cwd: dir });
+    const refused = spawnSync(process.execPath, [CLI, 'serve', '--dataset', paths.gss, '--keys', gss.keys.path, '--port', '0', '--body-timeout', '0'], { encoding: 'utf8', cwd: dir });
     expect(refused.status).toBe(1);
     expect(refused.stderr).toMatch(/--body-timeout must be an integer from 1 to 30000; got "0"/);
   });

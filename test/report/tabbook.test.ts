@@ -122,6 +122,17 @@ describe('XLSX', () => {
     }
   });
 
+  it('the index lists the banner one item a cell, so an item with a comma reads back whole', async () => {
+    const commas = await tabbook(ds, { banner: ['sex', 'degree=3,4', { expr: 'age=18..34', label: '18-34, young' }], stubs: ['relig'], base: BASE, stats: ['vpct'] });
+    const out = join(dir, 'banner-items.xlsx');
+    await writeTabbook(commas, out);
+    const index = (await readWorkbook(out)).getWorksheet('Index')!;
+    const first = findRow(index, 'Banner:');
+    const items: unknown[] = [];
+    for (let row = first; valueAt(index, row, 2) !== undefined && valueAt(index, row, 2) !== null; row++) items.push(valueAt(index, row, 2));
+    expect(items).toEqual(['Total', 'Sex (sex)', 'degree=3,4', '18-34, young']);
+  });
+
   it('has no file under the name asked for when the write fails, and no temporary file either', async () => {
     const target = join(dir, 'taken');
     mkdirSync(target);
@@ -214,6 +225,34 @@ describe('bad options', () => {
       expect(all.skipped.map((skip) => skip.variable)).toEqual(['big']);
     } finally {
       await large.close();
+    }
+  });
+
+  it('a book of more cells than maxCells (default 250,000) is refused before any table is computed, naming the limit and how to raise it', async () => {
+    const large = await openDataset(inject('testDatasets').large);
+    try {
+      let tables = 0;
+      const counted = { info: large.info, table: (query: Parameters<Dataset['table']>[0]) => (tables++, large.table(query)) };
+      // mid has 300 values and no blank: 3 stubs of 300 rows = 900 rows x (Total + 300 values) = 270,900 cells.
+      const error = await rejection(tabbook(counted, { banner: ['mid'], stubs: ['mid', 'mid', 'mid'] }));
+      expect([error.code, error.details.field, error.details['limit'], error.details['needed']]).toEqual(['invalid_option', 'maxCells', 250_000, 270_900]);
+      expect(error.message).toBe('maxCells: the tab book has 3 tables of 900 rows in all x 301 columns = 270,900 cells; at most 250,000 are allowed');
+      expect(error.details.hint).toBe('Ask for fewer stubs or banner columns, in several tab books, or raise maxCells to 270900 if the machine has the memory for it.');
+      const bad = await rejection(tabbook(counted, { banner: ['mid'], stubs: ['mid'], maxCells: 0 }));
+      expect([bad.code, bad.details.field]).toEqual(['invalid_option', 'maxCells']);
+      expect(tables).toBe(0);
+    } finally {
+      await large.close();
+    }
+    // Counted as the tables have them, "No answer" rows and columns included: at the limit the book is made, one below it is refused.
+    for (const missing of ['show', 'hide'] as const) {
+      const made = await tabbook(ds, { banner: ['sex', 'BA+'], stubs: ['degree', 'relig'], missing, stats: ['vpct'] });
+      const cells = made.tables.reduce((sum, table) => sum + table.result.rows.length, 0) * (made.banner.length + 1);
+      // degree 5 values, relig 13, each with its "No answer" under show; Total, sex's 2 values (and "No answer"), BA+.
+      expect(cells).toBe(missing === 'show' ? (6 + 14) * 5 : (5 + 13) * 4);
+      await tabbook(ds, { banner: ['sex', 'BA+'], stubs: ['degree', 'relig'], missing, stats: ['vpct'], maxCells: cells });
+      const over = await rejection(tabbook(ds, { banner: ['sex', 'BA+'], stubs: ['degree', 'relig'], missing, stats: ['vpct'], maxCells: cells - 1 }));
+      expect([over.details.field, over.details['needed']]).toEqual(['maxCells', cells]);
     }
   });
 

@@ -52,11 +52,9 @@ export interface WriteOptions {
   /**
    * Write the file's blocks past the page cache (O_DIRECT) where the platform and file
    * system allow it: no copy into the page cache, and the final fsync has little left to
-   * write, but each write waits for the device. For a maker that makes each buffer when the
-   * writer asks for it (an append). Default false: through the page cache, which a maker
-   * running ahead of the writer (a build's workers) needs, or the buffers made and not yet
-   * written pile up in memory while the device is slow (a loaded build's peak RSS was
-   * 100-150 MB higher written past the cache).
+   * write, but each write waits for the device: the maker should run at most a bounded
+   * number of buffers ahead of the writer (an append makes each when the writer asks for
+   * it; a build's workers run a few variables ahead). Default false: through the page cache.
    */
   direct?: boolean;
 }

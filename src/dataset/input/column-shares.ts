@@ -65,28 +65,62 @@ export function builtWorkerFile(name: string): string | undefined {
  * `stop()` ends them all. `format` names the input kind in messages (`Parquet`, `Arrow`).
  */
 export function readShares(file: string, tasks: object[], format: string): { results: Promise<ShareResult[]>; stop: () => Promise<void> } {
-  const workers = tasks.map((task) => new Worker(file, { workerData: task }));
-  const results = Promise.all(
-    workers.map(
-      (worker) =>
-        new Promise<ShareResult[]>((resolve, reject) => {
-          const columns: ShareResult[] = [];
-          worker.on('message', (message: { column?: ShareResult; done?: true; error?: { code?: ErrorCode; message: string; details?: Record<string, unknown> } }) => {
-            if (message.column !== undefined) columns.push(message.column);
-            else if (message.done) resolve(columns);
-            else if (message.error !== undefined) reject(message.error.code === undefined ? workerFailed(format, message.error.message) : CrosstabError.fromJSON(message.error as Parameters<typeof CrosstabError.fromJSON>[0]));
-          });
-          worker.on('error', (error) => reject(workerFailed(format, error.message)));
-          worker.on('exit', (code) => reject(workerFailed(format, `exit code ${code}`)));
-        }),
-    ),
-  ).then((parts) => parts.flat());
-  // Whoever awaits `results` sees a failure; until then it must not count as unhandled.
-  results.catch(() => undefined);
-  const stop = async () => {
-    await Promise.all(workers.map((worker) => worker.terminate()));
-  };
-  return { results, stop };
+  const workers = new ShareWorkers(file, tasks.length, format, tasks);
+  return { results: workers.results(tasks.length), stop: () => workers.stop() };
+}
+
+/**
+ * Worker threads that may start before their tasks are known: a worker started without one
+ * waits for it as its first message, so its start-up (the thread, its modules, its
+ * WebAssembly) overlaps what the caller still does to make the tasks (read the file's
+ * metadata). give() hands them out.
+ */
+export class ShareWorkers {
+  private readonly workers: Worker[];
+  private readonly outcomes: Array<Promise<ShareResult[]>>;
+
+  /** `count` workers of `file`, given `tasks[i]` as workerData if `tasks` is, else waiting for give(). */
+  constructor(file: string, count: number, format: string, tasks?: object[]) {
+    this.workers = Array.from({ length: count }, (_, i) => new Worker(file, tasks === undefined ? {} : { workerData: tasks[i] }));
+    this.outcomes = this.workers.map((worker) => {
+      const outcome = new Promise<ShareResult[]>((resolve, reject) => {
+        const columns: ShareResult[] = [];
+        worker.on('message', (message: { column?: ShareResult; done?: true; error?: { code?: ErrorCode; message: string; details?: Record<string, unknown> } }) => {
+          if (message.column !== undefined) columns.push(message.column);
+          else if (message.done) resolve(columns);
+          else if (message.error !== undefined) reject(message.error.code === undefined ? workerFailed(format, message.error.message) : CrosstabError.fromJSON(message.error as Parameters<typeof CrosstabError.fromJSON>[0]));
+        });
+        worker.on('error', (error) => reject(workerFailed(format, error.message)));
+        worker.on('exit', (code) => reject(workerFailed(format, `exit code ${code}`)));
+      });
+      // Whoever awaits results() sees a failure; until then (or for a worker given no task) it must not count as unhandled.
+      outcome.catch(() => undefined);
+      return outcome;
+    });
+  }
+
+  get count(): number {
+    return this.workers.length;
+  }
+
+  /** Gives `tasks[i]` to worker i (at most one task per worker), ends those left without one, and returns results(). */
+  give(tasks: object[]): Promise<ShareResult[]> {
+    if (tasks.length > this.workers.length) throw new Error(`${tasks.length} tasks for ${this.workers.length} workers`);
+    tasks.forEach((task, i) => this.workers[i]!.postMessage(task));
+    for (const worker of this.workers.slice(tasks.length)) void worker.terminate();
+    return this.results(tasks.length);
+  }
+
+  /** Every column of the first `count` workers once all are read, or the first failure. */
+  results(count: number): Promise<ShareResult[]> {
+    const results = Promise.all(this.outcomes.slice(0, count)).then((parts) => parts.flat());
+    results.catch(() => undefined);
+    return results;
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.workers.map((worker) => worker.terminate()));
+  }
 }
 
 function workerFailed(format: string, message: string): CrosstabError {

@@ -1,8 +1,9 @@
 import { gunzipSync } from 'node:zlib';
 import type { ColumnMetaData, Compressors, SchemaElement } from 'hyparquet';
-import { parquetHeader } from 'hyparquet/src/column.js';
-import { compressors } from 'hyparquet-compressors';
-import { zstdPage } from './zstd-pages.js';
+import { Encodings, PageTypes } from 'hyparquet/src/constants.js';
+import { deserializeTCompactProtocol } from 'hyparquet/src/thrift.js';
+import { snappyUncompressor } from 'hysnappy';
+import { zstdPage, zstdReady } from './zstd-pages.js';
 import { dictionaryPageDecoder, type LevelBytes } from './parquet-dictionary-ids.js';
 import { type FlatType, type PageBytes, readHybrid, readLevels, readPlain, spreadCells, spreadIds, spreadIndices, spreadNumbers } from './parquet-pages.js';
 import type { PlainTextColumn } from './parquet-texts.js';
@@ -18,11 +19,51 @@ import { type CellValue, type ColumnEncoder, inputError, type WeightEncoder } fr
 /** Encodings {@link storeColumnChunk} reads; a chunk using any other goes to hyparquet. */
 const ownEncodings = new Set(['PLAIN', 'RLE', 'PLAIN_DICTIONARY', 'RLE_DICTIONARY']);
 
+/**
+ * Page decompressors by codec. SNAPPY, GZIP and ZSTD are here from the start; the codecs
+ * only hyparquet-compressors decodes (`laterCodecs`) are added by codecsReady() for a file
+ * that uses them, so that a reader thread does not load that package (its gzip and brotli
+ * tables, its WebAssembly) for nothing: some 40 ms of CPU per thread.
+ */
 const decompressors: Compressors = {
-  ...compressors,
+  SNAPPY: snappyUncompressor(),
   GZIP: (input) => gunzipSync(input),
   ZSTD: zstdPage,
 };
+const laterCodecs = ['BROTLI', 'LZ4', 'LZ4_RAW'] as const;
+
+/** Loads the decoders of `codecs` in this thread (the ZSTD decoder, hyparquet-compressors' codecs), before chunks using them are read. */
+export async function codecsReady(codecs: Iterable<string>): Promise<void> {
+  const wanted = new Set(codecs);
+  if (wanted.has('ZSTD')) await zstdReady();
+  if (laterCodecs.some((codec) => wanted.has(codec) && decompressors[codec] === undefined)) {
+    const { compressors } = await import('hyparquet-compressors');
+    for (const codec of laterCodecs) decompressors[codec] = compressors[codec];
+  }
+}
+
+/** A page header: the fields of hyparquet's parquetHeader this decoder reads, from hyparquet's own thrift reader. */
+function pageHeader(reader: { view: DataView; offset: number }) {
+  const header = deserializeTCompactProtocol(reader);
+  const v1 = header.field_5;
+  const dictionary = header.field_7;
+  const v2 = header.field_8;
+  return {
+    type: PageTypes[header.field_1 as number],
+    uncompressed_page_size: header.field_2 as number,
+    compressed_page_size: header.field_3 as number,
+    data_page_header: v1 && { num_values: v1.field_1 as number, encoding: Encodings[v1.field_2 as number] },
+    dictionary_page_header: dictionary && { num_values: dictionary.field_1 as number },
+    data_page_header_v2: v2 && {
+      num_values: v2.field_1 as number,
+      encoding: Encodings[v2.field_4 as number],
+      definition_levels_byte_length: v2.field_5 as number,
+      repetition_levels_byte_length: v2.field_6 as number,
+      // Compressed unless it says otherwise.
+      is_compressed: v2.field_7 === undefined ? true : (v2.field_7 as boolean),
+    },
+  };
+}
 
 /**
  * The physical type of `element` if this decoder reads it as the text a CSV export would
@@ -52,7 +93,7 @@ export function flatType(element: SchemaElement): FlatType | undefined {
 export function unreadEncoding(meta: ColumnMetaData): string | undefined {
   const other = meta.encodings.find((encoding) => !ownEncodings.has(encoding));
   if (other !== undefined) return other;
-  if (meta.codec !== 'UNCOMPRESSED' && decompressors[meta.codec] === undefined) return `${meta.codec} compression`;
+  if (meta.codec !== 'UNCOMPRESSED' && decompressors[meta.codec] === undefined && !(laterCodecs as readonly string[]).includes(meta.codec)) return `${meta.codec} compression`;
   return undefined;
 }
 
@@ -86,7 +127,7 @@ export function storeColumnChunk(chunk: Uint8Array, meta: ColumnMetaData, column
   try {
     while (done < rows) {
       if (reader.offset >= chunk.length) throw new Error(`its pages end after ${done} of ${rows} rows`);
-      const header = parquetHeader(reader);
+      const header = pageHeader(reader);
       const start = reader.offset;
       const end = start + header.compressed_page_size;
       if (end > chunk.length) throw new Error('a page runs past the end of its column chunk');
@@ -192,7 +233,9 @@ function storeWeights(target: WeightEncoder, start: number, words: ArrayLike<Cel
 
 function decompress(bytes: Uint8Array, size: number, meta: ColumnMetaData): Uint8Array {
   if (meta.codec === 'UNCOMPRESSED') return bytes;
-  const page = decompressors[meta.codec]!(bytes, size);
+  const decompressor = decompressors[meta.codec];
+  if (decompressor === undefined) throw new Error(`the ${meta.codec} decoder was not loaded (codecsReady)`);
+  const page = decompressor(bytes, size);
   if (page.length !== size) throw new Error(`a ${meta.codec} page decompresses to ${page.length} bytes, not the ${size} its header says`);
   return page;
 }

@@ -3,7 +3,7 @@ import { defaultBuildThreads, PARALLEL_BUILD_MIN_ROWS } from './build-threads.js
 import { chunkRange, unreadEncoding } from './parquet-chunk.js';
 import type { FlatType } from './parquet-pages.js';
 import type { FileIdentity } from './file-identity.js';
-import { builtWorkerFile, dealByCost, readShares, type ShareResult } from './column-shares.js';
+import { builtWorkerFile, dealByCost, type ShareResult, ShareWorkers } from './column-shares.js';
 
 export type { ShareResult } from './column-shares.js';
 
@@ -63,16 +63,39 @@ export interface FlatColumnAt {
 }
 
 /**
- * Starts workers for a share of `flat`'s columns (those whose every chunk this decoder
- * reads) when the file is large enough and `threads` (default: one per core, at most 4)
- * allows; the calling thread keeps a share. Returns the columns handed out and their
- * results, or undefined when everything is read on the calling thread.
+ * Files of this many bytes or more start their workers before the metadata is read
+ * (startWorkers): a Parquet file of PARALLEL_BUILD_MIN_ROWS rows takes a few MB.
  */
-export function handOutColumns(path: string, identity: FileIdentity, metadata: FileMetaData, flat: Map<string, FlatColumnAt>, threads: number | undefined): { names: Set<string>; results: Promise<ShareResult[]>; stop: () => Promise<void> } | undefined {
+const EARLY_START_BYTES = 1 << 20;
+
+/**
+ * The workers handOutColumns will most likely use, started now, before the file's metadata
+ * is read (their start-up then overlaps that read): `threads` of them if given, else one
+ * per core (at most 4) for a file of EARLY_START_BYTES or more; undefined otherwise, or when
+ * the worker is not built. handOutColumns ends those it does not need.
+ */
+export function startWorkers(size: number, threads: number | undefined): ShareWorkers | undefined {
+  const count = threads ?? (size >= EARLY_START_BYTES ? defaultBuildThreads() : 0);
+  const file = count > 0 ? parquetWorkerFile() : undefined;
+  return file === undefined ? undefined : new ShareWorkers(file, count, 'Parquet');
+}
+
+/**
+ * Gives worker threads a share of `flat`'s columns (those whose every chunk this decoder
+ * reads) when the file is large enough and `threads` (default: one per core, at most 4)
+ * allows; the calling thread keeps a share. The workers are `started` (startWorkers) when
+ * they are as many as needed, else started here; those not needed are ended. Returns the
+ * columns handed out and their results, or undefined when everything is read on the
+ * calling thread.
+ */
+export function handOutColumns(path: string, identity: FileIdentity, metadata: FileMetaData, flat: Map<string, FlatColumnAt>, threads: number | undefined, started?: ShareWorkers): { names: Set<string>; results: Promise<ShareResult[]>; stop: () => Promise<void> } | undefined {
   const rows = Number(metadata.num_rows);
   const workers = threads ?? (rows >= PARALLEL_BUILD_MIN_ROWS ? defaultBuildThreads() : 0);
   const file = workers > 0 ? parquetWorkerFile() : undefined;
-  if (file === undefined) return undefined;
+  if (file === undefined) {
+    void started?.stop();
+    return undefined;
+  }
   const columns = new Map<string, ShareColumn>();
   const refused = new Set<string>();
   let ownCost = 0;
@@ -103,9 +126,17 @@ export function handOutColumns(path: string, identity: FileIdentity, metadata: F
     firstRow += groupRows;
   });
   const handed = [...columns.values()].filter((column) => !refused.has(column.name));
-  if (handed.length === 0) return undefined;
+  if (handed.length === 0) {
+    void started?.stop();
+    return undefined;
+  }
   const [, ...shares] = dealColumns(handed, workers + 1, ownCost);
   const tasks = shares.filter((share) => share.length > 0).map((share) => ({ path, identity, rows, columns: share }));
-  const { results, stop } = readShares(file, tasks, 'Parquet');
-  return { names: new Set(tasks.flatMap((task) => task.columns.map((column) => column.name))), results, stop };
+  let threadsUsed = started;
+  if (threadsUsed === undefined || threadsUsed.count < tasks.length) {
+    void started?.stop();
+    threadsUsed = new ShareWorkers(file, tasks.length, 'Parquet');
+  }
+  const results = threadsUsed.give(tasks);
+  return { names: new Set(tasks.flatMap((task) => task.columns.map((column) => column.name))), results, stop: () => threadsUsed.stop() };
 }

@@ -3,7 +3,8 @@
 // are made here just as the main thread would make them), and hands back each column's
 // dictionary, ids and counts as soon as it is done. Bundled as dist/dataset/parquet-worker.js.
 //
-// workerData: a ShareTask (parquet-share.ts)
+// workerData: a ShareTask (parquet-share.ts), or none: then the task is the first message
+//   (a worker started before the reader had read the file's metadata; see startWorkers)
 // Out: { column: ShareResult } per column (ids and counts transferred), then { done: true };
 //   or { error: {code, message, details} | {message} }
 import { closeSync, readSync } from 'node:fs';
@@ -11,16 +12,16 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { CrosstabError } from '../../errors.js';
 import { shareResult } from './column-shares.js';
 import { openSame } from './file-identity.js';
-import { chunkFailure, storeColumnChunk } from './parquet-chunk.js';
+import { chunkFailure, codecsReady, storeColumnChunk } from './parquet-chunk.js';
 import type { ShareTask } from './parquet-share.js';
 import { ColumnEncoder } from './table-encoder.js';
-import { zstdReady } from './zstd-pages.js';
 
 const port = parentPort;
 if (port === null) throw new Error('parquet-worker runs as a worker thread of the Parquet reader.');
-const { path, identity, rows, columns } = workerData as ShareTask;
+const task = (workerData as ShareTask | null | undefined) ?? (await new Promise<ShareTask>((resolve) => port.once('message', resolve)));
+const { path, identity, rows, columns } = task;
 
-if (columns.some((column) => column.chunks.some((chunk) => chunk.meta.codec === 'ZSTD'))) await zstdReady();
+await codecsReady(columns.flatMap((column) => column.chunks.map((chunk) => chunk.meta.codec)));
 let file: number | undefined;
 try {
   file = openSame(path, identity);

@@ -1,17 +1,16 @@
 import type { FileHandle } from 'node:fs/promises';
 import { type AsyncBuffer, type ColumnData, type FileMetaData, type ParquetParsers, parquetMetadataAsync, parquetRead, parquetSchema } from 'hyparquet';
-import { compressors } from 'hyparquet-compressors';
 import { CrosstabError } from '../../errors.js';
-import { chunkFailure, chunkRange, type FlatColumn, flatType, storeColumnChunk, unreadEncoding } from './parquet-chunk.js';
-import { type FlatColumnAt, handOutColumns } from './parquet-share.js';
-import { adoptShare } from './column-shares.js';
+import { chunkFailure, chunkRange, codecsReady, type FlatColumn, flatType, storeColumnChunk, unreadEncoding } from './parquet-chunk.js';
+import { type FlatColumnAt, handOutColumns, startWorkers } from './parquet-share.js';
+import { adoptShare, type ShareWorkers } from './column-shares.js';
 import { PlainTextColumn } from './parquet-texts.js';
-import { zstdReady } from './zstd-pages.js';
 import type { RawTable, ReadOptions } from './raw-table.js';
 import { idLikeCountLimit } from '../format.js';
 import { decimalText } from '../../text/decimal-text.js';
 import { isoTime, isoTimestamp } from './cell-values.js';
 import { checkTrailer, readTypedFile } from './input-file.js';
+import type { FileIdentity } from './file-identity.js';
 import { type CellValue, type ColumnEncoder, inputError, TableEncoder } from './table-encoder.js';
 
 /** Dates and timestamps become ISO 8601 text, as a CSV export writes them. */
@@ -41,56 +40,67 @@ const parsers: Partial<ParquetParsers> = {
  */
 export async function readParquet(path: string, options: ReadOptions): Promise<RawTable> {
   return readTypedFile(path, options, 'Parquet', async (handle, size, identity) => {
-    await checkTrailer(handle, size, path, 'Parquet', 'PAR1');
-    const file = fileBuffer(handle, size);
-    const metadata = await parquetMetadataAsync(file);
-    const fields = parquetSchema(metadata).children;
-    const rows = Number(metadata.num_rows);
-    if (metadata.row_groups.some((group) => group.columns.some((chunk) => chunk.meta_data?.codec === 'ZSTD'))) await zstdReady();
-    const encoder = new TableEncoder(path, 'Parquet schema', fields.map((field) => ({ name: field.element.name })), options, { expectedRows: rows });
-    const wanted = fields.flatMap((field, i) => (encoder.columns[i] !== undefined || encoder.weightAt[i] !== undefined ? [i] : []));
-    for (const i of wanted) {
-      const field = fields[i]!;
-      if (field.children.length > 0 || field.element.repetition_type === 'REPEATED') {
-        const name = field.element.name;
-        const hint = `Crosstabs need one value per respondent: leave it out (options.exclude / --exclude ${name}) or flatten it first.`;
-        throw inputError(path, `column "${name}" is a nested Parquet column (list, struct or map)`, hint, { field: name });
-      }
-    }
-    const positions = new Map(wanted.map((i) => [fields[i]!.element.name, i]));
-    const flat = new Map(wanted.flatMap((i) => {
-      const element = fields[i]!.element;
-      const type = flatType(element);
-      const target = encoder.columns[i] ?? encoder.weightAt[i]!;
-      if (type === undefined) return [];
-      const column: FlatColumn & FlatColumnAt = { position: i, type, optional: element.repetition_type !== 'REQUIRED', weight: encoder.weightAt[i] !== undefined, target };
-      return [[element.name, column] as const];
-    }));
-    // Why a column goes to hyparquet (its first reason), for a note: it is several times slower.
-    const slow = new Map<string, string>();
-    for (const i of wanted) {
-      const element = fields[i]!.element;
-      if (!flat.has(element.name)) slow.set(element.name, `its type (${[element.type, element.logical_type?.type ?? element.converted_type].filter(Boolean).join(' ')}) needs converting`);
-    }
-    const conversions = ownConversions(metadata, wanted.map((i) => fields[i]!.element));
-    // A share of the columns goes to worker threads, read while this thread reads the rest.
-    const handed = handOutColumns(path, identity, metadata, flat, options.threads);
-    const readWhole = new Set(options.skipIdLike?.except);
-    for (const [name, column] of flat) {
-      if (column.type !== 'BYTE_ARRAY' || column.weight || handed?.names.has(name) || !onlyPlainPages(metadata, name)) continue;
-      const stopAbove = options.skipIdLike === undefined || readWhole.has(name) ? undefined : idLikeCountLimit(rows);
-      column.texts = new PlainTextColumn(column.target as ColumnEncoder, stopAbove);
-    }
+    // Worker threads start now: their start-up overlaps this thread's read of the metadata.
+    const started = startWorkers(size, options.threads);
     try {
-      await readHere(path, handle, size, file, metadata, flat, positions, encoder, slow, handed?.names ?? new Set(), options, conversions);
-      for (const share of (await handed?.results) ?? []) adoptShare(encoder.columns[share.position]!, share);
+      return await readWith(path, options, handle, size, identity, started);
     } finally {
-      await handed?.stop();
+      await started?.stop();
     }
-    const table = encoder.finish(rows, 'A Parquet file needs at least one row.');
-    if (slow.size > 0) table.notes = [...slow].map(([name, why]) => `column ${name} read by the general Parquet reader (several times slower): ${why}`);
-    return table;
   });
+}
+
+/** readParquet once the file is open, with the workers `started` for it (startWorkers), if any. */
+async function readWith(path: string, options: ReadOptions, handle: FileHandle, size: number, identity: FileIdentity, started: ShareWorkers | undefined): Promise<RawTable> {
+  await checkTrailer(handle, size, path, 'Parquet', 'PAR1');
+  const file = fileBuffer(handle, size);
+  const metadata = await parquetMetadataAsync(file);
+  const fields = parquetSchema(metadata).children;
+  const rows = Number(metadata.num_rows);
+  await codecsReady(metadata.row_groups.flatMap((group) => group.columns.map((chunk) => chunk.meta_data?.codec ?? 'UNCOMPRESSED')));
+  const encoder = new TableEncoder(path, 'Parquet schema', fields.map((field) => ({ name: field.element.name })), options, { expectedRows: rows });
+  const wanted = fields.flatMap((field, i) => (encoder.columns[i] !== undefined || encoder.weightAt[i] !== undefined ? [i] : []));
+  for (const i of wanted) {
+    const field = fields[i]!;
+    if (field.children.length > 0 || field.element.repetition_type === 'REPEATED') {
+      const name = field.element.name;
+      const hint = `Crosstabs need one value per respondent: leave it out (options.exclude / --exclude ${name}) or flatten it first.`;
+      throw inputError(path, `column "${name}" is a nested Parquet column (list, struct or map)`, hint, { field: name });
+    }
+  }
+  const positions = new Map(wanted.map((i) => [fields[i]!.element.name, i]));
+  const flat = new Map(wanted.flatMap((i) => {
+    const element = fields[i]!.element;
+    const type = flatType(element);
+    const target = encoder.columns[i] ?? encoder.weightAt[i]!;
+    if (type === undefined) return [];
+    const column: FlatColumn & FlatColumnAt = { position: i, type, optional: element.repetition_type !== 'REQUIRED', weight: encoder.weightAt[i] !== undefined, target };
+    return [[element.name, column] as const];
+  }));
+  // Why a column goes to hyparquet (its first reason), for a note: it is several times slower.
+  const slow = new Map<string, string>();
+  for (const i of wanted) {
+    const element = fields[i]!.element;
+    if (!flat.has(element.name)) slow.set(element.name, `its type (${[element.type, element.logical_type?.type ?? element.converted_type].filter(Boolean).join(' ')}) needs converting`);
+  }
+  const conversions = ownConversions(metadata, wanted.map((i) => fields[i]!.element));
+  // A share of the columns goes to worker threads, read while this thread reads the rest.
+  const handed = handOutColumns(path, identity, metadata, flat, options.threads, started);
+  const readWhole = new Set(options.skipIdLike?.except);
+  for (const [name, column] of flat) {
+    if (column.type !== 'BYTE_ARRAY' || column.weight || handed?.names.has(name) || !onlyPlainPages(metadata, name)) continue;
+    const stopAbove = options.skipIdLike === undefined || readWhole.has(name) ? undefined : idLikeCountLimit(rows);
+    column.texts = new PlainTextColumn(column.target as ColumnEncoder, stopAbove);
+  }
+  try {
+    await readHere(path, handle, size, file, metadata, flat, positions, encoder, slow, handed?.names ?? new Set(), options, conversions);
+    for (const share of (await handed?.results) ?? []) adoptShare(encoder.columns[share.position]!, share);
+  } finally {
+    await handed?.stop();
+  }
+  const table = encoder.finish(rows, 'A Parquet file needs at least one row.');
+  if (slow.size > 0) table.notes = [...slow].map(([name, why]) => `column ${name} read by the general Parquet reader (several times slower): ${why}`);
+  return table;
 }
 
 /** Reads the columns not `handed` to workers, a row group at a time, reporting progress after each. */
@@ -142,6 +152,8 @@ async function readOthers(file: AsyncBuffer, metadata: FileMetaData, columns: st
       failure = error;
     }
   };
+  // hyparquet-compressors loads only for a file that has columns hyparquet reads.
+  const { compressors } = await import('hyparquet-compressors');
   await parquetRead({ file, metadata, columns, rowStart: groupStart, rowEnd: groupStart + groupRows, compressors, parsers, onChunk });
   if (failure !== undefined) throw failure;
 }

@@ -1,12 +1,12 @@
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { compressors } from 'hyparquet-compressors';
+import { decompress as fzstd } from 'fzstd';
 
 /**
  * Zstandard pages of Parquet files decompressed by the zstd library itself compiled to
  * WebAssembly (@bokuweb/zstd-wasm): about three times faster than fzstd, the JavaScript
- * decoder of hyparquet-compressors, which remains the fallback (and names a malformed
+ * decoder hyparquet-compressors uses, which remains the fallback (and names a malformed
  * frame). The WebAssembly module is loaded asynchronously once per thread ({@link zstdReady});
  * until then pages go to fzstd.
  *
@@ -90,5 +90,5 @@ export function zstdPage(input: Uint8Array, size: number): Uint8Array {
       // fzstd reads it again and says what is wrong with it.
     }
   }
-  return compressors.ZSTD!(input, size);
+  return fzstd(input);
 }
