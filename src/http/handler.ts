@@ -441,6 +441,7 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
         } else {
           status = statusOf(outcome);
           entry.code = outcome.code;
+          if (outcome.cause !== undefined) entry.error = outcome.cause;
           text = JSON.stringify(errorBody(outcome));
           if (outcome.code === 'payload_too_large') headers['connection'] = 'close';
           // HTTP requires the challenges on a 401: the credentials this service accepts.
@@ -460,7 +461,6 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
         }
         status = statusOf(outcome);
         entry.code = outcome.code;
-        if (outcome.cause !== undefined) entry.error = outcome.cause;
         text = JSON.stringify(errorBody(outcome));
         if (outcome.retryAfterSeconds !== undefined) headers['retry-after'] = String(outcome.retryAfterSeconds);
       }
