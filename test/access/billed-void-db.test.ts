@@ -8,11 +8,12 @@ import { join } from 'node:path';
 import type { Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { openDataset, type Dataset } from '../../src/index.js';
-import { addAccount, addKey, DbKeyStore, DbUsageSink, openDatabase, usageDetail, usageReport, type Database } from '../../src/access/index.js';
+import { addAccount, addKey, DbKeyStore, openDatabase, usageDetail, usageReport, type Database } from '../../src/access/index.js';
 import { AccountLimiter } from '../../src/access/account-limits.js';
-import { createCrosstabHandler, listen, type UsageRecord, type UsageSink } from '../../src/http/index.js';
+import { createCrosstabHandler, listen } from '../../src/http/index.js';
 import { openRaw } from '../http/raw-http.js';
 import { tempDir } from '../http/support.js';
+import { heldSink, until, type HeldSink } from './held-usage.js';
 import { startPostgres, type PostgresServer } from './postgres-server.js';
 
 const paths = inject('testDatasets');
@@ -31,12 +32,6 @@ const body = JSON.stringify({ SurveyCode: 'GSS', PopulationBaseCode: 'year=2024'
 const crosstabRequest = (key: string): string =>
   `POST /v1/crosstab HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\nservice-engine-authorizer: ${key}\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
 
-async function until(done: () => boolean | Promise<boolean>, what: string): Promise<void> {
-  for (let waited = 0; !(await done()); waited += 10) {
-    if (waited > 20_000) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 interface Store {
   name: string;
@@ -48,25 +43,7 @@ interface Store {
   hold(db: Database, location: string, sink: HeldSink): Promise<{ holding: Promise<void>; release: () => Promise<void> }>;
 }
 
-type HeldSink = UsageSink & { hold?: { recorded: () => void; release: Promise<void> } };
 
-/** The real DbUsageSink; a record (not a void) resolves only once `hold` is released, when set. */
-function heldSink(db: Database): HeldSink {
-  const real = new DbUsageSink(db);
-  const sink: HeldSink = {
-    async record(usage: UsageRecord) {
-      await real.record(usage);
-      const hold = sink.hold;
-      if (hold !== undefined && usage.void !== true) {
-        sink.hold = undefined;
-        hold.recorded();
-        await hold.release;
-      }
-    },
-    close: () => real.close(),
-  };
-  return sink;
-}
 
 const stores: Store[] = [
   {

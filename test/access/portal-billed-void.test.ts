@@ -7,41 +7,18 @@ import { join } from 'node:path';
 import type { Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { openDataset, type Dataset } from '../../src/index.js';
-import { addAccount, addUser, DbKeyStore, DbUsageSink, openDatabase, parseLicences, type Database } from '../../src/access/index.js';
-import { createCrosstabHandler, listen, type RunningServer, type UsageRecord, type UsageSink } from '../../src/http/index.js';
+import { addAccount, addUser, DbKeyStore, openDatabase, parseLicences, type Database } from '../../src/access/index.js';
+import { createCrosstabHandler, listen, type RunningServer } from '../../src/http/index.js';
 import { createPortal, mountPortal } from '../../src/portal/index.js';
 import { openRaw } from '../http/raw-http.js';
 import { tempDir } from '../http/support.js';
+import { heldSink, until, type HeldSink } from './held-usage.js';
 import { cookieOf, csrfOf, postSignIn, send, signInForm } from './portal-client.js';
 
 const paths = inject('testDatasets');
 
-type HeldSink = UsageSink & { hold?: { recorded: () => void; release: Promise<void> } };
 
-/** The real DbUsageSink; a record (not a void) resolves only once `hold` is released, when set. */
-function heldSink(db: Database): HeldSink {
-  const real = new DbUsageSink(db);
-  const sink: HeldSink = {
-    async record(usage: UsageRecord) {
-      await real.record(usage);
-      const hold = sink.hold;
-      if (hold !== undefined && usage.void !== true) {
-        sink.hold = undefined;
-        hold.recorded();
-        await hold.release;
-      }
-    },
-    close: () => real.close(),
-  };
-  return sink;
-}
 
-async function until(done: () => boolean | Promise<boolean>, what: string): Promise<void> {
-  for (let waited = 0; !(await done()); waited += 10) {
-    if (waited > 20_000) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 describe('portal tables not delivered are voided (embedded database)', () => {
   let db: Database;
