@@ -23,6 +23,7 @@ import { type BufferSpec, paddedSize } from '../dataset/build/compile.js';
 import type { BufferTable, PlacedBuffer } from '../dataset/file/writer.js';
 import type { Kernel } from '../kernel/kernel.js';
 import { StoredExtension } from './append-stored.js';
+import { appendTrace, type AppendTrace } from './append-trace.js';
 import { refuseOutOverInput } from './build-options.js';
 import { defaultBuildThreads } from '../dataset/input/build-threads.js';
 import { declareDesign, type DesignOptions } from '../dataset/build/design.js';
@@ -96,6 +97,8 @@ export async function appendRows(dataset: string, newRows: string, options: Appe
   }
   if (typeof options.out !== 'string' || options.out === '') throw invalidOption('out', 'must be the path of the dataset to write', 'Pass out: "survey.arrow".');
   const { signal } = options;
+  const trace = appendTrace();
+  trace?.mark('start (node, modules)');
   const cancelled = () => throwIfCancelled(signal, 'the append', BUILD_CANCELLED_HINT);
   cancelled();
   await stat(dirname(options.out)).catch(() => {
@@ -107,6 +110,7 @@ export async function appendRows(dataset: string, newRows: string, options: Appe
   // Every buffer is checked against its checksum before the extended dataset is in place (a
   // damaged dataset is never extended): as it is extended, or when first read.
   const data = await loadDataset(dataset, kernel, { verify: true });
+  trace?.mark('open the dataset', `${data.buffers.length} buffers`);
   try {
     const dropped = calibratedWeights(dataset, newRows, data, options);
     const source = dropped.length === 0 ? data : { ...data, meta: { ...data.meta, weights: data.meta.weights.filter((weight) => !dropped.some((entry) => entry.weight === weight.name)) } };
@@ -119,17 +123,21 @@ export async function appendRows(dataset: string, newRows: string, options: Appe
     // id-like over every row (a build of all the rows skips them whatever the new values);
     // should the new rows be too many for that, the input is read again with them.
     const idLike = idLikeColumns(meta);
+    trace?.mark('load the input reader');
     let table = await readInput(newRows, { ...read, ignore: idLike.map((entry) => entry.column) });
+    trace?.mark('read the new rows', `${table.rows} rows, ${threads ?? 'default'} threads`);
     cancelled();
     if (idLike.some((entry) => !staysIdLike(entry.values, meta.respondents + table.rows))) {
       table = await readInput(newRows, read);
       cancelled();
     }
-    const compiled = await extend(dataset, newRows, format, source, table, (ptr, bytes) => kernel.memory.bytes(ptr, bytes), kernel);
+    const compiled = await extend(dataset, newRows, format, source, table, (ptr, bytes) => kernel.memory.bytes(ptr, bytes), kernel, trace);
+    trace?.mark('plan', `${compiled.dataset.specs.length} buffers`);
     cancelled();
     const { writeDataset } = await import('../dataset/file/writer.js');
     // Past the page cache: each buffer is made when the writer asks for it, so a slow device holds back nothing but the append.
     const written = await writeDataset(compiled.dataset, options.out, signal, { direct: true });
+    trace?.mark('write, sync, rename', `${written.bytes} bytes`);
     // The weights file belongs to the build just replaced (its weights, left out, were of the old respondents).
     if (data.weightsFile !== undefined && dropped.length > 0 && resolve(options.out) === resolve(dataset)) await rm(data.weightsFile.path, { force: true });
     return {
@@ -145,6 +153,7 @@ export async function appendRows(dataset: string, newRows: string, options: Appe
   } finally {
     data.close();
     for (const region of data.regions) kernel.memory.release(region.ptr, region.bytes);
+    trace?.done();
   }
 }
 
@@ -299,6 +308,7 @@ async function extend(
   table: RawTable,
   bytesAt: (ptr: number, bytes: number) => Uint8Array,
   kernel: Kernel,
+  trace?: AppendTrace,
 ): Promise<{ dataset: BufferTable & { meta: StoredMeta }; newValues: AppendReport['newValues'] }> {
   const old = data.meta;
   const before = old.respondents;
@@ -426,7 +436,7 @@ async function extend(
   const words32 = (bytes: Uint8Array): Uint32Array => new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4);
 
   function* buffers(): Generator<Uint8Array | PlacedBuffer> {
-    stored = new StoredExtension(kernel, data);
+    stored = new StoredExtension(kernel, data, trace);
     try {
       for (let k = 0; k < old.weights.length; k++) {
         const appended = table.weights[k]!.values;
@@ -445,6 +455,8 @@ async function extend(
       for (const plan of extended) yield* 'holders' in plan ? multiVariableBuffers(plan, specs, words, oldWords, (row) => data.buffers[row]!.kind, oldWords32) : variableBuffers(plan);
       // Any old buffer not extended here (none, as the dataset is laid out) is checked all the same.
       for (let row = 0; row < data.buffers.length; row++) if (!stored.checked.has(row)) data.buffer(row);
+      // The buffers were read without a look at the files' stamps each (their hashes held): once here, after the last.
+      data.checkUnchanged();
     } finally {
       stored.dispose();
     }
