@@ -463,7 +463,7 @@ async function extend(
   }
 
   // The loops over respondents are small functions of their own (remapRanks, setBits, byRankOf,
-  // atLeastTails, orWords): this generator runs once per buffer and stays cheap for V8 to
+  // setBitsFrom, orWords): this generator runs once per buffer and stays cheap for V8 to
   // compile, where its loops inlined made it optimized again and again (about a second of
   // compiler time on a loaded machine for the ACS).
   function* variableBuffers(plan: Extended): Generator<Uint8Array | PlacedBuffer> {
@@ -509,13 +509,17 @@ async function extend(
       }
     }
     if (variable.atLeast !== undefined) {
-      // The new respondents of rank `rank` or more, kept from the top rank down: made once, not per rank.
-      const tails = atLeastTails(start, byRank, variable.values.length, words, before);
+      // The new respondents of rank `rank` or more, as the words of the bitset from word
+      // before/32 on: every one with a value for rank 1, then those of each rank taken out
+      // after its container is made (the writer makes a buffer before it asks for the next).
+      const first = before >>> 5;
+      const tail = new Uint32Array(words * 2 - first);
+      setBitsFrom(tail, byRank.subarray(start[1]!, start[variable.values.length + 1]!), first * 32);
       for (let rank = 1; rank <= variable.values.length; rank++) {
         // Old respondents of rank `rank` or more now: those of the first old rank that maps there or above.
         const from = firstRankAtLeast(rankNow, rank);
-        const newBits = tails[rank]!;
-        yield stored.extend(from > 0 ? was.atLeast![from - 1]! : undefined, bitsKeep, bitsSame, paddedSize(words * 8), (bytes) => orWords(words32(bytes), before >>> 5, newBits));
+        yield stored.extend(from > 0 ? was.atLeast![from - 1]! : undefined, bitsKeep, bitsSame, paddedSize(words * 8), (bytes) => orWords(words32(bytes), first, tail));
+        clearBitsFrom(tail, ofRank(rank), first * 32);
       }
     }
   }
@@ -562,15 +566,20 @@ function byRankOf(appended: Uint32Array, values: number, before: number): { star
   return { start, byRank };
 }
 
-/** Per rank (1-based): the words from word before/32 on of the bitset of the new respondents of that rank or more. */
-function atLeastTails(start: Uint32Array, byRank: Uint32Array, values: number, words: number, before: number): Uint32Array[] {
-  const tails: Uint32Array[] = [];
-  const tail = new Uint32Array(words * 2);
-  for (let rank = values; rank >= 1; rank--) {
-    setBits(tail, byRank.subarray(start[rank]!, start[rank + 1]!));
-    tails[rank] = tail.slice(before >>> 5);
+/** Sets the bits of `respondents` in a bitset of 32-bit words whose first is that of respondent `base` (a multiple of 32). */
+function setBitsFrom(bits: Uint32Array, respondents: Uint32Array, base: number): void {
+  for (let i = 0; i < respondents.length; i++) {
+    const at = respondents[i]! - base;
+    bits[at >>> 5]! |= 1 << (at & 31);
   }
-  return tails;
+}
+
+/** Clears the bits of `respondents` in a bitset of 32-bit words whose first is that of respondent `base` (a multiple of 32). */
+function clearBitsFrom(bits: Uint32Array, respondents: Uint32Array, base: number): void {
+  for (let i = 0; i < respondents.length; i++) {
+    const at = respondents[i]! - base;
+    bits[at >>> 5]! &= ~(1 << (at & 31));
+  }
 }
 
 /** The first old rank whose rank now is `rank` or more (0: none). */
@@ -700,19 +709,23 @@ function extendVariable(newRows: string, variable: StoredVariable, column: RawCo
     }
   }
   const values = [...variable.values, ...added];
+  // No new value (most variables of a wave): the old values as they are, when in the order sorted here (a build's).
+  const kept = added.length === 0 && inOrder(variable.values, numeric);
   const sorted = values.map((_, i) => i);
-  if (numeric) {
+  if (kept) {
+    // Sorted already.
+  } else if (numeric) {
     const numbers = values.map(Number);
     sorted.sort((a, b) => numbers[a]! - numbers[b]!);
   } else sorted.sort((a, b) => (values[a]! < values[b]! ? -1 : values[a]! > values[b]! ? 1 : 0));
-  const merged = sorted.map((i) => values[i]!);
+  const merged = kept ? variable.values : sorted.map((i) => values[i]!);
   if (variable.codes !== undefined && merged.length > AXIS_LIMIT) {
     throw unfit(newRows, `brings ${variable.name} to ${merged.length} distinct values, more than the ${AXIS_LIMIT} a variable listed value by value holds`, 'Build the whole dataset from all the rows with `crosstab build`.', variable.name);
   }
   if (variable.atLeast !== undefined && merged.length > RANGE_INDEX_LIMIT) {
     throw unfit(newRows, `brings ${variable.name} to ${merged.length} distinct values, more than the ${RANGE_INDEX_LIMIT} of its range index`, 'Build the whole dataset from all the rows with `crosstab build`, without a range index on it.', variable.name);
   }
-  const rankOfKey = new Map<string | number, number>(merged.map((value, i) => [keyOf(value), i + 1]));
+  const rankOfKey = kept ? oldRankOf : new Map<string | number, number>(merged.map((value, i) => [keyOf(value), i + 1]));
   const rankNow = new Uint32Array(variable.values.length + 1);
   const oldRank = new Uint32Array(merged.length + 1);
   variable.values.forEach((value, i) => {
@@ -730,6 +743,21 @@ function extendVariable(newRows: string, variable: StoredVariable, column: RawCo
   const valueLabels = { ...column.valueLabels, ...variable.valueLabels };
   if (Object.keys(valueLabels).length > 0) extended.valueLabels = valueLabels;
   return { extended: { variable: extended, old: variable, rankNow, oldRank, appended }, added };
+}
+
+/** Whether `values` are in the order extendVariable sorts them (by number, or by UTF-16 code units), none twice. */
+function inOrder(values: string[], numeric: boolean): boolean {
+  if (numeric) {
+    let last = -Infinity;
+    for (let i = 0; i < values.length; i++) {
+      const number = Number(values[i]);
+      if (!(number > last)) return false;
+      last = number;
+    }
+    return true;
+  }
+  for (let i = 1; i < values.length; i++) if (!(values[i - 1]! < values[i]!)) return false;
+  return true;
 }
 
 /**
