@@ -8,9 +8,10 @@
 import { copyFileSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildDataset, CrosstabError, ErrorCode } from '../src/index.js';
 import { StoredExtension, zeroFrom } from '../src/build/append-stored.js';
+import { appendTrace } from '../src/build/append-trace.js';
 import { loadDataset, type LoadedDataset } from '../src/dataset/file/reader.js';
 import { hex } from '../src/kernel/checksum.js';
 import { mainThreadKernel } from '../src/kernel/kernel.js';
@@ -132,5 +133,29 @@ describe('zeroFrom', () => {
     } finally {
       target.release();
     }
+  });
+});
+
+describe('appendTrace (CROSSTAB_TRACE)', () => {
+  it('is off unless set to something but empty or 0; on, it prints each phase and the summed parts', () => {
+    for (const off of [{}, { CROSSTAB_TRACE: '' }, { CROSSTAB_TRACE: '0' }]) expect(appendTrace(off)).toBeUndefined();
+    const lines: string[] = [];
+    const spy = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      lines.push(String(chunk));
+      return true;
+    });
+    try {
+      const trace = appendTrace({ CROSSTAB_TRACE: '1' })!;
+      trace.mark('open the dataset', '7 buffers');
+      trace.add('read old bytes', 2.5);
+      trace.add('read old bytes', 1.5);
+      trace.done();
+    } finally {
+      spy.mockRestore();
+    }
+    expect(lines).toHaveLength(3);
+    expect(lines[0]).toMatch(/^trace: +\d+ ms  open the dataset +[\d.]+ ms wall +[\d.]+ ms CPU  7 buffers\n$/);
+    expect(lines[1]).toMatch(/of which read old bytes +4\.0 ms/);
+    expect(lines[2]).toMatch(/appendRows in all .* ms CPU  process CPU since start \d+ ms\n$/);
   });
 });
