@@ -7,6 +7,7 @@
 // - A group or licence withdrawn, or the account disabled, with the CLI: every request sent
 //   500 ms (the key cache's bound, docs/access.md) after the command returned is refused by
 //   both replicas, and no audience listing shows a definition the caller no longer may see.
+// - A key revoked in the portal served by replica A: refused by A at once and by B 500 ms later.
 // - A new build (one more brand value: the codes of the values after it change) published by an
 //   atomic rename, taken up on SIGHUP by one replica and by --watch by the other: every answer
 //   after the reload is the new build's, with its version header, including answers to the
@@ -18,6 +19,8 @@ import { join } from 'node:path';
 import ExcelJS from 'exceljs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDataset, toServiceResponse } from '../../src/index.js';
+import { openDatabase } from '../../src/access/index.js';
+import { cookieOf, csrfOf, postSignIn, send, signInForm } from './portal-client.js';
 import type { Codebook } from '../../src/dataset/build/codebook.js';
 import { writeMadeDataset } from '../support/make-dataset.js';
 import { publish, waveRows } from '../support/survey-waves.js';
@@ -291,5 +294,34 @@ describe('two replicas on one PostgreSQL database, cell cache on', () => {
     // An audience saved before the new value came names the same respondents' values after it.
     const ab = await crosstab(b, '*', ['brand=AB', '@buyers']);
     expect(ab.body).toEqual((await expected(builds.second, '*', ['brand=AB', 'brand=A'])).body);
+  });
+
+  it('a key revoked in the portal of replica A: refused by A at once, and by B for every request sent 500 ms later', async () => {
+    const [a, b] = replicas as [ServeChild, ServeChild];
+    const made = JSON.parse(cli(['keys', 'add', '--account', 'acme', '--name', 'staging', '--json'])) as { apiKey: string; id: string };
+    const user = JSON.parse(cli(['users', 'add', '--account', 'acme', '--email', 'ops@acme.example', '--json'])) as { oneTimePassword: string };
+    const db = await openDatabase(database);
+    try {
+      await db.query("UPDATE users SET must_change_password = false WHERE email = 'ops@acme.example'");
+    } finally {
+      await db.close();
+    }
+    const withKey = (replica: ServeChild) =>
+      fetch(`${replica.origin}/v1/crosstab`, { method: 'POST', headers: { 'service-engine-authorizer': made.apiKey, 'content-type': 'application/json' }, body: JSON.stringify({ SurveyCode: 'WAVES', PopulationBaseCode: '*', TargetCodes: ['brand=A'] }) }).then(async (response) => {
+        await response.arrayBuffer();
+        return response.status;
+      });
+    // Both replicas have the key's rights cached.
+    for (const replica of replicas) expect(await withKey(replica)).toBe(200);
+    const signed = await postSignIn(a.origin, await signInForm(a.origin), 'ops@acme.example', user.oneTimePassword);
+    expect(signed.status, signed.body).toBe(303);
+    const cookie = cookieOf(signed, 'crosstab_portal') as string;
+    const csrf = csrfOf(await send(a.origin, 'GET', '/portal/keys', { cookie }));
+    const revoked = await send(a.origin, 'POST', `/portal/keys/${made.id}/revoke`, { cookie, form: { csrf } });
+    expect(revoked.status, revoked.body).toBe(200);
+    const returned = performance.now();
+    expect(await withKey(a)).toBe(401);
+    await pause(Math.max(0, BOUND_MS - (performance.now() - returned)));
+    for (let i = 0; i < 5; i++) expect(await withKey(b)).toBe(401);
   });
 });
