@@ -57,6 +57,32 @@ export async function audiencesNamed(db: Queryable, viewer: AudienceViewer, surv
   return rows.map(toRecord);
 }
 
+/** `@name` in a stored expression: every reference the grammar reads (a quoted "@x" matches too, which only reads one audience more). */
+const REFERENCE = '@([a-z0-9][a-z0-9_-]{0,63})';
+
+/**
+ * Those of `names` the viewer may use in `survey`, and every audience the viewer may use that
+ * their expressions name, through each other up to `depth` levels below them: one statement,
+ * so one snapshot of the table (an edit committed meanwhile is seen whole or not at all).
+ */
+export async function audiencesUsed(db: Queryable, viewer: AudienceViewer, survey: string, names: readonly string[], depth: number): Promise<AudienceRecord[]> {
+  if (names.length === 0) return [];
+  const { rows } = await db.query<AudienceRow>(
+    `WITH RECURSIVE used (id, depth) AS (
+       SELECT a.id, 0 FROM audiences a WHERE ${VISIBLE} AND a.survey = $3 AND a.name = ANY($4::text[])
+       UNION
+       SELECT b.id, used.depth + 1
+         FROM used JOIN audiences a ON a.id = used.id
+         CROSS JOIN LATERAL regexp_matches(a.expression, '${REFERENCE}', 'g') AS reference (name)
+         JOIN audiences b ON b.account_id = $1 AND (b.shared OR b.user_id = $2) AND b.survey = $3 AND b.name = reference.name[1]
+        WHERE used.depth < $5
+     )
+     SELECT ${COLUMNS} ${FROM} WHERE a.id IN (SELECT id FROM used)`,
+    [...viewerParams(viewer), survey, [...names], depth],
+  );
+  return rows.map(toRecord);
+}
+
 /** One audience the viewer may see; undefined otherwise (another account's, another user's private one, or none). */
 export async function audienceById(db: Queryable, viewer: AudienceViewer, id: string): Promise<AudienceRecord | undefined> {
   if (!ID.test(id)) return undefined;
@@ -135,6 +161,9 @@ export class DbAudienceStore implements AudienceStore {
   }
   byNames(viewer: AudienceViewer, survey: string, names: readonly string[]): Promise<AudienceRecord[]> {
     return audiencesNamed(this.db, viewer, survey, names);
+  }
+  closure(viewer: AudienceViewer, survey: string, names: readonly string[], depth: number): Promise<AudienceRecord[]> {
+    return audiencesUsed(this.db, viewer, survey, names, depth);
   }
   get(viewer: AudienceViewer, id: string): Promise<AudienceRecord | undefined> {
     return audienceById(this.db, viewer, id);

@@ -31,4 +31,4 @@ export type { SessionRow, SignInUser } from './portal-sessions.js';
 export { dropOldSignInFailures, releaseSignInFailure, reserveSignInFailure, signInWindowSecondsLeft } from './sign-in-failures.js';
 export { saveTable, updateSavedTable, renameSavedTable, ownTableNamed, listSavedTables, savedTable, storeSavedResult, setSavedTableShared, deleteSavedTable, checkSavedTableRoom, checkSavedResultSize, MAX_SAVED_TABLE_NAME, DEFAULT_SAVED_TABLE_LIMITS } from './saved-tables.js';
 export type { SavedTable, SavedTableEntry, SavedTableLimits } from './saved-tables.js';
-export { DbAudienceStore, listAudiences, audiencesNamed, audienceById, createAudience, updateAudience, deleteAudience, MAX_AUDIENCES_PER_ACCOUNT } from './audiences.js';
+export { DbAudienceStore, listAudiences, audiencesNamed, audiencesUsed, audienceById, createAudience, updateAudience, deleteAudience, MAX_AUDIENCES_PER_ACCOUNT } from './audiences.js';

@@ -42,16 +42,25 @@ function topNames(text: string): string[] {
 
 /**
  * The audiences of `survey` the viewer may use that the expressions name, directly or through
- * each other: one query per level of nesting (at most MAX_AUDIENCE_DEPTH + 1).
+ * each other. Those named are read first; when they use others, with the store's closure, all
+ * are read again in one statement, and only that read is used (one snapshot: never an audience
+ * from before an edit with one from after another edit, an answer no state of the audiences
+ * ever gave); a store without it is read one query per level (at most MAX_AUDIENCE_DEPTH + 1).
  */
 async function fetchUsed(store: AudienceStore, viewer: AudienceViewer, survey: string, texts: readonly string[]): Promise<AudienceRecord[]> {
+  const named = [...new Set(texts.flatMap(topNames))];
+  let found = await store.byNames(viewer, survey, named);
+  let wanted = new Set(found.flatMap((audience) => topNames(audience.expression)));
+  if (wanted.size === 0) return found;
+  if (store.closure !== undefined) return store.closure(viewer, survey, named, MAX_AUDIENCE_DEPTH);
   const fetched = new Map<string, AudienceRecord[]>();
-  let wanted = new Set(texts.flatMap(topNames));
-  for (let level = 0; level <= MAX_AUDIENCE_DEPTH && wanted.size > 0; level++) {
-    const found = await store.byNames(viewer, survey, [...wanted]);
-    for (const name of wanted) fetched.set(name, []);
+  for (let level = 0; ; level++) {
+    if (level > 0) found = await store.byNames(viewer, survey, [...wanted]);
+    const asked = level === 0 ? named : [...wanted];
+    for (const name of asked) fetched.set(name, []);
     for (const audience of found) fetched.get(audience.name)?.push(audience);
     wanted = new Set(found.flatMap((audience) => topNames(audience.expression)).filter((name) => !fetched.has(name)));
+    if (level >= MAX_AUDIENCE_DEPTH || wanted.size === 0) break;
   }
   return [...fetched.values()].flat();
 }

@@ -30,7 +30,7 @@ export interface AudienceJson {
   Name: string;
   /** How an expression refers to it: `@` and its name. */
   Reference: string;
-  /** Its expression; null when it uses variables outside the caller's authorization groups. */
+  /** Its expression; null when it, or an audience it uses, uses variables outside the caller's authorization groups. */
   Expression: string | null;
   Label: string | null;
   Shared: boolean;
@@ -38,7 +38,7 @@ export interface AudienceJson {
   Owner: string | null;
   /** Whether the caller may edit and delete it. */
   Editable: boolean;
-  /** Whether its variables are all within the caller's authorization groups (else using it is refused). */
+  /** Whether its variables, and those of the audiences it uses, are all within the caller's authorization groups (else using it is refused). */
   Usable: boolean;
   CreatedAt: string;
   UpdatedAt: string;
@@ -62,21 +62,39 @@ function viewerOf(context: AuthenticatedContext): { store: AudienceStore; viewer
   return { store, viewer };
 }
 
-/** Whether every variable and code of `audience` is within the caller's groups of its survey. */
-function usable(context: AuthenticatedContext, audience: AudienceRecord): boolean {
+/**
+ * Whether every variable and code of `audience`, and of every audience it uses (as the caller
+ * would expand it: `others` are the caller's audiences), is within the caller's groups of its
+ * survey: what using it would be allowed to do. One that uses an audience outside the groups,
+ * or one no longer there, is not usable and its expression is not shown.
+ */
+function usable(context: AuthenticatedContext, viewer: AudienceViewer, audience: AudienceRecord, others: readonly AudienceRecord[]): boolean {
   const dataset = context.service.surveys.get(audience.survey);
   if (dataset === undefined || !entitledToSurvey(context.caller, audience.survey)) return false;
   const groups = callerGroups(context.caller, dataset.info);
   if (groups === undefined) return false;
+  const within = (expression: string): boolean => namedGroups(dataset.info, expression).every((group) => groups.includes(group));
   try {
-    return namedGroups(dataset.info, audience.expression).every((group) => groups.includes(group));
+    if (!within(audience.expression)) return false;
+    if (!audience.expression.includes('@')) return true;
+    const lookup = audienceLookup(
+      others.filter((other) => other.survey === audience.survey),
+      viewer,
+    );
+    // Expanded as a use of the audience expands it: its own references are seen from it.
+    const expanded = expandAudiences(audience.expression, (name, parent) => lookup(name, parent ?? audience));
+    return expanded.audiences.every((used) => within(used.audience.expression));
   } catch {
     return false;
   }
 }
 
-export function audienceJson(context: AuthenticatedContext, viewer: AudienceViewer, audience: AudienceRecord): AudienceJson {
-  const canUse = usable(context, audience);
+/**
+ * An audience as the API shows it to `viewer`. `others`: the viewer's audiences of its survey
+ * (those it may use), needed when its expression uses audiences; see audienceJsonOf.
+ */
+export function audienceJson(context: AuthenticatedContext, viewer: AudienceViewer, audience: AudienceRecord, others: readonly AudienceRecord[]): AudienceJson {
+  const canUse = usable(context, viewer, audience, others);
   return {
     AudienceId: audience.id,
     SurveyCode: audience.survey,
@@ -91,6 +109,11 @@ export function audienceJson(context: AuthenticatedContext, viewer: AudienceView
     CreatedAt: audience.createdAt,
     UpdatedAt: audience.updatedAt,
   };
+}
+
+/** audienceJson of one audience, reading the viewer's audiences of its survey only when its expression uses audiences. */
+async function audienceJsonOf(context: AuthenticatedContext, store: AudienceStore, viewer: AudienceViewer, audience: AudienceRecord): Promise<AudienceJson> {
+  return audienceJson(context, viewer, audience, audience.expression.includes('@') ? await store.list(viewer, audience.survey) : []);
 }
 
 /** Whether the caller may see audiences of `survey` at all: licensed and served. */
@@ -182,7 +205,7 @@ export async function createAudienceOperation(context: AuthenticatedContext): Pr
   if (problem) return problem;
   const saved = await who.store.create(who.viewer, input);
   if ('refused' in saved) return refusalOf(saved);
-  return { ...json(201, audienceJson(context, who.viewer, saved)), headers: { location: `${context.service.basePath}/audiences/${saved.id}` } };
+  return { ...json(201, await audienceJsonOf(context, who.store, who.viewer, saved)), headers: { location: `${context.service.basePath}/audiences/${saved.id}` } };
 }
 
 /** GET /audiences?SurveyCode= */
@@ -196,7 +219,7 @@ export async function listAudiencesOperation(context: AuthenticatedContext): Pro
     if (!entitledToSurvey(context.caller, survey)) return serviceError('forbidden_survey', `This API key is not entitled to survey ${quote(survey)}.`, 'GET /surveys lists the surveys of your key.', 'SurveyCode');
   }
   const audiences = (await who.store.list(who.viewer, survey)).filter((audience) => visibleSurvey(context, audience.survey));
-  return json(200, { Audiences: audiences.map((audience) => audienceJson(context, who.viewer, audience)), MaxPerAccount: who.store.maxPerAccount });
+  return json(200, { Audiences: audiences.map((audience) => audienceJson(context, who.viewer, audience, audiences)), MaxPerAccount: who.store.maxPerAccount });
 }
 
 /** The audience of the path if the caller may see it, or 404 (never saying whether another account or user has one). */
@@ -215,7 +238,7 @@ export async function getAudienceOperation(context: AuthenticatedContext): Promi
   if (isServiceError(who)) return who;
   const audience = await audienceOfPath(context, who.store, who.viewer);
   if (isServiceError(audience)) return audience;
-  return json(200, audienceJson(context, who.viewer, audience));
+  return json(200, await audienceJsonOf(context, who.store, who.viewer, audience));
 }
 
 const notEditable = (audience: AudienceRecord): ServiceError =>
@@ -236,7 +259,7 @@ export async function updateAudienceOperation(context: AuthenticatedContext): Pr
   const saved = await who.store.update(who.viewer, current.id, input);
   if (saved === undefined) return notEditable(current);
   if ('refused' in saved) return refusalOf(saved);
-  return json(200, audienceJson(context, who.viewer, saved));
+  return json(200, await audienceJsonOf(context, who.store, who.viewer, saved));
 }
 
 /** DELETE /audiences/{AudienceId} */

@@ -75,7 +75,8 @@ export async function surveyOperation(context: AuthenticatedContext): Promise<Op
   const detail = detailBody(dataset, groups);
   const viewer = audienceViewer(key);
   if (service.audiences === undefined || viewer === undefined) return reply(context, detail);
-  const audiences = (await service.audiences.list(viewer, code)).map((audience) => audienceJson(context, viewer, audience));
+  const saved = await service.audiences.list(viewer, code);
+  const audiences = saved.map((audience) => audienceJson(context, viewer, audience, saved));
   // The cached detail is one JSON object: its audiences go in before its closing brace.
   return reply(context, tag(`${detail.body.slice(0, -1)},"Audiences":${JSON.stringify(audiences)}}`));
 }

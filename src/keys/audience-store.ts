@@ -46,6 +46,14 @@ export interface AudienceStore {
   list(viewer: AudienceViewer, survey: string | undefined): Promise<AudienceRecord[]>;
   /** Those of `names` the viewer may use in `survey` (an own private one and a shared one may share a name). */
   byNames(viewer: AudienceViewer, survey: string, names: readonly string[]): Promise<AudienceRecord[]>;
+  /**
+   * Those of `names` the viewer may use in `survey` and every audience they use, through each
+   * other up to `depth` levels below them (byNames's candidates for every `@name` their
+   * expressions hold), all read at one moment: audiences using audiences never mix one from
+   * before an edit with one from after another edit. A store without it is read level by
+   * level with byNames.
+   */
+  closure?(viewer: AudienceViewer, survey: string, names: readonly string[], depth: number): Promise<AudienceRecord[]>;
   get(viewer: AudienceViewer, id: string): Promise<AudienceRecord | undefined>;
   create(viewer: AudienceViewer, input: AudienceInput): Promise<AudienceRecord | AudienceRefusal>;
   /** Replaces what an audience the viewer may edit says; undefined when there is no such audience for them. */

@@ -108,7 +108,8 @@ export function tablesRoutes(deps: TablesDependencies): PortalRoute[] {
     const saved = await listSavedTables(db, owner(session));
     // A saved table whose survey or variables the account may no longer use is listed without its spec.
     const rights = await rightsOf(session);
-    const unusable = new Set(saved.filter((entry) => { const spec = parseSpec(entry.spec); return spec === undefined || !entitledTo(rights, spec); }).map((entry) => entry.id));
+    const usable = await Promise.all(saved.map(async (entry) => { const spec = parseSpec(entry.spec); return spec !== undefined && (await entitledTo(rights, spec)); }));
+    const unusable = new Set(saved.filter((_, i) => !usable[i]).map((entry) => entry.id));
     const surveyName = dataset === undefined ? {} : { surveyName: dataset.info.name === dataset.info.survey ? dataset.info.name : `${dataset.info.name} (${dataset.info.survey})` };
     const tables: TablesView = { form, surveys: catalog.surveys, ...surveyName, weights: dataset?.info.weights ?? [], variables, codes, saved, unusable, viewerId: session.userId, ...extra };
     return deps.page(status, tablesPage(deps.context('Tables', session), tables));
@@ -220,18 +221,28 @@ export function tablesRoutes(deps: TablesDependencies): PortalRoute[] {
     return entitledTo(await rightsOf(session), spec);
   }
 
-  function entitledTo({ caller, catalog }: Awaited<ReturnType<typeof rightsOf>>, spec: TableSpec): boolean {
+  /**
+   * Whether the account may still use everything the spec names: its survey, and the variables
+   * and codes of its base and entries, with the saved audiences they use expanded as a table
+   * computed now would expand them (an audience gone, or using a group lost, is not usable).
+   */
+  async function entitledTo({ caller, catalog }: Awaited<ReturnType<typeof rightsOf>>, spec: TableSpec): Promise<boolean> {
     const dataset = catalog.surveys.some((survey) => survey.SurveyCode === spec.SurveyCode) ? deps.surveys.find((candidate) => candidate.info.survey === spec.SurveyCode) : undefined;
     if (dataset === undefined) return false;
     const groups = callerGroups(caller, dataset.info) ?? [];
     if (groups.length === 0 || dataset.groupsOf === undefined) return groups.length > 0;
+    const expressions = [spec.PopulationBaseCode, ...[...spec.Rows, ...spec.Columns].flatMap((item) => ('Variable' in item ? [] : [item.Expression]))];
+    let texts = expressions;
+    if (expressions.some((text) => text.includes('@'))) {
+      const expanded = await expandRequestAudiences({ store: audiences, caller, dataset, allowedGroups: groups, expressions: expressions.map((text) => ({ text, field: 'expression', label: 'Expression' })), catalog: '' });
+      if (!Array.isArray(expanded)) return false;
+      texts = expanded;
+    }
     try {
       for (const item of [...spec.Rows, ...spec.Columns]) {
-        if ('Variable' in item) {
-          if (!dataset.info.variables.some((variable) => variable.name === item.Variable && groups.includes(variable.group))) return false;
-        } else dataset.groupsOf(item.Expression, groups);
+        if ('Variable' in item && !dataset.info.variables.some((variable) => variable.name === item.Variable && groups.includes(variable.group))) return false;
       }
-      dataset.groupsOf(spec.PopulationBaseCode, groups);
+      for (const text of texts) dataset.groupsOf(text, groups);
       return true;
     } catch (error) {
       if (!isCrosstabError(error)) throw error;
