@@ -93,6 +93,31 @@ describe('Arrow IPC file columns read in worker threads', () => {
     expect((await read()).deferred!.ends.length).toBe(count / 2);
   }, 60_000);
 
+  it('read the task a worker started before it was known gets as its first message', async () => {
+    // The reader starts its workers before it has read the file's footer (their start-up then
+    // overlaps it) and gives each its task as a message; the worker must read it as it reads
+    // one given at its start.
+    const task: ArrowShareTask = { path: file, identity: fileIdentity(statSync(file)), columns: [{ position: 0, name: 'small' }, { position: 2, name: 'region' }], rows };
+    const read = (early: boolean) =>
+      new Promise<ShareResult[]>((resolve, reject) => {
+        const worker = new Worker(join(repoRoot, 'dist', 'dataset', 'arrow-worker.js'), early ? {} : { workerData: task });
+        const columns: ShareResult[] = [];
+        worker.on('message', (message: { column?: ShareResult; done?: true; error?: unknown }) => {
+          if (message.column !== undefined) columns.push(message.column);
+          if (message.done) resolve(columns);
+          if (message.error !== undefined) reject(new Error(JSON.stringify(message.error)));
+        });
+        worker.on('error', reject);
+        worker.on('exit', (code) => reject(new Error(`the worker ended (${code}) without its columns`)));
+        if (early) setTimeout(() => worker.postMessage(task), 50);
+      });
+    const given = await read(false);
+    const sent = await read(true);
+    expect(given.map((column) => column.position)).toEqual([0, 2]);
+    expect(sent.map((column) => [column.position, column.dictionary, Array.from(column.counts), Array.from(column.ids)])).toEqual(given.map((column) => [column.position, column.dictionary, Array.from(column.counts), Array.from(column.ids)]));
+    expect(sent[0]!.ids.length).toBe(rows);
+  }, 60_000);
+
   it('refuse a column a worker cannot read with the error one thread gives', () => {
     // A dictionary column whose indices point past its dictionary in the second batch.
     const type = new Dictionary(new Utf8(), new Int32());

@@ -1,7 +1,7 @@
 import { type DataType, DataType as Types, type Field, type Vector } from 'apache-arrow';
 import { isColumnar } from './arrow-columns.js';
 import { defaultBuildThreads, PARALLEL_BUILD_MIN_ROWS } from './build-threads.js';
-import { builtWorkerFile, dealByCost, readShares, type ShareResult } from './column-shares.js';
+import { builtWorkerFile, dealByCost, type ShareResult, ShareWorkers } from './column-shares.js';
 import type { TableEncoder } from './table-encoder.js';
 import type { FileIdentity } from './file-identity.js';
 import type { ColumnPlan } from './arrow-direct.js';
@@ -55,12 +55,18 @@ const weightCost = 3;
  * its dictionary would come back as strings) stay on the calling thread. Utf8 text goes to a
  * worker even so: its values come back as bytes (DeferredTexts), and the worker stops an
  * id-like column where this thread would (`idLike`). Returns the positions of the columns
- * handed out and their results, or undefined when everything is read here.
+ * handed out and their results, or undefined when everything is read here. The workers
+ * are `started` ones (startArrowWorkers) when they are as many as needed, else started
+ * here; those `started` and not needed are ended.
  */
-export async function handOutArrowColumns(path: string, identity: FileIdentity, first: { rows: number; bytes: Map<number, number> }, batches: number, fields: Field[], encoder: TableEncoder, wanted: number[], threads: number | undefined, manyTexts: (position: number) => Promise<boolean>, rows?: number, plan?: (positions: number[]) => Promise<ArrowShareTask['plans']>, idLike?: ArrowShareTask['idLike']): Promise<{ positions: Set<number>; results: Promise<ShareResult[]>; stop: () => Promise<void> } | undefined> {
+export async function handOutArrowColumns(path: string, identity: FileIdentity, first: { rows: number; bytes: Map<number, number> }, batches: number, fields: Field[], encoder: TableEncoder, wanted: number[], threads: number | undefined, manyTexts: (position: number) => Promise<boolean>, rows?: number, plan?: (positions: number[]) => Promise<ArrowShareTask['plans']>, idLike?: ArrowShareTask['idLike'], started?: ShareWorkers): Promise<{ positions: Set<number>; results: Promise<ShareResult[]>; stop: () => Promise<void> } | undefined> {
   const workers = threads ?? (first.rows * batches >= PARALLEL_BUILD_MIN_ROWS ? defaultBuildThreads() : 0);
   const file = workers > 0 ? builtWorkerFile('arrow-worker.js') : undefined;
-  if (file === undefined) return undefined;
+  const unused = (): undefined => {
+    void started?.stop();
+    return undefined;
+  };
+  if (file === undefined) return unused();
   const columns: Array<{ position: number; name: string; cost: number }> = [];
   let ownCost = 0;
   for (const position of wanted) {
@@ -72,16 +78,21 @@ export async function handOutArrowColumns(path: string, identity: FileIdentity, 
     if (column === undefined || !isColumnar(type) || (Types.isLargeUtf8(type) && (await manyTexts(position)))) ownCost += cost;
     else columns.push({ position, name: column.source.name, cost });
   }
-  if (columns.length === 0) return undefined;
+  if (columns.length === 0) return unused();
   const [, ...shares] = dealByCost(columns, (column) => column.cost, workers + 1, ownCost);
   const tasks: ArrowShareTask[] = shares.filter((share) => share.length > 0).map((share) => ({ path, identity, columns: share.map(({ position, name }) => ({ position, name })), ...(rows === undefined ? {} : { rows }), ...(idLike === undefined ? {} : { idLike }) }));
-  if (tasks.length === 0) return undefined;
+  if (tasks.length === 0) return unused();
   for (const task of tasks) {
     const plans = await plan?.(task.columns.map((column) => column.position));
     if (plans !== undefined) task.plans = plans;
   }
-  const { results, stop } = readShares(file, tasks, 'Arrow');
-  return { positions: new Set(tasks.flatMap((task) => task.columns.map((column) => column.position))), results, stop };
+  let threadsUsed = started;
+  if (threadsUsed === undefined || threadsUsed.count < tasks.length) {
+    void started?.stop();
+    threadsUsed = new ShareWorkers(file, tasks.length, 'Arrow');
+  }
+  const results = threadsUsed.give(tasks);
+  return { positions: new Set(tasks.flatMap((task) => task.columns.map((column) => column.position))), results, stop: () => threadsUsed.stop() };
 }
 
 /** Rows of a text column's first batch looked at by {@link manyDistinct}. */

@@ -9,7 +9,8 @@
 // numbers or Utf8 text) it walks the record batches through apache-arrow's reader
 // (arrow-share-vectors.ts), reading only its share of the columns' buffers.
 //
-// workerData: an ArrowShareTask (arrow-share.ts)
+// workerData: an ArrowShareTask (arrow-share.ts), or none: then the task is the first message
+//   (a worker started before the reader had read the file's footer; see startArrowWorkers)
 // Out: { column: ShareResult } per column (ids and counts transferred), then { done: true };
 //   or { error: {code, message, details} }, the CrosstabError a one-thread read gives.
 import { open } from 'node:fs/promises';
@@ -20,10 +21,14 @@ import { shareResult } from './column-shares.js';
 import { changedWhileRead, fileIdentity, sameFile } from './file-identity.js';
 import { readFailure } from './input-file.js';
 import { ColumnEncoder } from './table-encoder.js';
+import { csvEncoderModule } from '../../kernel/wasm-module.js';
 
 const port = parentPort;
 if (port === null) throw new Error('arrow-worker runs as a worker thread of the Arrow reader.');
-const { path, identity, columns, rows: fileRows, plans, idLike } = workerData as ArrowShareTask;
+// A worker started early compiles the number encoder while it waits for its task.
+if (workerData === null || workerData === undefined) csvEncoderModule();
+const task = (workerData as ArrowShareTask | null | undefined) ?? (await new Promise<ArrowShareTask>((resolve) => port.once('message', resolve)));
+const { path, identity, columns, rows: fileRows, plans, idLike } = task;
 
 try {
   const handle = await open(path, 'r').catch(() => {
