@@ -28,6 +28,13 @@ export interface ArrowShareTask {
   plans?: Array<{ rows: number; columns: ColumnPlan[] }>;
   /** The id-like bound at which a text column not named in `readWhole` stops being numbered (see PlainTextColumn), as on the calling thread. */
   idLike?: { stopAbove: number; readWhole: string[] };
+  /**
+   * With `plans`: `columns` are a queue shared by every worker given the same task, costliest
+   * first, and `claim[0]` (shared memory) the index of the next column not yet taken: each
+   * worker takes the next (Atomics.add) until none is left, so the workers finish together
+   * whatever the columns really cost. Without it, the worker reads all of `columns`.
+   */
+  claim?: Int32Array;
 }
 
 /**
@@ -80,11 +87,23 @@ export async function handOutArrowColumns(path: string, identity: FileIdentity, 
   }
   if (columns.length === 0) return unused();
   const [, ...shares] = dealByCost(columns, (column) => column.cost, workers + 1, ownCost);
-  const tasks: ArrowShareTask[] = shares.filter((share) => share.length > 0).map((share) => ({ path, identity, columns: share.map(({ position, name }) => ({ position, name })), ...(rows === undefined ? {} : { rows }), ...(idLike === undefined ? {} : { idLike }) }));
-  if (tasks.length === 0) return unused();
-  for (const task of tasks) {
-    const plans = await plan?.(task.columns.map((column) => column.position));
-    if (plans !== undefined) task.plans = plans;
+  const dealt = shares.filter((share) => share.length > 0);
+  if (dealt.length === 0) return unused();
+  const common = { path, identity, ...(rows === undefined ? {} : { rows }), ...(idLike === undefined ? {} : { idLike }) };
+  // The workers' columns, costliest first: read from one queue when each can be read without apache-arrow (planned).
+  const queue = dealt.flat().sort((a, b) => b.cost - a.cost || a.position - b.position);
+  const queuePlans = await plan?.(queue.map((column) => column.position));
+  let tasks: ArrowShareTask[];
+  if (queuePlans !== undefined) {
+    const task: ArrowShareTask = { ...common, columns: queue.map(({ position, name }) => ({ position, name })), plans: queuePlans, claim: new Int32Array(new SharedArrayBuffer(4)) };
+    tasks = dealt.map(() => task);
+  } else {
+    // Some column needs apache-arrow: each worker reads its dealt share, planned when its columns can be.
+    tasks = dealt.map((share) => ({ ...common, columns: share.map(({ position, name }) => ({ position, name })) }));
+    for (const task of tasks) {
+      const plans = await plan?.(task.columns.map((column) => column.position));
+      if (plans !== undefined) task.plans = plans;
+    }
   }
   let threadsUsed = started;
   if (threadsUsed === undefined || threadsUsed.count < tasks.length) {
@@ -92,7 +111,7 @@ export async function handOutArrowColumns(path: string, identity: FileIdentity, 
     threadsUsed = new ShareWorkers(file, tasks.length, 'Arrow');
   }
   const results = threadsUsed.give(tasks);
-  return { positions: new Set(tasks.flatMap((task) => task.columns.map((column) => column.position))), results, stop: () => threadsUsed.stop() };
+  return { positions: new Set(queue.map((column) => column.position)), results, stop: () => threadsUsed.stop() };
 }
 
 /** Rows of a text column's first batch looked at by {@link manyDistinct}. */

@@ -115,7 +115,7 @@ const maxPlannedBatches = 10_000;
  * the file, in their order; undefined when a batch is compressed (a worker then reads the
  * file through apache-arrow).
  */
-async function planShare(handle: FileHandle, reader: RecordBatchReader, positions: number[], direct: Parameters<typeof readBatchColumns>[6]): Promise<ArrowShareTask['plans']> {
+export async function planShare(handle: FileHandle, reader: RecordBatchReader, positions: number[], direct: Parameters<typeof readBatchColumns>[6]): Promise<ArrowShareTask['plans']> {
   const plans: NonNullable<ArrowShareTask['plans']> = [];
   for (let index = 0; index < reader.numRecordBatches; index++) {
     const block = reader.footer!.getRecordBatch(index);
