@@ -11,6 +11,7 @@ import { hex } from '../kernel/checksum.js';
 import type { Kernel } from '../kernel/kernel.js';
 import type { LoadedDataset } from '../dataset/file/reader.js';
 import type { PlacedBuffer } from '../dataset/file/writer.js';
+import type { AppendTrace } from './append-trace.js';
 
 /** XXH64 reads 32-byte stripes: a state can be kept only after a multiple of 32 bytes. */
 const STRIPE = 32;
@@ -26,6 +27,7 @@ export class StoredExtension {
   constructor(
     private readonly kernel: Kernel,
     private readonly data: LoadedDataset,
+    private readonly trace?: AppendTrace,
   ) {
     this.stateBytes = kernel.layout.xxh64StateBytes;
     this.state = kernel.memory.alloc(this.stateBytes);
@@ -45,7 +47,14 @@ export class StoredExtension {
 
   /** Makes the buffer extend() describes in `target` (a view of kernel memory: the new buffer's stored bytes) and returns its hash. */
   makeInto(target: Uint8Array, row: number | undefined, keep: number, same: number, make: (bytes: Uint8Array) => void): string {
-    const { kernel, state, stateBytes } = this;
+    const { kernel, state, stateBytes, trace } = this;
+    let at = trace === undefined ? 0 : performance.now();
+    const lap = (part: string) => {
+      if (trace === undefined) return;
+      const now = performance.now();
+      trace.add(part, now - at);
+      at = now;
+    };
     const { xxh64Init, xxh64Update, xxh64Digest } = kernel.exports;
     const ptr = target.byteOffset;
     let shared = 0;
@@ -53,25 +62,48 @@ export class StoredExtension {
     if (row === undefined) keep = same = 0;
     else {
       // No old buffer extended here is larger than its new one.
-      const old = this.data.readStored(row, target);
+      // Each buffer's hash vouches for its bytes: the files' stamps are looked at once, after the last (checkUnchanged).
+      const old = this.data.readStored(row, target, false);
+      lap('read old bytes');
       if (keep > old.stored || same > keep) throw new Error(`appendRows: buffer ${row} (${old.name}) does not fit its extension`);
       shared = Math.floor(same / STRIPE) * STRIPE;
       xxh64Init(state, 0n);
       xxh64Update(state, ptr, shared);
       this.saved.set(kernel.memory.bytes(state, stateBytes));
       saved = true;
-      if (hex(xxh64Digest(state, ptr + shared, old.stored - shared)) !== old.hash) throw this.data.damaged(row);
+      if (hex(xxh64Digest(state, ptr + shared, old.stored - shared)) !== old.hash) {
+        // Bytes of a file written over in place are named so, not damage.
+        this.data.checkUnchanged();
+        throw this.data.damaged(row);
+      }
       this.checked.add(row);
+      lap('check old hash');
     }
-    target.fill(0, keep);
+    zeroFrom(kernel, target, keep);
     make(target);
+    lap('make new');
     if (!saved) xxh64Init(state, 0n);
     else kernel.memory.bytes(state, stateBytes).set(this.saved);
-    return hex(xxh64Digest(state, ptr + shared, target.byteLength - shared));
+    const hash = hex(xxh64Digest(state, ptr + shared, target.byteLength - shared));
+    lap('hash new');
+    return hash;
   }
 
   /** Gives the hash state back to the kernel allocator. */
   dispose(): void {
     this.kernel.memory.release(this.state, this.stateBytes);
   }
+}
+
+/**
+ * Zeroes `bytes` (a view of kernel memory) from byte `from` on: the whole 64-bit words by the
+ * kernel's memory.fill, a few bytes before them by hand (a typed array's fill over shared
+ * memory stores element by element).
+ */
+export function zeroFrom(kernel: Kernel, bytes: Uint8Array, from: number): void {
+  let at = from;
+  while (at < bytes.byteLength && (bytes.byteOffset + at) % 8 !== 0) bytes[at++] = 0;
+  const words = Math.max(0, Math.floor((bytes.byteLength - at) / 8));
+  if (words > 0) kernel.exports.bitsClear(bytes.byteOffset + at, words);
+  if (at + words * 8 < bytes.byteLength) bytes.fill(0, at + words * 8);
 }

@@ -23,6 +23,7 @@ import { type BufferSpec, paddedSize } from '../dataset/build/compile.js';
 import type { BufferTable, PlacedBuffer } from '../dataset/file/writer.js';
 import type { Kernel } from '../kernel/kernel.js';
 import { StoredExtension } from './append-stored.js';
+import { appendTrace, type AppendTrace } from './append-trace.js';
 import { refuseOutOverInput } from './build-options.js';
 import { defaultBuildThreads } from '../dataset/input/build-threads.js';
 import { declareDesign, type DesignOptions } from '../dataset/build/design.js';
@@ -96,6 +97,8 @@ export async function appendRows(dataset: string, newRows: string, options: Appe
   }
   if (typeof options.out !== 'string' || options.out === '') throw invalidOption('out', 'must be the path of the dataset to write', 'Pass out: "survey.arrow".');
   const { signal } = options;
+  const trace = appendTrace();
+  trace?.mark('start (node, modules)');
   const cancelled = () => throwIfCancelled(signal, 'the append', BUILD_CANCELLED_HINT);
   cancelled();
   await stat(dirname(options.out)).catch(() => {
@@ -107,6 +110,7 @@ export async function appendRows(dataset: string, newRows: string, options: Appe
   // Every buffer is checked against its checksum before the extended dataset is in place (a
   // damaged dataset is never extended): as it is extended, or when first read.
   const data = await loadDataset(dataset, kernel, { verify: true });
+  trace?.mark('open the dataset', `${data.buffers.length} buffers`);
   try {
     const dropped = calibratedWeights(dataset, newRows, data, options);
     const source = dropped.length === 0 ? data : { ...data, meta: { ...data.meta, weights: data.meta.weights.filter((weight) => !dropped.some((entry) => entry.weight === weight.name)) } };
@@ -119,17 +123,21 @@ export async function appendRows(dataset: string, newRows: string, options: Appe
     // id-like over every row (a build of all the rows skips them whatever the new values);
     // should the new rows be too many for that, the input is read again with them.
     const idLike = idLikeColumns(meta);
+    trace?.mark('load the input reader');
     let table = await readInput(newRows, { ...read, ignore: idLike.map((entry) => entry.column) });
+    trace?.mark('read the new rows', `${table.rows} rows, ${threads ?? 'default'} threads`);
     cancelled();
     if (idLike.some((entry) => !staysIdLike(entry.values, meta.respondents + table.rows))) {
       table = await readInput(newRows, read);
       cancelled();
     }
-    const compiled = await extend(dataset, newRows, format, source, table, (ptr, bytes) => kernel.memory.bytes(ptr, bytes), kernel);
+    const compiled = await extend(dataset, newRows, format, source, table, (ptr, bytes) => kernel.memory.bytes(ptr, bytes), kernel, trace);
+    trace?.mark('plan', `${compiled.dataset.specs.length} buffers`);
     cancelled();
     const { writeDataset } = await import('../dataset/file/writer.js');
     // Past the page cache: each buffer is made when the writer asks for it, so a slow device holds back nothing but the append.
     const written = await writeDataset(compiled.dataset, options.out, signal, { direct: true });
+    trace?.mark('write, sync, rename', `${written.bytes} bytes`);
     // The weights file belongs to the build just replaced (its weights, left out, were of the old respondents).
     if (data.weightsFile !== undefined && dropped.length > 0 && resolve(options.out) === resolve(dataset)) await rm(data.weightsFile.path, { force: true });
     return {
@@ -145,6 +153,7 @@ export async function appendRows(dataset: string, newRows: string, options: Appe
   } finally {
     data.close();
     for (const region of data.regions) kernel.memory.release(region.ptr, region.bytes);
+    trace?.done();
   }
 }
 
@@ -299,6 +308,7 @@ async function extend(
   table: RawTable,
   bytesAt: (ptr: number, bytes: number) => Uint8Array,
   kernel: Kernel,
+  trace?: AppendTrace,
 ): Promise<{ dataset: BufferTable & { meta: StoredMeta }; newValues: AppendReport['newValues'] }> {
   const old = data.meta;
   const before = old.respondents;
@@ -426,7 +436,7 @@ async function extend(
   const words32 = (bytes: Uint8Array): Uint32Array => new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4);
 
   function* buffers(): Generator<Uint8Array | PlacedBuffer> {
-    stored = new StoredExtension(kernel, data);
+    stored = new StoredExtension(kernel, data, trace);
     try {
       for (let k = 0; k < old.weights.length; k++) {
         const appended = table.weights[k]!.values;
@@ -445,13 +455,15 @@ async function extend(
       for (const plan of extended) yield* 'holders' in plan ? multiVariableBuffers(plan, specs, words, oldWords, (row) => data.buffers[row]!.kind, oldWords32) : variableBuffers(plan);
       // Any old buffer not extended here (none, as the dataset is laid out) is checked all the same.
       for (let row = 0; row < data.buffers.length; row++) if (!stored.checked.has(row)) data.buffer(row);
+      // The buffers were read without a look at the files' stamps each (their hashes held): once here, after the last.
+      data.checkUnchanged();
     } finally {
       stored.dispose();
     }
   }
 
   // The loops over respondents are small functions of their own (remapRanks, setBits, byRankOf,
-  // atLeastTails, orWords): this generator runs once per buffer and stays cheap for V8 to
+  // setBitsFrom, orWords): this generator runs once per buffer and stays cheap for V8 to
   // compile, where its loops inlined made it optimized again and again (about a second of
   // compiler time on a loaded machine for the ACS).
   function* variableBuffers(plan: Extended): Generator<Uint8Array | PlacedBuffer> {
@@ -497,13 +509,17 @@ async function extend(
       }
     }
     if (variable.atLeast !== undefined) {
-      // The new respondents of rank `rank` or more, kept from the top rank down: made once, not per rank.
-      const tails = atLeastTails(start, byRank, variable.values.length, words, before);
+      // The new respondents of rank `rank` or more, as the words of the bitset from word
+      // before/32 on: every one with a value for rank 1, then those of each rank taken out
+      // after its container is made (the writer makes a buffer before it asks for the next).
+      const first = before >>> 5;
+      const tail = new Uint32Array(words * 2 - first);
+      setBitsFrom(tail, byRank.subarray(start[1]!, start[variable.values.length + 1]!), first * 32);
       for (let rank = 1; rank <= variable.values.length; rank++) {
         // Old respondents of rank `rank` or more now: those of the first old rank that maps there or above.
         const from = firstRankAtLeast(rankNow, rank);
-        const newBits = tails[rank]!;
-        yield stored.extend(from > 0 ? was.atLeast![from - 1]! : undefined, bitsKeep, bitsSame, paddedSize(words * 8), (bytes) => orWords(words32(bytes), before >>> 5, newBits));
+        yield stored.extend(from > 0 ? was.atLeast![from - 1]! : undefined, bitsKeep, bitsSame, paddedSize(words * 8), (bytes) => orWords(words32(bytes), first, tail));
+        clearBitsFrom(tail, ofRank(rank), first * 32);
       }
     }
   }
@@ -550,15 +566,20 @@ function byRankOf(appended: Uint32Array, values: number, before: number): { star
   return { start, byRank };
 }
 
-/** Per rank (1-based): the words from word before/32 on of the bitset of the new respondents of that rank or more. */
-function atLeastTails(start: Uint32Array, byRank: Uint32Array, values: number, words: number, before: number): Uint32Array[] {
-  const tails: Uint32Array[] = [];
-  const tail = new Uint32Array(words * 2);
-  for (let rank = values; rank >= 1; rank--) {
-    setBits(tail, byRank.subarray(start[rank]!, start[rank + 1]!));
-    tails[rank] = tail.slice(before >>> 5);
+/** Sets the bits of `respondents` in a bitset of 32-bit words whose first is that of respondent `base` (a multiple of 32). */
+function setBitsFrom(bits: Uint32Array, respondents: Uint32Array, base: number): void {
+  for (let i = 0; i < respondents.length; i++) {
+    const at = respondents[i]! - base;
+    bits[at >>> 5]! |= 1 << (at & 31);
   }
-  return tails;
+}
+
+/** Clears the bits of `respondents` in a bitset of 32-bit words whose first is that of respondent `base` (a multiple of 32). */
+function clearBitsFrom(bits: Uint32Array, respondents: Uint32Array, base: number): void {
+  for (let i = 0; i < respondents.length; i++) {
+    const at = respondents[i]! - base;
+    bits[at >>> 5]! &= ~(1 << (at & 31));
+  }
 }
 
 /** The first old rank whose rank now is `rank` or more (0: none). */
@@ -688,19 +709,23 @@ function extendVariable(newRows: string, variable: StoredVariable, column: RawCo
     }
   }
   const values = [...variable.values, ...added];
+  // No new value (most variables of a wave): the old values as they are, when in the order sorted here (a build's).
+  const kept = added.length === 0 && inOrder(variable.values, numeric);
   const sorted = values.map((_, i) => i);
-  if (numeric) {
+  if (kept) {
+    // Sorted already.
+  } else if (numeric) {
     const numbers = values.map(Number);
     sorted.sort((a, b) => numbers[a]! - numbers[b]!);
   } else sorted.sort((a, b) => (values[a]! < values[b]! ? -1 : values[a]! > values[b]! ? 1 : 0));
-  const merged = sorted.map((i) => values[i]!);
+  const merged = kept ? variable.values : sorted.map((i) => values[i]!);
   if (variable.codes !== undefined && merged.length > AXIS_LIMIT) {
     throw unfit(newRows, `brings ${variable.name} to ${merged.length} distinct values, more than the ${AXIS_LIMIT} a variable listed value by value holds`, 'Build the whole dataset from all the rows with `crosstab build`.', variable.name);
   }
   if (variable.atLeast !== undefined && merged.length > RANGE_INDEX_LIMIT) {
     throw unfit(newRows, `brings ${variable.name} to ${merged.length} distinct values, more than the ${RANGE_INDEX_LIMIT} of its range index`, 'Build the whole dataset from all the rows with `crosstab build`, without a range index on it.', variable.name);
   }
-  const rankOfKey = new Map<string | number, number>(merged.map((value, i) => [keyOf(value), i + 1]));
+  const rankOfKey = kept ? oldRankOf : new Map<string | number, number>(merged.map((value, i) => [keyOf(value), i + 1]));
   const rankNow = new Uint32Array(variable.values.length + 1);
   const oldRank = new Uint32Array(merged.length + 1);
   variable.values.forEach((value, i) => {
@@ -718,6 +743,21 @@ function extendVariable(newRows: string, variable: StoredVariable, column: RawCo
   const valueLabels = { ...column.valueLabels, ...variable.valueLabels };
   if (Object.keys(valueLabels).length > 0) extended.valueLabels = valueLabels;
   return { extended: { variable: extended, old: variable, rankNow, oldRank, appended }, added };
+}
+
+/** Whether `values` are in the order extendVariable sorts them (by number, or by UTF-16 code units), none twice. */
+function inOrder(values: string[], numeric: boolean): boolean {
+  if (numeric) {
+    let last = -Infinity;
+    for (let i = 0; i < values.length; i++) {
+      const number = Number(values[i]);
+      if (!(number > last)) return false;
+      last = number;
+    }
+    return true;
+  }
+  for (let i = 1; i < values.length; i++) if (!(values[i - 1]! < values[i]!)) return false;
+  return true;
 }
 
 /**

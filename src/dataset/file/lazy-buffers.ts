@@ -85,7 +85,7 @@ interface LazyParts {
 export function lazyDataset({ path, meta, checksum, words, entries, regions, kernel, fd, otherFds = [], loaded, stamps, verify, corrupt, weightsFile }: LazyParts & Pick<LoadedDataset, 'weightsFile'>): LoadedDataset {
   const checked = new Uint8Array(entries.length);
   let open = true;
-  const readStored = (row: number, into: Uint8Array) => {
+  const readStored = (row: number, into: Uint8Array, checkStamp = true) => {
     const entry = entries[row]!;
     if (!open) throw new CrosstabError(ErrorCode.closed, `dataset ${path} is closed`, { hint: 'Open it again with openDataset().' });
     const file = entry.file?.path ?? path;
@@ -94,7 +94,7 @@ export function lazyDataset({ path, meta, checksum, words, entries, regions, ker
       readAt(from, entry.fileOffset, entry.stored, into);
       // Checked once the bytes are read: bytes of a file written over in place since it was
       // opened could be another build's, which with verify: false nothing else would notice.
-      if (fileStamp(from) !== stamps.get(from)) throw rewrittenInPlace(file, `buffer ${row} (${entry.name}) cannot be read from it`);
+      if (checkStamp && fileStamp(from) !== stamps.get(from)) throw rewrittenInPlace(file, `buffer ${row} (${entry.name}) cannot be read from it`);
     } catch (error) {
       if (error instanceof CrosstabError) throw error;
       throw error instanceof ArrowFileProblem ? corrupt(file, `is truncated: buffer ${row} (${entry.name}) is past its end`) : readFailure(file, error);
@@ -120,6 +120,11 @@ export function lazyDataset({ path, meta, checksum, words, entries, regions, ker
     if (checked[row] === 0 && verify !== false) check(row);
     return entries[row]!;
   };
+  const checkUnchanged = () => {
+    for (const [file, before] of stamps) {
+      if (fileStamp(file) !== before) throw rewrittenInPlace(entries.find((entry) => entry.file?.fd === file)?.file?.path ?? path, 'what was read from it may be of another version');
+    }
+  };
   const verifyAll = () => {
     let bytes = 0;
     for (let row = 0; row < entries.length; row++) {
@@ -133,6 +138,6 @@ export function lazyDataset({ path, meta, checksum, words, entries, regions, ker
     if (open) for (const file of [fd, ...otherFds]) closeSync(file);
     open = false;
   };
-  return { path, meta, checksum, words, buffers: entries, regions, buffer, readStored, damaged, verifyAll, close, ...(weightsFile ? { weightsFile } : {}) };
+  return { path, meta, checksum, words, buffers: entries, regions, buffer, readStored, checkUnchanged, damaged, verifyAll, close, ...(weightsFile ? { weightsFile } : {}) };
 }
 

@@ -41,9 +41,13 @@ export interface LoadedDataset {
   /**
    * Reads the stored bytes of buffer `row` (padding included: `stored` of them) into the start of `into`,
    * unchecked, for a caller that checks them against `hash` itself; `damaged(row)` is the
-   * error to throw when they fail it.
+   * error to throw when they fail it. Refused when the file was written over in place since
+   * it was opened, unless `checkStamp` is false: a caller that reads many buffers and checks
+   * each against its hash calls checkUnchanged() once after the last instead.
    */
-  readStored(row: number, into: Uint8Array): { name: string; stored: number; hash: string };
+  readStored(row: number, into: Uint8Array, checkStamp?: boolean): { name: string; stored: number; hash: string };
+  /** Refuses (corrupt_dataset) when a file of the dataset was written over in place since it was opened. */
+  checkUnchanged(): void;
   damaged(row: number): Error;
   /** Checks every buffer not checked yet; returns how many buffers and bytes the dataset has. */
   verifyAll(): { buffers: number; bytes: number };
