@@ -13,7 +13,11 @@ import { DateDay, Dictionary, Field, Float64, Int32, Int64, makeData, RecordBatc
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // @ts-expect-error: a plain-JavaScript bench helper without types
 import { buildFingerprint } from '../bench/lib/build-fingerprint.js';
+import { open } from 'node:fs/promises';
+import { RecordBatchReader } from 'apache-arrow';
+import { directKind } from '../src/dataset/input/arrow-columns.js';
 import { fileIdentity } from '../src/dataset/input/file-identity.js';
+import { planShare } from '../src/dataset/input/read-arrow-open.js';
 import type { ArrowShareTask } from '../src/dataset/input/arrow-share.js';
 import type { ShareResult } from '../src/dataset/input/column-shares.js';
 import { cliPath, repoRoot } from './support/paths.js';
@@ -91,6 +95,69 @@ describe('Arrow IPC file columns read in worker threads', () => {
     const numbered = stopped.deferred!.ends.length * 2;
     expect(Array.from(stopped.ids.subarray(0, numbered))).toEqual(Array.from(whole.ids.subarray(0, numbered)));
     expect((await read()).deferred!.ends.length).toBe(count / 2);
+  }, 60_000);
+
+  it('read the task a worker started before it was known gets as its first message', async () => {
+    // The reader starts its workers before it has read the file's footer (their start-up then
+    // overlaps it) and gives each its task as a message; the worker must read it as it reads
+    // one given at its start.
+    const task: ArrowShareTask = { path: file, identity: fileIdentity(statSync(file)), columns: [{ position: 0, name: 'small' }, { position: 2, name: 'region' }], rows };
+    const read = (early: boolean) =>
+      new Promise<ShareResult[]>((resolve, reject) => {
+        const worker = new Worker(join(repoRoot, 'dist', 'dataset', 'arrow-worker.js'), early ? {} : { workerData: task });
+        const columns: ShareResult[] = [];
+        worker.on('message', (message: { column?: ShareResult; done?: true; error?: unknown }) => {
+          if (message.column !== undefined) columns.push(message.column);
+          if (message.done) resolve(columns);
+          if (message.error !== undefined) reject(new Error(JSON.stringify(message.error)));
+        });
+        worker.on('error', reject);
+        worker.on('exit', (code) => reject(new Error(`the worker ended (${code}) without its columns`)));
+        if (early) setTimeout(() => worker.postMessage(task), 50);
+      });
+    const given = await read(false);
+    const sent = await read(true);
+    expect(given.map((column) => column.position)).toEqual([0, 2]);
+    expect(sent.map((column) => [column.position, column.dictionary, Array.from(column.counts), Array.from(column.ids)])).toEqual(given.map((column) => [column.position, column.dictionary, Array.from(column.counts), Array.from(column.ids)]));
+    expect(sent[0]!.ids.length).toBe(rows);
+  }, 60_000);
+
+  it('take each column of a shared queue once, whichever worker takes it, as one worker reads it', async () => {
+    // Workers given the same planned columns and a shared claim counter take the next column
+    // until none is left (so they finish together): every column comes back once, read as a
+    // worker reading them all reads it.
+    const positions = [0, 1, 2, 3, 5, 6];
+    const handle = await open(file, 'r');
+    let plans: ArrowShareTask['plans'];
+    try {
+      const reader = await RecordBatchReader.from(handle);
+      await reader.open();
+      const kinds = new Map(positions.map((i) => [i, directKind(reader.schema.fields[i]!.type)!] as const));
+      plans = await planShare(handle, reader, positions, { kinds, fileSize: statSync(file).size });
+    } finally {
+      await handle.close();
+    }
+    expect(plans).toBeDefined();
+    const columns = positions.map((position) => ({ position, name: `c${position}` }));
+    const base: ArrowShareTask = { path: file, identity: fileIdentity(statSync(file)), columns, rows, plans };
+    const read = (task: ArrowShareTask) =>
+      new Promise<ShareResult[]>((resolve, reject) => {
+        const worker = new Worker(join(repoRoot, 'dist', 'dataset', 'arrow-worker.js'), { workerData: task });
+        const got: ShareResult[] = [];
+        worker.on('message', (message: { column?: ShareResult; done?: true; error?: unknown }) => {
+          if (message.column !== undefined) got.push(message.column);
+          if (message.done) resolve(got);
+          if (message.error !== undefined) reject(new Error(JSON.stringify(message.error)));
+        });
+        worker.on('error', reject);
+      });
+    const alone = await read(base);
+    const claim = new Int32Array(new SharedArrayBuffer(4));
+    const shared = (await Promise.all([0, 1, 2].map(() => read({ ...base, claim })))).flat();
+    const view = (results: ShareResult[]) => results.map((column) => [column.position, column.dictionary, Array.from(column.counts), Array.from(column.ids), column.deferred?.ends.length]).sort((a, b) => (a[0] as number) - (b[0] as number));
+    expect(shared.map((column) => column.position).sort((a, b) => a - b)).toEqual(positions);
+    expect(view(shared)).toEqual(view(alone));
+    expect(claim[0]).toBeGreaterThanOrEqual(positions.length);
   }, 60_000);
 
   it('refuse a column a worker cannot read with the error one thread gives', () => {

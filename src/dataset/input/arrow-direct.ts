@@ -93,16 +93,19 @@ export async function storeDirectWeights(handle: FileHandle, target: WeightEncod
   const { rows, kind } = plan;
   if (rows === 0 || kind === 'utf8') return;
   const width = numberWidth[kind];
-  const buffer = new ArrayBuffer(rows * 8);
-  await readInto(handle, new Uint8Array(buffer, 0, rows * width), plan.data.offset);
+  // Values of 8 bytes are read into the encoder's own doubles when its rows are made (no buffer of their own, no copy).
+  const room = width === 8 ? target.room(start, rows) : undefined;
+  const doubles = room ?? new Float64Array(rows);
+  await readInto(handle, new Uint8Array(doubles.buffer, doubles.byteOffset, rows * width), plan.data.offset);
   let validity: Uint8Array | undefined;
   if (plan.validity !== undefined) {
     validity = new Uint8Array((rows + 7) >> 3);
     await readInto(handle, validity, plan.validity.offset);
   }
-  const weights = validity === undefined ? toWeights(buffer, kind, rows) : undefined;
-  if (weights !== undefined) return target.setAll(start, weights);
-  const stored = storedNumbers(buffer, kind, rows);
+  const weights = validity === undefined ? toWeights(doubles, kind, rows) : undefined;
+  if (weights !== undefined) return room === undefined ? target.setAll(start, weights) : undefined;
+  // Not all valid (or nullable): setValues checks them one by one from a copy as stored (it writes over the room).
+  const stored = storedNumbers((room === undefined ? doubles : doubles.slice()).buffer as ArrayBuffer, kind, rows);
   target.setValues(start, stored, 0, rows, validity === undefined ? undefined : { bits: validity, offset: 0 });
 }
 
@@ -118,15 +121,15 @@ function storedNumbers(buffer: ArrayBuffer, kind: NumberKind, rows: number): Arr
  * value). 64-bit integers are checked first and then converted in place, so that `buffer`
  * is left as stored when they cannot be.
  */
-function toWeights(buffer: ArrayBuffer, kind: NumberKind, rows: number): Float64Array | undefined {
-  const out = new Float64Array(buffer, 0, rows);
+function toWeights(doubles: Float64Array, kind: NumberKind, rows: number): Float64Array | undefined {
+  const out = doubles.subarray(0, rows);
   if (kind === NumberKind.float64) {
     for (let k = 0; k < rows; k++) if (!(out[k]! >= 0 && out[k]! < Infinity)) return undefined;
     return out;
   }
   if (kind !== NumberKind.int64 && kind !== NumberKind.uint64) return undefined;
   // Little-endian (as Arrow stores them): the low word first. A valid weight is >= 0 and below 2^53 here.
-  const halves = new Int32Array(buffer, 0, rows * 2);
+  const halves = new Int32Array(doubles.buffer, doubles.byteOffset, rows * 2);
   for (let k = 1; k < 2 * rows; k += 2) if (halves[k]! < 0 || halves[k]! > 0x1fffff) return undefined;
   for (let k = 0; k < rows; k++) out[k] = halves[2 * k + 1]! * 4294967296 + (halves[2 * k]! >>> 0);
   return out;

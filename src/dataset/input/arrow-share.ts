@@ -1,7 +1,7 @@
 import { type DataType, DataType as Types, type Field, type Vector } from 'apache-arrow';
 import { isColumnar } from './arrow-columns.js';
 import { defaultBuildThreads, PARALLEL_BUILD_MIN_ROWS } from './build-threads.js';
-import { builtWorkerFile, dealByCost, readShares, type ShareResult } from './column-shares.js';
+import { builtWorkerFile, dealByCost, type ShareResult, ShareWorkers } from './column-shares.js';
 import type { TableEncoder } from './table-encoder.js';
 import type { FileIdentity } from './file-identity.js';
 import type { ColumnPlan } from './arrow-direct.js';
@@ -28,6 +28,13 @@ export interface ArrowShareTask {
   plans?: Array<{ rows: number; columns: ColumnPlan[] }>;
   /** The id-like bound at which a text column not named in `readWhole` stops being numbered (see PlainTextColumn), as on the calling thread. */
   idLike?: { stopAbove: number; readWhole: string[] };
+  /**
+   * With `plans`: `columns` are a queue shared by every worker given the same task, costliest
+   * first, and `claim[0]` (shared memory) the index of the next column not yet taken: each
+   * worker takes the next (Atomics.add) until none is left, so the workers finish together
+   * whatever the columns really cost. Without it, the worker reads all of `columns`.
+   */
+  claim?: Int32Array;
 }
 
 /**
@@ -55,12 +62,18 @@ const weightCost = 3;
  * its dictionary would come back as strings) stay on the calling thread. Utf8 text goes to a
  * worker even so: its values come back as bytes (DeferredTexts), and the worker stops an
  * id-like column where this thread would (`idLike`). Returns the positions of the columns
- * handed out and their results, or undefined when everything is read here.
+ * handed out and their results, or undefined when everything is read here. The workers
+ * are `started` ones (startArrowWorkers) when they are as many as needed, else started
+ * here; those `started` and not needed are ended.
  */
-export async function handOutArrowColumns(path: string, identity: FileIdentity, first: { rows: number; bytes: Map<number, number> }, batches: number, fields: Field[], encoder: TableEncoder, wanted: number[], threads: number | undefined, manyTexts: (position: number) => Promise<boolean>, rows?: number, plan?: (positions: number[]) => Promise<ArrowShareTask['plans']>, idLike?: ArrowShareTask['idLike']): Promise<{ positions: Set<number>; results: Promise<ShareResult[]>; stop: () => Promise<void> } | undefined> {
+export async function handOutArrowColumns(path: string, identity: FileIdentity, first: { rows: number; bytes: Map<number, number> }, batches: number, fields: Field[], encoder: TableEncoder, wanted: number[], threads: number | undefined, manyTexts: (position: number) => Promise<boolean>, rows?: number, plan?: (positions: number[]) => Promise<ArrowShareTask['plans']>, idLike?: ArrowShareTask['idLike'], started?: ShareWorkers): Promise<{ positions: Set<number>; results: Promise<ShareResult[]>; stop: () => Promise<void> } | undefined> {
   const workers = threads ?? (first.rows * batches >= PARALLEL_BUILD_MIN_ROWS ? defaultBuildThreads() : 0);
   const file = workers > 0 ? builtWorkerFile('arrow-worker.js') : undefined;
-  if (file === undefined) return undefined;
+  const unused = (): undefined => {
+    void started?.stop();
+    return undefined;
+  };
+  if (file === undefined) return unused();
   const columns: Array<{ position: number; name: string; cost: number }> = [];
   let ownCost = 0;
   for (const position of wanted) {
@@ -72,16 +85,33 @@ export async function handOutArrowColumns(path: string, identity: FileIdentity, 
     if (column === undefined || !isColumnar(type) || (Types.isLargeUtf8(type) && (await manyTexts(position)))) ownCost += cost;
     else columns.push({ position, name: column.source.name, cost });
   }
-  if (columns.length === 0) return undefined;
+  if (columns.length === 0) return unused();
   const [, ...shares] = dealByCost(columns, (column) => column.cost, workers + 1, ownCost);
-  const tasks: ArrowShareTask[] = shares.filter((share) => share.length > 0).map((share) => ({ path, identity, columns: share.map(({ position, name }) => ({ position, name })), ...(rows === undefined ? {} : { rows }), ...(idLike === undefined ? {} : { idLike }) }));
-  if (tasks.length === 0) return undefined;
-  for (const task of tasks) {
-    const plans = await plan?.(task.columns.map((column) => column.position));
-    if (plans !== undefined) task.plans = plans;
+  const dealt = shares.filter((share) => share.length > 0);
+  if (dealt.length === 0) return unused();
+  const common = { path, identity, ...(rows === undefined ? {} : { rows }), ...(idLike === undefined ? {} : { idLike }) };
+  // The workers' columns, costliest first: read from one queue when each can be read without apache-arrow (planned).
+  const queue = dealt.flat().sort((a, b) => b.cost - a.cost || a.position - b.position);
+  const queuePlans = await plan?.(queue.map((column) => column.position));
+  let tasks: ArrowShareTask[];
+  if (queuePlans !== undefined) {
+    const task: ArrowShareTask = { ...common, columns: queue.map(({ position, name }) => ({ position, name })), plans: queuePlans, claim: new Int32Array(new SharedArrayBuffer(4)) };
+    tasks = dealt.map(() => task);
+  } else {
+    // Some column needs apache-arrow: each worker reads its dealt share, planned when its columns can be.
+    tasks = dealt.map((share) => ({ ...common, columns: share.map(({ position, name }) => ({ position, name })) }));
+    for (const task of tasks) {
+      const plans = await plan?.(task.columns.map((column) => column.position));
+      if (plans !== undefined) task.plans = plans;
+    }
   }
-  const { results, stop } = readShares(file, tasks, 'Arrow');
-  return { positions: new Set(tasks.flatMap((task) => task.columns.map((column) => column.position))), results, stop };
+  let threadsUsed = started;
+  if (threadsUsed === undefined || threadsUsed.count < tasks.length) {
+    void started?.stop();
+    threadsUsed = new ShareWorkers(file, tasks.length, 'Arrow');
+  }
+  const results = threadsUsed.give(tasks);
+  return { positions: new Set(queue.map((column) => column.position)), results, stop: () => threadsUsed.stop() };
 }
 
 /** Rows of a text column's first batch looked at by {@link manyDistinct}. */

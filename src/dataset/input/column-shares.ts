@@ -63,16 +63,6 @@ export function builtWorkerFile(name: string): string | undefined {
 }
 
 /**
- * Starts one worker per task (its workerData); resolves with every column once all are
- * read, or rejects with the first failure (a worker's CrosstabError rebuilt as one).
- * `stop()` ends them all. `format` names the input kind in messages (`Parquet`, `Arrow`).
- */
-export function readShares(file: string, tasks: object[], format: string): { results: Promise<ShareResult[]>; stop: () => Promise<void> } {
-  const workers = new ShareWorkers(file, tasks.length, format, tasks);
-  return { results: workers.results(tasks.length), stop: () => workers.stop() };
-}
-
-/**
  * Worker threads that may start before their tasks are known: a worker started without one
  * waits for it as its first message, so its start-up (the thread, its modules, its
  * WebAssembly) overlaps what the caller still does to make the tasks (read the file's

@@ -50,6 +50,17 @@ export class WeightEncoder extends ChunkedRows<Float64Array> {
     this.putRows(start, values);
   }
 
+  /**
+   * The encoder's own doubles for rows `start .. start + count - 1` when they lie in one chunk
+   * already made (a weight column read straight into them, then checked in place: see
+   * storeDirectWeights), else undefined. What is written there must be valid weights by the
+   * time the rows are taken; setValues may then overwrite them.
+   */
+  room(start: number, count: number): Float64Array | undefined {
+    const at = start - this.start;
+    return at >= 0 && at + count <= this.current.length ? this.current.subarray(at, at + count) : undefined;
+  }
+
   /** The weights of rows `0 .. rows - 1`; the encoder is empty afterwards. */
   take(rows: number): Float64Array {
     return this.joined(rows, (length) => new Float64Array(length));
