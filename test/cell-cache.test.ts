@@ -4,9 +4,15 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { openDataset, type Dataset } from '../src/facade/dataset.js';
 import { ErrorCode } from '../src/errors.js';
+import { SLICE_MS } from '../src/query/executor.js';
 import { seededRandom } from './support/large-dataset.js';
 
 const EXPRESSIONS = ['*', 'big=100..2000', 'cat=A', 'big=3500', 'mid=1..299', 'NOT big=NA', 'big=NA', 'mid=7', 'rare=2', 'rare=1,3', 'cat=B,C OR mid=..20', 'zip=00007,00011', 'NOT (cat=E AND mid=150..)'];
+
+/** After the event loop's next check phase: a new slice of the calling thread begins (checkpoint()). */
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
 
 /** Counts the engine's cells() calls of a dataset: the real engine still answers. */
 function countEngineCalls(dataset: Dataset): { calls: number } {
@@ -84,6 +90,55 @@ describe('crosstab() cell cache', () => {
       await expect(gss.crosstab({ ...query, allowedGroups: others })).rejects.toMatchObject({ code: ErrorCode.unknownVariable, details: { field: 'targets[0]' } });
     } finally {
       gss.close();
+    }
+  });
+
+  it('crosstabNow() answers a whole hit at once, without a promise, and anything else as crosstab() does', async () => {
+    const dataset = await openDataset(inject('testDatasets').large);
+    try {
+      const counter = countEngineCalls(dataset);
+      const query = { base: 'cat=A', targets: ['mid=7', 'rare=2'] };
+      const expected = await uncached.crosstab(query);
+      // A miss: the engine's promise.
+      const missed = dataset.crosstabNow(query);
+      expect(missed).toBeInstanceOf(Promise);
+      expect(await missed).toEqual(expected);
+      expect(dataset.cacheStats()).toMatchObject({ hits: 0, misses: 1 });
+      // A whole hit: the result itself, the kernel's to the last bit, counted as a hit (in a
+      // slice of its own: the miss's work may have spent the one it ran in).
+      await nextTurn();
+      const hit = dataset.crosstabNow(query);
+      expect(hit).not.toBeInstanceOf(Promise);
+      expect(hit).toEqual(expected);
+      expect(dataset.cacheStats()).toMatchObject({ hits: 1, misses: 1 });
+      // crosstab() of a hit is the same answer as a promise.
+      const promised = dataset.crosstab(query);
+      expect(promised).toBeInstanceOf(Promise);
+      expect(await promised).toEqual(expected);
+      // A target not cached yet: a promise again.
+      const partly = dataset.crosstabNow({ base: 'cat=A', targets: ['mid=7', 'big=3500'] });
+      expect(partly).toBeInstanceOf(Promise);
+      await partly;
+      expect(counter.calls).toBe(2);
+      // Failures are rejections, never throws: an expression outside allowedGroups, a bad query.
+      const refused = dataset.crosstabNow({ ...query, allowedGroups: ['no such group'] });
+      expect(refused).toBeInstanceOf(Promise);
+      await expect(refused).rejects.toMatchObject({ code: ErrorCode.unknownVariable });
+      await expect(dataset.crosstabNow({ base: 'cat=A' } as never)).rejects.toMatchObject({ code: ErrorCode.invalidOption });
+      const aborted = new AbortController();
+      aborted.abort();
+      await expect(dataset.crosstabNow({ ...query, signal: aborted.signal })).rejects.toMatchObject({ code: ErrorCode.cancelled });
+      // Past the calling thread's slice, a hit waits for the event loop's turn like any other piece of work.
+      const until = performance.now() + SLICE_MS * 2;
+      while (performance.now() < until);
+      const late = dataset.crosstabNow(query);
+      expect(late).toBeInstanceOf(Promise);
+      expect(await late).toEqual(expected);
+      // A closed dataset: rejected with dataset_closed.
+      await dataset.close();
+      await expect(dataset.crosstabNow(query)).rejects.toMatchObject({ code: ErrorCode.closed });
+    } finally {
+      dataset.close();
     }
   });
 

@@ -4,7 +4,7 @@ import { AXIS_LIMIT, type StoredMeta } from '../dataset/format.js';
 import { loadDataset, type LoadOptions } from '../dataset/file/reader.js';
 import { mainThreadKernel } from '../kernel/kernel.js';
 import { Evaluator } from '../query/evaluate.js';
-import { checkpoint } from '../query/executor.js';
+import { checkpoint, passCheckpoint } from '../query/executor.js';
 import { type Bound, type Resolved, Resolver } from '../query/resolve.js';
 import type { CellSums } from '../kernel/kernel.js';
 import { isClickHouseUrl } from '../clickhouse/url.js';
@@ -134,21 +134,67 @@ export class Dataset {
    * Weighted sum, respondent count, sum of squared weights and stability of
    * `base AND target` for each target, plus the base itself.
    */
-  async crosstab(query: CrosstabQuery): Promise<CrosstabResult> {
-    this.checkOpen();
-    const options = requireObject(query, 'query', CROSSTAB_OPTIONS);
-    const base = requireString(options.base, 'base');
-    const targets = requireStringArray(options.targets, 'targets', MAX_TARGETS);
-    const allowed = requireGroups(options.allowedGroups, 'allowedGroups');
-    const weight = resolveWeight(options.weight, this.info, 'weight', allowed);
-    // An already-aborted signal rejects like one aborted mid-query: `cancelled`, not the signal's DOMException.
-    const signal = requireSignal(options.signal, 'signal');
-    throwIfCancelled(signal, 'the query');
+  crosstab(query: CrosstabQuery): Promise<CrosstabResult> {
+    const answer = this.crosstabNow(query);
+    return answer instanceof Promise ? answer : Promise.resolve(answer);
+  }
 
-    const boundBase = this.bind(base, 'base', allowed).bound;
-    const boundTargets = targets.map((target, i) => this.bind(target, `targets[${i}]`, allowed).bound);
-    const [baseCell, ...cells] = await this.inFlight.run(signal, (running) => this.cellsOf(boundBase, boundTargets, weight, running));
-    return { base: this.toCell(baseCell!), targets: cells.map((cell) => this.toCell(cell)), weight, units: this.info.units };
+  /**
+   * crosstab(), with the result itself rather than a promise of it when the cell cache holds
+   * every cell and the calling thread's slice has time left (checkpoint()): an answer from
+   * memory then makes no promise at all. Otherwise, and for every failure, the promise
+   * crosstab() returns. For a caller that answers many cached queries (a REST service).
+   */
+  crosstabNow(query: CrosstabQuery): CrosstabResult | Promise<CrosstabResult> {
+    let base: Bound;
+    let targets: Bound[];
+    let weight: string | null;
+    let signal: AbortSignal | undefined;
+    try {
+      this.checkOpen();
+      const options = requireObject(query, 'query', CROSSTAB_OPTIONS);
+      const baseText = requireString(options.base, 'base');
+      const targetTexts = requireStringArray(options.targets, 'targets', MAX_TARGETS);
+      const allowed = requireGroups(options.allowedGroups, 'allowedGroups');
+      weight = resolveWeight(options.weight, this.info, 'weight', allowed);
+      // An already-aborted signal rejects like one aborted mid-query: `cancelled`, not the signal's DOMException.
+      signal = requireSignal(options.signal, 'signal');
+      throwIfCancelled(signal, 'the query');
+      base = this.bind(baseText, 'base', allowed).bound;
+      targets = targetTexts.map((target, i) => this.bind(target, `targets[${i}]`, allowed).bound);
+      // Answered from memory, but the event loop still gets its turn when one is due (a host
+      // repeating cached questions without end must not starve its own timers): then the
+      // call goes the way of any other, through checkpoint().
+      const found = this.cellsInCache(base, targets, weight);
+      if (found !== undefined && passCheckpoint()) {
+        this.cache.hits++;
+        return this.crosstabResult(found, weight);
+      }
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.inFlight.run(signal, (running) => this.cellsOf(base, targets, weight, running)).then((cells) => this.crosstabResult(cells, weight));
+  }
+
+  private crosstabResult(cells: readonly CellSums[], weight: string | null): CrosstabResult {
+    const targets: Cell[] = [];
+    for (let i = 1; i < cells.length; i++) targets.push(this.toCell(cells[i]!));
+    return { base: this.toCell(cells[0]!), targets, weight, units: this.info.units };
+  }
+
+  /** The base's cell and each target's when the cell cache holds them all, else undefined. */
+  private cellsInCache(base: Bound, targets: readonly Bound[], weight: string | null): CellSums[] | undefined {
+    if (this.maxCachedCells === 0) return undefined;
+    const known = this.cells.get(weight ?? '')?.get(base);
+    const baseCell = known?.get(BASE_CELL);
+    if (known === undefined || baseCell === undefined) return undefined;
+    const found: CellSums[] = [baseCell];
+    for (const target of targets) {
+      const cell = known.get(target);
+      if (cell === undefined) return undefined;
+      found.push(cell);
+    }
+    return found;
   }
 
   /** The base's cell and each target's, from the cell cache where it has them, else from the engine. */
@@ -157,22 +203,13 @@ export class Dataset {
     const key = weight ?? '';
     let byBase = this.cells.get(key);
     if (byBase === undefined) this.cells.set(key, (byBase = new WeakMap()));
-    const known = byBase.get(base);
-    const baseCell = known?.get(BASE_CELL);
-    if (known !== undefined && baseCell !== undefined) {
-      const found: CellSums[] = [baseCell];
-      for (const target of targets) {
-        const cell = known.get(target);
-        if (cell === undefined) break;
-        found.push(cell);
-      }
-      if (found.length === targets.length + 1) {
-        this.cache.hits++;
-        // Answered from memory, but still a turn for the event loop when it is due: a host
-        // repeating cached questions without end must not starve its own timers.
-        await checkpoint(signal);
-        return found;
-      }
+    const found = this.cellsInCache(base, targets, weight);
+    if (found !== undefined) {
+      this.cache.hits++;
+      // Answered from memory, but still a turn for the event loop when it is due: a host
+      // repeating cached questions without end must not starve its own timers.
+      await checkpoint(signal);
+      return found;
     }
     this.cache.misses++;
     const computed = await this.engine.cells(base, targets, weight, { signal });

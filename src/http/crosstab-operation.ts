@@ -1,8 +1,9 @@
-import { isCrosstabError, type CrosstabResult } from '../index.js';
+import { isCrosstabError, type CrosstabQuery, type CrosstabResult } from '../index.js';
 import { serviceResponseJson } from '../facade/service-shape.js';
 import { expandRequestAudiences } from './audience-expansion.js';
 import { authorize, entitledToSurvey } from './auth.js';
 import { validateCrosstabRequest } from './crosstab-request.js';
+import type { CrosstabDataset } from './handler-types.js';
 import type { AuthenticatedContext, RouteResult } from './route.js';
 import { fromEngineError, isServiceError, quote, serviceError } from './service-error.js';
 
@@ -21,7 +22,7 @@ function catalogPath(service: AuthenticatedContext['service'], survey: string): 
  * by the handler): fields, survey entitlement, survey, group, expressions. So an unchanged
  * request fails identically. The 200 is billed (recorded by the handler before it is sent).
  */
-export async function crosstabOperation(context: AuthenticatedContext): Promise<RouteResult> {
+export function crosstabOperation(context: AuthenticatedContext): RouteResult | Promise<RouteResult> {
   const { caller: key, entry, service } = context;
   const { surveys } = service;
   const body = validateCrosstabRequest(context.json);
@@ -41,46 +42,65 @@ export async function crosstabOperation(context: AuthenticatedContext): Promise<
   if (isServiceError(access)) return access;
 
   // Expressions naming no saved audience (no `@`) are used as they are, without the expansion's await.
-  let base: string;
-  let targets: string[];
-  // Held while its audiences are read: a reload meanwhile lets the request finish on this version.
-  let release: (() => void) | undefined;
   if (!body.PopulationBaseCode.includes('@') && body.TargetCodes.every((text) => !text.includes('@'))) {
-    base = body.PopulationBaseCode;
-    targets = body.TargetCodes;
-  } else {
-    release = dataset.hold?.();
-    const expanded = await expandRequestAudiences({
-      store: service.audiences,
-      caller: key,
-      dataset,
-      allowedGroups: access.allowedGroups,
-      expressions: [
-        { text: body.PopulationBaseCode, field: 'PopulationBaseCode', label: 'PopulationBaseCode' },
-        ...body.TargetCodes.map((text, i) => ({ text, field: 'TargetCodes', label: `TargetCodes[${i}]` })),
-      ],
-      catalog: catalogPath(service, body.SurveyCode),
-    }).catch((error: unknown) => {
+    return crosstabAnswer(context, dataset, body, body.PopulationBaseCode, body.TargetCodes, access.allowedGroups, undefined);
+  }
+  // Held while its audiences are read: a reload meanwhile lets the request finish on this version.
+  const release = dataset.hold?.();
+  return expandRequestAudiences({
+    store: service.audiences,
+    caller: key,
+    dataset,
+    allowedGroups: access.allowedGroups,
+    expressions: [
+      { text: body.PopulationBaseCode, field: 'PopulationBaseCode', label: 'PopulationBaseCode' },
+      ...body.TargetCodes.map((text, i) => ({ text, field: 'TargetCodes', label: `TargetCodes[${i}]` })),
+    ],
+    catalog: catalogPath(service, body.SurveyCode),
+  }).then(
+    (expanded) => {
+      if (isServiceError(expanded)) {
+        release?.();
+        return expanded;
+      }
+      const [base, ...targets] = expanded as [string, ...string[]];
+      return crosstabAnswer(context, dataset, body, base, targets, access.allowedGroups, release);
+    },
+    (error: unknown) => {
       release?.();
       throw error;
-    });
-    if (isServiceError(expanded)) {
-      release?.();
-      return expanded;
-    }
-    [base, ...targets] = expanded as [string, ...string[]];
-  }
+    },
+  );
+}
 
-  let result: CrosstabResult;
+/**
+ * The engine's answer as the operation's result: at once when the dataset answers from memory
+ * (crosstabNow: no promise made on the way), else once its promise settles. `release` ends the
+ * request's hold on the dataset once the call is in flight.
+ */
+function crosstabAnswer(
+  context: AuthenticatedContext,
+  dataset: CrosstabDataset,
+  body: { SurveyCode: string; TargetCodes: string[] },
+  base: string,
+  targets: string[],
+  allowedGroups: string[] | undefined,
+  release: (() => void) | undefined,
+): RouteResult | Promise<RouteResult> {
+  const query: CrosstabQuery = allowedGroups === undefined ? { base, targets } : { base, targets, allowedGroups };
+  const refused = (error: unknown): RouteResult => {
+    if (!isCrosstabError(error)) throw error;
+    return fromEngineError(error, catalogPath(context.service, body.SurveyCode));
+  };
+  const answered = (result: CrosstabResult): RouteResult => ({ body: serviceResponseJson(result), usage: { survey: body.SurveyCode, targets: body.TargetCodes.length, operation: 'crosstab' } });
+  let pending: CrosstabResult | Promise<CrosstabResult>;
   try {
-    const pending = dataset.crosstab(access.allowedGroups === undefined ? { base, targets } : { base, targets, allowedGroups: access.allowedGroups });
-    // The call is in flight (a draining close waits for it): the hold has done its part.
-    release?.();
-    result = await pending;
+    pending = dataset.crosstabNow === undefined ? dataset.crosstab(query) : dataset.crosstabNow(query);
   } catch (error) {
     release?.();
-    if (!isCrosstabError(error)) throw error;
-    return fromEngineError(error, catalogPath(service, body.SurveyCode));
+    return refused(error);
   }
-  return { body: serviceResponseJson(result), usage: { survey: body.SurveyCode, targets: body.TargetCodes.length, operation: 'crosstab' } };
+  // The call is in flight (a draining close waits for it), or answered: the hold has done its part.
+  release?.();
+  return pending instanceof Promise ? pending.then(answered, refused) : answered(pending);
 }

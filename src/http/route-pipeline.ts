@@ -72,9 +72,11 @@ export function createRoutePipeline(context: { service: ServiceContext; checkCal
       json = parsed.json;
     }
     // One context object per request, made with its caller rather than spread into a second.
-    const result: RouteResult = route.auth
-      ? await route.handle({ request, requestId, entry, params, service, json, caller: caller as NonNullable<typeof caller> })
-      : await route.handle({ request, requestId, entry, params, service, json });
+    const handled = route.auth
+      ? route.handle({ request, requestId, entry, params, service, json, caller: caller as NonNullable<typeof caller> })
+      : route.handle({ request, requestId, entry, params, service, json });
+    // An answer made at once (a crosstab from the cell cache) is taken without a turn of the microtask queue.
+    const result: RouteResult = handled instanceof Promise ? await handled : handled;
     if (!isBilledAnswer(result)) return result;
     if (!route.billed || caller === undefined) return result.body;
     // A streamed answer not sent is stopped, so its worker and its share of the answer budget are freed.

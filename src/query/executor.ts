@@ -113,18 +113,28 @@ function dispatch(): void {
  * rejects with `cancelled` if `signal` has aborted.
  */
 export async function checkpoint(signal: AbortSignal | undefined): Promise<void> {
-  // No turn armed: none of our pieces ran since the event loop last turned, so this one starts
-  // a slice of its own. Measuring from that turn instead would make a query arriving after
-  // other work of the host (its own code, a garbage collection) wait a turn before it starts.
-  if (!turnArmed) sliceStart = performance.now();
-  armTurn();
-  if (waiting.length > 0 || performance.now() - sliceStart >= SLICE_MS) {
+  if (!passCheckpoint()) {
     await new Promise<void>((resolve) => {
       waiting.push(resolve);
       dispatch();
     });
   }
   throwIfCancelled(signal, 'the query');
+}
+
+/**
+ * A checkpoint passed without waiting, or not: true when a piece may run now (as checkpoint()
+ * would let it, without a promise: an answer from memory needs none), false when it must
+ * wait for its turn (call checkpoint() then). Either way the slice is counted as checkpoint()
+ * counts it.
+ */
+export function passCheckpoint(): boolean {
+  // No turn armed: none of our pieces ran since the event loop last turned, so this one starts
+  // a slice of its own. Measuring from that turn instead would make a query arriving after
+  // other work of the host (its own code, a garbage collection) wait a turn before it starts.
+  if (!turnArmed) sliceStart = performance.now();
+  armTurn();
+  return waiting.length === 0 && performance.now() - sliceStart < SLICE_MS;
 }
 
 /** Runs `count` jobs with at most `limit` at once, in order of index; rejects on the first failure. */

@@ -1,22 +1,12 @@
-import type { Cell, MissingMode, PercentBase, StabilityLevel, StabilityThresholds, TableResult } from '../facade/types.js';
+import type { AxisEntry, Cell, MissingMode, PercentBase, StabilityLevel, StabilityThresholds, TableResult } from '../facade/types.js';
 import { missingNote } from './display.js';
 import { finiteOrNull, presentFigures } from './cell-figures.js';
 import type { RaoScottNotDefined, RaoScottTest } from './rao-scott-tests.js';
 import type { FigureField, StatName } from './statistics.js';
 import type { TableStatistics } from './table-statistics.js';
 
-/** An axis entry as JSON; columns also carry their comparison group and key letter. */
-export interface TableJsonAxisEntry {
-  label: string;
-  expr: string;
-  variable?: string;
-  value?: string;
-  /** `true` on a "No answer" entry: the base's respondents with a blank on `variable` (`expr` VAR=NA). */
-  missing?: true;
-  /** `true` on every entry of an expanded multi-response variable (they overlap). */
-  multi?: true;
-  /** `true` on the net entry of an expanded multi-response variable. */
-  net?: true;
+/** An axis entry as JSON (the table's entry as it is); columns also carry their comparison group and key letter. */
+export interface TableJsonAxisEntry extends AxisEntry {
   /** Index into `columnGroups` (columns only, when the column is compared). */
   group?: number;
   /** Key letter within the group (columns only, when the column is compared). */

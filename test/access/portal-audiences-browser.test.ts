@@ -2,50 +2,28 @@
 // base as an audience (shared), see it listed, check and compute a table whose base is
 // @women-25-40 (the same cells as with its expression), edit its expression (the next table
 // follows it), and delete it (a table that uses it is refused, naming it).
-import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { openDataset, type Dataset } from '../../src/index.js';
-import { createCrosstabHandler, listen, type RunningServer } from '../../src/http/index.js';
-import { addAccount, addUser, DbAudienceStore, DbKeyStore, DbUsageSink, listAudiences, openDatabase, parseLicences, type Database } from '../../src/access/index.js';
-import { createPortal, mountPortal } from '../../src/portal/index.js';
-import { startChromiumPage, type ChromiumPage } from '../support/chromium.js';
+import { listAudiences, type Database } from '../../src/access/index.js';
 import { tempDir } from '../http/support.js';
+import { startPortalInBrowser, type PortalInBrowser } from './portal-in-browser.js';
 
 const paths = inject('testDatasets');
 const WOMEN = 'sex=2 AND age=25..40';
 
 describe('portal audiences in headless Chromium', () => {
+  let portal: PortalInBrowser | undefined;
   let db: Database;
-  let dataset: Dataset;
-  let server: RunningServer;
   let origin: string;
-  let chromium: ChromiumPage | undefined;
   let page: Page;
-  let password: string;
   let account = '';
 
   beforeAll(async () => {
-    db = await openDatabase(join(tempDir('crosstab-portal-audiences-'), 'db'));
-    account = (await addAccount(db, 'acme', parseLicences(['GSS'], ['GSS:_ALL_']), {})).id;
-    const added = await addUser(db, 'acme', 'analyst@acme.example');
-    password = added.oneTimePassword;
-    await db.query('UPDATE users SET must_change_password = false WHERE id = $1', [added.user.id]);
-    dataset = await openDataset(paths.gss);
-    const keys = new DbKeyStore(db);
-    const api = await createCrosstabHandler({ datasets: [dataset], keys, usage: new DbUsageSink(db), audiences: new DbAudienceStore(db) });
-    server = await listen(mountPortal(api, createPortal({ db, keys, apiUrl: 'http://127.0.0.1/v1', exampleBody: '{}', surveys: [dataset] })), { port: 0 });
-    origin = server.url.replace(/\/v1$/, '');
-    chromium = await startChromiumPage({ width: 1280, height: 900 });
-    page = chromium.page;
+    portal = await startPortalInBrowser({ dataset: paths.gss, prefix: 'crosstab-portal-audiences-', mustChangePassword: false, audiences: true });
+    ({ db, origin, page, accountId: account } = portal);
   });
 
-  afterAll(async () => {
-    await chromium?.close();
-    await server?.close();
-    await db?.close();
-    dataset?.close();
-  });
+  afterAll(() => portal?.close());
 
   /** The cells of the table computed with `base` (rows degree, columns race=1, race=2). */
   async function cells(base: string): Promise<string[]> {
@@ -61,10 +39,7 @@ describe('portal audiences in headless Chromium', () => {
   }
 
   it('saves the base of the Tables page as a shared audience, and lists it', async () => {
-    await page.goto(`${origin}/portal/sign-in`);
-    await page.getByLabel('E-mail address').fill('analyst@acme.example');
-    await page.getByLabel('Password', { exact: true }).fill(password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await (portal as PortalInBrowser).signIn('analyst@acme.example');
     await page.waitForURL(/\/portal\/keys/);
     await page.getByRole('link', { name: 'Tables' }).click();
     await page.getByLabel(/^Base/).fill(WOMEN);

@@ -14,13 +14,10 @@ import ExcelJS from 'exceljs';
 import JSZip from 'jszip';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { openDataset, type Dataset, type TableJson } from '../../src/index.js';
-import { createCrosstabHandler, listen, type RunningServer } from '../../src/http/index.js';
-import { addAccount, addUser, DbKeyStore, DbUsageSink, openDatabase, parseLicences, type Database } from '../../src/access/index.js';
-import { createPortal, mountPortal } from '../../src/portal/index.js';
-import { startChromiumPage, type ChromiumPage } from '../support/chromium.js';
+import type { Dataset, TableJson } from '../../src/index.js';
 import { repoRoot } from '../support/paths.js';
 import { tempDir } from '../http/support.js';
+import { startPortalInBrowser, type PortalInBrowser } from './portal-in-browser.js';
 import { contrast, OVERFLOW } from '../support/page-checks.js';
 
 const paths = inject('testDatasets');
@@ -37,11 +34,9 @@ function tool(name: string): string | undefined {
 }
 
 describe('the Tables page as a banner table, chart and deck', () => {
-  let db: Database;
+  let portal: PortalInBrowser | undefined;
   let dataset: Dataset;
-  let server: RunningServer;
   let origin: string;
-  let chromium: ChromiumPage | undefined;
   let page: Page;
   let json: TableJson;
   const shots = process.env['PORTAL_SCREENSHOTS'] ?? tempDir('crosstab-banner-shots-');
@@ -49,30 +44,15 @@ describe('the Tables page as a banner table, chart and deck', () => {
 
   beforeAll(async () => {
     mkdirSync(shots, { recursive: true });
-    db = await openDatabase(join(work, 'db'));
-    await addAccount(db, 'acme', parseLicences(['GSS'], ['GSS:_ALL_']), {});
-    const added = await addUser(db, 'acme', 'analyst@acme.example');
-    await db.query('UPDATE users SET must_change_password = false WHERE id = $1', [added.user.id]);
-    dataset = await openDataset(paths.gss);
-    const keys = new DbKeyStore(db);
-    const api = await createCrosstabHandler({ datasets: [dataset], keys, usage: new DbUsageSink(db) });
-    server = await listen(mountPortal(api, createPortal({ db, keys, apiUrl: 'http://127.0.0.1/v1', exampleBody: '{}', surveys: [dataset] })), { port: 0 });
-    origin = server.url.replace(/\/v1$/, '');
-    chromium = await startChromiumPage({ width: 1280, height: 900 });
-    page = chromium.page;
-    await page.goto(`${origin}/portal/sign-in`);
-    await page.getByLabel('E-mail address').fill('analyst@acme.example');
-    await page.getByLabel('Password', { exact: true }).fill(added.oneTimePassword);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    portal = await startPortalInBrowser({ dataset: paths.gss, prefix: 'crosstab-banner-db-', mustChangePassword: false });
+    ({ dataset, origin, page } = portal);
+    await portal.signIn('analyst@acme.example');
     await page.waitForURL(/\/portal\/keys/);
     json = JSON.parse(cli([...SPEC, '--format', 'json'])) as TableJson;
   });
 
   afterAll(async () => {
-    await chromium?.close();
-    await server?.close();
-    await db?.close();
-    dataset?.close();
+    await portal?.close();
     rmSync(work, { recursive: true, force: true });
   });
 

@@ -8,23 +8,19 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { openDataset, type Dataset } from '../../src/index.js';
-import { createCrosstabHandler, listen, type RunningServer } from '../../src/http/index.js';
-import { addAccount, addUser, DbKeyStore, findAccount, listKeys, DbUsageSink, openDatabase, parseLicences, usageReport, type Database } from '../../src/access/index.js';
-import { createPortal, mountPortal, MAX_FAILED_SIGN_INS } from '../../src/portal/index.js';
-import { startChromiumPage, type ChromiumPage } from '../support/chromium.js';
+import { findAccount, listKeys, usageReport, type Database } from '../../src/access/index.js';
+import { MAX_FAILED_SIGN_INS } from '../../src/portal/index.js';
 import { tempDir } from '../http/support.js';
+import { startPortalInBrowser, type PortalInBrowser } from './portal-in-browser.js';
 
 const paths = inject('testDatasets');
 const BODY = { SurveyCode: 'GSS', PopulationBaseCode: 'year=2024', TargetCodes: ['sex=2'] };
 const NEW_PASSWORD = 'correct horse battery staple 42';
 
 describe('developer portal in headless Chromium', () => {
+  let portal: PortalInBrowser | undefined;
   let db: Database;
-  let dataset: Dataset;
-  let server: RunningServer;
   let origin: string;
-  let chromium: ChromiumPage | undefined;
   let page: Page;
   let oneTimePassword: string;
   let otherUserPassword: string;
@@ -32,28 +28,22 @@ describe('developer portal in headless Chromium', () => {
 
   beforeAll(async () => {
     mkdirSync(shots, { recursive: true });
-    db = await openDatabase(join(tempDir('crosstab-portal-'), 'db'));
-    await addAccount(db, 'acme', parseLicences(['GSS', 'NHANES'], ['GSS:_ALL_', 'NHANES:demographics']), { rateLimitPerMinute: 600 });
-    ({ oneTimePassword } = await addUser(db, 'acme', 'analyst@acme.example'));
-    ({ oneTimePassword: otherUserPassword } = await addUser(db, 'acme', 'intern@acme.example'));
-    dataset = await openDataset(paths.gss);
-    const keys = new DbKeyStore(db);
-    const api = await createCrosstabHandler({ datasets: [dataset], keys, usage: new DbUsageSink(db) });
-    let apiUrl = '';
-    server = await listen(mountPortal(api, createPortal({ db, keys, apiUrl: () => apiUrl, exampleBody: JSON.stringify(BODY) })), { port: 0 });
-    apiUrl = server.url;
-    origin = server.url.replace(/\/v1$/, '');
-    chromium = await startChromiumPage({ width: 1180, height: 860 });
-    page = chromium.page;
-    page.on('dialog', (dialog) => void dialog.accept());
+    portal = await startPortalInBrowser({
+      dataset: paths.gss,
+      prefix: 'crosstab-portal-',
+      licences: [['GSS', 'NHANES'], ['GSS:_ALL_', 'NHANES:demographics']],
+      rateLimitPerMinute: 600,
+      users: ['analyst@acme.example', 'intern@acme.example'],
+      exampleBody: JSON.stringify(BODY),
+      viewport: { width: 1180, height: 860 },
+      acceptDialogs: true,
+    });
+    ({ db, origin, page } = portal);
+    oneTimePassword = portal.passwords.get('analyst@acme.example') as string;
+    otherUserPassword = portal.passwords.get('intern@acme.example') as string;
   });
 
-  afterAll(async () => {
-    await chromium?.close();
-    await server?.close();
-    await db?.close();
-    dataset?.close();
-  });
+  afterAll(() => portal?.close());
 
   const shot = (name: string) => page.screenshot({ path: join(shots, `${name}.png`), fullPage: true });
   const callApi = async (apiKey: string, extra: Record<string, string> = {}) =>
@@ -64,13 +54,7 @@ describe('developer portal in headless Chromium', () => {
     return `crosstab_portal=${cookie?.value}`;
   }
 
-  async function signIn(email: string, password: string): Promise<void> {
-    await page.goto(`${origin}/portal/sign-in`);
-    await page.getByLabel('E-mail address').fill(email);
-    await page.getByLabel('Password', { exact: true }).fill(password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.waitForLoadState();
-  }
+  const signIn = (email: string, password: string): Promise<void> => (portal as PortalInBrowser).signIn(email, password);
 
   it('refuses a wrong password with a clear message', async () => {
     await page.goto(`${origin}/portal`);

@@ -10,13 +10,10 @@ import { join } from 'node:path';
 import ExcelJS from 'exceljs';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { openDataset, type Dataset, type TableJson } from '../../src/index.js';
-import { createCrosstabHandler, listen, type RunningServer } from '../../src/http/index.js';
-import { addAccount, addUser, DbKeyStore, DbUsageSink, openDatabase, parseLicences, type Database } from '../../src/access/index.js';
-import { createPortal, mountPortal } from '../../src/portal/index.js';
-import { startChromiumPage, type ChromiumPage } from '../support/chromium.js';
+import type { Dataset, TableJson } from '../../src/index.js';
 import { repoRoot } from '../support/paths.js';
 import { tempDir } from '../http/support.js';
+import { startPortalInBrowser, type PortalInBrowser } from './portal-in-browser.js';
 import { contrast, OVERFLOW } from '../support/page-checks.js';
 
 const paths = inject('testDatasets');
@@ -25,37 +22,19 @@ const paths = inject('testDatasets');
 const CELL_COLOURS = `[...document.querySelectorAll('#result-table tr[data-line="vpct"] td[data-column]')].map((cell) => { const style = getComputedStyle(cell); return { color: style.color, background: style.backgroundColor === 'rgba(0, 0, 0, 0)' ? 'rgb(255, 255, 255)' : style.backgroundColor }; })`;
 
 describe('portal Tables page in headless Chromium', () => {
-  let db: Database;
+  let portal: PortalInBrowser | undefined;
   let dataset: Dataset;
-  let server: RunningServer;
   let origin: string;
-  let chromium: ChromiumPage | undefined;
   let page: Page;
-  let password: string;
   const shots = process.env['PORTAL_SCREENSHOTS'] ?? tempDir('crosstab-portal-tables-shots-');
 
   beforeAll(async () => {
     mkdirSync(shots, { recursive: true });
-    db = await openDatabase(join(tempDir('crosstab-portal-tables-ui-'), 'db'));
-    await addAccount(db, 'acme', parseLicences(['GSS'], ['GSS:_ALL_']), {});
-    const added = await addUser(db, 'acme', 'analyst@acme.example');
-    password = added.oneTimePassword;
-    await db.query('UPDATE users SET must_change_password = false WHERE id = $1', [added.user.id]);
-    dataset = await openDataset(paths.gss);
-    const keys = new DbKeyStore(db);
-    const api = await createCrosstabHandler({ datasets: [dataset], keys, usage: new DbUsageSink(db) });
-    server = await listen(mountPortal(api, createPortal({ db, keys, apiUrl: 'http://127.0.0.1/v1', exampleBody: '{}', surveys: [dataset] })), { port: 0 });
-    origin = server.url.replace(/\/v1$/, '');
-    chromium = await startChromiumPage({ width: 1280, height: 900 });
-    page = chromium.page;
+    portal = await startPortalInBrowser({ dataset: paths.gss, prefix: 'crosstab-portal-tables-ui-', mustChangePassword: false });
+    ({ dataset, origin, page } = portal);
   });
 
-  afterAll(async () => {
-    await chromium?.close();
-    await server?.close();
-    await db?.close();
-    dataset?.close();
-  });
+  afterAll(() => portal?.close());
 
   const shot = async (name: string) => {
     for (const width of [1280, 390]) {
@@ -67,10 +46,7 @@ describe('portal Tables page in headless Chromium', () => {
   };
 
   it('signs in and browses the survey', async () => {
-    await page.goto(`${origin}/portal/sign-in`);
-    await page.getByLabel('E-mail address').fill('analyst@acme.example');
-    await page.getByLabel('Password', { exact: true }).fill(password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await (portal as PortalInBrowser).signIn('analyst@acme.example');
     await page.waitForURL(/\/portal\/keys/);
     await page.getByRole('link', { name: 'Surveys' }).click();
     await page.getByRole('link', { name: /\(GSS\)/ }).click();

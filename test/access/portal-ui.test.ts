@@ -7,12 +7,8 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { openDataset, type Dataset } from '../../src/index.js';
-import { createCrosstabHandler, listen, type RunningServer } from '../../src/http/index.js';
-import { addAccount, addUser, DbKeyStore, DbUsageSink, openDatabase, parseLicences, type Database } from '../../src/access/index.js';
-import { createPortal, mountPortal } from '../../src/portal/index.js';
-import { startChromiumPage, type ChromiumPage } from '../support/chromium.js';
 import { tempDir } from '../http/support.js';
+import { startPortalInBrowser, type PortalInBrowser } from './portal-in-browser.js';
 import { contrast, OVERFLOW } from '../support/page-checks.js';
 
 const paths = inject('testDatasets');
@@ -49,38 +45,20 @@ function colours(locator: Locator, property: string): Promise<{ own: string; bac
 }
 
 describe('developer portal: contrast, small screens, names, confirmations, icon, API reference', () => {
-  let db: Database;
-  let dataset: Dataset;
-  let server: RunningServer;
+  let portal: PortalInBrowser | undefined;
   let origin: string;
-  let chromium: ChromiumPage | undefined;
   let page: Page;
   let oneTimePassword: string;
   const shots = process.env['PORTAL_SCREENSHOTS'] ?? tempDir('crosstab-portal-ui-shots-');
 
   beforeAll(async () => {
     mkdirSync(shots, { recursive: true });
-    db = await openDatabase(join(tempDir('crosstab-portal-ui-'), 'db'));
-    await addAccount(db, 'acme', parseLicences(['GSS'], ['GSS:_ALL_']), {});
-    ({ oneTimePassword } = await addUser(db, 'acme', 'analyst@acme.example'));
-    dataset = await openDataset(paths.gss);
-    const keys = new DbKeyStore(db);
-    const api = await createCrosstabHandler({ datasets: [dataset], keys, usage: new DbUsageSink(db) });
-    let apiUrl = '';
-    server = await listen(mountPortal(api, createPortal({ db, keys, apiUrl: () => apiUrl, exampleBody: '{}' })), { port: 0 });
-    apiUrl = server.url;
-    origin = server.url.replace(/\/v1$/, '');
-    chromium = await startChromiumPage({ width: 1280, height: 900 });
-    page = chromium.page;
-    page.on('dialog', (dialog) => void dialog.accept());
+    portal = await startPortalInBrowser({ dataset: paths.gss, prefix: 'crosstab-portal-ui-', exampleBody: '{}', acceptDialogs: true });
+    ({ origin, page } = portal);
+    oneTimePassword = portal.passwords.get('analyst@acme.example') as string;
   });
 
-  afterAll(async () => {
-    await chromium?.close();
-    await server?.close();
-    await db?.close();
-    dataset?.close();
-  });
+  afterAll(() => portal?.close());
 
   const shot = async (name: string) => {
     for (const width of [1280, 390]) {

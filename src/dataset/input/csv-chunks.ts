@@ -3,6 +3,7 @@ import { Worker } from 'node:worker_threads';
 import { CrosstabError, ErrorCode } from '../../errors.js';
 import { CSV_ENCODER_ABI, csvEncoderModule } from '../../kernel/wasm-module.js';
 import type { CsvRecords } from './csv-records.js';
+import { DeferredTexts } from './deferred-texts.js';
 import type { RowIds } from './row-ids.js';
 import type { ColumnEncoder, WeightEncoder } from './table-encoder.js';
 import { workerFile } from './worker-file.js';
@@ -252,7 +253,7 @@ export class CsvChunks extends Writable {
   private async merge(bytes: Buffer, results: ChunkResult[]): Promise<void> {
     const failed = results.find((result) => result.error !== undefined);
     if (failed) throw encoderFailed(failed.error!);
-    const fresh = this.mode === 'chunks' && results.every((result) => result.complete) ? results.map(freshValues) : [];
+    const fresh = this.mode === 'chunks' && results.every((result) => result.complete) ? results.map((result, i) => freshValues(result, this.shares[i]!.columns)) : [];
     if (fresh.length > 0 && fresh.every((values) => values !== undefined)) {
       const start = this.target.rows;
       const rows = results[0]!.rows;
@@ -261,7 +262,13 @@ export class CsvChunks extends Writable {
         if (result.rows !== rows) throw encoderFailed(`workers encoded ${result.rows} and ${rows} rows of one chunk`);
         share.weights.forEach((encoder, slot) => encoder.setAll(start, result.weights[slot]!));
         share.columns.forEach((encoder, slot) => {
-          encoder.append(fresh[i]![slot]!);
+          const values = fresh[i]![slot]!;
+          if (Array.isArray(values)) encoder.append(values);
+          else if (values.lengths.length > 0) {
+            const texts = encoder.deferredTexts ?? new DeferredTexts();
+            texts.add(values.bytes, values.lengths);
+            encoder.deferTexts(texts);
+          }
           encoder.setIds(start, result.ids[slot]!);
         });
       });
@@ -322,12 +329,22 @@ function columnCosts(sample: Buffer, width: number): number[] {
 }
 
 /**
- * A worker's new values as text, or undefined if some bytes are not UTF-8: two such values
+ * A worker's new values per column, or undefined if some bytes are not UTF-8: two such values
  * may read as the same text, which must be one value, so the chunk is read as text instead.
+ * A column with no values as text yet keeps them as bytes (DeferredTexts: the worker numbered
+ * them over their bytes, which is the numbering over texts for bytes it keeps), made strings
+ * when the dictionary is first read: an id-like column the build skips (ACS SERIALNO, 1.25
+ * million values) never makes them. Else as text.
  */
-function freshValues(result: ChunkResult): string[][] | undefined {
-  const columns: string[][] = [];
-  for (const { bytes, lengths } of result.fresh) {
+function freshValues(result: ChunkResult, encoders: ColumnEncoder[]): Array<string[] | ChunkResult['fresh'][number]> | undefined {
+  const columns: Array<string[] | ChunkResult['fresh'][number]> = [];
+  for (const [slot, fresh] of result.fresh.entries()) {
+    const { bytes, lengths } = fresh;
+    const encoder = encoders[slot]!;
+    if (encoder.dictionary.length === 0 && DeferredTexts.keeps(bytes)) {
+      columns.push(fresh);
+      continue;
+    }
     const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     const values = new Array<string>(lengths.length);
     let at = 0;

@@ -9,7 +9,8 @@ const REPLACEMENT = Buffer.from([0xef, 0xbf, 0xbd]);
  * `bytes[ends[k - 1] .. ends[k] - 1]`, made JavaScript strings only when someone reads them.
  * An id-like text column (ACS SERIALNO: 1.25 million distinct values) is skipped by the build,
  * which needs only how many values it has and that one of them is not a number: its strings
- * (and collecting them) were most of a Parquet or Arrow read's time on the calling thread.
+ * (and collecting them) were most of a Parquet or Arrow read's time on the calling thread,
+ * and a CSV build worker's new values are kept so too (csv-chunks.ts).
  *
  * Only bytes that decode one to one are kept so (valid UTF-8 without U+FFFD): two such
  * values are the same text exactly when their bytes are the same, so the numbering over
