@@ -58,8 +58,8 @@ export type {
 } from './facade/types.js';
 export { DEFAULT_MISSING_LABEL } from './facade/types.js';
 export { valueExpression, MAX_AXIS } from './facade/axes.js';
-export { DEFAULT_TABBOOK_MAX_CELLS, tabbook } from './report/tabbook.js';
-export type { TabbookOptions } from './report/tabbook.js';
+export { DEFAULT_TABBOOK_MAX_CELLS, tabbook, tabbookSize } from './report/tabbook.js';
+export type { TabbookOptions, TabbookSize } from './report/tabbook.js';
 export { expandTabbookAudiences, tabbookUsesAudiences } from './report/tabbook-audiences.js';
 export type { TabbookAudiences } from './report/tabbook-audiences.js';
 export { writeTabbook, TABBOOK_FORMATS, TABBOOK_LAYOUTS } from './report/index.js';

@@ -20,11 +20,9 @@
 // HUNT_STATS_RUNS (tables per dataset; default 6, GSS 1; HUNT_STATS_GSS_RUNS sets GSS's apart:
 // R takes up to 30 s for one) and HUNT_STATS_SEED (default 20261130) make a longer or another
 // hunt; HUNT_STATS_KEEP keeps the run's folder. Under CI=true a missing Rscript fails the test.
-import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildDataset, openDataset, weightDataset, type Dataset, type TableQuery, type TableResult } from '../src/index.js';
@@ -32,17 +30,13 @@ import { tableStatistics, type TableStatisticsOptions } from '../src/report/inde
 import type { BuildOptions } from '../src/build/build-options.js';
 import { seededRandom } from './support/large-dataset.js';
 import { gssCsv, nhanesCsv, repoRoot } from './support/paths.js';
-import { compare, expand, Generator, ledgerTable, problems, type Case, type Generated, type Node, type RAnswer, type Survey, type Variable, treeText } from './support/hunt-stats.js';
+import { endHunt, expand, expectAgreement, Generator, problems, rAvailable, requireR, rSuite, runR, type Case, type Generated, type Node, type RAnswer, type Survey, type Variable, treeText } from './support/hunt-stats.js';
 import { designFixture } from './design/support.js';
 
 const RUNS = Number(process.env.HUNT_STATS_RUNS ?? 6);
 const GSS_RUNS = Number(process.env.HUNT_STATS_GSS_RUNS ?? process.env.HUNT_STATS_RUNS ?? 1);
 const SEED = Number(process.env.HUNT_STATS_SEED ?? 20261130);
-const rscript = ['/usr/bin/Rscript', 'Rscript'].find((path) => path === 'Rscript' || existsSync(path))!;
-const hasR = await promisify(execFile)(rscript, ['-e', 'suppressMessages({library(survey); library(jsonlite)})']).then(
-  () => true,
-  () => false,
-);
+const hasR = await rAvailable();
 
 // ---------------------------------------------------------------- the datasets
 const MULTI = [
@@ -130,8 +124,7 @@ function calibrationOf(name: string, method: Calibration['method'], random: () =
 }
 
 // ---------------------------------------------------------------- the hunt
-const suite = hasR || process.env.CI === 'true' ? describe : describe.skip;
-if (!hasR && process.env.CI !== 'true') console.warn('\n*** SKIPPED test/hunt-stats-designs.test.ts: Rscript with the survey and jsonlite packages is not installed (apt-get install -y r-base-core r-cran-survey r-cran-jsonlite). CI runs it. ***\n');
+const suite = rSuite(hasR, 'test/hunt-stats-designs.test.ts');
 
 interface DesignCase extends Case {
   options: TableStatisticsOptions;
@@ -140,12 +133,12 @@ interface DesignCase extends Case {
 
 suite(`multi-response, weighting, replicate designs and statistics options against R, live (seed ${SEED}, ${RUNS} tables per NHANES design, ${GSS_RUNS} GSS)`, () => {
   const cases: DesignCase[] = [];
-  const answers = new Map<string, RAnswer>();
+  let answers = new Map<string, RAnswer>();
   let dir: string;
   const opened: Dataset[] = [];
 
   beforeAll(async () => {
-    expect(hasR, `Rscript with the survey and jsonlite packages is required under CI=true (apt-get install -y r-base-core r-cran-survey r-cran-jsonlite)`).toBe(true);
+    requireR(hasR);
     dir = mkdtempSync(join(tmpdir(), 'hunt-stats-designs-'));
     const random = seededRandom(SEED);
     const nhanesMulti = join(dir, 'nhanes-multi.csv.gz');
@@ -352,30 +345,12 @@ suite(`multi-response, weighting, replicate designs and statistics options again
       })),
       queries: cases.filter((c) => c.request).map((c) => c.request),
     };
-    writeFileSync(join(dir, 'queries.json'), JSON.stringify(request));
-    await promisify(execFile)(rscript, [join(repoRoot, 'test', 'support', 'hunt-stats.R'), join(dir, 'queries.json'), join(dir, 'r.json')], { maxBuffer: 64 << 20 });
-    for (const answer of JSON.parse(readFileSync(join(dir, 'r.json'), 'utf8')) as RAnswer[]) answers.set(answer.id, answer);
+    answers = await runR(dir, request);
   }, Math.max(600_000, (RUNS * 3 * 4 + GSS_RUNS * 20) * 1000));
 
-  afterAll(async () => {
-    for (const ds of opened) await ds.close();
-    if (dir && !process.env.HUNT_STATS_KEEP) rmSync(dir, { recursive: true, force: true });
-    if (dir && process.env.HUNT_STATS_KEEP) console.log(`kept ${dir}`);
-    console.log(`max relative error vs R, random tables (statistic, compared, error):\n${ledgerTable()}`);
-  });
+  afterAll(() => endHunt(dir, opened));
 
   it("every figure of every random table equals R's", () => {
-    for (const c of cases) {
-      if (!c.result || !c.statistics) continue;
-      const r = answers.get(c.id)!;
-      expect(r, c.id).toBeDefined();
-      compare(c, r);
-    }
-    if (process.env.HUNT_STATS_KEEP) writeFileSync(join(dir, 'problems.txt'), problems.join('\n'));
-    if (problems.length > 0) {
-      const shown = problems.slice(0, 40).join('\n');
-      expect.fail(`${problems.length} disagreements with R:\n${shown}`);
-    }
-    expect(cases.filter((c) => c.result).length).toBe(cases.length);
+    expectAgreement(cases, answers, dir);
   });
 });

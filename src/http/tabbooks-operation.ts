@@ -4,7 +4,7 @@
  * limits before any table is computed; billed once (operation `tabbook`, targets = its
  * number of tables).
  */
-import { isCrosstabError, STAT_NAMES, tabbook, type StatName, type TableQuery } from '../index.js';
+import { isCrosstabError, STAT_NAMES, tabbook, tabbookSize, type CrosstabError, type StatName, type TableQuery, type TabbookSize } from '../index.js';
 import { XLSX_TYPE } from './accept.js';
 import { expandRequestAudiences, type RequestExpression } from './audience-expansion.js';
 import { authorize, entitledToSurvey } from './auth.js';
@@ -86,23 +86,6 @@ export async function tabbooksOperation(context: AuthenticatedContext): Promise<
     if (variable !== undefined && !values.has(item)) return serviceError('unknown_variable', `Banner[${i}]: unknown variable ${quote(item)}.`, `GET ${catalog} lists the variables your key may use.`, 'Banner');
   }
 
-  // Bounded before any table starts, as one table of all the stubs' rows would be: cells, and sig's comparisons.
-  const { limits } = service.tables;
-  const missing = body.Missing ?? 'show';
-  const extra = missing === 'show' ? 1 : 0;
-  const bannerSizes = body.Banner.map((item) => (values.has(item) ? (values.get(item) ?? 1) + extra : 1));
-  const columns = 1 + bannerSizes.reduce((sum, size) => sum + size, 0);
-  const rows = stubs.reduce((sum, stub) => sum + (values.get(stub) ?? 1) + extra, 0);
-  if (rows * columns > limits.cells) {
-    return serviceError('invalid_request', `The tab book has ${stubs.length} tables of ${rows} rows in all x ${columns} columns = ${rows * columns} cells; at most ${limits.cells} are allowed (the cells limit of a table).`, 'Ask for fewer stubs or fewer banner columns, in several tab books.', 'Stubs');
-  }
-  const stats = body.Statistics ?? ['vpct', 'sig'];
-  if (stats.includes('sig')) {
-    const pairs = bannerSizes.reduce((sum, k) => sum + (k * (k - 1)) / 2, 0);
-    if (rows * pairs > limits.comparisons) {
-      return serviceError('invalid_request', `Significance letters (sig) on this tab book compare ${formatNumber(rows * pairs, 0)} pairs of columns; at most ${formatNumber(limits.comparisons, 0)} are allowed (the comparisons limit).`, 'Leave "sig" out of Statistics, or ask for fewer stubs or banner columns.', 'Statistics');
-    }
-  }
   // Saved audiences (`@name`) in the base and the banner, as POST /tables expands them: a banner
   // entry written with `@name` is the expanded text, headed by it as `crosstab tabbook` heads it
   // (the workbook shows no expression beside a heading: `@name` would not read back without the
@@ -118,6 +101,28 @@ export async function tabbooksOperation(context: AuthenticatedContext): Promise<
     if (isServiceError(expanded)) return expanded;
     base = expanded[0]!;
     banner = body.Banner.map((_, i) => expanded[i + 1]!);
+  }
+  // Bounded before any table starts, as one table of all the stubs' rows would be: its cells
+  // counted as the library's maxCells counts them (tabbookSize), and sig's comparisons.
+  const { limits } = service.tables;
+  const missing = body.Missing ?? 'show';
+  let size: TabbookSize;
+  try {
+    size = tabbookSize(dataset.info, { banner, stubs, missing });
+  } catch (error) {
+    if (!isCrosstabError(error)) throw error;
+    return bookError(error, catalog);
+  }
+  const { rows, columns, cells } = size;
+  if (cells > limits.cells) {
+    return serviceError('invalid_request', `The tab book has ${stubs.length} tables of ${rows} rows in all x ${columns} columns = ${cells} cells; at most ${limits.cells} are allowed (the cells limit of a table).`, 'Ask for fewer stubs or fewer banner columns, in several tab books.', 'Stubs');
+  }
+  const stats = body.Statistics ?? ['vpct', 'sig'];
+  if (stats.includes('sig')) {
+    const pairs = size.bannerColumns.reduce((sum, k) => sum + (k * (k - 1)) / 2, 0);
+    if (rows * pairs > limits.comparisons) {
+      return serviceError('invalid_request', `Significance letters (sig) on this tab book compare ${formatNumber(rows * pairs, 0)} pairs of columns; at most ${formatNumber(limits.comparisons, 0)} are allowed (the comparisons limit).`, 'Leave "sig" out of Statistics, or ask for fewer stubs or banner columns.', 'Statistics');
+    }
   }
   const signal = request.signal;
   const account = key.accountId ?? key.id;
@@ -149,18 +154,23 @@ export async function tabbooksOperation(context: AuthenticatedContext): Promise<
   } catch (error) {
     if (signal?.aborted) return serviceError('client_closed_request', 'The client closed the connection before the tab book was answered; nothing was billed.', 'Wait for the answer.');
     if (!isCrosstabError(error)) throw error;
-    const field = typeof error.details.field === 'string' ? error.details.field : '';
-    const named = /^(banner|stubs)\[(\d+)\]/.exec(field);
-    if (named !== null) {
-      const label = named[1] === 'banner' ? 'Banner' : 'Stubs';
-      const mapped = fromTableError(error, catalog);
-      return { ...mapped, message: `${label}[${named[2]}]: ${error.details.problem ?? error.message}`, field: label };
-    }
-    return fromTableError(error, catalog);
+    return bookError(error, catalog);
   }
   if ('code' in outcome) return outcome;
   if (signal?.aborted) return serviceError('client_closed_request', 'The client closed the connection before the tab book was answered; nothing was billed.', 'Wait for the answer.');
   const { bytes, tables } = outcome;
   const name = `${body.SurveyCode.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 64)}-tabbook.xlsx`;
   return { body: { status: 200, headers: { 'content-type': XLSX_TYPE, 'content-disposition': `attachment; filename="${name}"` }, body: bytes }, usage: { survey: body.SurveyCode, targets: tables, operation: 'tabbook' } };
+}
+
+/** A refusal of tabbook() in the request's words: `banner[1]` as Banner[1], `stubs[0]` as Stubs[0]. */
+function bookError(error: CrosstabError, catalog: string): ServiceError {
+  const field = typeof error.details.field === 'string' ? error.details.field : '';
+  const named = /^(banner|stubs)\[(\d+)\]/.exec(field);
+  if (named !== null) {
+    const label = named[1] === 'banner' ? 'Banner' : 'Stubs';
+    const mapped = fromTableError(error, catalog);
+    return { ...mapped, message: `${label}[${named[2]}]: ${error.details.problem ?? error.message}`, field: label };
+  }
+  return fromTableError(error, catalog);
 }

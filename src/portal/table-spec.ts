@@ -103,7 +103,8 @@ const LABEL_SEPARATOR = ' = ';
  * One line of Rows or Columns: a usable variable as a whole variable; `Label = expression`
  * (`Degree: BA+ = degree=3,4`) as a labelled expression, when the text before the first
  * ` = ` is no expression itself (no `=`, parentheses, `@` or AND/OR/NOT, not a variable or
- * code name: `sex = 1` stays an expression); anything else as an expression.
+ * code name, not a name in double quotes: `sex = 1` and `"two words" = 1` stay expressions);
+ * anything else as an expression.
  */
 export function axisEntry(line: string, names: UsableNames): SpecAxisItem {
   if (names.variables.has(line)) return { Variable: line };
@@ -111,7 +112,9 @@ export function axisEntry(line: string, names: UsableNames): SpecAxisItem {
   if (at > 0) {
     const label = line.slice(0, at).trim();
     const expression = line.slice(at + LABEL_SEPARATOR.length).trim();
-    const plain = !/[=()@]/.test(label) && !/\b(AND|OR|NOT)\b/.test(label) && !names.variables.has(label) && !names.codes.has(label);
+    // A name in double quotes (`"two words" = 1`, as the catalog and info print such a name) starts an expression.
+    const quotedName = /^"(?:[^"\\]|\\.)*"$/.test(label);
+    const plain = !quotedName && !/[=()@]/.test(label) && !/\b(AND|OR|NOT)\b/.test(label) && !names.variables.has(label) && !names.codes.has(label);
     if (plain && label !== '' && expression !== '') return { Expression: expression, Label: label };
   }
   return { Expression: line };

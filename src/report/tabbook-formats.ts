@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import type { Writable } from 'node:stream';
-import type { Tabbook } from './tabbook-model.js';
+import { tabbookTitle, type Tabbook } from './tabbook-model.js';
 import { inertText, tableCSVLines } from './table-csv.js';
 import { escapeHTML, htmlPage, tableToHTMLSection } from './table-html.js';
 import { tableToJSON } from './table-json.js';
@@ -10,14 +10,14 @@ import { tableToJSON } from './table-json.js';
  * --format html` draws it (heat map, letters, legend), under an anchor `#table-N`.
  */
 export async function writeTabbookHTML(book: Tabbook, stream: Writable): Promise<void> {
-  const index = book.tables.map((table) => `<li><a href="#table-${table.number}">Table ${table.number}: ${escapeHTML(titleOf(table))}</a></li>`);
+  const index = book.tables.map((table) => `<li><a href="#table-${table.number}">Table ${table.number}: ${escapeHTML(tabbookTitle(table))}</a></li>`);
   const skipped = book.skipped.map((skip) => `<li>${escapeHTML(`${skip.variable}: ${skip.reason}`)}</li>`);
   const page = htmlPage(book.title, '\u0000');
   const [head, tail] = page.split('\u0000') as [string, string];
   await put(stream, `${head}<h1>${escapeHTML(book.title)}</h1>\n<nav class="index"><ol>\n${index.join('\n')}\n</ol></nav>\n`);
   if (skipped.length > 0) await put(stream, `<p>Not tabulated:</p>\n<ul>\n${skipped.join('\n')}\n</ul>\n`);
   for (const table of book.tables) {
-    const section = tableToHTMLSection(table.result, table.statistics, { title: `Table ${table.number}: ${titleOf(table)}`, variableLabels: book.variableLabels });
+    const section = tableToHTMLSection(table.result, table.statistics, { title: `Table ${table.number}: ${tabbookTitle(table)}`, variableLabels: book.variableLabels });
     await put(stream, `<section id="table-${table.number}">\n${section}\n</section>\n`);
   }
   await put(stream, tail);
@@ -49,10 +49,6 @@ export async function writeTabbookJSON(book: Tabbook, stream: Writable): Promise
     await put(stream, `${i === 0 ? '' : ','}${JSON.stringify(entry)}`);
   }
   await put(stream, ']}\n');
-}
-
-function titleOf(table: Tabbook['tables'][number]): string {
-  return table.title === table.stub ? table.stub : `${table.title} (${table.stub})`;
 }
 
 function csvField(text: string): string {

@@ -1,5 +1,6 @@
 import type { AxisEntry, TableResult } from '../facade/types.js';
 import type { TableStatistics } from './table-statistics.js';
+import { nameText } from '../text/expression-text.js';
 
 /** One stub table of a tab book: the stub's categories down, the banner across. */
 export interface TabbookTable {
@@ -37,3 +38,8 @@ export type TabbookFormat = (typeof TABBOOK_FORMATS)[number];
 export const TABBOOK_LAYOUTS = ['sheets', 'long'] as const;
 /** XLSX layout: `sheets` puts each table on a sheet of its own, `long` all tables on one sheet under one frozen banner. */
 export type TabbookLayout = (typeof TABBOOK_LAYOUTS)[number];
+
+/** A table's title, its stub variable named as an expression reads it: `Degree (degree)`, `Negation ("not")`. */
+export function tabbookTitle(table: TabbookTable): string {
+  return table.title === table.stub ? nameText(table.stub) : `${table.title} (${nameText(table.stub)})`;
+}

@@ -2,11 +2,12 @@ import type { WriteStream } from 'node:fs';
 import type { Writable } from 'node:stream';
 import type { TableResult } from '../facade/types.js';
 import type { DisplayOptions } from './display.js';
-import type { Tabbook, TabbookLayout, TabbookTable } from './tabbook-model.js';
+import { tabbookTitle, type Tabbook, type TabbookLayout, type TabbookTable } from './tabbook-model.js';
 import type { TableStatistics } from './table-statistics.js';
 import { bodyLines, FIGURE_COLUMN_WIDTH, headerLines, LABEL_COLUMNS, type SheetLine } from './xlsx-lines.js';
 import { XlsxBook, type XlsxSheet } from './xlsx-writer.js';
 import { xmlText } from '../text/xml-text.js';
+import { nameText } from '../text/expression-text.js';
 
 /** Name of the index sheet, and of the one sheet of the `long` layout. */
 export const INDEX_SHEET = 'Index';
@@ -79,8 +80,7 @@ function quoteSheet(name: string): string {
 }
 
 function titleLine(table: TabbookTable): SheetLine {
-  const title = table.title === table.stub ? table.stub : `${table.title} (${table.stub})`;
-  return { kind: 'title', cells: [{ value: `Table ${table.number}: ${title}` }] };
+  return { kind: 'title', cells: [{ value: `Table ${table.number}: ${tabbookTitle(table)}` }] };
 }
 
 function noteLine(book: Tabbook, result: TableResult | undefined): SheetLine {
@@ -106,7 +106,8 @@ function longTargets(book: Tabbook, headerRows: number): string[] {
 async function writeIndex(xlsx: XlsxBook, book: Tabbook, targets: readonly string[]): Promise<void> {
   const sheet: XlsxSheet = xlsx.sheet(INDEX_SHEET, [12, 14, 48, 8], { rows: 0, columns: 0 });
   // One banner item a line, each in a cell of its own: an item with a comma (`degree=3,4`) reads back as one.
-  const banner = [...new Set(book.banner.map((column) => column.variable ?? column.label))].map((name) => (book.variableLabels[name] ? `${book.variableLabels[name]} (${name})` : name));
+  // A variable by its name as an expression reads it (`"NOT"`, `"two words"`), as crosstab info lists it.
+  const banner = [...new Set(book.banner.map((column) => column.variable ?? column.label))].map((name) => (book.banner.some((column) => column.variable === name) ? (book.variableLabels[name] ? `${book.variableLabels[name]} (${nameText(name)})` : nameText(name)) : name));
   await sheet.write([
     { kind: 'title', cells: [{ value: book.title }] },
     noteLine(book, book.tables[0]?.result),
@@ -115,10 +116,10 @@ async function writeIndex(xlsx: XlsxBook, book: Tabbook, targets: readonly strin
     { kind: 'columns', cells: ['Table', 'Variable', 'Title', 'Rows'].map((value) => ({ value })) },
   ]);
   for (const [i, table] of book.tables.entries()) {
-    await sheet.link([`Table ${table.number}`, table.stub, table.title, table.result.rows.length], 0, targets[i]!);
+    await sheet.link([`Table ${table.number}`, nameText(table.stub), table.title, table.result.rows.length], 0, targets[i]!);
   }
   if (book.skipped.length > 0) {
-    await sheet.write([BLANK, ...book.skipped.map((skip): SheetLine => ({ kind: 'footnote', cells: [{ value: `Not tabulated: ${skip.variable} (${skip.reason})` }] }))]);
+    await sheet.write([BLANK, ...book.skipped.map((skip): SheetLine => ({ kind: 'footnote', cells: [{ value: `Not tabulated: ${nameText(skip.variable)} (${skip.reason})` }] }))]);
   }
   sheet.commit();
 }

@@ -34,15 +34,15 @@ export interface TabbookOptions {
   stats?: readonly StatName[] | 'all';
   /** How the statistics are computed (SE method, correction, alpha...): as tableStatistics() takes them. */
   statistics?: Omit<TableStatisticsOptions, 'stats' | 'columnGroups'>;
-  /** `show` adds the "No answer" row and column of each table; `hide` (default) leaves them out. */
+  /** `show` (default) adds the "No answer" row and column of each table; `hide` leaves them out. */
   missing?: 'show' | 'hide';
   /** Most stub tables computed at once; default 4. */
   concurrency?: number;
   /**
-   * Most cells of the whole book, checked before any table is computed: every stub's rows in
-   * all (its values, and a "No answer" row with `missing: 'show'`) x the banner's columns (the
-   * Total column, each variable's values and "No answer" column, one per code or expression).
-   * Default 250,000 (DEFAULT_TABBOOK_MAX_CELLS); past it, `invalid_option` naming `maxCells`.
+   * Most cells of the whole book, checked before any table is computed, as tabbookSize()
+   * counts them: every stub's rows in all (its values, a multi-response net, and a "No answer"
+   * row with `missing: 'show'`) x the banner's columns (the Total column, each variable's
+   * values, net and "No answer" column, one per code or expression). Default 250,000 (DEFAULT_TABBOOK_MAX_CELLS); past it, `invalid_option` naming `maxCells`.
    */
   maxCells?: number;
   allowedGroups?: readonly string[];
@@ -110,12 +110,9 @@ function readOptions(info: DatasetInfo, options: TabbookOptions) {
   const base = given.base === undefined ? '*' : requireString(given.base, 'base');
   const stats = normalizeStats(given.stats ?? ['vpct', 'sig'], 'stats');
   const statistics = given.statistics === undefined ? {} : requireObject(given.statistics, 'statistics');
-  if (given.missing !== undefined && given.missing !== 'show' && given.missing !== 'hide') {
-    throw invalidOption('missing', `must be "show" or "hide"; got ${JSON.stringify(given.missing)}`, 'Leave it out to show the "No answer" rows and columns.');
-  }
   const concurrency = given.concurrency ?? DEFAULT_CONCURRENCY;
   if (!Number.isInteger(concurrency) || concurrency < 1) throw invalidOption('concurrency', 'must be a whole number of tables, at least 1', `Leave it out for ${DEFAULT_CONCURRENCY}.`);
-  const missing = given.missing ?? 'show';
+  const missing = readMissing(given.missing);
   const maxCells = given.maxCells ?? DEFAULT_TABBOOK_MAX_CELLS;
   if (typeof maxCells !== 'number' || !Number.isInteger(maxCells) || maxCells < 1) throw invalidOption('maxCells', `must be a whole number of cells, at least 1; got ${String(maxCells)}`, `Leave it out for ${formatNumber(DEFAULT_TABBOOK_MAX_CELLS, 0)}.`);
   checkBookCells(info, columns, stubs, missing, maxCells);
@@ -131,21 +128,56 @@ function readOptions(info: DatasetInfo, options: TabbookOptions) {
   return { columns, bannerOfColumn, stubs, skipped, base, stats, statistics: statistics as TabbookOptions['statistics'], missing, concurrency, signal, query };
 }
 
+/** The size of a tab book: what its tables will hold. */
+export interface TabbookSize {
+  /** One per stub. */
+  tables: number;
+  /** Every stub's rows in all. */
+  rows: number;
+  /** Of every table: the Total column and the banner's columns. */
+  columns: number;
+  /** rows x columns. */
+  cells: number;
+  /** The columns of each banner entry, in order (without the Total). */
+  bannerColumns: number[];
+}
+
 /**
- * Refuses, before any table, a book of more than `maxCells` cells: every stub's rows in all x
- * the Total column and the banner's columns, as POST /tabbooks counts them (a "No answer" row or
- * column counted wherever `show` may add one).
+ * The cells a tab book of these banner, stubs and `missing` will have, counted as its tables
+ * are made (what `maxCells` and POST /tabbooks' cells limit bound): every stub's rows (its
+ * values, a multi-response variable's net row, and with `show` a "No answer" row where the
+ * variable has blanks in the file) x the Total column and the banner's columns (each variable's
+ * values the same way, one per code or expression). A "No answer" row or column is counted
+ * even where the base leaves it empty and the table drops it. Rejects the banner and stubs as
+ * tabbook() does.
  */
-function checkBookCells(info: DatasetInfo, columns: readonly AxisItem[], stubs: readonly string[], missing: 'show' | 'hide', maxCells: number): void {
+export function tabbookSize(info: DatasetInfo, options: Pick<TabbookOptions, 'banner' | 'stubs' | 'missing'>): TabbookSize {
+  return sizeOf(info, readBanner(info, options.banner), readStubs(info, options.stubs).stubs, readMissing(options.missing));
+}
+
+function readMissing(missing: unknown): 'show' | 'hide' {
+  if (missing === undefined) return 'show';
+  if (missing === 'show' || missing === 'hide') return missing;
+  throw invalidOption('missing', `must be "show" or "hide"; got ${JSON.stringify(missing)}`, 'Leave it out to show the "No answer" rows and columns.');
+}
+
+function sizeOf(info: DatasetInfo, columns: readonly AxisItem[], stubs: readonly string[], missing: 'show' | 'hide'): TabbookSize {
   const entries = (items: readonly AxisItem[], option: 'rows' | 'columns') => expandAxis(items, option, info, missing === 'show').length;
-  const width = 1 + entries(columns, 'columns');
+  const bannerColumns = columns.map((item) => entries([item], 'columns'));
+  const width = 1 + bannerColumns.reduce((sum, count) => sum + count, 0);
   const rows = stubs.reduce((sum, stub) => sum + entries([{ variable: stub }], 'rows'), 0);
-  if (rows * width <= maxCells) return;
+  return { tables: stubs.length, rows, columns: width, cells: rows * width, bannerColumns };
+}
+
+/** Refuses, before any table, a book of more than `maxCells` cells (tabbookSize()). */
+function checkBookCells(info: DatasetInfo, columns: readonly AxisItem[], stubs: readonly string[], missing: 'show' | 'hide', maxCells: number): void {
+  const { tables, rows, columns: width, cells } = sizeOf(info, columns, stubs, missing);
+  if (cells <= maxCells) return;
   throw fieldError(
     ErrorCode.invalidOption,
     'maxCells',
-    `the tab book has ${formatNumber(stubs.length, 0)} tables of ${formatNumber(rows, 0)} rows in all x ${formatNumber(width, 0)} columns = ${formatNumber(rows * width, 0)} cells; at most ${formatNumber(maxCells, 0)} are allowed`,
-    { limit: maxCells, needed: rows * width, hint: `Ask for fewer stubs or banner columns, in several tab books, or raise maxCells to ${rows * width} if the machine has the memory for it.` },
+    `the tab book has ${formatNumber(tables, 0)} tables of ${formatNumber(rows, 0)} rows in all x ${formatNumber(width, 0)} columns = ${formatNumber(cells, 0)} cells; at most ${formatNumber(maxCells, 0)} are allowed`,
+    { limit: maxCells, needed: cells, hint: `Ask for fewer stubs or banner columns, in several tab books, or raise maxCells to ${cells} if the machine has the memory for it.` },
     ': ',
   );
 }

@@ -142,10 +142,20 @@ function styleOf(kind: SheetLine['kind'], place: 'label' | 'name' | 'text' | 'nu
 /**
  * A cell's value as exceljs takes it: text without the characters XML cannot hold; text that
  * starts or ends with white space as an inline string, whose text exceljs marks
- * xml:space="preserve" (written plain, LibreOffice read ' padded ' as 'padded').
+ * xml:space="preserve" (written plain, LibreOffice read ' padded ' as 'padded'); text holding
+ * OOXML's character escape _xHHHH_ (a label '_x0041_', which Excel shows as 'A') as an inline
+ * string with the escape's lead underscore escaped itself, _x005F_. Excel and LibreOffice both
+ * read that back as the text written; LibreOffice decodes no escape in a plain string cell, so
+ * the escaped text must not go there.
  */
 function cellValue(value: string | number | null): ExcelJS.CellValue {
   if (typeof value !== 'string') return value;
   const text = xmlText(value);
+  if (ESCAPE_LIKE.test(text)) return { richText: [{ text: text.replace(ESCAPE_LEAD, '_x005F_') }] };
   return /^\s|\s$/.test(text) ? { richText: [{ text }] } : text;
 }
+
+/** _xHHHH_ somewhere in a text. */
+const ESCAPE_LIKE = /_x[0-9A-Fa-f]{4}_/;
+/** Every underscore that opens an _xHHHH_ (a lookahead: in _x0041_x0042_ the second opens one too). */
+const ESCAPE_LEAD = /_(?=x[0-9A-Fa-f]{4}_)/g;

@@ -8,12 +8,12 @@ import { join } from 'node:path';
 import type { Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { openDataset, type Dataset } from '../../src/index.js';
-import { addAccount, addKey, DbKeyStore, openDatabase, usageDetail, usageReport, type Database } from '../../src/access/index.js';
+import { addAccount, addKey, DbKeyStore, DbUsageSink, openDatabase, usageDetail, usageReport, type Database } from '../../src/access/index.js';
 import { AccountLimiter } from '../../src/access/account-limits.js';
 import { createCrosstabHandler, listen } from '../../src/http/index.js';
 import { openRaw } from '../http/raw-http.js';
 import { tempDir } from '../http/support.js';
-import { heldSink, until, type HeldSink } from './held-usage.js';
+import { held, until, type HeldSink } from '../support/held-usage.js';
 import { startPostgres, type PostgresServer } from './postgres-server.js';
 
 const paths = inject('testDatasets');
@@ -92,7 +92,7 @@ describe.each(stores)('void rows on the $name', (store) => {
     const db = await openDatabase(location);
     await addAccount(db, 'acme', new Map([['GSS', ['_ALL_']]]));
     const { apiKey, key } = await addKey(db, { account: 'acme', name: 'production' });
-    const sink = heldSink(db);
+    const sink = held(new DbUsageSink(db));
     const log: Array<Record<string, unknown>> = [];
     const handler = await createCrosstabHandler({ datasets: [dataset], keys: new DbKeyStore(db), usage: sink, log: (entry) => void log.push(entry as never) });
     const running = await listen(handler, { port: 0 });

@@ -7,12 +7,12 @@ import { join } from 'node:path';
 import type { Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { openDataset, type Dataset } from '../../src/index.js';
-import { addAccount, addUser, DbKeyStore, openDatabase, parseLicences, type Database } from '../../src/access/index.js';
+import { addAccount, addUser, DbKeyStore, DbUsageSink, openDatabase, parseLicences, type Database } from '../../src/access/index.js';
 import { createCrosstabHandler, listen, type RunningServer } from '../../src/http/index.js';
 import { createPortal, mountPortal } from '../../src/portal/index.js';
 import { openRaw } from '../http/raw-http.js';
 import { tempDir } from '../http/support.js';
-import { heldSink, until, type HeldSink } from './held-usage.js';
+import { held, until, type HeldSink } from '../support/held-usage.js';
 import { cookieOf, csrfOf, postSignIn, send, signInForm } from './portal-client.js';
 
 const paths = inject('testDatasets');
@@ -35,7 +35,7 @@ describe('portal tables not delivered are voided (embedded database)', () => {
     await addAccount(db, 'acme', parseLicences(['GSS'], ['GSS:demographics']));
     gss = await openDataset(paths.gss);
     const keys = new DbKeyStore(db);
-    sink = heldSink(db);
+    sink = held(new DbUsageSink(db));
     const api = await createCrosstabHandler({ datasets: [gss], keys, usage: sink });
     server = await listen(mountPortal(api, createPortal({ db, keys, apiUrl: 'http://127.0.0.1/v1', exampleBody: '{}', surveys: [gss] })), { port: 0 });
     server.server.on('connection', (socket: Socket) => {

@@ -1,7 +1,8 @@
 // The portal's Tables page over real HTTP on the embedded database: a table computed by the
 // API's POST /tables as the user's account (one usage row per computed table, operation
-// "table"), CSRF on every form, the expression check, CSV download, saved tables shared
+// "table"), CSRF on every form, the expression check, CSV and XLSX downloads, saved tables shared
 // within the account and never outside it, and the Usage page.
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { openDataset, tableStatistics, tableToCSV, type Dataset } from '../../src/index.js';
@@ -10,6 +11,7 @@ import { addAccount, addUser, DbKeyStore, DbUsageSink, openDatabase, parseLicenc
 import { createPortal, mountPortal } from '../../src/portal/index.js';
 import { tempDir } from '../http/support.js';
 import { alertOf, cookieOf, csrfOf, postSignIn, send, signInForm } from './portal-client.js';
+import { officeSheets, skipOffice } from '../support/libreoffice.js';
 
 const paths = inject('testDatasets');
 
@@ -167,6 +169,18 @@ describe('portal Tables page (embedded database)', () => {
     expect(reply.headers['content-disposition']).toBe('attachment; filename="table-GSS.csv"');
     const expected = await gss.table({ base: 'year=2024', rows: [{ variable: 'race' }], columns: [{ variable: 'sex' }], missing: 'hide', weight: 'wtssps' });
     expect(reply.body).toBe(tableToCSV(expected, tableStatistics(expected, { stats: ['vpct', 'sig'] })));
+    expect((await usageRows()).length).toBe(before + 1);
+  });
+
+  it.skipIf(skipOffice)('downloads the XLSX POST /tables gives, with labels that read as the _xHHHH_ escape shown as typed (LibreOffice)', { timeout: 180_000 }, async () => {
+    const before = (await usageRows()).length;
+    const reply = await fetch(`${origin}/portal/tables`, { method: 'POST', headers: { cookie: analyst.cookie, 'content-type': 'application/x-www-form-urlencoded' }, body: tableForm(analyst, { action: 'xlsx', rows: '_x0041_ = sex=1\na_x005F_b = sex=2', columns: 'race' }).toString(), redirect: 'manual' });
+    expect(reply.status).toBe(200);
+    expect(reply.headers.get('content-disposition')).toBe('attachment; filename="table-GSS.xlsx"');
+    const work = tempDir('crosstab-portal-xlsx-');
+    writeFileSync(join(work, 'table-GSS.xlsx'), Buffer.from(await reply.arrayBuffer()));
+    const [sheet] = [...officeSheets(join(work, 'table-GSS.xlsx'), work).values()];
+    expect(sheet!.map((row) => row[0]).filter((label) => label?.includes('_x'))).toEqual(['_x0041_', 'a_x005F_b']);
     expect((await usageRows()).length).toBe(before + 1);
   });
 

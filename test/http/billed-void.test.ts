@@ -8,44 +8,16 @@ import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
 // The built package: from the sources a table answer is made whole (no table worker file to stream from).
 import { openDataset, type Dataset } from '../../dist/index.js';
-import { createCrosstabHandler, createNodeListener, crosstabExpress, crosstabFastify, crosstabHono, listen, NdjsonLedger, ServiceMetrics, type UsageRecord, type UsageSink } from '../../dist/http/index.js';
+import { createCrosstabHandler, createNodeListener, crosstabExpress, crosstabFastify, crosstabHono, listen, NdjsonLedger, ServiceMetrics } from '../../dist/http/index.js';
 import { openRaw } from './raw-http.js';
 import { keysAndGss, socketMounts } from './socket-mounts.js';
 import { readLedger, tempDir } from './support.js';
+import { held, until } from '../support/held-usage.js';
 
 const paths = inject('testDatasets');
 const gss = keysAndGss(openDataset);
 
 const mounts = socketMounts({ listen, createNodeListener, crosstabExpress, crosstabFastify, crosstabHono });
-
-/**
- * The real ledger, whose record (not a void) resolves only once `hold` (when set) is
- * released: to the handler, a flush that takes as long as the test wants. `recorded` is told
- * once the record is durable in the file.
- */
-async function heldLedger(path: string): Promise<UsageSink & { hold?: { recorded: () => void; release: Promise<void> } }> {
-  const ledger = await NdjsonLedger.open(path);
-  const sink: UsageSink & { hold?: { recorded: () => void; release: Promise<void> } } = {
-    async record(usage: UsageRecord) {
-      await ledger.record(usage);
-      const hold = sink.hold;
-      if (hold !== undefined && usage.void !== true) {
-        sink.hold = undefined;
-        hold.recorded();
-        await hold.release;
-      }
-    },
-    close: () => ledger.close(),
-  };
-  return sink;
-}
-
-async function until(done: () => boolean, what: string): Promise<void> {
-  for (let waited = 0; !done(); waited += 10) {
-    if (waited > 20_000) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 const crosstabBody = JSON.stringify({ SurveyCode: 'GSS', PopulationBaseCode: 'year=2024', TargetCodes: ['sex=2'] });
 const crosstabRequest = (key: string): string =>
@@ -60,7 +32,7 @@ const entries = (path: string): Array<[unknown, unknown, unknown]> => readLedger
 describe.each(mounts)('billed answers not delivered ($name)', (mount) => {
   it('a client that closes during its record\'s flush ends with the record and its void', async () => {
     const ledger = join(tempDir(), 'usage.ndjson');
-    const sink = await heldLedger(ledger);
+    const sink = held(await NdjsonLedger.open(ledger));
     const log: Array<Record<string, unknown>> = [];
     const metrics = new ServiceMetrics({ processMetrics: false });
     const handler = await createCrosstabHandler({ datasets: [gss.dataset], keys: gss.keys.path, usage: sink, metrics, log: (entry) => void log.push(entry as never) });

@@ -4,9 +4,10 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildDataset, openDataset, type Dataset } from '../../src/index.js';
+import { buildDataset, openDataset, tabbook, tabbookSize, type Dataset } from '../../src/index.js';
 import { buildOpenApiDocument, createCrosstabHandler, listen, type RunningServer } from '../../src/http/index.js';
 import { ContractJudge, makeKeyFile, tempDir, type TestKeys } from './support.js';
+import { rejection } from '../support/rejection.js';
 
 let ds: Dataset;
 let judge: ContractJudge;
@@ -90,5 +91,41 @@ describe('multi-response variables over REST', () => {
     const reply = await call('POST', '/crosstab', { SurveyCode: 'MR', PopulationBaseCode: '*', TargetCodes: ['A=all(1,0)'] });
     expect(reply.status).toBe(400);
     expect(reply.body.error.message).toContain('A holds one value per respondent');
+  });
+
+  it('a tab book at the cells limit is made and one over it refused, counted alike by tabbook({ maxCells }) and POST /tabbooks (nets and "No answer" rows and columns included)', async () => {
+    const book = { banner: ['cover', 'A=1'], stubs: ['cover', 'brands'], missing: 'show' as const, stats: ['vpct' as const] };
+    const made = await tabbook(ds, book);
+    // The cells the book holds: cover and brands each 3 values, the net and "No answer" (both have blanks); Total, cover's 5 columns, A=1.
+    const cells = made.tables.reduce((sum, table) => sum + table.result.rows.length, 0) * (1 + made.banner.length);
+    expect(cells).toBe((5 + 5) * (1 + 5 + 1));
+    expect(tabbookSize(ds.info, book)).toEqual({ tables: 2, rows: 10, columns: 7, cells, bannerColumns: [5, 1] });
+    await tabbook(ds, { ...book, maxCells: cells });
+    const refused = await rejection(tabbook(ds, { ...book, maxCells: cells - 1 }));
+    expect([refused.code, refused.details.field, refused.details['needed']]).toEqual(['invalid_option', 'maxCells', cells]);
+    for (const limit of [cells, cells - 1]) {
+      const limited = await listen(await createCrosstabHandler({ datasets: [ds], keys: keys.path, usage: join(tempDir(), 'usage.ndjson'), tableLimits: { cells: limit } }), { port: 0 });
+      try {
+        const reply = await fetch(`${limited.url}/tabbooks`, {
+          method: 'POST',
+          headers: { 'service-engine-authorizer': keys.all, 'content-type': 'application/json' },
+          body: JSON.stringify({ SurveyCode: 'MR', Banner: book.banner, Stubs: book.stubs, Statistics: book.stats }),
+        });
+        if (limit === cells) {
+          expect(reply.status, await reply.clone().text()).toBe(200);
+          await reply.arrayBuffer();
+        } else {
+          expect(reply.status).toBe(400);
+          // The REST limit's refusal (nothing computed), not the library's maxCells passed through.
+          expect(((await reply.json()) as { error: unknown }).error).toMatchObject({
+            code: 'invalid_request',
+            field: 'Stubs',
+            message: `The tab book has 2 tables of 10 rows in all x 7 columns = ${cells} cells; at most ${limit} are allowed (the cells limit of a table).`,
+          });
+        }
+      } finally {
+        await limited.close();
+      }
+    }
   });
 });

@@ -1,11 +1,16 @@
 // The shared parts of the live R differential tests (test/hunt-stats.test.ts,
 // test/hunt-stats-designs.test.ts): expressions as trees and their random generator, the
-// shapes of the R scripts' answers, and the comparison of every figure with R's.
-import { expect } from 'vitest';
-import type { TableResult } from '../../src/index.js';
+// shapes of the R scripts' answers, the Rscript run and the comparison of every figure with R's.
+import { execFile } from 'node:child_process';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { describe, expect } from 'vitest';
+import type { Dataset, TableResult } from '../../src/index.js';
 import { FIGURES } from '../../src/report/statistics.js';
 import { tableToJSON, type TableStatistics } from '../../src/report/index.js';
 import type { TableQuery } from '../../src/index.js';
+import { repoRoot } from './paths.js';
 
 /** Relative tolerance of sums and counts, and of standard errors, tests and derived figures. */
 export const SUMS = 1e-9;
@@ -302,6 +307,11 @@ export function agree(what: string, ours: number | null | undefined, reference: 
   if (error > tolerance && Math.abs(o - r) > 1e-15) problems.push(`${where} ${what}: ours ${o}, R ${r} (relative ${error.toExponential(2)})`);
 }
 
+/**
+ * The table JSON document (what `crosstab table --format json` and the REST API serve) holds
+ * the very figures compared with R: every per-cell figure, comparison and Rao–Scott test,
+ * NaN as null, after a trip through JSON text.
+ */
 export function checkJson(c: Case): void {
   const result = c.result!;
   const s = c.statistics!;
@@ -436,3 +446,72 @@ export function compare(c: Case, r: RAnswer): void {
   });
 }
 
+
+// ---------------------------------------------------------------- running R
+const rscript = ['/usr/bin/Rscript', 'Rscript'].find((path) => path === 'Rscript' || existsSync(path))!;
+const needR = 'Rscript with the survey and jsonlite packages';
+const installR = 'apt-get install -y r-base-core r-cran-survey r-cran-jsonlite';
+
+/** Whether Rscript runs here with the survey and jsonlite packages. */
+export const rAvailable = (): Promise<boolean> =>
+  promisify(execFile)(rscript, ['-e', 'suppressMessages({library(survey); library(jsonlite)})']).then(
+    () => true,
+    () => false,
+  );
+
+/**
+ * The hunt's describe: run where R is, and under CI=true also where it is not (its beforeAll's
+ * requireR then fails the run); elsewhere skipped with a warning naming the file.
+ */
+export function rSuite(hasR: boolean, file: string): typeof describe {
+  if (hasR || process.env.CI === 'true') return describe;
+  console.warn(`\n*** SKIPPED ${file}: ${needR} is not installed (${installR}). CI runs it. ***\n`);
+  return describe.skip as typeof describe;
+}
+
+/** Fails the run where R is missing (under CI=true, where rSuite does not skip). */
+export function requireR(hasR: boolean): void {
+  expect(hasR, `${needR} is required under CI=true (${installR})`).toBe(true);
+}
+
+/**
+ * Runs test/support/hunt-stats.R once over every query of the run (written to dir/queries.json,
+ * answered in dir/r.json) and gives R's answers by case id.
+ */
+export async function runR(dir: string, request: { datasets: unknown[]; queries: unknown[] }): Promise<Map<string, RAnswer>> {
+  writeFileSync(join(dir, 'queries.json'), JSON.stringify(request));
+  await promisify(execFile)(rscript, [join(repoRoot, 'test', 'support', 'hunt-stats.R'), join(dir, 'queries.json'), join(dir, 'r.json')], { maxBuffer: 64 << 20 });
+  const answers = new Map<string, RAnswer>();
+  for (const answer of JSON.parse(readFileSync(join(dir, 'r.json'), 'utf8')) as RAnswer[]) answers.set(answer.id, answer);
+  return answers;
+}
+
+/**
+ * A hunt's afterAll: closes its datasets, removes its folder (kept under HUNT_STATS_KEEP) and
+ * prints the worst relative error of every figure compared.
+ */
+export async function endHunt(dir: string | undefined, opened: Dataset[]): Promise<void> {
+  for (const ds of opened) await ds.close();
+  if (dir && !process.env.HUNT_STATS_KEEP) rmSync(dir, { recursive: true, force: true });
+  if (dir && process.env.HUNT_STATS_KEEP) console.log(`kept ${dir}`);
+  console.log(`max relative error vs R, random tables (statistic, compared, error):\n${ledgerTable()}`);
+}
+
+/**
+ * Compares every case's figures with R's answer and fails with the first 40 disagreements
+ * (all of them in dir/problems.txt under HUNT_STATS_KEEP); every case must have been answered.
+ */
+export function expectAgreement(cases: Case[], answers: Map<string, RAnswer>, dir: string): void {
+  for (const c of cases) {
+    if (!c.result || !c.statistics) continue;
+    const r = answers.get(c.id)!;
+    expect(r, c.id).toBeDefined();
+    compare(c, r);
+  }
+  if (process.env.HUNT_STATS_KEEP) writeFileSync(join(dir, 'problems.txt'), problems.join('\n'));
+  if (problems.length > 0) {
+    const shown = problems.slice(0, 40).join('\n');
+    expect.fail(`${problems.length} disagreements with R:\n${shown}`);
+  }
+  expect(cases.filter((c) => c.result).length).toBe(cases.length);
+}

@@ -1,13 +1,17 @@
-// The real DbUsageSink with its next billing record held by the test, and a poll: shared by the
-// tests of void rows (a client that leaves while its usage row is being written).
-import { DbUsageSink, type Database } from '../../src/access/index.js';
+// A real usage sink (the NDJSON ledger, DbUsageSink) with its next billing record held by the
+// test, and a poll: shared by the tests of void records (a client that leaves while its usage
+// record is being written). Types only from the sources: billed-void runs on dist/, whose sinks
+// have the same shape.
 import type { UsageRecord, UsageSink } from '../../src/http/index.js';
 
 export type HeldSink = UsageSink & { hold?: { recorded: () => void; release: Promise<void> } };
 
-/** The real DbUsageSink; a record (not a void) resolves only once `hold` is released, when set. */
-export function heldSink(db: Database): HeldSink {
-  const real = new DbUsageSink(db);
+/**
+ * `real`, whose record (not a void) resolves only once `hold` (when set) is released: to the
+ * handler, a write that takes as long as the test wants. `recorded` is told once the record is
+ * durable (the real sink's record resolved).
+ */
+export function held(real: UsageSink): HeldSink {
   const sink: HeldSink = {
     async record(usage: UsageRecord) {
       await real.record(usage);
