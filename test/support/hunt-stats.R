@@ -386,7 +386,11 @@ for (q in input$queries) {
         }
       } else if (overlap || calibratedDesign) {
         # Replicate designs: the replicate variance of the difference of the two ratios
-        # themselves (svyratio under every replicate), not a linearization of it.
+        # themselves (svyratio under every replicate), not a linearization of it; one
+        # svyratio per pair, of the pair's two columns alone. One call over the whole group
+        # would drop, for every pair, each replicate under which any column of the group is
+        # empty (svrVar's na.action on the matrix of every ratio); the SE of p_A - p_B drops
+        # only those under which A or B is (docs/statistics.md, replicate weights).
         dens <- lapply(g1, function(j) b & C[[j]] & answeredKey)
         present <- vapply(dens, function(d) sum(w[d]) > 0, logical(1))
         if (sum(present) < 2) {
@@ -395,18 +399,15 @@ for (q in input$queries) {
           sub <- dom
           for (a in seq_along(g1)) sub$variables[[paste0(".d", a)]] <- as.numeric(on(dens[[a]]))
           for (i in rows) for (a in seq_along(g1)) sub$variables[[paste0(".n", i, "_", a)]] <- as.numeric(on(R[[i]] & dens[[a]]))
-          for (i in rows) {
-            use <- which(present)
-            nums <- paste0(".n", i, "_", use); dens2 <- paste0(".d", use)
+          for (i in rows) for (a in seq_along(g1)) for (c in seq_along(g1)) if (c > a) {
+            if (!present[a] || !present[c]) { add(i, g1[a], g1[c], NaN, NaN); next }
+            nums <- paste0(".n", i, "_", c(a, c)); dens2 <- paste0(".d", c(a, c))
             ratios <- svyratio(as.formula(paste("~", paste(nums, collapse = "+"))), as.formula(paste("~", paste(dens2, collapse = "+"))), sub, covmat = TRUE)
-            names <- paste0(nums, "/", dens2)
-            for (a in seq_along(g1)) for (c in seq_along(g1)) if (c > a) {
-              if (!present[a] || !present[c]) { add(i, g1[a], g1[c], NaN, NaN); next }
-              contrast <- setNames(rep(0, length(coef(ratios))), names(coef(ratios)))
-              contrast[names[match(a, use)]] <- 1; contrast[names[match(c, use)]] <- -1
-              sc <- svycontrast(ratios, contrast)
-              add(i, g1[a], g1[c], num(coef(sc)), num(SE(sc)))
-            }
+            # coef(ratios): n_a/d_a, n_c/d_a, n_a/d_c, n_c/d_c.
+            contrast <- setNames(rep(0, length(coef(ratios))), names(coef(ratios)))
+            contrast[paste0(nums[1], "/", dens2[1])] <- 1; contrast[paste0(nums[2], "/", dens2[2])] <- -1
+            sc <- svycontrast(ratios, contrast)
+            add(i, g1[a], g1[c], num(coef(sc)), num(SE(sc)))
           }
         }
       } else {
@@ -430,14 +431,29 @@ for (q in input$queries) {
           levs <- as.integer(as.character(by[[".grp"]]))
           # A column with no respondent is not a level of svyby: its pairs are untestable.
           if (length(levs) < 2) levs <- integer(0) # one column present: no pair to test
+          # Replicate designs: svyby over the pair's two columns alone (as svyratio above: the
+          # whole group's svyby would drop, for every pair, the replicates under which any
+          # of its columns is empty).
+          replicate <- inherits(sub2, "svyrep.design")
+          pairBy <- list()
           for (i in rows) for (a in seq_along(g1)) for (c in seq_along(g1)) if (c > a) {
             ja <- g1[a]; jb <- g1[c]
             if (!(ja %in% levs) || !(jb %in% levs)) { add(i, ja, jb, NaN, NaN); next }
+            pby <- by; plevs <- levs
+            if (replicate) {
+              key <- paste(ja, jb)
+              if (is.null(pairBy[[key]])) {
+                s2 <- sub2[sub2$variables$.grp %in% c(ja, jb), ]
+                s2 <- update(s2, .grp = factor(as.character(.grp)))
+                pairBy[[key]] <- svyby(as.formula(paste0("~", paste(colnames(Y), collapse = "+"))), ~.grp, s2, svymean, covmat = TRUE)
+              }
+              pby <- pairBy[[key]]; plevs <- as.integer(as.character(pby[[".grp"]]))
+            }
             # coef(by) is variable-major: (level 1, .y first), (level 2, .y first), ...
-            at <- (match(i, rows) - 1) * length(levs)
-            contrast <- rep(0, length(coef(by)))
-            contrast[at + match(ja, levs)] <- 1; contrast[at + match(jb, levs)] <- -1
-            sc <- svycontrast(by, contrast)
+            at <- (match(i, rows) - 1) * length(plevs)
+            contrast <- rep(0, length(coef(pby)))
+            contrast[at + match(ja, plevs)] <- 1; contrast[at + match(jb, plevs)] <- -1
+            sc <- svycontrast(pby, contrast)
             add(i, ja, jb, num(coef(sc)), num(SE(sc)))
           }
         }
