@@ -236,6 +236,9 @@ for (q in input$queries) {
     totals[, ] <- num(coef(zero)); totalSE[, ] <- num(SE(zero))
     ci <- confint(zero); totalMoE[, ] <- num((ci[, 2] - ci[, 1]) / 2)
   }
+  # An empty base with domain "base": no design can be made on no rows; each cell's total is
+  # still the Σw of no respondent, 0 (its SE stays NaN: N − 1 < 1).
+  if (empty && identical(q$domain, "base")) totals[, ] <- 0
   for (j in seq_len(nc)) {
     if (empty) break
     # Totals and their SEs: svytotal of the column's cells.
