@@ -3,7 +3,9 @@
 // forms after "="). Every place that prints such a name must print it so that it parses back
 // to the same respondents: the expressions of table() rows and columns (and so the table
 // JSON), the tab book's rows and columns, the codes' definitions and names as info lists
-// them, the catalog of GET /surveys/{SurveyCode}, and the "did you mean" of an unknown name.
+// them, `crosstab info`'s tables, the catalog of GET /surveys/{SurveyCode}, and the "did you
+// mean" of an unknown name.
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildDataset, openDataset, tabbook, writeTabbook, type Dataset } from '../src/index.js';
 import { surveyDetail } from '../src/http/survey-catalog.js';
 import { nameText } from '../src/text/expression-text.js';
+import { cliPath } from './support/paths.js';
 import { rejection } from './support/rejection.js';
 import { readWorkbook } from './support/xlsx-book.js';
 
@@ -90,6 +93,36 @@ describe('names that are words of the grammar', () => {
       expect(await respondents(code.Expression), code.Expression).toBe(await respondents(code.Definition!));
       const next = KEYWORDS[(KEYWORDS.indexOf(code.Name) + 1) % KEYWORDS.length]!;
       expect(await respondents(code.Definition!), code.Definition).toBe(count(next, '1'));
+    }
+  });
+
+  it('crosstab info names every such variable and code so that it reads back', async () => {
+    const text = execFileSync(process.execPath, [cliPath, 'info', join(dir, 'kw.arrow')], { encoding: 'utf8' });
+    /** The rows of the text table whose header starts with `first`, split on runs of two spaces or more. */
+    const table = (first: string): string[][] => {
+      const lines = text.split('\n');
+      const from = lines.findIndex((line) => line.startsWith(`${first} `));
+      const rows: string[][] = [];
+      for (const line of lines.slice(from + 2)) {
+        if (line.trim() === '') break;
+        rows.push(line.trim().split(/ {2,}/));
+      }
+      return rows;
+    };
+    const variables = table('variable');
+    expect(variables).toHaveLength(KEYWORDS.length);
+    for (const [printed] of variables) {
+      const name = JSON.parse(printed!.startsWith('"') ? printed! : `"${printed}"`) as string;
+      expect(await respondents(`${printed}=1`), printed).toBe(count(name, '1'));
+      expect(await respondents(`${printed}=NA`), printed).toBe(count(name));
+    }
+    const codes = table('code');
+    expect(codes).toHaveLength(KEYWORDS.length);
+    for (const [printed, , expression] of codes) {
+      const name = JSON.parse(printed!.startsWith('"') ? printed! : `"${printed}"`) as string;
+      const next = KEYWORDS[(KEYWORDS.indexOf(name) + 1) % KEYWORDS.length]!;
+      expect(await respondents(expression!), expression).toBe(count(next, '1'));
+      expect(await respondents(printed!), printed).toBe(count(next, '1'));
     }
   });
 
