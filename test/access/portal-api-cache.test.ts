@@ -4,50 +4,37 @@
 // coding and answers If-None-Match with 304, gzip and brotli forms that decode to the same
 // bytes, and Vary on the coding and the cookie; a signed-in user's page holds the same
 // reference inside their own navigation, unstored and without a tag.
-import { join } from 'node:path';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { openDataset, type Dataset } from '../../src/index.js';
-import { createCrosstabHandler, listen, type AccessLogEntry, type RunningServer } from '../../src/http/index.js';
-import { addAccount, addUser, DbKeyStore, DbUsageSink, openDatabase, parseLicences, type Database } from '../../src/access/index.js';
-import { createPortal, mountPortal } from '../../src/portal/index.js';
-import { sendRaw, tempDir } from '../http/support.js';
-import { cookieOf, postSignIn, signInForm } from './portal-client.js';
+import type { AccessLogEntry } from '../../src/http/index.js';
+import { sendRaw } from '../http/support.js';
+import { startPortalServer, type PortalServer } from './portal-server.js';
 
 const paths = inject('testDatasets');
 
 describe('portal API reference made once', () => {
-  let db: Database;
-  let dataset: Dataset;
-  let server: RunningServer;
+  let portal: PortalServer | undefined;
   let origin: string;
   let cookie: string;
   const log: AccessLogEntry[] = [];
   const docsReads = (): number => log.filter((entry) => entry.operation === 'docs').length;
 
   beforeAll(async () => {
-    db = await openDatabase(join(tempDir('crosstab-portal-api-'), 'db'));
-    await addAccount(db, 'acme', parseLicences(['GSS'], ['GSS:_ALL_']));
-    const { user, oneTimePassword } = await addUser(db, 'acme', 'analyst@acme.example');
-    await db.query('UPDATE users SET must_change_password = false WHERE id = $1', [user.id]);
-    dataset = await openDataset(paths.gss);
-    const keys = new DbKeyStore(db);
-    const api = await createCrosstabHandler({ datasets: [dataset], keys, usage: new DbUsageSink(db), log: (entry) => {
-      if (!('event' in entry)) log.push(entry);
-    } });
-    let apiUrl = '';
-    server = await listen(mountPortal(api, createPortal({ db, keys, apiUrl: () => apiUrl, exampleBody: '{}' })), { port: 0 });
-    apiUrl = server.url;
-    origin = server.url.replace(/\/v1$/, '');
-    const signed = await postSignIn(origin, await signInForm(origin), user.email, oneTimePassword);
-    expect(signed.status).toBe(303);
-    cookie = cookieOf(signed, 'crosstab_portal') as string;
+    portal = await startPortalServer({
+      datasets: [paths.gss],
+      prefix: 'crosstab-portal-api-',
+      mustChangePassword: false,
+      exampleBody: '{}',
+      handler: {
+        log: (entry) => {
+          if (!('event' in entry)) log.push(entry);
+        },
+      },
+    });
+    ({ origin } = portal);
+    cookie = await portal.signInCookie('analyst@acme.example');
   });
-  afterAll(async () => {
-    await server?.close();
-    await db?.close();
-    dataset?.close();
-  });
+  afterAll(() => portal?.close());
 
   it('reads and renders the document once for every page, public and signed in, at once and one after another', async () => {
     const before = docsReads();
@@ -59,7 +46,7 @@ describe('portal API reference made once', () => {
     const page = [...bodies][0]!;
     expect(first[0]!.status).toBe(200);
     expect(page).toContain('<h1>API reference</h1>');
-    expect(page).toContain(`<a href="${server.url}/docs">OpenAPI document (JSON)</a>`);
+    expect(page).toContain(`<a href="${(portal as PortalServer).server.url}/docs">OpenAPI document (JSON)</a>`);
     expect(page).toContain('POST</span> <code>/tables</code>');
   });
 

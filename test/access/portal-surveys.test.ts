@@ -1,45 +1,24 @@
 // The portal's Surveys page over real HTTP on the embedded database: a signed-in user sees
 // the surveys and the variables, values and codes of the account's groups, and nothing else.
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { openDataset, type Dataset } from '../../src/index.js';
-import { createCrosstabHandler, listen, type RunningServer } from '../../src/http/index.js';
-import { addAccount, addUser, DbKeyStore, DbUsageSink, openDatabase, parseLicences, type Database } from '../../src/access/index.js';
-import { createPortal, mountPortal } from '../../src/portal/index.js';
-import { tempDir } from '../http/support.js';
-import { cookieOf, postSignIn, send, signInForm } from './portal-client.js';
+import type { Dataset } from '../../src/index.js';
+import { send } from './portal-client.js';
+import { startPortalServer, type PortalServer } from './portal-server.js';
 
 const paths = inject('testDatasets');
 
 describe('portal Surveys page (embedded database)', () => {
-  let db: Database;
+  let portal: PortalServer | undefined;
   let gss: Dataset;
-  let nhanes: Dataset;
-  let server: RunningServer;
   let origin: string;
   let cookie: string;
 
   beforeAll(async () => {
-    db = await openDatabase(join(tempDir('crosstab-portal-surveys-'), 'db'));
-    await addAccount(db, 'acme', parseLicences(['GSS'], ['GSS:demographics']));
-    const { user, oneTimePassword } = await addUser(db, 'acme', 'analyst@acme.example');
-    await db.query('UPDATE users SET must_change_password = false WHERE id = $1', [user.id]);
-    gss = await openDataset(paths.gss);
-    nhanes = await openDataset(paths.nhanes);
-    const keys = new DbKeyStore(db);
-    const api = await createCrosstabHandler({ datasets: [gss, nhanes], keys, usage: new DbUsageSink(db) });
-    server = await listen(mountPortal(api, createPortal({ db, keys, apiUrl: 'http://127.0.0.1/v1', exampleBody: '{}', surveys: [gss, nhanes] })), { port: 0 });
-    origin = server.url.replace(/\/v1$/, '');
-    const signed = await postSignIn(origin, await signInForm(origin), user.email, oneTimePassword);
-    expect(signed.status).toBe(303);
-    cookie = cookieOf(signed, 'crosstab_portal') as string;
+    portal = await startPortalServer({ datasets: [paths.gss, paths.nhanes], prefix: 'crosstab-portal-surveys-', licences: [['GSS'], ['GSS:demographics']], mustChangePassword: false });
+    ({ dataset: gss, origin } = portal);
+    cookie = await portal.signInCookie('analyst@acme.example');
   });
-  afterAll(async () => {
-    await server?.close();
-    await db?.close();
-    await gss?.close();
-    await nhanes?.close();
-  });
+  afterAll(() => portal?.close());
 
   it('lists the licensed surveys only, and a survey\'s variables, values and codes of the account\'s groups', async () => {
     const list = await send(origin, 'GET', '/portal/surveys', { cookie });
