@@ -26,6 +26,22 @@ const dir = mkdtempSync(join(tmpdir(), 'crosstab-arrow-workers-'));
 const file = join(dir, 'survey.arrow');
 const stream = join(dir, 'survey.arrows');
 const rows = 30_000;
+
+/** The columns an Arrow build worker reads for `task`: given as it starts, or (`early`) sent as its first message 50 ms after it started without one. */
+function readShare(task: ArrowShareTask, early = false): Promise<ShareResult[]> {
+  return new Promise<ShareResult[]>((resolve, reject) => {
+    const worker = new Worker(join(repoRoot, 'dist', 'dataset', 'arrow-worker.js'), early ? {} : { workerData: task });
+    const columns: ShareResult[] = [];
+    worker.on('message', (message: { column?: ShareResult; done?: true; error?: unknown }) => {
+      if (message.column !== undefined) columns.push(message.column);
+      if (message.done) resolve(columns);
+      if (message.error !== undefined) reject(new Error(JSON.stringify(message.error)));
+    });
+    worker.on('error', reject);
+    worker.on('exit', (code) => reject(new Error(`the worker ended (${code}) without its columns`)));
+    if (early) setTimeout(() => worker.postMessage(task), 50);
+  });
+}
 const batchRows = 7_000;
 
 beforeAll(() => {
@@ -102,21 +118,8 @@ describe('Arrow IPC file columns read in worker threads', () => {
     // overlaps it) and gives each its task as a message; the worker must read it as it reads
     // one given at its start.
     const task: ArrowShareTask = { path: file, identity: fileIdentity(statSync(file)), columns: [{ position: 0, name: 'small' }, { position: 2, name: 'region' }], rows };
-    const read = (early: boolean) =>
-      new Promise<ShareResult[]>((resolve, reject) => {
-        const worker = new Worker(join(repoRoot, 'dist', 'dataset', 'arrow-worker.js'), early ? {} : { workerData: task });
-        const columns: ShareResult[] = [];
-        worker.on('message', (message: { column?: ShareResult; done?: true; error?: unknown }) => {
-          if (message.column !== undefined) columns.push(message.column);
-          if (message.done) resolve(columns);
-          if (message.error !== undefined) reject(new Error(JSON.stringify(message.error)));
-        });
-        worker.on('error', reject);
-        worker.on('exit', (code) => reject(new Error(`the worker ended (${code}) without its columns`)));
-        if (early) setTimeout(() => worker.postMessage(task), 50);
-      });
-    const given = await read(false);
-    const sent = await read(true);
+    const given = await readShare(task);
+    const sent = await readShare(task, true);
     expect(given.map((column) => column.position)).toEqual([0, 2]);
     expect(sent.map((column) => [column.position, column.dictionary, Array.from(column.counts), Array.from(column.ids)])).toEqual(given.map((column) => [column.position, column.dictionary, Array.from(column.counts), Array.from(column.ids)]));
     expect(sent[0]!.ids.length).toBe(rows);
@@ -140,20 +143,9 @@ describe('Arrow IPC file columns read in worker threads', () => {
     expect(plans).toBeDefined();
     const columns = positions.map((position) => ({ position, name: `c${position}` }));
     const base: ArrowShareTask = { path: file, identity: fileIdentity(statSync(file)), columns, rows, plans };
-    const read = (task: ArrowShareTask) =>
-      new Promise<ShareResult[]>((resolve, reject) => {
-        const worker = new Worker(join(repoRoot, 'dist', 'dataset', 'arrow-worker.js'), { workerData: task });
-        const got: ShareResult[] = [];
-        worker.on('message', (message: { column?: ShareResult; done?: true; error?: unknown }) => {
-          if (message.column !== undefined) got.push(message.column);
-          if (message.done) resolve(got);
-          if (message.error !== undefined) reject(new Error(JSON.stringify(message.error)));
-        });
-        worker.on('error', reject);
-      });
-    const alone = await read(base);
+    const alone = await readShare(base);
     const claim = new Int32Array(new SharedArrayBuffer(4));
-    const shared = (await Promise.all([0, 1, 2].map(() => read({ ...base, claim })))).flat();
+    const shared = (await Promise.all([0, 1, 2].map(() => readShare({ ...base, claim })))).flat();
     const view = (results: ShareResult[]) => results.map((column) => [column.position, column.dictionary, Array.from(column.counts), Array.from(column.ids), column.deferred?.ends.length]).sort((a, b) => (a[0] as number) - (b[0] as number));
     expect(shared.map((column) => column.position).sort((a, b) => a - b)).toEqual(positions);
     expect(view(shared)).toEqual(view(alone));
