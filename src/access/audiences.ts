@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { AudienceInput, AudienceRecord, AudienceRefusal, AudienceStore, AudienceViewer } from '../keys/index.js';
+import type { AudienceCheck, AudienceInput, AudienceRecord, AudienceRefusal, AudienceStore, AudienceViewer } from '../keys/index.js';
 import { mayEdit } from '../keys/index.js';
 import type { Database, Queryable } from './database.js';
 import { iso } from './accounts.js';
@@ -106,15 +106,31 @@ async function nameTaken(tx: Queryable, viewer: AudienceViewer, input: AudienceI
   return { refused: 'conflict', message: `@${input.name} is already ${whose} for survey ${input.survey}.` };
 }
 
-/** Locks the account's row: writes of one account's audiences take turns, so its count stays bounded. */
+/**
+ * Locks the account's row: writes of one account's audiences take turns (on every replica), so
+ * its count stays bounded and each save's check reads what the others committed.
+ */
 async function lockAccount(tx: Queryable, accountId: string): Promise<void> {
   await tx.query('SELECT id FROM accounts WHERE id = $1 FOR UPDATE', [accountId]);
 }
 
-export async function createAudience(db: Database, viewer: AudienceViewer, input: AudienceInput, limit = MAX_AUDIENCES_PER_ACCOUNT): Promise<AudienceRecord | AudienceRefusal> {
+/** `check` over the survey's audiences as this transaction reads them once it holds the account's lock (committed writes only, none in progress). */
+async function checkLocked<Refusal>(tx: Queryable, viewer: AudienceViewer, survey: string, check: AudienceCheck<Refusal> | undefined): Promise<Refusal | undefined> {
+  return check === undefined ? undefined : check(await listAudiences(tx, viewer, survey));
+}
+
+export async function createAudience<Refusal = never>(
+  db: Database,
+  viewer: AudienceViewer,
+  input: AudienceInput,
+  limit = MAX_AUDIENCES_PER_ACCOUNT,
+  check?: AudienceCheck<Refusal>,
+): Promise<AudienceRecord | AudienceRefusal | Refusal> {
   const id = `aud_${randomBytes(8).toString('hex')}`;
   return db.transaction(async (tx) => {
     await lockAccount(tx, viewer.accountId);
+    const refusal = await checkLocked(tx, viewer, input.survey, check);
+    if (refusal !== undefined) return refusal;
     const taken = await nameTaken(tx, viewer, input, null);
     if (taken) return taken;
     const { rows } = await tx.query<{ count: string | number }>('SELECT count(*) AS count FROM audiences WHERE account_id = $1', [viewer.accountId]);
@@ -129,11 +145,19 @@ export async function createAudience(db: Database, viewer: AudienceViewer, input
   });
 }
 
-export async function updateAudience(db: Database, viewer: AudienceViewer, id: string, input: AudienceInput): Promise<AudienceRecord | AudienceRefusal | undefined> {
+export async function updateAudience<Refusal = never>(
+  db: Database,
+  viewer: AudienceViewer,
+  id: string,
+  input: AudienceInput,
+  check?: AudienceCheck<Refusal>,
+): Promise<AudienceRecord | AudienceRefusal | Refusal | undefined> {
   return db.transaction(async (tx) => {
     await lockAccount(tx, viewer.accountId);
     const current = await audienceById(tx, viewer, id);
     if (current === undefined || !mayEdit(viewer, current)) return undefined;
+    const refusal = await checkLocked(tx, viewer, input.survey, check);
+    if (refusal !== undefined) return refusal;
     const taken = await nameTaken(tx, viewer, input, id);
     if (taken) return taken;
     await tx.query('UPDATE audiences SET name = $2, expression = $3, label = $4, shared = $5, updated_at = now() WHERE id = $1', [id, input.name, input.expression, input.label, input.shared]);
@@ -143,6 +167,7 @@ export async function updateAudience(db: Database, viewer: AudienceViewer, id: s
 
 export async function deleteAudience(db: Database, viewer: AudienceViewer, id: string): Promise<boolean> {
   return db.transaction(async (tx) => {
+    await lockAccount(tx, viewer.accountId);
     const current = await audienceById(tx, viewer, id);
     if (current === undefined || !mayEdit(viewer, current)) return false;
     await tx.query('DELETE FROM audiences WHERE id = $1', [id]);
@@ -168,11 +193,11 @@ export class DbAudienceStore implements AudienceStore {
   get(viewer: AudienceViewer, id: string): Promise<AudienceRecord | undefined> {
     return audienceById(this.db, viewer, id);
   }
-  create(viewer: AudienceViewer, input: AudienceInput): Promise<AudienceRecord | AudienceRefusal> {
-    return createAudience(this.db, viewer, input, this.maxPerAccount);
+  create<Refusal>(viewer: AudienceViewer, input: AudienceInput, check?: AudienceCheck<Refusal>): Promise<AudienceRecord | AudienceRefusal | Refusal> {
+    return createAudience(this.db, viewer, input, this.maxPerAccount, check);
   }
-  update(viewer: AudienceViewer, id: string, input: AudienceInput): Promise<AudienceRecord | AudienceRefusal | undefined> {
-    return updateAudience(this.db, viewer, id, input);
+  update<Refusal>(viewer: AudienceViewer, id: string, input: AudienceInput, check?: AudienceCheck<Refusal>): Promise<AudienceRecord | AudienceRefusal | Refusal | undefined> {
+    return updateAudience(this.db, viewer, id, input, check);
   }
   delete(viewer: AudienceViewer, id: string): Promise<boolean> {
     return deleteAudience(this.db, viewer, id);

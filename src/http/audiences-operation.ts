@@ -6,7 +6,7 @@
  * the caller's authorization groups, its audiences there for the caller and free of cycles.
  */
 import { AUDIENCE_NAME, expandAudiences, isCrosstabError } from '../index.js';
-import type { AudienceInput, AudienceRecord, AudienceStore, AudienceViewer } from '../keys/index.js';
+import type { AudienceCheck, AudienceInput, AudienceRecord, AudienceStore, AudienceViewer } from '../keys/index.js';
 import { mayEdit } from '../keys/index.js';
 import { audienceLookup, audienceViewer, forbiddenAudience, namedGroups } from './audience-expansion.js';
 import { authorize, entitledToSurvey } from './auth.js';
@@ -148,11 +148,11 @@ function readBody(value: unknown, current: AudienceRecord | undefined): Audience
 
 /**
  * Whether `input` may be saved (as `id`, or new): its survey served and licensed to the caller,
- * a private audience only for a caller who is a user, its expression (with the audiences it
- * uses, as the saved audience will see them) within the caller's groups, free of cycles and
- * valid for the survey's data now.
+ * a private audience only for a caller who is a user; then the check against the survey's
+ * audiences (as the saved audience will see them): its expression with the audiences it uses
+ * within the caller's groups, free of cycles and valid for the survey's data now.
  */
-async function checkSavable(context: AuthenticatedContext, store: AudienceStore, viewer: AudienceViewer, input: AudienceInput, id: string | undefined): Promise<ServiceError | undefined> {
+function savable(context: AuthenticatedContext, viewer: AudienceViewer, input: AudienceInput, id: string | undefined): ServiceError | AudienceCheck<ServiceError> {
   const { caller, service } = context;
   if (!entitledToSurvey(caller, input.survey)) return serviceError('forbidden_survey', `This API key is not entitled to survey ${quote(input.survey)}.`, 'Save audiences of the surveys your key licenses (GET /surveys).', 'SurveyCode');
   const dataset = service.surveys.get(input.survey) as CrosstabDataset | undefined;
@@ -163,29 +163,50 @@ async function checkSavable(context: AuthenticatedContext, store: AudienceStore,
     return invalid('Shared', 'This key belongs to no user, so it can save shared audiences only (seen by every caller of the account).', 'Send "Shared": true, or use a key made by a user in the portal for private audiences.');
   }
   const saving: AudienceRecord = { id: id ?? 'aud_new', ...input, ownerId: viewer.userId ?? null, owner: null, createdAt: '', updatedAt: '' };
-  const others = (await store.list(viewer, input.survey)).filter((audience) => audience.id !== saving.id);
   const catalog = `${service.basePath}/surveys/${encodeURIComponent(input.survey)}`;
-  let expanded;
-  try {
-    expanded = expandAudiences(`@${input.name}`, audienceLookup([saving, ...others], viewer));
-  } catch (error) {
-    if (!isCrosstabError(error)) throw error;
-    return { ...fromEngineError(error, catalog), message: `Expression: ${error.details.problem ?? error.message}`, field: 'Expression' };
-  }
   const allowed = access.allowedGroups;
-  for (const used of expanded.audiences) {
-    if (allowed !== undefined && !namedGroups(dataset.info, used.audience.expression).every((group) => allowed.includes(group))) {
-      if (used.audience.id === saving.id) continue;
-      return forbiddenAudience('Expression: ', used.audience.name, input.survey, 'Expression');
+  return (audiences) => {
+    const others = audiences.filter((audience) => audience.id !== saving.id);
+    let expanded;
+    try {
+      expanded = expandAudiences(`@${input.name}`, audienceLookup([saving, ...others], viewer));
+    } catch (error) {
+      if (!isCrosstabError(error)) throw error;
+      return { ...fromEngineError(error, catalog), message: `Expression: ${error.details.problem ?? error.message}`, field: 'Expression' };
     }
-  }
-  try {
-    dataset.groupsOf?.(expanded.text, allowed);
-  } catch (error) {
-    if (!isCrosstabError(error)) throw error;
-    return { ...fromEngineError(error, catalog), message: `Expression: ${error.details.problem ?? error.message}`, field: 'Expression' };
-  }
-  return undefined;
+    for (const used of expanded.audiences) {
+      if (allowed !== undefined && !namedGroups(dataset.info, used.audience.expression).every((group) => allowed.includes(group))) {
+        if (used.audience.id === saving.id) continue;
+        return forbiddenAudience('Expression: ', used.audience.name, input.survey, 'Expression');
+      }
+    }
+    try {
+      dataset.groupsOf?.(expanded.text, allowed);
+    } catch (error) {
+      if (!isCrosstabError(error)) throw error;
+      return { ...fromEngineError(error, catalog), message: `Expression: ${error.details.problem ?? error.message}`, field: 'Expression' };
+    }
+    return undefined;
+  };
+}
+
+/**
+ * `input` checked (savable) and written, or the refusal. The check runs before the write, so
+ * that a refusal takes no lock (and a store that does not run it still refuses what it finds),
+ * and again inside the write, where the store gives it the audiences as they are once no other
+ * write of the account can run: two saves at once never commit a loop that neither check saw.
+ */
+async function checkedSave<Saved>(
+  context: AuthenticatedContext,
+  store: AudienceStore,
+  viewer: AudienceViewer,
+  input: AudienceInput,
+  id: string | undefined,
+  write: (check: AudienceCheck<ServiceError>) => Promise<Saved>,
+): Promise<Saved | ServiceError> {
+  const check = savable(context, viewer, input, id);
+  if (isServiceError(check)) return check;
+  return check(await store.list(viewer, input.survey)) ?? write(check);
 }
 
 function refusalOf(refusal: { refused: 'conflict' | 'limit'; message: string }): ServiceError {
@@ -201,9 +222,8 @@ export async function createAudienceOperation(context: AuthenticatedContext): Pr
   const input = readBody(context.json, undefined);
   if (isServiceError(input)) return input;
   context.entry.survey = input.survey.slice(0, 64);
-  const problem = await checkSavable(context, who.store, who.viewer, input, undefined);
-  if (problem) return problem;
-  const saved = await who.store.create(who.viewer, input);
+  const saved = await checkedSave(context, who.store, who.viewer, input, undefined, (check) => who.store.create(who.viewer, input, check));
+  if (isServiceError(saved)) return saved;
   if ('refused' in saved) return refusalOf(saved);
   return { ...json(201, await audienceJsonOf(context, who.store, who.viewer, saved)), headers: { location: `${context.service.basePath}/audiences/${saved.id}` } };
 }
@@ -254,10 +274,9 @@ export async function updateAudienceOperation(context: AuthenticatedContext): Pr
   const input = readBody(context.json, current);
   if (isServiceError(input)) return input;
   context.entry.survey = input.survey.slice(0, 64);
-  const problem = await checkSavable(context, who.store, who.viewer, input, current.id);
-  if (problem) return problem;
-  const saved = await who.store.update(who.viewer, current.id, input);
+  const saved = await checkedSave(context, who.store, who.viewer, input, current.id, (check) => who.store.update(who.viewer, current.id, input, check));
   if (saved === undefined) return notEditable(current);
+  if (isServiceError(saved)) return saved;
   if ('refused' in saved) return refusalOf(saved);
   return json(200, await audienceJsonOf(context, who.store, who.viewer, saved));
 }

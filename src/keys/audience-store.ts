@@ -36,6 +36,13 @@ export interface AudienceInput {
 export type AudienceRefusal = { refused: 'conflict' | 'limit'; message: string };
 
 /**
+ * What a save checks against the audiences beside it (no loop, the audiences it uses there and
+ * within the caller's groups): given the audiences of its survey the viewer may use, undefined
+ * to write, or a refusal that the write returns as it is.
+ */
+export type AudienceCheck<Refusal> = (audiences: readonly AudienceRecord[]) => Refusal | undefined;
+
+/**
  * Where the REST adapter keeps saved audiences (the access database implements it). Every
  * method sees only the viewer's account, and within it shared audiences and the viewer's own.
  */
@@ -55,10 +62,18 @@ export interface AudienceStore {
    */
   closure?(viewer: AudienceViewer, survey: string, names: readonly string[], depth: number): Promise<AudienceRecord[]>;
   get(viewer: AudienceViewer, id: string): Promise<AudienceRecord | undefined>;
-  create(viewer: AudienceViewer, input: AudienceInput): Promise<AudienceRecord | AudienceRefusal>;
-  /** Replaces what an audience the viewer may edit says; undefined when there is no such audience for them. */
-  update(viewer: AudienceViewer, id: string, input: AudienceInput): Promise<AudienceRecord | AudienceRefusal | undefined>;
-  /** Deletes an audience the viewer may edit; false when there is none. */
+  /**
+   * Saves a new audience. `check`, when given, runs inside the write with the survey's
+   * audiences as the write finds them, while no other write of the account's audiences can
+   * run (the access database locks the account's row): two saves at once, on one replica or
+   * two, then never commit together what neither would alone (a loop of audiences using each
+   * other, a use of one deleted meanwhile). A store that does not run it leaves the check
+   * made before the write, which another write can pass at the same time.
+   */
+  create<Refusal>(viewer: AudienceViewer, input: AudienceInput, check?: AudienceCheck<Refusal>): Promise<AudienceRecord | AudienceRefusal | Refusal>;
+  /** Replaces what an audience the viewer may edit says (`check` as for create); undefined when there is no such audience for them. */
+  update<Refusal>(viewer: AudienceViewer, id: string, input: AudienceInput, check?: AudienceCheck<Refusal>): Promise<AudienceRecord | AudienceRefusal | Refusal | undefined>;
+  /** Deletes an audience the viewer may edit (taking turns with the account's saves); false when there is none. */
   delete(viewer: AudienceViewer, id: string): Promise<boolean>;
 }
 

@@ -8,4 +8,4 @@ export type { ApiKeyRecord } from './api-key.js';
 export type { AdmissionRefusal, KeyStore } from './key-store.js';
 export type { DurableWriteListener, DurableWriteStats, UsageRecord, UsageSink, VoidReason } from './usage-sink.js';
 export { mayEdit } from './audience-store.js';
-export type { AudienceInput, AudienceRecord, AudienceRefusal, AudienceStore, AudienceViewer } from './audience-store.js';
+export type { AudienceCheck, AudienceInput, AudienceRecord, AudienceRefusal, AudienceStore, AudienceViewer } from './audience-store.js';
