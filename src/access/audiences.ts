@@ -108,9 +108,13 @@ async function nameTaken(tx: Queryable, viewer: AudienceViewer, input: AudienceI
 
 /**
  * Locks the account's row: writes of one account's audiences take turns (on every replica), so
- * its count stays bounded and each save's check reads what the others committed.
+ * its count stays bounded and each save's check reads what the others committed. The first
+ * statement of the transaction: READ COMMITTED whatever the server's default, so that the reads
+ * after the lock see what was committed while this one waited (a REPEATABLE READ snapshot is
+ * taken before the wait and would not).
  */
 async function lockAccount(tx: Queryable, accountId: string): Promise<void> {
+  await tx.query('SET TRANSACTION ISOLATION LEVEL READ COMMITTED');
   await tx.query('SELECT id FROM accounts WHERE id = $1 FOR UPDATE', [accountId]);
 }
 

@@ -2,7 +2,8 @@
 // PostgreSQL database) or as two requests of one process on the embedded database: what a
 // save checks against the other audiences (no cycle, the audiences it uses there) holds for
 // what is committed, not only for what each save read before the other wrote. The writes are
-// interleaved deterministically: replica 1's write waits until replica 2's save has checked
+// interleaved deterministically (also on a server whose transactions default to a snapshot
+// taken at their first statement, before they wait for the lock): replica 1's write waits until replica 2's save has checked
 // and reached its own write, so both checks read the audiences as they were before either.
 // And an account that holds a cycle (saved before saves were checked under the account's
 // lock) is told what to do, and can undo it with PUT or DELETE.
@@ -80,6 +81,17 @@ const stores: Array<[string, () => Promise<[Database, Database]>]> = [
     'PostgreSQL server',
     async () => {
       const url = await postgres.createDatabase(`audience_saves_${Date.now()}`);
+      return [await openDatabase(url), await openDatabase(url)];
+    },
+  ],
+  [
+    'PostgreSQL server whose transactions default to REPEATABLE READ',
+    async () => {
+      const name = `audience_saves_rr_${Date.now()}`;
+      const url = await postgres.createDatabase(name);
+      const setup = await openDatabase(url);
+      await setup.query(`ALTER DATABASE "${name}" SET default_transaction_isolation TO 'repeatable read'`);
+      await setup.close();
       return [await openDatabase(url), await openDatabase(url)];
     },
   ],
