@@ -79,6 +79,8 @@ export interface ErrorDetails {
   listed?: 'variables' | 'values' | 'value labels' | 'codes';
   /** 0-based character offset in an expression. */
   position?: number;
+  /** The ids of the saved audiences at fault: a loop of audiences using each other, in order. */
+  audiences?: string[];
   /**
    * The message without the `field` it starts with (`must be a non-empty string`), for
    * callers that name the field their own way (the REST adapter, the CLI's flags).

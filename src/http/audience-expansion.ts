@@ -8,6 +8,7 @@
  */
 import { expandAudiences, isCrosstabError, MAX_AUDIENCE_DEPTH, namesOf, type AudienceDefinition, type CrosstabError, type DatasetInfo } from '../index.js';
 import type { AudienceRecord, AudienceStore, AudienceViewer } from '../keys/index.js';
+import { mayEdit } from '../keys/index.js';
 import type { CrosstabDataset } from './handler-types.js';
 import type { ApiKeyRecord } from './key-file.js';
 import { fromEngineError, serviceError, type ServiceError } from './service-error.js';
@@ -26,7 +27,7 @@ export function audienceViewer(caller: ApiKeyRecord): AudienceViewer | undefined
 }
 
 /** The names of the audiences an expression names at its top (syntax errors are left to the engine, which names their position). */
-function topNames(text: string): string[] {
+export function topNames(text: string): string[] {
   if (!text.includes('@')) return [];
   const names = new Set<string>();
   try {
@@ -148,7 +149,8 @@ export async function expandRequestAudiences(options: {
       expanded = expandAudiences(expression.text, lookup);
     } catch (error) {
       if (!isCrosstabError(error)) throw error;
-      return labelled(error, expression, catalog);
+      const loop = error.details.audiences;
+      return loop === undefined ? labelled(error, expression, catalog) : { ...labelled(error, expression, catalog), hint: loopHint(loop, audiences, viewer) };
     }
     for (const used of expanded.audiences) {
       if (checked.has(used.audience.id)) continue;
@@ -173,6 +175,22 @@ export async function expandRequestAudiences(options: {
     texts.push(expanded.text);
   }
   return texts;
+}
+
+/**
+ * How to undo a loop of audiences (saved by two saves at once before saves were checked under
+ * the account's lock): where to edit or delete those of them the viewer may, or whom to ask.
+ */
+function loopHint(loop: readonly string[], audiences: readonly AudienceRecord[], viewer: AudienceViewer): string {
+  const members = loop.flatMap((id) => audiences.filter((audience) => audience.id === id));
+  const first = `@${members[0]?.name ?? ''}`;
+  const editable = members.filter((audience) => mayEdit(viewer, audience));
+  if (editable.length === 0) {
+    const owners = [...new Set(members.map((audience) => audience.owner ?? 'the account'))];
+    return `Only their owners (${owners.join(', ')}) can edit these audiences: ask them to change one so that none of them uses ${first}.`;
+  }
+  const paths = editable.map((audience) => `/v1/audiences/${audience.id} (@${audience.name})`);
+  return `Edit one of these audiences so that none of them uses ${first}: PUT ${paths.join(' or ')} with another Expression, or DELETE one of them.`;
 }
 
 function labelled(error: CrosstabError, expression: RequestExpression, catalog: string): ServiceError {

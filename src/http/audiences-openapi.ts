@@ -31,7 +31,7 @@ const schemas = {
       Shared: { type: 'boolean', description: 'Seen and used by every caller of the account; else only by the user who saved it.' },
       Owner: { type: 'string', nullable: true, description: 'E-mail of the user who saved it; null when it belongs to the account (saved by a key of no user or single sign-on).' },
       Editable: { type: 'boolean', description: 'Whether the caller may edit and delete it (its owner; anyone of the account for one the account owns).' },
-      Usable: { type: 'boolean', description: "Whether its variables, and those of the audiences it uses, are all within the caller's authorization groups." },
+      Usable: { type: 'boolean', description: "Whether its variables, and those of the audiences it uses, are all within the caller's authorization groups, and those audiences are there without a loop (else using it is refused)." },
       CreatedAt: { type: 'string', format: 'date-time' },
       UpdatedAt: { type: 'string', format: 'date-time' },
     },

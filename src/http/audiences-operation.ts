@@ -8,7 +8,7 @@
 import { AUDIENCE_NAME, expandAudiences, isCrosstabError } from '../index.js';
 import type { AudienceCheck, AudienceInput, AudienceRecord, AudienceStore, AudienceViewer } from '../keys/index.js';
 import { mayEdit } from '../keys/index.js';
-import { audienceLookup, audienceViewer, forbiddenAudience, namedGroups } from './audience-expansion.js';
+import { audienceLookup, audienceViewer, forbiddenAudience, namedGroups, topNames } from './audience-expansion.js';
 import { authorize, entitledToSurvey } from './auth.js';
 import { MAX_EXPRESSION_LENGTH, MAX_NAME_LENGTH } from './crosstab-request.js';
 import type { CrosstabDataset } from './handler-types.js';
@@ -38,7 +38,7 @@ export interface AudienceJson {
   Owner: string | null;
   /** Whether the caller may edit and delete it. */
   Editable: boolean;
-  /** Whether its variables, and those of the audiences it uses, are all within the caller's authorization groups (else using it is refused). */
+  /** Whether its variables, and those of the audiences it uses, are all within the caller's authorization groups, and those audiences are there without a loop (else using it is refused). */
   Usable: boolean;
   CreatedAt: string;
   UpdatedAt: string;
@@ -62,30 +62,54 @@ function viewerOf(context: AuthenticatedContext): { store: AudienceStore; viewer
   return { store, viewer };
 }
 
+/** `audience` and every audience it reaches through its references (as a use looks them up), each once: a loop or a missing one ends the walk there. */
+function reachable(audience: AudienceRecord, lookup: ReturnType<typeof audienceLookup>): AudienceRecord[] {
+  const found = new Map([[audience.id, audience]]);
+  const waiting = [audience];
+  for (let parent = waiting.pop(); parent !== undefined; parent = waiting.pop()) {
+    for (const name of topNames(parent.expression)) {
+      const used = lookup(name, parent);
+      if (used === undefined || found.has(used.id)) continue;
+      found.set(used.id, used);
+      waiting.push(used);
+    }
+  }
+  return [...found.values()];
+}
+
 /**
- * Whether every variable and code of `audience`, and of every audience it uses (as the caller
- * would expand it: `others` are the caller's audiences), is within the caller's groups of its
- * survey: what using it would be allowed to do. One that uses an audience outside the groups,
- * or one no longer there, is not usable and its expression is not shown.
+ * Whether `audience` can be used: every variable and code of it, and of every audience it uses
+ * (as the caller would expand it: `others` are the caller's audiences), within the caller's
+ * groups of its survey, and its expansion possible (the audiences it uses there, no loop, not
+ * too deep); and whether its expression may be shown: all the audiences it reaches are within
+ * the groups. One that uses an audience outside the groups is neither; one that uses an
+ * audience no longer there, or uses itself, is shown so that its owner can correct it.
  */
-function usable(context: AuthenticatedContext, viewer: AudienceViewer, audience: AudienceRecord, others: readonly AudienceRecord[]): boolean {
+function usability(context: AuthenticatedContext, viewer: AudienceViewer, audience: AudienceRecord, others: readonly AudienceRecord[]): { usable: boolean; shown: boolean } {
+  const neither = { usable: false, shown: false };
   const dataset = context.service.surveys.get(audience.survey);
-  if (dataset === undefined || !entitledToSurvey(context.caller, audience.survey)) return false;
+  if (dataset === undefined || !entitledToSurvey(context.caller, audience.survey)) return neither;
   const groups = callerGroups(context.caller, dataset.info);
-  if (groups === undefined) return false;
+  if (groups === undefined) return neither;
   const within = (expression: string): boolean => namedGroups(dataset.info, expression).every((group) => groups.includes(group));
   try {
-    if (!within(audience.expression)) return false;
-    if (!audience.expression.includes('@')) return true;
+    if (!within(audience.expression)) return neither;
+    if (!audience.expression.includes('@')) return { usable: true, shown: true };
     const lookup = audienceLookup(
       others.filter((other) => other.survey === audience.survey),
       viewer,
     );
-    // Expanded as a use of the audience expands it: its own references are seen from it.
-    const expanded = expandAudiences(audience.expression, (name, parent) => lookup(name, parent ?? audience));
-    return expanded.audiences.every((used) => within(used.audience.expression));
+    try {
+      // Expanded as a use of the audience expands it: its own references are seen from it.
+      const expanded = expandAudiences(audience.expression, (name, parent) => lookup(name, parent ?? audience));
+      const all = expanded.audiences.every((used) => within(used.audience.expression));
+      return { usable: all, shown: all };
+    } catch (error) {
+      if (!isCrosstabError(error)) throw error;
+      return { usable: false, shown: reachable(audience, lookup).every((used) => within(used.expression)) };
+    }
   } catch {
-    return false;
+    return neither;
   }
 }
 
@@ -94,18 +118,18 @@ function usable(context: AuthenticatedContext, viewer: AudienceViewer, audience:
  * (those it may use), needed when its expression uses audiences; see audienceJsonOf.
  */
 export function audienceJson(context: AuthenticatedContext, viewer: AudienceViewer, audience: AudienceRecord, others: readonly AudienceRecord[]): AudienceJson {
-  const canUse = usable(context, viewer, audience, others);
+  const { usable, shown } = usability(context, viewer, audience, others);
   return {
     AudienceId: audience.id,
     SurveyCode: audience.survey,
     Name: audience.name,
     Reference: `@${audience.name}`,
-    Expression: canUse ? audience.expression : null,
+    Expression: shown ? audience.expression : null,
     Label: audience.label,
     Shared: audience.shared,
     Owner: audience.owner,
     Editable: mayEdit(viewer, audience),
-    Usable: canUse,
+    Usable: usable,
     CreatedAt: audience.createdAt,
     UpdatedAt: audience.updatedAt,
   };

@@ -69,7 +69,8 @@ const tooBig = (): CrosstabError =>
 
 /**
  * Expands every `@name` of `source` with `lookup`. Throws `unknown_audience` naming an audience
- * the lookup does not know (and the audience that used it), `invalid_expression` for a cycle, a
+ * the lookup does not know (and the audience that used it), `invalid_expression` for a cycle
+ * (`details.audiences`: the ids of the audiences in the loop, in order), a
  * chain deeper than MAX_AUDIENCE_DEPTH or an expanded text past the grammar's bounds; no
  * message shows an audience's definition. A syntax error of `source` itself throws as
  * parseExpression does.
@@ -92,8 +93,12 @@ export function expandAudiences(source: string, lookup: AudienceLookup): Expande
         });
       }
       const path = (): string => [...chain, audience].map((each) => `@${each.name}`).join(' -> ');
-      if (chain.some((each) => each.id === audience.id)) {
-        throw new CrosstabError(ErrorCode.invalidExpression, `audience @${audience.name} uses itself (${path()})`, { hint: `Edit one of these audiences so that none of them uses @${audience.name}.` });
+      const from = chain.findIndex((each) => each.id === audience.id);
+      if (from >= 0) {
+        throw new CrosstabError(ErrorCode.invalidExpression, `audience @${audience.name} uses itself (${path()})`, {
+          hint: `Edit one of these audiences so that none of them uses @${audience.name}.`,
+          audiences: chain.slice(from).map((each) => each.id),
+        });
       }
       if (chain.length >= MAX_AUDIENCE_DEPTH) {
         throw new CrosstabError(ErrorCode.invalidExpression, `audiences use audiences more than ${MAX_AUDIENCE_DEPTH} deep (${path()})`, { hint: 'Write one of these audiences with the expression of the audience it uses.' });

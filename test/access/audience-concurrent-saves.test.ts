@@ -198,4 +198,42 @@ describe.each(stores)('concurrent audience saves on %s', (_name, open) => {
     const audiences = await listed();
     expect(audiences.get('user-of-gone')).toMatchObject({ Expression: 'sex=1', Usable: true });
   });
+
+  it('an account that already holds a cycle: a use says which audiences to edit, and PUT or DELETE of one undoes it', async () => {
+    const a = await save('old-a', 'sex=1');
+    const b = await save('old-b', 'sex=2');
+    // As saved before saves were checked under the account's lock: written past the API's checks.
+    const viewer = { accountId };
+    await updateAudience(accountDb, viewer, a, { survey: 'GSS', name: 'old-a', expression: '@old-b AND race=1', label: null, shared: true });
+    await updateAudience(accountDb, viewer, b, { survey: 'GSS', name: 'old-b', expression: '@old-a OR race=2', label: null, shared: true });
+
+    const used = await crosstab(1, ['@old-a']);
+    expect(used.status, used.text).toBe(400);
+    expect(used.body.error.code).toBe('invalid_expression');
+    expect(used.body.error.message).toBe('TargetCodes[0]: audience @old-a uses itself (@old-a -> @old-b -> @old-a)');
+    expect(used.body.error.hint).toContain(`PUT /v1/audiences/${a}`);
+    expect(used.body.error.hint).toContain(`/v1/audiences/${b}`);
+    // Listed, not usable, with their expressions shown so that they can be corrected.
+    const audiences = await listed();
+    expect(audiences.get('old-a')).toMatchObject({ Expression: '@old-b AND race=1', Usable: false, Editable: true });
+    expect(audiences.get('old-b')).toMatchObject({ Expression: '@old-a OR race=2', Usable: false, Editable: true });
+
+    // An edit that keeps the loop is refused saying so; one that breaks it is saved.
+    const kept = await call(0, 'PUT', `/audiences/${a}`, { Label: 'Men of race 1' });
+    expect(kept.status).toBe(400);
+    expect(kept.body.error.message).toBe('Expression: audience @old-a uses itself (@old-a -> @old-b -> @old-a)');
+    const fixed = await call(0, 'PUT', `/audiences/${a}`, { Expression: 'sex=1 AND race=1' });
+    expect(fixed.status, fixed.text).toBe(200);
+    const through = await crosstab(1, ['@old-b']);
+    const written = await crosstab(1, ['((sex=1 AND race=1)) OR race=2']);
+    expect(through.status, through.text).toBe(200);
+    expect(through.body.Results[0].WgtAud).toBe(written.body.Results[0].WgtAud);
+
+    // The same loop again, undone by deleting one of its audiences.
+    await updateAudience(accountDb, viewer, a, { survey: 'GSS', name: 'old-a', expression: '@old-b AND race=1', label: null, shared: true });
+    expect((await call(1, 'DELETE', `/audiences/${b}`)).status).toBe(204);
+    const left = await crosstab(0, ['@old-a']);
+    expect(left.body.error.code).toBe('unknown_audience');
+    expect((await call(0, 'PUT', `/audiences/${a}`, { Expression: 'sex=1' })).status).toBe(200);
+  });
 });
