@@ -9,7 +9,7 @@ import { closeSync, fstatSync, mkdtempSync, openSync, readFileSync, rmSync, writ
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { appendRows, buildDataset, CrosstabError, ErrorCode, openDataset } from '../src/index.js';
+import { appendRows, buildDataset, type AppendReport, CrosstabError, ErrorCode, openDataset } from '../src/index.js';
 import { readArrowStructure } from '../src/dataset/file/arrow-file.js';
 import { loadDataset, storedRows, type LoadedDataset } from '../src/dataset/file/reader.js';
 import { FORMAT_KEY, SEGMENTS_KEY, type StoredSegments } from '../src/dataset/format.js';
@@ -100,8 +100,8 @@ describe('appendRows in segments', () => {
             first += wave.length;
             const nextSegmented = file(`segmented-${k}.arrow`);
             const nextCompact = file(`compact-${k}.arrow`);
-            const a = await appendRows(segmented, rows, { out: nextSegmented }).catch((error: unknown) => error);
-            const b = await appendRows(compact, rows, { out: nextCompact, compact: true }).catch((error: unknown) => error);
+            const a: AppendReport | Error = await appendRows(segmented, rows, { out: nextSegmented }).catch((error: Error) => error);
+            const b: AppendReport | Error = await appendRows(compact, rows, { out: nextCompact, compact: true }).catch((error: Error) => error);
             if (b instanceof Error) {
               expect(a, String(b)).toBeInstanceOf(Error);
               expect((a as Error).message).toBe(b.message);
