@@ -9,7 +9,9 @@ import { closeSync, fstatSync, mkdtempSync, openSync, readFileSync, rmSync, writ
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { appendRows, buildDataset, type AppendReport, CrosstabError, ErrorCode, openDataset } from '../src/index.js';
+import { appendRows, buildDataset, type AppendReport, CrosstabError, ErrorCode, exportColumns, openDataset, weightDataset } from '../src/index.js';
+import { spawnSync } from 'node:child_process';
+import { cliPath } from './support/paths.js';
 import { readArrowStructure } from '../src/dataset/file/arrow-file.js';
 import { loadDataset, storedRows, type LoadedDataset } from '../src/dataset/file/reader.js';
 import { FORMAT_KEY, SEGMENTS_KEY, type StoredSegments } from '../src/dataset/format.js';
@@ -180,5 +182,43 @@ describe('appendRows in segments', () => {
     const error = (await openDataset(swapped).catch((e: unknown) => e)) as CrosstabError;
     expect(error.code).toBe(ErrorCode.corruptDataset);
     expect(error.message).toContain('fails its checksum');
+  });
+
+  it('weight, verify and export read a dataset in segments as the compact one: the same weights, the same export; weight --out writes one file', async () => {
+    const rows = (count: number, seed: number): Row[] =>
+      Array.from({ length: count }, (_, i) => ({ txt: TEXTS[(i * 3 + seed) % TEXTS.length]!, big: String((i * 11 + seed) % 50), grp: String(1 + ((i * 7 + seed) % 9)), m: ANSWERS.slice(0, (i + seed) % 4).join(';'), w: 1 + ((i * 5 + seed) % 17), w2: i % 4 }));
+    const first = file('first.arrow');
+    await buildDataset(csv(rows(200, 1), 0), { weights: ['w', 'w2'], survey: 'T', id: 'pid', multi: [{ column: 'm', delimiter: ';' }], out: first });
+    const [segmented, compact] = [file('segmented.arrow'), file('compact.arrow')];
+    const wave = csv(rows(90, 5), 200);
+    expect((await appendRows(first, wave, { out: segmented })).segments).toBe(2);
+    await appendRows(first, wave, { out: compact, compact: true });
+    const targets = { margins: [{ variable: 'grp', proportions: Object.fromEntries(Array.from({ length: 9 }, (_, i) => [String(i + 1), 1 / 9])) }] };
+    // Without --out: a weights file beside each, bound to its dataset's checksum.
+    for (const path of [segmented, compact]) await weightDataset(path, { targets, method: 'rake', name: 'raked' });
+    // With --out: one file of all the respondents (format 2 or 3, no segments).
+    const [weightedSegmented, weightedCompact] = [file('weighted-segmented.arrow'), file('weighted-compact.arrow')];
+    await weightDataset(segmented, { targets, method: 'rake', name: 'raked2', out: weightedSegmented });
+    await weightDataset(compact, { targets, method: 'rake', name: 'raked2', out: weightedCompact });
+    const [a, b] = [await buffers(weightedSegmented), await buffers(weightedCompact)];
+    expect(a.segments).toBeUndefined();
+    expect(a.bytes.length).toBe(b.bytes.length);
+    a.bytes.forEach((bytes, row) => expect(Buffer.from(bytes).equals(Buffer.from(b.bytes[row]!)), `buffer ${row}`).toBe(true));
+    for (const weight of ['raked', 'w2']) {
+      const query = { base: '*', targets: ['grp=1', 'txt=a OR m=b', 'big=3..40'], weight };
+      const [x, y] = [await openDataset(segmented, { cellCache: 0 }), await openDataset(compact, { cellCache: 0 })];
+      try {
+        expect((await x.crosstab(query)).targets).toEqual((await y.crosstab(query)).targets);
+      } finally {
+        await Promise.all([x.close(), y.close()]);
+      }
+    }
+    const [exportA, exportB] = [file('a.csv'), file('b.csv')];
+    const columns = ['_row', 'pid', 'raked', 'w', 'txt', 'big'];
+    await exportColumns(segmented, { columns, out: exportA });
+    await exportColumns(compact, { columns, out: exportB });
+    expect(readFileSync(exportA).equals(readFileSync(exportB))).toBe(true);
+    const verified = spawnSync(process.execPath, [cliPath, 'verify', segmented], { encoding: 'utf8' });
+    expect(verified.status, verified.stderr).toBe(0);
   });
 });
