@@ -47,7 +47,8 @@ export async function writeSegment(dataset: string, checksum: string, added: num
   throwIfCancelled(signal, 'the append', BUILD_CANCELLED_HINT);
   const temp = join(dirname(out), `.${basename(out)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
   try {
-    copyFileSync(dataset, temp, constants.COPYFILE_EXCL);
+    // A clone where the file system shares blocks between files (btrfs, XFS), else a copy in the kernel.
+    copyFileSync(dataset, temp, constants.COPYFILE_EXCL | constants.COPYFILE_FICLONE);
     const file = await open(temp, 'r+');
     let written: { bytes: number; checksum: string };
     try {
