@@ -221,4 +221,32 @@ describe('appendRows in segments', () => {
     const verified = spawnSync(process.execPath, [cliPath, 'verify', segmented], { encoding: 'utf8' });
     expect(verified.status, verified.stderr).toBe(0);
   });
+
+  it('adds a segment per wave up to 8, then writes one file of all the respondents; --compact always does', async () => {
+    const rows = (count: number, seed: number): Row[] =>
+      Array.from({ length: count }, (_, i) => ({ txt: TEXTS[(i + seed) % TEXTS.length]!, big: String((i * 7 + seed) % 40), grp: String(1 + ((i + seed) % 9)), m: ANSWERS.slice(0, (i + seed) % 3).join(';'), w: 1 + ((i + seed) % 5), w2: 1 }));
+    let dataset = file('first.arrow');
+    await buildDataset(csv(rows(100, 0), 0), { weights: ['w', 'w2'], survey: 'T', id: 'pid', out: dataset });
+    const seen: number[] = [];
+    let first = 100;
+    for (let wave = 1; wave <= 9; wave++) {
+      const out = file(`wave-${wave}.arrow`);
+      seen.push((await appendRows(dataset, csv(rows(10, wave), first), { out })).segments);
+      first += 10;
+      dataset = out;
+    }
+    expect(seen).toEqual([2, 3, 4, 5, 6, 7, 8, 1, 2]);
+    const compact = file('compact.arrow');
+    expect((await appendRows(dataset, csv(rows(10, 10), first), { out: compact, compact: true })).segments).toBe(1);
+    expect((await buffers(compact)).segments).toBeUndefined();
+    // The CLI's flag.
+    const viaCli = file('cli.arrow');
+    const run = spawnSync(process.execPath, [cliPath, 'append', dataset, csv(rows(10, 11), first), '--out', viaCli, '--compact'], { encoding: 'utf8' });
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stderr).not.toMatch(/in \d+ segments/);
+    expect((await buffers(viaCli)).segments).toBeUndefined();
+    const segmented = spawnSync(process.execPath, [cliPath, 'append', dataset, csv(rows(10, 11), first), '--out', file('cli-segments.arrow')], { encoding: 'utf8' });
+    expect(segmented.status, segmented.stderr).toBe(0);
+    expect(segmented.stderr).toContain('in 3 segments');
+  });
 });
