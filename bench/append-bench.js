@@ -4,7 +4,9 @@
 // the last 1%: a month's wave of a tracker), cached in the temp folder. Timed, each in a child
 // process (`dist/cli/main.js`, run `npm run build:ts` first), wall time from spawn to exit:
 // the full build of the whole file, the build of the first part, and `crosstab append` of the
-// wave to it. Before any figure is printed, the appended dataset must answer as the full
+// wave to it, both ways, one after the other in each run (which goes first alternates): as a
+// segment of the file (the default) and `--compact` (one file of all the respondents, every
+// buffer extended). Before any figure is printed, each appended dataset must answer as the full
 // build: the same info (every variable's values, counts, blanks), and the same respondents
 // and weighted sums (ACS weights are integers: exact) for seeded random crosstabs, else the
 // bench fails ("something is off"). Each step's CPU (user + system, of the child and its threads)
@@ -15,7 +17,8 @@
 // when its build ends. The append is timed twice: with that file read from the disk (its pages
 // dropped: `dd iflag=nocache`), and with it in the page cache, as the full build's input CSV is
 // (the ratio to the full build is of the second: both read inputs in memory).
-//   node bench/append-bench.js [--runs N] [--wave PERCENT] [--queries N] [--no-write] [--result NAME]
+//   node bench/append-bench.js [--runs N] [--wave PERCENT] [--queries N] [--cache DIR] [--no-write] [--result NAME]
+// --cache: the folder of the cut CSVs and the datasets made (default: crosstab-bench-append in the temp folder).
 // Results go to bench/results/DATE-append.{json,md}, or bench/results/NAME.{json,md} with --result.
 import { execFileSync } from 'node:child_process';
 import { closeSync, copyFileSync, createReadStream, createWriteStream, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, readSync, rmSync, writeFileSync } from 'node:fs';
@@ -40,7 +43,7 @@ try {
   console.warn('SKIPPED: the ACS file is absent; the append bench needs it.');
   process.exit(0);
 }
-const cache = join(tmpdir(), 'crosstab-bench-append');
+const cache = flag('--cache') ?? join(tmpdir(), 'crosstab-bench-append');
 mkdirSync(cache, { recursive: true });
 const cli = join(repoRoot, 'dist', 'cli', 'main.js');
 const machine = describeMachine();
@@ -151,22 +154,31 @@ const { first, wave } = await parts();
 const whole = join(cache, 'whole.arrow');
 const firstBuilt = join(cache, 'first.arrow');
 const appended = join(cache, 'appended.arrow');
+const compacted = join(cache, 'compacted.arrow');
 const copy = join(cache, 'copy.arrow');
 const rows = [];
 let cells = 0;
+/** The two appends: in segments (the default) and --compact; `order` 1 runs the second first. */
+const ways = [
+  { flags: [], out: appended, what: `crosstab append (last ${wavePercent}%)` },
+  { flags: ['--compact'], out: compacted, what: `crosstab append --compact (last ${wavePercent}%)` },
+];
 for (let run = 0; run < runs; run++) {
-  for (const path of [whole, firstBuilt, appended, copy]) rmSync(path, { force: true });
+  for (const path of [whole, firstBuilt, appended, compacted, copy]) rmSync(path, { force: true });
   const load = () => machineLoad();
+  const both = run % 2 === 0 ? ways : [...ways].reverse();
   rows.push({ run, what: 'crosstab build (whole file)', ...timed(['build', csv, '--weight', 'PWGTP', '--survey', 'ACS', '--out', whole, '--quiet']), load: load() });
   rows.push({ run, what: `crosstab build (first ${100 - wavePercent}%)`, ...timed(['build', first, '--weight', 'PWGTP', '--survey', 'ACS', '--out', firstBuilt, '--quiet']), load: load() });
-  dropFromCache(firstBuilt);
-  rows.push({ run, what: `crosstab append (last ${wavePercent}%), the old dataset read from the disk`, ...timed(['append', firstBuilt, wave, '--out', appended, '--quiet']), load: load() });
-  rmSync(appended, { force: true });
+  for (const way of both) {
+    dropFromCache(firstBuilt);
+    rows.push({ run, what: `${way.what}, the old dataset read from the disk`, ...timed(['append', firstBuilt, wave, ...way.flags, '--out', way.out, '--quiet']), load: load() });
+    rmSync(way.out, { force: true });
+  }
   readIntoCache(firstBuilt);
-  rows.push({ run, what: `crosstab append (last ${wavePercent}%)`, ...timed(['append', firstBuilt, wave, '--out', appended, '--quiet']), load: load() });
+  for (const way of both) rows.push({ run, what: way.what, ...timed(['append', firstBuilt, wave, ...way.flags, '--out', way.out, '--quiet']), load: load() });
   rows.push({ run, what: `copy of the first ${100 - wavePercent}%'s dataset file (copyFileSync + fsync)`, ...copied(firstBuilt, copy), load: load() });
   rmSync(copy, { force: true });
-  if (run === 0) cells = await check(appended, whole);
+  if (run === 0) cells = (await check(appended, whole)) + (await check(compacted, whole));
 }
 /** Drops `path`'s pages from the page cache (GNU dd: a request to drop the cache of the whole file). */
 function dropFromCache(path) {
@@ -189,9 +201,13 @@ const best = (what, key = 'ms') => Math.min(...rows.filter((row) => row.what ===
 const fullMs = best('crosstab build (whole file)');
 const fullCpuMs = best('crosstab build (whole file)', 'cpuMs');
 // Per run, the append's wall over that run's full build (the pair nearest in time and load).
-const pairRatios = rows.filter((row) => row.what === `crosstab append (last ${wavePercent}%)`).map((row) => row.ms / rows.find((other) => other.run === row.run && other.what === 'crosstab build (whole file)').ms);
+const ratiosOf = (what) => rows.filter((row) => row.what === what).map((row) => row.ms / rows.find((other) => other.run === row.run && other.what === 'crosstab build (whole file)').ms);
+const pairRatios = ratiosOf(ways[0].what);
+const compactRatios = ratiosOf(ways[1].what);
+// Per run, the append in segments over the compact one of the same run (run one after the other).
+const segmentOverCompact = rows.filter((row) => row.what === ways[0].what).map((row) => row.ms / rows.find((other) => other.run === row.run && other.what === ways[1].what).ms);
 const summary = [...new Set(rows.map((row) => row.what))].map((what) => ({ what, ms: best(what), overFullBuild: best(what) / fullMs, cpuMs: best(what, 'cpuMs'), cpuOverFullBuild: best(what, 'cpuMs') / fullCpuMs }));
-for (const path of [whole, firstBuilt, appended, copy]) rmSync(path, { force: true });
+for (const path of [whole, firstBuilt, appended, compacted, copy]) rmSync(path, { force: true });
 
 const date = new Date().toISOString();
 const loadText = `load average at start ${machine.loadAverageAtStart.map((x) => x.toFixed(2)).join(' ')} on ${machine.cores} cores (1-minute load after each step: ${rows.map((row) => row.load.toFixed(1)).join(', ')}): other work shared the machine; compare within this run only`;
@@ -199,17 +215,17 @@ const lines = [
   `# Appending a wave, ${date.slice(0, 10)}`,
   '',
   `${machine.cores} cores (${machine.cpuModel}), ${(machine.memoryBytes / 1e9).toFixed(1)} GB, Node ${machine.node}, ${machine.platform}; ${loadText}.`,
-  `ACS PUMS 2024 person file, the last ${wavePercent}% of its rows appended to a build of the rest; best of ${runs} run(s) (wall from spawn to exit; CPU: user + system of the child and its threads). The appended dataset answers as the full build: same info, and ${cells} cells of ${queries} seeded random crosstabs equal (respondents, weighted sums, sums of squares).`,
+  `ACS PUMS 2024 person file, the last ${wavePercent}% of its rows appended to a build of the rest; best of ${runs} run(s) (wall from spawn to exit; CPU: user + system of the child and its threads). Each appended dataset (in segments, and --compact) answers as the full build: same info, and ${cells} cells of ${queries} seeded random crosstabs each equal (respondents, weighted sums, sums of squares).`,
   '',
   '| what | ms | / full build | CPU ms | CPU / full build |',
   '| --- | ---: | ---: | ---: | ---: |',
   ...summary.map((row) => `| ${row.what} | ${row.ms.toFixed(0)} | ${row.overFullBuild.toFixed(2)} | ${Number.isFinite(row.cpuMs) ? row.cpuMs.toFixed(0) : '-'} | ${Number.isFinite(row.cpuOverFullBuild) ? row.cpuOverFullBuild.toFixed(2) : '-'} |`),
   '',
-  `The append over the full build of the same run, run by run: ${pairRatios.map((ratio) => ratio.toFixed(2)).join(', ')} (the old dataset in the page cache, as the build's input is; the row "read from the disk" is the same append with the old dataset's pages dropped first). The copy is in this process (no Node start) and its CPU is this process's.`,
+  `The append over the full build of the same run, run by run: in segments ${pairRatios.map((ratio) => ratio.toFixed(2)).join(', ')}; --compact ${compactRatios.map((ratio) => ratio.toFixed(2)).join(', ')} (the old dataset in the page cache, as the build's input is; the rows "read from the disk" are the same appends with the old dataset's pages dropped first). In segments over --compact, run by run (one after the other): ${segmentOverCompact.map((ratio) => ratio.toFixed(2)).join(', ')}. The copy is in this process (no Node start) and its CPU is this process's.`,
 ];
 console.log(lines.join('\n'));
 if (!args.includes('--no-write')) {
   const base = join(repoRoot, 'bench', 'results', flag('--result') ?? `${date.slice(0, 10)}-append`);
-  writeFileSync(`${base}.json`, JSON.stringify({ date, command: `node bench/append-bench.js ${args.join(' ')}`.trim(), machine, runs, wavePercent, queries, checkedCells: cells, rows, summary, pairRatios }, null, 2) + '\n');
+  writeFileSync(`${base}.json`, JSON.stringify({ date, command: `node bench/append-bench.js ${args.join(' ')}`.trim(), machine, runs, wavePercent, queries, checkedCells: cells, rows, summary, pairRatios, compactRatios, segmentOverCompact }, null, 2) + '\n');
   writeFileSync(`${base}.md`, lines.join('\n') + '\n');
 }

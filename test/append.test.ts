@@ -219,7 +219,7 @@ describe('appendRows', () => {
     }
   });
 
-  it('refuses a damaged dataset (a byte changed in any old buffer, where the new rows meet it or not) and writes nothing', async () => {
+  it('refuses a damaged dataset (a byte changed in any old buffer, where the new rows meet it or not): compact, writes nothing; in segments, the new file refuses the damaged part when read', async () => {
     const parts = split(nhanesCsv, (_, row) => row % 4 === 0);
     const built = file('first.arrow');
     await buildDataset(parts.first, { weights: ['WTMEC2YR'], survey: 'NHANES', out: built });
@@ -241,11 +241,18 @@ describe('appendRows', () => {
         copy[at]! ^= 0x10;
         writeFileSync(damaged, copy);
         const out = file('from-damaged.arrow');
-        const error = (await appendRows(damaged, parts.rest, { out }).catch((e: unknown) => e)) as CrosstabError;
+        const error = (await appendRows(damaged, parts.rest, { out, compact: true }).catch((e: unknown) => e)) as CrosstabError;
         expect(error, `${entry.name} at ${at - entry.fileOffset}`).toBeInstanceOf(CrosstabError);
         expect(error.code).toBe(ErrorCode.corruptDataset);
         expect(error.message).toContain(`(${entry.name}): its bytes were modified or damaged`);
         expect(() => readFileSync(out)).toThrow();
+        // In segments the old bytes are copied with their hashes, unread: the damaged part fails its own when read.
+        const report = await appendRows(damaged, parts.rest, { out });
+        expect(report.segments).toBe(2);
+        const opened = (await loadDataset(out, kernel, { verify: 'full' }).catch((e: unknown) => e)) as CrosstabError;
+        expect(opened, `${entry.name} at ${at - entry.fileOffset}, in segments`).toBeInstanceOf(CrosstabError);
+        expect(opened.code).toBe(ErrorCode.corruptDataset);
+        expect(opened.message).toContain(`(${entry.name}): its bytes were modified or damaged`);
       }
     }
   });

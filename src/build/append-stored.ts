@@ -12,6 +12,7 @@ import type { Kernel } from '../kernel/kernel.js';
 import type { LoadedDataset } from '../dataset/file/reader.js';
 import type { PlacedBuffer } from '../dataset/file/writer.js';
 import type { AppendTrace } from './append-trace.js';
+import { zeroFrom } from '../dataset/file/respondent-bits.js';
 
 /** XXH64 reads 32-byte stripes: a state can be kept only after a multiple of 32 bytes. */
 const STRIPE = 32;
@@ -71,7 +72,8 @@ export class StoredExtension {
       xxh64Update(state, ptr, shared);
       this.saved.set(kernel.memory.bytes(state, stateBytes));
       saved = true;
-      if (hex(xxh64Digest(state, ptr + shared, old.stored - shared)) !== old.hash) {
+      // A buffer of a file in segments was checked part by part as it was read (no hash of its own).
+      if (old.hash !== undefined && hex(xxh64Digest(state, ptr + shared, old.stored - shared)) !== old.hash) {
         // Bytes of a file written over in place are named so, not damage.
         this.data.checkUnchanged();
         throw this.data.damaged(row);
@@ -93,17 +95,4 @@ export class StoredExtension {
   dispose(): void {
     this.kernel.memory.release(this.state, this.stateBytes);
   }
-}
-
-/**
- * Zeroes `bytes` (a view of kernel memory) from byte `from` on: the whole 64-bit words by the
- * kernel's memory.fill, a few bytes before them by hand (a typed array's fill over shared
- * memory stores element by element).
- */
-export function zeroFrom(kernel: Kernel, bytes: Uint8Array, from: number): void {
-  let at = from;
-  while (at < bytes.byteLength && (bytes.byteOffset + at) % 8 !== 0) bytes[at++] = 0;
-  const words = Math.max(0, Math.floor((bytes.byteLength - at) / 8));
-  if (words > 0) kernel.exports.bitsClear(bytes.byteOffset + at, words);
-  if (at + words * 8 < bytes.byteLength) bytes.fill(0, at + words * 8);
 }

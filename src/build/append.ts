@@ -36,6 +36,8 @@ import { placedError, type Place } from '../dataset/input/input-errors.js';
 import type { RawColumn, RawTable } from '../dataset/input/raw-table.js';
 import type { RowIds } from '../dataset/input/row-ids.js';
 import { eachAnswer, isDense, planMultiWave } from '../dataset/build/multi-response.js';
+import { listBits, readIndex, remapRanks, setBits } from '../dataset/file/respondent-bits.js';
+import type { WavePart } from '../dataset/file/segment-writer.js';
 
 export interface AppendOptions {
   /** Where to write the extended dataset (written beside it and renamed; may be the dataset itself). */
@@ -45,6 +47,13 @@ export interface AppendOptions {
    * 2 MiB or more (gzip'd: 512 KiB), one per core, at most 4; otherwise the reader's default.
    */
   threads?: number;
+  /**
+   * Write one file of all the respondents, every buffer extended, instead of adding the wave
+   * to the dataset file as a segment of its own (the default). An append writes one file
+   * anyway when the dataset already has MAX_SEGMENTS segments, when the wave is larger than
+   * the dataset, or when the wave is empty.
+   */
+  compact?: boolean;
   /** Stops the append: nothing is written. */
   signal?: AbortSignal;
   /**
@@ -57,6 +66,8 @@ export interface AppendOptions {
 
 export interface AppendReport {
   out: string;
+  /** Segments of the file written (1: one file of all the respondents). */
+  segments: number;
   /** Respondents now, and how many were added. */
   respondents: number;
   appended: number;
@@ -70,7 +81,14 @@ export interface AppendReport {
   dropped: Array<{ weight: string; command: string }>;
 }
 
-const APPEND_OPTIONS = ['out', 'threads', 'signal', 'dropCalibrated'];
+const APPEND_OPTIONS = ['out', 'threads', 'compact', 'signal', 'dropCalibrated'];
+
+/**
+ * Most segments of a dataset file an append writes: past them it writes one file of all the
+ * respondents (compact). Each segment adds a part to most buffers, read on its own when the
+ * buffer is first used; a few keep opening the dataset about as fast as one file.
+ */
+export const MAX_SEGMENTS = 8;
 
 /** A variable of the extended dataset: its stored form and how to make its buffers. */
 interface Extended {
@@ -134,14 +152,25 @@ export async function appendRows(dataset: string, newRows: string, options: Appe
     const compiled = await extend(dataset, newRows, format, source, table, (ptr, bytes) => kernel.memory.bytes(ptr, bytes), kernel, trace);
     trace?.mark('plan', `${compiled.dataset.specs.length} buffers`);
     cancelled();
-    const { writeDataset } = await import('../dataset/file/writer.js');
-    // Past the page cache: each buffer is made when the writer asks for it, so a slow device holds back nothing but the append.
-    const written = await writeDataset(compiled.dataset, options.out, signal, { direct: true });
-    trace?.mark('write, sync, rename', `${written.bytes} bytes`);
+    const segments = data.segments ?? 1;
+    const segmented = options.compact !== true && segments < MAX_SEGMENTS && table.rows > 0 && table.rows <= meta.respondents;
+    let written: { bytes: number; checksum: string };
+    if (segmented) {
+      const { writeSegment } = await import('../dataset/file/segment-writer.js');
+      const datasetChecksum = data.weightsFile?.datasetChecksum ?? data.checksum;
+      written = await writeSegment(dataset, datasetChecksum, table.rows, compiled.dataset.meta, compiled.dataset.specs, compiled.wave(), options.out, signal);
+      trace?.mark('copy, write the wave, sync, rename', `${written.bytes} bytes`);
+    } else {
+      const { writeDataset } = await import('../dataset/file/writer.js');
+      // Past the page cache: each buffer is made when the writer asks for it, so a slow device holds back nothing but the append.
+      written = await writeDataset(compiled.dataset, options.out, signal, { direct: true });
+      trace?.mark('write, sync, rename', `${written.bytes} bytes`);
+    }
     // The weights file belongs to the build just replaced (its weights, left out, were of the old respondents).
     if (data.weightsFile !== undefined && dropped.length > 0 && resolve(options.out) === resolve(dataset)) await rm(data.weightsFile.path, { force: true });
     return {
       out: options.out,
+      segments: segmented ? segments + 1 : 1,
       respondents: compiled.dataset.meta.respondents,
       appended: table.rows,
       newValues: compiled.newValues,
@@ -309,7 +338,7 @@ async function extend(
   bytesAt: (ptr: number, bytes: number) => Uint8Array,
   kernel: Kernel,
   trace?: AppendTrace,
-): Promise<{ dataset: BufferTable & { meta: StoredMeta }; newValues: AppendReport['newValues'] }> {
+): Promise<{ dataset: BufferTable & { meta: StoredMeta }; newValues: AppendReport['newValues']; wave: () => Iterable<WavePart> }> {
   const old = data.meta;
   const before = old.respondents;
   const added = table.rows;
@@ -524,26 +553,91 @@ async function extend(
     }
   }
 
-  return { dataset: { meta, specs, data: buffers }, newValues };
+  // The wave's part of each buffer (a dataset in segments): its respondents alone, numbered from the wave's first.
+  const waveWords = bitsetWords(added);
+  const container = (name: string, local: Uint32Array, from: number | undefined): WavePart => {
+    const count = local.length;
+    if (count === 0) return { name, from };
+    if (!isDense(count, waveWords)) return { name, from, spec: { name, kind: BufferKind.sparse, count, bytes: count * 4 }, bytes: new Uint8Array(local.buffer, local.byteOffset, count * 4).slice() };
+    const bits = new Uint32Array(waveWords * 2);
+    setBits(bits, local);
+    return { name, from, spec: { name, kind: BufferKind.dense, count, bytes: waveWords * 8 }, bytes: new Uint8Array(bits.buffer) };
+  };
+  const local = (respondents: Uint32Array): Uint32Array => respondents.map((respondent) => respondent - before);
+
+  function* waveParts(): Generator<WavePart> {
+    for (let k = 0; k < old.weights.length; k++) {
+      const values = new Float64Array(waveWords * 64);
+      const appended = table.weights[k]!.values;
+      for (let j = 0; j < added; j++) values[j] = appended[order[j]!]!;
+      const name = specs[weights[k]!.buffer]!.name;
+      yield { name, from: old.weights[k]!.buffer, spec: { name, kind: BufferKind.weights, count: added, bytes: waveWords * 64 * 8 }, bytes: new Uint8Array(values.buffer) };
+    }
+    if (inputRows !== undefined) {
+      const rowOf = new Uint32Array(added);
+      for (let j = 0; j < added; j++) rowOf[j] = before + order[j]!;
+      const name = specs[inputRows]!.name;
+      yield { name, from: old.inputRows!, spec: { name, kind: BufferKind.inputRows, count: added, bytes: added * 4 }, bytes: new Uint8Array(rowOf.buffer) };
+    }
+    if (idTexts !== undefined) {
+      // The wave's offsets from its first text, then its texts.
+      const offsets = new Uint32Array(idTexts.buffer, idTexts.byteOffset, rows + 1);
+      const start = offsets[before]!;
+      const text = idTexts.subarray((rows + 1) * 4 + start);
+      const bytes = new Uint8Array((added + 1) * 4 + text.byteLength);
+      const own = new Uint32Array(bytes.buffer, 0, added + 1);
+      for (let j = 0; j <= added; j++) own[j] = offsets[before + j]! - start;
+      bytes.set(text, (added + 1) * 4);
+      const name = specs[id!.buffer]!.name;
+      yield { name, from: old.id!.buffer, spec: { name, kind: BufferKind.idTexts, count: bytes.byteLength, bytes: bytes.byteLength }, bytes };
+    }
+    for (const plan of extended) {
+      if ('holders' in plan) {
+        const { variable, old: was, oldRank, holders, noAnswer } = plan;
+        for (let rank = 1; rank <= variable.values.length; rank++) {
+          const from = oldRank[rank]!;
+          yield container(specs[variable.codes![rank - 1]!]!.name, local(holders[rank - 1]!), from > 0 ? was.codes![from - 1]! : undefined);
+        }
+        yield container(specs[variable.multi!.noAnswer]!.name, local(noAnswer), was.multi!.noAnswer);
+        continue;
+      }
+      const { variable, old: was, rankNow, oldRank, appended } = plan;
+      const index = specs[variable.index]!;
+      const width = index.bytes / (words * 64);
+      const ranks = new Uint8Array(waveWords * 64 * width);
+      readIndex(ranks, width).set(appended);
+      yield { name: index.name, from: was.index, ...(isIdentity(rankNow) ? {} : { rankNow }), spec: { name: index.name, kind: index.kind, count: added, bytes: ranks.byteLength }, bytes: ranks };
+      const { start, byRank } = byRankOf(appended, variable.values.length, 0);
+      const ofRank = (rank: number): Uint32Array => byRank.subarray(start[rank]!, start[rank + 1]!);
+      if (variable.codes !== undefined) {
+        for (let rank = 1; rank <= variable.values.length; rank++) {
+          const from = oldRank[rank]!;
+          yield container(specs[variable.codes[rank - 1]!]!.name, ofRank(rank), from > 0 ? was.codes![from - 1]! : undefined);
+        }
+      }
+      if (variable.atLeast !== undefined) {
+        // The wave's respondents of rank `rank` or more: every one with a value, then those of each rank taken out after it.
+        const tail = new Uint32Array(waveWords * 2);
+        const last = variable.values.length + 1;
+        setBits(tail, byRank.subarray(start[1]!, start[last]!));
+        for (let rank = 1; rank <= variable.values.length; rank++) {
+          const from = firstRankAtLeast(rankNow, rank);
+          const atLeast = new Uint32Array(start[last]! - start[rank]!);
+          listBits(atLeast, 0, tail, 0);
+          yield container(specs[variable.atLeast[rank - 1]!]!.name, atLeast, from > 0 ? was.atLeast![from - 1]! : undefined);
+          clearBitsFrom(tail, ofRank(rank), 0);
+        }
+      }
+    }
+  }
+
+  return { dataset: { meta, specs, data: buffers }, newValues, wave: waveParts };
 }
 
 /** Whether every old rank keeps its number (no new value sorts between old ones). */
 function isIdentity(rankNow: Uint32Array): boolean {
   for (let r = 1; r < rankNow.length; r++) if (rankNow[r] !== r) return false;
   return true;
-}
-
-/** `target[r] = rankNow[source[r]]` for the first `count` respondents (source may be target). */
-function remapRanks(target: Uint8Array | Uint16Array | Uint32Array, source: Uint8Array | Uint16Array | Uint32Array, rankNow: Uint32Array, count: number): void {
-  for (let r = 0; r < count; r++) target[r] = rankNow[source[r]!]!;
-}
-
-/** Sets the bits of `respondents` in a bitset of 32-bit words. */
-function setBits(bits: Uint32Array, respondents: Uint32Array): void {
-  for (let i = 0; i < respondents.length; i++) {
-    const respondent = respondents[i]!;
-    bits[respondent >>> 5]! |= 1 << (respondent & 31);
-  }
 }
 
 /** ORs `from` into `bits` starting at word `at`. */
@@ -672,12 +766,6 @@ async function placeOf(file: string, format: string, row: number): Promise<Place
 
 function indexWidth(variable: StoredVariable): number {
   return variable.values.length <= 0xff ? 1 : variable.values.length <= 0xffff ? 2 : 4;
-}
-
-/** A view of an index column's ranks (no copy: use it before kernel memory can grow). */
-function readIndex(bytes: Uint8Array, width: number): Uint8Array | Uint16Array | Uint32Array {
-  const length = bytes.byteLength / width;
-  return width === 1 ? bytes : width === 2 ? new Uint16Array(bytes.buffer, bytes.byteOffset, length) : new Uint32Array(bytes.buffer, bytes.byteOffset, length);
 }
 
 /** The dataset's values and the new rows' merged in sorted order, and the ranks of each. */

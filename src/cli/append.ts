@@ -18,6 +18,7 @@ export function registerAppendCommand(program: Command): void {
       if (!Number.isInteger(number) || number < 0) throw new InvalidArgumentError(`--threads must be a whole number, not "${value}"`);
       return number;
     })
+    .option('--compact', 'write one file of all the respondents, every buffer extended (default: the wave is added to the file as a segment of its own)')
     .option('--drop-calibrated', 'leave out the weights `crosstab weight` made (they need weighting again over every respondent; without this flag such a dataset is refused)')
     .option('--quiet', 'print nothing but errors')
     .addHelpText(
@@ -30,17 +31,24 @@ to targets over the old respondents) cannot be extended: such a dataset is refus
 --drop-calibrated the weight is left out and the command that makes it again is printed. A running \`crosstab serve\` takes it up on
 SIGHUP, or by itself with --watch, when it is renamed over the file it serves.
 
+The wave is written as a segment of the file: the old file is copied as it is (by the
+file system, not read), and only the wave's buffers are made and written, so the time
+grows with the wave, not the dataset. The buffers are put together from their segments
+when read, each part checked against its own checksum. Past 8 segments, for a wave larger
+than the dataset, or with --compact, the whole file is written again in one segment (an
+earlier version of crosstab reads only such a file).
+
 Example:
   $ crosstab append tracker.arrow wave-12.csv --out tracker.arrow`,
     )
-    .action(async (dataset: string, newRows: string, flags: { out: string; threads?: number; quiet?: boolean; dropCalibrated?: boolean }) => {
+    .action(async (dataset: string, newRows: string, flags: { out: string; threads?: number; quiet?: boolean; dropCalibrated?: boolean; compact?: boolean }) => {
       const started = performance.now();
       const interrupt = new AbortController();
       const cancel = () => interrupt.abort();
       process.once('SIGINT', cancel);
       process.once('SIGTERM', cancel);
       try {
-        const report = await appendRows(dataset, newRows, { out: flags.out, signal: interrupt.signal, ...(flags.threads === undefined ? {} : { threads: flags.threads }), ...(flags.dropCalibrated === true ? { dropCalibrated: true } : {}) });
+        const report = await appendRows(dataset, newRows, { out: flags.out, signal: interrupt.signal, ...(flags.threads === undefined ? {} : { threads: flags.threads }), ...(flags.dropCalibrated === true ? { dropCalibrated: true } : {}), ...(flags.compact === true ? { compact: true } : {}) });
         if (!flags.quiet) {
           for (const note of report.notes) process.stderr.write(`note: ${note}\n`);
           for (const { variable, values } of report.newValues) {
@@ -49,7 +57,7 @@ Example:
           }
           for (const { weight, command } of report.dropped) process.stderr.write(`note: weight ${weight} left out (made by crosstab weight for the old respondents); make it again with: ${command}\n`);
           const seconds = ((performance.now() - started) / 1000).toFixed(1);
-          process.stderr.write(`appended ${formatNumber(report.appended, 0)} respondents: ${report.out} has ${formatNumber(report.respondents, 0)}, ${formatNumber(report.bytes / 1e6)} MB in ${seconds} s (checksum ${report.checksum.slice(0, 12)})\n`);
+          process.stderr.write(`appended ${formatNumber(report.appended, 0)} respondents: ${report.out} has ${formatNumber(report.respondents, 0)}${report.segments > 1 ? ` in ${report.segments} segments` : ''}, ${formatNumber(report.bytes / 1e6)} MB in ${seconds} s (checksum ${report.checksum.slice(0, 12)})\n`);
         }
       } catch (error) {
         if (!(isCrosstabError(error) && error.code === ErrorCode.cancelled && interrupt.signal.aborted)) throw error;

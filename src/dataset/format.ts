@@ -41,8 +41,39 @@ export const FORMAT_VERSION = 'crosstab-engine/2';
  * misreading it. A dataset without them is still written as FORMAT_VERSION.
  */
 export const MULTI_FORMAT_VERSION = 'crosstab-engine/3';
+/**
+ * The format of a dataset file in segments (an appended wave: `crosstab append` without
+ * `--compact`): the file of the dataset before the wave, byte for byte up to its footer,
+ * then the wave's buffers, then a footer whose `crosstab.segments` (StoredSegments) says
+ * which stored buffers (parts) make each buffer of the dataset. `crosstab.meta` is the
+ * dataset's metadata as a file of all the respondents has it (its `format` is that file's).
+ * A reader of the earlier versions refuses such a file instead of misreading it; a dataset
+ * that is not in segments is still written as FORMAT_VERSION or MULTI_FORMAT_VERSION.
+ */
+export const SEGMENTED_FORMAT_VERSION = 'crosstab-engine/4';
 /** Formats this version reads. */
-export const READABLE_FORMATS: readonly string[] = [FORMAT_VERSION, MULTI_FORMAT_VERSION];
+export const READABLE_FORMATS: readonly string[] = [FORMAT_VERSION, MULTI_FORMAT_VERSION, SEGMENTED_FORMAT_VERSION];
+/** Schema metadata of a file in segments: StoredSegments as JSON. */
+export const SEGMENTS_KEY = 'crosstab.segments';
+
+/**
+ * The segment table of a dataset file in segments. Respondents are numbered across the
+ * segments: segment s holds `respondents[s]` of them, after those of the segments before it
+ * (segment 0 is the dataset as first written; each later one an appended wave). Each buffer
+ * of the dataset (the buffer rows StoredMeta points at) is `buffers[row]`: its kind and count
+ * as a file of all the respondents stores it, and its parts, at most one per segment in
+ * segment order, each a stored buffer (a row of the file's buffer table) over that segment's
+ * respondents alone: bits and slots numbered from the segment's first respondent, lists of
+ * respondents numbered so, the id column's offsets from its first text. A segment without a
+ * part holds none of a container's respondents. An index column's part stored with ranks of
+ * an earlier dictionary names in `map` the entry of `maps` that takes each stored rank to
+ * the rank now (maps[m][stored rank]; 0 stays blank).
+ */
+export interface StoredSegments {
+  respondents: number[];
+  buffers: Array<{ name: string; kind: BufferKind; count: number; parts: Array<{ segment: number; row: number; map?: number }> }>;
+  maps: number[][];
+}
 export const META_KEY = 'crosstab.meta';
 export const FORMAT_KEY = 'crosstab.format';
 export const CHECKSUM_KEY = 'crosstab.checksum';

@@ -38,6 +38,12 @@ async function* copiedBuffers(source: LoadedDataset, kernel: Kernel, rows: numbe
       let file = files.get(path);
       if (file === undefined) files.set(path, (file = await open(path, 'r')));
       const stored = new Uint8Array(entry.stored);
+      if ('parts' in entry) {
+        // A buffer of a file in segments, put together from its parts (each checked against its hash).
+        source.readStored(row, stored);
+        yield stored.subarray(0, bytes(row));
+        continue;
+      }
       let done = 0;
       while (done < stored.byteLength) {
         const { bytesRead } = await file.read(stored, done, stored.byteLength - done, entry.fileOffset + done);

@@ -40,7 +40,7 @@ export class ArrowFileProblem extends Error {}
  * a dataset's footer uses a handful of tables (Footer, Schema, Field, Int, KeyValue,
  * Message, RecordBatch) of the Arrow format's File.fbs, Schema.fbs and Message.fbs.
  */
-export function readArrowStructure(fd: number, size: number): { schema: ArrowSchema; batches: BatchLocation[] } {
+export function readArrowStructure(fd: number, size: number): { schema: ArrowSchema; batches: BatchLocation[]; blocks: ArrowBlock[] } {
   if (size < 12 || latin1(readAt(fd, 0, 6)) !== MAGIC) throw new ArrowFileProblem('signature');
   const tail = readAt(fd, size - 10, 10);
   if (latin1(tail.subarray(4)) !== MAGIC) throw new ArrowFileProblem('truncated');
@@ -88,7 +88,14 @@ export function readArrowStructure(fd: number, size: number): { schema: ArrowSch
     });
     batches.push({ rows: header.length, fields });
   }
-  return { schema, batches };
+  return { schema, batches, blocks: footer.blocks };
+}
+
+/** A record batch's block in the footer: where its message starts, and its lengths. */
+export interface ArrowBlock {
+  offset: number;
+  metaDataLength: number;
+  bodyLength: number;
 }
 
 /** Buffers per column of a flat type: validity and values, plus offsets for variable width. */

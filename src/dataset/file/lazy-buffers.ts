@@ -6,6 +6,7 @@ import { ArrowFileProblem, readAt } from './arrow-file.js';
 import type { BufferRow } from './dataset-checksum.js';
 import type { StoredMeta } from '../format.js';
 import type { LoadedBuffer, LoadedDataset } from './loaded-dataset.js';
+import type { SegmentAssembler, SegmentedBuffer } from './segments.js';
 
 /** A buffer of an open dataset: where it goes in kernel memory, where it is in the file, its hash. */
 export interface BufferEntry extends LoadedBuffer, Omit<BufferRow, 'kind'> {
@@ -80,14 +81,40 @@ interface LazyParts {
   verify: boolean | 'full';
   /** The reader's `corrupt_dataset` error for this file. */
   corrupt: (path: string, what: string) => CrosstabError;
+  /** A file in segments: puts its buffers (entries with parts) together from their parts. */
+  assembler?: SegmentAssembler;
 }
 
-export function lazyDataset({ path, meta, checksum, words, entries, regions, kernel, fd, otherFds = [], loaded, stamps, verify, corrupt, weightsFile }: LazyParts & Pick<LoadedDataset, 'weightsFile'>): LoadedDataset {
+function partsOf(entry: BufferEntry): SegmentedBuffer | undefined {
+  return 'parts' in entry ? (entry as BufferEntry & SegmentedBuffer) : undefined;
+}
+
+export function lazyDataset({ path, meta, checksum, words, entries, regions, kernel, fd, otherFds = [], loaded, stamps, verify, corrupt, weightsFile, assembler }: LazyParts & Pick<LoadedDataset, 'weightsFile'>): LoadedDataset {
   const checked = new Uint8Array(entries.length);
   let open = true;
-  const readStored = (row: number, into: Uint8Array, checkStamp = true) => {
-    const entry = entries[row]!;
+  const isOpen = () => {
     if (!open) throw new CrosstabError(ErrorCode.closed, `dataset ${path} is closed`, { hint: 'Open it again with openDataset().' });
+  };
+  /** A buffer of a file in segments, from its parts (each checked against its hash when `check`). */
+  const assemble = (row: number, into: Uint8Array, check: boolean, checkStamp: boolean) => {
+    const entry = entries[row]!;
+    isOpen();
+    try {
+      assembler!.assemble(entry as BufferEntry & SegmentedBuffer, into.subarray(0, entry.stored), check);
+      if (checkStamp && fileStamp(fd) !== stamps.get(fd)) throw rewrittenInPlace(path, `buffer ${row} (${entry.name}) cannot be read from it`);
+    } catch (error) {
+      if (error instanceof CrosstabError) throw error;
+      throw error instanceof ArrowFileProblem ? corrupt(path, `is truncated: a part of buffer ${row} (${entry.name}) is past its end`) : readFailure(path, error);
+    }
+  };
+  const readStored = (row: number, into: Uint8Array, checkStamp = true): { name: string; stored: number; hash: string | undefined } => {
+    const entry = entries[row]!;
+    // Its parts checked as they are read: there is no hash of the whole buffer to check it against.
+    if (partsOf(entry)) {
+      assemble(row, into, true, checkStamp);
+      return { name: entry.name, stored: entry.stored, hash: undefined };
+    }
+    isOpen();
     const file = entry.file?.path ?? path;
     const from = entry.file?.fd ?? fd;
     try {
@@ -103,7 +130,10 @@ export function lazyDataset({ path, meta, checksum, words, entries, regions, ker
   };
   const load = (row: number) => {
     const entry = entries[row]!;
-    readStored(row, kernel.memory.bytes(entry.ptr, entry.stored));
+    if (partsOf(entry)) {
+      assemble(row, kernel.memory.bytes(entry.ptr, entry.stored), verify !== false, true);
+      if (verify !== false) checked[row] = 1;
+    } else readStored(row, kernel.memory.bytes(entry.ptr, entry.stored));
     loaded[row] = 1;
   };
   const damaged = (row: number) => {
@@ -112,6 +142,12 @@ export function lazyDataset({ path, meta, checksum, words, entries, regions, ker
   };
   const check = (row: number) => {
     const entry = entries[row]!;
+    if (partsOf(entry)) {
+      // Read again, each part checked (the bytes are the same: a failed check throws before any query reads them).
+      assemble(row, kernel.memory.bytes(entry.ptr, entry.stored), true, true);
+      checked[row] = 1;
+      return;
+    }
     if (checksumInKernel(kernel, entry.ptr, entry.stored) !== entry.hash) throw damaged(row);
     checked[row] = 1;
   };
@@ -136,8 +172,9 @@ export function lazyDataset({ path, meta, checksum, words, entries, regions, ker
   };
   const close = () => {
     if (open) for (const file of [fd, ...otherFds]) closeSync(file);
+    if (open) assembler?.dispose();
     open = false;
   };
-  return { path, meta, checksum, words, buffers: entries, regions, buffer, readStored, checkUnchanged, damaged, verifyAll, close, ...(weightsFile ? { weightsFile } : {}) };
+  return { path, meta, checksum, words, ...(assembler ? { segments: assembler.segments } : {}), buffers: entries, regions, buffer, readStored, checkUnchanged, damaged, verifyAll, close, ...(weightsFile ? { weightsFile } : {}) };
 }
 

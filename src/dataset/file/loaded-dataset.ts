@@ -30,6 +30,8 @@ export interface LoadedDataset {
   checksum: string;
   /** The weights file opened with the dataset, if it has one. */
   weightsFile?: LoadedWeightsFile;
+  /** Segments of the dataset file (SEGMENTED_FORMAT_VERSION): absent for a file not in segments. */
+  segments?: number;
   /** u64 words of every bitset of this dataset. */
   words: number;
   /** Every buffer; queries take them through buffer(), which checks each before its first use. */
@@ -40,12 +42,13 @@ export interface LoadedDataset {
   buffer(row: number): LoadedBuffer;
   /**
    * Reads the stored bytes of buffer `row` (padding included: `stored` of them) into the start of `into`,
-   * unchecked, for a caller that checks them against `hash` itself; `damaged(row)` is the
+   * unchecked, for a caller that checks them against `hash` itself (`hash` undefined: a buffer
+   * of a file in segments, whose parts were each checked against their own hash as they were read); `damaged(row)` is the
    * error to throw when they fail it. Refused when the file was written over in place since
    * it was opened, unless `checkStamp` is false: a caller that reads many buffers and checks
    * each against its hash calls checkUnchanged() once after the last instead.
    */
-  readStored(row: number, into: Uint8Array, checkStamp?: boolean): { name: string; stored: number; hash: string };
+  readStored(row: number, into: Uint8Array, checkStamp?: boolean): { name: string; stored: number; hash: string | undefined };
   /** Refuses (corrupt_dataset) when a file of the dataset was written over in place since it was opened. */
   checkUnchanged(): void;
   damaged(row: number): Error;

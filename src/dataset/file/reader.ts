@@ -5,10 +5,11 @@ import type { Kernel } from '../../kernel/kernel.js';
 import { type ArrowSchema, ArrowFileProblem, type BatchLocation, readArrowStructure, readAt } from './arrow-file.js';
 import { datasetChecksum, HASH_CHARS } from './dataset-checksum.js';
 import { paddedSize } from '../build/compile.js';
-import { BufferKind, CHECKSUM_KEY, FORMAT_KEY, META_KEY, MULTI_FORMAT_VERSION, READABLE_FORMATS, type StoredMeta, type StoredVariable } from '../format.js';
+import { BufferKind, CHECKSUM_KEY, FORMAT_KEY, META_KEY, MULTI_FORMAT_VERSION, READABLE_FORMATS, SEGMENTED_FORMAT_VERSION, SEGMENTS_KEY, type StoredMeta, type StoredSegments, type StoredVariable } from '../format.js';
 import { type BufferEntry, fileStamp, lazyDataset, readFailure, readParallel, rewrittenInPlace } from './lazy-buffers.js';
 import type { LoadedBuffer, LoadedDataset } from './loaded-dataset.js';
 import { rebuildCommand } from './rebuild-command.js';
+import { readSegments, SegmentAssembler } from './segments.js';
 import { openWeightsFile, weightsFileError } from './weights-file.js';
 
 export type { LoadedBuffer, LoadedDataset } from './loaded-dataset.js';
@@ -82,14 +83,45 @@ export async function loadDataset(path: string, kernel: Kernel, options: LoadOpt
       throw corrupt(path, 'has unreadable metadata');
     }
     const words = bitsetWords(meta.respondents);
-    const { entries, batchReads } = placeBatches(path, fd, structure, memory, regions, corrupt, (row, index) => {
-      const expected = expectedBytes(row.kind, row.count, words);
-      if (expected === undefined || paddedSize(expected) !== row.stored) {
-        throw corrupt(path, `has a malformed buffer ${index} (${row.name}: kind ${row.kind}, ${row.stored} bytes)`);
-      }
-    });
     const checksum = schema.metadata.get(CHECKSUM_KEY) ?? '';
-    if (datasetChecksum(format, metaJson, entries) !== checksum) throw corrupt(path, 'fails its checksum (the file was modified or damaged)');
+    let entries: BufferEntry[];
+    let batchReads: BatchRead[];
+    let assembler: SegmentAssembler | undefined;
+    if (format === SEGMENTED_FORMAT_VERSION) {
+      // The buffers are put together from their parts: kernel memory for the buffers, none for the parts.
+      const segmentsJson = schema.metadata.get(SEGMENTS_KEY) ?? '';
+      const stored = storedRows(path, fd, structure);
+      if (datasetChecksum(format, `${metaJson}\0${segmentsJson}`, stored) !== checksum) throw corrupt(path, 'fails its checksum (the file was modified or damaged)');
+      let segments: StoredSegments;
+      try {
+        segments = JSON.parse(segmentsJson) as StoredSegments;
+      } catch {
+        throw corrupt(path, 'has an unreadable segment table');
+      }
+      const read = readSegments(segments, stored, meta.respondents, expectedBytes);
+      if (typeof read === 'string') throw corrupt(path, read);
+      entries = read.rows;
+      const bytes = entries.reduce((sum, entry) => sum + entry.stored, 0);
+      const ptr = memory.alloc(bytes, false);
+      regions.push({ ptr, bytes });
+      let at = ptr;
+      for (const entry of entries) {
+        entry.ptr = at;
+        at += entry.stored;
+      }
+      batchReads = [];
+      const readPart = (row: number, into: Uint8Array) => void readAt(fd, stored[row]!.fileOffset, stored[row]!.stored, into);
+      const damagedPart = (row: number) => corrupt(path, `fails the checksum of stored part ${row} (${stored[row]!.name}): its bytes were modified or damaged`);
+      assembler = new SegmentAssembler(kernel, read.ranges, stored, readPart, damagedPart, (what) => corrupt(path, what));
+    } else {
+      ({ entries, batchReads } = placeBatches(path, fd, structure, memory, regions, corrupt, (row, index) => {
+        const expected = expectedBytes(row.kind, row.count, words);
+        if (expected === undefined || paddedSize(expected) !== row.stored) {
+          throw corrupt(path, `has a malformed buffer ${index} (${row.name}: kind ${row.kind}, ${row.stored} bytes)`);
+        }
+      }));
+      if (datasetChecksum(format, metaJson, entries) !== checksum) throw corrupt(path, 'fails its checksum (the file was modified or damaged)');
+    }
     checkMeta(path, meta, entries);
     // The weights file beside the dataset (`crosstab weight` without --out): its weights follow the dataset's own.
     const extra = options.weightsFile === false ? undefined : openWeightsFile(path, { checksum, meta, words }, memory, regions, { checkColumns, placeBatches });
@@ -102,19 +134,24 @@ export async function loadDataset(path: string, kernel: Kernel, options: LoadOpt
     }
     const stamps = new Map([[fd, stamp], ...otherFds.map((other) => [other, fileStamp(other)] as const)]);
     const loaded = new Uint8Array(entries.length);
-    if (options.preload === true || options.verify === 'full') {
+    const preload = options.preload === true || options.verify === 'full';
+    if (preload) {
       await Promise.all(batchReads.map((batch) => readParallel(batch.fd, batch.fileOffset, memory.bytes(batch.ptr, batch.bytes))));
       for (const [file, before] of stamps) {
         if (fileStamp(file) !== before) throw rewrittenInPlace(file === fd ? path : (extra?.info.path ?? path), 'its buffers cannot be read from it');
       }
+      // A file in segments: its own buffers are put together below (lazyDataset), the weights file's are read.
       loaded.fill(1);
+      if (assembler !== undefined) loaded.fill(0, 0, entries.length - (extra?.entries.length ?? 0));
     }
     const corruptFile = (file: string, what: string) => (file === path ? corrupt(file, what) : weightsFileError(file, what));
     const dataset = lazyDataset({
       path, meta, checksum: extra?.info.checksum ?? checksum, words, entries, regions, kernel, fd, otherFds, loaded, stamps, verify: options.verify ?? true, corrupt: corruptFile,
       ...(extra ? { weightsFile: extra.info } : {}),
+      ...(assembler ? { assembler } : {}),
     });
     if (options.verify === 'full') dataset.verifyAll();
+    else if (preload && assembler !== undefined) for (let row = 0; row < entries.length; row++) dataset.buffer(row);
     return dataset;
   } catch (error) {
     for (const region of regions) memory.release(region.ptr, region.bytes);
@@ -159,6 +196,24 @@ export function placeBatches(
     }
   }
   return { entries, batchReads };
+}
+
+/** The rows of a file's buffer table with where their bytes are in the file (not placed in kernel memory). */
+export function storedRows(path: string, fd: number, structure: Pick<ReturnType<typeof readArrowStructure>, 'schema' | 'batches'>): BufferEntry[] {
+  const column = (name: string) => structure.schema.fields.findIndex((field) => field.name === name);
+  const at = { data: column('data'), name: column('name'), kind: column('kind'), count: column('count'), hash: column('hash') };
+  const entries: BufferEntry[] = [];
+  for (const batch of structure.batches) {
+    const rows = readRows(path, fd, batch, at);
+    const values = batch.fields[at.data]![2]!;
+    if (values.length !== rows.end) throw corrupt(path, `has a data column of ${values.length} bytes where its offsets say ${rows.end}`);
+    for (const row of rows.entries) {
+      row.fileOffset = values.offset + row.ptr;
+      row.ptr = 0;
+      entries.push(row);
+    }
+  }
+  return entries;
 }
 
 /** Where one record batch's data bytes go in kernel memory. */

@@ -9,7 +9,7 @@ import { bufferFieldTypes, type BufferRegionEntry, encodeFooter, encodeRecordBat
 import { type BufferRow, datasetChecksum, HASH_CHARS } from './dataset-checksum.js';
 import type { BufferSpec, CompiledDataset } from '../build/compile.js';
 import { paddedSize } from '../build/compile.js';
-import { BUILD_CANCELLED_HINT, CHECKSUM_KEY, FORMAT_KEY, META_KEY } from '../format.js';
+import { BUILD_CANCELLED_HINT, CHECKSUM_KEY, FORMAT_KEY, META_KEY, SEGMENTS_KEY } from '../format.js';
 
 /** Record batches are cut so that no batch's value buffer exceeds this (Binary offsets are i32). */
 const BATCH_BYTES = 256 * 1024 * 1024;
@@ -114,6 +114,37 @@ async function writeFile(output: Output, dataset: BufferTable, checksums: Stream
   }
 }
 
+/**
+ * A file written after the record batches of another (a dataset in segments): their rows and
+ * blocks come first in the new footer, whose format, segment table and checksum are these.
+ */
+export interface Continuation {
+  rows: BufferRow[];
+  blocks: FileBlockEntry[];
+  format: string;
+  segmentsJson: string;
+}
+
+/**
+ * Writes the record batches of `dataset` and the footer at `start` of `file`, after the bytes
+ * it holds (the record batches of `continuation`), and waits for the writes; the caller syncs.
+ */
+export async function writeContinued(file: FileHandle, start: number, dataset: BufferTable, continuation: Continuation, signal?: AbortSignal): Promise<{ bytes: number; checksum: string }> {
+  const checksums = new StreamingChecksum(mainThreadKernel());
+  const output = new Output(file, undefined, undefined, start);
+  const data = dataset.data();
+  const source: Iterator<Uint8Array | HashedBuffer | PlacedBuffer> | AsyncIterator<Uint8Array | HashedBuffer | PlacedBuffer> = Symbol.asyncIterator in data ? data[Symbol.asyncIterator]() : data[Symbol.iterator]();
+  try {
+    const written = await writeBatches(output, dataset, source, JSON.stringify(dataset.meta), checksums, signal, continuation);
+    await output.finish();
+    return written;
+  } finally {
+    await source.return?.();
+    await output.release();
+    checksums.dispose();
+  }
+}
+
 async function writeBatches(
   output: Output,
   dataset: BufferTable,
@@ -121,9 +152,10 @@ async function writeBatches(
   metaJson: string,
   checksums: StreamingChecksum,
   signal: AbortSignal | undefined,
+  continuation?: Continuation,
 ) {
-  const rows: BufferRow[] = [];
-  const blocks: FileBlockEntry[] = [];
+  const rows: BufferRow[] = [...(continuation?.rows ?? [])];
+  const blocks: FileBlockEntry[] = [...(continuation?.blocks ?? [])];
   for (const batch of cutBatches(dataset.specs)) {
     const layout = batchLayout(batch);
     const message = encodeRecordBatchMessage(batch.length, layout.nodes, layout.regions, layout.bodyBytes);
@@ -149,8 +181,10 @@ async function writeBatches(
   }
   if (!(await source.next()).done) throw new Error('dataset writer: more buffers were made than planned');
 
-  const checksum = datasetChecksum(dataset.meta.format, metaJson, rows);
-  const footer = encodeFooter(bufferFieldTypes, [[FORMAT_KEY, dataset.meta.format], [META_KEY, metaJson], [CHECKSUM_KEY, checksum]], blocks);
+  const format = continuation?.format ?? dataset.meta.format;
+  const checksum = datasetChecksum(format, continuation === undefined ? metaJson : `${metaJson}\0${continuation.segmentsJson}`, rows);
+  const segments: Array<[string, string]> = continuation === undefined ? [] : [[SEGMENTS_KEY, continuation.segmentsJson]];
+  const footer = encodeFooter(bufferFieldTypes, [[FORMAT_KEY, format], [META_KEY, metaJson], ...segments, [CHECKSUM_KEY, checksum]], blocks);
   await output.write(new Uint8Array(Int32Array.of(-1, 0).buffer));
   await output.write(footer);
   await output.write(new Uint8Array(Int32Array.of(footer.byteLength).buffer));
@@ -335,7 +369,9 @@ class Output {
     private readonly file: FileHandle,
     private direct?: FileHandle,
     placed?: number,
+    start = 0,
   ) {
+    this.position = this.stagedAt = start;
     this.inKernel = direct !== undefined || placed !== undefined;
     this.capacity = placed ?? STAGING_BYTES;
     if (!this.inKernel) {

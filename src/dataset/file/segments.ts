@@ -1,0 +1,241 @@
+/**
+ * A dataset file in segments (SEGMENTED_FORMAT_VERSION): each buffer of the dataset is put
+ * together from its parts, the stored buffers of its segments (StoredSegments), into kernel
+ * memory. The result is, byte for byte, the buffer a file of all the respondents stores
+ * (`crosstab append --compact`): the same loops place the respondents (respondent-bits.ts).
+ * Each part is checked against its own hash as it is read, unless the dataset is opened
+ * with verify: false.
+ */
+import { bitsetWords } from '../../kernel/exports.js';
+import type { Kernel } from '../../kernel/kernel.js';
+import { StreamingChecksum } from '../../kernel/checksum.js';
+import { paddedSize } from '../build/compile.js';
+import { BufferKind, type StoredSegments } from '../format.js';
+import type { BufferRow } from './dataset-checksum.js';
+import { listBits, orBitsAt, readIndex, remapRanks, setBitsAfter, zeroFrom } from './respondent-bits.js';
+
+/** A buffer of a dataset in segments: its parts, each a row of the file's buffer table. */
+export interface SegmentedBuffer {
+  parts: Array<{ segment: number; row: number; map?: Uint32Array }>;
+}
+
+/** A row of a file's buffer table with where its bytes are (lazy-buffers.ts's BufferEntry is one). */
+interface BufferEntry extends Omit<BufferRow, 'kind'> {
+  kind: BufferKind;
+  ptr: number;
+  fileOffset: number;
+}
+
+/** Where each segment's respondents start, and how many it holds. */
+export interface SegmentRange {
+  first: number;
+  count: number;
+}
+
+const INDEX_KINDS: readonly number[] = [BufferKind.indexU8, BufferKind.indexU16, BufferKind.indexU32];
+const CONTAINER_KINDS: readonly number[] = [BufferKind.dense, BufferKind.sparse];
+
+export function indexWidthOf(kind: number): number {
+  return kind === BufferKind.indexU8 ? 1 : kind === BufferKind.indexU16 ? 2 : 4;
+}
+
+/** Bytes per respondent of a buffer whose parts are laid one after the other (weights, input rows, index columns); 0 for the others. */
+function slotBytes(kind: number): number {
+  if (kind === BufferKind.weights) return 8;
+  if (kind === BufferKind.inputRows) return 4;
+  return INDEX_KINDS.includes(kind) ? indexWidthOf(kind) : 0;
+}
+
+/**
+ * The buffers of a file in segments, checked against its buffer table (`stored`, the parts)
+ * and `respondents`: returns, per buffer, its row as the dataset's buffer table would have it
+ * (no hash: each part has its own) and its parts; or the problem, for a `corrupt_dataset` error.
+ */
+export function readSegments(segments: StoredSegments, stored: BufferEntry[], respondents: number, expectedBytes: (kind: BufferKind, count: number, words: number) => number | undefined): { ranges: SegmentRange[]; rows: Array<BufferEntry & SegmentedBuffer> } | string {
+  if (!Array.isArray(segments.respondents) || !Array.isArray(segments.buffers) || !Array.isArray(segments.maps)) return 'its segment table is malformed';
+  const ranges: SegmentRange[] = [];
+  let first = 0;
+  for (const count of segments.respondents) {
+    if (!Number.isInteger(count) || count < 0) return 'its segment table has a malformed segment';
+    ranges.push({ first, count });
+    first += count;
+  }
+  if (first !== respondents) return `its segments hold ${first} respondents where its metadata says ${respondents}`;
+  const words = bitsetWords(respondents);
+  const maps = segments.maps.map((map) => Uint32Array.from(map));
+  const rows: Array<BufferEntry & SegmentedBuffer> = [];
+  for (const [index, buffer] of segments.buffers.entries()) {
+    const bytes = expectedBytes(buffer.kind, buffer.count, words);
+    if (bytes === undefined || !Array.isArray(buffer.parts)) return `its segment table has a malformed buffer ${index}`;
+    let last = -1;
+    let listed = 0;
+    const parts: SegmentedBuffer['parts'] = [];
+    for (const part of buffer.parts) {
+      const entry = stored[part.row];
+      const range = ranges[part.segment];
+      const problem = `its segment table has a malformed part of buffer ${index} (${buffer.name})`;
+      if (entry === undefined || range === undefined || part.segment <= last) return problem;
+      last = part.segment;
+      if (paddedSize(expectedBytes(entry.kind, entry.count, bitsetWords(range.count)) ?? -1) !== entry.stored) return problem;
+      const fits = CONTAINER_KINDS.includes(buffer.kind) ? CONTAINER_KINDS.includes(entry.kind) : INDEX_KINDS.includes(buffer.kind) ? INDEX_KINDS.includes(entry.kind) : entry.kind === buffer.kind;
+      if (!fits) return problem;
+      if (buffer.kind === BufferKind.inputRows && entry.count !== range.count) return problem;
+      if (CONTAINER_KINDS.includes(buffer.kind)) listed += entry.count;
+      const map = part.map === undefined ? undefined : maps[part.map];
+      if (part.map !== undefined && (map === undefined || !INDEX_KINDS.includes(buffer.kind))) return problem;
+      // Ranks past the width of the index column would be cut: the map's, or the stored ones as they are.
+      const widest = map === undefined ? 256 ** indexWidthOf(entry.kind) - 1 : Math.max(0, ...map);
+      if (INDEX_KINDS.includes(buffer.kind) && widest > 256 ** indexWidthOf(buffer.kind) - 1) return problem;
+      parts.push(map === undefined ? { segment: part.segment, row: part.row } : { segment: part.segment, row: part.row, map });
+    }
+    // Every segment has its part of a buffer with a slot per respondent, and the id column's.
+    if ((slotBytes(buffer.kind) > 0 || buffer.kind === BufferKind.idTexts) && parts.length !== ranges.length) return `its segment table lacks a part of buffer ${index} (${buffer.name})`;
+    if (CONTAINER_KINDS.includes(buffer.kind) && listed !== buffer.count) return `its segment table's parts of buffer ${index} (${buffer.name}) hold ${listed} respondents where it says ${buffer.count}`;
+    rows.push({ name: buffer.name, kind: buffer.kind, count: buffer.count, stored: paddedSize(bytes), hash: '', ptr: 0, fileOffset: -1, parts });
+  }
+  return { ranges, rows };
+}
+
+/**
+ * Puts buffers together from their parts. `readPart(row, into)` reads the stored bytes of
+ * buffer table row `row` into `into`; `checkPart` says whether their hash is checked (it
+ * throws `damaged(row)` where it fails).
+ */
+export class SegmentAssembler {
+  private readonly checksums: StreamingChecksum;
+
+  constructor(
+    private readonly kernel: Kernel,
+    private readonly ranges: SegmentRange[],
+    private readonly stored: BufferEntry[],
+    private readonly readPart: (row: number, into: Uint8Array) => void,
+    private readonly damaged: (row: number) => Error,
+    private readonly malformed: (what: string) => Error,
+  ) {
+    this.checksums = new StreamingChecksum(kernel);
+  }
+
+  /** Writes `buffer` into `target` (its stored bytes, padding included), its parts checked when `check`. */
+  assemble(buffer: BufferEntry & SegmentedBuffer, target: Uint8Array, check: boolean): void {
+    const { kind } = buffer;
+    const part = (row: number, into?: Uint8Array): Uint8Array => {
+      const bytes = into ?? new Uint8Array(this.stored[row]!.stored);
+      this.readPart(row, bytes);
+      if (check && this.checksums.of(bytes) !== this.stored[row]!.hash) throw this.damaged(row);
+      return bytes;
+    };
+    const slot = slotBytes(kind);
+    if (slot > 0) this.slots(buffer, target, slot, part);
+    else if (kind === BufferKind.dense) this.bits(buffer, target, part);
+    else if (kind === BufferKind.sparse) this.list(buffer, target, part);
+    else this.texts(buffer, target, part);
+  }
+
+  dispose(): void {
+    this.checksums.dispose();
+  }
+
+  /** How many segments the file has. */
+  get segments(): number {
+    return this.ranges.length;
+  }
+
+  private zero(bytes: Uint8Array, from: number): void {
+    if (bytes.buffer instanceof SharedArrayBuffer) zeroFrom(this.kernel, bytes, from);
+    else bytes.fill(0, from);
+  }
+
+  /** Weights, input rows, index columns: each part's respondents at their slots (ranks mapped and widened where their part says). */
+  private slots(buffer: BufferEntry & SegmentedBuffer, target: Uint8Array, slot: number, part: (row: number, into?: Uint8Array) => Uint8Array): void {
+    const [head, ...rest] = buffer.parts;
+    const asStored = (entry: { row: number; map?: Uint32Array }) => entry.map === undefined && (!INDEX_KINDS.includes(buffer.kind) || this.stored[entry.row]!.kind === buffer.kind);
+    let from = 0;
+    // The first segment's part read where it goes (the file's bytes as they are), when they need no mapping.
+    if (head !== undefined && this.ranges[head.segment]!.first === 0 && asStored(head)) {
+      part(head.row, target.subarray(0, this.stored[head.row]!.stored));
+      from = this.ranges[head.segment]!.count * slot;
+    } else if (head !== undefined) rest.unshift(head);
+    this.zero(target, from);
+    for (const entry of rest) {
+      const { first, count } = this.ranges[entry.segment]!;
+      const bytes = part(entry.row);
+      if (asStored(entry)) target.set(bytes.subarray(0, count * slot), first * slot);
+      else {
+        const width = indexWidthOf(this.stored[entry.row]!.kind);
+        const ranks = readIndex(target.subarray(first * slot, (first + count) * slot), slot);
+        const identity = entry.map ?? Uint32Array.from({ length: 256 ** width }, (_, rank) => rank);
+        remapRanks(ranks, readIndex(bytes, width), identity, count);
+      }
+    }
+  }
+
+  /** A dense container: each part's respondents set at their place (a bitset part shifted, a list part's respondents one by one). */
+  private bits(buffer: BufferEntry & SegmentedBuffer, target: Uint8Array, part: (row: number, into?: Uint8Array) => Uint8Array): void {
+    const [head, ...rest] = buffer.parts;
+    let from = 0;
+    if (head !== undefined && this.ranges[head.segment]!.first === 0 && this.stored[head.row]!.kind === BufferKind.dense) {
+      from = this.stored[head.row]!.stored;
+      part(head.row, target.subarray(0, from));
+    } else if (head !== undefined) rest.unshift(head);
+    this.zero(target, from);
+    const bits = words32(target);
+    for (const entry of rest) {
+      const { first, count } = this.ranges[entry.segment]!;
+      const stored = this.stored[entry.row]!;
+      const bytes = part(entry.row);
+      if (stored.kind === BufferKind.dense) orBitsAt(bits, words32(bytes).subarray(0, bitsetWords(count) * 2), first);
+      else setBitsAfter(bits, words32(bytes).subarray(0, stored.count), first);
+    }
+  }
+
+  /** A list container: each part's respondents after the parts before (a bitset part's listed). */
+  private list(buffer: BufferEntry & SegmentedBuffer, target: Uint8Array, part: (row: number, into?: Uint8Array) => Uint8Array): void {
+    const list = words32(target);
+    let at = 0;
+    for (const entry of buffer.parts) {
+      const { first, count } = this.ranges[entry.segment]!;
+      const stored = this.stored[entry.row]!;
+      if (at + stored.count > buffer.count) throw this.malformed(`its parts of buffer ${buffer.name} hold more respondents than it`);
+      if (first === 0 && at === 0 && stored.kind === BufferKind.sparse) part(entry.row, target.subarray(0, stored.stored));
+      else {
+        const bytes = part(entry.row);
+        if (stored.kind === BufferKind.sparse) {
+          const listed = words32(bytes).subarray(0, stored.count);
+          for (let i = 0; i < listed.length; i++) list[at + i] = listed[i]! + first;
+        } else if (listBits(list.subarray(0, buffer.count), at, words32(bytes).subarray(0, bitsetWords(count) * 2), first) !== at + stored.count) {
+          throw this.malformed(`its part in row ${entry.row} of buffer ${buffer.name} holds another count of respondents than it says`);
+        }
+      }
+      at += stored.count;
+    }
+    this.zero(target, at * 4);
+  }
+
+  /** The id column: the parts' offsets, each moved past the texts before it, then their texts. */
+  private texts(buffer: BufferEntry & SegmentedBuffer, target: Uint8Array, part: (row: number, into?: Uint8Array) => Uint8Array): void {
+    const rows = this.ranges.reduce((sum, range) => sum + range.count, 0);
+    const offsets = new Uint32Array(rows + 1);
+    const texts: Uint8Array[] = [];
+    let textBytes = 0;
+    for (const entry of buffer.parts) {
+      const { first, count } = this.ranges[entry.segment]!;
+      const bytes = part(entry.row);
+      const own = new Uint32Array(bytes.buffer, bytes.byteOffset, count + 1);
+      for (let row = 1; row <= count; row++) offsets[first + row] = textBytes + own[row]!;
+      texts.push(bytes.subarray((count + 1) * 4, (count + 1) * 4 + own[count]!));
+      textBytes += own[count]!;
+    }
+    if ((rows + 1) * 4 + textBytes !== buffer.count) throw this.malformed(`its parts of buffer ${buffer.name} hold ${(rows + 1) * 4 + textBytes} bytes where it says ${buffer.count}`);
+    target.set(new Uint8Array(offsets.buffer), 0);
+    let at = (rows + 1) * 4;
+    for (const text of texts) {
+      target.set(text, at);
+      at += text.byteLength;
+    }
+    this.zero(target, at);
+  }
+}
+
+function words32(bytes: Uint8Array): Uint32Array {
+  return new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength >>> 2);
+}
