@@ -81,9 +81,15 @@ function addSlide(pres: Presentation, chart: TableChart, panel: ChartPanel, tabl
   slide.addText(xmlText(notes.join('\n')), { x: 0.4, y: 6.85, w: 12.5, h: 0.5, fontSize: 8, color: '595959' });
 }
 
-/** A chart value for the data sheet: the proportion, or null (an empty cell) where undefined. */
+/**
+ * A chart value for the data sheet: the proportion, or null (an empty cell) where undefined.
+ * A 0 goes as the text '0': pptxgenjs writes each value of the embedded workbook as `value || ''`,
+ * which leaves a 0 % an empty cell (undefined, as a zero denominator is) once the chart's data is
+ * edited; the chart's own values and the sheet read the text as the number 0.
+ */
 function chartValue(value: number): number | null {
-  return Number.isFinite(value) ? value : null;
+  if (!Number.isFinite(value)) return null;
+  return value === 0 ? ('0' as unknown as number) : value;
 }
 
 function bannerTitle(table: PptxTable): string {
