@@ -13,14 +13,13 @@
 import ExcelJS from 'exceljs';
 import { XMLParser } from 'fast-xml-parser';
 import JSZip from 'jszip';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { openDataset, tabbook, tableStatistics, tablesToPPTX, tableToJSON, tableToText, writeTabbook, type Dataset, type StatName, type TableResult, type TableStatistics } from '../src/index.js';
+import { buildDataset, openDataset, tabbook, tableStatistics, tablesToPPTX, tableToJSON, tableToText, writeTabbook, type Dataset, type StatName, type TableResult, type TableStatistics } from '../src/index.js';
 import { FIGURES } from '../src/report/statistics.js';
 import { seededRandom } from './support/large-dataset.js';
-import { makeDataset } from './support/make-dataset.js';
 
 const RUNS = Number(process.env.DELIVERABLES_RUNS ?? 4);
 const SEED = Number(process.env.DELIVERABLES_SEED ?? 1);
@@ -78,30 +77,42 @@ function lettersFromComparisons(json: ReturnType<typeof tableToJSON>, r: number,
 
 // ——— the made dataset ———
 
+/** Built from a CSV with a codebook, as `crosstab build` builds: odd names, codes and labels, an empty column, two multi-response variables. */
 async function oddDataset(): Promise<Dataset> {
   const rows = 300;
-  const columns: Record<string, string[]> = { 'say "hi"': [], OR: [], empty: [], signed: [], m1: [], m2: [], m3: [], long: [] };
-  const weights: number[] = [];
+  const csvField = (text: string) => (/[",\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text);
+  const header = ['w', 'say "hi"', 'OR', 'empty', 'signed', 'm1', 'm2', 'm3', 'long', 'brands'];
+  const lines = [header.map(csvField).join(',')];
   for (let i = 0; i < rows; i++) {
-    columns['say "hi"']!.push(['a "b"', 'NOT', 'c, d'][i % 3]!);
-    columns.OR!.push(i % 9 === 0 ? '' : String(i % 2));
-    columns.empty!.push('');
-    columns.signed!.push(['-3', '1e5', '2.5E-3', '-0.5'][i % 4]!);
-    columns.m1!.push(i % 2 === 0 ? '1' : '0');
-    columns.m2!.push(i % 3 === 0 ? '1' : '0');
-    columns.m3!.push(i % 13 === 0 ? '' : i % 5 === 0 ? '1' : '0');
-    columns.long!.push(String(i % 40 === 0 ? 3 : i % 2));
-    weights.push([0.5, 1e-3, 2.25, 0, 7, 1.5e3][i % 6]!);
+    lines.push([
+      String([0.5, 1e-3, 2.25, 0, 7, 1.5e3][i % 6]),
+      ['a "b"', 'NOT', 'c, d'][i % 3]!,
+      i % 9 === 0 ? '' : String(i % 2),
+      '',
+      ['-3', '1e5', '2.5E-3', '-0.5'][i % 4]!,
+      i % 2 === 0 ? '1' : '0',
+      i % 3 === 0 ? '1' : '0',
+      i % 13 === 0 ? '' : i % 5 === 0 ? '1' : '0',
+      String(i % 40 === 0 ? 3 : i % 2),
+      i % 11 === 0 ? '' : [1, 2, 3].filter((code) => (i * code) % 4 < 2).join(';') || ';',
+    ].map(csvField).join(','));
   }
-  const codebook = {
+  const csv = join(dir, 'odd.csv');
+  writeFileSync(csv, `${lines.join('\n')}\n`);
+  const codebook = join(dir, 'odd.codebook.json');
+  writeFileSync(codebook, JSON.stringify({
     variables: {
       OR: { label: 'A variable named "OR"', values: { '0': 'No, "never"', '1': 'Yes; always' } },
       long: { label: 'L'.repeat(200), values: { '0': 'zero '.repeat(40), '1': '  padded  ', '3': 'three <b>' } },
+      brands: { label: 'Brands', values: { '1': 'Brand "one"', '2': 'X-Axis' } },
+      // A label XML cannot hold a character of: empty in every XML format.
+      signed: { label: 'Signed', values: { '-3': '\u0007' } },
     },
-    codes: [],
-    multi: [{ name: 'picks', columns: ['m1', 'm2', 'm3'], counted: '1', label: 'Which picks "these"' }],
-  };
-  return makeDataset(columns, weights, codebook as never);
+    multi: { name: 'picks', columns: ['m1', 'm2', 'm3'], counted: '1', label: 'Which picks "these"' },
+  }));
+  const out = join(dir, 'odd.arrow');
+  await buildDataset(csv, { weights: ['w'], survey: 'ODD', out, codebook, multi: [{ column: 'brands' }], threads: 0 });
+  return openDataset(out);
 }
 
 // ——— random specs ———
@@ -126,9 +137,10 @@ const valueText = (value: string) => (/^-?\d+(\.\d+)?$/.test(value) ? value : qu
 
 function makeSpec(ds: Dataset, next: () => number): Spec {
   const pick = <T,>(items: readonly T[]): T => items[Math.floor(next() * items.length)]!;
-  const variables = ds.info.variables.filter((variable) => variable.values !== undefined && variable.values.length >= 1 && variable.values.length <= 10);
+  const variables = ds.info.variables.filter((variable) => variable.values !== undefined && variable.values.length <= 10);
+  const valued = variables.filter((variable) => variable.values!.length >= 1);
   const valueExpr = () => {
-    const variable = pick(variables);
+    const variable = pick(valued);
     return `${nameOf(variable.name)}=${valueText(pick(variable.values!).value)}`;
   };
   const axis = (): Axis => {
@@ -383,7 +395,7 @@ async function checkBookXLSX(path: string, tables: Array<{ stub: string; result:
     const labelsRow = 4;
     const header = labelsRow + (statistics.letters ? 2 : 1);
     if (layout === 'sheets') expect(baseRow, `${where} base row`).toBe(header);
-    expect(Array.from({ length: width }, (_, c) => value(labelsRow, 4 + c).value), `${where} column labels`).toEqual(result.columns.map((entry) => inXML(entry.label)));
+    expect(Array.from({ length: width }, (_, c) => value(labelsRow, 4 + c).value), `${where} column labels`).toEqual(result.columns.map((entry) => inXML(entry.label) || null));
     if (statistics.letters) expect(Array.from({ length: width }, (_, c) => value(header - 1, 4 + c).value ?? ''), `${where} key letters`).toEqual(statistics.columnLetters.map((letter) => (letter ? `(${letter})` : '')));
     line = baseRow;
     /** A figure line: its name in B, the Total in C and the columns from D, each number under a format marking the cell's stability. */
@@ -407,7 +419,7 @@ async function checkBookXLSX(path: string, tables: Array<{ stub: string; result:
     result.rows.forEach((row, r) => {
       const total = result.rowTotals[r]!;
       const cells = result.columns.map((_, c) => result.cell(r, c));
-      expectFigures('Weighted', inXML(row.label), [total, ...cells].map((cell) => ({ value: cell.weighted / result.units, stability: cell.stability })), `row ${r} weighted`);
+      expectFigures('Weighted', inXML(row.label) || null, [total, ...cells].map((cell) => ({ value: cell.weighted / result.units, stability: cell.stability })), `row ${r} weighted`);
       expectFigures('Respondents', null, [total, ...cells].map((cell) => ({ value: cell.respondents, stability: cell.stability })), `row ${r} respondents`);
       for (const figure of FIGURES.filter((one) => statistics.stats.includes(one.stat))) {
         const values = statistics[figure.field] as Float64Array;
@@ -498,5 +510,22 @@ describe('every deliverable reads back as the engine table', () => {
       await checkSpec(ds, spec, `${key}#${run} ${JSON.stringify(spec)}`);
     }
     console.log(`${key} (seed ${SEED}, ${RUNS} runs): ${JSON.stringify(covered)} so far`);
+  });
+});
+
+describe('PowerPoint chart data sheet', () => {
+  it('holds the series names and category labels the chart shows: "X-Axis", an empty label, spaces at the ends, and a 0 % as 0', async () => {
+    const ds = await openDataset(inject('testDatasets').gss);
+    try {
+      const result = await ds.table({
+        base: 'year=2024',
+        rows: [{ expr: 'sex=1', label: 'X-Axis' }, { expr: 'sex=2', label: '\u0007' }, { expr: 'degree=3,4', label: '  padded  ' }, { expr: 'sex=1 AND NOT sex=1', label: 'nobody' }],
+        columns: [{ variable: 'race' }, { expr: 'sex=1', label: 'X-Axis' }],
+      });
+      const statistics = tableStatistics(result, { stats: ['vpct', 'sig'] });
+      await checkDeck(await tablesToPPTX([{ result, statistics }]), [{ result, statistics }], 'labels');
+    } finally {
+      await ds.close();
+    }
   });
 });
