@@ -17,8 +17,10 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { buildDataset, openDataset, tabbook, tableStatistics, tablesToPPTX, tableToJSON, tableToText, writeTabbook, type Dataset, type StatName, type TableResult, type TableStatistics } from '../src/index.js';
+import { bannerLayout, buildDataset, openDataset, tabbook, tableFromJson, type BannerLayout, type TableJson, tableStatistics, tablesToPPTX, tableToJSON, tableToText, writeTabbook, type Dataset, type StatName, type TableResult, type TableStatistics } from '../src/index.js';
 import { FIGURES } from '../src/report/statistics.js';
+import { createCrosstabHandler } from '../src/http/index.js';
+import { makeKeyFile, shims, tempDir } from './http/support.js';
 import { seededRandom } from './support/large-dataset.js';
 
 const RUNS = Number(process.env.DELIVERABLES_RUNS ?? 4);
@@ -325,10 +327,6 @@ function checkText(result: TableResult, statistics: TableStatistics, name: strin
       return (part.charAt(edge - 1) === ' ' || part.charAt(edge - 1) === '│' ? '' : figure) + part.slice(edge, edge + 3).trim();
     });
   const stats = FIGURES.filter((figure) => statistics.stats.includes(figure.stat));
-  const figureText = (figure: (typeof FIGURES)[number], value: number) => {
-    const plain = figure.shown.percent ? percent(value, figure.shown.digits) : shown(value, figure.shown.digits);
-    return 'plusMinus' in figure.shown && figure.shown.plusMinus && Number.isFinite(value) ? `±${plain}` : plain;
-  };
   let at = 0;
   const expectLine = (values: string[], what: string) => {
     expect(read(body[at]!), `${name} text ${what}`).toEqual(values);
@@ -345,8 +343,8 @@ function checkText(result: TableResult, statistics: TableStatistics, name: strin
     expectLine([mark(shown(total.respondents, 0), total.stability), ...cells.map((cell) => mark(shown(cell.respondents, 0), cell.stability))], `row ${r} respondents`);
     for (const figure of stats) {
       const values = statistics[figure.field] as Float64Array;
-      const totalFigure = figure.field === 'columnPct' || figure.field === 'tablePct' ? (result.percentBase === 'total' ? (result.total.weighted === 0 ? Number.NaN : total.weighted / result.total.weighted) : statistics.rowShare[r]!) : figure.field === 'rowPct' ? (total.weighted === 0 ? Number.NaN : 1) : figure.field === 'index' ? (total.weighted === 0 || Number.isNaN(statistics.rowShare[r]) ? Number.NaN : 100) : undefined;
-      const totalText = totalFigure === undefined ? '' : mark(figureText(figure, totalFigure), total.stability);
+      const inTotal = totalFigure(figure.field, result, statistics, r);
+      const totalText = inTotal === undefined ? '' : mark(figureText(figure, inTotal), total.stability);
       const shownValue = (c: number) => (figure.field === 'columnPct' ? vertical(result, statistics, r, c, `${name} text cell (${r}, ${c})`) : values[r * width + c]!);
       expectLine([totalText, ...cells.map((cell, c) => mark(figureText(figure, shownValue(c)), cell.stability))], `row ${r} ${figure.label}`);
       covered.figures += width;
@@ -356,21 +354,84 @@ function checkText(result: TableResult, statistics: TableStatistics, name: strin
   expect(at, `${name} text: lines read`).toBe(body.length);
 }
 
+// ——— banner table (the portal's) ———
+
+/** The expected Total-column figure of a row: the row's share of the base for vertical and table %, 100 % / 100 for horizontal % and index; none for the rest. */
+function totalFigure(field: string, result: TableResult, statistics: TableStatistics, r: number): number | undefined {
+  const total = result.rowTotals[r]!;
+  if (field === 'columnPct' || field === 'tablePct') {
+    const share = result.percentBase === 'total' ? (result.total.weighted === 0 ? Number.NaN : total.weighted / result.total.weighted) : statistics.rowShare[r]!;
+    if (Number.isFinite(share)) expect(Math.abs(statistics.rowShare[r]! - share), `row ${r} share`).toBeLessThanOrEqual(1e-12);
+    else expect(statistics.rowShare[r]).toBeNaN();
+    return statistics.rowShare[r]!;
+  }
+  if (field === 'rowPct') return total.weighted === 0 ? Number.NaN : 1;
+  if (field === 'index') return total.weighted === 0 || Number.isNaN(statistics.rowShare[r]) ? Number.NaN : 100;
+  return undefined;
+}
+
+/** A figure as text and HTML print it, with its low-base marker ('–' unmarked in the banner table). */
+function figureText(figure: (typeof FIGURES)[number], value: number): string {
+  const plain = figure.shown.percent ? percent(value, figure.shown.digits) : shown(value, figure.shown.digits);
+  return 'plusMinus' in figure.shown && figure.shown.plusMinus && Number.isFinite(value) ? `±${plain}` : plain;
+}
+
+/** The portal's banner table: every line's values, texts, markers and letters against the engine. */
+function checkBanner(layout: BannerLayout, result: TableResult, statistics: TableStatistics, name: string): void {
+  const width = result.columns.length;
+  const json = tableToJSON(result, statistics);
+  const marked = (text: string, stability: string) => (text === '–' ? text : text + marker(stability));
+  expect(layout.columns.map((entry) => [entry.label, entry.expr, entry.letter]), `${name} columns`).toEqual(result.columns.map((entry, c) => [entry.label, entry.expr, statistics.columnLetters[c] ?? null]));
+  const counts = (line: BannerLayout['bases'][number], total: { weighted: number; respondents: number; stability: string }, cells: Array<{ weighted: number; respondents: number; stability: string }>, what: string) => {
+    const expected = (cell: typeof total) => (line.kind === 'weighted' ? { value: cell.weighted / result.units, text: marked(shown(cell.weighted / result.units, 1), cell.stability) } : { value: cell.respondents, text: marked(shown(cell.respondents, 0), cell.stability) });
+    expect([line.total, ...line.cells].map((figure) => ({ value: figure!.value, text: figure!.text })), `${name} ${what} ${line.kind}`).toEqual([total, ...cells].map(expected));
+  };
+  layout.bases.forEach((line) => counts(line, result.total, result.columnTotals, 'base'));
+  expect(layout.rows.map((row) => [row.label, row.expr]), `${name} rows`).toEqual(result.rows.map((row) => [row.label, row.expr]));
+  for (const row of layout.rows) {
+    const r = row.row;
+    const cells = result.columns.map((_, c) => result.cell(r, c));
+    const figures = FIGURES.filter((figure) => statistics.stats.includes(figure.stat));
+    expect(row.lines.map((line) => line.name), `${name} row ${r} lines`).toEqual(['Weighted', 'Respondents', ...figures.map((figure) => figure.label.charAt(0).toUpperCase() + figure.label.slice(1))]);
+    counts(row.lines[0]!, result.rowTotals[r]!, cells, `row ${r}`);
+    counts(row.lines[1]!, result.rowTotals[r]!, cells, `row ${r}`);
+    figures.forEach((figure, k) => {
+      const line = row.lines[2 + k]!;
+      const values = statistics[figure.field] as Float64Array;
+      const value = (c: number) => (figure.field === 'columnPct' ? vertical(result, statistics, r, c, `${name} cell (${r}, ${c})`) : values[r * width + c]!);
+      const total = totalFigure(figure.field, result, statistics, r);
+      if (total === undefined) expect(line.total, `${name} row ${r} ${figure.label} total`).toBeUndefined();
+      else expect([line.total!.value, line.total!.text], `${name} row ${r} ${figure.label} total`).toEqual([total, marked(figureText(figure, total), result.rowTotals[r]!.stability)]);
+      line.cells.forEach((cell, c) => {
+        const at = `${name} cell (${r}, ${c}) ${figure.label}`;
+        if (Number.isNaN(value(c))) expect(cell.value, at).toBeNaN();
+        else expect(cell.value, at).toBe(value(c));
+        expect(cell.text, at).toBe(marked(figureText(figure, value(c)), cells[c]!.stability));
+        expect([cell.respondents, cell.stability], at).toEqual([cells[c]!.respondents, cells[c]!.stability]);
+        if (figure.field === 'columnPct') expect(cell.letters ?? '', `${at} letters`).toBe(lettersFromComparisons(json, r, c));
+      });
+      covered.figures += width;
+    });
+  }
+}
+
 // ——— tab book XLSX ———
 
 /** Every table of a tab book's workbook (both layouts) against the engine's tables for its stubs. */
-async function checkBookXLSX(path: string, tables: Array<{ stub: string; result: TableResult; statistics: TableStatistics }>, layout: 'sheets' | 'long', name: string): Promise<void> {
+async function checkBookXLSX(path: string, tables: Array<{ stub: string; result: TableResult; statistics: TableStatistics }>, layout: 'sheets' | 'long' | 'table', name: string): Promise<void> {
   const workbook = new ExcelJS.Workbook();
   await workbook.xlsx.readFile(path);
-  const index = workbook.worksheets[0]!;
+  // A table's workbook has its one sheet and no index: the sheet stands in for both.
+  const sheets = layout === 'table' ? [workbook.worksheets[0]!, ...workbook.worksheets] : workbook.worksheets;
+  const index = sheets[0]!;
   const indexRows: Array<[unknown, unknown, unknown, unknown]> = [];
   index.eachRow((row) => {
     if (/^Table \d+$/.test(String((row.getCell(1).value as { text?: string })?.text ?? row.getCell(1).value))) indexRows.push([row.getCell(1).value, row.getCell(2).value, row.getCell(3).value, row.getCell(4).value]);
   });
-  expect(indexRows.map((row) => row[3]), `${name} index rows per table`).toEqual(tables.map((table) => table.result.rows.length));
+  if (layout !== 'table') expect(indexRows.map((row) => row[3]), `${name} index rows per table`).toEqual(tables.map((table) => table.result.rows.length));
   let sheetAt = 1;
   let line = 0;
-  const sheetOf = () => workbook.worksheets[sheetAt]!;
+  const sheetOf = () => sheets[sheetAt]!;
   const value = (row: number, col: number) => {
     const cell = sheetOf().getCell(row, col);
     // A text with leading or trailing spaces is written as rich text (xml:space="preserve"): its runs joined.
@@ -383,18 +444,18 @@ async function checkBookXLSX(path: string, tables: Array<{ stub: string; result:
     const where = `${name} ${layout} table ${t + 1}`;
     const width = result.columns.length;
     const json = tableToJSON(result, statistics);
-    if (layout === 'sheets') {
+    if (layout !== 'long') {
       sheetAt = 1 + t;
       line = 1;
     }
     // The title, then (sheets) the banner heading over each table; (long) once at the top.
-    while (!String(value(line, 1).value ?? '').startsWith(`Table ${t + 1}: `)) line++;
+    while (layout !== 'table' && !String(value(line, 1).value ?? '').startsWith(`Table ${t + 1}: `)) line++;
     let baseRow = line;
     while (value(baseRow, 1).value !== 'Base') baseRow++;
     // Rows 1-2 the title and base, then the banner, the column labels and (with sig) the key letters: over each table's sheet, or once over the long sheet.
     const labelsRow = 4;
     const header = labelsRow + (statistics.letters ? 2 : 1);
-    if (layout === 'sheets') expect(baseRow, `${where} base row`).toBe(header);
+    if (layout !== 'long') expect(baseRow, `${where} base row`).toBe(header);
     expect(Array.from({ length: width }, (_, c) => value(labelsRow, 4 + c).value), `${where} column labels`).toEqual(result.columns.map((entry) => inXML(entry.label) || null));
     if (statistics.letters) expect(Array.from({ length: width }, (_, c) => value(header - 1, 4 + c).value ?? ''), `${where} key letters`).toEqual(statistics.columnLetters.map((letter) => (letter ? `(${letter})` : '')));
     line = baseRow;
@@ -423,11 +484,8 @@ async function checkBookXLSX(path: string, tables: Array<{ stub: string; result:
       expectFigures('Respondents', null, [total, ...cells].map((cell) => ({ value: cell.respondents, stability: cell.stability })), `row ${r} respondents`);
       for (const figure of FIGURES.filter((one) => statistics.stats.includes(one.stat))) {
         const values = statistics[figure.field] as Float64Array;
-        const share = result.percentBase === 'total' ? (result.total.weighted === 0 ? Number.NaN : total.weighted / result.total.weighted) : statistics.rowShare[r]!;
-        const totalFigure = figure.field === 'columnPct' || figure.field === 'tablePct' ? share : figure.field === 'rowPct' ? (total.weighted === 0 ? Number.NaN : 1) : figure.field === 'index' ? (total.weighted === 0 || Number.isNaN(statistics.rowShare[r]) ? Number.NaN : 100) : undefined;
-        const totalShown = totalFigure === undefined ? { value: '', stability: total.stability } : { value: numberOrDash(totalFigure), stability: total.stability };
-        if (typeof totalShown.value === 'number' && (figure.field === 'columnPct' || figure.field === 'tablePct')) totalShown.value = statistics.rowShare[r]!; // the engine's share; its agreement with the counts is checked below
-        if (figure.field === 'columnPct' || figure.field === 'tablePct') expect(Math.abs(statistics.rowShare[r]! - share) <= 1e-12 || (Number.isNaN(share) && Number.isNaN(statistics.rowShare[r]!)), `${where} row ${r} share`).toBe(true);
+        const inTotal = totalFigure(figure.field, result, statistics, r);
+        const totalShown = { value: inTotal === undefined ? '' : numberOrDash(inTotal), stability: total.stability };
         const label = figure.label.charAt(0).toUpperCase() + figure.label.slice(1);
         expectFigures(label, null, [totalShown, ...cells.map((cell, c) => ({ value: numberOrDash(figure.field === 'columnPct' ? vertical(result, statistics, r, c, `${where} cell (${r}, ${c})`) : values[r * width + c]!), stability: cell.stability }))], `row ${r} ${figure.label}`);
       }
@@ -477,17 +535,24 @@ async function checkBook(ds: Dataset, spec: Spec, name: string): Promise<void> {
 
 async function checkSpec(ds: Dataset, spec: Spec, name: string): Promise<void> {
   let result: TableResult;
+  let statistics: TableStatistics;
   try {
     result = await ds.table({ base: spec.base, rows: spec.rows.map(toItem), columns: spec.columns.map(toItem), missing: spec.missing, percentBase: spec.percentBase });
+    statistics = tableStatistics(result, { stats: [...new Set<StatName>(['vpct', ...spec.stats])] });
   } catch (error) {
+    // A refusal names its field (valid percentages with a multi-response variable, for one): never a crash.
     expect((error as { code?: string }).code, `${name}: ${(error as Error).message}`).toBeTypeOf('string');
     covered.refused++;
     return;
   }
   covered.tables++;
-  const statistics = tableStatistics(result, { stats: [...new Set<StatName>(['vpct', ...spec.stats])] });
   checkText(result, statistics, name);
   await checkDeck(await tablesToPPTX([{ result, statistics }]), [{ result, statistics }], name);
+  // The portal and POST /tables write a deck and a banner table again from the JSON answer (tableFromJson): the same figures.
+  const again = tableFromJson(JSON.parse(JSON.stringify(tableToJSON(result, statistics))) as TableJson);
+  await checkDeck(await tablesToPPTX([{ result: again.result, statistics: again.statistics! }]), [{ result, statistics }], `${name} (from JSON)`);
+  checkBanner(bannerLayout(again.result, again.statistics), result, statistics, `${name} banner (from JSON)`);
+  checkBanner(bannerLayout(result, statistics), result, statistics, `${name} banner`);
   if (spec.percentBase === 'total') await checkBook(ds, spec, name);
 }
 
@@ -527,5 +592,57 @@ describe('PowerPoint chart data sheet', () => {
     } finally {
       await ds.close();
     }
+  });
+});
+
+describe('POST /v1/tables over HTTP: JSON, XLSX and PPTX answers hold the engine table', () => {
+  it.each(['odd', 'gss', 'nhanes'])('%s: random tables', { timeout: 60_000 + RUNS * 15_000 }, async (key) => {
+    const ds = key === 'odd' ? await oddDataset() : await openDataset(inject('testDatasets')[key as 'gss' | 'nhanes']);
+    const folder = tempDir();
+    const keys = await makeKeyFile(folder);
+    const handler = await createCrosstabHandler({ datasets: [ds], keys: keys.path, usage: join(folder, 'usage.ndjson') });
+    const server = await shims[0]!.start(handler);
+    try {
+      const next = seededRandom(SEED * 7000 + key.length);
+      for (let run = 0; run < RUNS; run++) {
+        const spec = makeSpec(ds, next);
+        const name = `HTTP ${key}#${run} ${JSON.stringify(spec)}`;
+        const stats = [...new Set<StatName>(['vpct', ...spec.stats])];
+        const axis = (item: Axis) => (item.variable !== undefined ? { Variable: item.variable } : item.label === undefined ? { Expression: item.expr! } : { Expression: item.expr!, Label: item.label });
+        const body = { SurveyCode: ds.info.survey, PopulationBaseCode: spec.base, Rows: spec.rows.map(axis), Columns: spec.columns.map(axis), Statistics: stats, Missing: spec.missing, PercentBase: spec.percentBase };
+        const post = (accept: string) => fetch(`${server.origin}/v1/tables`, { method: 'POST', headers: { 'service-engine-authorizer': keys.all, 'content-type': 'application/json', accept }, body: JSON.stringify(body) });
+        let result: TableResult;
+        let statistics: TableStatistics;
+        try {
+          result = await ds.table({ base: spec.base, rows: spec.rows.map(toItem), columns: spec.columns.map(toItem), missing: spec.missing, percentBase: spec.percentBase });
+          statistics = tableStatistics(result, { stats });
+        } catch (error) {
+          // The service refuses what the library refuses, with a 400 naming a field: never a 500.
+          const reply = await post('application/json');
+          const answer = (await reply.json()) as { error?: { code: string; field?: string; message: string } };
+          expect(reply.status, `${name}: ${(error as Error).message} / ${JSON.stringify(answer)}`).toBe(400);
+          covered.refused++;
+          continue;
+        }
+        const reply = await post('application/json');
+        const answer = (await reply.json()) as { Table: TableJson };
+        expect(reply.status, `${name}: ${JSON.stringify(answer).slice(0, 300)}`).toBe(200);
+        expect(answer.Table, `${name} JSON`).toEqual(JSON.parse(JSON.stringify(tableToJSON(result, statistics))));
+        const xlsx = await post('application/vnd.openxmlformats-officedocument.spreadsheetml.sheet');
+        expect(xlsx.status, name).toBe(200);
+        const xlsxPath = join(dir, `http-${key}-${run}.xlsx`);
+        writeFileSync(xlsxPath, new Uint8Array(await xlsx.arrayBuffer()));
+        await checkBookXLSX(xlsxPath, [{ stub: '', result, statistics }], 'table', `${name} XLSX`);
+        const deck = await post('application/vnd.openxmlformats-officedocument.presentationml.presentation');
+        expect(deck.status, name).toBe(200);
+        await checkDeck(new Uint8Array(await deck.arrayBuffer()), [{ result, statistics }], `${name} PPTX`);
+        covered.tables++;
+      }
+    } finally {
+      await server.close();
+      await handler.close();
+      await ds.close();
+    }
+    console.log(`HTTP ${key} (seed ${SEED}, ${RUNS} runs): ${JSON.stringify(covered)} so far`);
   });
 });
