@@ -21,6 +21,8 @@ import { bannerLayout, buildDataset, openDataset, tabbook, tableFromJson, type B
 import { FIGURES } from '../src/report/statistics.js';
 import { createCrosstabHandler } from '../src/http/index.js';
 import { makeKeyFile, shims, tempDir } from './http/support.js';
+import { requireBuiltCli, runTable } from './report/support.js';
+import { spawnSync } from 'node:child_process';
 import { seededRandom } from './support/large-dataset.js';
 
 const RUNS = Number(process.env.DELIVERABLES_RUNS ?? 4);
@@ -309,8 +311,7 @@ function chartText(value: number): string {
 // ——— text ———
 
 /** Every figure line of the text table, read back by the right edges of its figure columns, against the engine. */
-function checkText(result: TableResult, statistics: TableStatistics, name: string): void {
-  const text = tableToText(result, statistics);
+function checkText(result: TableResult, statistics: TableStatistics, name: string, text = tableToText(result, statistics)): void {
   const lines = text.split('\n');
   const width = result.columns.length;
   const rule = lines.findIndex((line) => line.includes('┼'));
@@ -413,6 +414,25 @@ function checkBanner(layout: BannerLayout, result: TableResult, statistics: Tabl
       covered.figures += width;
     });
   }
+}
+
+/**
+ * The table a JSON document describes (tableFromJson), after checking it holds the library's
+ * table: the same entries and respondents, and Σw equal but for the last bits of a double.
+ */
+function sameTable(json: TableJson, result: TableResult, name: string): { result: TableResult; statistics: TableStatistics } {
+  const again = tableFromJson(json);
+  expect(again.result.rows.map((row) => [row.label, row.expr]), `${name} rows`).toEqual(result.rows.map((row) => [row.label, row.expr]));
+  expect(again.result.columns.map((column) => [column.label, column.expr]), `${name} columns`).toEqual(result.columns.map((column) => [column.label, column.expr]));
+  const near = (a: { weighted: number; respondents: number }, b: { weighted: number; respondents: number }, at: string) => {
+    expect(a.respondents, at).toBe(b.respondents);
+    expect(Math.abs(a.weighted - b.weighted), at).toBeLessThanOrEqual(Math.abs(b.weighted) * 1e-12);
+  };
+  near(again.result.total, result.total, `${name} total`);
+  result.rows.forEach((_, r) => near(again.result.rowTotals[r]!, result.rowTotals[r]!, `${name} row total ${r}`));
+  result.columns.forEach((_, c) => near(again.result.columnTotals[c]!, result.columnTotals[c]!, `${name} column total ${c}`));
+  result.rows.forEach((_, r) => result.columns.forEach((_c, c) => near(again.result.cell(r, c), result.cell(r, c), `${name} cell (${r}, ${c})`)));
+  return { result: again.result, statistics: again.statistics! };
 }
 
 // ——— tab book XLSX ———
@@ -595,7 +615,7 @@ describe('PowerPoint chart data sheet', () => {
   });
 });
 
-describe('POST /v1/tables over HTTP: JSON, XLSX and PPTX answers hold the engine table', () => {
+describe('POST /v1/tables (JSON, XLSX, PPTX) and POST /v1/tabbooks over HTTP hold the engine table', () => {
   it.each(['odd', 'gss', 'nhanes'])('%s: random tables', { timeout: 60_000 + RUNS * 15_000 }, async (key) => {
     const ds = key === 'odd' ? await oddDataset() : await openDataset(inject('testDatasets')[key as 'gss' | 'nhanes']);
     const folder = tempDir();
@@ -637,6 +657,27 @@ describe('POST /v1/tables over HTTP: JSON, XLSX and PPTX answers hold the engine
         expect(deck.status, name).toBe(200);
         await checkDeck(new Uint8Array(await deck.arrayBuffer()), [{ result, statistics }], `${name} PPTX`);
         covered.tables++;
+        // POST /v1/tabbooks: the spec's row variables as stubs under its columns as banner (an expression with a comma in parentheses).
+        const stubs = [...new Set(spec.rows.flatMap((item) => (item.variable === undefined ? [] : [item.variable])))];
+        if (stubs.length === 0) continue;
+        const banner = spec.columns.map((item) => item.variable ?? (item.expr!.includes(',') ? `(${item.expr})` : item.expr!));
+        const bookReply = await fetch(`${server.origin}/v1/tabbooks`, {
+          method: 'POST',
+          headers: { 'service-engine-authorizer': keys.all, 'content-type': 'application/json', accept: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet' },
+          body: JSON.stringify({ SurveyCode: ds.info.survey, Banner: banner, Stubs: stubs, PopulationBaseCode: spec.base, Statistics: stats, Missing: spec.missing }),
+        });
+        let book;
+        try {
+          book = await tabbook(ds, { banner, stubs, base: spec.base, stats, missing: spec.missing });
+        } catch (error) {
+          expect(bookReply.status, `${name} tab book: ${(error as Error).message} / ${await bookReply.text()}`).toBe(400);
+          continue;
+        }
+        expect(bookReply.status, `${name} tab book`).toBe(200);
+        const bookPath = join(dir, `http-${key}-${run}-book.xlsx`);
+        writeFileSync(bookPath, new Uint8Array(await bookReply.arrayBuffer()));
+        await checkBookXLSX(bookPath, book.tables.map((table) => ({ stub: table.stub, result: table.result, statistics: table.statistics })), 'sheets', `${name} tab book`);
+        covered.books++;
       }
     } finally {
       await server.close();
@@ -644,5 +685,74 @@ describe('POST /v1/tables over HTTP: JSON, XLSX and PPTX answers hold the engine
       await ds.close();
     }
     console.log(`HTTP ${key} (seed ${SEED}, ${RUNS} runs): ${JSON.stringify(covered)} so far`);
+  });
+});
+
+describe('crosstab table and crosstab tabbook (the command, spawned): text, PPTX and the tab book XLSX hold the engine table', () => {
+  beforeAll(() => requireBuiltCli());
+  it.each(['odd', 'gss', 'nhanes'])('%s: random tables', { timeout: 60_000 + RUNS * 20_000 }, async (key) => {
+    const ds = key === 'odd' ? await oddDataset() : await openDataset(inject('testDatasets')[key as 'gss' | 'nhanes']);
+    const path = key === 'odd' ? join(dir, 'odd.arrow') : inject('testDatasets')[key as 'gss' | 'nhanes'];
+    try {
+      const next = seededRandom(SEED * 9000 + key.length);
+      for (let run = 0; run < Math.ceil(RUNS / 4); run++) {
+        // The command takes no label for an expression: its label is the expression.
+        const generated = makeSpec(ds, next);
+        const spec: Spec = { ...generated, rows: generated.rows.map(({ label: _label, ...axis }) => axis), columns: generated.columns.map(({ label: _label, ...axis }) => axis) };
+        const name = `CLI ${key}#${run} ${JSON.stringify(spec)}`;
+        const stats = [...new Set<StatName>(['vpct', ...spec.stats])];
+        const axisFlags = (axes: Axis[], one: string, whole: string) => axes.flatMap((axis) => (axis.variable !== undefined ? [whole, axis.variable] : [one, axis.expr!]));
+        const args = [path, '--base', spec.base, ...axisFlags(spec.rows, '--row', '--rows'), ...axisFlags(spec.columns, '--column', '--columns'), '--stats', stats.join(','), '--missing', spec.missing, '--percent-base', spec.percentBase];
+        let result: TableResult;
+        let statistics: TableStatistics;
+        try {
+          result = await ds.table({ base: spec.base, rows: spec.rows.map(toItem), columns: spec.columns.map(toItem), missing: spec.missing, percentBase: spec.percentBase });
+          statistics = tableStatistics(result, { stats });
+        } catch {
+          const refused = await runTable(args);
+          expect([refused.code, refused.stdout.length], `${name}: ${refused.stderr}`).toEqual([1, 0]);
+          covered.refused++;
+          continue;
+        }
+        // The command computes in its own process, where sums may be taken in another order (the last bits of a
+        // double): its deliverables are checked against its own JSON, and that JSON against the library's table.
+        const jsonRun = await runTable([...args, '--format', 'json']);
+        expect([jsonRun.code, jsonRun.stderr], name).toEqual([0, '']);
+        ({ result, statistics } = sameTable(JSON.parse(jsonRun.stdout.toString()) as TableJson, result, `${name} JSON`));
+        const text = await runTable(args);
+        expect([text.code, text.stderr], name).toEqual([0, '']);
+        checkText(result, statistics, `${name} text`, text.stdout.toString());
+        const deckPath = join(dir, `cli-${key}-${run}.pptx`);
+        const deck = await runTable([...args, '--format', 'pptx', '--out', deckPath]);
+        expect(deck.code, `${name}: ${deck.stderr}`).toBe(0);
+        await checkDeck(readFileSync(deckPath), [{ result, statistics }], `${name} PPTX`);
+        covered.tables++;
+        // The same spec as a tab book: its row variables as stubs under its columns as banner (an expression with a comma in parentheses).
+        const stubs = [...new Set(spec.rows.flatMap((axis) => (axis.variable === undefined ? [] : [axis.variable])))];
+        if (stubs.length === 0 || spec.percentBase === 'valid' || stubs.some((stub) => stub.includes(','))) continue;
+        const banner = spec.columns.map((axis) => (axis.variable ?? (axis.expr!.includes(',') ? `(${axis.expr})` : axis.expr!)));
+        if (banner.some((item) => item.includes(',') && !item.startsWith('('))) continue;
+        const bookPath = join(dir, `cli-${key}-${run}.xlsx`);
+        const bookArgs = [join(process.cwd(), 'dist', 'cli', 'main.js'), 'tabbook', path, '--banner', banner.join(','), '--stubs', stubs.join(','), '--base', spec.base, '--stats', stats.join(','), '--missing', spec.missing, '--execution', 'inline'];
+        const made = spawnSync(process.execPath, [...bookArgs, '--out', bookPath], { encoding: 'utf8' });
+        const bookJsonPath = join(dir, `cli-${key}-${run}.json`);
+        const madeJson = spawnSync(process.execPath, [...bookArgs, '--out', bookJsonPath], { encoding: 'utf8' });
+        let book;
+        try {
+          book = await tabbook(ds, { banner, stubs, base: spec.base, stats, missing: spec.missing });
+        } catch {
+          expect(made.status, `${name} tab book: ${made.stderr}`).toBe(1);
+          continue;
+        }
+        expect([made.status, madeJson.status], `${name} tab book: ${made.stderr}`).toEqual([0, 0]);
+        const bookJson = JSON.parse(readFileSync(bookJsonPath, 'utf8')) as { tables: Array<{ stub: string; table: TableJson }> };
+        const tables = bookJson.tables.map((table, t) => ({ stub: table.stub, ...sameTable(table.table, book.tables[t]!.result, `${name} tab book JSON table ${t + 1}`) }));
+        await checkBookXLSX(bookPath, tables, 'sheets', `${name} tab book`);
+        covered.books++;
+      }
+    } finally {
+      await ds.close();
+    }
+    console.log(`CLI ${key} (seed ${SEED}, ${Math.ceil(RUNS / 4)} runs): ${JSON.stringify(covered)} so far`);
   });
 });
