@@ -3,6 +3,7 @@ import { formatCount, formatPercent, lettersLegend, stabilityMarker, type Displa
 import { chartColour, seriesLabel, tableChart, type ChartPanel, type TableChart } from './table-chart.js';
 import type { TableStatistics } from './table-statistics.js';
 import { xmlText } from '../text/xml-text.js';
+import { rewriteChartSheets, type ChartSheetTexts } from './pptx-chart-sheets.js';
 
 /** One table to put on slides: its cells, statistics (with `vpct`) and display. */
 export interface PptxTable {
@@ -27,17 +28,19 @@ export async function tablesToPPTX(tables: readonly PptxTable[]): Promise<Uint8A
   const pres = new PptxGenJS();
   pres.layout = 'LAYOUT_WIDE';
   pres.title = xmlText(tables[0]?.display?.title ?? 'Tables');
+  const sheets: ChartSheetTexts[] = [];
   for (const table of tables) {
     const chart = tableChart(table.result, table.statistics, table.display);
-    for (const panel of chart.panels) addSlide(pres, chart, panel, table);
+    for (const panel of chart.panels) sheets.push(addSlide(pres, chart, panel, table));
   }
   const bytes = (await pres.write({ outputType: 'nodebuffer' })) as Buffer;
-  return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  return rewriteChartSheets(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength), sheets);
 }
 
 type Presentation = import('pptxgenjs').default;
 
-function addSlide(pres: Presentation, chart: TableChart, panel: ChartPanel, table: PptxTable): void {
+/** One slide of a panel; the texts of its chart's data sheet. */
+function addSlide(pres: Presentation, chart: TableChart, panel: ChartPanel, table: PptxTable): ChartSheetTexts {
   const slide = pres.addSlide();
   slide.addText(xmlText(`${panel.title} by ${bannerTitle(table)}`), { x: 0.4, y: 0.2, w: 12.5, h: 0.5, fontSize: 20, bold: true, color: '1F3864' });
   slide.addText(xmlText(`${chart.title} · ${chart.baseText}`), { x: 0.4, y: 0.7, w: 12.5, h: 0.3, fontSize: 11, color: '404040' });
@@ -46,6 +49,8 @@ function addSlide(pres: Presentation, chart: TableChart, panel: ChartPanel, tabl
   const data = stacked
     ? panel.categories.map((category, index) => ({ name: xmlText(category.label), labels: chart.series.map((series) => xmlText(seriesLabel(series))), values: chart.series.map((_, s) => chartValue(panel.values[index]![s]!)) }))
     : chart.series.map((series, s) => ({ name: xmlText(seriesLabel(series)), labels: panel.categories.map((category) => xmlText(category.label)), values: panel.values.map((row) => chartValue(row[s]!)) }));
+  // Taken before addChart, which makes each series' labels a list of label levels in place.
+  const sheet: ChartSheetTexts = { names: data.map((series) => series.name), labels: [...(data[0]?.labels ?? [])] };
   const colours = data.map((_, index) => chartColour(index));
   slide.addChart(pres.ChartType.bar, data, {
     x: 0.4,
@@ -79,11 +84,18 @@ function addSlide(pres: Presentation, chart: TableChart, panel: ChartPanel, tabl
   slide.addTable(tableRows(chart, panel, table), { x: 7.0, y: 1.1, w: 5.9, colW, fontSize: 8, border: { type: 'solid', pt: 0.5, color: 'BFBFBF' }, autoPage: false, margin: 0.03 });
   const notes = [chart.markerText, ...(table.statistics.letters !== undefined ? [lettersLegend(table.statistics)] : [])];
   slide.addText(xmlText(notes.join('\n')), { x: 0.4, y: 6.85, w: 12.5, h: 0.5, fontSize: 8, color: '595959' });
+  return sheet;
 }
 
-/** A chart value for the data sheet: the proportion, or null (an empty cell) where undefined. */
+/**
+ * A chart value for the data sheet: the proportion, or null (an empty cell) where undefined.
+ * A 0 goes as the text '0': pptxgenjs writes each value of the embedded workbook as `value || ''`,
+ * which leaves a 0 % an empty cell (undefined, as a zero denominator is) once the chart's data is
+ * edited; the chart's own values and the sheet read the text as the number 0.
+ */
 function chartValue(value: number): number | null {
-  return Number.isFinite(value) ? value : null;
+  if (!Number.isFinite(value)) return null;
+  return value === 0 ? ('0' as unknown as number) : value;
 }
 
 function bannerTitle(table: PptxTable): string {
