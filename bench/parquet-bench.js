@@ -12,6 +12,10 @@
 // Each build's peak resident memory is taken by GNU time (/usr/bin/time) where it is installed.
 // Results go to bench/results/DATE-parquet.{json,md}. Builds run `dist/cli/main.js` (run
 // `npm run build:ts` first) in a child process each, wall time from spawn to exit.
+// Every input is read once just before each timed run, DuckDB's and the builds' alike (a
+// machine may page out files left idle: neither side is timed from disk while the other
+// finds its input cached), and the result says how much of it was in the page cache before
+// that read and when the run started (fincore, where installed; else "unknown").
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -21,6 +25,7 @@ import { dataDir, repoRoot } from './lib/datasets.js';
 import { describeMachine } from './lib/machine.js';
 import { buildFingerprint } from './lib/build-fingerprint.js';
 import { parquetInputs } from './lib/parquet-inputs.js';
+import { residencyText, warmInput } from './lib/page-cache.js';
 
 const args = process.argv.slice(2);
 const flag = (name) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
@@ -37,11 +42,12 @@ const inputs = await parquetInputs(csv, cache);
 async function duckdbLoad(path) {
   const db = await DuckDBInstance.create(':memory:');
   const connection = await db.connect();
+  const pageCache = warmInput(path);
   const started = performance.now();
   await connection.run(`CREATE TABLE t AS SELECT * FROM read_parquet('${path.replaceAll("'", "''")}')`);
   const ms = performance.now() - started;
   connection.closeSync?.();
-  return ms;
+  return { ms, pageCache };
 }
 
 /** DuckDB's load of `path` into a new database file: CREATE TABLE, CHECKPOINT (written and synced), closed. */
@@ -49,6 +55,7 @@ async function duckdbLoadIntoFile(path) {
   const file = join(cache, `duckdb-load-${process.pid}.duckdb`);
   rmSync(file, { force: true });
   rmSync(`${file}.wal`, { force: true });
+  const pageCache = warmInput(path);
   const started = performance.now();
   const db = await DuckDBInstance.create(file);
   const connection = await db.connect();
@@ -60,7 +67,7 @@ async function duckdbLoadIntoFile(path) {
   const bytes = statSync(file).size;
   rmSync(file, { force: true });
   rmSync(`${file}.wal`, { force: true });
-  return { ms, bytes };
+  return { ms, bytes, pageCache };
 }
 
 // GNU time, where installed, gives each build's peak resident memory (its %M, in KB).
@@ -70,29 +77,30 @@ function build(input, label) {
   const out = join(cache, `built-${label}.arrow`);
   rmSync(out, { force: true });
   const command = [process.execPath, join(repoRoot, 'dist', 'cli', 'main.js'), 'build', input, '--weight', 'PWGTP', '--survey', 'ACS', '--out', out];
+  const pageCache = warmInput(input);
   const started = performance.now();
   if (gnuTime === undefined) {
     execFileSync(command[0], command.slice(1), { stdio: ['ignore', 'ignore', 'inherit'] });
-    return { ms: performance.now() - started, out };
+    return { ms: performance.now() - started, out, pageCache };
   }
   const run = spawnSync(gnuTime, ['-f', '%M', ...command], { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' });
   const ms = performance.now() - started;
   const lines = run.stderr.trim().split('\n');
   if (run.status !== 0) throw new Error(`crosstab build ${label} failed: ${run.stderr}`);
   process.stderr.write(lines.slice(0, -1).map((line) => `${line}\n`).join(''));
-  return { ms, out, peakRssMb: Number(lines.at(-1)) / 1024 };
+  return { ms, out, pageCache, peakRssMb: Number(lines.at(-1)) / 1024 };
 }
 
 const rows = [];
 for (let run = 0; run < runs; run++) {
-  for (const codec of ['snappy', 'zstd']) rows.push({ run, what: `DuckDB read_parquet (${codec})`, ms: await duckdbLoad(inputs[codec]) });
+  for (const codec of ['snappy', 'zstd']) rows.push({ run, what: `DuckDB read_parquet (${codec})`, ...(await duckdbLoad(inputs[codec])) });
   for (const codec of ['snappy', 'zstd']) {
-    const { ms, bytes } = await duckdbLoadIntoFile(inputs[codec]);
-    rows.push({ run, what: `DuckDB read_parquet into a database file, checkpointed (${codec}; context, not the goal)`, ms, fileMb: bytes / 1e6 });
+    const { ms, bytes, pageCache } = await duckdbLoadIntoFile(inputs[codec]);
+    rows.push({ run, what: `DuckDB read_parquet into a database file, checkpointed (${codec}; context, not the goal)`, ms, fileMb: bytes / 1e6, pageCache });
   }
   for (const [label, input] of [['csv.gz', csv], ['parquet-snappy', inputs.snappy], ['parquet-zstd', inputs.zstd], ['arrow', inputs.arrow]]) {
-    const { ms, out, peakRssMb } = build(input, label);
-    rows.push({ run, what: `crosstab build (${label})`, ms, ...(peakRssMb === undefined ? {} : { peakRssMb }), fingerprint: await buildFingerprint(out) });
+    const { ms, out, peakRssMb, pageCache } = build(input, label);
+    rows.push({ run, what: `crosstab build (${label})`, ms, ...(peakRssMb === undefined ? {} : { peakRssMb }), pageCache, fingerprint: await buildFingerprint(out) });
   }
 }
 const csvPrint = rows.find((row) => row.what === 'crosstab build (csv.gz)').fingerprint;
@@ -124,6 +132,13 @@ const lines = [
   }),
   ...summary.map((row) => `| ${row.what} | ${row.ms.toFixed(0)} | ${row.overDuckdbSnappyOrSame.toFixed(2)} | ${row.overCsvBuild.toFixed(2)} | ${Number.isNaN(row.peakRssMb) ? 'n/a' : row.peakRssMb.toFixed(0)} |`),
 ];
+const whats = [...new Set(rows.map((row) => row.what))];
+lines.push(
+  '',
+  'Each input was read once just before each timed run. Its share in the page cache before that read, then when the run started (fincore):',
+  '',
+  ...whats.map((what) => `- ${what}: ${rows.filter((row) => row.what === what).map((row) => `run ${row.run + 1} ${residencyText(row.pageCache.before)}, then ${residencyText(row.pageCache.after)}`).join('; ')}`),
+);
 lines.push('', 'The goal is each build against DuckDB\'s load in memory (the ratio column). The rows "into a database file" are context: DuckDB loading the same file into a new database file, with CHECKPOINT (written and synced) and the database closed, as a build writes and syncs its dataset file; their ratio is to the in-memory load.');
 console.log(lines.join('\n'));
 if (!args.includes('--no-write')) {

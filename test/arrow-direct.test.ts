@@ -16,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildFingerprint } from '../bench/lib/build-fingerprint.js';
 import { CrosstabError } from '../src/errors.js';
 import { readInput } from '../src/dataset/input/read-input.js';
+import { numberBlockBytes } from '../src/dataset/input/arrow-direct.js';
 import { cliPath } from './support/paths.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'crosstab-arrow-direct-'));
@@ -178,6 +179,45 @@ describe('Arrow columns read straight into WebAssembly memory', () => {
     expect(beyond.one.code).toBe('invalid_input');
     expect(beyond.one.message).toMatch(/runs past the end of the file/);
     expect(beyond.workers).toMatch(/runs past the end of the file/);
+  });
+
+  it('number a column of more rows than a block (storeDirect reads numberBlockBytes at a time) as its values and nulls are', async () => {
+    // Three blocks of 64-bit values and a part of one; nulls on both sides of each block's edge.
+    const count = (numberBlockBytes / 8) * 3 + 1_234;
+    const edge = numberBlockBytes / 8;
+    const isNull = (i: number) => i % 97 === 0 || Math.abs((i % edge) - edge / 2) < 3 || i % edge < 5 || i % edge > edge - 6;
+    const value = (i: number) => (i * 7919) % 50_021;
+    const input = join(dir, 'blocks.arrow');
+    const index = Array.from({ length: count }, (_, i) => i);
+    writeFileSync(
+      input,
+      tableToIPC(
+        new Table({
+          n: vectorFromArray(index.map((i) => (isNull(i) ? null : BigInt(value(i)))), new Int64()),
+          x: vectorFromArray(index.map((i) => (isNull(i + 1) ? null : value(i) / 4)), new Float64()),
+          w: vectorFromArray(index.map((i) => 1 + (i % 3)), new Float64()),
+        }),
+        'file',
+      ),
+    );
+    const table = await readInput(input, { weights: ['w'], threads: 0 });
+    expect(table.rows).toBe(count);
+    expect(table.weights[0]!.values.every((weight, i) => weight === 1 + (i % 3))).toBe(true);
+    // Each row's value as its text (the CSV a reader would write of it), numbered in first-seen order.
+    const texts = [(i: number) => (isNull(i) ? '' : String(value(i))), (i: number) => (isNull(i + 1) ? '' : String(value(i) / 4))];
+    texts.forEach((text, c) => {
+      const column = table.columns.find((candidate) => candidate.name === ['n', 'x'][c])!;
+      const dictionary: string[] = [];
+      const seen = new Map<string, number>();
+      let wrong = 0;
+      for (let i = 0; i < count; i++) {
+        const expected = text(i);
+        if (expected !== '' && !seen.has(expected)) seen.set(expected, dictionary.push(expected));
+        if ((expected === '' ? 0 : seen.get(expected)) !== column.ids[i]) wrong++;
+      }
+      expect(wrong).toBe(0);
+      expect(column.dictionary).toEqual(dictionary);
+    });
   });
 
   it('build in workers given read plans (many small batches, every column read straight) the dataset one thread builds', async () => {

@@ -1,5 +1,5 @@
 /**
- * CROSSTAB_TRACE=1 (any value but empty or 0): appendRows() writes a line per phase to stderr:
+ * CROSSTAB_TRACE=1 (any value but empty or 0): appendRows() and buildDataset() write a line per phase to stderr:
  * the milliseconds since the process started when the phase ended, the phase's wall time and
  * the process's CPU time in it (every thread's: user + system), and the parts of the write
  * that are summed over buffers (reading the old bytes, checking and making hashes, making the
@@ -14,7 +14,8 @@ export interface AppendTrace {
   done(): void;
 }
 
-export function appendTrace(env: NodeJS.ProcessEnv = process.env): AppendTrace | undefined {
+/** `whole`: what the last line (the whole, from the call) is named. */
+export function appendTrace(env: NodeJS.ProcessEnv = process.env, whole = 'appendRows'): AppendTrace | undefined {
   const setting = env['CROSSTAB_TRACE'];
   if (setting === undefined || setting === '' || setting === '0') return undefined;
   const cpuMs = () => {
@@ -39,7 +40,7 @@ export function appendTrace(env: NodeJS.ProcessEnv = process.env): AppendTrace |
     done() {
       for (const [part, ms] of parts) process.stderr.write(`trace:          of which ${part.padEnd(17)} ${ms.toFixed(1).padStart(7)} ms (main thread, summed over buffers)\n`);
       const now = { wall: performance.now(), cpu: cpuMs() };
-      line('appendRows in all', now.wall - started.wall, now.cpu - started.cpu, `process CPU since start ${cpuMs().toFixed(0)} ms`);
+      line(`${whole} in all`, now.wall - started.wall, now.cpu - started.cpu, `process CPU since start ${cpuMs().toFixed(0)} ms`);
     },
   };
 }

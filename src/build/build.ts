@@ -13,6 +13,7 @@ import { Resolver } from '../query/resolve.js';
 import { nameText } from '../text/expression-text.js';
 import { invalidOption } from '../options.js';
 import { type BuildOptions, type BuildReport, refuseOutOverInput, validateBuildOptions } from './build-options.js';
+import { appendTrace } from './append-trace.js';
 
 /**
  * Compiles a file of respondents (CSV or gzip'd CSV, SPSS .sav/.zsav, Parquet, Arrow IPC;
@@ -20,6 +21,16 @@ import { type BuildOptions, type BuildReport, refuseOutOverInput, validateBuildO
  * file and renames, so a failed or cancelled build leaves nothing behind.
  */
 export async function buildDataset(input: string, options: BuildOptions): Promise<BuildReport> {
+  const trace = appendTrace(process.env, 'buildDataset');
+  trace?.mark('start (node, modules)');
+  try {
+    return await build(input, options, trace);
+  } finally {
+    trace?.done();
+  }
+}
+
+async function build(input: string, options: BuildOptions, trace: ReturnType<typeof appendTrace>): Promise<BuildReport> {
   const checked = validateBuildOptions(options);
   const { signal } = checked;
   const cancelled = () => throwIfCancelled(signal, 'the build', BUILD_CANCELLED_HINT);
@@ -49,7 +60,9 @@ export async function buildDataset(input: string, options: BuildOptions): Promis
   // The input readers and the writer (csv-parse, hyparquet, apache-arrow) load on first
   // build, not with the package: opening a built dataset and querying it never needs them.
   const { readInput: read } = await import('../dataset/input/read-input.js');
+  trace?.mark('load the input reader');
   const table = await read(input, readOptions);
+  trace?.mark('read the input', `${table.rows} rows, ${table.columns.length} columns`);
   cancelled();
 
   const multi = multiSpecs(table, codebook, checked.codebook, checked.multi ?? []);
@@ -97,12 +110,14 @@ export async function buildDataset(input: string, options: BuildOptions): Promis
       });
     }
   }
+  trace?.mark('plan', `${compiled.specs.length} buffers`);
   cancelled();
   const { writeDataset } = await import('../dataset/file/writer.js');
   // Past the page cache: through it, the copy into new cache pages and their writeback at the
   // fsync cost more CPU than any step of the build but the read; the workers run at most a few
   // variables ahead of the writer (makeBuffersInWorkers), so a slow device holds back only them.
   const written = await writeDataset(compiled, checked.out, signal, { direct: true });
+  trace?.mark('make, write, sync, rename', `${written.bytes} bytes`);
   return {
     out: checked.out,
     respondents: compiled.meta.respondents,

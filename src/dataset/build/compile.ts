@@ -250,7 +250,7 @@ function* makeBuffers(input: RawTable, planned: PlannedVariable[], multiPlans: M
   const sorted = weightOrder(input.weights[0]?.values, input.rows, new Uint32Array(input.rows), memory.respondentOf);
   const order = sorted.order;
   yield* weightBuffers(input, sorted, words);
-  yield bytesOf(order.slice());
+  yield bytesOf(order);
   yield* idTexts;
   for (const plan of multiPlans) yield* multiBuffers(plan, order, words);
   const kernel = new ColumnKernel(columnsModule(), { memory: memory.memory, orderAt: memory.orderAt, scratchAt: memory.scratchAt[0]! });
@@ -288,7 +288,8 @@ async function* makeBuffersInWorkers(input: RawTable, planned: PlannedVariable[]
     while (next < planned.length && ahead.length < threads + 1) launch();
     // The weights (first in the file) are written while the workers make the first variables.
     yield* weightBuffers(input, sorted, words);
-    yield bytesOf(order.slice());
+    // The order itself, not a copy: nothing writes it once it is found (the writer pads a copy of it).
+    yield bytesOf(order);
     yield* idTexts;
     yield* multi;
     while (ahead.length > 0) {

@@ -64,7 +64,6 @@ export class TextColumns {
 export async function storeDirect(handle: FileHandle, target: ColumnEncoder, start: number, plan: ColumnPlan, texts: TextColumns): Promise<void> {
   const { rows } = plan;
   if (rows === 0) return;
-  const validityBytes = (rows + 7) >> 3;
   if (plan.kind === 'utf8') {
     const column = texts.of(target);
     const stopped = column.numberingStopped;
@@ -77,10 +76,21 @@ export async function storeDirect(handle: FileHandle, target: ColumnEncoder, sta
     return;
   }
   const numbers = texts.numbers;
-  await readInto(handle, numbers.room(rows * numberWidth[plan.kind]), plan.data.offset);
-  if (plan.validity !== undefined) await readInto(handle, numbers.validityRoom(validityBytes), plan.validity.offset);
-  numbers.storeRoom(target, start, plan.kind, rows, plan.validity === undefined ? undefined : 0);
+  const width = numberWidth[plan.kind];
+  // A block of rows at a time, each into the same room: the thread's room is a few MB that it
+  // touches once (not a column's whole bytes, new memory the first time), and a block is
+  // numbered while it is still in the processor's cache. Blocks are whole bytes of validity.
+  const block = numberBlockBytes / width;
+  for (let done = 0; done < rows; done += block) {
+    const count = Math.min(block, rows - done);
+    await readInto(handle, numbers.room(count * width), plan.data.offset + done * width);
+    if (plan.validity !== undefined) await readInto(handle, numbers.validityRoom((count + 7) >> 3), plan.validity.offset + done / 8);
+    numbers.storeRoom(target, start + done, plan.kind, count, plan.validity === undefined ? undefined : 0);
+  }
 }
+
+/** Bytes of a column of numbers read and numbered at a time (storeDirect): a multiple of 8 values of any width. */
+export const numberBlockBytes = 1 << 22;
 
 /**
  * Rows `start ..` of a weight column of numbers (`plan`, not Utf8) from the file: its values
