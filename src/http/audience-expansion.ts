@@ -67,6 +67,16 @@ async function fetchUsed(store: AudienceStore, viewer: AudienceViewer, survey: s
 }
 
 /**
+ * The audiences of `survey` the caller may use that `texts` name, directly or through each
+ * other, read once (one snapshot) for several expansions: expandRequestAudiences' `read`, e.g.
+ * a listing of saved tables. None for a caller of no account.
+ */
+export async function readUsedAudiences(store: AudienceStore, caller: ApiKeyRecord, survey: string, texts: readonly string[]): Promise<AudienceRecord[]> {
+  const viewer = audienceViewer(caller);
+  return viewer === undefined ? [] : fetchUsed(store, viewer, survey, texts);
+}
+
+/**
  * Which audience `@name` is, seen from `parent`: inside a shared audience only shared ones (it
  * means the same for every caller of the account); elsewhere the viewer's own private one
  * first, then the shared one.
@@ -119,8 +129,10 @@ export async function expandRequestAudiences(options: {
   allowedGroups: readonly string[] | undefined;
   expressions: readonly RequestExpression[];
   catalog: string;
+  /** The audiences readUsedAudiences read for these expressions (among others): not read again. */
+  read?: readonly AudienceRecord[];
 }): Promise<string[] | ServiceError> {
-  const { store, caller, dataset, allowedGroups, expressions, catalog } = options;
+  const { store, caller, dataset, allowedGroups, expressions, catalog, read } = options;
   const info = dataset.info;
   const using = expressions.filter((expression) => topNames(expression.text).length > 0);
   if (using.length === 0) return expressions.map((expression) => expression.text);
@@ -134,7 +146,7 @@ export async function expandRequestAudiences(options: {
       first.field,
     );
   }
-  const audiences = await fetchUsed(store, viewer, info.survey, using.map((expression) => expression.text));
+  const audiences = read ?? (await fetchUsed(store, viewer, info.survey, using.map((expression) => expression.text)));
   const lookup = audienceLookup(audiences, viewer);
   const checked = new Set<string>();
   const texts: string[] = [];
