@@ -46,7 +46,10 @@ export function topNames(text: string): string[] {
  * each other. Those named are read first; when they use others, with the store's closure, all
  * are read again in one statement, and only that read is used (one snapshot: never an audience
  * from before an edit with one from after another edit, an answer no state of the audiences
- * ever gave); a store without it is read one query per level (at most MAX_AUDIENCE_DEPTH + 1).
+ * ever gave). The per-level reads below (one query per level, at most MAX_AUDIENCE_DEPTH + 1)
+ * are for third-party stores without closure only: the built-in DbAudienceStore (embedded
+ * database and PostgreSQL) has it, and test/access/audience-closure.test.ts fails if it is ever
+ * read level by level.
  */
 async function fetchUsed(store: AudienceStore, viewer: AudienceViewer, survey: string, texts: readonly string[]): Promise<AudienceRecord[]> {
   const named = [...new Set(texts.flatMap(topNames))];
@@ -54,6 +57,7 @@ async function fetchUsed(store: AudienceStore, viewer: AudienceViewer, survey: s
   let wanted = new Set(found.flatMap((audience) => topNames(audience.expression)));
   if (wanted.size === 0) return found;
   if (store.closure !== undefined) return store.closure(viewer, survey, named, MAX_AUDIENCE_DEPTH);
+  // A third-party store without closure: level by level, each level its own snapshot.
   const fetched = new Map<string, AudienceRecord[]>();
   for (let level = 0; ; level++) {
     if (level > 0) found = await store.byNames(viewer, survey, [...wanted]);
@@ -64,6 +68,16 @@ async function fetchUsed(store: AudienceStore, viewer: AudienceViewer, survey: s
     if (level >= MAX_AUDIENCE_DEPTH || wanted.size === 0) break;
   }
   return [...fetched.values()].flat();
+}
+
+/**
+ * The audiences of `survey` the caller may use that `texts` name, directly or through each
+ * other, read once (one snapshot) for several expansions: expandRequestAudiences' `read`, e.g.
+ * a listing of saved tables. None for a caller of no account.
+ */
+export async function readUsedAudiences(store: AudienceStore, caller: ApiKeyRecord, survey: string, texts: readonly string[]): Promise<AudienceRecord[]> {
+  const viewer = audienceViewer(caller);
+  return viewer === undefined ? [] : fetchUsed(store, viewer, survey, texts);
 }
 
 /**
@@ -119,8 +133,10 @@ export async function expandRequestAudiences(options: {
   allowedGroups: readonly string[] | undefined;
   expressions: readonly RequestExpression[];
   catalog: string;
+  /** The audiences readUsedAudiences read for these expressions (among others): not read again. */
+  read?: readonly AudienceRecord[];
 }): Promise<string[] | ServiceError> {
-  const { store, caller, dataset, allowedGroups, expressions, catalog } = options;
+  const { store, caller, dataset, allowedGroups, expressions, catalog, read } = options;
   const info = dataset.info;
   const using = expressions.filter((expression) => topNames(expression.text).length > 0);
   if (using.length === 0) return expressions.map((expression) => expression.text);
@@ -134,7 +150,7 @@ export async function expandRequestAudiences(options: {
       first.field,
     );
   }
-  const audiences = await fetchUsed(store, viewer, info.survey, using.map((expression) => expression.text));
+  const audiences = read ?? (await fetchUsed(store, viewer, info.survey, using.map((expression) => expression.text)));
   const lookup = audienceLookup(audiences, viewer);
   const checked = new Set<string>();
   const texts: string[] = [];

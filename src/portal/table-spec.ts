@@ -22,6 +22,11 @@ export interface TableSpec {
   Missing: 'show' | 'hide';
 }
 
+/** The expressions a spec holds: its base, then its rows' and columns' expression entries. */
+export function expressionsOf(spec: TableSpec): string[] {
+  return [spec.PopulationBaseCode, ...[...spec.Rows, ...spec.Columns].flatMap((item) => ('Variable' in item ? [] : [item.Expression]))];
+}
+
 /** The form's fields as text, as the page shows them. */
 export interface TableForm {
   survey: string;

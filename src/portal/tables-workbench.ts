@@ -7,14 +7,15 @@ import { accountById, checkSavedResultSize, checkSavedTableRoom, DEFAULT_SAVED_T
 import { ErrorCode, isCrosstabError, type TableJson } from '../index.js';
 import type { ApiKeyRecord, HandlerResponse } from '../http/index.js';
 import { callerGroups, type CatalogDataset } from '../http/survey-catalog.js';
-import { expandRequestAudiences } from '../http/audience-expansion.js';
+import { expandRequestAudiences, readUsedAudiences } from '../http/audience-expansion.js';
 import { BILLED, type BilledResponse } from '../http/billed-delivery.js';
+import type { AudienceRecord } from '../keys/index.js';
 import { DbAudienceStore } from '../access/index.js';
 import type { PageContext } from './html.js';
 import type { PortalRoute, RouteContext } from './routes.js';
 import type { Session } from './sessions.js';
 import { accountCatalog, accountRights } from './surveys-page.js';
-import { axisEntry, emptyForm, formOf, formOfSpec, parseSpec, specOf, unknownBareName, usableNames, type TableForm, type TableSpec } from './table-spec.js';
+import { axisEntry, emptyForm, expressionsOf, formOf, formOfSpec, parseSpec, specOf, unknownBareName, usableNames, type TableForm, type TableSpec } from './table-spec.js';
 import { tablesPage, type TablesView } from './tables-page.js';
 
 /** Formats a table can be answered in. */
@@ -108,7 +109,14 @@ export function tablesRoutes(deps: TablesDependencies): PortalRoute[] {
     const saved = await listSavedTables(db, owner(session));
     // A saved table whose survey or variables the account may no longer use is listed without its spec.
     const rights = await rightsOf(session);
-    const usable = await Promise.all(saved.map(async (entry) => { const spec = parseSpec(entry.spec); return spec !== undefined && (await entitledTo(rights, spec)); }));
+    const specs = saved.map((entry) => parseSpec(entry.spec));
+    // The audiences the listed tables use are read once per survey, not once per table.
+    const read = new Map<string, AudienceRecord[]>();
+    for (const survey of new Set(specs.flatMap((spec) => (spec === undefined ? [] : [spec.SurveyCode])))) {
+      const texts = specs.flatMap((spec) => (spec?.SurveyCode === survey ? expressionsOf(spec) : [])).filter((text) => text.includes('@'));
+      if (texts.length > 0) read.set(survey, await readUsedAudiences(audiences, rights.caller, survey, texts));
+    }
+    const usable = await Promise.all(specs.map(async (spec) => spec !== undefined && (await entitledTo(rights, spec, read.get(spec.SurveyCode)))));
     const unusable = new Set(saved.filter((_, i) => !usable[i]).map((entry) => entry.id));
     const surveyName = dataset === undefined ? {} : { surveyName: dataset.info.name === dataset.info.survey ? dataset.info.name : `${dataset.info.name} (${dataset.info.survey})` };
     const tables: TablesView = { form, surveys: catalog.surveys, ...surveyName, weights: dataset?.info.weights ?? [], variables, codes, saved, unusable, viewerId: session.userId, ...extra };
@@ -224,17 +232,18 @@ export function tablesRoutes(deps: TablesDependencies): PortalRoute[] {
   /**
    * Whether the account may still use everything the spec names: its survey, and the variables
    * and codes of its base and entries, with the saved audiences they use expanded as a table
-   * computed now would expand them (an audience gone, or using a group lost, is not usable).
+   * computed now would expand them (an audience gone, or using a group lost, is not usable);
+   * `read`: the audiences readUsedAudiences read for this spec's expressions, when it was.
    */
-  async function entitledTo({ caller, catalog }: Awaited<ReturnType<typeof rightsOf>>, spec: TableSpec): Promise<boolean> {
+  async function entitledTo({ caller, catalog }: Awaited<ReturnType<typeof rightsOf>>, spec: TableSpec, read?: readonly AudienceRecord[]): Promise<boolean> {
     const dataset = catalog.surveys.some((survey) => survey.SurveyCode === spec.SurveyCode) ? deps.surveys.find((candidate) => candidate.info.survey === spec.SurveyCode) : undefined;
     if (dataset === undefined) return false;
     const groups = callerGroups(caller, dataset.info) ?? [];
     if (groups.length === 0 || dataset.groupsOf === undefined) return groups.length > 0;
-    const expressions = [spec.PopulationBaseCode, ...[...spec.Rows, ...spec.Columns].flatMap((item) => ('Variable' in item ? [] : [item.Expression]))];
+    const expressions = expressionsOf(spec);
     let texts = expressions;
     if (expressions.some((text) => text.includes('@'))) {
-      const expanded = await expandRequestAudiences({ store: audiences, caller, dataset, allowedGroups: groups, expressions: expressions.map((text) => ({ text, field: 'expression', label: 'Expression' })), catalog: '' });
+      const expanded = await expandRequestAudiences({ store: audiences, caller, dataset, allowedGroups: groups, expressions: expressions.map((text) => ({ text, field: 'expression', label: 'Expression' })), catalog: '', ...(read === undefined ? {} : { read }) });
       if (!Array.isArray(expanded)) return false;
       texts = expanded;
     }

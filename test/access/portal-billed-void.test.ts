@@ -3,26 +3,20 @@
 // answer's is. Real HTTP (listen()), real sockets, the embedded database, the real GSS
 // dataset; the usage row's commit is held by the test so that the client leaves while it is
 // being written, and the order is fixed.
-import { join } from 'node:path';
 import type { Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { openDataset, type Dataset } from '../../src/index.js';
-import { addAccount, addUser, DbKeyStore, DbUsageSink, openDatabase, parseLicences, type Database } from '../../src/access/index.js';
-import { createCrosstabHandler, listen, type RunningServer } from '../../src/http/index.js';
-import { createPortal, mountPortal } from '../../src/portal/index.js';
+import type { Database } from '../../src/access/index.js';
+import type { RunningServer } from '../../src/http/index.js';
 import { openRaw } from '../http/raw-http.js';
-import { tempDir } from '../http/support.js';
 import { held, until, type HeldSink } from '../support/held-usage.js';
-import { cookieOf, csrfOf, postSignIn, send, signInForm } from './portal-client.js';
+import { csrfOf, send } from './portal-client.js';
+import { startPortalServer, type PortalServer } from './portal-server.js';
 
 const paths = inject('testDatasets');
 
-
-
-
 describe('portal tables not delivered are voided (embedded database)', () => {
+  let served: PortalServer;
   let db: Database;
-  let gss: Dataset;
   let server: RunningServer;
   let origin: string;
   let sink: HeldSink;
@@ -31,30 +25,22 @@ describe('portal tables not delivered are voided (embedded database)', () => {
   const sockets = new Set<Socket>();
 
   beforeAll(async () => {
-    db = await openDatabase(join(tempDir('crosstab-portal-void-'), 'db'));
-    await addAccount(db, 'acme', parseLicences(['GSS'], ['GSS:demographics']));
-    gss = await openDataset(paths.gss);
-    const keys = new DbKeyStore(db);
-    sink = held(new DbUsageSink(db));
-    const api = await createCrosstabHandler({ datasets: [gss], keys, usage: sink });
-    server = await listen(mountPortal(api, createPortal({ db, keys, apiUrl: 'http://127.0.0.1/v1', exampleBody: '{}', surveys: [gss] })), { port: 0 });
+    served = await startPortalServer({
+      datasets: [paths.gss],
+      prefix: 'crosstab-portal-void-',
+      licences: [['GSS'], ['GSS:demographics']],
+      mustChangePassword: false,
+      usage: (own) => (sink = held(own)),
+    });
+    ({ db, server, origin } = served);
     server.server.on('connection', (socket: Socket) => {
       sockets.add(socket);
       socket.once('close', () => sockets.delete(socket));
     });
-    origin = server.url.replace(/\/v1$/, '');
-    const { user, oneTimePassword } = await addUser(db, 'acme', 'analyst@acme.example');
-    await db.query('UPDATE users SET must_change_password = false WHERE id = $1', [user.id]);
-    const signed = await postSignIn(origin, await signInForm(origin), user.email, oneTimePassword);
-    expect(signed.status).toBe(303);
-    cookie = cookieOf(signed, 'crosstab_portal') as string;
+    cookie = await served.signInCookie('analyst@acme.example');
     csrf = csrfOf(await send(origin, 'GET', '/portal/tables', { cookie }));
   });
-  afterAll(async () => {
-    await server?.close();
-    await db?.close();
-    await gss?.close();
-  });
+  afterAll(() => served?.close());
 
   const usage = async () => (await db.query<{ request_id: string; operation: string; void_reason: string | null }>('SELECT request_id, operation, void_reason FROM usage ORDER BY time')).rows;
   const tableFields = (fields: Record<string, string>) => new URLSearchParams({ csrf, survey: 'GSS', base: 'year=2024', rows: 'race', columns: 'sex', weight: '', missing: 'hide', action: 'compute', ...fields }).toString();

@@ -2,40 +2,29 @@
 // not held until the server's 30 s request timeout) and at most maxBodyBytes (413 "Form too
 // large", not 403 "Form refused").
 import { connect } from 'node:net';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { openDataset, type Dataset } from '../../src/index.js';
-import { createCrosstabHandler, listen, type RunningServer } from '../../src/http/index.js';
-import { addAccount, addUser, DbKeyStore, DbUsageSink, openDatabase, parseLicences, type Database } from '../../src/access/index.js';
-import { createPortal, mountPortal } from '../../src/portal/index.js';
-import { tempDir } from '../http/support.js';
-import { cookieOf, csrfOf, postSignIn, send, signInForm } from './portal-client.js';
+import { csrfOf, send } from './portal-client.js';
+import { startPortalServer, type PortalServer } from './portal-server.js';
 
 describe('portal form bodies', () => {
-  let db: Database;
-  let server: RunningServer;
+  let served: PortalServer;
   let origin: string;
   let cookie: string;
   let csrf: string;
-  let gss: Dataset;
 
   beforeAll(async () => {
-    db = await openDatabase(join(tempDir('crosstab-portal-body-'), 'db'));
-    await addAccount(db, 'acme', parseLicences(['GSS'], ['GSS:demographics']));
-    const keys = new DbKeyStore(db);
-    const api = await createCrosstabHandler({ datasets: [(gss = await openDataset(inject('testDatasets').gss))], keys, usage: new DbUsageSink(db), bodyTimeoutMs: 400 });
-    server = await listen(mountPortal(api, createPortal({ db, keys, apiUrl: 'http://127.0.0.1/v1', exampleBody: '{}' })), { port: 0 });
-    origin = server.url.replace(/\/v1$/, '');
-    const { user, oneTimePassword } = await addUser(db, 'acme', 'analyst@acme.example');
-    await db.query('UPDATE users SET must_change_password = false WHERE id = $1', [user.id]);
-    cookie = cookieOf(await postSignIn(origin, await signInForm(origin), user.email, oneTimePassword), 'crosstab_portal') as string;
+    served = await startPortalServer({
+      datasets: [inject('testDatasets').gss],
+      prefix: 'crosstab-portal-body-',
+      licences: [['GSS'], ['GSS:demographics']],
+      mustChangePassword: false,
+      handler: { bodyTimeoutMs: 400 },
+    });
+    origin = served.origin;
+    cookie = await served.signInCookie('analyst@acme.example');
     csrf = csrfOf(await send(origin, 'GET', '/portal/keys', { cookie }));
   });
-  afterAll(async () => {
-    await server?.close();
-    await db?.close();
-    gss?.close();
-  });
+  afterAll(() => served?.close());
 
   it('answers a form larger than maxBodyBytes with 413, naming the limit', async () => {
     const reply = await send(origin, 'POST', '/portal/keys', { cookie, form: { csrf, name: 'x'.repeat(20_000) } });

@@ -1,48 +1,30 @@
 // Portal requests over real HTTP on the embedded database, as a signed-in user sends them:
 // usage ranges typed by hand (never a header built from them, never a crashed server, errors
 // in the form's words with the entered values kept) and a new-key form sent twice.
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { openDataset, type Dataset } from '../../src/index.js';
-import { createCrosstabHandler, listen, type RunningServer } from '../../src/http/index.js';
-import { addAccount, addUser, DbKeyStore, DbUsageSink, findAccount, listKeys, openDatabase, parseLicences, updateAccount, type Database } from '../../src/access/index.js';
-import { createPortal, mountPortal } from '../../src/portal/index.js';
-import { tempDir } from '../http/support.js';
+import { addAccount, addUser, findAccount, listKeys, parseLicences, updateAccount, type Database } from '../../src/access/index.js';
 import { alertOf, cookieOf, csrfOf, postSignIn, send, signInForm, type Reply } from './portal-client.js';
+import { startPortalServer, type PortalServer } from './portal-server.js';
 
 const paths = inject('testDatasets');
 
 const valueOf = (reply: Reply, id: string): string | undefined => new RegExp(`id="${id}"[^>]*value="([^"]*)"`).exec(reply.body)?.[1];
 
 describe('portal requests of a signed-in user (embedded database)', () => {
+  let served: PortalServer;
   let db: Database;
-  let dataset: Dataset;
-  let server: RunningServer;
   let origin: string;
   let cookie: string;
   let csrf: string;
 
   beforeAll(async () => {
-    db = await openDatabase(join(tempDir('crosstab-portal-requests-'), 'db'));
-    await addAccount(db, 'acme', parseLicences(['GSS'], ['GSS:_ALL_']));
-    const { user, oneTimePassword } = await addUser(db, 'acme', 'analyst@acme.example');
     // The one-time password is accepted as the user's own: these tests are about other pages.
-    await db.query('UPDATE users SET must_change_password = false WHERE id = $1', [user.id]);
-    dataset = await openDataset(paths.gss);
-    const keys = new DbKeyStore(db);
-    const api = await createCrosstabHandler({ datasets: [dataset], keys, usage: new DbUsageSink(db) });
-    server = await listen(mountPortal(api, createPortal({ db, keys, apiUrl: 'http://127.0.0.1/v1', exampleBody: '{}' })), { port: 0 });
-    origin = server.url.replace(/\/v1$/, '');
-    const signed = await postSignIn(origin, await signInForm(origin), user.email, oneTimePassword);
-    expect(signed.status).toBe(303);
-    cookie = cookieOf(signed, 'crosstab_portal') as string;
+    served = await startPortalServer({ datasets: [paths.gss], prefix: 'crosstab-portal-requests-', mustChangePassword: false });
+    ({ db, origin } = served);
+    cookie = await served.signInCookie('analyst@acme.example');
     csrf = csrfOf(await send(origin, 'GET', '/portal/keys', { cookie }));
   });
-  afterAll(async () => {
-    await server?.close();
-    await db?.close();
-    dataset?.close();
-  });
+  afterAll(() => served?.close());
 
   it('usage.csv with a date Date.parse would take (text in parentheses, a non-Latin-1 or CR LF) is a 400 page, and the server keeps serving', async () => {
     for (const from of ['Nov%201%202026%20(%C4%80)', '2026-11-01%20(%0D%0AX:%201)', 'Nov%201%202026', '2026-02-30']) {

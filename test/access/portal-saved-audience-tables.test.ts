@@ -39,4 +39,42 @@ describe('a saved table using a saved audience (portal, embedded database)', () 
     expect(refused.body).not.toContain('Stored result computed');
     expect(refused.body).not.toContain('polviews');
   });
+
+  it('lists several tables using audiences with one read of the audiences, each listed as openable as opening it is', async () => {
+    await updateAccount(db, 'acme', { licences: parseLicences(['GSS'], ['GSS:_ALL_']) });
+    const account = { accountId: portal!.accountId };
+    await createAudience(db, account, { survey: 'GSS', name: 'women', expression: 'sex=2', label: null, shared: true });
+    await createAudience(db, account, { survey: 'GSS', name: 'liberal-women', expression: '@liberals AND @women', label: null, shared: true });
+    const bases = { 'Women by race': '@women', 'Liberal women by race': '@liberal-women', 'Women, year 2024': '@women AND year=2024', 'Liberals by sex': '@liberals' };
+    const locations = new Map<string, string>();
+    for (const [tableName, base] of Object.entries(bases)) {
+      const form = new URLSearchParams({ csrf, survey: 'GSS', base, rows: 'race', columns: 'sex', weight: '', missing: 'hide', action: 'save', tableName });
+      const saved = await send(origin, 'POST', '/portal/tables', { cookie, form });
+      expect(saved.status, alertOf(saved)).toBe(303);
+      locations.set(tableName, String(saved.headers.location).replace(/^https?:\/\/[^/]+/, ''));
+    }
+    await updateAccount(db, 'acme', { licences: parseLicences(['GSS'], ['GSS:demographics']) });
+    // The statements that read audiences while the list is made (the real ones, counted).
+    const reads: string[] = [];
+    const query = db.query.bind(db);
+    db.query = ((text: string, params?: unknown[]) => {
+      if (/\baudiences\b/.test(text)) reads.push(text);
+      return query(text, params);
+    }) as typeof db.query;
+    let list;
+    try {
+      list = await send(origin, 'GET', '/portal/tables', { cookie });
+    } finally {
+      db.query = query;
+    }
+    expect(list.status).toBe(200);
+    // @liberal-women uses others: the named ones, then the closure of all of them (one statement each).
+    expect(reads.length).toBe(2);
+    const rowOf = (tableName: string) => new RegExp(`<tr><td data-label="Table"><a [^>]*>${tableName}</a>[\\s\\S]*?</tr>`).exec(list.body)?.[0] ?? '';
+    for (const [tableName, location] of locations) {
+      const opened = await send(origin, 'GET', location, { cookie });
+      expect([tableName, rowOf(tableName).includes('uses what your account may no longer use')]).toEqual([tableName, opened.status === 403]);
+      expect([tableName, opened.status]).toEqual([tableName, tableName.includes('iberal') ? 403 : 200]);
+    }
+  });
 });

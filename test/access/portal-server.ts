@@ -5,7 +5,7 @@
 // own options).
 import { join } from 'node:path';
 import { openDataset, type Dataset } from '../../src/index.js';
-import { createCrosstabHandler, listen, type CrosstabHandlerOptions, type RunningServer } from '../../src/http/index.js';
+import { createCrosstabHandler, listen, type CrosstabHandlerOptions, type RunningServer, type UsageSink } from '../../src/http/index.js';
 import { addAccount, addUser, DbAudienceStore, DbKeyStore, DbUsageSink, openDatabase, parseLicences, type Database, type DbKeyStoreOptions } from '../../src/access/index.js';
 import { createPortal, mountPortal } from '../../src/portal/index.js';
 import { tempDir } from '../http/support.js';
@@ -26,6 +26,8 @@ export interface PortalServerOptions {
   /** Saved audiences in the access database. */
   audiences?: boolean;
   keys?: DbKeyStoreOptions;
+  /** The API's usage sink made from the database's (e.g. one the test holds); the database's own by default. */
+  usage?: (sink: DbUsageSink) => UsageSink;
   /** The API handler's other options (an access log, a body timeout). */
   handler?: Partial<CrosstabHandlerOptions>;
   /** The portal's example body; with one, the API's address is the server's own, else a fixed one and the portal lists the surveys. */
@@ -60,7 +62,7 @@ export async function startPortalServer(options: PortalServerOptions): Promise<P
   const datasets: Dataset[] = [];
   for (const path of options.datasets) datasets.push(await openDataset(path));
   const keys = new DbKeyStore(db, options.keys);
-  const api = await createCrosstabHandler({ datasets, keys, usage: new DbUsageSink(db), ...(options.audiences ? { audiences: new DbAudienceStore(db) } : {}), ...options.handler });
+  const api = await createCrosstabHandler({ datasets, keys, usage: options.usage === undefined ? new DbUsageSink(db) : options.usage(new DbUsageSink(db)), ...(options.audiences ? { audiences: new DbAudienceStore(db) } : {}), ...options.handler });
   let apiUrl = '';
   const portal =
     options.exampleBody === undefined

@@ -5,12 +5,11 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { openDataset, tableStatistics, tableToCSV, type Dataset } from '../../src/index.js';
-import { createCrosstabHandler, listen, type RunningServer } from '../../src/http/index.js';
-import { addAccount, addUser, DbKeyStore, DbUsageSink, openDatabase, parseLicences, type Database } from '../../src/access/index.js';
-import { createPortal, mountPortal } from '../../src/portal/index.js';
+import { tableStatistics, tableToCSV, type Dataset } from '../../src/index.js';
+import { addAccount, addUser, parseLicences, type Database } from '../../src/access/index.js';
 import { tempDir } from '../http/support.js';
 import { alertOf, cookieOf, csrfOf, postSignIn, send, signInForm } from './portal-client.js';
+import { startPortalServer, type PortalServer } from './portal-server.js';
 import { officeSheets, skipOffice } from '../support/libreoffice.js';
 
 const paths = inject('testDatasets');
@@ -22,9 +21,9 @@ interface Person {
 }
 
 describe('portal Tables page (embedded database)', () => {
+  let served: PortalServer;
   let db: Database;
   let gss: Dataset;
-  let server: RunningServer;
   let origin: string;
   let analyst: Person;
   let colleague: Person;
@@ -47,24 +46,16 @@ describe('portal Tables page (embedded database)', () => {
   };
 
   beforeAll(async () => {
-    db = await openDatabase(join(tempDir('crosstab-portal-tables-'), 'db'));
-    await addAccount(db, 'acme', parseLicences(['GSS'], ['GSS:demographics']));
+    // The account's users are added by person() below, as the other accounts' are.
+    served = await startPortalServer({ datasets: [paths.gss], prefix: 'crosstab-portal-tables-', licences: [['GSS'], ['GSS:demographics']], users: [] });
+    ({ db, origin, dataset: gss } = served);
     await addAccount(db, 'globex', parseLicences(['GSS'], ['GSS:demographics']));
     await addAccount(db, 'initech', parseLicences(['GSS'], ['GSS:demographics']), { monthlyQuota: 1 });
-    gss = await openDataset(paths.gss);
-    const keys = new DbKeyStore(db);
-    const api = await createCrosstabHandler({ datasets: [gss], keys, usage: new DbUsageSink(db) });
-    server = await listen(mountPortal(api, createPortal({ db, keys, apiUrl: 'http://127.0.0.1/v1', exampleBody: '{}', surveys: [gss] })), { port: 0 });
-    origin = server.url.replace(/\/v1$/, '');
     analyst = await person('acme', 'analyst@acme.example');
     colleague = await person('acme', 'colleague@acme.example');
     outsider = await person('globex', 'analyst@globex.example');
   });
-  afterAll(async () => {
-    await server?.close();
-    await db?.close();
-    await gss?.close();
-  });
+  afterAll(() => served?.close());
 
   it('shows the form with labels, the survey and its weights, and refuses a post without the CSRF token (nothing billed)', async () => {
     const page = await send(origin, 'GET', '/portal/tables', { cookie: analyst.cookie });

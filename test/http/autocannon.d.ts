@@ -46,6 +46,8 @@ declare module 'autocannon' {
   /** A running load: awaitable, and an event emitter ('reqError': a connection error or timeout). */
   interface AutocannonInstance extends Promise<AutocannonResult> {
     on(event: 'reqError', listener: (error: Error) => void): this;
+    /** Ends the run at its next one-second tick; the result then comes as at the end of its duration. */
+    stop(): void;
   }
   function autocannon(options: AutocannonOptions): AutocannonInstance;
   export default autocannon;
