@@ -1,4 +1,5 @@
 import { CrosstabError, ErrorCode } from '../errors.js';
+import { xstringText } from '../text/xml-text.js';
 
 /** The texts of one chart's data sheet: its series names (row 1 from B) and category labels (column A from row 2). */
 export interface ChartSheetTexts {
@@ -13,7 +14,9 @@ export interface ChartSheetTexts {
  * after it then moves up a row, and the last one points past the list) and drops the
  * xml:space="preserve" that keeps a label's leading and trailing spaces. Its sheet's cells
  * point at the strings in a fixed order ('' for A1, the series names, then the labels), so the
- * strings are written again in that order. `charts` are in slide order, one chart a slide.
+ * strings are written again in that order, each as an ST_Xstring that reads back as the text
+ * (the lead underscore of an _xHHHH_ escaped as _x005F_: LibreOffice Calc reads such a plain
+ * shared string back as written, as Excel does). `charts` are in slide order, one chart a slide.
  */
 export async function rewriteChartSheets(deck: Uint8Array, charts: readonly ChartSheetTexts[]): Promise<Uint8Array> {
   const { default: JSZip } = await import('jszip');
@@ -43,6 +46,6 @@ function target(rels: string, folder: string): string {
 
 function sharedStrings(texts: readonly string[]): string {
   const escape = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
-  const items = texts.map((text) => `<si><t xml:space="preserve">${escape(text)}</t></si>`).join('');
+  const items = texts.map((text) => `<si><t xml:space="preserve">${escape(xstringText(text))}</t></si>`).join('');
   return `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<sst xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" count="${texts.length}" uniqueCount="${texts.length}">${items}</sst>\n`;
 }

@@ -3,7 +3,7 @@ import type { Writable } from 'node:stream';
 import ExcelJS from 'exceljs';
 import { CrosstabError, ErrorCode } from '../errors.js';
 import type { SheetCell, SheetLine } from './xlsx-lines.js';
-import { xmlText } from '../text/xml-text.js';
+import { hasXstringEscape, xmlText, xstringText } from '../text/xml-text.js';
 
 type Worksheet = ExcelJS.Worksheet;
 type Fill = ExcelJS.Fill;
@@ -151,11 +151,6 @@ function styleOf(kind: SheetLine['kind'], place: 'label' | 'name' | 'text' | 'nu
 function cellValue(value: string | number | null): ExcelJS.CellValue {
   if (typeof value !== 'string') return value;
   const text = xmlText(value);
-  if (ESCAPE_LIKE.test(text)) return { richText: [{ text: text.replace(ESCAPE_LEAD, '_x005F_') }] };
+  if (hasXstringEscape(text)) return { richText: [{ text: xstringText(text) }] };
   return /^\s|\s$/.test(text) ? { richText: [{ text }] } : text;
 }
-
-/** _xHHHH_ somewhere in a text. */
-const ESCAPE_LIKE = /_x[0-9A-Fa-f]{4}_/;
-/** Every underscore that opens an _xHHHH_ (a lookahead: in _x0041_x0042_ the second opens one too). */
-const ESCAPE_LEAD = /_(?=x[0-9A-Fa-f]{4}_)/g;
