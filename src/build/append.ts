@@ -44,7 +44,8 @@ export interface AppendOptions {
   out: string;
   /**
    * Worker threads reading the new rows (as buildDataset's `threads`). Default: for a CSV of
-   * 2 MiB or more (gzip'd: 512 KiB), one per core, at most 4; otherwise the reader's default.
+   * 8 MiB or more (gzip'd: 2 MiB), one per core, at most 4; for a smaller CSV none (the rows
+   * are read on the calling thread); for other formats the reader's default.
    */
   threads?: number;
   /**
@@ -188,13 +189,15 @@ export async function appendRows(dataset: string, newRows: string, options: Appe
 
 /**
  * Text bytes of a CSV wave from which its fields are parsed by worker threads (gzip'd: a
- * quarter of it). Lower than a build's bound: the append's own work on the main thread is
- * small, so parsing the wave there would be most of its time (1% of the ACS, 2.8 MB of
- * text: about 0.1 s of the main thread's CPU, at about the same CPU in all).
+ * quarter of it); a smaller CSV wave is parsed on the main thread. Starting the workers costs
+ * each about as much CPU as parsing a 27,000-row ACS wave (2.8 MB of text) on the main thread:
+ * on a loaded 2-core machine, paired, that wave took 0.23-0.29 s of CPU on the main thread
+ * against 0.42-0.48 s with 2 workers, in less wall time too; at 11 MB of text the two were
+ * about even.
  */
-const WAVE_PARALLEL_CSV_BYTES = 2 << 20;
+const WAVE_PARALLEL_CSV_BYTES = 8 << 20;
 
-/** Worker threads reading the new rows when the caller gives none: undefined (the reader's default) but for a CSV of WAVE_PARALLEL_CSV_BYTES or more. */
+/** Worker threads reading the new rows when the caller gives none: for a CSV, 0 below WAVE_PARALLEL_CSV_BYTES and the build threads from it; otherwise undefined (the reader's default). */
 export async function waveThreads(newRows: string, format: string): Promise<number | undefined> {
   if (format !== 'csv') return undefined;
   const handle = await open(newRows, 'r').catch(() => undefined);
@@ -205,7 +208,7 @@ export async function waveThreads(newRows: string, format: string): Promise<numb
     const { bytesRead } = await handle.read(magic, 0, 2, 0);
     const gzip = bytesRead === 2 && magic[0] === 0x1f && magic[1] === 0x8b;
     const { size } = await handle.stat();
-    return size * (gzip ? 4 : 1) >= WAVE_PARALLEL_CSV_BYTES ? defaultBuildThreads() : undefined;
+    return size * (gzip ? 4 : 1) >= WAVE_PARALLEL_CSV_BYTES ? defaultBuildThreads() : 0;
   } catch {
     return undefined;
   } finally {
