@@ -558,12 +558,13 @@ async function extend(
 
   // The wave's part of each buffer (a dataset in segments): its respondents alone, numbered from the wave's first.
   const waveWords = bitsetWords(added);
-  const container = (name: string, local: Uint32Array, from: number | undefined): WavePart => {
+  /** `local` as a buffer of the wave; `held`: the same respondents as a bitset of waveWords (copied when dense). */
+  const container = (name: string, local: Uint32Array, from: number | undefined, held?: Uint32Array): WavePart => {
     const count = local.length;
     if (count === 0) return { name, from };
     if (!isDense(count, waveWords)) return { name, from, spec: { name, kind: BufferKind.sparse, count, bytes: count * 4 }, bytes: new Uint8Array(local.buffer, local.byteOffset, count * 4).slice() };
-    const bits = new Uint32Array(waveWords * 2);
-    setBits(bits, local);
+    const bits = held?.slice() ?? new Uint32Array(waveWords * 2);
+    if (held === undefined) setBits(bits, local);
     return { name, from, spec: { name, kind: BufferKind.dense, count, bytes: waveWords * 8 }, bytes: new Uint8Array(bits.buffer) };
   };
   const local = (respondents: Uint32Array): Uint32Array => respondents.map((respondent) => respondent - before);
@@ -620,14 +621,18 @@ async function extend(
       }
       if (variable.atLeast !== undefined) {
         // The wave's respondents of rank `rank` or more: every one with a value, then those of each rank taken out after it.
+        // One list for every rank (container copies what it keeps); a dense rank's buffer is `tail` itself, not listed.
         const tail = new Uint32Array(waveWords * 2);
         const last = variable.values.length + 1;
         setBits(tail, byRank.subarray(start[1]!, start[last]!));
+        const lists = new Uint32Array(start[last]! - start[1]!);
         for (let rank = 1; rank <= variable.values.length; rank++) {
           const from = firstRankAtLeast(rankNow, rank);
-          const atLeast = new Uint32Array(start[last]! - start[rank]!);
-          listBits(atLeast, 0, tail, 0);
-          yield container(specs[variable.atLeast[rank - 1]!]!.name, atLeast, from > 0 ? was.atLeast![from - 1]! : undefined);
+          const count = start[last]! - start[rank]!;
+          const atLeast = lists.subarray(0, count);
+          const dense = count > 0 && isDense(count, waveWords);
+          if (!dense) listBits(atLeast, 0, tail, 0);
+          yield container(specs[variable.atLeast[rank - 1]!]!.name, atLeast, from > 0 ? was.atLeast![from - 1]! : undefined, dense ? tail : undefined);
           clearBitsFrom(tail, ofRank(rank), 0);
         }
       }
