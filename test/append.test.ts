@@ -45,13 +45,13 @@ function splitWithIds(csvGz: string, second: (fields: string[], row: number) => 
 }
 
 /** Builds the whole file and the first part extended with the rest; opens both. */
-async function buildBoth(parts: { first: string; rest: string; all: string }, options: Omit<BuildOptions, 'out'>): Promise<{ whole: Dataset; appended: Dataset; paths: { whole: string; appended: string } }> {
+async function buildBoth(parts: { first: string; rest: string; all: string }, options: Omit<BuildOptions, 'out'>, threads?: number): Promise<{ whole: Dataset; appended: Dataset; paths: { whole: string; appended: string } }> {
   const whole = file('whole.arrow');
   const first = file('first.arrow');
   const appended = file('appended.arrow');
   await buildDataset(parts.all, { ...options, out: whole });
   await buildDataset(parts.first, { ...options, out: first });
-  const report = await appendRows(first, parts.rest, { out: appended });
+  const report = await appendRows(first, parts.rest, { out: appended, ...(threads === undefined ? {} : { threads }) });
   expect(report.appended).toBeGreaterThan(0);
   return { whole: await openDataset(whole, { cellCache: 0 }), appended: await openDataset(appended, { cellCache: 0 }), paths: { whole, appended } };
 }
@@ -90,7 +90,8 @@ async function expectSameAnswers(appended: Dataset, whole: Dataset, columnsBy: s
 describe('appendRows', () => {
   it('GSS waves: 1972-2000 built, 2002-2024 appended, answers as the build of all years; expressions and ranges too', async () => {
     const parts = split(gssCsv, (fields) => Number(fields[0]) > 2000);
-    const { whole, appended } = await buildBoth(parts, { weights: ['wtssps'], survey: 'GSS', codebook: join(repoRoot, 'datasets', 'gss.codebook.json'), rangeIndex: ['age'] });
+    // Read by worker threads (a wave this small takes the main thread by default).
+    const { whole, appended } = await buildBoth(parts, { weights: ['wtssps'], survey: 'GSS', codebook: join(repoRoot, 'datasets', 'gss.codebook.json'), rangeIndex: ['age'] }, 2);
     try {
       expect(appended.info.respondents).toBe(whole.info.respondents);
       expect(await expectSameAnswers(appended, whole, ['sex', 'degree', 'year'])).toBeGreaterThan(1000);

@@ -44,7 +44,8 @@ export interface AppendOptions {
   out: string;
   /**
    * Worker threads reading the new rows (as buildDataset's `threads`). Default: for a CSV of
-   * 2 MiB or more (gzip'd: 512 KiB), one per core, at most 4; otherwise the reader's default.
+   * 8 MiB or more (gzip'd: 2 MiB), one per core, at most 4; for a smaller CSV none (the rows
+   * are read on the calling thread); for other formats the reader's default.
    */
   threads?: number;
   /**
@@ -188,13 +189,15 @@ export async function appendRows(dataset: string, newRows: string, options: Appe
 
 /**
  * Text bytes of a CSV wave from which its fields are parsed by worker threads (gzip'd: a
- * quarter of it). Lower than a build's bound: the append's own work on the main thread is
- * small, so parsing the wave there would be most of its time (1% of the ACS, 2.8 MB of
- * text: about 0.1 s of the main thread's CPU, at about the same CPU in all).
+ * quarter of it); a smaller CSV wave is parsed on the main thread. Starting the workers costs
+ * each about as much CPU as parsing a 27,000-row ACS wave (2.8 MB of text) on the main thread:
+ * on a loaded 2-core machine, paired, that wave took 0.23-0.29 s of CPU on the main thread
+ * against 0.42-0.48 s with 2 workers, in less wall time too; at 11 MB of text the two were
+ * about even.
  */
-const WAVE_PARALLEL_CSV_BYTES = 2 << 20;
+const WAVE_PARALLEL_CSV_BYTES = 8 << 20;
 
-/** Worker threads reading the new rows when the caller gives none: undefined (the reader's default) but for a CSV of WAVE_PARALLEL_CSV_BYTES or more. */
+/** Worker threads reading the new rows when the caller gives none: for a CSV, 0 below WAVE_PARALLEL_CSV_BYTES and the build threads from it; otherwise undefined (the reader's default). */
 export async function waveThreads(newRows: string, format: string): Promise<number | undefined> {
   if (format !== 'csv') return undefined;
   const handle = await open(newRows, 'r').catch(() => undefined);
@@ -205,7 +208,7 @@ export async function waveThreads(newRows: string, format: string): Promise<numb
     const { bytesRead } = await handle.read(magic, 0, 2, 0);
     const gzip = bytesRead === 2 && magic[0] === 0x1f && magic[1] === 0x8b;
     const { size } = await handle.stat();
-    return size * (gzip ? 4 : 1) >= WAVE_PARALLEL_CSV_BYTES ? defaultBuildThreads() : undefined;
+    return size * (gzip ? 4 : 1) >= WAVE_PARALLEL_CSV_BYTES ? defaultBuildThreads() : 0;
   } catch {
     return undefined;
   } finally {
@@ -555,12 +558,13 @@ async function extend(
 
   // The wave's part of each buffer (a dataset in segments): its respondents alone, numbered from the wave's first.
   const waveWords = bitsetWords(added);
-  const container = (name: string, local: Uint32Array, from: number | undefined): WavePart => {
+  /** `local` as a buffer of the wave; `held`: the same respondents as a bitset of waveWords (copied when dense). */
+  const container = (name: string, local: Uint32Array, from: number | undefined, held?: Uint32Array): WavePart => {
     const count = local.length;
     if (count === 0) return { name, from };
     if (!isDense(count, waveWords)) return { name, from, spec: { name, kind: BufferKind.sparse, count, bytes: count * 4 }, bytes: new Uint8Array(local.buffer, local.byteOffset, count * 4).slice() };
-    const bits = new Uint32Array(waveWords * 2);
-    setBits(bits, local);
+    const bits = held?.slice() ?? new Uint32Array(waveWords * 2);
+    if (held === undefined) setBits(bits, local);
     return { name, from, spec: { name, kind: BufferKind.dense, count, bytes: waveWords * 8 }, bytes: new Uint8Array(bits.buffer) };
   };
   const local = (respondents: Uint32Array): Uint32Array => respondents.map((respondent) => respondent - before);
@@ -617,14 +621,18 @@ async function extend(
       }
       if (variable.atLeast !== undefined) {
         // The wave's respondents of rank `rank` or more: every one with a value, then those of each rank taken out after it.
+        // One list for every rank (container copies what it keeps); a dense rank's buffer is `tail` itself, not listed.
         const tail = new Uint32Array(waveWords * 2);
         const last = variable.values.length + 1;
         setBits(tail, byRank.subarray(start[1]!, start[last]!));
+        const lists = new Uint32Array(start[last]! - start[1]!);
         for (let rank = 1; rank <= variable.values.length; rank++) {
           const from = firstRankAtLeast(rankNow, rank);
-          const atLeast = new Uint32Array(start[last]! - start[rank]!);
-          listBits(atLeast, 0, tail, 0);
-          yield container(specs[variable.atLeast[rank - 1]!]!.name, atLeast, from > 0 ? was.atLeast![from - 1]! : undefined);
+          const count = start[last]! - start[rank]!;
+          const atLeast = lists.subarray(0, count);
+          const dense = count > 0 && isDense(count, waveWords);
+          if (!dense) listBits(atLeast, 0, tail, 0);
+          yield container(specs[variable.atLeast[rank - 1]!]!.name, atLeast, from > 0 ? was.atLeast![from - 1]! : undefined, dense ? tail : undefined);
           clearBitsFrom(tail, ofRank(rank), 0);
         }
       }

@@ -13,7 +13,7 @@ export function registerAppendCommand(program: Command): void {
     .argument('<dataset>', 'the dataset (.arrow) to extend')
     .argument('<new-rows>', 'the new respondents: CSV (.csv/.csv.gz), SPSS (.sav/.zsav), Parquet or Arrow IPC file')
     .requiredOption('--out <path>', '(required) dataset file to write (may be <dataset> itself: written beside it and renamed over it)')
-    .option('--threads <n>', 'worker threads reading the new rows (default: one per core, at most 4, for a CSV of 2 MiB or more, gzip\'d 512 KiB; 0: one thread)', (value: string) => {
+    .option('--threads <n>', 'worker threads reading the new rows (default: one per core, at most 4, for a CSV of 8 MiB or more, gzip\'d 2 MiB; for a smaller CSV 0: one thread)', (value: string) => {
       const number = Number(value);
       if (!Number.isInteger(number) || number < 0) throw new InvalidArgumentError(`--threads must be a whole number, not "${value}"`);
       return number;
