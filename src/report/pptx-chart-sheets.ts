@@ -1,5 +1,5 @@
 import { CrosstabError, ErrorCode } from '../errors.js';
-import { xstringText } from '../text/xml-text.js';
+import { xmlEscaped, xstringText } from '../text/xml-text.js';
 
 /** The texts of one chart's data sheet: its series names (row 1 from B) and category labels (column A from row 2). */
 export interface ChartSheetTexts {
@@ -45,7 +45,6 @@ function target(rels: string, folder: string): string {
 }
 
 function sharedStrings(texts: readonly string[]): string {
-  const escape = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
-  const items = texts.map((text) => `<si><t xml:space="preserve">${escape(xstringText(text))}</t></si>`).join('');
+  const items = texts.map((text) => `<si><t xml:space="preserve">${xmlEscaped(xstringText(text))}</t></si>`).join('');
   return `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<sst xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" count="${texts.length}" uniqueCount="${texts.length}">${items}</sst>\n`;
 }

@@ -3,7 +3,7 @@ import type { StabilityLevel, TableResult } from '../facade/types.js';
 import { formatCount, formatPercent, markerLegend, stabilityMarker, type DisplayOptions } from './display.js';
 import type { TableStatistics } from './table-statistics.js';
 import { formatNumber } from '../text/number-text.js';
-import { xmlText } from '../text/xml-text.js';
+import { xmlEscaped } from '../text/xml-text.js';
 
 /** One banner column of a chart: its label, its base (base AND column) and its low-base level. */
 export interface ChartSeries {
@@ -119,7 +119,7 @@ function textOn(index: number): string {
   return ['E69F00', 'F0E442', '56B4E9', '999999', '44AA99', 'CC79A7', '009E73'].includes(chartColour(index)) ? '#000000' : '#ffffff';
 }
 
-const escape = (text: string) => xmlText(text).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+const escape = xmlEscaped;
 
 const LABEL_WIDTH = 220;
 const PLOT_WIDTH = 440;

@@ -13,6 +13,11 @@ export function xmlText(text: string): string {
   return NOT_XML.test(text) ? text.replace(EVERY_NOT_XML, '') : text;
 }
 
+/** `text` as the content of an XML element or attribute: xmlText, then &, <, > and " as entities. */
+export function xmlEscaped(text: string): string {
+  return xmlText(text).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+}
+
 /**
  * OOXML's character escape: in an ST_Xstring (a workbook cell's or shared string's text, a
  * chart's cached series name or category label) _xHHHH_ stands for the character U+HHHH, so
