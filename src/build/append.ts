@@ -37,7 +37,7 @@ import type { RawColumn, RawTable } from '../dataset/input/raw-table.js';
 import type { RowIds } from '../dataset/input/row-ids.js';
 import { eachAnswer, isDense, planMultiWave } from '../dataset/build/multi-response.js';
 import { listBits, readIndex, remapRanks, setBits } from '../dataset/file/respondent-bits.js';
-import type { WavePart } from '../dataset/file/segment-writer.js';
+import type { SegmentCopy, WavePart } from '../dataset/file/segment-writer.js';
 
 export interface AppendOptions {
   /** Where to write the extended dataset (written beside it and renamed; may be the dataset itself). */
@@ -130,6 +130,15 @@ export async function appendRows(dataset: string, newRows: string, options: Appe
   // damaged dataset is never extended): as it is extended, or when first read.
   const data = await loadDataset(dataset, kernel, { verify: true });
   trace?.mark('open the dataset', `${data.buffers.length} buffers`);
+  const segments = data.segments ?? 1;
+  // The copy of the old file a segment is written after depends on nothing of the wave: it
+  // goes on in the thread pool (the kernel's copy and the sync) while the wave is read and
+  // planned here. Discarded, after it settles, when the wave is not written as a segment.
+  let copy: SegmentCopy | undefined;
+  if (options.compact !== true && segments < MAX_SEGMENTS) {
+    const { SegmentCopy } = await import('../dataset/file/segment-writer.js');
+    copy = new SegmentCopy(dataset, options.out);
+  }
   try {
     const dropped = calibratedWeights(dataset, newRows, data, options);
     const source = dropped.length === 0 ? data : { ...data, meta: { ...data.meta, weights: data.meta.weights.filter((weight) => !dropped.some((entry) => entry.weight === weight.name)) } };
@@ -153,15 +162,23 @@ export async function appendRows(dataset: string, newRows: string, options: Appe
     const compiled = await extend(dataset, newRows, format, source, table, (ptr, bytes) => kernel.memory.bytes(ptr, bytes), kernel, trace);
     trace?.mark('plan', `${compiled.dataset.specs.length} buffers`);
     cancelled();
-    const segments = data.segments ?? 1;
-    const segmented = options.compact !== true && segments < MAX_SEGMENTS && table.rows > 0 && table.rows <= meta.respondents;
+    const segmented = copy !== undefined && table.rows > 0 && table.rows <= meta.respondents;
     let written: { bytes: number; checksum: string };
     if (segmented) {
       const { writeSegment } = await import('../dataset/file/segment-writer.js');
       const datasetChecksum = data.weightsFile?.datasetChecksum ?? data.checksum;
-      written = await writeSegment(dataset, datasetChecksum, table.rows, compiled.dataset.meta, compiled.dataset.specs, compiled.wave(), options.out, signal);
-      trace?.mark('copy, write the wave, sync, rename', `${written.bytes} bytes`);
+      // writeSegment takes the copy: it removes it on any failure.
+      const taken = copy!;
+      copy = undefined;
+      if (trace !== undefined) {
+        await taken.copied().catch(() => undefined);
+        trace.mark('wait for the copy', 'of the old file, started at open');
+      }
+      written = await writeSegment(taken, datasetChecksum, table.rows, compiled.dataset.meta, compiled.dataset.specs, compiled.wave(), options.out, signal);
+      trace?.mark('write the wave, sync, rename', `${written.bytes} bytes`);
     } else {
+      await copy?.discard();
+      copy = undefined;
       const { writeDataset } = await import('../dataset/file/writer.js');
       // Past the page cache: each buffer is made when the writer asks for it, so a slow device holds back nothing but the append.
       written = await writeDataset(compiled.dataset, options.out, signal, { direct: true });
@@ -181,6 +198,7 @@ export async function appendRows(dataset: string, newRows: string, options: Appe
       dropped,
     };
   } finally {
+    await copy?.discard();
     data.close();
     for (const region of data.regions) kernel.memory.release(region.ptr, region.bytes);
     trace?.done();

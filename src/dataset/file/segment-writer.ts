@@ -1,13 +1,15 @@
 /**
  * Writes a dataset in segments (SEGMENTED_FORMAT_VERSION): the file of the dataset before a
- * wave, copied by the kernel up to its footer (copy_file_range: its buffers are neither read
- * into this process nor hashed again), then the wave's parts as record batches, then a footer
- * whose segment table adds the wave's segment to the old file's (a file not in segments is
- * one segment, each buffer its own part).
+ * wave, copied by the kernel (copy_file_range: its buffers are neither read into this process
+ * nor hashed again) and cut at its footer, then the wave's parts as record batches, then a
+ * footer whose segment table adds the wave's segment to the old file's (a file not in
+ * segments is one segment, each buffer its own part). The copy does not depend on the wave:
+ * it starts as soon as the dataset is opened (startSegmentCopy) and goes on, with its sync,
+ * in the thread pool while the wave is read and planned.
  */
 import { randomBytes } from 'node:crypto';
-import { constants, copyFileSync } from 'node:fs';
-import { open, rename, rm } from 'node:fs/promises';
+import { type BigIntStats, constants } from 'node:fs';
+import { copyFile, open, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { CrosstabError, ErrorCode, throwIfCancelled } from '../../errors.js';
 import type { BufferSpec } from '../build/compile.js';
@@ -38,25 +40,84 @@ export function segmentCount(schemaMetadata: Map<string, string>): number {
 }
 
 /**
- * Writes `out` (beside it, synced, then renamed over it): the dataset file `dataset`, whose
+ * The copy of a dataset file to a temporary file beside the file an append writes, started
+ * at once (a clone where the file system shares blocks between files, such as btrfs and XFS,
+ * else a copy in the kernel), then synced, in the thread pool. The file at the dataset's path
+ * is stamped first: one put there afterwards, before the segment is renamed into place, is
+ * refused. writeSegment() takes the copy (and removes it on failure); discard() removes it
+ * when no segment is written. Neither leaves the copy's promise unhandled.
+ */
+export class SegmentCopy {
+  readonly temp: string;
+  /** Settles when the copy and its sync have; never rejects. */
+  private readonly settled: Promise<void>;
+  private failure: { error: unknown } | undefined;
+  private copiedFile: string | undefined;
+
+  constructor(
+    readonly dataset: string,
+    out: string,
+  ) {
+    this.temp = join(dirname(out), `.${basename(out)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+    this.settled = this.copy().catch((error: unknown) => {
+      this.failure = { error };
+    });
+  }
+
+  private async copy(): Promise<void> {
+    this.copiedFile = fileIdentity(await stat(this.dataset, { bigint: true }));
+    await copyFile(this.dataset, this.temp, constants.COPYFILE_EXCL | constants.COPYFILE_FICLONE);
+    const file = await open(this.temp, 'r+');
+    try {
+      // Most of the bytes to disk while the wave is read: the sync after its parts has little left to write.
+      await file.datasync();
+    } finally {
+      await file.close();
+    }
+  }
+
+  /** Waits for the copy and its sync; rejects with the copy's error. */
+  async copied(): Promise<void> {
+    await this.settled;
+    if (this.failure !== undefined) throw this.failure.error;
+  }
+
+  /** Whether the dataset's path still names the file copied, unchanged. */
+  async stillAtPath(): Promise<boolean> {
+    const now = await stat(this.dataset, { bigint: true }).catch(() => undefined);
+    return now !== undefined && fileIdentity(now) === this.copiedFile;
+  }
+
+  /** Waits for the copy to settle, then removes the copied file. */
+  async discard(): Promise<void> {
+    await this.settled;
+    await rm(this.temp, { force: true });
+  }
+}
+
+/** The file a path names and its stamp (device, inode, size, modification time). */
+function fileIdentity(stats: BigIntStats): string {
+  return `${stats.dev}:${stats.ino}:${stats.size}:${stats.mtimeNs}`;
+}
+
+/**
+ * Writes `out` (beside it, synced, then renamed over it): the dataset file of `copy`, whose
  * checksum is `checksum` (as opened: a file replaced since is refused), with the wave's
  * segment of `added` respondents; `meta` is the extended dataset's metadata and `specs` its
- * buffers, `parts` their wave parts in the same order.
+ * buffers, `parts` their wave parts in the same order. The copy is removed on any failure.
  */
-export async function writeSegment(dataset: string, checksum: string, added: number, meta: StoredMeta, specs: BufferSpec[], parts: Iterable<WavePart>, out: string, signal?: AbortSignal): Promise<{ bytes: number; checksum: string }> {
-  throwIfCancelled(signal, 'the append', BUILD_CANCELLED_HINT);
-  const temp = join(dirname(out), `.${basename(out)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+export async function writeSegment(copy: SegmentCopy, checksum: string, added: number, meta: StoredMeta, specs: BufferSpec[], parts: Iterable<WavePart>, out: string, signal?: AbortSignal): Promise<{ bytes: number; checksum: string }> {
+  const { dataset, temp } = copy;
+  const replaced = () => new CrosstabError(ErrorCode.corruptDataset, `${dataset} was replaced while the wave was appended to it: nothing was written`, { file: dataset, hint: 'Append the wave again.' });
   try {
-    // A clone where the file system shares blocks between files (btrfs, XFS), else a copy in the kernel.
-    copyFileSync(dataset, temp, constants.COPYFILE_EXCL | constants.COPYFILE_FICLONE);
+    throwIfCancelled(signal, 'the append', BUILD_CANCELLED_HINT);
+    await copy.copied();
     const file = await open(temp, 'r+');
     let written: { bytes: number; checksum: string };
     try {
       const { size } = await file.stat();
       const structure = readArrowStructure(file.fd, size);
-      if (structure.schema.metadata.get(CHECKSUM_KEY) !== checksum) {
-        throw new CrosstabError(ErrorCode.corruptDataset, `${dataset} was replaced while the wave was appended to it: nothing was written`, { file: dataset, hint: 'Append the wave again.' });
-      }
+      if (structure.schema.metadata.get(CHECKSUM_KEY) !== checksum) throw replaced();
       const rows = storedRows(dataset, file.fd, structure);
       const format = structure.schema.metadata.get(FORMAT_KEY);
       const before: StoredSegments =
@@ -74,10 +135,12 @@ export async function writeSegment(dataset: string, checksum: string, added: num
       await file.close();
     }
     throwIfCancelled(signal, 'the append', BUILD_CANCELLED_HINT);
+    // The file copied is still the one at the dataset's path (a new version put there meanwhile is not written over).
+    if (!(await copy.stillAtPath())) throw replaced();
     await rename(temp, out);
     return written;
   } catch (error) {
-    await rm(temp, { force: true });
+    await copy.discard();
     throw error;
   }
 }
