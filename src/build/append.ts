@@ -23,6 +23,7 @@ import { type BufferSpec, paddedSize } from '../dataset/build/compile.js';
 import type { BufferTable, PlacedBuffer } from '../dataset/file/writer.js';
 import type { Kernel } from '../kernel/kernel.js';
 import { StoredExtension } from './append-stored.js';
+import { ByteArena } from './byte-arena.js';
 import { appendTrace, type AppendTrace } from './append-trace.js';
 import { refuseOutOverInput } from './build-options.js';
 import { defaultBuildThreads } from '../dataset/input/build-threads.js';
@@ -576,38 +577,46 @@ async function extend(
 
   // The wave's part of each buffer (a dataset in segments): its respondents alone, numbered from the wave's first.
   const waveWords = bitsetWords(added);
+  // The wave's parts all live until the segment is written: carved from one arena, not allocated one by one.
+  const arena = new ByteArena();
+  const asBytes = (words: Uint32Array | Float64Array): Uint8Array => new Uint8Array(words.buffer, words.byteOffset, words.byteLength);
   /** `local` as a buffer of the wave; `held`: the same respondents as a bitset of waveWords (copied when dense). */
   const container = (name: string, local: Uint32Array, from: number | undefined, held?: Uint32Array): WavePart => {
     const count = local.length;
     if (count === 0) return { name, from };
-    if (!isDense(count, waveWords)) return { name, from, spec: { name, kind: BufferKind.sparse, count, bytes: count * 4 }, bytes: new Uint8Array(local.buffer, local.byteOffset, count * 4).slice() };
-    const bits = held?.slice() ?? new Uint32Array(waveWords * 2);
+    if (!isDense(count, waveWords)) {
+      const list = arena.words32(count);
+      list.set(local);
+      return { name, from, spec: { name, kind: BufferKind.sparse, count, bytes: count * 4 }, bytes: asBytes(list) };
+    }
+    const bits = arena.words32(waveWords * 2);
     if (held === undefined) setBits(bits, local);
-    return { name, from, spec: { name, kind: BufferKind.dense, count, bytes: waveWords * 8 }, bytes: new Uint8Array(bits.buffer) };
+    else bits.set(held);
+    return { name, from, spec: { name, kind: BufferKind.dense, count, bytes: waveWords * 8 }, bytes: asBytes(bits) };
   };
   const local = (respondents: Uint32Array): Uint32Array => respondents.map((respondent) => respondent - before);
 
   function* waveParts(): Generator<WavePart> {
     for (let k = 0; k < old.weights.length; k++) {
-      const values = new Float64Array(waveWords * 64);
+      const values = arena.floats64(waveWords * 64);
       const appended = table.weights[k]!.values;
       for (let j = 0; j < added; j++) values[j] = appended[order[j]!]!;
       const name = specs[weights[k]!.buffer]!.name;
-      yield { name, from: old.weights[k]!.buffer, spec: { name, kind: BufferKind.weights, count: added, bytes: waveWords * 64 * 8 }, bytes: new Uint8Array(values.buffer) };
+      yield { name, from: old.weights[k]!.buffer, spec: { name, kind: BufferKind.weights, count: added, bytes: waveWords * 64 * 8 }, bytes: asBytes(values) };
     }
     if (inputRows !== undefined) {
-      const rowOf = new Uint32Array(added);
+      const rowOf = arena.words32(added);
       for (let j = 0; j < added; j++) rowOf[j] = before + order[j]!;
       const name = specs[inputRows]!.name;
-      yield { name, from: old.inputRows!, spec: { name, kind: BufferKind.inputRows, count: added, bytes: added * 4 }, bytes: new Uint8Array(rowOf.buffer) };
+      yield { name, from: old.inputRows!, spec: { name, kind: BufferKind.inputRows, count: added, bytes: added * 4 }, bytes: asBytes(rowOf) };
     }
     if (idTexts !== undefined) {
       // The wave's offsets from its first text, then its texts.
       const offsets = new Uint32Array(idTexts.buffer, idTexts.byteOffset, rows + 1);
       const start = offsets[before]!;
       const text = idTexts.subarray((rows + 1) * 4 + start);
-      const bytes = new Uint8Array((added + 1) * 4 + text.byteLength);
-      const own = new Uint32Array(bytes.buffer, 0, added + 1);
+      const bytes = arena.take((added + 1) * 4 + text.byteLength);
+      const own = new Uint32Array(bytes.buffer, bytes.byteOffset, added + 1);
       for (let j = 0; j <= added; j++) own[j] = offsets[before + j]! - start;
       bytes.set(text, (added + 1) * 4);
       const name = specs[id!.buffer]!.name;
@@ -626,7 +635,7 @@ async function extend(
       const { variable, old: was, rankNow, oldRank, appended } = plan;
       const index = specs[variable.index]!;
       const width = index.bytes / (words * 64);
-      const ranks = new Uint8Array(waveWords * 64 * width);
+      const ranks = arena.take(waveWords * 64 * width);
       readIndex(ranks, width).set(appended);
       yield { name: index.name, from: was.index, ...(isIdentity(rankNow) ? {} : { rankNow }), spec: { name: index.name, kind: index.kind, count: added, bytes: ranks.byteLength }, bytes: ranks };
       const { start, byRank } = byRankOf(appended, variable.values.length, 0);

@@ -2,6 +2,8 @@ import type { Kernel } from './kernel.js';
 
 /** Bytes copied into kernel memory per step when hashing a buffer that lives outside it. */
 const CHUNK = 1 << 20;
+/** Zero bytes a buffer may be hashed with after its own (a dataset buffer's padding is less). */
+const ZEROS_ROOM = 64;
 
 /** XXH64 as 16 lowercase hex digits. */
 export function hex(hash: bigint): string {
@@ -23,10 +25,14 @@ export class StreamingChecksum {
 
   constructor(private readonly kernel: Kernel) {}
 
-  /** XXH64 of `bytes` (seed 0). */
-  of(bytes: Uint8Array): string {
+  /**
+   * XXH64 of `bytes` followed by `zeros` zero bytes (at most 64: a buffer's padding in the
+   * file, hashed without a padded copy of the buffer being made), seed 0.
+   */
+  of(bytes: Uint8Array, zeros = 0): string {
+    if (!(zeros >= 0 && zeros <= ZEROS_ROOM)) throw new Error(`StreamingChecksum.of: ${zeros} zero bytes, at most ${ZEROS_ROOM}`);
     const { kernel } = this;
-    this.window ||= kernel.memory.alloc(CHUNK, false);
+    this.window ||= kernel.memory.alloc(CHUNK + ZEROS_ROOM, false);
     const state = kernel.scratchState;
     kernel.exports.xxh64Init(state, 0n);
     let at = 0;
@@ -37,13 +43,15 @@ export class StreamingChecksum {
       at += CHUNK;
     }
     const rest = bytes.byteLength - at;
-    kernel.memory.bytes(this.window, rest).set(bytes.subarray(at));
-    return hex(kernel.exports.xxh64Digest(state, this.window, rest));
+    const last = kernel.memory.bytes(this.window, rest + zeros);
+    last.set(bytes.subarray(at));
+    last.fill(0, rest);
+    return hex(kernel.exports.xxh64Digest(state, this.window, rest + zeros));
   }
 
   /** Gives the window back to the kernel allocator. */
   dispose(): void {
-    if (this.window) this.kernel.memory.release(this.window, CHUNK);
+    if (this.window) this.kernel.memory.release(this.window, CHUNK + ZEROS_ROOM);
     this.window = 0;
   }
 }

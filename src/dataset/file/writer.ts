@@ -9,7 +9,7 @@ import { bufferFieldTypes, type BufferRegionEntry, encodeFooter, encodeRecordBat
 import { type BufferRow, datasetChecksum, HASH_CHARS } from './dataset-checksum.js';
 import type { BufferSpec, CompiledDataset } from '../build/compile.js';
 import { paddedSize } from '../build/compile.js';
-import { BUILD_CANCELLED_HINT, CHECKSUM_KEY, FORMAT_KEY, META_KEY, SEGMENTS_KEY } from '../format.js';
+import { BUFFER_ALIGN, BUILD_CANCELLED_HINT, CHECKSUM_KEY, FORMAT_KEY, META_KEY, SEGMENTS_KEY } from '../format.js';
 
 /** Record batches are cut so that no batch's value buffer exceeds this (Binary offsets are i32). */
 const BATCH_BYTES = 256 * 1024 * 1024;
@@ -209,11 +209,12 @@ async function writeBuffer(output: Output, spec: BufferSpec, next: IteratorResul
   if (bytes === undefined || bytes.byteLength !== spec.bytes) {
     throw new Error(`dataset writer: buffer ${spec.name} has ${bytes === undefined ? 'no' : bytes.byteLength} bytes, ${spec.bytes} were planned`);
   }
+  // The padding hashed and written from zeros kept for it: no padded copy of each buffer (a wave's segment is thousands of small ones).
   const padding = paddedSize(spec.bytes) - spec.bytes;
-  const padded = padding === 0 ? bytes : withPadding(bytes, padding);
-  const hash = checksums.of(padded);
-  await output.write(padded);
-  return { name: spec.name, kind: spec.kind, count: spec.count, stored: padded.byteLength, hash };
+  const hash = checksums.of(bytes, padding);
+  await output.write(bytes);
+  if (padding > 0) await output.write(PADDING.subarray(0, padding));
+  return { name: spec.name, kind: spec.kind, count: spec.count, stored: spec.bytes + padding, hash };
 }
 
 /** Writes a buffer its maker makes in the staging memory (PlacedBuffer), and returns its row. */
@@ -294,11 +295,8 @@ function cutBatches(specs: BufferSpec[]): BufferSpec[][] {
   return batches;
 }
 
-function withPadding(bytes: Uint8Array, padding: number): Uint8Array {
-  const padded = new Uint8Array(bytes.byteLength + padding);
-  padded.set(bytes);
-  return padded;
-}
+/** Zero bytes, never written to: a buffer's padding. */
+const PADDING = new Uint8Array(BUFFER_ALIGN);
 
 /** Bytes gathered before a write to the file: small pieces (padding, table columns, small buffers) go in one write. */
 const STAGING_BYTES = 8 << 20;
