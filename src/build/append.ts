@@ -24,6 +24,7 @@ import type { BufferTable, PlacedBuffer } from '../dataset/file/writer.js';
 import type { Kernel } from '../kernel/kernel.js';
 import { StoredExtension } from './append-stored.js';
 import { ByteArena } from './byte-arena.js';
+import { mergedRanks } from './merged-ranks.js';
 import { appendTrace, type AppendTrace } from './append-trace.js';
 import { refuseOutOverInput } from './build-options.js';
 import { defaultBuildThreads } from '../dataset/input/build-threads.js';
@@ -806,7 +807,6 @@ function indexWidth(variable: StoredVariable): number {
 /** The dataset's values and the new rows' merged in sorted order, and the ranks of each. */
 function extendVariable(newRows: string, variable: StoredVariable, column: RawColumn, order: Uint32Array): { extended: Extended; added: string[] } {
   const numeric = variable.kind === 'numeric';
-  const keyOf = (text: string): string | number => (numeric ? Number(text) : text);
   if (numeric) {
     const text = column.dictionary.find((value) => !isNumberText(value));
     if (text !== undefined) {
@@ -821,43 +821,15 @@ function extendVariable(newRows: string, variable: StoredVariable, column: RawCo
       throw unfit(newRows, `column ${variable.name} cannot stay numeric with the new rows: ${problem}`, 'Write the value as the dataset does, or build the whole dataset from all the rows with `crosstab build` (it makes the variable text).', variable.name);
     }
   }
-  const oldRankOf = new Map<string | number, number>(variable.values.map((value, i) => [keyOf(value), i + 1]));
-  const added: string[] = [];
-  const seen = new Set<string | number>();
-  for (const value of column.dictionary) {
-    const key = keyOf(value);
-    if (!oldRankOf.has(key) && !seen.has(key)) {
-      seen.add(key);
-      added.push(value);
-    }
-  }
-  const values = [...variable.values, ...added];
-  // No new value (most variables of a wave): the old values as they are, when in the order sorted here (a build's).
-  const kept = added.length === 0 && inOrder(variable.values, numeric);
-  const sorted = values.map((_, i) => i);
-  if (kept) {
-    // Sorted already.
-  } else if (numeric) {
-    const numbers = values.map(Number);
-    sorted.sort((a, b) => numbers[a]! - numbers[b]!);
-  } else sorted.sort((a, b) => (values[a]! < values[b]! ? -1 : values[a]! > values[b]! ? 1 : 0));
-  const merged = kept ? variable.values : sorted.map((i) => values[i]!);
+  const { merged, added, rankNow, rankOfId } = mergedRanks(variable.values, column.dictionary, numeric);
   if (variable.codes !== undefined && merged.length > AXIS_LIMIT) {
     throw unfit(newRows, `brings ${variable.name} to ${merged.length} distinct values, more than the ${AXIS_LIMIT} a variable listed value by value holds`, 'Build the whole dataset from all the rows with `crosstab build`.', variable.name);
   }
   if (variable.atLeast !== undefined && merged.length > RANGE_INDEX_LIMIT) {
     throw unfit(newRows, `brings ${variable.name} to ${merged.length} distinct values, more than the ${RANGE_INDEX_LIMIT} of its range index`, 'Build the whole dataset from all the rows with `crosstab build`, without a range index on it.', variable.name);
   }
-  const rankOfKey = kept ? oldRankOf : new Map<string | number, number>(merged.map((value, i) => [keyOf(value), i + 1]));
-  const rankNow = new Uint32Array(variable.values.length + 1);
   const oldRank = new Uint32Array(merged.length + 1);
-  variable.values.forEach((value, i) => {
-    const now = rankOfKey.get(keyOf(value))!;
-    rankNow[i + 1] = now;
-    oldRank[now] = i + 1;
-  });
-  const rankOfId = new Uint32Array(column.dictionary.length + 1);
-  for (let id = 1; id < rankOfId.length; id++) rankOfId[id] = rankOfKey.get(keyOf(column.dictionary[id - 1]!))!;
+  for (let rank = 1; rank < rankNow.length; rank++) oldRank[rankNow[rank]!] = rank;
   const counts = new Array<number>(merged.length).fill(0);
   variable.counts.forEach((count, i) => (counts[rankNow[i + 1]! - 1] = count));
   const { appended, blank } = waveRanks(column.ids, order, rankOfId, counts);
@@ -866,21 +838,6 @@ function extendVariable(newRows: string, variable: StoredVariable, column: RawCo
   const valueLabels = { ...column.valueLabels, ...variable.valueLabels };
   if (Object.keys(valueLabels).length > 0) extended.valueLabels = valueLabels;
   return { extended: { variable: extended, old: variable, rankNow, oldRank, appended }, added };
-}
-
-/** Whether `values` are in the order extendVariable sorts them (by number, or by UTF-16 code units), none twice. */
-function inOrder(values: string[], numeric: boolean): boolean {
-  if (numeric) {
-    let last = -Infinity;
-    for (let i = 0; i < values.length; i++) {
-      const number = Number(values[i]);
-      if (!(number > last)) return false;
-      last = number;
-    }
-    return true;
-  }
-  for (let i = 1; i < values.length; i++) if (!(values[i - 1]! < values[i]!)) return false;
-  return true;
 }
 
 /**
