@@ -323,6 +323,8 @@ describe('crosstab serve: a wave appended in segments (`crosstab append` renamed
       expect(answers.filter((answer) => answer.version === next.checksum).length).toBeGreaterThan(0);
       await expectServes(server, next, WAVES[wave]!);
     }
+    // A server started on the file in segments (every buffer put together and checked before it answers).
+    if (trigger === 'SIGHUP') await expectServes(await serve(served), seen.at(-1)!, WAVES[2]!);
   }, 120_000);
 
   it('an appended file with a byte changed in a wave\'s part, renamed over the served file, leaves the old version serving and logs why; the good one is then taken', async () => {
