@@ -21,13 +21,11 @@
 // --cache: the folder of the cut CSVs and the datasets made (default: crosstab-bench-append in the temp folder).
 // Results go to bench/results/DATE-append.{json,md}, or bench/results/NAME.{json,md} with --result.
 import { execFileSync } from 'node:child_process';
-import { closeSync, copyFileSync, createReadStream, createWriteStream, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, readSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, copyFileSync, fsyncSync, mkdirSync, openSync, readFileSync, readSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
-import { once } from 'node:events';
-import { createGunzip, createGzip } from 'node:zlib';
-import { dataDir, repoRoot } from './lib/datasets.js';
+import { acsCsvOrSkip, acsParts } from './lib/acs-parts.js';
+import { repoRoot } from './lib/datasets.js';
 import { describeMachine } from './lib/machine.js';
 import { mulberry32 } from './lib/prng.js';
 
@@ -36,13 +34,7 @@ const flag = (name) => (args.includes(name) ? args[args.indexOf(name) + 1] : und
 const runs = Number(flag('--runs') ?? 1);
 const wavePercent = Number(flag('--wave') ?? 1);
 const queries = Number(flag('--queries') ?? 300);
-let csv;
-try {
-  csv = join(dataDir(), 'acs_pums_2024_person.csv.gz');
-} catch {
-  console.warn('SKIPPED: the ACS file is absent; the append bench needs it.');
-  process.exit(0);
-}
+const csv = acsCsvOrSkip('append');
 const cache = flag('--cache') ?? join(tmpdir(), 'crosstab-bench-append');
 mkdirSync(cache, { recursive: true });
 const cli = join(repoRoot, 'dist', 'cli', 'main.js');
@@ -50,35 +42,7 @@ const machine = describeMachine();
 
 /** The first (100 - wave)% of the rows and the rest, as two gzip'd CSVs with the header (made once). */
 async function parts() {
-  const first = join(cache, `acs-first-${100 - wavePercent}.csv.gz`);
-  const wave = join(cache, `acs-wave-${wavePercent}.csv.gz`);
-  if (existsSync(first) && existsSync(wave)) return { first, wave };
-  let total = -1;
-  for await (const _ of createInterface({ input: createReadStream(csv).pipe(createGunzip()), crlfDelay: Infinity })) total++;
-  const cut = Math.round(total * (1 - wavePercent / 100));
-  const outputs = [first, wave].map((path) => {
-    const gzip = createGzip({ level: 1 });
-    const file = createWriteStream(`${path}.tmp`);
-    gzip.pipe(file);
-    return { path, gzip, file };
-  });
-  let row = -1;
-  let header = '';
-  for await (const line of createInterface({ input: createReadStream(csv).pipe(createGunzip()), crlfDelay: Infinity })) {
-    if (row === -1) {
-      header = line;
-      for (const output of outputs) output.gzip.write(`${header}\n`);
-    } else {
-      const output = outputs[row < cut ? 0 : 1];
-      if (!output.gzip.write(`${line}\n`)) await once(output.gzip, 'drain');
-    }
-    row++;
-  }
-  for (const output of outputs) {
-    output.gzip.end();
-    await once(output.file, 'close');
-    execFileSync('mv', [`${output.path}.tmp`, output.path]);
-  }
+  const [first, wave] = await acsParts(csv, cache, [100 - wavePercent], [`acs-first-${100 - wavePercent}.csv.gz`, `acs-wave-${wavePercent}.csv.gz`]);
   return { first, wave };
 }
 

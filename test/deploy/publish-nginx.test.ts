@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findNginx, freePorts, startNginx, type RunningNginx } from '../../bench/lib/nginx.js';
 import { addApiKey } from '../../src/http/index.js';
-import { publish, WAVE_QUERY, waveAnswer, writeWave } from '../support/survey-waves.js';
+import { appendWave, buildWaveCsv, publish, WAVE_QUERY, waveAnswer, writeWave } from '../support/survey-waves.js';
 import { CLI, startServe, type ServeChild } from '../http/serve-child.js';
 import { tempDir } from '../http/support.js';
 
@@ -127,6 +127,31 @@ describe.skipIf(missing && !ci)('publishing a new build to 2 replicas behind ngi
     check(answers, errors, old, next);
     await stop();
   }, 180_000);
+
+  it('rolling publish of a wave appended in segments (`crosstab append` over the served file, 2 then 3 segments), SIGHUP one replica after the other: 0 non-2xx, no mixed answer, then the figures of a build of all the rows', async () => {
+    const WAVES = [40_000, 42_000, 44_000];
+    const served = join(tempDir(), 'waves.arrow');
+    publish(await buildWaveCsv(WAVES[0]!), served);
+    let old: Version = { path: served, ...(await waveAnswer(served)) };
+    await start(served);
+    for (const [wave, segments] of [[1, 2], [2, 3]] as const) {
+      const load = loadThroughNginx();
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(await appendWave(served, WAVES[wave - 1]!, WAVES[wave]!)).toBe(segments);
+      const next: Version = { path: served, ...(await waveAnswer(served)) };
+      for (const replica of replicas) {
+        replica.child.kill('SIGHUP');
+        await reloaded(replica, wave);
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      }
+      const { answers, errors } = await load.stop();
+      check(answers, errors, old, next);
+      // What every answer of the new version said is what a build of all its rows says (built apart, no segments).
+      expect(next.body).toEqual((await waveAnswer(await buildWaveCsv(WAVES[wave]!))).body);
+      old = next;
+    }
+    await stop();
+  }, 240_000);
 
   it('--watch: both replicas pick up the renamed file on their own: 0 non-2xx, no mixed answer', async () => {
     const [old, next] = versions as [Version, Version];

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { addApiKey } from '../../src/http/index.js';
 import { openDataset } from '../../src/index.js';
-import { publish, WAVE_QUERY, waveAnswer, writeWave } from '../support/survey-waves.js';
+import { appendWave, buildWaveCsv, damagedPart, publish, segmentParts, WAVE_QUERIES, WAVE_QUERY, waveAnswer, waveAnswers, writeWave } from '../support/survey-waves.js';
 import { CLI, startServe, type ServeChild } from './serve-child.js';
 import { tempDir } from './support.js';
 
@@ -44,8 +44,8 @@ async function serve(path: string, extra: string[] = []): Promise<ServeChild> {
   return server;
 }
 
-async function ask(server: ServeChild): Promise<{ status: number; version: string | null; body: unknown }> {
-  const response = await fetch(`${server.origin}/v1/crosstab`, { method: 'POST', headers: { 'content-type': 'application/json', 'service-engine-authorizer': apiKey }, body: JSON.stringify(WAVE_QUERY) });
+async function ask(server: ServeChild, query: unknown = WAVE_QUERY): Promise<{ status: number; version: string | null; body: unknown }> {
+  const response = await fetch(`${server.origin}/v1/crosstab`, { method: 'POST', headers: { 'content-type': 'application/json', 'service-engine-authorizer': apiKey }, body: JSON.stringify(query) });
   return { status: response.status, version: response.headers.get('x-dataset-version'), body: await response.json() };
 }
 
@@ -270,4 +270,87 @@ describe('crosstab serve --watch: tables streamed while the file is replaced', (
     expect(wrong).toEqual([]);
     expect(answers.length).toBeGreaterThan(2);
   });
+});
+
+describe('crosstab serve: a wave appended in segments (`crosstab append` renamed over the served file)', () => {
+  // The respondents of the built file, then of each wave: each append adds a segment (2, then 3).
+  const WAVES = [20_000, 21_500, 23_000];
+  /** The figures of a build of the same rows (no segments): what the appended file must answer. */
+  const built = new Map<number, Promise<unknown[]>>();
+  const compactAnswers = (rows: number) => {
+    if (!built.has(rows)) built.set(rows, buildWaveCsv(rows).then(waveAnswers));
+    return built.get(rows)!;
+  };
+
+  /** Appends the next wave over `served`; the new version, checked to be in `segments` segments and to answer as a build of all its rows. */
+  async function appendNext(served: string, wave: number, segments: number): Promise<(typeof versions)[0]> {
+    expect(await appendWave(served, WAVES[wave - 1]!, WAVES[wave]!)).toBe(segments);
+    const stored = segmentParts(served);
+    expect(stored.format).toBe('crosstab-engine/4');
+    expect(new Set(stored.parts.map((part) => part.segment)).size).toBe(segments);
+    const version = { path: served, ...(await waveAnswer(served)) };
+    expect(await waveAnswers(served)).toEqual(await compactAnswers(WAVES[wave]!));
+    return version;
+  }
+
+  /** Every query answered by `server` as a build of all the rows of `version` answers it, marked with its checksum. */
+  async function expectServes(server: ServeChild, version: (typeof versions)[0], rows: number): Promise<void> {
+    const expected = await compactAnswers(rows);
+    for (const [index, query] of WAVE_QUERIES.entries()) expect(await ask(server, query)).toEqual({ status: 200, version: version.checksum, body: expected[index] });
+    expect(await catalogVersion(server)).toEqual({ Checksum: version.checksum, BuiltAt: version.builtAt });
+  }
+
+  it.each([
+    ['SIGHUP', [] as string[]],
+    ['watch', ['--watch']],
+  ] as const)('%s: the file with 1, then 2 appended waves (2, then 3 segments) is served under load, each answer of the version its header names, then as a build of all its rows answers', async (trigger, extra) => {
+    const served = join(tempDir(), 'waves.arrow');
+    publish(await buildWaveCsv(WAVES[0]!), served);
+    const first = { path: served, ...(await waveAnswer(served)) };
+    const server = await serve(served, [...extra]);
+    await expectServes(server, first, WAVES[0]!);
+    const seen = [first];
+    for (const [wave, segments] of [[1, 2], [2, 3]] as const) {
+      const load = loadUntil(server, 4);
+      const next = await appendNext(served, wave, segments);
+      if (trigger === 'SIGHUP') server.child.kill('SIGHUP');
+      const reloaded = (await logged(server, 'dataset_reloaded', wave))[wave - 1];
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const answers = await load.stop();
+      expect(reloaded).toMatchObject({ survey: 'WAVES', trigger, from: seen.at(-1)!.checksum, to: next.checksum, builtAt: next.builtAt, path: served });
+      seen.push(next);
+      expectVersionedAnswers(answers, seen);
+      expect(answers.filter((answer) => answer.version === next.checksum).length).toBeGreaterThan(0);
+      await expectServes(server, next, WAVES[wave]!);
+    }
+    // A server started on the file in segments (every buffer put together and checked before it answers).
+    if (trigger === 'SIGHUP') await expectServes(await serve(served), seen.at(-1)!, WAVES[2]!);
+  }, 120_000);
+
+  it('an appended file with a byte changed in a wave\'s part, renamed over the served file, leaves the old version serving and logs why; the good one is then taken', async () => {
+    const served = join(tempDir(), 'waves.arrow');
+    const base = await buildWaveCsv(WAVES[0]!);
+    publish(base, served);
+    const first = { path: served, ...(await waveAnswer(served)) };
+    const server = await serve(served);
+    // The same append made beside the served file, damaged in the wave's part of a buffer every query reads, then renamed over it.
+    const staging = join(tempDir(), 'waves.arrow');
+    publish(base, staging);
+    expect(await appendWave(staging, WAVES[0]!, WAVES[1]!)).toBe(2);
+    for (const [count, name] of [[1, 'weight:w'], [2, 'code:brand=A']] as const) {
+      writeFileSync(`${served}.tmp`, damagedPart(staging, name, 1));
+      renameSync(`${served}.tmp`, served);
+      server.child.kill('SIGHUP');
+      const failed = (await logged(server, 'dataset_reload_failed', count))[count - 1];
+      expect(failed).toMatchObject({ survey: 'WAVES', from: first.checksum });
+      expect(String(failed?.['message'])).toContain(`fails the checksum of stored part`);
+      expect(String(failed?.['message'])).toContain(`(${name})`);
+      expect(String(failed?.['message'])).toMatch(/waves\.arrow.*goes on serving/s);
+      await expectServes(server, first, WAVES[0]!);
+    }
+    publish(staging, served);
+    server.child.kill('SIGHUP');
+    await logged(server, 'dataset_reloaded');
+    await expectServes(server, { path: served, ...(await waveAnswer(staging)) }, WAVES[1]!);
+  }, 120_000);
 });

@@ -8,7 +8,7 @@
  */
 import { bitsetWords } from '../../kernel/exports.js';
 import type { Kernel } from '../../kernel/kernel.js';
-import { StreamingChecksum } from '../../kernel/checksum.js';
+import { checksumInKernel, StreamingChecksum } from '../../kernel/checksum.js';
 import { paddedSize } from '../build/compile.js';
 import { BufferKind, type StoredSegments } from '../format.js';
 import type { BufferRow } from './dataset-checksum.js';
@@ -121,7 +121,7 @@ export class SegmentAssembler {
     const part = (row: number, into?: Uint8Array): Uint8Array => {
       const bytes = into ?? new Uint8Array(this.stored[row]!.stored);
       this.readPart(row, bytes);
-      if (check && this.checksums.of(bytes) !== this.stored[row]!.hash) throw this.damaged(row);
+      if (check && this.hash(bytes) !== this.stored[row]!.hash) throw this.damaged(row);
       return bytes;
     };
     const slot = slotBytes(kind);
@@ -133,6 +133,15 @@ export class SegmentAssembler {
 
   dispose(): void {
     this.checksums.dispose();
+  }
+
+  /**
+   * XXH64 of a part's bytes: where it was read straight into its buffer's place in kernel
+   * memory, hashed there; else streamed through the checksum's window (a typed array's copy
+   * over shared memory goes element by element: it cost more than the hash itself).
+   */
+  private hash(bytes: Uint8Array): string {
+    return bytes.buffer === this.kernel.memory.memory.buffer ? checksumInKernel(this.kernel, bytes.byteOffset, bytes.byteLength) : this.checksums.of(bytes);
   }
 
   /** How many segments the file has. */
