@@ -24,12 +24,16 @@ function paddedWeights(weights: Float64Array, words: number, respondents: number
 /**
  * The stored bytes of `rows` of `source`, read from their files (the dataset's, or its
  * weights file's) and each checked against its hash on the way: a damaged buffer is
- * refused, never copied under a fresh checksum. Each is cut to `bytes(row)`.
+ * refused, never copied under a fresh checksum. Each is cut to `bytes(row)`. They are read
+ * into one array, reused: a buffer's bytes are valid until the next is asked for (the writer
+ * has written them by then), and a fresh array per buffer would fault in every page of a
+ * dataset's worth of new memory.
  */
 async function* copiedBuffers(source: LoadedDataset, kernel: Kernel, rows: number[], bytes: (row: number) => number): AsyncGenerator<Uint8Array> {
   const entries = source.buffers as BufferEntry[];
   const files = new Map<string, FileHandle>();
   const checksums = new StreamingChecksum(kernel);
+  const scratch = new Uint8Array(rows.reduce((largest, row) => Math.max(largest, entries[row]!.stored), 0));
   try {
     for (const row of rows) {
       const entry = entries[row]!;
@@ -37,7 +41,7 @@ async function* copiedBuffers(source: LoadedDataset, kernel: Kernel, rows: numbe
       const damaged = (what: string) => (entry.file ? weightsFileError(path, what) : corrupt(path, what));
       let file = files.get(path);
       if (file === undefined) files.set(path, (file = await open(path, 'r')));
-      const stored = new Uint8Array(entry.stored);
+      const stored = scratch.subarray(0, entry.stored);
       if ('parts' in entry) {
         // A buffer of a file in segments, put together from its parts (each checked against its hash).
         source.readStored(row, stored);
