@@ -68,8 +68,9 @@ async function* copiedBuffers(source: LoadedDataset, kernel: Kernel, rows: numbe
  * respondent (in the dataset's respondent order) is `weights` (`meta.respondents` long,
  * or padded with zeros to whole bitset words, `words * 64`). Every buffer of the source
  * (its weights file's too: they become weights of the new file) is copied from its file and
- * checked against its hash on the way; the new file is written as a build writes one: to a
- * temporary file, flushed, then renamed over `out`.
+ * checked against its hash on the way; the new file is written as a build writes one: past
+ * the page cache where the file system allows it (a copy of the whole dataset would fill it
+ * for nothing), to a temporary file, flushed, then renamed over `out`.
  */
 export async function writeWithWeight(source: LoadedDataset, kernel: Kernel, name: string, weights: Float64Array, out: string, describe: Partial<StoredMeta> = {}, calibration?: StoredCalibration, weighting?: StoredWeighting): Promise<{ bytes: number; checksum: string }> {
   const entries = source.buffers as BufferEntry[];
@@ -87,7 +88,7 @@ export async function writeWithWeight(source: LoadedDataset, kernel: Kernel, nam
     throw new Error('writeWithWeight: input columns are not available when copying a dataset');
   };
   const compiled: CompiledDataset = { meta, specs, data, inputRanks: unavailable, inputWeights: unavailable };
-  return writeDataset(compiled, out);
+  return writeDataset(compiled, out, undefined, { direct: true });
 }
 
 /**
