@@ -40,25 +40,20 @@ export function fineCells(variables: StoredVariable[], columns: RankColumn[], ba
       hint: 'Weight on fewer variables, or on variables with fewer values (band a numeric variable first).',
     });
   }
-  let cells = 0;
   let cellsOf: FineCells['cellsOf'];
+  let cellCount: () => number;
   if (combinations <= DIRECT_LIMIT) {
-    // Per combination, its cell (-1 until a respondent has it), numbered in order of first appearance.
+    // Per combination, its cell (-1 until a respondent has it).
     const table = new Int32Array(combinations).fill(-1);
+    let cells = 0;
     cellsOf = (start, into) => {
-      // The combination's key per respondent, a column at a time (each loop reads one typed array), then each key replaced by its cell.
+      // The combination's key per respondent, a column at a time (each loop reads one typed
+      // array), then each key replaced by its cell (a new one for a key not met before).
       into.fill(0);
       for (let v = 0; v < columns.length; v++) addDigits(into, columns[v]!, start, radix[v]!);
-      for (let i = 0; i < into.length; i++) into[i] = table[into[i]!]!;
+      cells = keysToCells(into, table, cells);
     };
-    // Numbering the cells: the same walk, new keys given the next cell.
-    const keys = new Int32Array(CELL_BLOCK);
-    for (let start = 0; start < n; start += CELL_BLOCK) {
-      const block = keys.subarray(0, Math.min(CELL_BLOCK, n - start));
-      block.fill(0);
-      for (let v = 0; v < columns.length; v++) addDigits(block, columns[v]!, start, radix[v]!);
-      cells = numberCells(block, table, cells);
-    }
+    cellCount = () => cells;
   } else {
     // Keys past 2^31 (and a table too large to index): one key at a time, through a Map.
     const mapped = new Map<number, number>();
@@ -67,27 +62,39 @@ export function fineCells(variables: StoredVariable[], columns: RankColumn[], ba
       for (let v = 0; v < columns.length; v++) key = key * radix[v]! + columns[v]![r]!;
       return key;
     };
-    for (let r = 0; r < n; r++) if (!mapped.has(keyOf(r))) mapped.set(keyOf(r), mapped.size);
-    cells = mapped.size;
     cellsOf = (start, into) => {
-      for (let i = 0; i < into.length; i++) into[i] = mapped.get(keyOf(start + i))!;
+      for (let i = 0; i < into.length; i++) {
+        const key = keyOf(start + i);
+        let cell = mapped.get(key);
+        if (cell === undefined) mapped.set(key, (cell = mapped.size));
+        into[i] = cell;
+      }
     };
+    cellCount = () => mapped.size;
   }
-  // Per cell: its respondents and base weights (summed in respondent order), and its ranks from its first respondent.
-  const baseOf = new Float64Array(cells);
-  const respondentsOf = new Float64Array(cells);
-  const first = new Int32Array(cells).fill(-1);
+  // The cells numbered in order of first appearance, as the walk meets them; per cell its
+  // respondents and base weights (summed in respondent order), and its ranks from its first respondent.
+  let baseOf = new Float64Array(64);
+  let respondentsOf = new Float64Array(64);
+  let first = new Int32Array(64).fill(-1);
   const block = new Int32Array(CELL_BLOCK);
   for (let start = 0; start < n; start += CELL_BLOCK) {
     const into = block.subarray(0, Math.min(CELL_BLOCK, n - start));
     cellsOf(start, into);
+    if (cellCount() > baseOf.length) {
+      const grown = Math.max(cellCount(), 2 * baseOf.length);
+      baseOf = grownTo(baseOf, grown);
+      respondentsOf = grownTo(respondentsOf, grown);
+      first = grownTo(first, grown);
+    }
     sumCells(into, start, base, baseOf, respondentsOf, first);
   }
+  const cells = cellCount();
   return {
     variables,
-    ranks: columns.map((column) => Array.from(first, (r) => column[r]!)),
-    base: Array.from(baseOf),
-    respondents: Array.from(respondentsOf),
+    ranks: columns.map((column) => Array.from(first.subarray(0, cells), (r) => column[r]!)),
+    base: Array.from(baseOf.subarray(0, cells)),
+    respondents: Array.from(respondentsOf.subarray(0, cells)),
     cellsOf,
   };
 }
@@ -97,13 +104,22 @@ function addDigits(keys: Int32Array, column: RankColumn, start: number, radix: n
   for (let i = 0; i < keys.length; i++) keys[i] = keys[i]! * radix + column[start + i]!;
 }
 
-/** Gives each key not seen before the next cell (`table`: per key, its cell or -1); returns the cells numbered so far. */
-function numberCells(keys: Int32Array, table: Int32Array, cells: number): number {
+/** Replaces each key by its cell (`table`: per key, its cell or -1), a key not seen before getting the next; returns the cells numbered so far. */
+function keysToCells(keys: Int32Array, table: Int32Array, cells: number): number {
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i]!;
-    if (table[key]! < 0) table[key] = cells++;
+    let cell = table[key]!;
+    if (cell < 0) table[key] = cell = cells++;
+    keys[i] = cell;
   }
   return cells;
+}
+
+function grownTo<T extends Float64Array | Int32Array>(array: T, length: number): T {
+  const grown = new (array.constructor as new (length: number) => T)(length);
+  grown.set(array);
+  if (grown instanceof Int32Array) grown.fill(-1, array.length);
+  return grown;
 }
 
 function sumCells(cells: Int32Array, start: number, base: Float64Array, baseOf: Float64Array, respondentsOf: Float64Array, first: Int32Array): void {
@@ -113,4 +129,36 @@ function sumCells(cells: Int32Array, start: number, base: Float64Array, baseOf: 
     respondentsOf[cell]!++;
     if (first[cell]! < 0) first[cell] = start + i;
   }
+}
+
+/**
+ * Each respondent's base weight (in `weights`) times its fine cell's factor, in place; returns
+ * the new weights summed per fine cell (in respondent order).
+ */
+export function scaleByCell(fine: FineCells, weights: Float64Array, factor: Float64Array): Float64Array {
+  const totals = new Float64Array(fine.base.length);
+  const block = new Int32Array(CELL_BLOCK);
+  for (let start = 0; start < weights.length; start += CELL_BLOCK) {
+    const cells = block.subarray(0, Math.min(CELL_BLOCK, weights.length - start));
+    fine.cellsOf(start, cells);
+    for (let i = 0; i < cells.length; i++) {
+      const cell = cells[i]!;
+      const weight = weights[start + i]! * factor[cell]!;
+      weights[start + i] = weight;
+      totals[cell]! += weight;
+    }
+  }
+  return totals;
+}
+
+/** The weights summed per fine cell (in respondent order). */
+export function cellTotals(fine: FineCells, weights: Float64Array): Float64Array {
+  const totals = new Float64Array(fine.base.length);
+  const block = new Int32Array(CELL_BLOCK);
+  for (let start = 0; start < weights.length; start += CELL_BLOCK) {
+    const cells = block.subarray(0, Math.min(CELL_BLOCK, weights.length - start));
+    fine.cellsOf(start, cells);
+    for (let i = 0; i < cells.length; i++) totals[cells[i]!]! += weights[start + i]!;
+  }
+  return totals;
 }

@@ -1,7 +1,6 @@
 import type { StoredVariable } from '../dataset/format.js';
 import type { RankColumn } from '../dataset/file/respondent-columns.js';
 import { type CellSolution, weightSpread, type WeightSpread } from '../weighting/index.js';
-import { CELL_BLOCK, type FineCells } from './weight-cells.js';
 import type { GroupProblem } from './weight-problem.js';
 import type { WeightSettings } from './weight-options.js';
 import { BLANK_KEY } from './weight-targets.js';
@@ -55,13 +54,14 @@ export interface WeightReport {
 interface ReportParts {
   settings: WeightSettings;
   baseWeight: string | null;
-  fine: FineCells;
   problems: GroupProblem[];
   solutions: CellSolution[];
   columns: RankColumn[];
   variables: StoredVariable[];
   base: BaseSums;
   weights: Float64Array;
+  /** Per fine cell, the new weights summed in respondent order. */
+  fineTotals: Float64Array;
   trimmed: number;
   groupBy: StoredVariable | undefined;
 }
@@ -111,22 +111,10 @@ function valueSums(column: RankColumn, size: number, weights: Float64Array) {
   return { weighted, min, max };
 }
 
-/** Per fine cell, the new weights summed in respondent order. */
-function fineTotals(fine: FineCells, weights: Float64Array): Float64Array {
-  const totals = new Float64Array(fine.base.length);
-  const block = new Int32Array(CELL_BLOCK);
-  for (let start = 0; start < weights.length; start += CELL_BLOCK) {
-    const cells = block.subarray(0, Math.min(CELL_BLOCK, weights.length - start));
-    fine.cellsOf(start, cells);
-    for (let i = 0; i < cells.length; i++) totals[cells[i]!]! += weights[start + i]!;
-  }
-  return totals;
-}
-
 export function weightReport(parts: ReportParts): WeightReport {
-  const { settings, fine, problems, solutions, columns, variables, weights } = parts;
+  const { settings, problems, solutions, columns, variables, weights } = parts;
   // The new weights summed per fine cell, in f64: every target's achieved total comes from them.
-  const finalOfFine = fineTotals(fine, weights);
+  const finalOfFine = parts.fineTotals;
   const sets = problems.map((group, i) => {
     const cellTotals = new Float64Array(group.problem.base.length);
     group.cellOfFine.forEach((cell, f) => {

@@ -9,7 +9,7 @@ import { mainThreadKernel } from '../kernel/kernel.js';
 import { appendTrace } from '../build/append-trace.js';
 import { calibrate, type CellSolution, postStratify, rake, trimWeights, weightSpread } from '../weighting/index.js';
 import { calibrationMeta } from './weight-calibration-meta.js';
-import { CELL_BLOCK, type FineCells, fineCells } from './weight-cells.js';
+import { cellTotals, fineCells, scaleByCell } from './weight-cells.js';
 import { invalidOption } from './options.js';
 import { type GroupProblem, groupProblem } from './weight-problem.js';
 import { checkWeightOptions, type WeightOptions } from './weight-options.js';
@@ -97,11 +97,13 @@ export async function weightDataset(path: string, options: WeightOptions): Promi
     // kernel memory is this weighting's own copy (the writers copy buffers from the files),
     // and a fresh array of millions of weights would cost a page fault per 4 KiB.
     const sums = baseSums(variables, columns, weights);
-    scaleByCell(weights, fine, factorOfFine);
+    const scaledTotals = scaleByCell(fine, weights, factorOfFine);
     base.fill(0, meta.respondents);
     const trimmed = settings.trim === undefined ? 0 : trimWeights(weights, settings.trim[0], settings.trim[1]);
+    // Per fine cell, the new weights' total (of the trimmed weights when any was trimmed).
+    const fineTotals = trimmed === 0 ? scaledTotals : cellTotals(fine, weights);
     trace?.mark('new weights');
-    const report = weightReport({ settings, baseWeight, fine, problems, solutions, columns, variables, base: sums, weights, trimmed, groupBy: targets.groupBy });
+    const report = weightReport({ settings, baseWeight, problems, solutions, columns, variables, base: sums, weights, fineTotals, trimmed, groupBy: targets.groupBy });
     trace?.mark('report');
     if (!Number.isFinite(report.weights.sum) || report.weights.min < 0) {
       throw new CrosstabError(ErrorCode.invalidInput, `the ${settings.method} weights include ${report.weights.min < 0 ? 'negative' : 'non-finite'} values (min ${report.weights.min})`, {
@@ -128,16 +130,6 @@ export async function weightDataset(path: string, options: WeightOptions): Promi
   } finally {
     dataset.close();
     for (const region of dataset.regions) kernel.memory.release(region.ptr, region.bytes);
-  }
-}
-
-/** Each respondent's base weight (in `weights`) times its fine cell's factor, in place. */
-function scaleByCell(weights: Float64Array, fine: FineCells, factor: Float64Array): void {
-  const block = new Int32Array(CELL_BLOCK);
-  for (let start = 0; start < weights.length; start += CELL_BLOCK) {
-    const cells = block.subarray(0, Math.min(CELL_BLOCK, weights.length - start));
-    fine.cellsOf(start, cells);
-    for (let i = 0; i < cells.length; i++) weights[start + i]! *= factor[cells[i]!]!;
   }
 }
 
