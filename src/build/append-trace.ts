@@ -1,5 +1,5 @@
 /**
- * CROSSTAB_TRACE=1 (any value but empty or 0): appendRows() and buildDataset() write a line per phase to stderr:
+ * CROSSTAB_TRACE=1 (any value but empty or 0): appendRows(), buildDataset() and weightDataset() write a line per phase to stderr:
  * the milliseconds since the process started when the phase ended, the phase's wall time and
  * the process's CPU time in it (every thread's: user + system), and the parts of the write
  * that are summed over buffers (reading the old bytes, checking and making hashes, making the

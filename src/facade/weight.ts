@@ -6,13 +6,14 @@ import type { StoredVariable, StoredWeighting } from '../dataset/format.js';
 import { loadDataset } from '../dataset/file/reader.js';
 import { rankColumn, weightColumn } from '../dataset/file/respondent-columns.js';
 import { mainThreadKernel } from '../kernel/kernel.js';
+import { appendTrace } from '../build/append-trace.js';
 import { calibrate, type CellSolution, postStratify, rake, trimWeights, weightSpread } from '../weighting/index.js';
 import { calibrationMeta } from './weight-calibration-meta.js';
-import { fineCells } from './weight-cells.js';
+import { cellTotals, fineCells, scaleByCell } from './weight-cells.js';
 import { invalidOption } from './options.js';
 import { type GroupProblem, groupProblem } from './weight-problem.js';
 import { checkWeightOptions, type WeightOptions } from './weight-options.js';
-import { type WeightReport, weightReport } from './weight-report.js';
+import { baseSums, type WeightReport, weightReport } from './weight-report.js';
 import { BLANK_KEY, TargetsReader } from './weight-targets.js';
 
 export type { WeightMethod, WeightOptions } from './weight-options.js';
@@ -29,8 +30,11 @@ export type { WeightReport } from './weight-report.js';
  */
 export async function weightDataset(path: string, options: WeightOptions): Promise<WeightReport> {
   const settings = checkWeightOptions(options);
+  const trace = appendTrace(process.env, 'weightDataset');
+  trace?.mark('start');
   const kernel = mainThreadKernel();
   const dataset = await loadDataset(path, kernel);
+  trace?.mark('open');
   try {
     const { meta } = dataset;
     if (meta.weights.some((weight) => weight.name === settings.name)) {
@@ -50,18 +54,23 @@ export async function weightDataset(path: string, options: WeightOptions): Promi
     }
     const reader = new TargetsReader(file, meta.variables);
     const targets = reader.parse(text);
+    trace?.mark('targets');
     const used = new Map<string, StoredVariable>();
     if (targets.groupBy) used.set(targets.groupBy.name, targets.groupBy);
     for (const set of targets.sets.values()) for (const margin of set.margins) for (const variable of margin.variables) used.set(variable.name, variable);
     const variables = [...used.values()];
     // Views of kernel memory, not copies (memory per respondent: the base weight, one byte or
-    // more per target variable, the cell, the new weight). Every buffer is read (and checked)
-    // first; nothing allocates kernel memory from here until the file is written.
-    if (baseWeight !== null) weightColumn(dataset, kernel, baseWeight, false);
-    for (const variable of variables) rankColumn(dataset, kernel, variable, false);
-    const base = baseWeight === null ? new Float64Array(meta.respondents).fill(1) : weightColumn(dataset, kernel, baseWeight, false);
+    // more per target variable; the new weights are made where the base weights were). Every
+    // buffer is read (and checked) first; nothing allocates kernel memory from here until the
+    // file is written.
+    const stored = baseWeight === null ? undefined : weightColumn(dataset, kernel, baseWeight, false);
     const columns = variables.map((variable) => rankColumn(dataset, kernel, variable, false));
-    const fine = fineCells(variables, columns, base);
+    const base = stored === undefined ? new Float64Array(dataset.words * 64).fill(1, 0, meta.respondents) : kernel.memory.f64(stored.byteOffset, dataset.words * 64);
+    // The respondents' base weights, then (scaled in place below) their new weights.
+    const weights = base.subarray(0, meta.respondents);
+    trace?.mark('read columns', `${variables.length} variables${baseWeight === null ? '' : ' and the base weight'}`);
+    const fine = fineCells(variables, columns, weights);
+    trace?.mark('fine cells', `${fine.base.length} cells`);
 
     const groups = targets.groupBy === undefined ? [0] : [...new Set(fine.ranks[0]!)].sort((a, b) => a - b);
     const unmatched = groups.filter((group) => !targets.sets.has(group));
@@ -74,6 +83,7 @@ export async function weightDataset(path: string, options: WeightOptions): Promi
     }
     const problems = groups.map((group) => groupProblem(reader, fine, group, targets.sets.get(group)!, targets.groupBy !== undefined));
     const solutions = problems.map((problem) => solve(problem, settings, reader));
+    trace?.mark(settings.method, solutions.map((solution) => `${solution.iterations} iterations`).join(', '));
 
     const factorOfFine = new Float64Array(fine.base.length);
     problems.forEach((problem, i) => {
@@ -82,12 +92,19 @@ export async function weightDataset(path: string, options: WeightOptions): Promi
         if (cell >= 0) factorOfFine[f] = factor[cell]!;
       });
     });
-    // Padded to whole bitset words, as the file stores it; the respondents are the first base.length.
-    const padded = new Float64Array(dataset.words * 64);
-    const weights = padded.subarray(0, base.length);
-    for (let r = 0; r < base.length; r++) weights[r] = base[r]! * factorOfFine[fine.cellOf(r)]!;
+    // What the report needs of the base weights, then the new weights in their place (padded
+    // with zeros to whole bitset words, as the file stores them): the base weight's buffer in
+    // kernel memory is this weighting's own copy (the writers copy buffers from the files),
+    // and a fresh array of millions of weights would cost a page fault per 4 KiB.
+    const sums = baseSums(variables, columns, weights);
+    const scaledTotals = scaleByCell(fine, weights, factorOfFine);
+    base.fill(0, meta.respondents);
     const trimmed = settings.trim === undefined ? 0 : trimWeights(weights, settings.trim[0], settings.trim[1]);
-    const report = weightReport({ settings, baseWeight, fine, problems, solutions, columns, variables, base, weights, trimmed, groupBy: targets.groupBy });
+    // Per fine cell, the new weights' total (of the trimmed weights when any was trimmed).
+    const fineTotals = trimmed === 0 ? scaledTotals : cellTotals(fine, weights);
+    trace?.mark('new weights');
+    const report = weightReport({ settings, baseWeight, problems, solutions, columns, variables, base: sums, weights, fineTotals, trimmed, groupBy: targets.groupBy });
+    trace?.mark('report');
     if (!Number.isFinite(report.weights.sum) || report.weights.min < 0) {
       throw new CrosstabError(ErrorCode.invalidInput, `the ${settings.method} weights include ${report.weights.min < 0 ? 'negative' : 'non-finite'} values (min ${report.weights.min})`, {
         field: 'method',
@@ -99,12 +116,16 @@ export async function weightDataset(path: string, options: WeightOptions): Promi
     // Every weight made here says how (by groups and trimmed ones too): an append refuses or drops it.
     const weighting: StoredWeighting = { method: settings.method, baseWeight, ...(targets.groupBy === undefined ? {} : { groupBy: targets.groupBy.name }), ...(settings.trim === undefined ? {} : { trim: [settings.trim[0], settings.trim[1]] }) };
     if (settings.out === undefined) {
-      const written = await writeWeightsFile(dataset, kernel, settings.name, padded, calibration, weighting);
+      const written = await writeWeightsFile(dataset, kernel, settings.name, base, calibration, weighting);
+      trace?.mark('write weights file', `${written.bytes} bytes`);
+      trace?.done();
       return { ...report, out: written.path, written: 'weights-file', bytes: written.bytes };
     }
-    const written = await writeWithWeight(dataset, kernel, settings.name, padded, settings.out, {}, calibration, weighting);
+    const written = await writeWithWeight(dataset, kernel, settings.name, base, settings.out, {}, calibration, weighting);
+    trace?.mark('write dataset', `${written.bytes} bytes`);
     // The dataset replaced by a file holding its weights file's weights: that file is now of another build, and not needed.
     if (dataset.weightsFile !== undefined && resolve(settings.out) === resolve(path)) await rm(dataset.weightsFile.path, { force: true });
+    trace?.done();
     return { ...report, out: settings.out, written: 'dataset', bytes: written.bytes };
   } finally {
     dataset.close();

@@ -10,9 +10,20 @@ export function hex(hash: bigint): string {
   return BigInt.asUintN(64, hash).toString(16).padStart(16, '0');
 }
 
-/** XXH64 of bytes already in kernel memory. */
+/**
+ * XXH64 of bytes already in kernel memory, in CHUNK steps: V8 runs a WebAssembly function
+ * first as baseline code and swaps in the optimised code between calls (never during one), so
+ * one call over the first buffer a process reads (tens of MB) would run wholly at baseline
+ * speed, several times slower.
+ */
 export function checksumInKernel(kernel: Kernel, ptr: number, length: number): string {
-  return hex(kernel.exports.xxh64(kernel.scratchState, ptr, length));
+  const { exports } = kernel;
+  const state = kernel.scratchState;
+  exports.xxh64Init(state, 0n);
+  let at = 0;
+  // Every chunk but the last is a multiple of 32 bytes, as xxh64Update requires.
+  for (; length - at > CHUNK; at += CHUNK) exports.xxh64Update(state, ptr + at, CHUNK);
+  return hex(exports.xxh64Digest(state, ptr + at, length - at));
 }
 
 /**

@@ -24,12 +24,16 @@ function paddedWeights(weights: Float64Array, words: number, respondents: number
 /**
  * The stored bytes of `rows` of `source`, read from their files (the dataset's, or its
  * weights file's) and each checked against its hash on the way: a damaged buffer is
- * refused, never copied under a fresh checksum. Each is cut to `bytes(row)`.
+ * refused, never copied under a fresh checksum. Each is cut to `bytes(row)`. They are read
+ * into one array, reused: a buffer's bytes are valid until the next is asked for (the writer
+ * has written them by then), and a fresh array per buffer would fault in every page of a
+ * dataset's worth of new memory.
  */
 async function* copiedBuffers(source: LoadedDataset, kernel: Kernel, rows: number[], bytes: (row: number) => number): AsyncGenerator<Uint8Array> {
   const entries = source.buffers as BufferEntry[];
   const files = new Map<string, FileHandle>();
   const checksums = new StreamingChecksum(kernel);
+  const scratch = new Uint8Array(rows.reduce((largest, row) => Math.max(largest, entries[row]!.stored), 0));
   try {
     for (const row of rows) {
       const entry = entries[row]!;
@@ -37,7 +41,7 @@ async function* copiedBuffers(source: LoadedDataset, kernel: Kernel, rows: numbe
       const damaged = (what: string) => (entry.file ? weightsFileError(path, what) : corrupt(path, what));
       let file = files.get(path);
       if (file === undefined) files.set(path, (file = await open(path, 'r')));
-      const stored = new Uint8Array(entry.stored);
+      const stored = scratch.subarray(0, entry.stored);
       if ('parts' in entry) {
         // A buffer of a file in segments, put together from its parts (each checked against its hash).
         source.readStored(row, stored);
@@ -64,8 +68,9 @@ async function* copiedBuffers(source: LoadedDataset, kernel: Kernel, rows: numbe
  * respondent (in the dataset's respondent order) is `weights` (`meta.respondents` long,
  * or padded with zeros to whole bitset words, `words * 64`). Every buffer of the source
  * (its weights file's too: they become weights of the new file) is copied from its file and
- * checked against its hash on the way; the new file is written as a build writes one: to a
- * temporary file, flushed, then renamed over `out`.
+ * checked against its hash on the way; the new file is written as a build writes one: past
+ * the page cache where the file system allows it (a copy of the whole dataset would fill it
+ * for nothing), to a temporary file, flushed, then renamed over `out`.
  */
 export async function writeWithWeight(source: LoadedDataset, kernel: Kernel, name: string, weights: Float64Array, out: string, describe: Partial<StoredMeta> = {}, calibration?: StoredCalibration, weighting?: StoredWeighting): Promise<{ bytes: number; checksum: string }> {
   const entries = source.buffers as BufferEntry[];
@@ -83,7 +88,7 @@ export async function writeWithWeight(source: LoadedDataset, kernel: Kernel, nam
     throw new Error('writeWithWeight: input columns are not available when copying a dataset');
   };
   const compiled: CompiledDataset = { meta, specs, data, inputRanks: unavailable, inputWeights: unavailable };
-  return writeDataset(compiled, out);
+  return writeDataset(compiled, out, undefined, { direct: true });
 }
 
 /**
