@@ -8,6 +8,7 @@ import { bodyLines, FIGURE_COLUMN_WIDTH, headerLines, LABEL_COLUMNS, type SheetL
 import { XlsxBook, type XlsxSheet } from './xlsx-writer.js';
 import { xmlText } from '../text/xml-text.js';
 import { nameText } from '../text/expression-text.js';
+import { bannerItems, distinctLabels } from './distinct-labels.js';
 
 /** Name of the index sheet, and of the one sheet of the `long` layout. */
 export const INDEX_SHEET = 'Index';
@@ -106,8 +107,17 @@ function longTargets(book: Tabbook, headerRows: number): string[] {
 async function writeIndex(xlsx: XlsxBook, book: Tabbook, targets: readonly string[]): Promise<void> {
   const sheet: XlsxSheet = xlsx.sheet(INDEX_SHEET, [12, 14, 48, 8], { rows: 0, columns: 0 });
   // One banner item a line, each in a cell of its own: an item with a comma (`degree=3,4`) reads back as one.
-  // A variable by its name as an expression reads it (`"NOT"`, `"two words"`), as crosstab info lists it.
-  const banner = [...new Set(book.banner.map((column) => column.variable ?? column.label))].map((name) => (book.banner.some((column) => column.variable === name) ? (book.variableLabels[name] ? `${book.variableLabels[name]} (${nameText(name)})` : nameText(name)) : name));
+  // A variable by its name as an expression reads it (`"NOT"`, `"two words"`), as crosstab info lists it;
+  // codes and expressions by their labels, followed by the expression where two read the same.
+  const banner = distinctLabels(
+    bannerItems(book.banner, book.variableLabels).map((item) => {
+      if (item.variable === undefined) return item;
+      const text = book.variableLabels[item.variable] ? `${item.label} (${item.name})` : item.name;
+      return { label: text, name: text };
+    }),
+  );
+  // Stubs labelled alike, each by its variable's name as well: the index tells every table apart.
+  const titles = distinctLabels(book.tables.map((table) => ({ label: table.title, name: nameText(table.stub) })));
   await sheet.write([
     { kind: 'title', cells: [{ value: book.title }] },
     noteLine(book, book.tables[0]?.result),
@@ -116,7 +126,7 @@ async function writeIndex(xlsx: XlsxBook, book: Tabbook, targets: readonly strin
     { kind: 'columns', cells: ['Table', 'Variable', 'Title', 'Rows'].map((value) => ({ value })) },
   ]);
   for (const [i, table] of book.tables.entries()) {
-    await sheet.link([`Table ${table.number}`, nameText(table.stub), table.title, table.result.rows.length], 0, targets[i]!);
+    await sheet.link([`Table ${table.number}`, nameText(table.stub), titles[i]!, table.result.rows.length], 0, targets[i]!);
   }
   if (book.skipped.length > 0) {
     await sheet.write([BLANK, ...book.skipped.map((skip): SheetLine => ({ kind: 'footnote', cells: [{ value: `Not tabulated: ${nameText(skip.variable)} (${skip.reason})` }] }))]);

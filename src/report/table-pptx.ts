@@ -4,6 +4,8 @@ import { chartColour, seriesLabel, tableChart, type ChartPanel, type TableChart 
 import type { TableStatistics } from './table-statistics.js';
 import { xmlText } from '../text/xml-text.js';
 import { rewriteChartSheets, type ChartSheetTexts } from './pptx-chart-sheets.js';
+import { bannerItems, distinctLabels } from './distinct-labels.js';
+import { nameText } from '../text/expression-text.js';
 
 /** One table to put on slides: its cells, statistics (with `vpct`) and display. */
 export interface PptxTable {
@@ -28,10 +30,13 @@ export async function tablesToPPTX(tables: readonly PptxTable[]): Promise<Uint8A
   const pres = new PptxGenJS();
   pres.layout = 'LAYOUT_WIDE';
   pres.title = xmlText(tables[0]?.display?.title ?? 'Tables');
+  const charts = tables.map((table) => tableChart(table.result, table.statistics, table.display));
+  // The slide titles are the deck's contents: row variables labelled alike, each by its name as well.
+  const titles = distinctLabels(charts.flatMap((chart) => chart.panels.map((panel) => ({ label: panel.title, name: panel.variable === undefined ? panel.title : nameText(panel.variable) }))));
   const sheets: ChartSheetTexts[] = [];
-  for (const table of tables) {
-    const chart = tableChart(table.result, table.statistics, table.display);
-    for (const panel of chart.panels) sheets.push(addSlide(pres, chart, panel, table));
+  for (const [t, table] of tables.entries()) {
+    const chart = charts[t]!;
+    for (const panel of chart.panels) sheets.push(addSlide(pres, chart, { ...panel, title: titles[sheets.length]! }, table));
   }
   const bytes = (await pres.write({ outputType: 'nodebuffer' })) as Buffer;
   return rewriteChartSheets(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength), sheets);
@@ -98,14 +103,9 @@ function chartValue(value: number): number | null {
   return value === 0 ? ('0' as unknown as number) : value;
 }
 
+/** The banner's variables and expressions, those labelled alike each followed by its name or expression. */
 function bannerTitle(table: PptxTable): string {
-  const labels = table.display?.variableLabels ?? {};
-  const names: string[] = [];
-  for (const entry of table.result.columns) {
-    const name = entry.variable === undefined ? entry.label : (labels[entry.variable] ?? entry.variable);
-    if (names.at(-1) !== name) names.push(name);
-  }
-  return names.join(', ');
+  return distinctLabels(bannerItems(table.result.columns, table.display?.variableLabels ?? {})).join(', ');
 }
 
 type Cell = { text: string; options?: Record<string, unknown> };
