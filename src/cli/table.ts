@@ -239,16 +239,16 @@ function displayOf(ds: Dataset) {
 
 /** The table as a one-sheet workbook, by the tab books' XLSX writer (exceljs loads only for this format). */
 async function writeXLSX(ds: Dataset, result: TableResult, statistics: TableStatistics, out: string): Promise<void> {
-  const [{ writeTableXLSX }, { writeAtomically }] = await Promise.all([import('../report/tabbook-xlsx.js'), import('../report/atomic-file.js')]);
-  await writeAtomically(out, '--out', (stream) => writeTableXLSX(result, statistics, displayOf(ds), stream));
+  const [{ writeTableXLSX }, { writeStreamAtomically }] = await Promise.all([import('../report/tabbook-xlsx.js'), import('../report/atomic-file.js')]);
+  await writeStreamAtomically(out, '--out', (stream) => writeTableXLSX(result, statistics, displayOf(ds), stream));
   process.stderr.write(`wrote ${out} (xlsx)\n`);
 }
 
 /** The table as a PowerPoint deck, a slide per row variable (pptxgenjs loads only for this format). */
 async function writePPTX(ds: Dataset, result: TableResult, statistics: TableStatistics, out: string): Promise<void> {
-  const [{ tablesToPPTX }, { writeAtomically }] = await Promise.all([import('../report/table-pptx.js'), import('../report/atomic-file.js')]);
+  const [{ tablesToPPTX }, { writeStreamAtomically }] = await Promise.all([import('../report/table-pptx.js'), import('../report/atomic-file.js')]);
   const bytes = await tablesToPPTX([{ result, statistics, display: displayOf(ds) }]);
-  await writeAtomically(out, '--out', async (stream) => {
+  await writeStreamAtomically(out, '--out', async (stream) => {
     stream.write(bytes);
   });
   process.stderr.write(`wrote ${out} (pptx, ${bytes.byteLength} bytes)\n`);

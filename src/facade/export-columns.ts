@@ -1,8 +1,8 @@
-import { randomBytes } from 'node:crypto';
-import { open, rename, rm } from 'node:fs/promises';
-import { basename, dirname, extname, join } from 'node:path';
+import type { FileHandle } from 'node:fs/promises';
+import { extname } from 'node:path';
 import { CrosstabError, ErrorCode, fieldError } from '../errors.js';
 import type { StoredMeta } from '../dataset/format.js';
+import { writeAtomically } from '../dataset/file/atomic-write.js';
 import { loadDataset } from '../dataset/file/reader.js';
 import { rankColumn, weightColumn } from '../dataset/file/respondent-columns.js';
 import { mainThreadKernel } from '../kernel/kernel.js';
@@ -72,7 +72,8 @@ export async function exportColumns(path: string, options: ExportOptions): Promi
     const rows = meta.respondents;
     const rowOf = new Uint32Array(kernel.memory.bytes(dataset.buffer(meta.inputRows).ptr, rows * 4).slice().buffer);
     const exported = given.columns.map((name) => exportedColumn(name, meta, path, rows, rowOf, dataset, kernel));
-    const bytes = format === 'csv' ? await writeAtomically(given.out, (file) => writeCsv(file, exported, rows)) : await writeAtomically(given.out, (file) => writeParquet(file, exported, rows));
+    const cannotWrite = (error: NodeJS.ErrnoException) => invalidOption('out', `"${given.out}" cannot be written (${error.code ?? error.message})`, 'Check that its folder exists and is writable.');
+    const bytes = await writeAtomically(given.out, (file) => (format === 'csv' ? writeCsv(file, exported, rows) : writeParquet(file, exported, rows)), { openError: cannotWrite });
     return { out: given.out, format, rows, columns: exported.map(({ name, source }) => ({ name, source })), bytes };
   } finally {
     dataset.close();
@@ -124,34 +125,12 @@ function idTexts(buffer: { ptr: number; count: number }, kernel: ReturnType<type
   return Array.from({ length: rows }, (_, row) => decoder.decode(bytes.subarray(head + offsets[row]!, head + offsets[row + 1]!)));
 }
 
-/** Writes through `write` to a temporary file beside `out`, flushed, then renamed over `out`; its size. */
-async function writeAtomically(out: string, write: (file: Awaited<ReturnType<typeof open>>) => Promise<number>): Promise<number> {
-  const temp = join(dirname(out), `.${basename(out)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
-  try {
-    const file = await open(temp, 'wx').catch((error: NodeJS.ErrnoException) => {
-      throw invalidOption('out', `"${out}" cannot be written (${error.code ?? error.message})`, 'Check that its folder exists and is writable.');
-    });
-    let bytes: number;
-    try {
-      bytes = await write(file);
-      await file.sync();
-    } finally {
-      await file.close();
-    }
-    await rename(temp, out);
-    return bytes;
-  } catch (error) {
-    await rm(temp, { force: true });
-    throw error;
-  }
-}
-
 /** A CSV field, quoted when it holds a comma, quote, line break or edge space (RFC 4180). */
 function csvField(text: string): string {
   return /[",\r\n]|^\s|\s$/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
 
-async function writeCsv(file: Awaited<ReturnType<typeof open>>, columns: Exported[], rows: number): Promise<number> {
+async function writeCsv(file: FileHandle, columns: Exported[], rows: number): Promise<number> {
   let bytes = 0;
   let chunk = `${columns.map(({ name }) => csvField(name)).join(',')}\n`;
   const flush = async () => {
@@ -170,7 +149,7 @@ async function writeCsv(file: Awaited<ReturnType<typeof open>>, columns: Exporte
 
 const INT64 = /^(?:0|-?[1-9]\d{0,18})$/;
 
-async function writeParquet(file: Awaited<ReturnType<typeof open>>, columns: Exported[], rows: number): Promise<number> {
+async function writeParquet(file: FileHandle, columns: Exported[], rows: number): Promise<number> {
   const { parquetWriteBuffer } = await import('hyparquet-writer');
   const columnData = columns.map((column) => {
     if ('numbers' in column) return column.source === 'row' ? { name: column.name, data: Array.from(column.numbers, BigInt), type: 'INT64' as const } : { name: column.name, data: column.numbers, type: 'DOUBLE' as const, nullable: false };

@@ -1,6 +1,6 @@
-import { randomBytes } from 'node:crypto';
-import { mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, open, readFile, rm, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { writeAtomically } from '../dataset/file/atomic-write.js';
 import { CrosstabError, ErrorCode } from '../index.js';
 import { generateApiKey, generateKeyId, hashApiKey, type ApiKeyRecord } from '../keys/index.js';
 
@@ -84,20 +84,7 @@ export async function readKeyFile(path: string): Promise<KeyFile> {
 /** Writes the file atomically (temp file, fsync, rename): a reader never sees half a file. */
 export async function writeKeyFile(path: string, file: KeyFile): Promise<void> {
   await mkdir(dirname(path), { recursive: true });
-  const temp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-  const handle = await open(temp, 'wx', 0o600);
-  try {
-    await handle.writeFile(`${JSON.stringify(file, null, 2)}\n`, 'utf8');
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  try {
-    await rename(temp, path);
-  } catch (error) {
-    await rm(temp, { force: true });
-    throw error;
-  }
+  await writeAtomically(path, (handle) => handle.writeFile(`${JSON.stringify(file, null, 2)}\n`, 'utf8'), { mode: 0o600 });
 }
 
 const LOCK_WAIT_MS = 5000;

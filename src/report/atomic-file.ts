@@ -1,8 +1,7 @@
 import { once } from 'node:events';
 import { createWriteStream, type WriteStream } from 'node:fs';
-import { rename, rm } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
 import { CrosstabError, ErrorCode, fieldError } from '../errors.js';
+import { replaceAtomically } from '../dataset/file/atomic-write.js';
 
 /**
  * Writes `path` through a temporary file beside it, renamed over `path` only once `write`
@@ -10,23 +9,26 @@ import { CrosstabError, ErrorCode, fieldError } from '../errors.js';
  * for. A file-system failure (missing folder, no permission, disk full) rejects with
  * `invalid_option` naming `field`; other failures reject as they are, the temporary file removed.
  */
-export async function writeAtomically(path: string, field: string, write: (stream: WriteStream) => Promise<void>): Promise<void> {
-  const temporary = join(dirname(path), `.${basename(path)}.${process.pid}.${Math.random().toString(36).slice(2, 10)}.tmp`);
-  const stream = createWriteStream(temporary, { flags: 'wx' });
-  let failure: Error | undefined;
-  stream.on('error', (error) => (failure ??= error));
+export async function writeStreamAtomically(path: string, field: string, write: (stream: WriteStream) => Promise<void>): Promise<void> {
   try {
-    await once(stream, 'open');
-    await write(stream);
-    if (!stream.writableFinished) {
-      stream.end();
-      await once(stream, 'finish');
-    }
-    if (failure) throw failure;
-    await rename(temporary, path);
+    await replaceAtomically(path, async (temporary) => {
+      const stream = createWriteStream(temporary, { flags: 'wx' });
+      let failure: Error | undefined;
+      stream.on('error', (error) => (failure ??= error));
+      try {
+        await once(stream, 'open');
+        await write(stream);
+        if (!stream.writableFinished) {
+          stream.end();
+          await once(stream, 'finish');
+        }
+        if (failure) throw failure;
+      } catch (error) {
+        stream.destroy();
+        throw error;
+      }
+    });
   } catch (error) {
-    stream.destroy();
-    await rm(temporary, { force: true });
     throw fileSystemError(error, path, field);
   }
 }

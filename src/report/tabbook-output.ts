@@ -1,6 +1,6 @@
 import { extname } from 'node:path';
 import { type CrosstabError, ErrorCode, fieldError } from '../errors.js';
-import { writeAtomically } from './atomic-file.js';
+import { writeStreamAtomically } from './atomic-file.js';
 import { TABBOOK_FORMATS, TABBOOK_LAYOUTS, type Tabbook, type TabbookFormat, type TabbookLayout } from './tabbook-model.js';
 import { writeTabbookCSV, writeTabbookHTML, writeTabbookJSON } from './tabbook-formats.js';
 
@@ -29,7 +29,7 @@ export async function writeTabbook(book: Tabbook, path: string, options: WriteTa
     format === 'pptx'
       ? await (await import('./table-pptx.js')).tablesToPPTX(book.tables.map((table) => ({ result: table.result, statistics: table.statistics, display: { title: book.title, variableLabels: book.variableLabels } })))
       : undefined;
-  await writeAtomically(path, 'out', async (stream) => {
+  await writeStreamAtomically(path, 'out', async (stream) => {
     if (deck) stream.write(deck);
     else if (xlsx) await xlsx.writeTabbookXLSX(book, stream, layout);
     else if (format === 'html') await writeTabbookHTML(book, stream);

@@ -7,14 +7,13 @@
  * it starts as soon as the dataset is opened (startSegmentCopy) and goes on, with its sync,
  * in the thread pool while the wave is read and planned.
  */
-import { randomBytes } from 'node:crypto';
 import { type BigIntStats, constants } from 'node:fs';
 import { copyFile, open, rename, rm, stat } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
 import { CrosstabError, ErrorCode, throwIfCancelled } from '../../errors.js';
 import type { BufferSpec } from '../build/compile.js';
 import { BUILD_CANCELLED_HINT, CHECKSUM_KEY, FORMAT_KEY, SEGMENTED_FORMAT_VERSION, SEGMENTS_KEY, type StoredMeta, type StoredSegments } from '../format.js';
 import { readArrowStructure } from './arrow-file.js';
+import { temporaryBeside } from './atomic-write.js';
 import { storedRows } from './reader.js';
 import { writeContinued } from './writer.js';
 
@@ -58,7 +57,7 @@ export class SegmentCopy {
     readonly dataset: string,
     out: string,
   ) {
-    this.temp = join(dirname(out), `.${basename(out)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+    this.temp = temporaryBeside(out);
     this.settled = this.copy().catch((error: unknown) => {
       this.failure = { error };
     });

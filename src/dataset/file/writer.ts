@@ -1,7 +1,5 @@
-import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
-import { type FileHandle, open, rename, rm } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { type FileHandle, open } from 'node:fs/promises';
 import { throwIfCancelled } from '../../errors.js';
 import { mainThreadKernel } from '../../kernel/kernel.js';
 import { StreamingChecksum } from '../../kernel/checksum.js';
@@ -9,6 +7,7 @@ import { bufferFieldTypes, type BufferRegionEntry, encodeFooter, encodeRecordBat
 import { type BufferRow, datasetChecksum, HASH_CHARS } from './dataset-checksum.js';
 import type { BufferSpec, CompiledDataset } from '../build/compile.js';
 import { paddedSize } from '../build/compile.js';
+import { writeAtomically } from './atomic-write.js';
 import { BUFFER_ALIGN, BUILD_CANCELLED_HINT, CHECKSUM_KEY, FORMAT_KEY, META_KEY, SEGMENTS_KEY } from '../format.js';
 
 /** Record batches are cut so that no batch's value buffer exceeds this (Binary offsets are i32). */
@@ -68,33 +67,29 @@ export interface WriteOptions {
  */
 export async function writeDataset(dataset: BufferTable, out: string, signal?: AbortSignal, options: WriteOptions = {}): Promise<{ bytes: number; checksum: string }> {
   throwIfCancelled(signal, 'the build', BUILD_CANCELLED_HINT);
-  const temp = join(dirname(out), `.${basename(out)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
   const checksums = new StreamingChecksum(mainThreadKernel());
   try {
-    const file = await open(temp, 'wx');
-    let written: { bytes: number; checksum: string };
-    let output: Output | undefined;
-    try {
-      const direct = options.direct === true ? await openDirect(temp) : undefined;
-      try {
-        output = new Output(file, direct, options.direct === true ? placedCapacity(dataset.specs) : undefined);
-      } catch (error) {
-        await direct?.close();
-        throw error;
-      }
-      written = await writeFile(output, dataset, checksums, signal);
-      await output.finish();
-      await file.sync();
-    } finally {
-      await output?.release();
-      await file.close();
-    }
-    throwIfCancelled(signal, 'the build', BUILD_CANCELLED_HINT);
-    await rename(temp, out);
-    return written;
-  } catch (error) {
-    await rm(temp, { force: true });
-    throw error;
+    return await writeAtomically(
+      out,
+      async (file, temporary) => {
+        let output: Output | undefined;
+        try {
+          const direct = options.direct === true ? await openDirect(temporary) : undefined;
+          try {
+            output = new Output(file, direct, options.direct === true ? placedCapacity(dataset.specs) : undefined);
+          } catch (error) {
+            await direct?.close();
+            throw error;
+          }
+          const written = await writeFile(output, dataset, checksums, signal);
+          await output.finish();
+          return written;
+        } finally {
+          await output?.release();
+        }
+      },
+      { beforeRename: () => throwIfCancelled(signal, 'the build', BUILD_CANCELLED_HINT) },
+    );
   } finally {
     checksums.dispose();
   }
