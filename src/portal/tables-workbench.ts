@@ -92,23 +92,29 @@ export function tablesRoutes(deps: TablesDependencies): PortalRoute[] {
   const owner = (session: Session) => ({ accountId: session.accountId, userId: session.userId });
   const audiences = new DbAudienceStore(db);
 
-  async function rightsOf(session: Session): Promise<{ caller: ApiKeyRecord; catalog: ReturnType<typeof accountCatalog> }> {
+  type Rights = { caller: ApiKeyRecord; catalog: ReturnType<typeof accountCatalog> };
+  async function rightsOf(session: Session): Promise<Rights> {
     const account = await accountById(db, session.accountId);
     // The rate limit and quota as the database says now: the same admission as the account's keys.
     deps.keys.noteAccountLimits(account);
     return { caller: { ...accountRights(account), id: portalCallerId(session.userId), userId: session.userId }, catalog: accountCatalog(account, deps.surveys, undefined) };
   }
+  /** A request's account rights: read when first needed, then the same for the rest of the request. */
+  type RequestRights = () => Promise<Rights>;
+  const rightsOnce = (session: Session): RequestRights => {
+    let read: Promise<Rights> | undefined;
+    return () => (read ??= rightsOf(session));
+  };
 
-  async function view(session: Session, form: TableForm, extra: Partial<TablesView>, status = 200): Promise<HandlerResponse> {
-    const { catalog } = await rightsOf(session);
+  async function view(session: Session, rightsNow: RequestRights, form: TableForm, extra: Partial<TablesView>, status = 200): Promise<HandlerResponse> {
+    const rights = await rightsNow();
+    const { catalog } = rights;
     const dataset = deps.surveys.find((candidate) => candidate.info.survey === form.survey && catalog.surveys.some((survey) => survey.SurveyCode === form.survey));
-    const account = await accountById(db, session.accountId);
-    const groups = dataset === undefined ? [] : (callerGroups(accountRights(account), dataset.info) ?? []);
+    const groups = dataset === undefined ? [] : (callerGroups(rights.caller, dataset.info) ?? []);
     const variables = dataset === undefined ? [] : dataset.info.variables.filter((variable) => groups.includes(variable.group)).map((variable) => ({ name: variable.name, ...(variable.label === undefined ? {} : { label: variable.label }), ...(variable.values === undefined ? {} : { values: variable.values.map((value) => ({ value: value.value, ...(value.label === undefined ? {} : { label: value.label }) })) }) }));
     const codes = dataset === undefined ? [] : dataset.info.codes.filter((code) => groups.includes(code.group)).map((code) => ({ name: code.name, ...(code.label === undefined ? {} : { label: code.label }) }));
     const saved = await listSavedTables(db, owner(session));
     // A saved table whose survey or variables the account may no longer use is listed without its spec.
-    const rights = await rightsOf(session);
     const specs = saved.map((entry) => parseSpec(entry.spec));
     // The audiences the listed tables use are read once per survey, not once per table.
     const read = new Map<string, AudienceRecord[]>();
@@ -124,10 +130,10 @@ export function tablesRoutes(deps: TablesDependencies): PortalRoute[] {
   }
 
   /** The table of `spec` as JSON, or the form's error; billed by the API when it is a 200. */
-  async function computeTable(session: Session, spec: TableSpec, format: TableFormat, signal?: AbortSignal): Promise<{ answer: HandlerResponse & { body: string | Uint8Array } } | { error: NonNullable<TablesView['error']>; status: number }> {
+  async function computeTable(rightsNow: RequestRights, spec: TableSpec, format: TableFormat, signal?: AbortSignal): Promise<{ answer: HandlerResponse & { body: string | Uint8Array } } | { error: NonNullable<TablesView['error']>; status: number }> {
     const compute = deps.compute();
     if (compute === undefined) return { error: { message: 'Tables cannot be computed here: the portal is not mounted beside the API.' }, status: 503 };
-    const { caller } = await rightsOf(session);
+    const { caller } = await rightsNow();
     const answer = await compute(caller, spec, format, signal);
     if (answer.status !== 200) return { error: formError(answer), status: answer.status };
     return { answer };
@@ -149,12 +155,13 @@ export function tablesRoutes(deps: TablesDependencies): PortalRoute[] {
 
   async function post({ session, form: fields, request }: SignedIn & { form: URLSearchParams }): Promise<HandlerResponse> {
     const form = formOf(fields);
+    const rights = rightsOnce(session);
     const action = fields.get('action') ?? 'compute';
     // The base goes to the Audiences page's form: nothing is computed or billed.
     if (action === 'audience') return deps.redirect(`${base}/audiences?${new URLSearchParams({ survey: form.survey, expression: form.base }).toString()}#audience-form`);
     // Its spec and owner only: its stored result is not read (0 bytes).
     const opened = fields.get('saved') ? await savedTable(db, owner(session), fields.get('saved') as string, 0) : undefined;
-    const again = (error: NonNullable<TablesView['error']>, status: number) => view(session, form, { error, ...(opened ? { openedFrom: opened } : {}) }, status >= 500 ? status : status === 200 ? 400 : status);
+    const again = (error: NonNullable<TablesView['error']>, status: number) => view(session, rights, form, { error, ...(opened ? { openedFrom: opened } : {}) }, status >= 500 ? status : status === 200 ? 400 : status);
     if (form.rows.trim() === '' || form.columns.trim() === '') return again({ message: `${form.rows.trim() === '' ? 'Rows' : 'Columns'} must have at least one line: a variable or an expression.`, field: form.rows.trim() === '' ? 'rows' : 'columns' }, 400);
     const tableName = (fields.get('tableName') ?? '').trim();
     if (action === 'save' && (tableName === '' || tableName.length > 120)) return again({ message: 'Save as: give the table a name of 1 to 120 characters. Nothing was computed or billed.' }, 400);
@@ -181,7 +188,7 @@ export function tablesRoutes(deps: TablesDependencies): PortalRoute[] {
       }
     }
     const dataset = deps.surveys.find((candidate) => candidate.info.survey === form.survey);
-    const groups = dataset === undefined ? [] : (callerGroups((await rightsOf(session)).caller, dataset.info) ?? []);
+    const groups = dataset === undefined ? [] : (callerGroups((await rights()).caller, dataset.info) ?? []);
     const spec = specOf(form, dataset, groups);
     // A bare name that is no variable or code of the user's groups: "unknown variable", before anything is computed or billed.
     if (dataset !== undefined) {
@@ -193,7 +200,7 @@ export function tablesRoutes(deps: TablesDependencies): PortalRoute[] {
       if (found !== undefined) return again({ message: `${found.axis}, line ${found.i + 1}: ${found.problem}`, field: found.axis === 'Rows' ? 'rows' : 'columns' }, 400);
     }
     const format: TableFormat = action === 'csv' || action === 'xlsx' || action === 'pptx' ? action : 'json';
-    const computed = await computeTable(session, spec, format, request.signal);
+    const computed = await computeTable(rights, spec, format, request.signal);
     if ('error' in computed) return again(computed.error, computed.status);
     const { answer } = computed;
     if (format !== 'json') return delivering(answer, deps.file(answer.headers['content-type'] ?? FORMAT_TYPES[format], `table-${spec.SurveyCode}.${format}`, answer.body));
@@ -219,14 +226,9 @@ export function tablesRoutes(deps: TablesDependencies): PortalRoute[] {
       const refused = limitRefusal(error);
       if (refused === undefined) throw error;
       // The table was computed and billed: it is shown, but not stored.
-      return delivering(answer, await view(session, form, { ...shown, error: { message: `Not saved: ${refused}` } }, 409));
+      return delivering(answer, await view(session, rights, form, { ...shown, error: { message: `Not saved: ${refused}` } }, 409));
     }
-    return delivering(answer, await view(session, form, shown));
-  }
-
-  /** Whether the account may still use everything `spec` uses (its survey, variables, codes): a saved result is shown only then. */
-  async function stillEntitled(session: Session, spec: TableSpec): Promise<boolean> {
-    return entitledTo(await rightsOf(session), spec);
+    return delivering(answer, await view(session, rights, form, shown));
   }
 
   /**
@@ -235,7 +237,7 @@ export function tablesRoutes(deps: TablesDependencies): PortalRoute[] {
    * computed now would expand them (an audience gone, or using a group lost, is not usable);
    * `read`: the audiences readUsedAudiences read for this spec's expressions, when it was.
    */
-  async function entitledTo({ caller, catalog }: Awaited<ReturnType<typeof rightsOf>>, spec: TableSpec, read?: readonly AudienceRecord[]): Promise<boolean> {
+  async function entitledTo({ caller, catalog }: Rights, spec: TableSpec, read?: readonly AudienceRecord[]): Promise<boolean> {
     const dataset = catalog.surveys.some((survey) => survey.SurveyCode === spec.SurveyCode) ? deps.surveys.find((candidate) => candidate.info.survey === spec.SurveyCode) : undefined;
     if (dataset === undefined) return false;
     const groups = callerGroups(caller, dataset.info) ?? [];
@@ -261,22 +263,26 @@ export function tablesRoutes(deps: TablesDependencies): PortalRoute[] {
 
   async function openSaved({ session, params, query }: SignedIn): Promise<HandlerResponse> {
     // Only this table's result is read, and only up to the size a saved table may store.
+    const rights = rightsOnce(session);
     const saved = await savedTable(db, owner(session), params[0] as string, limits.resultBytes);
-    if (saved === undefined) return view(session, emptyForm(''), { error: { message: 'No such saved table in your account (or it is not shared with you).' } }, 404);
+    if (saved === undefined) return view(session, rights, emptyForm(''), { error: { message: 'No such saved table in your account (or it is not shared with you).' } }, 404);
     const spec = parseSpec(saved.spec);
-    if (spec === undefined) return view(session, emptyForm(''), { error: { message: `The saved table ${saved.name} cannot be read.` } }, 500);
-    if (!(await stillEntitled(session, spec))) {
+    if (spec === undefined) return view(session, rights, emptyForm(''), { error: { message: `The saved table ${saved.name} cannot be read.` } }, 500);
+    // Whether the account may still use everything the spec uses (its survey, variables, codes): a saved result is shown only then.
+    if (!(await entitledTo(await rights(), spec))) {
       // The account lost the licence or a group the table used: neither its result nor its spec is shown.
-      return view(session, emptyForm((await rightsOf(session)).catalog.surveys[0]?.SurveyCode ?? ''), { error: { message: `The saved table ${saved.name} uses a survey or variables your account may no longer use: it cannot be opened. Its owner can delete it.` } }, 403);
+      return view(session, rights, emptyForm((await rights()).catalog.surveys[0]?.SurveyCode ?? ''), { error: { message: `The saved table ${saved.name} uses a survey or variables your account may no longer use: it cannot be opened. Its owner can delete it.` } }, 403);
     }
     const tooLarge = saved.result === null && saved.resultBytes > 0;
     const result = saved.result === null ? undefined : { table: JSON.parse(saved.result) as TableJson, computedAt: (saved.computedAt ?? '').replace('T', ' ').slice(0, 16) + ' UTC', billed: false, saved };
     const notice = tooLarge ? { error: { message: `The stored result of ${saved.name} is ${(saved.resultBytes / 1024 / 1024).toFixed(1)} MB, more than a saved table may store now (${(limits.resultBytes / 1024 / 1024).toFixed(1)} MB): it is not shown. Compute a smaller table.` } } : {};
-    return view(session, formOfSpec(spec), { openedFrom: saved, ...(result ? { result } : {}), ...notice, ...(query.get('done') === 'saved' ? { success: `Saved as ${saved.name}${saved.shared ? ', shared with your account' : ''}.` } : query.get('done') === 'updated' ? { success: `Updated ${saved.name}${saved.shared ? ', shared with your account' : ''}.` } : query.get('done') === 'renamed' ? { success: `Renamed to ${saved.name}.` } : {}) });
+    return view(session, rights, formOfSpec(spec), { openedFrom: saved, ...(result ? { result } : {}), ...notice, ...(query.get('done') === 'saved' ? { success: `Saved as ${saved.name}${saved.shared ? ', shared with your account' : ''}.` } : query.get('done') === 'updated' ? { success: `Updated ${saved.name}${saved.shared ? ', shared with your account' : ''}.` } : query.get('done') === 'renamed' ? { success: `Renamed to ${saved.name}.` } : {}) });
   }
 
   async function savedAction({ session, params, form }: SignedIn): Promise<HandlerResponse> {
     const [id = '', verb] = params;
+    const rights = rightsOnce(session);
+    const refused = async (message: string, status: number) => view(session, rights, emptyForm((await rights()).catalog.surveys[0]?.SurveyCode ?? ''), { error: { message } }, status);
     if (verb === 'rename') {
       let renamed: boolean;
       try {
@@ -284,13 +290,13 @@ export function tablesRoutes(deps: TablesDependencies): PortalRoute[] {
       } catch (error) {
         if (!isCrosstabError(error) || error.code !== ErrorCode.invalidOption) throw error;
         const message = error.details.field === 'tableName' && error.details.hint === undefined ? `New name: ${error.details.problem ?? error.message}` : `${error.message} ${error.details.hint ?? ''}`.trim();
-        return view(session, emptyForm((await rightsOf(session)).catalog.surveys[0]?.SurveyCode ?? ''), { error: { message } }, 400);
+        return refused(message, 400);
       }
-      if (!renamed) return view(session, emptyForm((await rightsOf(session)).catalog.surveys[0]?.SurveyCode ?? ''), { error: { message: 'Only the user who saved a table can rename it.' } }, 403);
+      if (!renamed) return refused('Only the user who saved a table can rename it.', 403);
       return deps.redirect(`${base}/tables/saved/${id}?done=renamed`);
     }
     const done = verb === 'delete' ? await deleteSavedTable(db, owner(session), id) : await setSavedTableShared(db, owner(session), id, verb === 'share');
-    if (!done) return view(session, emptyForm((await rightsOf(session)).catalog.surveys[0]?.SurveyCode ?? ''), { error: { message: 'Only the user who saved a table can share, stop sharing or delete it.' } }, 403);
+    if (!done) return refused('Only the user who saved a table can share, stop sharing or delete it.', 403);
     return deps.redirect(`${base}/tables`);
   }
 
@@ -354,12 +360,13 @@ export function tablesRoutes(deps: TablesDependencies): PortalRoute[] {
     const banner = lines(fields.get('banner') ?? '');
     const stubsText = (fields.get('stubs') ?? '').trim();
     const compute = deps.tabbook?.();
-    const again = (message: string, status: number) => view(session, form, { error: { message } }, status);
+    const rights = rightsOnce(session);
+    const again = (message: string, status: number) => view(session, rights, form, { error: { message } }, status);
     if (compute === undefined) return again('Tab books cannot be made here: the portal is not mounted beside the API.', 503);
     if (banner.length === 0 || stubsText === '') return again(`Tab book: ${banner.length === 0 ? 'Banner' : 'Stubs'} must have at least one line${banner.length === 0 ? '' : ' (or "all")'}. Nothing was computed or billed.`, 400);
     const spec = specOf(form, undefined, []);
     const body: Record<string, unknown> = { SurveyCode: form.survey, PopulationBaseCode: spec.PopulationBaseCode || '*', Banner: banner, Stubs: stubsText === 'all' ? 'all' : lines(stubsText), Statistics: spec.Statistics, Missing: form.missing, ...('Weight' in spec ? { Weight: spec.Weight } : {}) };
-    const { caller } = await rightsOf(session);
+    const { caller } = await rights();
     const answer = await compute(caller, body, request.signal);
     if (answer.status !== 200) {
       const error = formError(answer);
@@ -375,9 +382,10 @@ export function tablesRoutes(deps: TablesDependencies): PortalRoute[] {
     {
       method: 'GET', path: '/tables', access: 'account',
       handle: signedIn(async ({ session, query }) => {
-        const { catalog } = await rightsOf(session);
+        const rights = rightsOnce(session);
+        const { catalog } = await rights();
         const chosen = catalog.surveys.find((survey) => survey.SurveyCode === query.get('survey')) ?? catalog.surveys[0];
-        return view(session, emptyForm(chosen?.SurveyCode ?? ''), {});
+        return view(session, rights, emptyForm(chosen?.SurveyCode ?? ''), {});
       }),
     },
     { method: 'POST', path: '/tables', access: 'account', handle: (context) => post(context as SignedIn & { form: URLSearchParams }) },

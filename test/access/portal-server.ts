@@ -32,6 +32,8 @@ export interface PortalServerOptions {
   handler?: Partial<CrosstabHandlerOptions>;
   /** The portal's example body; with one, the API's address is the server's own, else a fixed one and the portal lists the surveys. */
   exampleBody?: string;
+  /** The database as the portal is given it (e.g. one that counts its statements); the database itself by default. */
+  portalDatabase?: (db: Database) => Database;
 }
 
 export interface PortalServer {
@@ -64,10 +66,11 @@ export async function startPortalServer(options: PortalServerOptions): Promise<P
   const keys = new DbKeyStore(db, options.keys);
   const api = await createCrosstabHandler({ datasets, keys, usage: options.usage === undefined ? new DbUsageSink(db) : options.usage(new DbUsageSink(db)), ...(options.audiences ? { audiences: new DbAudienceStore(db) } : {}), ...options.handler });
   let apiUrl = '';
+  const portalDb = options.portalDatabase?.(db) ?? db;
   const portal =
     options.exampleBody === undefined
-      ? createPortal({ db, keys, apiUrl: 'http://127.0.0.1/v1', exampleBody: '{}', surveys: datasets })
-      : createPortal({ db, keys, apiUrl: () => apiUrl, exampleBody: options.exampleBody });
+      ? createPortal({ db: portalDb, keys, apiUrl: 'http://127.0.0.1/v1', exampleBody: '{}', surveys: datasets })
+      : createPortal({ db: portalDb, keys, apiUrl: () => apiUrl, exampleBody: options.exampleBody });
   const server = await listen(mountPortal(api, portal), { port: 0 });
   apiUrl = server.url;
   const origin = server.url.replace(/\/v1$/, '');
