@@ -103,6 +103,12 @@ export function readSegments(segments: StoredSegments, stored: BufferEntry[], re
  */
 export class SegmentAssembler {
   private readonly checksums: StreamingChecksum;
+  /** Parts read ahead into kernel memory (prefetch): stored row → where its bytes are. */
+  private readonly prefetched = new Map<number, number>();
+  /** The kernel memory of the parts read ahead that are not read into their buffer's place. */
+  private scratch: { ptr: number; bytes: number } | undefined;
+  /** The parts prefetch() read into their buffer's place. */
+  private readonly inPlaceRows = new Set<number>();
 
   constructor(
     private readonly kernel: Kernel,
@@ -119,8 +125,7 @@ export class SegmentAssembler {
   assemble(buffer: BufferEntry & SegmentedBuffer, target: Uint8Array, check: boolean): void {
     const { kind } = buffer;
     const part = (row: number, into?: Uint8Array): Uint8Array => {
-      const bytes = into ?? new Uint8Array(this.stored[row]!.stored);
-      this.readPart(row, bytes);
+      const bytes = this.fetch(row, into);
       if (check && this.hash(bytes) !== this.stored[row]!.hash) throw this.damaged(row);
       return bytes;
     };
@@ -131,8 +136,81 @@ export class SegmentAssembler {
     else this.texts(buffer, target, part);
   }
 
+  /**
+   * Reads ahead every part of `buffers` with `read` (the file's bytes at an offset into kernel
+   * memory; reads in parallel pieces): a part that is its buffer's first bytes as they are
+   * (inPlace) straight into its buffer's place, the others into one region of kernel memory,
+   * where they are hashed without a copy. assemble() then takes them from there; release()
+   * gives the region back.
+   */
+  async prefetch(buffers: Array<BufferEntry & SegmentedBuffer>, read: (fileOffset: number, into: Uint8Array) => Promise<void>): Promise<void> {
+    this.release();
+    const uses = new Map<number, number>();
+    for (const buffer of buffers) for (const part of buffer.parts) uses.set(part.row, (uses.get(part.row) ?? 0) + 1);
+    const places: Array<{ row: number; ptr: number }> = [];
+    const elsewhere = new Set<number>();
+    for (const buffer of buffers) {
+      const head = this.inPlace(buffer);
+      for (const part of buffer.parts) {
+        // A part its table names twice (a malformed table) is read into the region: its buffer's assembly would change it.
+        if (part === head && uses.get(part.row) === 1) {
+          places.push({ row: part.row, ptr: buffer.ptr });
+          this.inPlaceRows.add(part.row);
+        } else elsewhere.add(part.row);
+      }
+    }
+    const bytes = [...elsewhere].reduce((sum, row) => sum + this.stored[row]!.stored, 0);
+    if (bytes > 0) this.scratch = { ptr: this.kernel.memory.alloc(bytes, false), bytes };
+    let at = this.scratch?.ptr ?? 0;
+    for (const row of elsewhere) {
+      places.push({ row, ptr: at });
+      at += this.stored[row]!.stored;
+    }
+    await Promise.all(places.map(({ row, ptr }) => read(this.stored[row]!.fileOffset, this.kernel.memory.bytes(ptr, this.stored[row]!.stored))));
+    for (const { row, ptr } of places) this.prefetched.set(row, ptr);
+  }
+
+  /** Gives back the kernel memory of the parts read ahead (later assemblies read the file). */
+  release(): void {
+    if (this.scratch) this.kernel.memory.release(this.scratch.ptr, this.scratch.bytes);
+    this.scratch = undefined;
+    this.prefetched.clear();
+    this.inPlaceRows.clear();
+  }
+
   dispose(): void {
+    this.release();
     this.checksums.dispose();
+  }
+
+  /** The stored bytes of part `row` (in `into` when given): as read ahead by prefetch(), else read now. */
+  private fetch(row: number, into?: Uint8Array): Uint8Array {
+    const length = this.stored[row]!.stored;
+    const at = this.prefetched.get(row);
+    if (at === undefined) {
+      const bytes = into ?? new Uint8Array(length);
+      this.readPart(row, bytes);
+      return bytes;
+    }
+    const ahead = this.kernel.memory.bytes(at, length);
+    // A part read into its buffer's place: the assembly changes its bytes after it, a later use reads the file.
+    if (this.inPlaceRows.has(row)) this.prefetched.delete(row);
+    if (into === undefined) return ahead;
+    if (!(into.buffer instanceof SharedArrayBuffer && into.byteOffset === at)) into.set(ahead);
+    return into;
+  }
+
+  /**
+   * The part of `buffer` whose stored bytes are its first bytes as they are (the first
+   * segment's, when they need no mapping or widening): read straight into the buffer's place.
+   */
+  private inPlace(buffer: BufferEntry & SegmentedBuffer): SegmentedBuffer['parts'][number] | undefined {
+    const head = buffer.parts[0];
+    if (head === undefined || this.ranges[head.segment]!.first !== 0) return undefined;
+    const stored = this.stored[head.row]!.kind;
+    if (slotBytes(buffer.kind) > 0) return head.map === undefined && (!INDEX_KINDS.includes(buffer.kind) || stored === buffer.kind) ? head : undefined;
+    if (buffer.kind === BufferKind.dense || buffer.kind === BufferKind.sparse) return stored === buffer.kind ? head : undefined;
+    return undefined;
   }
 
   /**
@@ -156,14 +234,14 @@ export class SegmentAssembler {
 
   /** Weights, input rows, index columns: each part's respondents at their slots (ranks mapped and widened where their part says). */
   private slots(buffer: BufferEntry & SegmentedBuffer, target: Uint8Array, slot: number, part: (row: number, into?: Uint8Array) => Uint8Array): void {
-    const [head, ...rest] = buffer.parts;
+    const head = this.inPlace(buffer);
+    const rest = buffer.parts.filter((entry) => entry !== head);
     const asStored = (entry: { row: number; map?: Uint32Array }) => entry.map === undefined && (!INDEX_KINDS.includes(buffer.kind) || this.stored[entry.row]!.kind === buffer.kind);
     let from = 0;
-    // The first segment's part read where it goes (the file's bytes as they are), when they need no mapping.
-    if (head !== undefined && this.ranges[head.segment]!.first === 0 && asStored(head)) {
+    if (head !== undefined) {
       part(head.row, target.subarray(0, this.stored[head.row]!.stored));
       from = this.ranges[head.segment]!.count * slot;
-    } else if (head !== undefined) rest.unshift(head);
+    }
     this.zero(target, from);
     for (const entry of rest) {
       const { first, count } = this.ranges[entry.segment]!;
@@ -180,12 +258,13 @@ export class SegmentAssembler {
 
   /** A dense container: each part's respondents set at their place (a bitset part shifted, a list part's respondents one by one). */
   private bits(buffer: BufferEntry & SegmentedBuffer, target: Uint8Array, part: (row: number, into?: Uint8Array) => Uint8Array): void {
-    const [head, ...rest] = buffer.parts;
+    const head = this.inPlace(buffer);
+    const rest = buffer.parts.filter((entry) => entry !== head);
     let from = 0;
-    if (head !== undefined && this.ranges[head.segment]!.first === 0 && this.stored[head.row]!.kind === BufferKind.dense) {
+    if (head !== undefined) {
       from = this.stored[head.row]!.stored;
       part(head.row, target.subarray(0, from));
-    } else if (head !== undefined) rest.unshift(head);
+    }
     this.zero(target, from);
     const bits = words32(target);
     for (const entry of rest) {
