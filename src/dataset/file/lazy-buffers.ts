@@ -83,25 +83,28 @@ interface LazyParts {
   corrupt: (path: string, what: string) => CrosstabError;
   /** A file in segments: puts its buffers (entries with parts) together from their parts. */
   assembler?: SegmentAssembler;
+  /** Put every buffer of the file in segments together before returning (preload). */
+  preloadParts?: boolean;
 }
 
 function partsOf(entry: BufferEntry): SegmentedBuffer | undefined {
   return 'parts' in entry ? (entry as BufferEntry & SegmentedBuffer) : undefined;
 }
 
-export function lazyDataset({ path, meta, checksum, words, entries, regions, kernel, fd, otherFds = [], loaded, stamps, verify, corrupt, weightsFile, assembler }: LazyParts & Pick<LoadedDataset, 'weightsFile'>): LoadedDataset {
+export function lazyDataset({ path, meta, checksum, words, entries, regions, kernel, fd, otherFds = [], loaded, stamps, verify, corrupt, weightsFile, assembler, preloadParts = false }: LazyParts & Pick<LoadedDataset, 'weightsFile'>): LoadedDataset {
   const checked = new Uint8Array(entries.length);
   let open = true;
   const isOpen = () => {
     if (!open) throw new CrosstabError(ErrorCode.closed, `dataset ${path} is closed`, { hint: 'Open it again with openDataset().' });
   };
   /** A buffer of a file in segments, from its parts (each checked against its hash when `check`). */
-  const assemble = (row: number, into: Uint8Array, check: boolean, checkStamp: boolean) => {
+  const assemble = (row: number, into: Uint8Array, check: boolean | 'later', checkStamp: boolean): boolean => {
     const entry = entries[row]!;
     isOpen();
     try {
-      assembler!.assemble(entry as BufferEntry & SegmentedBuffer, into.subarray(0, entry.stored), check);
+      const checked = assembler!.assemble(entry as BufferEntry & SegmentedBuffer, into.subarray(0, entry.stored), check);
       if (checkStamp && fileStamp(fd) !== stamps.get(fd)) throw rewrittenInPlace(path, `buffer ${row} (${entry.name}) cannot be read from it`);
+      return checked;
     } catch (error) {
       if (error instanceof CrosstabError) throw error;
       throw error instanceof ArrowFileProblem ? corrupt(path, `is truncated: a part of buffer ${row} (${entry.name}) is past its end`) : readFailure(path, error);
@@ -131,8 +134,9 @@ export function lazyDataset({ path, meta, checksum, words, entries, regions, ker
   const load = (row: number) => {
     const entry = entries[row]!;
     if (partsOf(entry)) {
-      assemble(row, kernel.memory.bytes(entry.ptr, entry.stored), verify !== false, true);
-      if (verify !== false) checked[row] = 1;
+      // verify: true: the parts read ahead at open are checked at the buffer's first use, as a compact file's buffers are.
+      const all = assemble(row, kernel.memory.bytes(entry.ptr, entry.stored), verify === true ? 'later' : verify === 'full', true);
+      if (verify !== false && all) checked[row] = 1;
     } else readStored(row, kernel.memory.bytes(entry.ptr, entry.stored));
     loaded[row] = 1;
   };
@@ -143,8 +147,10 @@ export function lazyDataset({ path, meta, checksum, words, entries, regions, ker
   const check = (row: number) => {
     const entry = entries[row]!;
     if (partsOf(entry)) {
-      // Read again, each part checked (the bytes are the same: a failed check throws before any query reads them).
-      assemble(row, kernel.memory.bytes(entry.ptr, entry.stored), true, true);
+      // From what was kept of the parts read ahead; else read again, each part checked (the
+      // bytes are the same: a failed check throws before any query reads them).
+      isOpen();
+      if (!assembler!.checkLater(entry as BufferEntry & SegmentedBuffer, entry.ptr)) assemble(row, kernel.memory.bytes(entry.ptr, entry.stored), true, true);
       checked[row] = 1;
       return;
     }
@@ -170,6 +176,8 @@ export function lazyDataset({ path, meta, checksum, words, entries, regions, ker
     }
     return { buffers: entries.length, bytes };
   };
+  // Read ahead at open (preload): put together now, their check left to their first use.
+  if (preloadParts) for (let row = 0; row < entries.length; row++) if (partsOf(entries[row]!) && loaded[row] === 0) load(row);
   const close = () => {
     if (open) for (const file of [fd, ...otherFds]) closeSync(file);
     if (open) assembler?.dispose();

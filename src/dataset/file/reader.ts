@@ -155,10 +155,9 @@ export async function loadDataset(path: string, kernel: Kernel, options: LoadOpt
     const dataset = lazyDataset({
       path, meta, checksum: extra?.info.checksum ?? checksum, words, entries, regions, kernel, fd, otherFds, loaded, stamps, verify: options.verify ?? true, corrupt: corruptFile,
       ...(extra ? { weightsFile: extra.info } : {}),
-      ...(assembler ? { assembler } : {}),
+      ...(assembler ? { assembler, preloadParts: preload && options.verify !== 'full' } : {}),
     });
     if (options.verify === 'full') dataset.verifyAll();
-    else if (preload && assembler !== undefined) for (let row = 0; row < entries.length; row++) dataset.buffer(row);
     assembler?.release();
     return dataset;
   } catch (error) {

@@ -107,8 +107,14 @@ export class SegmentAssembler {
   private readonly prefetched = new Map<number, number>();
   /** The kernel memory of the parts read ahead that are not read into their buffer's place. */
   private scratch: { ptr: number; bytes: number } | undefined;
-  /** The parts prefetch() read into their buffer's place. */
-  private readonly inPlaceRows = new Set<number>();
+  /** The parts prefetch() read into their buffer's place: row → how many of their first bytes (a multiple of 32) the assembly leaves as they are. */
+  private readonly inPlaceRows = new Map<number, number>();
+  /**
+   * Parts read ahead, assembled with their check left for later (assemble(..., 'later')): one
+   * read into its place, its bytes that the assembly changes kept aside; one read elsewhere,
+   * whether its hash matched.
+   */
+  private readonly later = new Map<number, { keep: number; tail: Uint8Array } | { matches: boolean }>();
 
   constructor(
     private readonly kernel: Kernel,
@@ -121,12 +127,21 @@ export class SegmentAssembler {
     this.checksums = new StreamingChecksum(kernel);
   }
 
-  /** Writes `buffer` into `target` (its stored bytes, padding included), its parts checked when `check`. */
-  assemble(buffer: BufferEntry & SegmentedBuffer, target: Uint8Array, check: boolean): void {
+  /**
+   * Writes `buffer` into `target` (its stored bytes, padding included), its parts checked when
+   * `check`; `'later'`: the parts read ahead by prefetch() are checked by checkLater() (as a
+   * compact file's buffer is checked at its first use), the others now. Returns whether
+   * every part was checked.
+   */
+  assemble(buffer: BufferEntry & SegmentedBuffer, target: Uint8Array, check: boolean | 'later'): boolean {
     const { kind } = buffer;
+    let checked = true;
     const part = (row: number, into?: Uint8Array): Uint8Array => {
-      const bytes = this.fetch(row, into);
-      if (check && this.hash(bytes) !== this.stored[row]!.hash) throw this.damaged(row);
+      const { bytes, ahead } = this.fetch(row, into);
+      if (check === 'later' && ahead === 'place') this.later.set(row, { keep: this.inPlaceRows.get(row)!, tail: bytes.slice(this.inPlaceRows.get(row)!) });
+      else if (check === 'later' && ahead === 'region') this.later.set(row, { matches: this.hash(bytes) === this.stored[row]!.hash });
+      else if (check !== false && this.hash(bytes) !== this.stored[row]!.hash) throw this.damaged(row);
+      if (check === 'later' && ahead !== undefined) checked = false;
       return bytes;
     };
     const slot = slotBytes(kind);
@@ -134,6 +149,24 @@ export class SegmentAssembler {
     else if (kind === BufferKind.dense) this.bits(buffer, target, part);
     else if (kind === BufferKind.sparse) this.list(buffer, target, part);
     else this.texts(buffer, target, part);
+    return checked;
+  }
+
+  /**
+   * Checks the parts of `buffer`, assembled at `ptr` in kernel memory with its check left for
+   * later, each against its own hash (throws `damaged(row)` where one fails); false when a
+   * part was not left for later (assemble it again, checked).
+   */
+  checkLater(buffer: BufferEntry & SegmentedBuffer, ptr: number): boolean {
+    const kept = buffer.parts.map((part) => this.later.get(part.row));
+    if (kept.some((entry) => entry === undefined)) return false;
+    for (const [index, part] of buffer.parts.entries()) {
+      const entry = kept[index]!;
+      const matches = 'matches' in entry ? entry.matches : this.checksums.ofKernelThen(ptr, entry.keep, entry.tail) === this.stored[part.row]!.hash;
+      if (!matches) throw this.damaged(part.row);
+    }
+    for (const part of buffer.parts) this.later.delete(part.row);
+    return true;
   }
 
   /**
@@ -155,7 +188,7 @@ export class SegmentAssembler {
         // A part its table names twice (a malformed table) is read into the region: its buffer's assembly would change it.
         if (part === head && uses.get(part.row) === 1) {
           places.push({ row: part.row, ptr: buffer.ptr });
-          this.inPlaceRows.add(part.row);
+          this.inPlaceRows.set(part.row, this.untouched(buffer, head));
         } else elsewhere.add(part.row);
       }
     }
@@ -180,24 +213,38 @@ export class SegmentAssembler {
 
   dispose(): void {
     this.release();
+    this.later.clear();
     this.checksums.dispose();
   }
 
-  /** The stored bytes of part `row` (in `into` when given): as read ahead by prefetch(), else read now. */
-  private fetch(row: number, into?: Uint8Array): Uint8Array {
+  /**
+   * The stored bytes of part `row` (in `into` when given), and where they were: read ahead by
+   * prefetch() into their buffer's place or into the region, else read now (undefined).
+   */
+  private fetch(row: number, into?: Uint8Array): { bytes: Uint8Array; ahead?: 'place' | 'region' } {
     const length = this.stored[row]!.stored;
     const at = this.prefetched.get(row);
     if (at === undefined) {
       const bytes = into ?? new Uint8Array(length);
       this.readPart(row, bytes);
-      return bytes;
+      return { bytes };
     }
-    const ahead = this.kernel.memory.bytes(at, length);
+    const read = this.kernel.memory.bytes(at, length);
+    const ahead = this.inPlaceRows.has(row) ? 'place' : 'region';
     // A part read into its buffer's place: the assembly changes its bytes after it, a later use reads the file.
-    if (this.inPlaceRows.has(row)) this.prefetched.delete(row);
-    if (into === undefined) return ahead;
-    if (!(into.buffer instanceof SharedArrayBuffer && into.byteOffset === at)) into.set(ahead);
-    return into;
+    if (ahead === 'place') this.prefetched.delete(row);
+    if (into === undefined) return { bytes: read, ahead };
+    if (!(into.buffer instanceof SharedArrayBuffer && into.byteOffset === at)) into.set(read);
+    return { bytes: into, ahead };
+  }
+
+  /** How many first bytes of `head` (read into its place) the assembly of `buffer` leaves as they are, rounded down to 32 (XXH64's stripe). */
+  private untouched(buffer: BufferEntry & SegmentedBuffer, head: SegmentedBuffer['parts'][number]): number {
+    const { count } = this.ranges[head.segment]!;
+    const slot = slotBytes(buffer.kind);
+    // Slots and a list: the next part's respondents start after the head's; a bitset: in the word of its last respondent.
+    const before = slot > 0 ? count * slot : buffer.kind === BufferKind.dense ? Math.floor(count / 64) * 8 : this.stored[head.row]!.count * 4;
+    return Math.floor(Math.min(before, this.stored[head.row]!.stored) / 32) * 32;
   }
 
   /**

@@ -1,0 +1,34 @@
+import type { AxisEntry } from '../facade/types.js';
+import { nameText } from '../text/expression-text.js';
+
+/** An entry as a reader sees it (`label`), and what it is (`name`: a variable's name, an expression). */
+export interface NamedLabel {
+  label: string;
+  name: string;
+}
+
+/**
+ * The labels, each that reads as another entry's followed by its name: `Place (region)` and
+ * `Place (area)` where both variables are labelled `Place`. An entry whose name is its label
+ * stays as it is (the same expression twice is the same column twice).
+ */
+export function distinctLabels(entries: readonly NamedLabel[]): string[] {
+  const readers = new Map<string, Set<string>>();
+  for (const { label, name } of entries) readers.set(label, (readers.get(label) ?? new Set()).add(name));
+  return entries.map(({ label, name }) => (readers.get(label)!.size > 1 && name !== label ? `${label} (${name})` : label));
+}
+
+/**
+ * The items of a banner, left to right: a variable's columns (its values, net and "No answer")
+ * are one item, labelled from `variableLabels` (else its name); a code or an expression column
+ * is one item under its label, named by its expression.
+ */
+export function bannerItems(columns: readonly AxisEntry[], variableLabels: Readonly<Record<string, string>>): Array<NamedLabel & { variable?: string }> {
+  const items: Array<NamedLabel & { variable?: string }> = [];
+  for (const [column, entry] of columns.entries()) {
+    const { variable } = entry;
+    if (variable === undefined) items.push({ label: entry.label, name: entry.expr });
+    else if (columns[column - 1]?.variable !== variable) items.push({ label: variableLabels[variable] ?? variable, name: nameText(variable), variable });
+  }
+  return items;
+}
