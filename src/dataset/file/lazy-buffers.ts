@@ -1,4 +1,4 @@
-import { closeSync, fstatSync, read } from 'node:fs';
+import { closeSync, fstatSync, read, readv } from 'node:fs';
 import { CrosstabError, echo, ErrorCode } from '../../errors.js';
 import { checksumInKernel } from '../../kernel/checksum.js';
 import type { Kernel } from '../../kernel/kernel.js';
@@ -35,6 +35,49 @@ export async function readParallel(fd: number, position: number, into: Uint8Arra
   const reads: Array<Promise<void>> = [];
   for (let at = 0; at < into.byteLength; at += READ_PIECE) reads.push(piece(at, Math.min(READ_PIECE, into.byteLength - at)));
   await Promise.all(reads);
+}
+
+/** Buffers one readv() fills at most (IOV_MAX is 1024 on Linux and macOS). */
+const READ_VECTORS = 1024;
+
+/**
+ * Reads many stretches of the file, each `into.byteLength` bytes at `fileOffset`, as
+ * readParallel reads one: stretches that follow one another in the file go in one readv()
+ * of at most READ_PIECE bytes (many small stretches are a few requests, not one each), the
+ * requests read at once by libuv's thread pool.
+ */
+export async function readScattered(fd: number, stretches: Array<{ fileOffset: number; into: Uint8Array }>): Promise<void> {
+  const pieces: Array<{ fileOffset: number; into: Uint8Array }> = [];
+  for (const { fileOffset, into } of stretches) {
+    for (let at = 0; at < into.byteLength; at += READ_PIECE) pieces.push({ fileOffset: fileOffset + at, into: into.subarray(at, Math.min(at + READ_PIECE, into.byteLength)) });
+  }
+  pieces.sort((a, b) => a.fileOffset - b.fileOffset);
+  const groups: Array<{ position: number; views: Uint8Array[]; bytes: number }> = [];
+  for (const piece of pieces) {
+    const last = groups.at(-1);
+    if (last && last.position + last.bytes === piece.fileOffset && last.bytes + piece.into.byteLength <= READ_PIECE && last.views.length < READ_VECTORS) {
+      last.views.push(piece.into);
+      last.bytes += piece.into.byteLength;
+    } else groups.push({ position: piece.fileOffset, views: [piece.into], bytes: piece.into.byteLength });
+  }
+  const group = (position: number, views: Uint8Array[]): Promise<void> =>
+    new Promise<number>((resolve, reject) => readv(fd, views, position, (error, bytesRead) => (error ? reject(error) : resolve(bytesRead)))).then((bytesRead) => {
+      const wanted = views.reduce((sum, view) => sum + view.byteLength, 0);
+      if (bytesRead >= wanted) return undefined;
+      if (bytesRead === 0) throw new ArrowFileProblem('truncated');
+      // A short read: the rest from where it stopped.
+      const rest: Uint8Array[] = [];
+      let skip = bytesRead;
+      for (const view of views) {
+        if (skip >= view.byteLength) skip -= view.byteLength;
+        else {
+          rest.push(view.subarray(skip));
+          skip = 0;
+        }
+      }
+      return group(position + bytesRead, rest);
+    });
+  await Promise.all(groups.map(({ position, views }) => group(position, views)));
 }
 
 /** An error of the file system while reading a dataset (EIO, EISDIR...) as `file_not_found`; a CrosstabError stays as it is. */

@@ -6,7 +6,7 @@ import { type ArrowSchema, ArrowFileProblem, type BatchLocation, readArrowStruct
 import { datasetChecksum, HASH_CHARS } from './dataset-checksum.js';
 import { paddedSize } from '../build/compile.js';
 import { BufferKind, CHECKSUM_KEY, FORMAT_KEY, META_KEY, MULTI_FORMAT_VERSION, READABLE_FORMATS, SEGMENTED_FORMAT_VERSION, SEGMENTS_KEY, type StoredMeta, type StoredSegments, type StoredVariable } from '../format.js';
-import { type BufferEntry, fileStamp, lazyDataset, readFailure, readParallel, rewrittenInPlace } from './lazy-buffers.js';
+import { type BufferEntry, fileStamp, lazyDataset, readFailure, readParallel, readScattered, rewrittenInPlace } from './lazy-buffers.js';
 import type { LoadedBuffer, LoadedDataset } from './loaded-dataset.js';
 import { rebuildCommand } from './rebuild-command.js';
 import { readSegments, SegmentAssembler, type SegmentedBuffer } from './segments.js';
@@ -138,8 +138,8 @@ export async function loadDataset(path: string, kernel: Kernel, options: LoadOpt
     if (preload) {
       // A file in segments: every part read ahead as the batches are, into its buffer's place where it can be (segments.ts).
       const parts = entries.filter((entry): entry is BufferEntry & SegmentedBuffer => 'parts' in entry);
-      const partsRead = assembler?.prefetch(parts, (fileOffset, into) =>
-        readParallel(fd, fileOffset, into).catch((error: unknown) => {
+      const partsRead = assembler?.prefetch(parts, (stretches) =>
+        readScattered(fd, stretches).catch((error: unknown) => {
           throw error instanceof ArrowFileProblem ? corrupt(path, 'is truncated: a part of a buffer is past its end') : error;
         }),
       );

@@ -170,13 +170,13 @@ export class SegmentAssembler {
   }
 
   /**
-   * Reads ahead every part of `buffers` with `read` (the file's bytes at an offset into kernel
-   * memory; reads in parallel pieces): a part that is its buffer's first bytes as they are
+   * Reads ahead every part of `buffers` with `read` (stretches of the file into kernel
+   * memory, read in parallel pieces): a part that is its buffer's first bytes as they are
    * (inPlace) straight into its buffer's place, the others into one region of kernel memory,
    * where they are hashed without a copy. assemble() then takes them from there; release()
    * gives the region back.
    */
-  async prefetch(buffers: Array<BufferEntry & SegmentedBuffer>, read: (fileOffset: number, into: Uint8Array) => Promise<void>): Promise<void> {
+  async prefetch(buffers: Array<BufferEntry & SegmentedBuffer>, read: (stretches: Array<{ fileOffset: number; into: Uint8Array }>) => Promise<void>): Promise<void> {
     this.release();
     const uses = new Map<number, number>();
     for (const buffer of buffers) for (const part of buffer.parts) uses.set(part.row, (uses.get(part.row) ?? 0) + 1);
@@ -199,7 +199,8 @@ export class SegmentAssembler {
       places.push({ row, ptr: at });
       at += this.stored[row]!.stored;
     }
-    await Promise.all(places.map(({ row, ptr }) => read(this.stored[row]!.fileOffset, this.kernel.memory.bytes(ptr, this.stored[row]!.stored))));
+    const memory = this.kernel.memory.memory.buffer;
+    await read(places.map(({ row, ptr }) => ({ fileOffset: this.stored[row]!.fileOffset, into: new Uint8Array(memory, ptr, this.stored[row]!.stored) })));
     for (const { row, ptr } of places) this.prefetched.set(row, ptr);
   }
 
