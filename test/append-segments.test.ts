@@ -184,6 +184,61 @@ describe('appendRows in segments', () => {
     expect(error.message).toContain('fails its checksum');
   });
 
+  it('preload: every buffer put together at open, each part checked at the buffer\'s first use as a compact file\'s buffer is; a byte changed anywhere in a part (its first, its last) is refused there, naming the part', async () => {
+    const rows = (count: number, seed: number): Row[] =>
+      Array.from({ length: count }, (_, i) => ({ txt: TEXTS[(i * 7 + seed) % TEXTS.length]!, big: String((i * 13 + seed) % 300), grp: String(1 + ((i + seed) % 9)), m: ANSWERS.slice(0, i % 3).join(';'), w: 1 + ((i * 5 + seed) % 17), w2: i % 4 }));
+    const first = file('first.arrow');
+    await buildDataset(csv(rows(300, 3), 0), { weights: ['w', 'w2'], survey: 'T', id: 'pid', multi: [{ column: 'm', delimiter: ';' }], out: first });
+    const out = file('segmented.arrow');
+    expect((await appendRows(first, csv(rows(120, 4), 300), { out })).segments).toBe(2);
+    const fd = openSync(out, 'r');
+    const structure = readArrowStructure(fd, fstatSync(fd).size);
+    const stored = storedRows(out, fd, structure);
+    closeSync(fd);
+    const segments = JSON.parse(structure.schema.metadata.get(SEGMENTS_KEY)!) as StoredSegments;
+    const kernel = mainThreadKernel();
+    const open = async (path: string) => {
+      const data = await loadDataset(path, kernel, { preload: true });
+      return { data, [Symbol.dispose]: () => (data.close(), data.regions.forEach((region) => kernel.memory.release(region.ptr, region.bytes))) };
+    };
+    // Undamaged: every buffer as verify: 'full' puts it together.
+    const expected = await buffers(out);
+    {
+      using opened = await open(out);
+      opened.data.buffers.forEach((entry, row) => expect(Buffer.from(kernel.memory.bytes(opened.data.buffer(row).ptr, expected.bytes[row]!.byteLength)).equals(Buffer.from(expected.bytes[row]!)), `buffer ${row}`).toBe(true));
+    }
+    const bytes = readFileSync(out);
+    let damagedParts = 0;
+    for (const [index, buffer] of segments.buffers.entries()) {
+      for (const part of buffer.parts) {
+        const entry = stored[part.row]!;
+        for (const at of [entry.fileOffset, entry.fileOffset + entry.stored - 1]) {
+          const damaged = file('damaged.arrow');
+          const copy = Uint8Array.from(bytes);
+          copy[at]! ^= 0x10;
+          writeFileSync(damaged, copy);
+          using opened = await open(damaged);
+          const error = (() => {
+            try {
+              opened.data.buffer(index);
+            } catch (e) {
+              return e as CrosstabError;
+            }
+          })();
+          const where = `part of segment ${part.segment} of buffer ${index} (${buffer.name}), byte ${at - entry.fileOffset} of ${entry.stored}`;
+          expect(error, where).toBeInstanceOf(CrosstabError);
+          expect(error!.code, where).toBe(ErrorCode.corruptDataset);
+          expect(error!.message, where).toContain(`stored part ${part.row} (${buffer.name}): its bytes were modified or damaged`);
+          // The buffers without that part answer.
+          const other = segments.buffers.findIndex((candidate) => !candidate.parts.some((p) => p.row === part.row));
+          expect(() => opened.data.buffer(other), where).not.toThrow();
+          damagedParts++;
+        }
+      }
+    }
+    expect(damagedParts).toBeGreaterThan(40);
+  });
+
   it('weight, verify and export read a dataset in segments as the compact one: the same weights, the same export; weight --out writes one file', async () => {
     const rows = (count: number, seed: number): Row[] =>
       Array.from({ length: count }, (_, i) => ({ txt: TEXTS[(i * 3 + seed) % TEXTS.length]!, big: String((i * 11 + seed) % 50), grp: String(1 + ((i * 7 + seed) % 9)), m: ANSWERS.slice(0, (i + seed) % 4).join(';'), w: 1 + ((i * 5 + seed) % 17), w2: i % 4 }));

@@ -60,6 +60,22 @@ export class StreamingChecksum {
     return hex(kernel.exports.xxh64Digest(state, this.window, rest + zeros));
   }
 
+  /**
+   * XXH64 of the `length` bytes at `ptr` in kernel memory (a multiple of 32) followed by
+   * `tail` (at most 1 MiB), seed 0: bytes of which only the first part is still where they
+   * were read, the rest kept aside.
+   */
+  ofKernelThen(ptr: number, length: number, tail: Uint8Array): string {
+    if (length % 32 !== 0 || tail.byteLength > CHUNK) throw new Error(`StreamingChecksum.ofKernelThen: ${length} bytes (a multiple of 32) then ${tail.byteLength} (at most ${CHUNK})`);
+    const { kernel } = this;
+    this.window ||= kernel.memory.alloc(CHUNK + ZEROS_ROOM, false);
+    const state = kernel.scratchState;
+    kernel.exports.xxh64Init(state, 0n);
+    kernel.exports.xxh64Update(state, ptr, length);
+    kernel.memory.bytes(this.window, tail.byteLength).set(tail);
+    return hex(kernel.exports.xxh64Digest(state, this.window, tail.byteLength));
+  }
+
   /** Gives the window back to the kernel allocator. */
   dispose(): void {
     if (this.window) this.kernel.memory.release(this.window, CHUNK + ZEROS_ROOM);

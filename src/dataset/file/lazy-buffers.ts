@@ -1,4 +1,4 @@
-import { closeSync, fstatSync, read } from 'node:fs';
+import { closeSync, fstatSync, read, readv } from 'node:fs';
 import { CrosstabError, echo, ErrorCode } from '../../errors.js';
 import { checksumInKernel } from '../../kernel/checksum.js';
 import type { Kernel } from '../../kernel/kernel.js';
@@ -35,6 +35,49 @@ export async function readParallel(fd: number, position: number, into: Uint8Arra
   const reads: Array<Promise<void>> = [];
   for (let at = 0; at < into.byteLength; at += READ_PIECE) reads.push(piece(at, Math.min(READ_PIECE, into.byteLength - at)));
   await Promise.all(reads);
+}
+
+/** Buffers one readv() fills at most (IOV_MAX is 1024 on Linux and macOS). */
+const READ_VECTORS = 1024;
+
+/**
+ * Reads many stretches of the file, each `into.byteLength` bytes at `fileOffset`, as
+ * readParallel reads one: stretches that follow one another in the file go in one readv()
+ * of at most READ_PIECE bytes (many small stretches are a few requests, not one each), the
+ * requests read at once by libuv's thread pool.
+ */
+export async function readScattered(fd: number, stretches: Array<{ fileOffset: number; into: Uint8Array }>): Promise<void> {
+  const pieces: Array<{ fileOffset: number; into: Uint8Array }> = [];
+  for (const { fileOffset, into } of stretches) {
+    for (let at = 0; at < into.byteLength; at += READ_PIECE) pieces.push({ fileOffset: fileOffset + at, into: into.subarray(at, Math.min(at + READ_PIECE, into.byteLength)) });
+  }
+  pieces.sort((a, b) => a.fileOffset - b.fileOffset);
+  const groups: Array<{ position: number; views: Uint8Array[]; bytes: number }> = [];
+  for (const piece of pieces) {
+    const last = groups.at(-1);
+    if (last && last.position + last.bytes === piece.fileOffset && last.bytes + piece.into.byteLength <= READ_PIECE && last.views.length < READ_VECTORS) {
+      last.views.push(piece.into);
+      last.bytes += piece.into.byteLength;
+    } else groups.push({ position: piece.fileOffset, views: [piece.into], bytes: piece.into.byteLength });
+  }
+  const group = (position: number, views: Uint8Array[]): Promise<void> =>
+    new Promise<number>((resolve, reject) => readv(fd, views, position, (error, bytesRead) => (error ? reject(error) : resolve(bytesRead)))).then((bytesRead) => {
+      const wanted = views.reduce((sum, view) => sum + view.byteLength, 0);
+      if (bytesRead >= wanted) return undefined;
+      if (bytesRead === 0) throw new ArrowFileProblem('truncated');
+      // A short read: the rest from where it stopped.
+      const rest: Uint8Array[] = [];
+      let skip = bytesRead;
+      for (const view of views) {
+        if (skip >= view.byteLength) skip -= view.byteLength;
+        else {
+          rest.push(view.subarray(skip));
+          skip = 0;
+        }
+      }
+      return group(position + bytesRead, rest);
+    });
+  await Promise.all(groups.map(({ position, views }) => group(position, views)));
 }
 
 /** An error of the file system while reading a dataset (EIO, EISDIR...) as `file_not_found`; a CrosstabError stays as it is. */
@@ -83,25 +126,28 @@ interface LazyParts {
   corrupt: (path: string, what: string) => CrosstabError;
   /** A file in segments: puts its buffers (entries with parts) together from their parts. */
   assembler?: SegmentAssembler;
+  /** Put every buffer of the file in segments together before returning (preload). */
+  preloadParts?: boolean;
 }
 
 function partsOf(entry: BufferEntry): SegmentedBuffer | undefined {
   return 'parts' in entry ? (entry as BufferEntry & SegmentedBuffer) : undefined;
 }
 
-export function lazyDataset({ path, meta, checksum, words, entries, regions, kernel, fd, otherFds = [], loaded, stamps, verify, corrupt, weightsFile, assembler }: LazyParts & Pick<LoadedDataset, 'weightsFile'>): LoadedDataset {
+export function lazyDataset({ path, meta, checksum, words, entries, regions, kernel, fd, otherFds = [], loaded, stamps, verify, corrupt, weightsFile, assembler, preloadParts = false }: LazyParts & Pick<LoadedDataset, 'weightsFile'>): LoadedDataset {
   const checked = new Uint8Array(entries.length);
   let open = true;
   const isOpen = () => {
     if (!open) throw new CrosstabError(ErrorCode.closed, `dataset ${path} is closed`, { hint: 'Open it again with openDataset().' });
   };
   /** A buffer of a file in segments, from its parts (each checked against its hash when `check`). */
-  const assemble = (row: number, into: Uint8Array, check: boolean, checkStamp: boolean) => {
+  const assemble = (row: number, into: Uint8Array, check: boolean | 'later', checkStamp: boolean): boolean => {
     const entry = entries[row]!;
     isOpen();
     try {
-      assembler!.assemble(entry as BufferEntry & SegmentedBuffer, into.subarray(0, entry.stored), check);
+      const checked = assembler!.assemble(entry as BufferEntry & SegmentedBuffer, into.subarray(0, entry.stored), check);
       if (checkStamp && fileStamp(fd) !== stamps.get(fd)) throw rewrittenInPlace(path, `buffer ${row} (${entry.name}) cannot be read from it`);
+      return checked;
     } catch (error) {
       if (error instanceof CrosstabError) throw error;
       throw error instanceof ArrowFileProblem ? corrupt(path, `is truncated: a part of buffer ${row} (${entry.name}) is past its end`) : readFailure(path, error);
@@ -131,8 +177,9 @@ export function lazyDataset({ path, meta, checksum, words, entries, regions, ker
   const load = (row: number) => {
     const entry = entries[row]!;
     if (partsOf(entry)) {
-      assemble(row, kernel.memory.bytes(entry.ptr, entry.stored), verify !== false, true);
-      if (verify !== false) checked[row] = 1;
+      // verify: true: the parts read ahead at open are checked at the buffer's first use, as a compact file's buffers are.
+      const all = assemble(row, kernel.memory.bytes(entry.ptr, entry.stored), verify === true ? 'later' : verify === 'full', true);
+      if (verify !== false && all) checked[row] = 1;
     } else readStored(row, kernel.memory.bytes(entry.ptr, entry.stored));
     loaded[row] = 1;
   };
@@ -143,8 +190,10 @@ export function lazyDataset({ path, meta, checksum, words, entries, regions, ker
   const check = (row: number) => {
     const entry = entries[row]!;
     if (partsOf(entry)) {
-      // Read again, each part checked (the bytes are the same: a failed check throws before any query reads them).
-      assemble(row, kernel.memory.bytes(entry.ptr, entry.stored), true, true);
+      // From what was kept of the parts read ahead; else read again, each part checked (the
+      // bytes are the same: a failed check throws before any query reads them).
+      isOpen();
+      if (!assembler!.checkLater(entry as BufferEntry & SegmentedBuffer, entry.ptr)) assemble(row, kernel.memory.bytes(entry.ptr, entry.stored), true, true);
       checked[row] = 1;
       return;
     }
@@ -170,6 +219,8 @@ export function lazyDataset({ path, meta, checksum, words, entries, regions, ker
     }
     return { buffers: entries.length, bytes };
   };
+  // Read ahead at open (preload): put together now, their check left to their first use.
+  if (preloadParts) for (let row = 0; row < entries.length; row++) if (partsOf(entries[row]!) && loaded[row] === 0) load(row);
   const close = () => {
     if (open) for (const file of [fd, ...otherFds]) closeSync(file);
     if (open) assembler?.dispose();

@@ -6,10 +6,10 @@ import { type ArrowSchema, ArrowFileProblem, type BatchLocation, readArrowStruct
 import { datasetChecksum, HASH_CHARS } from './dataset-checksum.js';
 import { paddedSize } from '../build/compile.js';
 import { BufferKind, CHECKSUM_KEY, FORMAT_KEY, META_KEY, MULTI_FORMAT_VERSION, READABLE_FORMATS, SEGMENTED_FORMAT_VERSION, SEGMENTS_KEY, type StoredMeta, type StoredSegments, type StoredVariable } from '../format.js';
-import { type BufferEntry, fileStamp, lazyDataset, readFailure, readParallel, rewrittenInPlace } from './lazy-buffers.js';
+import { type BufferEntry, fileStamp, lazyDataset, readFailure, readParallel, readScattered, rewrittenInPlace } from './lazy-buffers.js';
 import type { LoadedBuffer, LoadedDataset } from './loaded-dataset.js';
 import { rebuildCommand } from './rebuild-command.js';
-import { readSegments, SegmentAssembler } from './segments.js';
+import { readSegments, SegmentAssembler, type SegmentedBuffer } from './segments.js';
 import { openWeightsFile, weightsFileError } from './weights-file.js';
 
 export type { LoadedBuffer, LoadedDataset } from './loaded-dataset.js';
@@ -66,6 +66,7 @@ export async function loadDataset(path: string, kernel: Kernel, options: LoadOpt
   const memory = kernel.memory;
   const regions: LoadedDataset['regions'] = [];
   const otherFds: number[] = [];
+  let assembler: SegmentAssembler | undefined;
   try {
     let structure: ReturnType<typeof readArrowStructure>;
     try {
@@ -86,7 +87,6 @@ export async function loadDataset(path: string, kernel: Kernel, options: LoadOpt
     const checksum = schema.metadata.get(CHECKSUM_KEY) ?? '';
     let entries: BufferEntry[];
     let batchReads: BatchRead[];
-    let assembler: SegmentAssembler | undefined;
     if (format === SEGMENTED_FORMAT_VERSION) {
       // The buffers are put together from their parts: kernel memory for the buffers, none for the parts.
       const segmentsJson = schema.metadata.get(SEGMENTS_KEY) ?? '';
@@ -136,7 +136,14 @@ export async function loadDataset(path: string, kernel: Kernel, options: LoadOpt
     const loaded = new Uint8Array(entries.length);
     const preload = options.preload === true || options.verify === 'full';
     if (preload) {
-      await Promise.all(batchReads.map((batch) => readParallel(batch.fd, batch.fileOffset, memory.bytes(batch.ptr, batch.bytes))));
+      // A file in segments: every part read ahead as the batches are, into its buffer's place where it can be (segments.ts).
+      const parts = entries.filter((entry): entry is BufferEntry & SegmentedBuffer => 'parts' in entry);
+      const partsRead = assembler?.prefetch(parts, (stretches) =>
+        readScattered(fd, stretches).catch((error: unknown) => {
+          throw error instanceof ArrowFileProblem ? corrupt(path, 'is truncated: a part of a buffer is past its end') : error;
+        }),
+      );
+      await Promise.all([...batchReads.map((batch) => readParallel(batch.fd, batch.fileOffset, memory.bytes(batch.ptr, batch.bytes))), partsRead]);
       for (const [file, before] of stamps) {
         if (fileStamp(file) !== before) throw rewrittenInPlace(file === fd ? path : (extra?.info.path ?? path), 'its buffers cannot be read from it');
       }
@@ -148,12 +155,13 @@ export async function loadDataset(path: string, kernel: Kernel, options: LoadOpt
     const dataset = lazyDataset({
       path, meta, checksum: extra?.info.checksum ?? checksum, words, entries, regions, kernel, fd, otherFds, loaded, stamps, verify: options.verify ?? true, corrupt: corruptFile,
       ...(extra ? { weightsFile: extra.info } : {}),
-      ...(assembler ? { assembler } : {}),
+      ...(assembler ? { assembler, preloadParts: preload && options.verify !== 'full' } : {}),
     });
     if (options.verify === 'full') dataset.verifyAll();
-    else if (preload && assembler !== undefined) for (let row = 0; row < entries.length; row++) dataset.buffer(row);
+    assembler?.release();
     return dataset;
   } catch (error) {
+    assembler?.dispose();
     for (const region of regions) memory.release(region.ptr, region.bytes);
     for (const other of [fd, ...otherFds]) closeSync(other);
     throw readFailure(path, error);

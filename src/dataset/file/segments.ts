@@ -103,6 +103,18 @@ export function readSegments(segments: StoredSegments, stored: BufferEntry[], re
  */
 export class SegmentAssembler {
   private readonly checksums: StreamingChecksum;
+  /** Parts read ahead into kernel memory (prefetch): stored row → where its bytes are. */
+  private readonly prefetched = new Map<number, number>();
+  /** The kernel memory of the parts read ahead that are not read into their buffer's place. */
+  private scratch: { ptr: number; bytes: number } | undefined;
+  /** The parts prefetch() read into their buffer's place: row → how many of their first bytes (a multiple of 32) the assembly leaves as they are. */
+  private readonly inPlaceRows = new Map<number, number>();
+  /**
+   * Parts read ahead, assembled with their check left for later (assemble(..., 'later')): one
+   * read into its place, its bytes that the assembly changes kept aside; one read elsewhere,
+   * whether its hash matched.
+   */
+  private readonly later = new Map<number, { keep: number; tail: Uint8Array } | { matches: boolean }>();
 
   constructor(
     private readonly kernel: Kernel,
@@ -115,13 +127,21 @@ export class SegmentAssembler {
     this.checksums = new StreamingChecksum(kernel);
   }
 
-  /** Writes `buffer` into `target` (its stored bytes, padding included), its parts checked when `check`. */
-  assemble(buffer: BufferEntry & SegmentedBuffer, target: Uint8Array, check: boolean): void {
+  /**
+   * Writes `buffer` into `target` (its stored bytes, padding included), its parts checked when
+   * `check`; `'later'`: the parts read ahead by prefetch() are checked by checkLater() (as a
+   * compact file's buffer is checked at its first use), the others now. Returns whether
+   * every part was checked.
+   */
+  assemble(buffer: BufferEntry & SegmentedBuffer, target: Uint8Array, check: boolean | 'later'): boolean {
     const { kind } = buffer;
+    let checked = true;
     const part = (row: number, into?: Uint8Array): Uint8Array => {
-      const bytes = into ?? new Uint8Array(this.stored[row]!.stored);
-      this.readPart(row, bytes);
-      if (check && this.hash(bytes) !== this.stored[row]!.hash) throw this.damaged(row);
+      const { bytes, ahead } = this.fetch(row, into);
+      if (check === 'later' && ahead === 'place') this.later.set(row, { keep: this.inPlaceRows.get(row)!, tail: bytes.slice(this.inPlaceRows.get(row)!) });
+      else if (check === 'later' && ahead === 'region') this.later.set(row, { matches: this.hash(bytes) === this.stored[row]!.hash });
+      else if (check !== false && this.hash(bytes) !== this.stored[row]!.hash) throw this.damaged(row);
+      if (check === 'later' && ahead !== undefined) checked = false;
       return bytes;
     };
     const slot = slotBytes(kind);
@@ -129,10 +149,116 @@ export class SegmentAssembler {
     else if (kind === BufferKind.dense) this.bits(buffer, target, part);
     else if (kind === BufferKind.sparse) this.list(buffer, target, part);
     else this.texts(buffer, target, part);
+    return checked;
+  }
+
+  /**
+   * Checks the parts of `buffer`, assembled at `ptr` in kernel memory with its check left for
+   * later, each against its own hash (throws `damaged(row)` where one fails); false when a
+   * part was not left for later (assemble it again, checked).
+   */
+  checkLater(buffer: BufferEntry & SegmentedBuffer, ptr: number): boolean {
+    const kept = buffer.parts.map((part) => this.later.get(part.row));
+    if (kept.some((entry) => entry === undefined)) return false;
+    for (const [index, part] of buffer.parts.entries()) {
+      const entry = kept[index]!;
+      const matches = 'matches' in entry ? entry.matches : this.checksums.ofKernelThen(ptr, entry.keep, entry.tail) === this.stored[part.row]!.hash;
+      if (!matches) throw this.damaged(part.row);
+    }
+    for (const part of buffer.parts) this.later.delete(part.row);
+    return true;
+  }
+
+  /**
+   * Reads ahead every part of `buffers` with `read` (stretches of the file into kernel
+   * memory, read in parallel pieces): a part that is its buffer's first bytes as they are
+   * (inPlace) straight into its buffer's place, the others into one region of kernel memory,
+   * where they are hashed without a copy. assemble() then takes them from there; release()
+   * gives the region back.
+   */
+  async prefetch(buffers: Array<BufferEntry & SegmentedBuffer>, read: (stretches: Array<{ fileOffset: number; into: Uint8Array }>) => Promise<void>): Promise<void> {
+    this.release();
+    const uses = new Map<number, number>();
+    for (const buffer of buffers) for (const part of buffer.parts) uses.set(part.row, (uses.get(part.row) ?? 0) + 1);
+    const places: Array<{ row: number; ptr: number }> = [];
+    const elsewhere = new Set<number>();
+    for (const buffer of buffers) {
+      const head = this.inPlace(buffer);
+      for (const part of buffer.parts) {
+        // A part its table names twice (a malformed table) is read into the region: its buffer's assembly would change it.
+        if (part === head && uses.get(part.row) === 1) {
+          places.push({ row: part.row, ptr: buffer.ptr });
+          this.inPlaceRows.set(part.row, this.untouched(buffer, head));
+        } else elsewhere.add(part.row);
+      }
+    }
+    const bytes = [...elsewhere].reduce((sum, row) => sum + this.stored[row]!.stored, 0);
+    if (bytes > 0) this.scratch = { ptr: this.kernel.memory.alloc(bytes, false), bytes };
+    let at = this.scratch?.ptr ?? 0;
+    for (const row of elsewhere) {
+      places.push({ row, ptr: at });
+      at += this.stored[row]!.stored;
+    }
+    const memory = this.kernel.memory.memory.buffer;
+    await read(places.map(({ row, ptr }) => ({ fileOffset: this.stored[row]!.fileOffset, into: new Uint8Array(memory, ptr, this.stored[row]!.stored) })));
+    for (const { row, ptr } of places) this.prefetched.set(row, ptr);
+  }
+
+  /** Gives back the kernel memory of the parts read ahead (later assemblies read the file). */
+  release(): void {
+    if (this.scratch) this.kernel.memory.release(this.scratch.ptr, this.scratch.bytes);
+    this.scratch = undefined;
+    this.prefetched.clear();
+    this.inPlaceRows.clear();
   }
 
   dispose(): void {
+    this.release();
+    this.later.clear();
     this.checksums.dispose();
+  }
+
+  /**
+   * The stored bytes of part `row` (in `into` when given), and where they were: read ahead by
+   * prefetch() into their buffer's place or into the region, else read now (undefined).
+   */
+  private fetch(row: number, into?: Uint8Array): { bytes: Uint8Array; ahead?: 'place' | 'region' } {
+    const length = this.stored[row]!.stored;
+    const at = this.prefetched.get(row);
+    if (at === undefined) {
+      const bytes = into ?? new Uint8Array(length);
+      this.readPart(row, bytes);
+      return { bytes };
+    }
+    const read = this.kernel.memory.bytes(at, length);
+    const ahead = this.inPlaceRows.has(row) ? 'place' : 'region';
+    // A part read into its buffer's place: the assembly changes its bytes after it, a later use reads the file.
+    if (ahead === 'place') this.prefetched.delete(row);
+    if (into === undefined) return { bytes: read, ahead };
+    if (!(into.buffer instanceof SharedArrayBuffer && into.byteOffset === at)) into.set(read);
+    return { bytes: into, ahead };
+  }
+
+  /** How many first bytes of `head` (read into its place) the assembly of `buffer` leaves as they are, rounded down to 32 (XXH64's stripe). */
+  private untouched(buffer: BufferEntry & SegmentedBuffer, head: SegmentedBuffer['parts'][number]): number {
+    const { count } = this.ranges[head.segment]!;
+    const slot = slotBytes(buffer.kind);
+    // Slots and a list: the next part's respondents start after the head's; a bitset: in the word of its last respondent.
+    const before = slot > 0 ? count * slot : buffer.kind === BufferKind.dense ? Math.floor(count / 64) * 8 : this.stored[head.row]!.count * 4;
+    return Math.floor(Math.min(before, this.stored[head.row]!.stored) / 32) * 32;
+  }
+
+  /**
+   * The part of `buffer` whose stored bytes are its first bytes as they are (the first
+   * segment's, when they need no mapping or widening): read straight into the buffer's place.
+   */
+  private inPlace(buffer: BufferEntry & SegmentedBuffer): SegmentedBuffer['parts'][number] | undefined {
+    const head = buffer.parts[0];
+    if (head === undefined || this.ranges[head.segment]!.first !== 0) return undefined;
+    const stored = this.stored[head.row]!.kind;
+    if (slotBytes(buffer.kind) > 0) return head.map === undefined && (!INDEX_KINDS.includes(buffer.kind) || stored === buffer.kind) ? head : undefined;
+    if (buffer.kind === BufferKind.dense || buffer.kind === BufferKind.sparse) return stored === buffer.kind ? head : undefined;
+    return undefined;
   }
 
   /**
@@ -156,14 +282,14 @@ export class SegmentAssembler {
 
   /** Weights, input rows, index columns: each part's respondents at their slots (ranks mapped and widened where their part says). */
   private slots(buffer: BufferEntry & SegmentedBuffer, target: Uint8Array, slot: number, part: (row: number, into?: Uint8Array) => Uint8Array): void {
-    const [head, ...rest] = buffer.parts;
+    const head = this.inPlace(buffer);
+    const rest = buffer.parts.filter((entry) => entry !== head);
     const asStored = (entry: { row: number; map?: Uint32Array }) => entry.map === undefined && (!INDEX_KINDS.includes(buffer.kind) || this.stored[entry.row]!.kind === buffer.kind);
     let from = 0;
-    // The first segment's part read where it goes (the file's bytes as they are), when they need no mapping.
-    if (head !== undefined && this.ranges[head.segment]!.first === 0 && asStored(head)) {
+    if (head !== undefined) {
       part(head.row, target.subarray(0, this.stored[head.row]!.stored));
       from = this.ranges[head.segment]!.count * slot;
-    } else if (head !== undefined) rest.unshift(head);
+    }
     this.zero(target, from);
     for (const entry of rest) {
       const { first, count } = this.ranges[entry.segment]!;
@@ -180,12 +306,13 @@ export class SegmentAssembler {
 
   /** A dense container: each part's respondents set at their place (a bitset part shifted, a list part's respondents one by one). */
   private bits(buffer: BufferEntry & SegmentedBuffer, target: Uint8Array, part: (row: number, into?: Uint8Array) => Uint8Array): void {
-    const [head, ...rest] = buffer.parts;
+    const head = this.inPlace(buffer);
+    const rest = buffer.parts.filter((entry) => entry !== head);
     let from = 0;
-    if (head !== undefined && this.ranges[head.segment]!.first === 0 && this.stored[head.row]!.kind === BufferKind.dense) {
+    if (head !== undefined) {
       from = this.stored[head.row]!.stored;
       part(head.row, target.subarray(0, from));
-    } else if (head !== undefined) rest.unshift(head);
+    }
     this.zero(target, from);
     const bits = words32(target);
     for (const entry of rest) {
