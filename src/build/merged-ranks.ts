@@ -1,3 +1,5 @@
+import { lowerBound } from '../query/sorted-search.js';
+
 /** A variable's values with a wave's merged in the order a build sorts them, and the ranks of each (1-based). */
 export interface MergedRanks {
   merged: string[];
@@ -69,18 +71,6 @@ export function mergedRanks(old: string[], dictionary: string[], numeric: boolea
     rankOfId[id] = at >= 0 ? rankNow[at + 1]! : addedRank[-1 - at]!;
   }
   return { merged, added, rankNow, rankOfId };
-}
-
-/** The first index of the ascending `keys` whose key is not below `key` (keys.length: none). */
-function lowerBound(keys: Float64Array | string[], key: string | number): number {
-  let low = 0;
-  let high = keys.length;
-  while (low < high) {
-    const middle = (low + high) >>> 1;
-    if (keys[middle]! < key) low = middle + 1;
-    else high = middle;
-  }
-  return low;
 }
 
 /** mergedRanks of old values not in the order sorted here (a dataset of an earlier build may hold them so): every value hashed and sorted. */

@@ -2,6 +2,7 @@ import { CrosstabError, echo, ErrorCode } from '../errors.js';
 import type { CodeInfo, StoredMeta, StoredVariable } from '../dataset/format.js';
 import type { Expr } from './ast.js';
 import { parseExpression } from './parse.js';
+import { lowerBound, upperBound } from './sorted-search.js';
 import { fitsFloat64 } from '../text/decimal-text.js';
 import { suggest } from '../text/suggest.js';
 import { nameText, NUMBER_TEXT, quoteText, rangeExpression, shorten, valueExpression, valueText } from '../text/expression-text.js';
@@ -303,30 +304,6 @@ function claimGroup(scope: Scope, group: string, culprit: string): void {
 /** Suggestions in quotes, as the grammar reads a quoted name or value. */
 function didYouMean(suggestions: string[]): string {
   return suggestions.length > 0 ? `; did you mean ${suggestions.map(quoteText).join(', ')}?` : '';
-}
-
-/** First index whose value is >= target. */
-function lowerBound<T extends number | string>(sorted: ArrayLike<T>, target: T): number {
-  let lo = 0;
-  let hi = sorted.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (sorted[mid]! < target) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
-/** Number of values <= target. */
-function upperBound(sorted: Float64Array, target: number): number {
-  let lo = 0;
-  let hi = sorted.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (sorted[mid]! <= target) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }
 
 /**
