@@ -2,6 +2,7 @@ import type { StabilityLevel, StabilityThresholds, TableResult } from '../facade
 import type { ColumnGroup } from './column-groups.js';
 import { formatNumber } from '../text/number-text.js';
 import { presentFigures } from './cell-figures.js';
+import { variableHeadings } from './distinct-labels.js';
 import type { Figure, FigureDisplay, FigureStat } from './statistics.js';
 import type { TableStatistics } from './table-statistics.js';
 
@@ -127,6 +128,7 @@ export interface Banner {
 export function banners(result: TableResult, groups: readonly ColumnGroup[], options: DisplayOptions): Banner[] {
   const groupOf = new Map<number, ColumnGroup>();
   for (const group of groups) for (const column of group.columns) groupOf.set(column, group);
+  const heading = variableHeadings(result, options.variableLabels);
   const out: Banner[] = [];
   let previous: ColumnGroup | undefined;
   result.columns.forEach((column, c) => {
@@ -139,7 +141,7 @@ export function banners(result: TableResult, groups: readonly ColumnGroup[], opt
     }
     previous = group;
     const variable = group?.variable ?? column.variable;
-    const label = variable !== undefined && variable !== null ? (options.variableLabels?.[variable] ?? variable) : '';
+    const label = variable !== undefined && variable !== null ? heading(variable) : '';
     out.push({ label, columns: [c] });
   });
   return out;

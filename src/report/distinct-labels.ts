@@ -32,3 +32,16 @@ export function bannerItems(columns: readonly AxisEntry[], variableLabels: Reado
   }
   return items;
 }
+
+/**
+ * The heading of each variable a table shows over its rows or its columns: its label
+ * (`variableLabels`, else its name), followed by its name where another of the table's
+ * variables reads the same (`Place (region)` over one, `Place (area)` over the other). Rows
+ * and columns together: a stub and a banner variable labelled alike are told apart too.
+ */
+export function variableHeadings(axes: { rows: readonly AxisEntry[]; columns: readonly AxisEntry[] }, variableLabels: Readonly<Record<string, string>> = {}): (variable: string) => string {
+  const variables = [...new Set([...axes.rows, ...axes.columns].flatMap((entry) => (entry.variable === undefined ? [] : [entry.variable])))];
+  const headings = distinctLabels(variables.map((variable) => ({ label: variableLabels[variable] ?? variable, name: nameText(variable) })));
+  const byVariable = new Map(variables.map((variable, i) => [variable, headings[i]!]));
+  return (variable) => byVariable.get(variable) ?? variableLabels[variable] ?? variable;
+}

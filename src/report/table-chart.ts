@@ -2,6 +2,7 @@ import { CrosstabError, ErrorCode } from '../errors.js';
 import type { StabilityLevel, TableResult } from '../facade/types.js';
 import { formatCount, formatPercent, markerLegend, stabilityMarker, type DisplayOptions } from './display.js';
 import type { TableStatistics } from './table-statistics.js';
+import { variableHeadings } from './distinct-labels.js';
 import { formatNumber } from '../text/number-text.js';
 import { xmlEscaped } from '../text/xml-text.js';
 
@@ -71,7 +72,7 @@ export function tableChart(result: TableResult, statistics: TableStatistics, dis
     const total = result.columnTotals[column]!;
     return { column, label: entry.label, weightedBase: total.weighted / result.units, respondents: total.respondents, stability: total.stability };
   });
-  const labels = display.variableLabels ?? {};
+  const headingOf = variableHeadings(result, display.variableLabels);
   const bannerVariables = new Set(result.columns.map((entry) => entry.variable ?? `expr:${entry.expr}`));
   const panels: ChartPanel[] = [];
   let start = 0;
@@ -89,7 +90,7 @@ export function tableChart(result: TableResult, statistics: TableStatistics, dis
     }
     const stacked = variable !== undefined && bannerVariables.size === 1 && result.columns[0]!.variable !== undefined && !rows.some((entry) => entry.multi);
     panels.push({
-      title: variable === undefined ? 'Rows' : (labels[variable] ?? variable),
+      title: variable === undefined ? 'Rows' : headingOf(variable),
       ...(variable !== undefined ? { variable } : {}),
       kind: stacked ? 'stacked' : 'grouped',
       categories: rows.map((entry, index) => ({ row: start + index, label: entry.label })),

@@ -1,6 +1,7 @@
 import type { Cell, TableResult } from '../facade/types.js';
 import { index as indexOf } from '../stats/index.js';
 import { columnGroups } from './column-groups.js';
+import { variableHeadings } from './distinct-labels.js';
 import {
   banners,
   displayedStats,
@@ -97,10 +98,11 @@ export function tableToHTMLSection(result: TableResult, statistics?: TableStatis
       .map((cell) => `<td>${formatCount(cell.weighted / result.units)}${marker(cell)}<span class="sub">${formatCount(cell.respondents, 0)}</span></td>`)
       .join('')}</tr>`,
   );
+  const headingOf = variableHeadings(result, options.variableLabels);
   let previousVariable: string | undefined;
   result.rows.forEach((row, r) => {
     if (row.variable !== undefined && row.variable !== previousVariable) {
-      html.push(`<tr class="row-banner"><th colspan="${width + 2}">${escapeHTML(options.variableLabels?.[row.variable] ?? row.variable)}</th></tr>`);
+      html.push(`<tr class="row-banner"><th colspan="${width + 2}">${escapeHTML(headingOf(row.variable))}</th></tr>`);
     }
     previousVariable = row.variable;
     const rowTotal = result.rowTotals[r]!;

@@ -4,7 +4,7 @@ import { chartColour, seriesLabel, tableChart, type ChartPanel, type TableChart 
 import type { TableStatistics } from './table-statistics.js';
 import { xmlText } from '../text/xml-text.js';
 import { rewriteChartSheets, type ChartSheetTexts } from './pptx-chart-sheets.js';
-import { bannerItems, distinctLabels } from './distinct-labels.js';
+import { bannerItems, distinctLabels, variableHeadings } from './distinct-labels.js';
 import { nameText } from '../text/expression-text.js';
 
 /** One table to put on slides: its cells, statistics (with `vpct`) and display. */
@@ -115,13 +115,13 @@ function tableRows(chart: TableChart, panel: ChartPanel, table: PptxTable): Cell
   const head = { bold: true, fill: { color: 'D9E1F2' }, align: 'center' };
   const rows: Cell[][] = [];
   // The banner variables over their columns.
-  const labels = table.display?.variableLabels ?? {};
+  const headingOf = variableHeadings(result, table.display?.variableLabels);
   const groups: Cell[] = [{ text: '' }, { text: '' }];
   for (let column = 0; column < result.columns.length; ) {
     const variable = result.columns[column]!.variable;
     let end = column + 1;
     while (variable !== undefined && end < result.columns.length && result.columns[end]!.variable === variable) end++;
-    groups.push({ text: variable === undefined ? '' : (labels[variable] ?? variable), options: { ...head, colspan: end - column } });
+    groups.push({ text: variable === undefined ? '' : headingOf(variable), options: { ...head, colspan: end - column } });
     column = end;
   }
   if (result.columns.some((entry) => entry.variable !== undefined)) rows.push(groups);
