@@ -1,5 +1,6 @@
 import type { Cell, TableResult } from '../facade/types.js';
 import { columnGroups } from './column-groups.js';
+import { variableHeadings } from './distinct-labels.js';
 import {
   banners,
   displayedStats,
@@ -18,7 +19,8 @@ const SEPARATOR = ' │ ';
 
 /**
  * The table as plain text for a terminal: a banner line per column group, column
- * labels and key letters, then per row a block of lines (weighted audience =
+ * labels and key letters, then (under a heading line where a row variable's entries start)
+ * per row a block of lines (weighted audience =
  * Σw / units, respondents, each requested statistic, significance letters), a
  * "Total" column (base AND row) and a "Base" block (base AND column). Every
  * figure of an unstable cell carries `*` (caution) or `**` (very unstable); the
@@ -51,7 +53,11 @@ export function tableToText(result: TableResult, statistics?: TableStatistics, o
   };
 
   figureLines('Base', result.columnTotals, result.total, undefined, () => '');
+  // A heading line where a row variable's entries start (body line index -> heading), as over the columns.
+  const headingOf = variableHeadings(result, options.variableLabels);
+  const headings = new Map<number, string>();
   result.rows.forEach((row, r) => {
+    if (row.variable !== undefined && row.variable !== result.rows[r - 1]?.variable) headings.set(body.length, headingOf(row.variable));
     const cells = result.columns.map((_, c) => result.cell(r, c));
     const rowTotal = result.rowTotals[r]!;
     figureLines(
@@ -97,8 +103,9 @@ export function tableToText(result: TableResult, statistics?: TableStatistics, o
   for (const line of header) lines.push(render(line));
   lines.push(ruleLine);
   let previousLabel = '';
-  body.forEach((line) => {
+  body.forEach((line, i) => {
     if (line[0] !== '' && previousLabel !== '') lines.push('');
+    if (headings.has(i)) lines.push(terminalText(headings.get(i)!));
     if (line[0] !== '') previousLabel = line[0]!;
     lines.push(render(line));
   });

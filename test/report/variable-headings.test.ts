@@ -59,9 +59,13 @@ describe('headings over variables labelled alike', () => {
   it('text', () => {
     const text = tableToText(result, statistics, { variableLabels: LABELS });
     writeFileSync(join(dir, 'table.txt'), text);
-    // The text table heads its columns only (its rows are their labels).
-    const bannerLine = text.split('\n').find((line) => line.includes('Place'))!;
+    const lines = text.split('\n');
+    const bannerLine = lines.find((line) => line.includes('Place'))!;
     expect(bannerLine.split('│').map((cell) => cell.trim()).filter((cell) => cell !== '')).toEqual(BANNERS);
+    // A heading line (no figures) where each row variable's entries start.
+    const rule = lines.findIndex((line) => line.includes('┼'));
+    const legend = lines.findIndex((line, i) => i > rule && line.startsWith('*'));
+    expect(lines.slice(rule + 1, legend).filter((line) => line !== '' && !line.includes('│'))).toEqual(STUBS);
   });
 
   it('HTML', () => {
