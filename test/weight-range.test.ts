@@ -101,6 +101,28 @@ describe('weights outside 0, 1e-50 .. 1e50', () => {
     expect(existsSync(`${dataset}.weights`)).toBe(false);
   });
 
+  it('--units outside 1e-50 .. 1e50 is refused before anything is read: weighted sums divided by it were Infinity (REST WgtAud null, the CLI ∞) or subnormal', async () => {
+    const input = csv('units.csv', String);
+    for (const units of ['1e-320', '1e-60', '1e60']) {
+      const out = join(dir, `units-${units}.arrow`);
+      const run = crosstab('build', input, '--weight', 'w', '--survey', 'T', '--out', out, '--units', units, '--quiet');
+      expect(run.status, run.stderr).toBe(1);
+      expect(run.stderr).toContain('[invalid_option]: --units must be a positive number from 1e-50 to 1e+50');
+      expect(existsSync(out)).toBe(false);
+    }
+    // At the bounds, WgtAud is the weighted sum computed from the rows divided by the units.
+    for (const units of [1e-50, 1e50]) {
+      const out = join(dir, `units-${units}.arrow`);
+      await buildDataset(input, { weights: ['w'], survey: 'T', out, units });
+      const run = crosstab('query', out, '--target', 'x=1', '--json');
+      expect(run.status, run.stderr).toBe(0);
+      const answer = JSON.parse(run.stdout) as { Results: Array<{ WgtAud: number }>; AudienceReportUnits: number };
+      const weighted = rows.filter((row) => row.x === 1).reduce((total, row) => total + row.weight, 0);
+      expect(answer.AudienceReportUnits).toBe(units);
+      expect(answer.Results[0]!.WgtAud / (weighted / units)).toBeCloseTo(1, 12);
+    }
+  });
+
   it('at the bounds, the figures are those computed from the rows and those of the unscaled weights', async () => {
     const plain = join(dir, 'plain.arrow');
     await buildDataset(csv('plain.csv', String), { weights: ['w'], survey: 'T', out: plain });
