@@ -99,6 +99,10 @@ describe('weights outside 0, 1e-50 .. 1e50', () => {
     expect(refusal?.details.field).toBe('targets');
     expect(refusal?.message).toMatch(/^the rake weights include [0-9.e+]+, above 1e\+50/);
     expect(existsSync(`${dataset}.weights`)).toBe(false);
+    const run = crosstab('weight', dataset, '--targets', targets, '--method', 'rake', '--name', 'w_huge');
+    expect(run.status, run.stderr).toBe(1);
+    expect(run.stderr).toContain('or bound the new weights with --trim.');
+    expect(existsSync(`${dataset}.weights`)).toBe(false);
   });
 
   it('--units outside 1e-50 .. 1e50 is refused before anything is read: weighted sums divided by it were Infinity (REST WgtAud null, the CLI ∞) or subnormal', async () => {
