@@ -4,6 +4,7 @@ import { resolve } from 'node:path';
 import type { DesignOptions } from '../dataset/build/design.js';
 import type { StabilityThresholds } from '../dataset/format.js';
 import { invalidOption, requireSignal } from '../options.js';
+import { MAX_WEIGHT, MIN_WEIGHT } from '../dataset/weight-range.js';
 
 export interface BuildOptions {
   /** Weight column(s); the first is the default weight of queries. */
@@ -83,8 +84,9 @@ export function validateBuildOptions(options: BuildOptions): BuildOptions {
     throw invalidOption('survey', 'must be 1-64 letters, digits, _ . or -', 'Give the survey code, e.g. GSS.');
   }
   if (typeof out !== 'string' || out === '') throw invalidOption('out', 'must be a file path', 'Give the path of the .arrow file to write.');
-  if (units !== undefined && (!Number.isFinite(units) || units <= 0)) {
-    throw invalidOption('units', 'must be a positive number', 'Give 1000 to report in thousands.');
+  // Weighted sums (weight-range.ts: from 1e-50 to 4.3e59) divided by units stay normal doubles: not Infinity, 0 or subnormal.
+  if (units !== undefined && !(typeof units === 'number' && units >= MIN_WEIGHT && units <= MAX_WEIGHT)) {
+    throw invalidOption('units', `must be a positive number from ${MIN_WEIGHT} to ${MAX_WEIGHT}`, 'Give 1000 to report in thousands.');
   }
   if (stability !== undefined) {
     const { cautionMax, veryUnstableMax } = stability;

@@ -34,6 +34,7 @@ const FLAGS: Readonly<Record<string, string>> = {
   table: '--table',
   threads: '--threads',
   to: '--to',
+  trim: '--trim',
   units: '--units',
   weights: '--weight',
 };

@@ -15,6 +15,7 @@ import { type GroupProblem, groupProblem } from './weight-problem.js';
 import { checkWeightOptions, type WeightOptions } from './weight-options.js';
 import { baseSums, type WeightReport, weightReport } from './weight-report.js';
 import { BLANK_KEY, TargetsReader } from './weight-targets.js';
+import { firstWeightOutOfRange, weightRangeProblem } from '../dataset/weight-range.js';
 
 export type { WeightMethod, WeightOptions } from './weight-options.js';
 export type { WeightReport } from './weight-report.js';
@@ -109,6 +110,14 @@ export async function weightDataset(path: string, options: WeightOptions): Promi
       throw new CrosstabError(ErrorCode.invalidInput, `the ${settings.method} weights include ${report.weights.min < 0 ? 'negative' : 'non-finite'} values (min ${report.weights.min})`, {
         field: 'method',
         hint: settings.method === 'linear' ? 'Linear calibration can give negative weights: bound them (bounds: [0.2, 5]) or use logit or rake.' : 'Check the targets for extreme ratios to the sample.',
+      });
+    }
+    const outside = firstWeightOutOfRange(weights);
+    if (outside >= 0) {
+      throw new CrosstabError(ErrorCode.invalidInput, `the ${settings.method} weights include ${weightRangeProblem(weights[outside]!)}; nothing was written`, {
+        field: 'targets',
+        hint: 'Check the targets for extreme ratios to the sample (totals in other units than the base weight?), or bound the new weights with `trim`.',
+        hintOptions: ['trim'],
       });
     }
     // The calibrated design's variance needs the cells and margins (one target set, untrimmed weights).

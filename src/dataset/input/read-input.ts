@@ -4,6 +4,8 @@ import type { RawTable, ReadOptions } from './raw-table.js';
 import { readCsv } from './read-csv.js';
 import { unreadable } from './input-file.js';
 import { inputError } from './table-encoder.js';
+import { placedError } from './input-errors.js';
+import { firstWeightOutOfRange, weightRangeProblem } from '../weight-range.js';
 
 export type InputFormat = 'sav' | 'parquet' | 'arrow' | 'csv';
 
@@ -37,7 +39,28 @@ const extensions: Record<string, { format: InputFormat; name: string; magic: str
  */
 export async function readInput(path: string, options: ReadOptions): Promise<RawTable> {
   const format = await sniffFormat(path);
-  return readers[format](path, options);
+  const table = await readers[format](path, options);
+  checkWeightRange(path, table);
+  return table;
+}
+
+/**
+ * Refuses a weight the readers took (finite, not negative) that the engine cannot compute
+ * with (weight-range.ts: above 1e50, or above 0 and below 1e-50), naming its column and row,
+ * for every format at once and for a build and an append alike.
+ */
+function checkWeightRange(path: string, table: RawTable): void {
+  for (const weight of table.weights) {
+    const at = firstWeightOutOfRange(weight.values, table.rows);
+    if (at < 0) continue;
+    throw placedError(
+      path,
+      { row: at + 1 },
+      `weight column "${weight.name}" has ${weightRangeProblem(weight.values[at]!)}`,
+      'Rescale the column (every weight times one factor: percentages and their standard errors stay the same, weighted sums scale with it), or write 0 for a respondent who should not count.',
+      { field: weight.name },
+    );
+  }
 }
 
 /** The format of `path` by its magic bytes. Rejects with `file_not_found` when it cannot be read. */
