@@ -18,6 +18,7 @@
  *   dataset/build  the compiler: classify, encode columns (worker threads), codebook, design
  *   dataset/input  CSV, SPSS, Parquet and Arrow readers into raw tables, and their workers
  *   dataset/format.ts  the on-disk format's layout and metadata types, shared by the three above
+ *   dataset/weight-range.ts  the weights the engine computes with (build, append and weighting check them)
  *   stats        statistics from cell and design sums
  *   weighting    raking, post-stratification and calibration over arrays of cells
  *   kernel       the WebAssembly kernel's loader, memory and typed exports
@@ -44,6 +45,7 @@ const LAYERS = [
   'dataset/build',
   'dataset/input',
   'dataset/format\\.ts',
+  'dataset/weight-range\\.ts',
   'stats',
   'weighting',
   'kernel',
@@ -76,10 +78,20 @@ const unplaced = {
   to: {},
 };
 
+// ...and a file that imports nothing is placed too: nothing may import an unplaced file.
+const unplacedTarget = {
+  name: 'layer-unplaced-import',
+  severity: 'error',
+  comment: 'An import of a file of src/ outside every layer: add it to LAYERS in .dependency-cruiser.cjs.',
+  from: {},
+  to: { path: '^src/', pathNot: pathOf(LAYERS) },
+};
+
 module.exports = {
   forbidden: [
     ...layerRules,
     unplaced,
+    unplacedTarget,
     {
       name: 'no-circular',
       severity: 'error',
