@@ -4,7 +4,7 @@
  * See assembly/index.ts for the memory layout each function expects.
  */
 /** Must equal kernelAbi() of the compiled kernel (assembly/index.ts). */
-export const KERNEL_ABI = 13;
+export const KERNEL_ABI = 14;
 
 export interface KernelExports {
   kernelAbi(): number;
@@ -58,6 +58,12 @@ export interface KernelExports {
     clusters: number, clusterAcc: number,
   ): void;
   clusterSumsAnd(a: number, b: number, words: number, weights: number, clusters: number, out: number): void;
+  /** Weighting (assembly/weighting.ts): respondents `from` to `from + count - 1` of the walk. */
+  weightCellsOf(vars: number, nVars: number, from: number, count: number, table: number, cells: number, next: number): number;
+  weightCellSums(cells: number, count: number, from: number, weights: number, sums: number): void;
+  weightScale(cells: number, count: number, from: number, weights: number, factors: number): void;
+  weightRankSums(column: number, width: number, from: number, count: number, weights: number, sums: number): void;
+  weightSpreadSums(from: number, count: number, weights: number, spread: number): void;
 }
 
 /**
@@ -86,6 +92,14 @@ export interface KernelLayout {
   cellOutBytes: number;
   /** The xxh64 hash state. */
   xxh64StateBytes: number;
+  /** One target variable of weightCellsOf (u32 index column, u32 bytes per rank, u32 radix). */
+  weightVariableBytes: number;
+  /** One fine cell of weightCellSums (f64 sum of weights, f64 respondents, f64 first respondent). */
+  cellSumsBytes: number;
+  /** One value of weightRankSums (f64 respondents, f64 sum of weights, f64 min, f64 max). */
+  rankSumsBytes: number;
+  /** The spread of weightSpreadSums (f64 respondents, sum, sum of squares, min, max). */
+  spreadBytes: number;
 }
 
 const LAYOUT_GLOBALS: Record<keyof KernelLayout, string> = {
@@ -99,6 +113,10 @@ const LAYOUT_GLOBALS: Record<keyof KernelLayout, string> = {
   pointerBytes: 'POINTER_BYTES',
   cellOutBytes: 'CELL_OUT_BYTES',
   xxh64StateBytes: 'XXH64_STATE_BYTES',
+  weightVariableBytes: 'WEIGHT_VARIABLE_BYTES',
+  cellSumsBytes: 'CELL_SUMS_BYTES',
+  rankSumsBytes: 'RANK_SUMS_BYTES',
+  spreadBytes: 'SPREAD_BYTES',
 };
 
 /** The layout globals of an instantiated kernel; undefined when one is missing. */
