@@ -1010,4 +1010,4 @@ export { xxh64Init, xxh64Update, xxh64Digest, xxh64 } from './xxhash64';
 // ---------------------------------------------------------------------------------------
 // Weighting: fine cells and the sums of a weighting and its report
 
-export { WEIGHT_VARIABLE_BYTES, CELL_SUMS_BYTES, RANK_SUMS_BYTES, SPREAD_BYTES, weightCellsOf, weightCellSums, weightScale, weightRankSums, weightSpreadSums } from './weighting';
+export { WEIGHT_VARIABLE_BYTES, CELL_SUMS_BYTES, RANK_SUMS_BYTES, SPREAD_BYTES, weightCellsOf, weightScale, weightBlockSums } from './weighting';

@@ -10,15 +10,16 @@
 // are, so a NaN or a -0 ends in the same place.
 
 /**
- * Target variable of weightCellsOf: u32 index column (its first respondent's rank), u32 bytes
- * per rank (1, 2 or 4), u32 radix (its values + 1: ranks 0..values).
+ * Target variable of weightCellsOf and weightBlockSums: u32 index column (its first
+ * respondent's rank), u32 bytes per rank (1, 2 or 4), u32 radix (its values + 1: ranks
+ * 0..values), u32 its value sums (RANK_SUMS_BYTES per rank).
  */
-export const WEIGHT_VARIABLE_BYTES: usize = 12;
-/** Sums of one fine cell (weightCellSums): f64 sum of weights, f64 respondents, f64 first respondent. */
+export const WEIGHT_VARIABLE_BYTES: usize = 16;
+/** Sums of one fine cell (weightBlockSums): f64 sum of weights, f64 respondents, f64 first respondent. */
 export const CELL_SUMS_BYTES: usize = 24;
-/** Sums of one value (weightRankSums): f64 respondents, f64 sum of weights, f64 min, f64 max. */
+/** Sums of one value (weightBlockSums): f64 respondents, f64 sum of weights, f64 min, f64 max. */
 export const RANK_SUMS_BYTES: usize = 32;
-/** Spread of weights (weightSpreadSums): f64 respondents, sum, sum of squares, min, max. */
+/** Spread of weights (weightBlockSums): f64 respondents, sum, sum of squares, min, max. */
 export const SPREAD_BYTES: usize = 40;
 
 /**
@@ -62,22 +63,6 @@ export function weightCellsOf(vars: usize, nVars: i32, from: u32, count: i32, ta
   }
 }
 
-/**
- * Adds the weights of the `count` respondents from `from` on (at `weights`, the whole
- * vector) into their cells' sums (`sums`: CELL_SUMS_BYTES per cell, zeroed by the caller),
- * counts them, and notes each cell's first respondent.
- */
-export function weightCellSums(cells: usize, count: i32, from: u32, weights: usize, sums: usize): void {
-  const first = weights + (<usize>from << 3);
-  for (let i = 0; i < count; i++) {
-    const cell = sums + <usize>load<i32>(cells + (<usize>i << 2)) * CELL_SUMS_BYTES;
-    const respondents = load<f64>(cell, 8);
-    if (respondents == 0) store<f64>(cell, <f64>(from + <u32>i), 16);
-    store<f64>(cell, load<f64>(cell) + load<f64>(first + (<usize>i << 3)));
-    store<f64>(cell, respondents + 1, 8);
-  }
-}
-
 /** Each of the `count` weights from `from` on times its cell's factor (`factors`: f64 per cell), in place. */
 export function weightScale(cells: usize, count: i32, from: u32, weights: usize, factors: usize): void {
   const first = weights + (<usize>from << 3);
@@ -88,49 +73,52 @@ export function weightScale(cells: usize, count: i32, from: u32, weights: usize,
 }
 
 /**
- * Per value rank of an index column (`column`, `width` bytes per rank), the respondents from
- * `from` on (`count` of them) and their weights: count, sum, min and max into `sums`
- * (RANK_SUMS_BYTES per rank; the caller starts min at +Infinity and max at -Infinity).
+ * The sums of the `count` respondents from `from` on (cells in `cells`, weights at `weights`,
+ * the whole vector), in one walk: per cell (`sums`, CELL_SUMS_BYTES each, zeroed by the
+ * caller) the weights' sum, the respondents and the first of them; per target variable
+ * (`vars`) and value, the respondents and the weights' sum, min and max; over everyone, the
+ * spread (`spread`). The caller starts every min at +Infinity and max at -Infinity. One walk,
+ * not one per accumulator: each accumulator is a chain of load-add-store on one address
+ * (consecutive respondents mostly share a value), and walked together the chains overlap
+ * (on the whole ACS, a walk per accumulator cost `crosstab weight` about 50 ms more user CPU).
  */
-export function weightRankSums(column: usize, width: i32, from: u32, count: i32, weights: usize, sums: usize): void {
-  if (width == 1) rankSums<u8>(column, from, count, weights, sums);
-  else if (width == 2) rankSums<u16>(column, from, count, weights, sums);
-  else rankSums<u32>(column, from, count, weights, sums);
-}
-
-@inline function rankSums<T>(column: usize, from: u32, count: i32, weights: usize, sums: usize): void {
-  const ranks = column + (<usize>from << alignof<T>());
+export function weightBlockSums(vars: usize, nVars: i32, cells: usize, count: i32, from: u32, weights: usize, sums: usize, spread: usize): void {
   const first = weights + (<usize>from << 3);
-  for (let i = 0; i < count; i++) {
-    const at = sums + <usize>load<T>(ranks + (<usize>i << alignof<T>())) * RANK_SUMS_BYTES;
-    const weight = load<f64>(first + (<usize>i << 3));
-    store<f64>(at, load<f64>(at) + 1);
-    store<f64>(at, load<f64>(at, 8) + weight, 8);
-    if (weight < load<f64>(at, 16)) store<f64>(at, weight, 16);
-    if (weight > load<f64>(at, 24)) store<f64>(at, weight, 24);
-  }
-}
-
-/**
- * The spread of the `count` weights from `from` on, added to `spread` (SPREAD_BYTES: count,
- * sum, sum of squares, min, max; the caller starts min at +Infinity and max at -Infinity).
- */
-export function weightSpreadSums(from: u32, count: i32, weights: usize, spread: usize): void {
-  const first = weights + (<usize>from << 3);
-  let sum = load<f64>(spread, 8);
+  let total = load<f64>(spread, 8);
   let squares = load<f64>(spread, 16);
   let min = load<f64>(spread, 24);
   let max = load<f64>(spread, 32);
+  const end = vars + <usize>nVars * WEIGHT_VARIABLE_BYTES;
   for (let i = 0; i < count; i++) {
     const weight = load<f64>(first + (<usize>i << 3));
-    sum += weight;
+    const cell = sums + <usize>load<i32>(cells + (<usize>i << 2)) * CELL_SUMS_BYTES;
+    const respondents = load<f64>(cell, 8);
+    if (respondents == 0) store<f64>(cell, <f64>(from + <u32>i), 16);
+    store<f64>(cell, load<f64>(cell) + weight);
+    store<f64>(cell, respondents + 1, 8);
+    const r = from + <u32>i;
+    for (let entry = vars; entry < end; entry += WEIGHT_VARIABLE_BYTES) {
+      const rank = rankOf(<usize>load<u32>(entry), load<u32>(entry, 4), r);
+      const at = <usize>load<u32>(entry, 12) + <usize>rank * RANK_SUMS_BYTES;
+      store<f64>(at, load<f64>(at) + 1);
+      store<f64>(at, load<f64>(at, 8) + weight, 8);
+      if (weight < load<f64>(at, 16)) store<f64>(at, weight, 16);
+      if (weight > load<f64>(at, 24)) store<f64>(at, weight, 24);
+    }
+    total += weight;
     squares += weight * weight;
     if (weight < min) min = weight;
     if (weight > max) max = weight;
   }
   store<f64>(spread, load<f64>(spread) + <f64>count);
-  store<f64>(spread, sum, 8);
+  store<f64>(spread, total, 8);
   store<f64>(spread, squares, 16);
   store<f64>(spread, min, 24);
   store<f64>(spread, max, 32);
+}
+
+@inline function rankOf(column: usize, width: u32, r: u32): u32 {
+  if (width == 1) return <u32>load<u8>(column + <usize>r);
+  if (width == 2) return <u32>load<u16>(column + (<usize>r << 1));
+  return load<u32>(column + (<usize>r << 2));
 }

@@ -37,7 +37,7 @@ describe('the shipped kernel', () => {
       pointerBytes: 4,
       cellOutBytes: 24,
       xxh64StateBytes: 48,
-      weightVariableBytes: 12,
+      weightVariableBytes: 16,
       cellSumsBytes: 24,
       rankSumsBytes: 32,
       spreadBytes: 40,

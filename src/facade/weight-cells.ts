@@ -73,6 +73,7 @@ export class RespondentWalk {
     const { layout } = kernel;
     this.vars = this.alloc(Math.max(1, columns.length) * layout.weightVariableBytes);
     const entries = new Uint32Array(kernel.memory.memory.buffer, this.vars, columns.length * (layout.weightVariableBytes / 4));
+    // Index column, bytes per rank, radix; the value sums' place is set by each walk (startSums).
     columns.forEach((column, v) => entries.set([column.byteOffset, column.BYTES_PER_ELEMENT, this.radix[v]!], v * (layout.weightVariableBytes / 4)));
     this.block = this.alloc(CELL_BLOCK * 4);
     this.table = combinations <= DIRECT_LIMIT ? this.alloc(combinations * 4) : 0;
@@ -112,7 +113,7 @@ export class RespondentWalk {
     return (this.cells = mapped.size);
   }
 
-  /** Per target variable, RANK_SUMS records for every rank (min at +Infinity, max at -Infinity), and a spread record. */
+  /** Per target variable, RANK_SUMS records for every rank (min at +Infinity, max at -Infinity), named in its entry of `vars`; and a spread record. */
   private startSums(): { ranks: number[]; spread: number } {
     const { layout, memory } = this.kernel;
     const start = (ptr: number, records: number, stride: number, minAt: number) => {
@@ -124,15 +125,9 @@ export class RespondentWalk {
       return ptr;
     };
     const ranks = this.radix.map((size) => start(this.alloc(size * layout.rankSumsBytes), size, layout.rankSumsBytes, 16));
+    const entries = new Uint32Array(memory.memory.buffer, this.vars, ranks.length * (layout.weightVariableBytes / 4));
+    ranks.forEach((ptr, v) => (entries[v * (layout.weightVariableBytes / 4) + 3] = ptr));
     return { ranks, spread: start(this.alloc(layout.spreadBytes), 1, layout.spreadBytes, 24) };
-  }
-
-  /** The respondents of the block (cells computed) into the rank and spread sums. */
-  private addBlockSums(start: number, count: number, sums: { ranks: number[]; spread: number }): void {
-    const { exports } = this.kernel;
-    const weights = this.weights.byteOffset;
-    this.columns.forEach((column, v) => exports.weightRankSums(column.byteOffset, column.BYTES_PER_ELEMENT, start, count, weights, sums.ranks[v]!));
-    exports.weightSpreadSums(start, count, weights, sums.spread);
   }
 
   private readSums(sums: { ranks: number[]; spread: number }): WeightSums {
@@ -172,8 +167,7 @@ export class RespondentWalk {
           records = moved;
           capacity = grown;
         }
-        kernel.exports.weightCellSums(this.block, count, start, weights.byteOffset, records);
-        this.addBlockSums(start, count, sums);
+        kernel.exports.weightBlockSums(this.vars, this.columns.length, this.block, count, start, weights.byteOffset, records, sums.spread);
       }
       return Float64Array.from(kernel.memory.f64(records, (this.cells * stride) / 8));
     } finally {
@@ -186,7 +180,11 @@ export class RespondentWalk {
     const sums = this.startSums();
     const records = this.cellSums((start, count) => this.cellsOf(start, count), sums);
     const cells = this.cells;
-    const field = (f: number) => Array.from({ length: cells }, (_, cell) => records[cell * 3 + f]!);
+    const field = (f: number) => {
+      const values = new Array<number>(cells);
+      for (let cell = 0; cell < cells; cell++) values[cell] = records[cell * 3 + f]!;
+      return values;
+    };
     const first = field(2);
     return {
       fine: { variables: this.variables, ranks: this.columns.map((column) => first.map((r) => column[r]!)), base: field(0), respondents: field(1) },
@@ -214,7 +212,8 @@ export class RespondentWalk {
     }
     const sums = this.startSums();
     const records = this.cellSums(trim === undefined ? scale : (start, count) => this.cellsOf(start, count), sums);
-    const fineTotals = Float64Array.from({ length: this.cells }, (_, cell) => records[cell * 3]!);
+    const fineTotals = new Float64Array(this.cells);
+    for (let cell = 0; cell < this.cells; cell++) fineTotals[cell] = records[cell * 3]!;
     return { fineTotals, trimmed, sums: this.readSums(sums) };
   }
 }

@@ -60,10 +60,8 @@ export interface KernelExports {
   clusterSumsAnd(a: number, b: number, words: number, weights: number, clusters: number, out: number): void;
   /** Weighting (assembly/weighting.ts): respondents `from` to `from + count - 1` of the walk. */
   weightCellsOf(vars: number, nVars: number, from: number, count: number, table: number, cells: number, next: number): number;
-  weightCellSums(cells: number, count: number, from: number, weights: number, sums: number): void;
   weightScale(cells: number, count: number, from: number, weights: number, factors: number): void;
-  weightRankSums(column: number, width: number, from: number, count: number, weights: number, sums: number): void;
-  weightSpreadSums(from: number, count: number, weights: number, spread: number): void;
+  weightBlockSums(vars: number, nVars: number, cells: number, count: number, from: number, weights: number, sums: number, spread: number): void;
 }
 
 /**
@@ -92,13 +90,13 @@ export interface KernelLayout {
   cellOutBytes: number;
   /** The xxh64 hash state. */
   xxh64StateBytes: number;
-  /** One target variable of weightCellsOf (u32 index column, u32 bytes per rank, u32 radix). */
+  /** One target variable of weightCellsOf / weightBlockSums (u32 index column, u32 bytes per rank, u32 radix, u32 its value sums). */
   weightVariableBytes: number;
-  /** One fine cell of weightCellSums (f64 sum of weights, f64 respondents, f64 first respondent). */
+  /** One fine cell of weightBlockSums (f64 sum of weights, f64 respondents, f64 first respondent). */
   cellSumsBytes: number;
-  /** One value of weightRankSums (f64 respondents, f64 sum of weights, f64 min, f64 max). */
+  /** One value of weightBlockSums (f64 respondents, f64 sum of weights, f64 min, f64 max). */
   rankSumsBytes: number;
-  /** The spread of weightSpreadSums (f64 respondents, sum, sum of squares, min, max). */
+  /** The spread of weightBlockSums (f64 respondents, sum, sum of squares, min, max). */
   spreadBytes: number;
 }
 
