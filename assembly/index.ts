@@ -21,7 +21,7 @@
  * call this kernel with the wrong arguments.
  */
 export function kernelAbi(): i32 {
-  return 13;
+  return 14;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1006,3 +1006,8 @@ export function clusterSumsAnd(a: usize, b: usize, words: i32, weights: usize, c
 // Checksums of dataset buffers
 
 export { xxh64Init, xxh64Update, xxh64Digest, xxh64 } from './xxhash64';
+
+// ---------------------------------------------------------------------------------------
+// Weighting: fine cells and the sums of a weighting and its report
+
+export { WEIGHT_VARIABLE_BYTES, CELL_SUMS_BYTES, RANK_SUMS_BYTES, SPREAD_BYTES, weightCellsOf, weightScale, weightBlockSums } from './weighting';

@@ -37,6 +37,10 @@ describe('the shipped kernel', () => {
       pointerBytes: 4,
       cellOutBytes: 24,
       xxh64StateBytes: 48,
+      weightVariableBytes: 16,
+      cellSumsBytes: 24,
+      rankSumsBytes: 32,
+      spreadBytes: 40,
     });
   });
 

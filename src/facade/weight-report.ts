@@ -1,6 +1,6 @@
 import type { StoredVariable } from '../dataset/format.js';
-import type { RankColumn } from '../dataset/file/respondent-columns.js';
-import { type CellSolution, weightSpread, type WeightSpread } from '../weighting/index.js';
+import type { CellSolution, WeightSpread } from '../weighting/index.js';
+import type { WeightSums } from './weight-cells.js';
 import type { GroupProblem } from './weight-problem.js';
 import type { WeightSettings } from './weight-options.js';
 import { BLANK_KEY } from './weight-targets.js';
@@ -56,10 +56,10 @@ interface ReportParts {
   baseWeight: string | null;
   problems: GroupProblem[];
   solutions: CellSolution[];
-  columns: RankColumn[];
   variables: StoredVariable[];
-  base: BaseSums;
-  weights: Float64Array;
+  /** Per target variable and value, and over everyone: the base weights' sums and the new weights'. */
+  base: WeightSums;
+  weights: WeightSums;
   /** Per fine cell, the new weights summed in respondent order. */
   fineTotals: Float64Array;
   trimmed: number;
@@ -68,51 +68,8 @@ interface ReportParts {
 
 const valueText = (variable: StoredVariable, rank: number) => (rank === 0 ? BLANK_KEY : variable.values[rank - 1]!);
 
-/** What the report needs of the base weights, taken before the new weights are made in their place. */
-export interface BaseSums {
-  spread: WeightSpread;
-  /** Per target variable, per value rank: respondents and base weights (summed in respondent order). */
-  variables: Array<{ respondents: Float64Array; base: Float64Array }>;
-}
-
-export function baseSums(variables: StoredVariable[], columns: RankColumn[], base: Float64Array): BaseSums {
-  return {
-    spread: weightSpread(base),
-    variables: variables.map((variable, v) => {
-      const size = variable.values.length + 1;
-      const respondents = new Float64Array(size);
-      const sums = new Float64Array(size);
-      sumByRank(columns[v]!, base, respondents, sums);
-      return { respondents, base: sums };
-    }),
-  };
-}
-
-function sumByRank(column: RankColumn, base: Float64Array, respondents: Float64Array, sums: Float64Array): void {
-  for (let r = 0; r < base.length; r++) {
-    const rank = column[r]!;
-    respondents[rank]!++;
-    sums[rank]! += base[r]!;
-  }
-}
-
-/** Per value rank of `column` (size ranks): the new weights summed in respondent order, their min and max. */
-function valueSums(column: RankColumn, size: number, weights: Float64Array) {
-  const weighted = new Float64Array(size);
-  const min = new Float64Array(size).fill(Infinity);
-  const max = new Float64Array(size).fill(-Infinity);
-  for (let r = 0; r < weights.length; r++) {
-    const rank = column[r]!;
-    const weight = weights[r]!;
-    weighted[rank]! += weight;
-    if (weight < min[rank]!) min[rank] = weight;
-    if (weight > max[rank]!) max[rank] = weight;
-  }
-  return { weighted, min, max };
-}
-
 export function weightReport(parts: ReportParts): WeightReport {
-  const { settings, problems, solutions, columns, variables, weights } = parts;
+  const { settings, problems, solutions, variables, weights } = parts;
   // The new weights summed per fine cell, in f64: every target's achieved total comes from them.
   const finalOfFine = parts.fineTotals;
   const sets = problems.map((group, i) => {
@@ -147,8 +104,8 @@ export function weightReport(parts: ReportParts): WeightReport {
   });
   const summaries = variables.map((variable, v) => {
     const size = variable.values.length + 1;
-    const { respondents, base: baseSum } = parts.base.variables[v]!;
-    const { weighted, min, max } = valueSums(columns[v]!, size, weights);
+    const { respondents, sum: baseSum } = parts.base.variables[v]!;
+    const { sum: weighted, min, max } = weights.variables[v]!;
     const values = [];
     for (let rank = 1; rank <= size; rank++) {
       const at = rank % size; // blanks (rank 0) last
@@ -174,14 +131,14 @@ export function weightReport(parts: ReportParts): WeightReport {
     out: settings.out ?? '',
     written: settings.out === undefined ? 'weights-file' : 'dataset',
     bytes: 0,
-    respondents: weights.length,
+    respondents: weights.spread.respondents,
     epsilon: settings.epsilon,
     maxIterations: settings.maxIterations,
     ...(Number.isFinite(settings.bounds.lower) ? { bounds: [settings.bounds.lower, settings.bounds.upper] as [number, number] } : {}),
     ...(settings.trim === undefined ? {} : { trim: settings.trim }),
     trimmed: parts.trimmed,
     sets,
-    weights: weightSpread(weights),
+    weights: weights.spread,
     baseWeights: parts.base.spread,
     variables: summaries,
   };

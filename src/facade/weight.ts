@@ -7,13 +7,13 @@ import { loadDataset } from '../dataset/file/reader.js';
 import { rankColumn, weightColumn } from '../dataset/file/respondent-columns.js';
 import { mainThreadKernel } from '../kernel/kernel.js';
 import { appendTrace } from '../build/append-trace.js';
-import { calibrate, type CellSolution, postStratify, rake, trimWeights, weightSpread } from '../weighting/index.js';
+import { calibrate, type CellSolution, postStratify, rake } from '../weighting/index.js';
 import { calibrationMeta } from './weight-calibration-meta.js';
-import { cellTotals, fineCells, scaleByCell } from './weight-cells.js';
+import { RespondentWalk } from './weight-cells.js';
 import { invalidOption } from './options.js';
 import { type GroupProblem, groupProblem } from './weight-problem.js';
 import { checkWeightOptions, type WeightOptions } from './weight-options.js';
-import { baseSums, type WeightReport, weightReport } from './weight-report.js';
+import { type WeightReport, weightReport } from './weight-report.js';
 import { BLANK_KEY, TargetsReader } from './weight-targets.js';
 import { firstWeightOutOfRange, weightRangeProblem } from '../dataset/weight-range.js';
 
@@ -36,6 +36,9 @@ export async function weightDataset(path: string, options: WeightOptions): Promi
   const kernel = mainThreadKernel();
   const dataset = await loadDataset(path, kernel);
   trace?.mark('open');
+  // Kernel memory of this weighting (unit base weights, the walks' tables and sums), given back at the end.
+  let unitWeights: { ptr: number; bytes: number } | undefined;
+  let walk: RespondentWalk | undefined;
   try {
     const { meta } = dataset;
     if (meta.weights.some((weight) => weight.name === settings.name)) {
@@ -61,16 +64,23 @@ export async function weightDataset(path: string, options: WeightOptions): Promi
     for (const set of targets.sets.values()) for (const margin of set.margins) for (const variable of margin.variables) used.set(variable.name, variable);
     const variables = [...used.values()];
     // Views of kernel memory, not copies (memory per respondent: the base weight, one byte or
-    // more per target variable; the new weights are made where the base weights were). Every
-    // buffer is read (and checked) first; nothing allocates kernel memory from here until the
-    // file is written.
+    // more per target variable; the new weights are made where the base weights were), which
+    // the kernel's walks read in place. Every buffer is read (and checked) first; the memory
+    // is shared, so these views stay valid when the walks allocate kernel memory.
     const stored = baseWeight === null ? undefined : weightColumn(dataset, kernel, baseWeight, false);
     const columns = variables.map((variable) => rankColumn(dataset, kernel, variable, false));
-    const base = stored === undefined ? new Float64Array(dataset.words * 64).fill(1, 0, meta.respondents) : kernel.memory.f64(stored.byteOffset, dataset.words * 64);
+    if (stored === undefined) {
+      const bytes = dataset.words * 64 * 8;
+      unitWeights = { ptr: kernel.memory.alloc(bytes), bytes };
+    }
+    const base = kernel.memory.f64(stored?.byteOffset ?? unitWeights!.ptr, dataset.words * 64);
+    if (stored === undefined) base.fill(1, 0, meta.respondents);
     // The respondents' base weights, then (scaled in place below) their new weights.
     const weights = base.subarray(0, meta.respondents);
     trace?.mark('read columns', `${variables.length} variables${baseWeight === null ? '' : ' and the base weight'}`);
-    const fine = fineCells(variables, columns, weights);
+    walk = new RespondentWalk(kernel, variables, columns, weights);
+    // The fine cells and, in the same walk, what the report needs of the base weights.
+    const { fine, base: baseSums } = walk.fineCells();
     trace?.mark('fine cells', `${fine.base.length} cells`);
 
     const groups = targets.groupBy === undefined ? [0] : [...new Set(fine.ranks[0]!)].sort((a, b) => a - b);
@@ -93,18 +103,15 @@ export async function weightDataset(path: string, options: WeightOptions): Promi
         if (cell >= 0) factorOfFine[f] = factor[cell]!;
       });
     });
-    // What the report needs of the base weights, then the new weights in their place (padded
-    // with zeros to whole bitset words, as the file stores them): the base weight's buffer in
-    // kernel memory is this weighting's own copy (the writers copy buffers from the files),
-    // and a fresh array of millions of weights would cost a page fault per 4 KiB.
-    const sums = baseSums(variables, columns, weights);
-    const scaledTotals = scaleByCell(fine, weights, factorOfFine);
+    // The new weights in the base weights' place (padded with zeros to whole bitset words, as
+    // the file stores them): the base weight's buffer in kernel memory is this weighting's own
+    // copy (the writers copy buffers from the files), and a fresh array of millions of weights
+    // would cost a page fault per 4 KiB. In the same walk, per fine cell the new weights'
+    // total (of the trimmed weights when any was trimmed) and what the report needs of them.
+    const { fineTotals, trimmed, sums: newSums } = walk.newWeights(factorOfFine, settings.trim);
     base.fill(0, meta.respondents);
-    const trimmed = settings.trim === undefined ? 0 : trimWeights(weights, settings.trim[0], settings.trim[1]);
-    // Per fine cell, the new weights' total (of the trimmed weights when any was trimmed).
-    const fineTotals = trimmed === 0 ? scaledTotals : cellTotals(fine, weights);
     trace?.mark('new weights');
-    const report = weightReport({ settings, baseWeight, problems, solutions, columns, variables, base: sums, weights, fineTotals, trimmed, groupBy: targets.groupBy });
+    const report = weightReport({ settings, baseWeight, problems, solutions, variables, base: baseSums, weights: newSums, fineTotals, trimmed, groupBy: targets.groupBy });
     trace?.mark('report');
     if (!Number.isFinite(report.weights.sum) || report.weights.min < 0) {
       throw new CrosstabError(ErrorCode.invalidInput, `the ${settings.method} weights include ${report.weights.min < 0 ? 'negative' : 'non-finite'} values (min ${report.weights.min})`, {
@@ -137,6 +144,8 @@ export async function weightDataset(path: string, options: WeightOptions): Promi
     trace?.done();
     return { ...report, out: settings.out, written: 'dataset', bytes: written.bytes };
   } finally {
+    walk?.release();
+    if (unitWeights !== undefined) kernel.memory.release(unitWeights.ptr, unitWeights.bytes);
     dataset.close();
     for (const region of dataset.regions) kernel.memory.release(region.ptr, region.bytes);
   }

@@ -4,7 +4,7 @@
  * See assembly/index.ts for the memory layout each function expects.
  */
 /** Must equal kernelAbi() of the compiled kernel (assembly/index.ts). */
-export const KERNEL_ABI = 13;
+export const KERNEL_ABI = 14;
 
 export interface KernelExports {
   kernelAbi(): number;
@@ -58,6 +58,10 @@ export interface KernelExports {
     clusters: number, clusterAcc: number,
   ): void;
   clusterSumsAnd(a: number, b: number, words: number, weights: number, clusters: number, out: number): void;
+  /** Weighting (assembly/weighting.ts): respondents `from` to `from + count - 1` of the walk. */
+  weightCellsOf(vars: number, nVars: number, from: number, count: number, table: number, cells: number, next: number): number;
+  weightScale(cells: number, count: number, from: number, weights: number, factors: number): void;
+  weightBlockSums(vars: number, nVars: number, cells: number, count: number, from: number, weights: number, sums: number, spread: number): void;
 }
 
 /**
@@ -86,6 +90,14 @@ export interface KernelLayout {
   cellOutBytes: number;
   /** The xxh64 hash state. */
   xxh64StateBytes: number;
+  /** One target variable of weightCellsOf / weightBlockSums (u32 index column, u32 bytes per rank, u32 radix, u32 its value sums). */
+  weightVariableBytes: number;
+  /** One fine cell of weightBlockSums (f64 sum of weights, f64 respondents, f64 first respondent). */
+  cellSumsBytes: number;
+  /** One value of weightBlockSums (f64 respondents, f64 sum of weights, f64 min, f64 max). */
+  rankSumsBytes: number;
+  /** The spread of weightBlockSums (f64 respondents, sum, sum of squares, min, max). */
+  spreadBytes: number;
 }
 
 const LAYOUT_GLOBALS: Record<keyof KernelLayout, string> = {
@@ -99,6 +111,10 @@ const LAYOUT_GLOBALS: Record<keyof KernelLayout, string> = {
   pointerBytes: 'POINTER_BYTES',
   cellOutBytes: 'CELL_OUT_BYTES',
   xxh64StateBytes: 'XXH64_STATE_BYTES',
+  weightVariableBytes: 'WEIGHT_VARIABLE_BYTES',
+  cellSumsBytes: 'CELL_SUMS_BYTES',
+  rankSumsBytes: 'RANK_SUMS_BYTES',
+  spreadBytes: 'SPREAD_BYTES',
 };
 
 /** The layout globals of an instantiated kernel; undefined when one is missing. */

@@ -7,5 +7,5 @@ export { calibrate } from './calibrate.js';
 export type { CalibrateOptions } from './calibrate.js';
 export type { Bounds } from './calibration-functions.js';
 export { trimWeights } from './trim.js';
-export { weightSpread } from './weight-summary.js';
+export { spreadOf, weightSpread } from './weight-summary.js';
 export type { WeightSpread } from './weight-summary.js';

@@ -31,6 +31,11 @@ export function weightSpread(weights: Float64Array, include?: (respondent: numbe
     if (weight < min) min = weight;
     if (weight > max) max = weight;
   }
+  return spreadOf(n, sum, squares, min, max);
+}
+
+/** The spread of `n` weights from their sum, sum of squares, min and max (f64 sums in respondent order). */
+export function spreadOf(n: number, sum: number, squares: number, min: number, max: number): WeightSpread {
   const designEffect = (n * squares) / (sum * sum);
   const effectiveSize = (sum * sum) / squares;
   return { respondents: n, sum, min, max, ratio: min > 0 ? max / min : Infinity, mean: sum / n, designEffect, effectiveSize, efficiency: effectiveSize / n };
