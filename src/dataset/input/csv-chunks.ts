@@ -4,9 +4,9 @@ import { CrosstabError, ErrorCode } from '../../errors.js';
 import { CSV_ENCODER_ABI, csvEncoderModule } from '../../kernel/wasm-module.js';
 import type { CsvRecords } from './csv-records.js';
 import { DeferredTexts } from './deferred-texts.js';
-import type { RowIds } from './row-ids.js';
 import type { ColumnEncoder, WeightEncoder } from './table-encoder.js';
 import { workerFile } from './worker-file.js';
+import { chunkEncoder, type ChunkMessage, type ChunkResult } from './csv-chunk-encoder.js';
 
 /** What the CSV reader's table builder offers once it knows the header. */
 export interface EncodedRowsTarget {
@@ -22,36 +22,31 @@ export interface EncodedRowsTarget {
 const chunksInFlight = 4;
 
 export interface CsvChunksOptions {
-  /** Worker threads encoding chunks (>= 1). */
+  /** Worker threads encoding chunks (>= 1); 0: one encoder on this thread (no worker started). */
   threads: number;
   /** Bytes of whole lines per chunk handed to a worker. */
   chunkBytes: number;
 }
 
-interface ChunkResult {
-  seq: number;
-  error?: string;
-  /** Every line of the chunk was encoded (else the chunk is read here, as text). */
-  complete: boolean;
-  rows: number;
-  /** Per dictionary column of the worker: the rows' ids, which are the column's ids. */
-  ids: RowIds[];
-  weights: Float64Array[];
-  /** Per dictionary column of the worker: its values first seen in this chunk, in id order (UTF-8, back to back). */
-  fresh: Array<{ bytes: Uint8Array; lengths: Uint32Array }>;
+/** What encodes a share's chunks: a worker thread, or the encoder on this thread. */
+interface ShareEncoder {
+  postMessage(message: ChunkMessage): void;
+  terminate(): unknown;
 }
 
 /** A worker's share of the columns: by its dictionary and weight numbers, the table's encoders. */
 interface Share {
-  worker: Worker;
+  worker: ShareEncoder;
   columns: ColumnEncoder[];
   weights: WeightEncoder[];
 }
 
 /**
- * The CSV reader's parallel path: the lines after the header go in chunks of
- * whole lines to worker threads running the WebAssembly encoder (assembly/csv.ts via
- * csv-worker.js), which tokenize, dictionary-encode and parse weights over bytes. Every
+ * The CSV reader's encoder path: the lines after the header go in chunks of whole lines to
+ * worker threads running the WebAssembly encoder (assembly/csv.ts via csv-worker.js and
+ * csv-chunk-encoder.js), or with `threads: 0` to that encoder on this thread (a smaller
+ * file, where starting workers would cost more than they save), which tokenize,
+ * dictionary-encode and parse weights over bytes. Every
  * worker reads every chunk and encodes its share of the columns, so each column's
  * dictionary lives in one worker and its ids need no mapping; this thread copies the
  * results into the table's encoders in file order. From the first chunk a worker cannot
@@ -179,8 +174,10 @@ export class CsvChunks extends Writable {
   private startChunks(sample: Buffer): void {
     const layout = this.target.layout()!;
     const owned = [...layout.weights.map((weight) => ({ ...weight, kind: 2 })), ...layout.columns.map((column) => ({ ...column, kind: 1 }))];
-    const threads = (this.threads = Math.min(this.options.threads, owned.length));
-    const costs = columnCosts(sample, layout.width);
+    const inline = this.options.threads === 0;
+    const threads = (this.threads = inline ? 1 : Math.min(this.options.threads, owned.length));
+    // One encoder on this thread takes every column: no costs to deal them out by.
+    const costs = inline ? new Array<number>(layout.width).fill(1) : columnCosts(sample, layout.width);
     // Costliest first, each to the least loaded worker (longest processing time first).
     owned.sort((a, b) => costs[b.position]! - costs[a.position]! || a.position - b.position);
     const shares = Array.from({ length: threads }, () => ({ cost: 0, columns: [] as typeof owned }));
@@ -189,7 +186,7 @@ export class CsvChunks extends Writable {
       least.columns.push(column);
       least.cost += costs[column.position]!;
     }
-    const path = workerFile('csv-worker.js', 'the CSV build worker', import.meta.url);
+    const path = inline ? undefined : workerFile('csv-worker.js', 'the CSV build worker', import.meta.url);
     for (let i = 0; i < threads; i++) {
       const mine = shares[i]!.columns.sort((a, b) => a.position - b.position);
       const kinds = new Uint8Array(layout.width);
@@ -201,15 +198,25 @@ export class CsvChunks extends Writable {
         else slots[column.position] = share.weights.push(column.encoder as WeightEncoder) - 1;
       }
       const workerData = { module: csvEncoderModule(), abi: CSV_ENCODER_ABI, kinds, slots, dictionaries: share.columns.length, weights: share.weights.length };
-      const worker = new Worker(path, { workerData });
-      worker.on('message', (result: ChunkResult) => this.arrived(i, result));
-      worker.on('error', (error) => this.fail(encoderFailed(error.message)));
-      worker.on('exit', (code) => {
-        if (code !== 0 && this.shares.some((s) => s.worker === worker)) this.fail(encoderFailed(`exit code ${code}`));
-      });
-      this.shares.push({ worker, ...share });
+      this.shares.push({ worker: path === undefined ? this.inlineEncoder(workerData, i) : this.startWorker(path, workerData, i), ...share });
     }
     this.mode = 'chunks';
+  }
+
+  private startWorker(path: string, workerData: Parameters<typeof chunkEncoder>[0], share: number): ShareEncoder {
+    const worker = new Worker(path, { workerData });
+    worker.on('message', (result: ChunkResult) => this.arrived(share, result));
+    worker.on('error', (error) => this.fail(encoderFailed(error.message)));
+    worker.on('exit', (code) => {
+      if (code !== 0 && this.shares.some((s) => s.worker === worker)) this.fail(encoderFailed(`exit code ${code}`));
+    });
+    return worker;
+  }
+
+  /** The encoder on this thread: each chunk encoded when sent, its result merged as a worker's would be. */
+  private inlineEncoder(workerData: Parameters<typeof chunkEncoder>[0], share: number): ShareEncoder {
+    const encode = chunkEncoder(workerData);
+    return { postMessage: (message) => this.arrived(share, encode(message)), terminate: () => undefined };
   }
 
   private dispatch(): void {
