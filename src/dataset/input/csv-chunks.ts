@@ -70,6 +70,8 @@ export class CsvChunks extends Writable {
   private readonly spare: SharedArrayBuffer[] = [];
   /** Workers started. */
   private threads = 0;
+  /** One encoder on this thread, no worker (CsvChunksOptions.threads 0). */
+  private inline = false;
   private merging: Promise<void> = Promise.resolve();
   private failure: Error | undefined;
   private wake: (() => void) | undefined;
@@ -174,7 +176,7 @@ export class CsvChunks extends Writable {
   private startChunks(sample: Buffer): void {
     const layout = this.target.layout()!;
     const owned = [...layout.weights.map((weight) => ({ ...weight, kind: 2 })), ...layout.columns.map((column) => ({ ...column, kind: 1 }))];
-    const inline = this.options.threads === 0;
+    const inline = (this.inline = this.options.threads === 0);
     const threads = (this.threads = inline ? 1 : Math.min(this.options.threads, owned.length));
     // One encoder on this thread takes every column: no costs to deal them out by.
     const costs = inline ? new Array<number>(layout.width).fill(1) : columnCosts(sample, layout.width);
@@ -221,6 +223,7 @@ export class CsvChunks extends Writable {
 
   private dispatch(): void {
     if (this.pendingBytes === 0 || this.shares.length === 0) return;
+    if (this.inline) return this.dispatchInline();
     // One copy every worker reads, in a buffer of an earlier chunk when one is free and large enough.
     const free = this.spare.findIndex((buffer) => buffer.byteLength >= this.pendingBytes);
     const memory = free >= 0 ? this.spare.splice(free, 1)[0]! : new SharedArrayBuffer(Math.max(this.pendingBytes, this.options.chunkBytes * 2));
@@ -237,6 +240,30 @@ export class CsvChunks extends Writable {
     for (const { worker } of this.shares) worker.postMessage({ seq, chunk, length: chunk.length });
   }
 
+  /**
+   * What waits, to the encoder on this thread in chunks of at most `chunkBytes` of whole lines
+   * (a longer line alone): V8 runs a WebAssembly function as baseline code until its optimised
+   * code is ready, and swaps that in between calls, never during one, so a wave read in one or
+   * two large calls would run at baseline speed. Each chunk's bytes are its own (not recycled):
+   * one that cannot be encoded whole is read again as text.
+   */
+  private dispatchInline(): void {
+    const bytes = Buffer.concat(this.pending, this.pendingBytes);
+    this.pending = [];
+    this.pendingBytes = 0;
+    const size = this.options.chunkBytes;
+    for (let start = 0; start < bytes.length; ) {
+      // Every line waiting ends with a line feed, so the last chunk ends with the bytes.
+      let end = start + size >= bytes.length ? bytes.length : bytes.lastIndexOf(0x0a, start + size - 1) + 1;
+      if (end <= start) end = bytes.indexOf(0x0a, start + size) + 1 || bytes.length;
+      const chunk = bytes.subarray(start, end);
+      const seq = this.seq++;
+      this.inFlight.set(seq, { bytes: chunk, results: [], arrived: 0 });
+      this.shares[0]!.worker.postMessage({ seq, chunk, length: chunk.length });
+      start = end;
+    }
+  }
+
   private arrived(worker: number, result: ChunkResult): void {
     const chunk = this.inFlight.get(result.seq);
     if (chunk === undefined) return;
@@ -248,7 +275,7 @@ export class CsvChunks extends Writable {
           this.inFlight.delete(this.nextToMerge);
           if (!this.failure) await this.merge(next.bytes, next.results);
           // Every worker has copied it and the merge is done with it (text readers may keep parts: not theirs).
-          if (this.mode === 'chunks') this.spare.push(next.bytes.buffer as SharedArrayBuffer);
+          if (this.mode === 'chunks' && !this.inline) this.spare.push(next.bytes.buffer as SharedArrayBuffer);
           this.nextToMerge++;
           this.wake?.();
         }
