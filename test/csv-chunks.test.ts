@@ -80,22 +80,23 @@ function expectSameTable(actual: unknown, expected: unknown): void {
 }
 
 /**
- * One thread, then 1, 2 and 3 workers with small chunks: all equal. Returns the outcome and
- * the rows the workers encoded (each run the same).
+ * One thread splitting lines as text, then the encoder on that thread and 1, 2 and 3 workers
+ * with small chunks: all equal. Returns the outcome and the rows the encoder encoded (each
+ * run the same).
  */
 async function expectSameEverywhere(path: string, weights: string[]): Promise<{ outcome: RawTable | { message: string }; encodedRows: number }> {
-  const reference = await read(path, weights, { threads: 0 });
+  const reference = await read(path, weights, { threads: 0, inline: false });
   const encoded: number[] = [];
-  for (const threads of [1, 2, 3]) {
+  for (const tuning of [{ threads: 0, inline: true }, { threads: 1 }, { threads: 2 }, { threads: 3 }]) {
     const report = { encodedRows: 0 };
-    expectSameTable(settled(await read(path, weights, { threads, encoderChunkBytes: 64 * 1024, report })), settled(reference));
+    expectSameTable(settled(await read(path, weights, { ...tuning, encoderChunkBytes: 64 * 1024, report })), settled(reference));
     encoded.push(report.encodedRows);
   }
   expect(new Set(encoded).size).toBe(1);
   return { outcome: reference as RawTable | { message: string }, encodedRows: encoded[0]! };
 }
 
-describe('CSV worker path = one thread', () => {
+describe('CSV encoder path (workers, or on the reading thread) = lines split as text', () => {
   it('GSS: the same table', async () => {
     const { outcome, encodedRows } = await expectSameEverywhere(gssCsv, ['wtssps']);
     expect((outcome as RawTable).rows).toBeGreaterThan(70_000);
@@ -124,9 +125,31 @@ describe('CSV worker path = one thread', () => {
     const report = { encodedRows: 0 };
     const table = (await read(gssCsv, ['wtssps'], { report })) as RawTable;
     expect(report.encodedRows).toBe(table.rows);
+  });
+
+  it('on one thread, the encoder by default from 256 KiB of text (gzip: 64 KiB); lines split as text below', async () => {
+    const text = (bytes: number) => {
+      let csv = 'w,a\n';
+      for (let i = 0; csv.length < bytes; i++) csv += `${(i % 9) + 1},v${(i * 7919) % 104729}\n`;
+      return csv;
+    };
+    const cases: Array<[string, string | Buffer, boolean]> = [
+      ['large.csv', text(256 * 1024), true],
+      ['small.csv', text(256 * 1024 - 64), false],
+      // Stored gzip blocks: the file is as large as its text.
+      ['large.csv.gz', gzipSync(text(64 * 1024), { level: 0 }), true],
+      ['small.csv.gz', gzipSync(text(60 * 1024), { level: 0 }), false],
+    ];
+    for (const [name, contents, encoder] of cases) {
+      const path = join(dir, `default-${name}`);
+      writeFileSync(path, contents);
+      const report = { encodedRows: 0 };
+      const table = (await read(path, ['w'], { threads: 0, report })) as RawTable;
+      expect({ name, encodedRows: report.encodedRows }).toEqual({ name, encodedRows: encoder ? table.rows : 0 });
+    }
     const small = { encodedRows: 0 };
-    await read(nhanesCsv, ['WTMEC2YR'], { report: small });
-    expect(small.encodedRows).toBe(0);
+    const nhanes = (await read(nhanesCsv, ['WTMEC2YR'], { report: small })) as RawTable;
+    expect(small.encodedRows).toBe(nhanes.rows);
   });
 
   it('a quote, CRLF, a bad weight or a ragged row late in the file: the same table or error, same line', async () => {

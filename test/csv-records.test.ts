@@ -1,5 +1,6 @@
 // The CSV fast paths (native split of lines without quotes or '\r'; the WebAssembly encoder
-// in worker threads, src/dataset/input/csv-chunks.ts) against csv-parse alone on random CSVs:
+// in worker threads or on the reading thread, src/dataset/input/csv-chunks.ts) against
+// csv-parse alone on random CSVs:
 // quotes, embedded newlines, CR/CRLF/LF endings, a BOM, blank lines, UTF-8, ragged rows,
 // weights of every form (and bad ones), missing final newline, read in random chunk sizes.
 // The tables, or the errors, must be identical.
@@ -99,6 +100,21 @@ describe('CSV fast path = csv-parse', () => {
       }),
       { numRuns: 150 },
     );
+  });
+
+  it('the WebAssembly encoder on the reading thread (no worker) gives the same table or error, in any chunk sizes', async () => {
+    const report = { encodedRows: 0 };
+    await fc.assert(
+      fc.asyncProperty(csvText, fc.integer({ min: 1, max: 64 }), fc.integer({ min: 1, max: 200 }), async (text, chunkBytes, encoderChunkBytes) => {
+        const path = join(dir, `random-${serial++}.csv`);
+        writeFileSync(path, text);
+        const reference = await outcome(path, false, 1 << 16);
+        expect(await outcome(path, true, chunkBytes, { threads: 0, inline: true, encoderChunkBytes, report })).toEqual(reference);
+      }),
+      { numRuns: 150 },
+    );
+    // The encoder took lines (those before a file's first quote or '\r'), not only the text path.
+    expect(report.encodedRows).toBeGreaterThan(0);
   });
 
   it('switches to csv-parse mid-file with the right line numbers in its errors', async () => {

@@ -4,9 +4,9 @@ import { CrosstabError, ErrorCode } from '../../errors.js';
 import { CSV_ENCODER_ABI, csvEncoderModule } from '../../kernel/wasm-module.js';
 import type { CsvRecords } from './csv-records.js';
 import { DeferredTexts } from './deferred-texts.js';
-import type { RowIds } from './row-ids.js';
 import type { ColumnEncoder, WeightEncoder } from './table-encoder.js';
 import { workerFile } from './worker-file.js';
+import { chunkEncoder, type ChunkMessage, type ChunkResult } from './csv-chunk-encoder.js';
 
 /** What the CSV reader's table builder offers once it knows the header. */
 export interface EncodedRowsTarget {
@@ -22,36 +22,31 @@ export interface EncodedRowsTarget {
 const chunksInFlight = 4;
 
 export interface CsvChunksOptions {
-  /** Worker threads encoding chunks (>= 1). */
+  /** Worker threads encoding chunks (>= 1); 0: one encoder on this thread (no worker started). */
   threads: number;
   /** Bytes of whole lines per chunk handed to a worker. */
   chunkBytes: number;
 }
 
-interface ChunkResult {
-  seq: number;
-  error?: string;
-  /** Every line of the chunk was encoded (else the chunk is read here, as text). */
-  complete: boolean;
-  rows: number;
-  /** Per dictionary column of the worker: the rows' ids, which are the column's ids. */
-  ids: RowIds[];
-  weights: Float64Array[];
-  /** Per dictionary column of the worker: its values first seen in this chunk, in id order (UTF-8, back to back). */
-  fresh: Array<{ bytes: Uint8Array; lengths: Uint32Array }>;
+/** What encodes a share's chunks: a worker thread, or the encoder on this thread. */
+interface ShareEncoder {
+  postMessage(message: ChunkMessage): void;
+  terminate(): unknown;
 }
 
 /** A worker's share of the columns: by its dictionary and weight numbers, the table's encoders. */
 interface Share {
-  worker: Worker;
+  worker: ShareEncoder;
   columns: ColumnEncoder[];
   weights: WeightEncoder[];
 }
 
 /**
- * The CSV reader's parallel path: the lines after the header go in chunks of
- * whole lines to worker threads running the WebAssembly encoder (assembly/csv.ts via
- * csv-worker.js), which tokenize, dictionary-encode and parse weights over bytes. Every
+ * The CSV reader's encoder path: the lines after the header go in chunks of whole lines to
+ * worker threads running the WebAssembly encoder (assembly/csv.ts via csv-worker.js and
+ * csv-chunk-encoder.js), or with `threads: 0` to that encoder on this thread (a smaller
+ * file, where starting workers would cost more than they save), which tokenize,
+ * dictionary-encode and parse weights over bytes. Every
  * worker reads every chunk and encodes its share of the columns, so each column's
  * dictionary lives in one worker and its ids need no mapping; this thread copies the
  * results into the table's encoders in file order. From the first chunk a worker cannot
@@ -75,6 +70,8 @@ export class CsvChunks extends Writable {
   private readonly spare: SharedArrayBuffer[] = [];
   /** Workers started. */
   private threads = 0;
+  /** One encoder on this thread, no worker (CsvChunksOptions.threads 0). */
+  private inline = false;
   private merging: Promise<void> = Promise.resolve();
   private failure: Error | undefined;
   private wake: (() => void) | undefined;
@@ -179,8 +176,10 @@ export class CsvChunks extends Writable {
   private startChunks(sample: Buffer): void {
     const layout = this.target.layout()!;
     const owned = [...layout.weights.map((weight) => ({ ...weight, kind: 2 })), ...layout.columns.map((column) => ({ ...column, kind: 1 }))];
-    const threads = (this.threads = Math.min(this.options.threads, owned.length));
-    const costs = columnCosts(sample, layout.width);
+    const inline = (this.inline = this.options.threads === 0);
+    const threads = (this.threads = inline ? 1 : Math.min(this.options.threads, owned.length));
+    // One encoder on this thread takes every column: no costs to deal them out by.
+    const costs = inline ? new Array<number>(layout.width).fill(1) : columnCosts(sample, layout.width);
     // Costliest first, each to the least loaded worker (longest processing time first).
     owned.sort((a, b) => costs[b.position]! - costs[a.position]! || a.position - b.position);
     const shares = Array.from({ length: threads }, () => ({ cost: 0, columns: [] as typeof owned }));
@@ -189,7 +188,7 @@ export class CsvChunks extends Writable {
       least.columns.push(column);
       least.cost += costs[column.position]!;
     }
-    const path = workerFile('csv-worker.js', 'the CSV build worker', import.meta.url);
+    const path = inline ? undefined : workerFile('csv-worker.js', 'the CSV build worker', import.meta.url);
     for (let i = 0; i < threads; i++) {
       const mine = shares[i]!.columns.sort((a, b) => a.position - b.position);
       const kinds = new Uint8Array(layout.width);
@@ -201,19 +200,30 @@ export class CsvChunks extends Writable {
         else slots[column.position] = share.weights.push(column.encoder as WeightEncoder) - 1;
       }
       const workerData = { module: csvEncoderModule(), abi: CSV_ENCODER_ABI, kinds, slots, dictionaries: share.columns.length, weights: share.weights.length };
-      const worker = new Worker(path, { workerData });
-      worker.on('message', (result: ChunkResult) => this.arrived(i, result));
-      worker.on('error', (error) => this.fail(encoderFailed(error.message)));
-      worker.on('exit', (code) => {
-        if (code !== 0 && this.shares.some((s) => s.worker === worker)) this.fail(encoderFailed(`exit code ${code}`));
-      });
-      this.shares.push({ worker, ...share });
+      this.shares.push({ worker: path === undefined ? this.inlineEncoder(workerData, i) : this.startWorker(path, workerData, i), ...share });
     }
     this.mode = 'chunks';
   }
 
+  private startWorker(path: string, workerData: Parameters<typeof chunkEncoder>[0], share: number): ShareEncoder {
+    const worker = new Worker(path, { workerData });
+    worker.on('message', (result: ChunkResult) => this.arrived(share, result));
+    worker.on('error', (error) => this.fail(encoderFailed(error.message)));
+    worker.on('exit', (code) => {
+      if (code !== 0 && this.shares.some((s) => s.worker === worker)) this.fail(encoderFailed(`exit code ${code}`));
+    });
+    return worker;
+  }
+
+  /** The encoder on this thread: each chunk encoded when sent, its result merged as a worker's would be. */
+  private inlineEncoder(workerData: Parameters<typeof chunkEncoder>[0], share: number): ShareEncoder {
+    const encode = chunkEncoder(workerData);
+    return { postMessage: (message) => this.arrived(share, encode(message)), terminate: () => undefined };
+  }
+
   private dispatch(): void {
     if (this.pendingBytes === 0 || this.shares.length === 0) return;
+    if (this.inline) return this.dispatchInline();
     // One copy every worker reads, in a buffer of an earlier chunk when one is free and large enough.
     const free = this.spare.findIndex((buffer) => buffer.byteLength >= this.pendingBytes);
     const memory = free >= 0 ? this.spare.splice(free, 1)[0]! : new SharedArrayBuffer(Math.max(this.pendingBytes, this.options.chunkBytes * 2));
@@ -230,6 +240,30 @@ export class CsvChunks extends Writable {
     for (const { worker } of this.shares) worker.postMessage({ seq, chunk, length: chunk.length });
   }
 
+  /**
+   * What waits, to the encoder on this thread in chunks of at most `chunkBytes` of whole lines
+   * (a longer line alone): V8 runs a WebAssembly function as baseline code until its optimised
+   * code is ready, and swaps that in between calls, never during one, so a wave read in one or
+   * two large calls would run at baseline speed. Each chunk's bytes are its own (not recycled):
+   * one that cannot be encoded whole is read again as text.
+   */
+  private dispatchInline(): void {
+    const bytes = Buffer.concat(this.pending, this.pendingBytes);
+    this.pending = [];
+    this.pendingBytes = 0;
+    const size = this.options.chunkBytes;
+    for (let start = 0; start < bytes.length; ) {
+      // Every line waiting ends with a line feed, so the last chunk ends with the bytes.
+      let end = start + size >= bytes.length ? bytes.length : bytes.lastIndexOf(0x0a, start + size - 1) + 1;
+      if (end <= start) end = bytes.indexOf(0x0a, start + size) + 1 || bytes.length;
+      const chunk = bytes.subarray(start, end);
+      const seq = this.seq++;
+      this.inFlight.set(seq, { bytes: chunk, results: [], arrived: 0 });
+      this.shares[0]!.worker.postMessage({ seq, chunk, length: chunk.length });
+      start = end;
+    }
+  }
+
   private arrived(worker: number, result: ChunkResult): void {
     const chunk = this.inFlight.get(result.seq);
     if (chunk === undefined) return;
@@ -241,7 +275,7 @@ export class CsvChunks extends Writable {
           this.inFlight.delete(this.nextToMerge);
           if (!this.failure) await this.merge(next.bytes, next.results);
           // Every worker has copied it and the merge is done with it (text readers may keep parts: not theirs).
-          if (this.mode === 'chunks') this.spare.push(next.bytes.buffer as SharedArrayBuffer);
+          if (this.mode === 'chunks' && !this.inline) this.spare.push(next.bytes.buffer as SharedArrayBuffer);
           this.nextToMerge++;
           this.wake?.();
         }

@@ -1,137 +1,20 @@
-// A CSV build worker: encodes its share of the columns of every chunk with the WebAssembly
-// encoder (assembly/csv.ts, build/csv.wasm) in a memory of its own. Every worker reads
-// every line; each owns some columns (src/dataset/input/csv-chunks.ts deals them out), so a
-// column's dictionary lives in one worker for the whole build and the ids it hands out are
-// the table's ids: the main thread copies them, and gets each new value once, as bytes.
-// Plain JavaScript so that the same file runs under the test runner (from src/) and from
-// the bundle (dist/).
+// A CSV build worker: runs the chunk encoder (csv-chunk-encoder.js) over its share of the
+// columns of every chunk, in a memory of its own, and posts each result back (its arrays
+// transferred). Plain JavaScript so that the same file runs under the test runner (from
+// src/) and from the bundle (dist/).
 //
-// workerData: { module, abi, kinds: Uint8Array (a byte per column: 0 not mine, 1 dictionary,
-//   2 weight), slots: Uint32Array (my dictionary or weight number per column), dictionaries,
-//   weights }
+// workerData: the share (see csv-chunk-encoder.js)
 // In:  { seq, chunk: Uint8Array over a SharedArrayBuffer, length }
-// Out: { seq, complete, rows, ids: (Uint8Array | Uint16Array | Uint32Array)[], weights: Float64Array[],
-//   fresh: { bytes: Uint8Array, lengths: Uint32Array }[] }
-//   (complete: every line was encoded; otherwise the main thread reads the chunk itself)
-//   or { seq, error }
+// Out: the chunk encoder's result
 import { parentPort, workerData } from 'node:worker_threads';
+import { chunkEncoder } from './csv-chunk-encoder.js';
 
-const { module, abi, kinds, slots, dictionaries, weights: weightCount } = workerData;
 const port = parentPort;
 if (port === null) throw new Error('csv-worker runs as a worker thread of the CSV reader.');
+const encode = chunkEncoder(workerData);
 
-const csv = new WebAssembly.Instance(module, {
-  env: {
-    abort() {
-      throw new Error('CSV encoder aborted');
-    },
-  },
-}).exports;
-const found = typeof csv.csvAbi === 'function' ? csv.csvAbi() : 0;
-const refused =
-  found === abi
-    ? undefined
-    : `build/csv.wasm has CSV encoder ABI ${found}, this code expects ${abi}; the bundle and build/csv.wasm come from different builds: run \`npm run build\``;
-
-/** Weights as the JavaScript reader accepts them (WeightEncoder in table-encoder.ts). */
-const decimalNumber = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
-
-const columns = kinds.length;
-const listedBytes = csv.LISTED_WEIGHT_BYTES.value;
-const dictBytes = csv.DICT_BYTES.value;
-const stopEnd = csv.STOP_END.value;
-const kindsPtr = refused ? 0 : csv.allocate(columns);
-const slotsPtr = refused ? 0 : csv.allocate(columns * 4);
-const status = refused ? 0 : csv.allocate(csv.STATUS_BYTES.value);
-const dicts = refused ? 0 : csv.newDictionaries(dictionaries);
-/** Ids each dictionary had handed out before the current chunk. */
-const known = new Uint32Array(dictionaries);
-if (!refused) {
-  new Uint8Array(csv.memory.buffer, kindsPtr, columns).set(kinds);
-  new Uint32Array(csv.memory.buffer, slotsPtr, columns).set(slots);
-}
-
-// Buffers reused from chunk to chunk, reallocated (the old ones abandoned) when a chunk is larger.
-let source = 0;
-let sourceBytes = 0;
-let ids = 0;
-let weightsPtr = 0;
-let listed = 0;
-let rowCap = 0;
-let freshLengths = 0;
-let freshLengthsRoom = 0;
-
-port.on('message', ({ seq, chunk, length }) => {
-  if (refused) return port.postMessage({ seq, error: refused });
-  try {
-    const result = encode(seq, chunk, length);
-    const transfer = [...result.ids, ...result.weights, ...result.fresh.flatMap(({ bytes, lengths }) => [bytes, lengths])].map((array) => array.buffer);
-    port.postMessage(result, transfer);
-  } catch (error) {
-    port.postMessage({ seq, error: error instanceof Error ? error.message : String(error) });
-  }
+port.on('message', (message) => {
+  const result = encode(message);
+  const transfer = result.error === undefined ? [...result.ids, ...result.weights, ...result.fresh.flatMap(({ bytes, lengths }) => [bytes, lengths])].map((array) => array.buffer) : [];
+  port.postMessage(result, transfer);
 });
-
-function encode(seq, chunk, length) {
-  const padded = Math.ceil(length / 64) * 64 + 64;
-  if (padded > sourceBytes) {
-    sourceBytes = padded * 2;
-    source = csv.allocate(sourceBytes);
-  }
-  // A line holds at least `columns` bytes (its commas and '\n').
-  const rowsAtMost = Math.floor(length / columns) + 1;
-  if (rowsAtMost > rowCap) {
-    rowCap = rowsAtMost * 2;
-    ids = csv.allocate(Math.max(1, dictionaries) * rowCap * 4);
-    weightsPtr = csv.allocate(Math.max(1, weightCount) * rowCap * 8);
-    listed = csv.allocate(Math.max(1, weightCount) * rowCap * listedBytes);
-  }
-  const input = new Uint8Array(csv.memory.buffer, source, padded);
-  input.set(chunk.subarray(0, length));
-  input.fill(0, length);
-  const rows = csv.encodeChunk(source, length, columns, kindsPtr, slotsPtr, dicts, ids, weightsPtr, rowCap, listed, status);
-  // encodeChunk may have grown the memory: views are taken afterwards.
-  const memory = csv.memory.buffer;
-  const [, reason, , listedCount] = new Uint32Array(memory, status, 4);
-  let complete = reason === stopEnd;
-  const bytes = Buffer.from(memory);
-  // Weights the encoder could not convert exactly: as the JavaScript reader converts them.
-  const entries = new Uint32Array(memory, listed, (listedCount * listedBytes) / 4);
-  const weights = new Float64Array(memory, weightsPtr, Math.max(1, weightCount) * rowCap);
-  for (let i = 0; complete && i < listedCount; i++) {
-    const [row, slot, , start, end] = entries.subarray((i * listedBytes) / 4, ((i + 1) * listedBytes) / 4);
-    const text = bytes.toString('utf8', source + start, source + end);
-    const value = decimalNumber.test(text) ? Number(text) : Number.NaN;
-    // Not a weight: the main thread reads the chunk and names the problem.
-    if (!(value >= 0 && value < Infinity)) complete = false;
-    else weights[slot * rowCap + row] = value;
-  }
-  // Values new in this chunk, per dictionary: their bytes (one run) and lengths; the main
-  // thread makes the strings (it waits for the workers anyway).
-  const fresh = [];
-  for (let d = 0; complete && d < dictionaries; d++) {
-    const dict = dicts + d * dictBytes;
-    const count = csv.dictionaryCount(dict);
-    const lengths = new Uint32Array(count - known[d]);
-    if (lengths.length > freshLengthsRoom) {
-      freshLengthsRoom = lengths.length * 2;
-      freshLengths = csv.allocate(freshLengthsRoom * 4);
-    }
-    const start = csv.dictionaryNewValues(dict, known[d] + 1, freshLengths);
-    lengths.set(new Uint32Array(csv.memory.buffer, freshLengths, lengths.length));
-    fresh.push({ bytes: new Uint8Array(csv.memory.buffer.slice(start, csv.dictionaryBytesEnd(dict))), lengths });
-    known[d] = count;
-  }
-  if (!complete) return { seq, complete, rows: 0, ids: [], weights: [], fresh: [] };
-  const idColumns = [];
-  for (let d = 0; d < dictionaries; d++) {
-    // In the narrowest array that holds the column's ids so far: most columns cross as one byte per row.
-    const count = csv.dictionaryCount(dicts + d * dictBytes);
-    const column = new (count <= 0xff ? Uint8Array : count <= 0xffff ? Uint16Array : Uint32Array)(rows);
-    column.set(new Uint32Array(memory, ids + d * rowCap * 4, rows));
-    idColumns.push(column);
-  }
-  const weightColumns = [];
-  for (let w = 0; w < weightCount; w++) weightColumns.push(weights.slice(w * rowCap, w * rowCap + rows));
-  return { seq, complete, rows, ids: idColumns, weights: weightColumns, fresh };
-}

@@ -15,10 +15,23 @@ const readChunkBytes = 256 * 1024;
 /** Bytes of whole lines per chunk a build worker encodes. */
 const encoderChunkBytes = 2 * 1024 * 1024;
 /**
+ * Bytes of whole lines per call of the encoder on the calling thread: small enough that the
+ * first calls, at baseline speed, are a small part of a wave's read (the ACS wave's encoding
+ * took about 0.7 of the CPU in 256 KiB calls that it took in 2 MiB ones).
+ */
+const inlineChunkBytes = 256 * 1024;
+/**
  * Files smaller than this (gzip'd: a quarter of it) are read on the calling thread:
  * starting workers (~30 ms) costs more than it saves on them.
  */
 const encoderMinFileBytes = 4 * 1024 * 1024;
+/**
+ * Files smaller than this (gzip'd: a quarter of it) read on the calling thread are split
+ * into fields as text; from it on, by the WebAssembly encoder on the calling thread (the
+ * workers' encoder, without a worker): about half the CPU per field, after a few
+ * milliseconds to instantiate it.
+ */
+const inlineEncoderMinFileBytes = 256 * 1024;
 /**
  * Output size of each gunzip step. zlib runs on the libuv thread pool and hands every chunk
  * back to the main thread: with its default 16 KiB that is ~17,000 hand-offs for the ACS
@@ -42,8 +55,9 @@ const gunzipChunkBytes = 1024 * 1024;
  * line 1), `field` (the column) and `hint` in `details`.
  *
  * Files of 4 MiB or more (gzip'd: 1 MiB) are encoded by worker threads running the WebAssembly encoder
- * (csv-chunks.ts); lines it cannot take (quotes, '\r', problems) are read as below, with
- * identical results.
+ * (csv-chunks.ts), files of 256 KiB or more read on one thread (gzip'd: 64 KiB) by that
+ * encoder on the calling thread; lines it cannot take (quotes, '\r', problems) are read as
+ * below, with identical results.
  */
 export function readCsv(path: string, options: ReadOptions): Promise<RawTable> {
   return readCsvTuned(path, options, {});
@@ -59,6 +73,12 @@ export function readCsv(path: string, options: ReadOptions): Promise<RawTable> {
  */
 export interface CsvTuning {
   fastPath?: boolean;
+  /**
+   * With no encoder workers (`threads` 0), whether the WebAssembly encoder runs on this
+   * thread (true) or every line is split as text (false). Default: true for files of 256 KiB
+   * or more (gzip'd: 64 KiB).
+   */
+  inline?: boolean;
   chunkBytes?: number;
   threads?: number;
   encoderChunkBytes?: number;
@@ -85,8 +105,10 @@ export async function readCsvTuned(path: string, options: ReadOptions, tokenizer
       builder.add(record, plain);
       if (onProgress !== undefined && builder.rows % progressEveryRows === 0) progress();
     }, tokenizer.fastPath !== false);
-    const threads = tokenizer.threads ?? options.threads ?? (size * (gzip ? 4 : 1) >= encoderMinFileBytes ? defaultBuildThreads() : 0);
-    const chunks = threads > 0 && tokenizer.fastPath !== false ? new CsvChunks(records, builder, { threads, chunkBytes: tokenizer.encoderChunkBytes ?? encoderChunkBytes }, progress) : undefined;
+    const textBytes = size * (gzip ? 4 : 1);
+    const threads = tokenizer.threads ?? options.threads ?? (textBytes >= encoderMinFileBytes ? defaultBuildThreads() : 0);
+    const encoded = threads > 0 || (tokenizer.inline ?? textBytes >= inlineEncoderMinFileBytes);
+    const chunks = encoded && tokenizer.fastPath !== false ? new CsvChunks(records, builder, { threads, chunkBytes: tokenizer.encoderChunkBytes ?? (threads > 0 ? encoderChunkBytes : inlineChunkBytes) }, progress) : undefined;
     const sink = chunks ?? records;
     try {
       await (gzip ? pipeline(file, createGunzip({ chunkSize: gunzipChunkBytes }), sink) : pipeline(file, sink));
