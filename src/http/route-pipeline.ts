@@ -2,6 +2,7 @@ import { isResponseStream } from './answer-budget.js';
 import type { CallerCheck } from './caller.js';
 import type { ApiKeyRecord } from './key-file.js';
 import { isoNow } from './clock.js';
+import { nextTurn } from './event-loop-turn.js';
 import { parseJsonBody } from './crosstab-request.js';
 import type { AccessLogEntry, HandlerRequest } from './handler-types.js';
 import { headerOf, isJsonContentType } from './headers.js';
@@ -9,11 +10,6 @@ import { CLIENT_GONE, clientGone, type ArrivedBodyRequest, type RequestBody } fr
 import { isBilledAnswer, type OperationReply, type Route, type RouteResult, type ServiceContext } from './route.js';
 import { fromThrown, isServiceError, quote, serviceError, type ServiceError } from './service-error.js';
 import type { UsageRecord, UsageSink } from './usage-ledger.js';
-
-/** Resolves after the event loop's next check phase: I/O callbacks already due have run by then. */
-function nextTurn(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
-}
 
 /** One matched request: the route, and what the request brings. */
 export interface RouteCall {

@@ -1,4 +1,5 @@
 import type { DurableWriteListener, DurableWriteStats, UsageRecord, UsageSink } from '../keys/index.js';
+import { nextTurn } from './event-loop-turn.js';
 import { checkPath, closeLedgerFile, openLedgerFile, type LedgerFile } from './ledger-file.js';
 
 export type { DurableWriteStats, UsageRecord, UsageSink, VoidReason } from '../keys/index.js';
@@ -52,11 +53,11 @@ interface Batch {
 const FLUSHES_IN_FLIGHT = 3;
 
 /**
- * Append-only NDJSON ledger, one UsageRecord per line. Group commit, pipelined: records
- * arriving while earlier batches are being flushed are appended as the next batch at once
- * (one write to the page cache) and flushed with an `fdatasync` of their own, so up to
- * FLUSHES_IN_FLIGHT flushes overlap and a record waits for its own flush, not for the one
- * before it to end first. Appends are made one at a time, so batches lie in the file in the
+ * Append-only NDJSON ledger, one UsageRecord per line. Group commit, pipelined: the records
+ * made in one turn of the event loop form a batch (one write to the page cache), flushed with
+ * an `fdatasync` of its own; records arriving while earlier batches are being flushed are
+ * appended as the next batch once their turn ends, so up to FLUSHES_IN_FLIGHT flushes overlap
+ * and a record waits for its own flush, not for the one before it to end first. Appends are made one at a time, so batches lie in the file in the
  * order they were formed.
  *
  * A record's promise resolves (its 200 is sent) only once its batch's own flush, issued after
@@ -146,6 +147,8 @@ export class NdjsonLedger implements UsageSink {
    * `appending` is set before the loop clears it, in the same step that finds nothing to do.
    */
   private async appendLoop(): Promise<void> {
+    /** Whether the records pending have waited for the turn of the event loop they were made in to end. */
+    let gathered = false;
     for (;;) {
       if (this.cutAt !== undefined) {
         if (this.inFlight.length > 0) {
@@ -167,6 +170,15 @@ export class NdjsonLedger implements UsageSink {
         await this.settled();
         continue;
       }
+      // A batch is taken one turn of the event loop after the flush handle it needs was found
+      // free: the records of every request answered in this turn join it (each in a callback
+      // of its own), rather than the first of them taking a flush alone.
+      if (!gathered) {
+        gathered = true;
+        await nextTurn();
+        continue;
+      }
+      gathered = false;
       const atPath = checkPath(this.path, this.file.identity);
       const changed = this.reopenRequested ? 'reopen requested' : atPath.changed;
       if (changed !== undefined) {

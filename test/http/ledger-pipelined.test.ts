@@ -59,6 +59,22 @@ describe('NdjsonLedger with several flushes in flight', () => {
     expect(idsIn(path)).toEqual(Array.from({ length: 20 }, (_, pair) => [`a${pair}`, `b${pair}`]).flat());
   });
 
+  it('takes the records made in one turn of the event loop, each in a callback of its own, as one batch', async () => {
+    const path = join(dir, 'one-turn.ndjson');
+    const ledger = await NdjsonLedger.open(path);
+    // As the service makes them: one record per answered request, each in a setImmediate
+    // callback of the same turn. The first of them does not take a flush alone.
+    const calls = await new Promise<Array<Promise<void>>>((made) => {
+      const list: Array<Promise<void>> = [];
+      for (let i = 0; i < 10; i++) setImmediate(() => list.push(ledger.record(usage(`t${i}`))));
+      setImmediate(() => made(list));
+    });
+    await Promise.all(calls);
+    await ledger.close();
+    expect(ledger.stats.flushes).toBe(1);
+    expect(idsIn(path)).toEqual(Array.from({ length: 10 }, (_, i) => `t${i}`));
+  });
+
   it('every record made in waves across overlapping flushes lands exactly once, resolving in file order', async () => {
     const path = join(dir, 'overlap.ndjson');
     const ledger = await NdjsonLedger.open(path);
