@@ -277,7 +277,7 @@ export function tablesRoutes(deps: TablesDependencies): PortalRoute[] {
     // Whether the account may still use everything the spec uses (its survey, variables, codes): a saved result is shown only then.
     if (!(await entitledTo(await rights(), spec, read))) {
       // The account lost the licence or a group the table used, or an audience it uses is gone: neither its result nor its spec is shown.
-      const why = stored.problem === undefined ? 'uses a survey or variables your account may no longer use' : `uses a saved audience that is gone (${stored.problem})`;
+      const why = stored.problem === undefined ? 'uses a survey or variables your account may no longer use' : `uses saved audiences that cannot be used now (${stored.problem})`;
       return view(session, rights, emptyForm((await rights()).catalog.surveys[0]?.SurveyCode ?? ''), { error: { message: `The saved table ${saved.name} ${why}: it cannot be opened. Its owner can delete it.` } }, 403);
     }
     const tooLarge = saved.result === null && saved.resultBytes > 0;
