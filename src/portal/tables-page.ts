@@ -41,7 +41,7 @@ export interface TablesView {
   unusable?: ReadonlySet<string>;
   viewerId: string;
   /** The table shown: just computed (billed) or a saved one's stored result. */
-  result?: { table: TableJson; computedAt: string; billed: boolean; saved?: SavedTable };
+  result?: { table: TableJson; computedAt: string; billed: boolean; saved?: SavedTable; stale?: string };
   /** The saved table the form was opened from. */
   openedFrom?: SavedTableEntry | SavedTable;
   error?: { message: string; field?: 'base' | 'rows' | 'columns' | 'weight' | 'statistics' | 'survey' };
@@ -182,6 +182,7 @@ export function tablesPage(context: PageContext, view: TablesView): string {
       : html`<section class="card" aria-labelledby="result-title">
           <h2 id="result-title">${result.saved ? result.saved.name : 'Table'}</h2>
           <p class="muted">${result.billed ? `Computed ${result.computedAt}: billed as one call.` : `Stored result computed ${result.computedAt}; opening it was not billed. Compute it again to refresh it.`}</p>
+          ${notice('info', result.stale)}
           ${bannerTable(result.table, view.form.survey, { ...(view.surveyName === undefined ? {} : { title: view.surveyName }), variableLabels: Object.fromEntries(view.variables.flatMap((variable) => (variable.label ? [[variable.name, variable.label]] : []))) })}
         </section>`;
   const body = html`<h1>Tables</h1>

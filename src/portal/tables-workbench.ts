@@ -17,6 +17,7 @@ import type { Session } from './sessions.js';
 import { accountCatalog, accountRights } from './surveys-page.js';
 import { axisEntry, emptyForm, expressionsOf, formOf, formOfSpec, parseSpec, specOf, unknownBareName, usableNames, type TableForm, type TableSpec } from './table-spec.js';
 import { tablesPage, type TablesView } from './tables-page.js';
+import { minuteText, staleResultText, storedAudiences } from './saved-audiences.js';
 
 /** Formats a table can be answered in. */
 export type TableFormat = 'json' | 'csv' | 'xlsx' | 'pptx';
@@ -268,13 +269,20 @@ export function tablesRoutes(deps: TablesDependencies): PortalRoute[] {
     if (saved === undefined) return view(session, rights, emptyForm(''), { error: { message: 'No such saved table in your account (or it is not shared with you).' } }, 404);
     const spec = parseSpec(saved.spec);
     if (spec === undefined) return view(session, rights, emptyForm(''), { error: { message: `The saved table ${saved.name} cannot be read.` } }, 500);
+    // The audiences the spec uses, read once: for the check below and to compare with when the result was computed.
+    const { caller } = await rights();
+    const texts = expressionsOf(spec).filter((text) => text.includes('@'));
+    const read = texts.length === 0 ? [] : await readUsedAudiences(audiences, caller, spec.SurveyCode, texts);
+    const stored = storedAudiences(texts, read, caller, saved.computedAt);
     // Whether the account may still use everything the spec uses (its survey, variables, codes): a saved result is shown only then.
-    if (!(await entitledTo(await rights(), spec))) {
-      // The account lost the licence or a group the table used: neither its result nor its spec is shown.
-      return view(session, rights, emptyForm((await rights()).catalog.surveys[0]?.SurveyCode ?? ''), { error: { message: `The saved table ${saved.name} uses a survey or variables your account may no longer use: it cannot be opened. Its owner can delete it.` } }, 403);
+    if (!(await entitledTo(await rights(), spec, read))) {
+      // The account lost the licence or a group the table used, or an audience it uses is gone: neither its result nor its spec is shown.
+      const why = stored.problem === undefined ? 'uses a survey or variables your account may no longer use' : `uses saved audiences that cannot be used now (${stored.problem})`;
+      return view(session, rights, emptyForm((await rights()).catalog.surveys[0]?.SurveyCode ?? ''), { error: { message: `The saved table ${saved.name} ${why}: it cannot be opened. Its owner can delete it.` } }, 403);
     }
     const tooLarge = saved.result === null && saved.resultBytes > 0;
-    const result = saved.result === null ? undefined : { table: JSON.parse(saved.result) as TableJson, computedAt: (saved.computedAt ?? '').replace('T', ' ').slice(0, 16) + ' UTC', billed: false, saved };
+    const stale = saved.computedAt === null ? undefined : staleResultText(stored, saved.computedAt);
+    const result = saved.result === null ? undefined : { table: JSON.parse(saved.result) as TableJson, computedAt: minuteText(saved.computedAt ?? ''), billed: false, saved, ...(stale === undefined ? {} : { stale }) };
     const notice = tooLarge ? { error: { message: `The stored result of ${saved.name} is ${(saved.resultBytes / 1024 / 1024).toFixed(1)} MB, more than a saved table may store now (${(limits.resultBytes / 1024 / 1024).toFixed(1)} MB): it is not shown. Compute a smaller table.` } } : {};
     return view(session, rights, formOfSpec(spec), { openedFrom: saved, ...(result ? { result } : {}), ...notice, ...(query.get('done') === 'saved' ? { success: `Saved as ${saved.name}${saved.shared ? ', shared with your account' : ''}.` } : query.get('done') === 'updated' ? { success: `Updated ${saved.name}${saved.shared ? ', shared with your account' : ''}.` } : query.get('done') === 'renamed' ? { success: `Renamed to ${saved.name}.` } : {}) });
   }

@@ -1,7 +1,8 @@
 // A saved table of the portal whose base or entries use a saved audience: it opens while the
 // account may use what the audience uses, and its stored result stays hidden once it may not.
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createAudience, parseLicences, updateAccount, type Database } from '../../src/access/index.js';
+import { createAudience, deleteAudience, parseLicences, updateAccount, updateAudience, type Database } from '../../src/access/index.js';
+import type { AudienceRecord } from '../../src/keys/index.js';
 import { alertOf, csrfOf, send } from './portal-client.js';
 import { startPortalServer, type PortalServer } from './portal-server.js';
 
@@ -76,5 +77,38 @@ describe('a saved table using a saved audience (portal, embedded database)', () 
       expect([tableName, rowOf(tableName).includes('uses what your account may no longer use')]).toEqual([tableName, opened.status === 403]);
       expect([tableName, opened.status]).toEqual([tableName, tableName.includes('iberal') ? 403 : 200]);
     }
+  });
+
+  it('says a stored result is as of its save when an audience it uses was edited or deleted since', async () => {
+    await updateAccount(db, 'acme', { licences: parseLicences(['GSS'], ['GSS:_ALL_']) });
+    const account = { accountId: portal!.accountId };
+    const whites = (await createAudience(db, account, { survey: 'GSS', name: 'whites', expression: 'race=1', label: null, shared: true })) as AudienceRecord;
+    await createAudience(db, account, { survey: 'GSS', name: 'white-men', expression: '@whites AND sex=1', label: null, shared: true });
+    const open = async (tableName: string, base: string) => {
+      const form = new URLSearchParams({ csrf, survey: 'GSS', base, rows: 'race', columns: 'sex', weight: '', missing: 'hide', action: 'save', tableName });
+      const saved = await send(origin, 'POST', '/portal/tables', { cookie, form });
+      expect(saved.status, alertOf(saved)).toBe(303);
+      const location = String(saved.headers.location).replace(/^https?:\/\/[^/]+/, '');
+      return () => send(origin, 'GET', location, { cookie });
+    };
+    const direct = await open('Whites by race', '@whites');
+    const nested = await open('White men by race', '@white-men AND year=2000..');
+    for (const page of [await direct(), await nested()]) {
+      expect(page.status, alertOf(page)).toBe(200);
+      expect(page.body).toContain('Stored result computed');
+      expect(page.body).not.toContain('changed since');
+    }
+    // @whites now means other respondents: the stored figures counted the old ones.
+    expect(await updateAudience(db, account, whites.id, { survey: 'GSS', name: 'whites', expression: 'race=2', label: null, shared: true })).toMatchObject({ expression: 'race=2' });
+    for (const page of [await direct(), await nested()]) {
+      expect(page.status, alertOf(page)).toBe(200);
+      const said = /<div class="notice info" role="status">([^<]*)<\/div>/.exec(page.body)?.[1] ?? '';
+      expect(said).toMatch(/^These figures are as of \d{4}-\d\d-\d\d \d\d:\d\d UTC, when the table was saved: the audience @whites it uses was changed since \(\d{4}-\d\d-\d\d \d\d:\d\d UTC\)/);
+    }
+    // Deleted: the page does not show the stored figures, and says why.
+    expect(await deleteAudience(db, account, whites.id)).toBe(true);
+    const gone = await direct();
+    expect(gone.body).not.toContain('Stored result computed');
+    expect(alertOf(gone)).toContain('@whites');
   });
 });
