@@ -35,7 +35,8 @@ async function tableJson(args: string[]): Promise<TableJson> {
 }
 
 /** The sheet's table from its "Base" row on equals the JSON table: labels, counts, vertical %, letters. */
-function expectSheetEqualsJson(sheet: Sheet, json: TableJson): void {
+/** `headed`: a single table, whose row variables each start with a heading line (a tab book's table, titled by its stub, has none). */
+function expectSheetEqualsJson(sheet: Sheet, json: TableJson, headed: boolean): void {
   const width = json.columns.length;
   const header = findRow(sheet, 'Base') - (json.statistics?.stats.includes('sig') ? 3 : 2);
   json.columns.forEach((column, c) => {
@@ -47,6 +48,12 @@ function expectSheetEqualsJson(sheet: Sheet, json: TableJson): void {
   json.columnTotals.forEach((cell, c) => expect([valueAt(sheet, row, 4 + c), valueAt(sheet, row + 1, 4 + c)]).toEqual([cell.weighted / json.units, cell.respondents]));
   row += 2;
   json.rows.forEach((entry, r) => {
+    // A heading line (in A only) where a row variable's entries start.
+    if (headed && entry.variable !== undefined && entry.variable !== json.rows[r - 1]?.variable) {
+      expect(String(valueAt(sheet, row, 1) ?? '')).not.toBe('');
+      expect(Array.from({ length: width + 2 }, (_, k) => valueAt(sheet, row, 2 + k))).toEqual(Array.from({ length: width + 2 }, () => null));
+      row++;
+    }
     expect(valueAt(sheet, row, 1)).toBe(entry.label);
     expect([valueAt(sheet, row, 3), valueAt(sheet, row + 1, 3)]).toEqual([json.rowTotals[r]!.weighted / json.units, json.rowTotals[r]!.respondents]);
     for (let c = 0; c < width; c++) {
@@ -74,7 +81,7 @@ describe('crosstab tabbook', () => {
     for (const [i, stub] of ['relig', 'fefam'].entries()) {
       // The pool, as tabbook uses: the same plan sums in the same order, to the last bit.
       const json = await tableJson([gss(), '--execution', 'pool', '--base', 'year=2024', '--rows', stub, '--columns', 'sex', '--columns', 'race', '--columns', 'degree', '--stats', 'vpct,sig']);
-      expectSheetEqualsJson(workbook.worksheets[i + 1]!, json);
+      expectSheetEqualsJson(workbook.worksheets[i + 1]!, json, false);
     }
   });
 
@@ -154,7 +161,7 @@ describe('crosstab table --format xlsx', () => {
     expect([code, stderr]).toEqual([0, `wrote ${out} (xlsx)\n`]);
     const workbook = await readWorkbook(out);
     expect(workbook.worksheets.map((sheet) => sheet.name)).toEqual(['Table']);
-    expectSheetEqualsJson(workbook.worksheets[0]!, await tableJson(args));
+    expectSheetEqualsJson(workbook.worksheets[0]!, await tableJson(args), true);
   });
 
   it('needs --out', async () => {

@@ -498,6 +498,12 @@ async function checkBookXLSX(path: string, tables: Array<{ stub: string; result:
     expectFigures('Weighted', 'Base', [result.total, ...result.columnTotals].map((cell) => ({ value: cell.weighted / result.units, stability: cell.stability })), 'base weighted');
     expectFigures('Respondents', null, [result.total, ...result.columnTotals].map((cell) => ({ value: cell.respondents, stability: cell.stability })), 'base respondents');
     result.rows.forEach((row, r) => {
+      // A single table heads each row variable's entries with a line of its own (its heading in A only); a tab book's table, titled by its stub, does not.
+      if (layout === 'table' && row.variable !== undefined && row.variable !== result.rows[r - 1]?.variable) {
+        expect(String(value(line, 1).value ?? ''), `${where} heading before row ${r}`).not.toBe('');
+        expect(Array.from({ length: width + 2 }, (_, k) => value(line, 2 + k).value ?? null), `${where} heading line before row ${r}`).toEqual(Array.from({ length: width + 2 }, () => null));
+        line++;
+      }
       const total = result.rowTotals[r]!;
       const cells = result.columns.map((_, c) => result.cell(r, c));
       expectFigures('Weighted', inXML(row.label) || null, [total, ...cells].map((cell) => ({ value: cell.weighted / result.units, stability: cell.stability })), `row ${r} weighted`);

@@ -65,6 +65,8 @@ export async function pushDataset(path: string, options: PushOptions): Promise<P
   const data = await loadDataset(path, kernel, { preload: true });
   try {
     const meta = data.meta;
+    // Read (and each weight's values checked) before anything is written to ClickHouse.
+    const columns = columnsOf(data);
     const defaultTable = meta.survey.toLowerCase().replace(/[^a-z0-9_]/g, '_').replace(/^(?=\d)/, 't');
     const location = parseClickHouseUrl(options.clickhouse, '--clickhouse', defaultTable);
     if (options.table !== undefined) {
@@ -94,7 +96,6 @@ export async function pushDataset(path: string, options: PushOptions): Promise<P
       const version = await nextVersion(entry, shardConnections, tables);
       const names = versionTables(tables, version);
 
-      const columns = columnsOf(data);
       const widths = meta.variables.map((_, i) => columns[i]!.width as 1 | 2 | 4);
       const definition = respondentColumns(meta, widths);
       // Plain CREATE TABLE: a push that picked the same version number meanwhile fails here, before writing.

@@ -58,7 +58,7 @@ export async function writeTableXLSX(result: TableResult, statistics: TableStati
     { kind: 'note', cells: [{ value: baseText(result.base, result.weight, result) }] },
   ]);
   await sheet.write(header);
-  await sheet.write(bodyLines(result, statistics));
+  await sheet.write(bodyLines(result, statistics, display));
   sheet.commit();
   await xlsx.close();
 }

@@ -1,5 +1,6 @@
 import type { Cell, TableResult } from '../facade/types.js';
 import { columnGroups } from './column-groups.js';
+import { variableHeadings } from './distinct-labels.js';
 import { banners, displayedStats, lettersLegend, markerLegend, missingNote, statisticsNotes, stabilityMarker, varianceLegend, type DisplayOptions } from './display.js';
 import { rowTotalFigure, type FigureDisplay } from './statistics.js';
 import type { TableStatistics } from './table-statistics.js';
@@ -12,7 +13,7 @@ import type { TableStatistics } from './table-statistics.js';
  * Columns: A the row label, B the figure's name, C Total, then one per table column.
  */
 export interface SheetLine {
-  kind: 'title' | 'note' | 'banner' | 'columns' | 'letters' | 'base' | 'label' | 'figure' | 'footnote' | 'blank';
+  kind: 'title' | 'note' | 'banner' | 'columns' | 'letters' | 'base' | 'heading' | 'label' | 'figure' | 'footnote' | 'blank';
   cells: SheetCell[];
   /** Banner line: runs of columns (0-based sheet columns) to merge. */
   merges?: Array<[number, number]>;
@@ -87,8 +88,11 @@ export function wrappedLines(label: string, width: number): number {
  * The body of a table: base rows (weighted, respondents), then per row a label line and
  * one line per figure (weighted, respondents, each requested statistic, significance
  * letters), then the footnotes (stability marks, letters, variances, Rao–Scott tests).
+ * With `headings` (a single table), a heading line where a row variable's entries start, as
+ * the text and HTML tables have: two stubs with the same value labels are told apart. A tab
+ * book's table, titled by its one stub, goes without (the line would repeat the title).
  */
-export function bodyLines(result: TableResult, statistics: TableStatistics | undefined): SheetLine[] {
+export function bodyLines(result: TableResult, statistics: TableStatistics | undefined, headings?: Pick<DisplayOptions, 'variableLabels'>): SheetLine[] {
   const width = result.columns.length;
   const stats = displayedStats(statistics);
   const letters = statistics?.letters;
@@ -100,7 +104,9 @@ export function bodyLines(result: TableResult, statistics: TableStatistics | und
   });
   lines.push(countLine('base', 'Base', 'Weighted', result.total, result.columnTotals, (cell) => cell.weighted / result.units, weightedFormat));
   lines.push(countLine('base', '', 'Respondents', result.total, result.columnTotals, (cell) => cell.respondents, countFormat(0)));
+  const headingOf = headings && variableHeadings(result, headings.variableLabels);
   result.rows.forEach((row, r) => {
+    if (headingOf && row.variable !== undefined && row.variable !== result.rows[r - 1]?.variable) lines.push({ kind: 'heading', cells: [text(headingOf(row.variable))] });
     const cells = result.columns.map((_, c) => result.cell(r, c));
     const rowTotal = result.rowTotals[r]!;
     lines.push(countLine('label', row.label, 'Weighted', rowTotal, cells, (cell) => cell.weighted / result.units, weightedFormat));

@@ -130,6 +130,8 @@ function styleOf(kind: SheetLine['kind'], place: 'label' | 'name' | 'text' | 'nu
       return { ...style, fill: GREY, font: { color: { argb: 'FF555555' } }, alignment: { horizontal: 'center' } };
     case 'base':
       return { ...style, fill: LIGHT, font: { italic: true }, ...right };
+    case 'heading':
+      return { ...style, font: { bold: true, italic: true }, border: RULE };
     case 'label':
       return { ...style, border: RULE, ...(place === 'label' ? { font: { bold: true } } : {}), ...right };
     case 'figure':

@@ -45,7 +45,7 @@ function recording(handler: CrosstabHandler): { handler: CrosstabHandler; respon
 type JsonCell = Record<string, unknown> & { weighted: number; respondents: number; letters?: string };
 interface JsonTable {
   units: number;
-  rows: Array<{ label: string }>;
+  rows: Array<{ label: string; variable?: string }>;
   columns: Array<{ label: string; letter?: string }>;
   cells: JsonCell[][];
   rowTotals: JsonCell[];
@@ -88,6 +88,12 @@ function expectSheetEqualsJson(sheet: ExcelJS.Worksheet, table: JsonTable): void
   expect(shown.length).toBeGreaterThan(0);
   table.rows.forEach((row, r) => {
     const cells = table.cells[r]!;
+    // A heading line (in A only) where a row variable's entries start.
+    if (row.variable !== undefined && row.variable !== table.rows[r - 1]?.variable) {
+      const heading = rows[at++]!;
+      expect(String(heading[1] ?? '')).not.toBe('');
+      expect(heading.slice(2, 4 + width).map((value) => value ?? null)).toEqual(Array.from({ length: 2 + width }, () => null));
+    }
     expect(rows[at]![1]).toBe(row.label);
     counts(rows[at++]!, 'Weighted', table.rowTotals[r]!, cells, (cell) => cell.weighted / table.units);
     counts(rows[at++]!, 'Respondents', table.rowTotals[r]!, cells, (cell) => cell.respondents);

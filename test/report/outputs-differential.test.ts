@@ -257,6 +257,12 @@ async function checkTable(ds: Dataset, spec: Spec, name: string): Promise<void> 
   let line = baseRow + 2;
   const byLabel = new Map(figures.map((figure) => [figure.label.charAt(0).toUpperCase() + figure.label.slice(1), figure]));
   for (let r = 0; r < result.rows.length; r++) {
+    // A heading line (in A only) where a row variable's entries start.
+    if (result.rows[r]!.variable !== undefined && result.rows[r]!.variable !== result.rows[r - 1]?.variable) {
+      expect(String(valueAt(sheet, line, 1) ?? ''), `${name} XLSX heading before row ${r}`).not.toBe('');
+      expect(Array.from({ length: width + 2 }, (_, k) => valueAt(sheet, line, 2 + k)), `${name} XLSX heading line before row ${r}`).toEqual(Array.from({ length: width + 2 }, () => null));
+      line++;
+    }
     expect(valueAt(sheet, line, 1), `${name} XLSX row ${r} label`).toBe(inXML(result.rows[r]!.label));
     for (let c = 0; c < width; c++) {
       const cell = result.cell(r, c);

@@ -9,7 +9,7 @@ import JSZip from 'jszip';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bannerLayout, closePool, tablesToPPTX, tableStatistics, tableToHTML, tableToText, tableToXLSX, type Codebook, type Dataset, type TableResult, type TableStatistics } from '../../src/index.js';
 import { makeDataset } from '../support/make-dataset.js';
-import { readWorkbook, valueAt } from '../support/xlsx-book.js';
+import { expectTableInSheet, readWorkbook, valueAt } from '../support/xlsx-book.js';
 
 const CODEBOOK: Codebook = {
   codes: [],
@@ -81,9 +81,12 @@ describe('headings over variables labelled alike', () => {
     const sheet = (await readWorkbook(path)).worksheets[0]!;
     const texts = new Set<unknown>();
     sheet.eachRow((row) => row.eachCell((cell) => void texts.add(valueAt(sheet, Number(row.number), Number(cell.col)))));
-    // The sheet heads its columns only (its rows are their labels).
-    for (const heading of BANNERS) expect(texts.has(heading), heading).toBe(true);
+    for (const heading of [...BANNERS, ...STUBS]) expect(texts.has(heading), heading).toBe(true);
     expect(texts.has('Place')).toBe(false);
+    expect(texts.has('Satisfaction')).toBe(false);
+    // Every line in its place (title, note, then the banner at row 3): a heading line before each stub's entries, then its labels and figures.
+    const stubs = new Map([['q1', STUBS[0]!], ['q2', STUBS[1]!], ['q3', STUBS[2]!], ['age', STUBS[3]!]]);
+    expectTableInSheet(sheet, 3, 1, result, statistics, BANNERS, (variable) => stubs.get(variable)!);
   });
 
   it('PowerPoint: the banner row over each slide table', async () => {

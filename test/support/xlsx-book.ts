@@ -47,9 +47,11 @@ const FIGURE_NAMES: Record<string, keyof TableStatistics> = { 'Vertical %': 'col
  * Checks the heading rows (banner labels, column labels, letters) at `headerRow` and the
  * body from the "Base" row after `bodyFrom` against `result` and `statistics`: every label,
  * count, figure and letter, and the number formats (percentages as numbers under a % format,
- * stability marks in the format of unstable cells).
+ * stability marks in the format of unstable cells). With `headingOf` (a single table), a
+ * heading line (the heading in A, nothing else) where each row variable's entries start;
+ * without it (a tab book's table), none.
  */
-export function expectTableInSheet(sheet: Sheet, headerRow: number, bodyFrom: number, result: TableResult, statistics: TableStatistics, bannerLabels: string[]): void {
+export function expectTableInSheet(sheet: Sheet, headerRow: number, bodyFrom: number, result: TableResult, statistics: TableStatistics, bannerLabels: string[], headingOf?: (variable: string) => string): void {
   const width = result.columns.length;
   const data = (c: number) => 4 + c; // A label, B figure, C Total, D.. columns
   const banner = [...new Set(Array.from({ length: width }, (_, c) => valueAt(sheet, headerRow, data(c))).filter((v) => v !== '' && v !== null))];
@@ -70,6 +72,11 @@ export function expectTableInSheet(sheet: Sheet, headerRow: number, bodyFrom: nu
   });
   let row = base + 2;
   result.rows.forEach((entry, r) => {
+    if (headingOf && entry.variable !== undefined && entry.variable !== result.rows[r - 1]?.variable) {
+      expect(valueAt(sheet, row, 1), `heading of ${entry.variable}`).toBe(headingOf(entry.variable));
+      for (let column = 2; column <= 3 + width; column++) expect(valueAt(sheet, row, column), `heading of ${entry.variable}, column ${column}`).toBe(null);
+      row++;
+    }
     expect(valueAt(sheet, row, 1)).toBe(entry.label);
     expect(valueAt(sheet, row, 2)).toBe('Weighted');
     expect(valueAt(sheet, row, 3)).toBe(result.rowTotals[r]!.weighted / result.units);

@@ -4,7 +4,8 @@ import { checksumInKernel } from '../../kernel/checksum.js';
 import type { Kernel } from '../../kernel/kernel.js';
 import { ArrowFileProblem, readAt } from './arrow-file.js';
 import type { BufferRow } from './dataset-checksum.js';
-import type { StoredMeta } from '../format.js';
+import { BufferKind, type StoredMeta } from '../format.js';
+import { firstWeightOutOfRange, weightRangeProblem } from '../weight-range.js';
 import type { LoadedBuffer, LoadedDataset } from './loaded-dataset.js';
 import type { SegmentAssembler, SegmentedBuffer } from './segments.js';
 
@@ -136,6 +137,8 @@ function partsOf(entry: BufferEntry): SegmentedBuffer | undefined {
 
 export function lazyDataset({ path, meta, checksum, words, entries, regions, kernel, fd, otherFds = [], loaded, stamps, verify, corrupt, weightsFile, assembler, preloadParts = false }: LazyParts & Pick<LoadedDataset, 'weightsFile'>): LoadedDataset {
   const checked = new Uint8Array(entries.length);
+  /** Per weights buffer: 1 once its values were found in the range the engine takes. */
+  const inRange = new Uint8Array(entries.length);
   let open = true;
   const isOpen = () => {
     if (!open) throw new CrosstabError(ErrorCode.closed, `dataset ${path} is closed`, { hint: 'Open it again with openDataset().' });
@@ -200,9 +203,32 @@ export function lazyDataset({ path, meta, checksum, words, entries, regions, ker
     if (checksumInKernel(kernel, entry.ptr, entry.stored) !== entry.hash) throw damaged(row);
     checked[row] = 1;
   };
+  /**
+   * A weights buffer's values, once, after its hash: a file built before the build, append and
+   * weighting refused weights outside weight-range.ts's range may hold some, whose sums and
+   * squares would be wrong figures (a base of Infinity, standard errors of subnormals).
+   */
+  const checkWeights = (row: number) => {
+    const entry = entries[row]!;
+    const weights = kernel.memory.f64(entry.ptr, entry.count);
+    const at = firstWeightOutOfRange(weights);
+    if (at >= 0) {
+      const file = entry.file?.path ?? path;
+      const name = meta.weights.find((weight) => weight.buffer === row)?.name ?? entry.name;
+      // Respondents are stored in an order of their own: the input row says which one it is.
+      const inputRow = meta.inputRows === undefined ? '' : ` (input row ${new Uint32Array(kernel.memory.memory.buffer, buffer(meta.inputRows).ptr, meta.respondents)[at]! + 1})`;
+      throw new CrosstabError(ErrorCode.invalidInput, `${file}: weight "${name}" of respondent ${at + 1}${inputRow}, the first outside the range, is ${weightRangeProblem(weights[at]!)}`, {
+        file,
+        field: name,
+        hint: `The file was built before weights were checked. Rebuild it with the weight rescaled (every weight times one factor: percentages and their standard errors stay the same), or with 0 for a respondent who should not count.`,
+      });
+    }
+    inRange[row] = 1;
+  };
   const buffer = (row: number): LoadedBuffer => {
     if (loaded[row] === 0) load(row);
     if (checked[row] === 0 && verify !== false) check(row);
+    if (inRange[row] === 0 && entries[row]!.kind === BufferKind.weights) checkWeights(row);
     return entries[row]!;
   };
   const checkUnchanged = () => {
@@ -215,6 +241,7 @@ export function lazyDataset({ path, meta, checksum, words, entries, regions, ker
     for (let row = 0; row < entries.length; row++) {
       if (loaded[row] === 0) load(row);
       if (checked[row] === 0) check(row);
+      if (inRange[row] === 0 && entries[row]!.kind === BufferKind.weights) checkWeights(row);
       bytes += entries[row]!.stored;
     }
     return { buffers: entries.length, bytes };
