@@ -117,7 +117,7 @@ describe('Arrow columns read straight into WebAssembly memory', () => {
     };
     const big = 2n ** 53n - 1n;
     expect(await weightsOf('int64', [0n, 1n, 4294967295n, 4294967296n, big, 7n], new Int64())).toEqual([0, 1, 4294967295, 4294967296, Number(big), 7]);
-    expect(await weightsOf('float64', [0.5, 0, 1e300, 2.25], new Float64())).toEqual([0.5, 0, 1e300, 2.25]);
+    expect(await weightsOf('float64', [0.5, 0, 1e50, 1e-50, 2.25], new Float64())).toEqual([0.5, 0, 1e50, 1e-50, 2.25]);
     expect(await weightsOf('int32', [3, 0, 2147483647], new Int32())).toEqual([3, 0, 2147483647]);
     // Past 2^53 an integer weight is the nearest double, as before.
     expect(await weightsOf('past', [1n, 2n ** 60n + 1n], new Int64())).toEqual([1, 2 ** 60]);
@@ -136,6 +136,10 @@ describe('Arrow columns read straight into WebAssembly memory', () => {
     expect(nan.details).toMatchObject({ row: 2, field: 'w' });
     const infinite = await refusal('infinite', [1, 2, Infinity], new Float64());
     expect(infinite.message).toContain('which is not finite');
+    // Finite, but past the weights whose sums and squares stay within a double.
+    const huge = await refusal('huge', [1, 2, 1e300], new Float64());
+    expect(huge.details).toMatchObject({ row: 3, field: 'w' });
+    expect(huge.message).toContain('above 1e+50');
   });
 
   it('refuse a values buffer shorter than its rows need', async () => {
