@@ -11,7 +11,7 @@ import { toText } from './support/expression-text.js';
 import { writeMadeDataset } from './support/make-dataset.js';
 import { closeFaultPool, failNextPoolTask, useFaultPool } from './support/pool-faults.js';
 import { programsRun, useCountingPool } from './support/pool-counts.js';
-import { present } from './support/random-data.js';
+import { engineWeight, present } from './support/random-data.js';
 
 /** Names the grammar must quote (spaces, a keyword, a quote, non-ASCII, a range-looking one). */
 const NAMES = { number: 'n ümber', keyword: 'or', text: 'say "hi"', rare: '1..2', plain: 'p_2' } as const;
@@ -32,7 +32,7 @@ const dataArb = fc.integer({ min: 150, max: 2_500 }).chain((rows) => {
       [NAMES.rare]: column(fc.oneof({ weight: 40, arbitrary: fc.constant('') }, { weight: 1, arbitrary: fc.constantFrom('r1', 'r2', 'r3') })),
       [NAMES.plain]: column(fc.constantFrom('1', '2', '3')),
     }),
-    weights: fc.array(fc.oneof(fc.double({ min: 0, max: 1e6, noNaN: true }), fc.double({ min: 1e-9, max: 1, noNaN: true }), fc.integer({ min: 0, max: 5000 })), { minLength: rows, maxLength: rows }),
+    weights: fc.array(fc.oneof(engineWeight(1e6, 5000), fc.double({ min: 1e-9, max: 1, noNaN: true })), { minLength: rows, maxLength: rows }),
   });
 });
 

@@ -11,7 +11,7 @@ export const datasetArb = fc.integer({ min: 1, max: 400 }).chain((rows) =>
     num1: fc.array(fc.oneof(fc.constant(''), fc.constantFrom(...NUMERIC_VALUES)), { minLength: rows, maxLength: rows }),
     num2: fc.array(fc.oneof(fc.constantFrom(...NUMERIC_VALUES.slice(0, 4))), { minLength: rows, maxLength: rows }),
     txt: fc.array(fc.oneof(fc.constant(''), fc.constantFrom(...TEXT_VALUES)), { minLength: rows, maxLength: rows }),
-    weights: fc.array(fc.oneof(fc.double({ min: 0, max: 1000, noNaN: true }), fc.integer({ min: 0, max: 2300 })), { minLength: rows, maxLength: rows }),
+    weights: fc.array(engineWeight(1000, 2300), { minLength: rows, maxLength: rows }),
   }),
 );
 
@@ -46,4 +46,14 @@ export function exprArb(columns: Record<string, string[]>, numeric: ReadonlySet<
       fc.array(tie('expr'), { minLength: 2, maxLength: 3 }).map((items) => ({ or: items }) as Expr),
     ),
   })).expr;
+}
+
+/**
+ * A weight the engine takes (0, or from 1e-50 to 1e50: smaller and larger ones are refused at
+ * build and when a stored weight is first read, test/weight-range and test/stored-weight-range):
+ * 0, doubles from 1e-50 to `max` (the smallest ones included: fast-check shrinks toward them) or
+ * whole numbers to `maxInteger`.
+ */
+export function engineWeight(max: number, maxInteger: number): fc.Arbitrary<number> {
+  return fc.oneof(fc.constant(0), fc.double({ min: 1e-50, max, noNaN: true }), fc.integer({ min: 0, max: maxInteger }));
 }
