@@ -1,6 +1,6 @@
 import type { StabilityLevel, TableResult } from '../facade/types.js';
 import { columnGroups } from './column-groups.js';
-import { variableHeadings } from './distinct-labels.js';
+import { rowHeadings } from './distinct-labels.js';
 import { banners, displayedStats, formatCount, lettersLegend, markerLegend, missingNote, raoScottLines, stabilityMarker, statisticsNotes, varianceLegend, type DisplayOptions } from './display.js';
 import { rowTotalFigure, type FigureStat } from './statistics.js';
 import type { TableStatistics } from './table-statistics.js';
@@ -65,8 +65,7 @@ export function bannerLayout(result: TableResult, statistics: TableStatistics | 
     { kind: 'weighted', name: 'Weighted', total: count(result.total.weighted / result.units, 1, result.total), cells: result.columnTotals.map((cell) => count(cell.weighted / result.units, 1, cell)) },
     { kind: 'respondents', name: 'Respondents', total: count(result.total.respondents, 0, result.total), cells: result.columnTotals.map((cell) => count(cell.respondents, 0, cell)) },
   ];
-  const headingOf = variableHeadings(result, display.variableLabels);
-  let previous: string | undefined;
+  const headings = rowHeadings(result, display.variableLabels);
   const rows = result.rows.map((entry, r) => {
     const cells = result.columns.map((_, c) => result.cell(r, c));
     const rowTotal = result.rowTotals[r]!;
@@ -91,8 +90,7 @@ export function bannerLayout(result: TableResult, statistics: TableStatistics | 
         cells: cells.map((cell, c) => figure(stat.values[r * width + c]!, cell, c)),
       });
     }
-    const heading = entry.variable !== undefined && entry.variable !== previous ? headingOf(entry.variable) : undefined;
-    previous = entry.variable;
+    const heading = headings[r];
     return { row: r, ...(heading === undefined ? {} : { heading }), label: entry.label, expr: entry.expr, lines };
   });
   const notes = [markerLegend(result.stability), capitalize(missingNote(result, statistics)) + '.'];

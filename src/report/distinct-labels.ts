@@ -45,3 +45,13 @@ export function variableHeadings(axes: { rows: readonly AxisEntry[]; columns: re
   const byVariable = new Map(variables.map((variable, i) => [variable, headings[i]!]));
   return (variable) => byVariable.get(variable) ?? variableLabels[variable] ?? variable;
 }
+
+/**
+ * Per row of a table, the heading over it where a row variable's entries start (its text as
+ * {@link variableHeadings} gives it), else undefined: the one rule of every format that heads
+ * its rows.
+ */
+export function rowHeadings(axes: { rows: readonly AxisEntry[]; columns: readonly AxisEntry[] }, variableLabels: Readonly<Record<string, string>> = {}): Array<string | undefined> {
+  const headingOf = variableHeadings(axes, variableLabels);
+  return axes.rows.map(({ variable }, r) => (variable !== undefined && variable !== axes.rows[r - 1]?.variable ? headingOf(variable) : undefined));
+}

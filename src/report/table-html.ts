@@ -1,7 +1,7 @@
 import type { Cell, TableResult } from '../facade/types.js';
 import { index as indexOf } from '../stats/index.js';
 import { columnGroups } from './column-groups.js';
-import { variableHeadings } from './distinct-labels.js';
+import { rowHeadings } from './distinct-labels.js';
 import {
   banners,
   displayedStats,
@@ -98,13 +98,12 @@ export function tableToHTMLSection(result: TableResult, statistics?: TableStatis
       .map((cell) => `<td>${formatCount(cell.weighted / result.units)}${marker(cell)}<span class="sub">${formatCount(cell.respondents, 0)}</span></td>`)
       .join('')}</tr>`,
   );
-  const headingOf = variableHeadings(result, options.variableLabels);
-  let previousVariable: string | undefined;
+  const headings = rowHeadings(result, options.variableLabels);
   result.rows.forEach((row, r) => {
-    if (row.variable !== undefined && row.variable !== previousVariable) {
-      html.push(`<tr class="row-banner"><th colspan="${width + 2}">${escapeHTML(headingOf(row.variable))}</th></tr>`);
+    const heading = headings[r];
+    if (heading !== undefined) {
+      html.push(`<tr class="row-banner"><th colspan="${width + 2}">${escapeHTML(heading)}</th></tr>`);
     }
-    previousVariable = row.variable;
     const rowTotal = result.rowTotals[r]!;
     const share = statistics ? statistics.rowShare[r]! : result.total.weighted === 0 ? Number.NaN : rowTotal.weighted / result.total.weighted;
     const cells = result.columns.map((_, c) => {

@@ -1,6 +1,6 @@
 import type { Cell, TableResult } from '../facade/types.js';
 import { columnGroups } from './column-groups.js';
-import { variableHeadings } from './distinct-labels.js';
+import { rowHeadings } from './distinct-labels.js';
 import {
   banners,
   displayedStats,
@@ -54,10 +54,10 @@ export function tableToText(result: TableResult, statistics?: TableStatistics, o
 
   figureLines('Base', result.columnTotals, result.total, undefined, () => '');
   // A heading line where a row variable's entries start (body line index -> heading), as over the columns.
-  const headingOf = variableHeadings(result, options.variableLabels);
+  const rowHeading = rowHeadings(result, options.variableLabels);
   const headings = new Map<number, string>();
   result.rows.forEach((row, r) => {
-    if (row.variable !== undefined && row.variable !== result.rows[r - 1]?.variable) headings.set(body.length, headingOf(row.variable));
+    if (rowHeading[r] !== undefined) headings.set(body.length, rowHeading[r]!);
     const cells = result.columns.map((_, c) => result.cell(r, c));
     const rowTotal = result.rowTotals[r]!;
     figureLines(

@@ -1,6 +1,6 @@
 import type { Cell, TableResult } from '../facade/types.js';
 import { columnGroups } from './column-groups.js';
-import { variableHeadings } from './distinct-labels.js';
+import { rowHeadings } from './distinct-labels.js';
 import { banners, displayedStats, lettersLegend, markerLegend, missingNote, statisticsNotes, stabilityMarker, varianceLegend, type DisplayOptions } from './display.js';
 import { rowTotalFigure, type FigureDisplay } from './statistics.js';
 import type { TableStatistics } from './table-statistics.js';
@@ -104,9 +104,10 @@ export function bodyLines(result: TableResult, statistics: TableStatistics | und
   });
   lines.push(countLine('base', 'Base', 'Weighted', result.total, result.columnTotals, (cell) => cell.weighted / result.units, weightedFormat));
   lines.push(countLine('base', '', 'Respondents', result.total, result.columnTotals, (cell) => cell.respondents, countFormat(0)));
-  const headingOf = headings && variableHeadings(result, headings.variableLabels);
+  const rowHeading = headings && rowHeadings(result, headings.variableLabels);
   result.rows.forEach((row, r) => {
-    if (headingOf && row.variable !== undefined && row.variable !== result.rows[r - 1]?.variable) lines.push({ kind: 'heading', cells: [text(headingOf(row.variable))] });
+    const heading = rowHeading?.[r];
+    if (heading !== undefined) lines.push({ kind: 'heading', cells: [text(heading)] });
     const cells = result.columns.map((_, c) => result.cell(r, c));
     const rowTotal = result.rowTotals[r]!;
     lines.push(countLine('label', row.label, 'Weighted', rowTotal, cells, (cell) => cell.weighted / result.units, weightedFormat));
