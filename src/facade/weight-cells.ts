@@ -180,9 +180,10 @@ export class RespondentWalk {
     const sums = this.startSums();
     const records = this.cellSums((start, count) => this.cellsOf(start, count), sums);
     const cells = this.cells;
+    const perCell = this.kernel.layout.cellSumsBytes / 8;
     const field = (f: number) => {
       const values = new Array<number>(cells);
-      for (let cell = 0; cell < cells; cell++) values[cell] = records[cell * 3 + f]!;
+      for (let cell = 0; cell < cells; cell++) values[cell] = records[cell * perCell + f]!;
       return values;
     };
     const first = field(2);
@@ -213,7 +214,8 @@ export class RespondentWalk {
     const sums = this.startSums();
     const records = this.cellSums(trim === undefined ? scale : (start, count) => this.cellsOf(start, count), sums);
     const fineTotals = new Float64Array(this.cells);
-    for (let cell = 0; cell < this.cells; cell++) fineTotals[cell] = records[cell * 3]!;
+    const perCell = kernel.layout.cellSumsBytes / 8;
+    for (let cell = 0; cell < this.cells; cell++) fineTotals[cell] = records[cell * perCell]!;
     return { fineTotals, trimmed, sums: this.readSums(sums) };
   }
 }
