@@ -201,3 +201,26 @@ describe('CSV encoder path (workers, or on the reading thread) = lines split as 
     expect((outcome as RawTable).columns[0]!.dictionary).toEqual(['\ufffd']);
   });
 });
+
+describe('an internal failure of the encoder names the encoder, where it ran and the file', () => {
+  // A module of another encoder ABI (the bundle and build/csv.wasm of different builds):
+  // (module (func (export "csvAbi") (result i32) i32.const 999)), and no other export.
+  const otherAbi = new WebAssembly.Module(
+    Uint8Array.from([0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, 0x01, 0x05, 0x01, 0x60, 0x00, 0x01, 0x7f, 0x03, 0x02, 0x01, 0x00, 0x07, 0x0a, 0x01, 0x06, ...Buffer.from('csvAbi'), 0x00, 0x00, 0x0a, 0x07, 0x01, 0x05, 0x00, 0x41, 0xe7, 0x07, 0x0b]),
+  );
+  const path = join(dir, 'encoded.csv');
+  writeFileSync(path, `w,a\n${Array.from({ length: 20_000 }, (_, i) => `${(i % 9) + 1},v${i % 300}`).join('\n')}\n`);
+
+  it('on the reading thread: "the CSV encoder on the reading thread", not a build worker', async () => {
+    const outcome = (await read(path, ['w'], { threads: 0, inline: true, encoderModule: otherAbi })) as { code: string; message: string };
+    expect(outcome.code).toBe('internal');
+    expect(outcome.message).toContain(`${path}: the CSV encoder on the reading thread (no build worker) failed (encoding the lines from 2): build/csv.wasm has CSV encoder ABI 999`);
+    expect(outcome.message).not.toContain('a CSV build worker');
+  });
+
+  it('in build workers: the worker, of how many', async () => {
+    const outcome = (await read(path, ['w'], { threads: 2, encoderChunkBytes: 64 * 1024, encoderModule: otherAbi })) as { code: string; message: string };
+    expect(outcome.code).toBe('internal');
+    expect(outcome.message).toMatch(new RegExp(`^${path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: CSV build worker [12] of 2 failed \\(encoding the lines from 2\\): build/csv.wasm has CSV encoder ABI 999`));
+  });
+});

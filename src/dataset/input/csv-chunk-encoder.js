@@ -35,10 +35,11 @@ export function chunkEncoder(share) {
   /** Weights as the JavaScript reader accepts them (WeightEncoder in table-encoder.ts). */
   const decimalNumber = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
 
+  // A module of another ABI may lack the exports below: none is read from it.
   const columns = kinds.length;
-  const listedBytes = csv.LISTED_WEIGHT_BYTES.value;
-  const dictBytes = csv.DICT_BYTES.value;
-  const stopEnd = csv.STOP_END.value;
+  const listedBytes = refused ? 0 : csv.LISTED_WEIGHT_BYTES.value;
+  const dictBytes = refused ? 0 : csv.DICT_BYTES.value;
+  const stopEnd = refused ? 0 : csv.STOP_END.value;
   const kindsPtr = refused ? 0 : csv.allocate(columns);
   const slotsPtr = refused ? 0 : csv.allocate(columns * 4);
   const status = refused ? 0 : csv.allocate(csv.STATUS_BYTES.value);

@@ -14,6 +14,8 @@ export interface EncodedRowsTarget {
   layout(): { width: number; columns: Array<{ position: number; encoder: ColumnEncoder }>; weights: Array<{ position: number; encoder: WeightEncoder }> } | undefined;
   /** Rows so far (the next row's number). */
   readonly rows: number;
+  /** The physical line on which the next row starts. */
+  readonly nextLine: number;
   /** Counts `rows` rows encoded here, one physical line each. */
   addEncodedRows(rows: number): void;
 }
@@ -26,12 +28,18 @@ export interface CsvChunksOptions {
   threads: number;
   /** Bytes of whole lines per chunk handed to a worker. */
   chunkBytes: number;
+  /** The file read, named by a failure of the encoder. */
+  file: string;
+  /** The compiled encoder (default: build/csv.wasm's, csvEncoderModule()). */
+  module?: WebAssembly.Module;
 }
 
 /** What encodes a share's chunks: a worker thread, or the encoder on this thread. */
 interface ShareEncoder {
   postMessage(message: ChunkMessage): void;
   terminate(): unknown;
+  /** Where it runs, as a failure names it: "CSV build worker 2 of 4", "the CSV encoder on the reading thread (no build worker)". */
+  where: string;
 }
 
 /** A worker's share of the columns: by its dictionary and weight numbers, the table's encoders. */
@@ -199,26 +207,34 @@ export class CsvChunks extends Writable {
         if (column.kind === 1) slots[column.position] = share.columns.push(column.encoder as ColumnEncoder) - 1;
         else slots[column.position] = share.weights.push(column.encoder as WeightEncoder) - 1;
       }
-      const workerData = { module: csvEncoderModule(), abi: CSV_ENCODER_ABI, kinds, slots, dictionaries: share.columns.length, weights: share.weights.length };
-      this.shares.push({ worker: path === undefined ? this.inlineEncoder(workerData, i) : this.startWorker(path, workerData, i), ...share });
+      const workerData = { module: this.options.module ?? csvEncoderModule(), abi: CSV_ENCODER_ABI, kinds, slots, dictionaries: share.columns.length, weights: share.weights.length };
+      this.shares.push({ worker: path === undefined ? this.inlineEncoder(workerData, i) : this.startWorker(path, workerData, i, threads), ...share });
     }
     this.mode = 'chunks';
   }
 
-  private startWorker(path: string, workerData: Parameters<typeof chunkEncoder>[0], share: number): ShareEncoder {
+  private startWorker(path: string, workerData: Parameters<typeof chunkEncoder>[0], share: number, threads: number): ShareEncoder {
     const worker = new Worker(path, { workerData });
+    const encoder: ShareEncoder = { postMessage: (message) => worker.postMessage(message), terminate: () => worker.terminate(), where: `CSV build worker ${share + 1} of ${threads}` };
     worker.on('message', (result: ChunkResult) => this.arrived(share, result));
-    worker.on('error', (error) => this.fail(encoderFailed(error.message)));
+    worker.on('error', (error) => this.fail(this.encoderFailed(encoder.where, error.message)));
     worker.on('exit', (code) => {
-      if (code !== 0 && this.shares.some((s) => s.worker === worker)) this.fail(encoderFailed(`exit code ${code}`));
+      // A worker stopped by stopWorkers() is no longer a share's.
+      if (code !== 0 && this.shares.some((s) => s.worker === encoder)) this.fail(this.encoderFailed(encoder.where, `exit code ${code}`));
     });
-    return worker;
+    return encoder;
   }
 
   /** The encoder on this thread: each chunk encoded when sent, its result merged as a worker's would be. */
   private inlineEncoder(workerData: Parameters<typeof chunkEncoder>[0], share: number): ShareEncoder {
-    const encode = chunkEncoder(workerData);
-    return { postMessage: (message) => this.arrived(share, encode(message)), terminate: () => undefined };
+    const where = 'the CSV encoder on the reading thread (no build worker)';
+    let encode: ReturnType<typeof chunkEncoder>;
+    try {
+      encode = chunkEncoder(workerData);
+    } catch (error) {
+      throw this.encoderFailed(where, error instanceof Error ? error.message : String(error));
+    }
+    return { postMessage: (message) => this.arrived(share, encode(message)), terminate: () => undefined, where };
   }
 
   private dispatch(): void {
@@ -285,15 +301,15 @@ export class CsvChunks extends Writable {
 
   /** Adds the workers' rows to the table, or hands the chunk to `records` if one could not take it all. */
   private async merge(bytes: Buffer, results: ChunkResult[]): Promise<void> {
-    const failed = results.find((result) => result.error !== undefined);
-    if (failed) throw encoderFailed(failed.error!);
+    const failed = results.findIndex((result) => result.error !== undefined);
+    if (failed >= 0) throw this.encoderFailed(this.shares[failed]!.worker.where, results[failed]!.error!, this.target.nextLine);
     const fresh = this.mode === 'chunks' && results.every((result) => result.complete) ? results.map((result, i) => freshValues(result, this.shares[i]!.columns)) : [];
     if (fresh.length > 0 && fresh.every((values) => values !== undefined)) {
       const start = this.target.rows;
       const rows = results[0]!.rows;
       results.forEach((result, i) => {
         const share = this.shares[i]!;
-        if (result.rows !== rows) throw encoderFailed(`workers encoded ${result.rows} and ${rows} rows of one chunk`);
+        if (result.rows !== rows) throw this.encoderFailed(share.worker.where, `it encoded ${result.rows} rows of a chunk of which another share encoded ${rows}`, start === 0 ? undefined : this.target.nextLine);
         share.weights.forEach((encoder, slot) => encoder.setAll(start, result.weights[slot]!));
         share.columns.forEach((encoder, slot) => {
           const values = fresh[i]![slot]!;
@@ -323,6 +339,22 @@ export class CsvChunks extends Writable {
       const failed = () => this.failure ?? this.records.errored ?? new Error('the CSV reader stopped');
       if (this.failure !== undefined || this.records.destroyed) return reject(failed());
       this.records.write(bytes, (error) => (error ? reject(this.failure ?? this.records.errored ?? error) : resolve()));
+    });
+  }
+
+  /**
+   * An internal failure of an encoder, naming the encoder and where it ran, the file, and
+   * the line from which it was encoding (the chunk's first) when known.
+   */
+  private encoderFailed(where: string, message: string, line?: number): CrosstabError {
+    const { file } = this.options;
+    const at = line === undefined ? '' : ` (encoding the lines from ${line})`;
+    return new CrosstabError(ErrorCode.internal, `${file}: ${where} failed${at}: ${message}`, {
+      file,
+      ...(line === undefined ? {} : { line }),
+      hint: this.inline
+        ? 'Run the command again; if it keeps failing, report it with the input file. The encoder is build/csv.wasm of the installed crosstab-engine: reinstalling it, or `npm run build` in a checkout, makes it again.'
+        : 'Run the command again; if it keeps failing, report it with the input file (with --threads 0 it is read on one thread).',
     });
   }
 
@@ -390,10 +422,4 @@ function freshValues(result: ChunkResult, encoders: ColumnEncoder[]): Array<stri
     columns.push(values);
   }
   return columns;
-}
-
-function encoderFailed(message: string): CrosstabError {
-  return new CrosstabError(ErrorCode.internal, `a CSV build worker failed: ${message}`, {
-    hint: 'Run the build again; if it keeps failing, report it with the input file (crosstab build --threads 0 reads it on one thread).',
-  });
 }

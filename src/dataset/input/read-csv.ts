@@ -83,6 +83,8 @@ export interface CsvTuning {
   threads?: number;
   encoderChunkBytes?: number;
   report?: { encodedRows: number };
+  /** The compiled CSV encoder the fast path runs (default: build/csv.wasm's). */
+  encoderModule?: WebAssembly.Module;
 }
 
 /** readCsv() with its reading and encoding tuned (the seam tests and benchmarks use). */
@@ -108,7 +110,7 @@ export async function readCsvTuned(path: string, options: ReadOptions, tokenizer
     const textBytes = size * (gzip ? 4 : 1);
     const threads = tokenizer.threads ?? options.threads ?? (textBytes >= encoderMinFileBytes ? defaultBuildThreads() : 0);
     const encoded = threads > 0 || (tokenizer.inline ?? textBytes >= inlineEncoderMinFileBytes);
-    const chunks = encoded && tokenizer.fastPath !== false ? new CsvChunks(records, builder, { threads, chunkBytes: tokenizer.encoderChunkBytes ?? (threads > 0 ? encoderChunkBytes : inlineChunkBytes) }, progress) : undefined;
+    const chunks = encoded && tokenizer.fastPath !== false ? new CsvChunks(records, builder, { threads, chunkBytes: tokenizer.encoderChunkBytes ?? (threads > 0 ? encoderChunkBytes : inlineChunkBytes), file: path, ...(tokenizer.encoderModule === undefined ? {} : { module: tokenizer.encoderModule }) }, progress) : undefined;
     const sink = chunks ?? records;
     try {
       await (gzip ? pipeline(file, createGunzip({ chunkSize: gunzipChunkBytes }), sink) : pipeline(file, sink));
@@ -129,7 +131,7 @@ export async function readCsvTuned(path: string, options: ReadOptions, tokenizer
 class TableBuilder implements EncodedRowsTarget {
   rows = 0;
   /** Physical line on which the next record starts. */
-  private nextLine = 1;
+  nextLine = 1;
   /** Physical line on which the current record starts (weight errors name it). */
   private line = 1;
   private header: string[] | undefined;
