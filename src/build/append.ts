@@ -145,6 +145,11 @@ export async function appendRows(dataset: string, newRows: string, options: Appe
     const dropped = calibratedWeights(dataset, newRows, data, options);
     const source = dropped.length === 0 ? data : { ...data, meta: { ...data.meta, weights: data.meta.weights.filter((weight) => !dropped.some((entry) => entry.weight === weight.name)) } };
     const meta = source.meta;
+    // The old respondents' weights go into the new file: as they are (a segment's copy, checked
+    // here without being read into memory), or read and extended (StoredExtension checks them).
+    // A weight outside the range the engine takes is refused as a query's first read refuses it.
+    if (copy !== undefined) for (const weight of meta.weights) data.checkStoredWeights(weight.buffer);
+    trace?.mark('check the stored weights');
     const { readInput, sniffFormat } = await import('../dataset/input/read-input.js');
     const format = await sniffFormat(newRows);
     const threads = options.threads ?? (await waveThreads(newRows, format));

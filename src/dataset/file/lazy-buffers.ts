@@ -17,6 +17,9 @@ export interface BufferEntry extends LoadedBuffer, Omit<BufferRow, 'kind'> {
   file?: { fd: number; path: string };
 }
 
+/** Weights read per step by checkStoredWeights (256 KiB): a window reused, not the buffer's kernel memory. */
+const WEIGHTS_WINDOW = 32 * 1024;
+
 /** Bytes per read when a batch is read in pieces. */
 const READ_PIECE = 8 << 20;
 
@@ -203,6 +206,19 @@ export function lazyDataset({ path, meta, checksum, words, entries, regions, ker
     if (checksumInKernel(kernel, entry.ptr, entry.stored) !== entry.hash) throw damaged(row);
     checked[row] = 1;
   };
+  /** The refusal of weight `weight` of respondent `at` (0-based) of weights buffer `row`, outside the range the engine takes. */
+  const weightOutOfRange = (row: number, at: number, weight: number): CrosstabError => {
+    const entry = entries[row]!;
+    const file = entry.file?.path ?? path;
+    const name = meta.weights.find((stored) => stored.buffer === row)?.name ?? entry.name;
+    // Respondents are stored in an order of their own: the input row says which one it is.
+    const inputRow = meta.inputRows === undefined ? '' : ` (input row ${new Uint32Array(kernel.memory.memory.buffer, buffer(meta.inputRows).ptr, meta.respondents)[at]! + 1})`;
+    return new CrosstabError(ErrorCode.invalidInput, `${file}: weight "${name}" of respondent ${at + 1}${inputRow}, the first outside the range, is ${weightRangeProblem(weight)}`, {
+      file,
+      field: name,
+      hint: `The file was built before weights were checked. Rebuild it with the weight rescaled (every weight times one factor: percentages and their standard errors stay the same), or with 0 for a respondent who should not count.`,
+    });
+  };
   /**
    * A weights buffer's values, once, after its hash: a file built before the build, append and
    * weighting refused weights outside weight-range.ts's range may hold some, whose sums and
@@ -212,18 +228,41 @@ export function lazyDataset({ path, meta, checksum, words, entries, regions, ker
     const entry = entries[row]!;
     const weights = kernel.memory.f64(entry.ptr, entry.count);
     const at = firstWeightOutOfRange(weights);
-    if (at >= 0) {
-      const file = entry.file?.path ?? path;
-      const name = meta.weights.find((weight) => weight.buffer === row)?.name ?? entry.name;
-      // Respondents are stored in an order of their own: the input row says which one it is.
-      const inputRow = meta.inputRows === undefined ? '' : ` (input row ${new Uint32Array(kernel.memory.memory.buffer, buffer(meta.inputRows).ptr, meta.respondents)[at]! + 1})`;
-      throw new CrosstabError(ErrorCode.invalidInput, `${file}: weight "${name}" of respondent ${at + 1}${inputRow}, the first outside the range, is ${weightRangeProblem(weights[at]!)}`, {
-        file,
-        field: name,
-        hint: `The file was built before weights were checked. Rebuild it with the weight rescaled (every weight times one factor: percentages and their standard errors stay the same), or with 0 for a respondent who should not count.`,
-      });
-    }
+    // The value taken before weightOutOfRange reads the input rows (which may grow the memory under `weights`).
+    if (at >= 0) throw weightOutOfRange(row, at, weights[at]!);
     inRange[row] = 1;
+  };
+  const refuseWeightsOutOfRange = (row: number, weights: Float64Array) => {
+    const at = firstWeightOutOfRange(weights);
+    if (at >= 0) throw weightOutOfRange(row, at, weights[at]!);
+  };
+  const checkStoredWeights = (row: number) => {
+    const entry = entries[row]!;
+    if (entry.kind !== BufferKind.weights) throw new Error(`checkStoredWeights: buffer ${row} (${entry.name}) holds no weights`);
+    if (inRange[row] === 1) return;
+    isOpen();
+    const from = entry.file?.fd ?? fd;
+    // A file in segments: the parts one after the other, each of its segment's respondents.
+    const parts = partsOf(entry) ? assembler!.partsInFile(entry as BufferEntry & SegmentedBuffer) : [{ fileOffset: entry.fileOffset, count: entry.count }];
+    const window = new Float64Array(Math.min(WEIGHTS_WINDOW, entry.count));
+    const bytes = new Uint8Array(window.buffer);
+    let respondent = 0;
+    try {
+      for (const part of parts) {
+        for (let done = 0; done < part.count; ) {
+          const count = Math.min(window.length, part.count - done);
+          readAt(from, part.fileOffset + done * 8, count * 8, bytes);
+          const at = firstWeightOutOfRange(window, count);
+          if (at >= 0) throw weightOutOfRange(row, respondent + done + at, window[at]!);
+          done += count;
+        }
+        respondent += part.count;
+      }
+    } catch (error) {
+      if (error instanceof CrosstabError) throw error;
+      const file = entry.file?.path ?? path;
+      throw error instanceof ArrowFileProblem ? corrupt(file, `is truncated: buffer ${row} (${entry.name}) is past its end`) : readFailure(file, error);
+    }
   };
   const buffer = (row: number): LoadedBuffer => {
     if (loaded[row] === 0) load(row);
@@ -253,6 +292,6 @@ export function lazyDataset({ path, meta, checksum, words, entries, regions, ker
     if (open) assembler?.dispose();
     open = false;
   };
-  return { path, meta, checksum, words, ...(assembler ? { segments: assembler.segments } : {}), buffers: entries, regions, buffer, readStored, checkUnchanged, damaged, verifyAll, close, ...(weightsFile ? { weightsFile } : {}) };
+  return { path, meta, checksum, words, ...(assembler ? { segments: assembler.segments } : {}), buffers: entries, regions, buffer, readStored, refuseWeightsOutOfRange, checkStoredWeights, checkUnchanged, damaged, verifyAll, close, ...(weightsFile ? { weightsFile } : {}) };
 }
 

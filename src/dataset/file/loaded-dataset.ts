@@ -49,6 +49,19 @@ export interface LoadedDataset {
    * each against its hash calls checkUnchanged() once after the last instead.
    */
   readStored(row: number, into: Uint8Array, checkStamp?: boolean): { name: string; stored: number; hash: string | undefined };
+  /**
+   * Refuses (invalid_input, with the error a query's first read of the buffer gives: the file,
+   * the weight, the respondent and its input row) when `weights`, the stored values of weights
+   * buffer `row` read by the caller (readStored), hold a weight outside the range the engine takes.
+   */
+  refuseWeightsOutOfRange(row: number, weights: Float64Array): void;
+  /**
+   * Refuses, as refuseWeightsOutOfRange, weights buffer `row` holding a weight outside the
+   * range, read from its file a window at a time (not into its kernel memory, and not checked
+   * against its hash: its first read checks that): for a caller that carries the buffer into
+   * another file without reading it (an append in segments).
+   */
+  checkStoredWeights(row: number): void;
   /** Refuses (corrupt_dataset) when a file of the dataset was written over in place since it was opened. */
   checkUnchanged(): void;
   damaged(row: number): Error;

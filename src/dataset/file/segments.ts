@@ -152,6 +152,11 @@ export class SegmentAssembler {
     return checked;
   }
 
+  /** Where the parts of `buffer` are in the file, in segment order: each one's offset and count (its segment's respondents, for a buffer with a slot per respondent). */
+  partsInFile(buffer: SegmentedBuffer): Array<{ fileOffset: number; count: number }> {
+    return buffer.parts.map((part) => ({ fileOffset: this.stored[part.row]!.fileOffset, count: this.stored[part.row]!.count }));
+  }
+
   /**
    * Checks the parts of `buffer`, assembled at `ptr` in kernel memory with its check left for
    * later, each against its own hash (throws `damaged(row)` where one fails); false when a
