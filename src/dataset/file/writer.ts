@@ -126,7 +126,8 @@ export interface Continuation {
  */
 export async function writeContinued(file: FileHandle, start: number, dataset: BufferTable, continuation: Continuation, signal?: AbortSignal): Promise<{ bytes: number; checksum: string }> {
   const checksums = new StreamingChecksum(mainThreadKernel());
-  const output = new Output(file, undefined, undefined, start);
+  // The wave's parts all live until the write ends (segment-writer.ts makes them before it): written from where they are.
+  const output = new Output(file, undefined, undefined, start, true);
   const data = dataset.data();
   const source: Iterator<Uint8Array | HashedBuffer | PlacedBuffer> | AsyncIterator<Uint8Array | HashedBuffer | PlacedBuffer> = Symbol.asyncIterator in data ? data[Symbol.asyncIterator]() : data[Symbol.iterator]();
   try {
@@ -293,6 +294,9 @@ function cutBatches(specs: BufferSpec[]): BufferSpec[][] {
 /** Zero bytes, never written to: a buffer's padding. */
 const PADDING = new Uint8Array(BUFFER_ALIGN);
 
+/** Pieces gathered (Output's `gather`) per writev(): its IOV_MAX on Linux and macOS. */
+const GATHERED_PIECES = 1024;
+
 /** Bytes gathered before a write to the file: small pieces (padding, table columns, small buffers) go in one write. */
 const STAGING_BYTES = 8 << 20;
 /**
@@ -356,18 +360,31 @@ class Output {
   private readonly inKernel: boolean;
   /** Bytes of each staging buffer: STAGING_BYTES, or more where buffers are made in place (reserve()). */
   private readonly capacity: number;
+  /** The pieces written so far and not yet in the file (`gather`), and their bytes. */
+  private gathered: Uint8Array[] = [];
+  private gatheredBytes = 0;
 
-  /** `placed`: the bytes of each staging buffer when buffers are made in them (reserve()); they are then in kernel memory, direct or not. */
+  /**
+   * `placed`: the bytes of each staging buffer when buffers are made in them (reserve()); they
+   * are then in kernel memory, direct or not. `gather`: every piece given to write() stays as
+   * it is until finish(), so none is copied: they go to the file in writev() calls of many
+   * pieces (a wave's segment is thousands of small buffers, which a copy into fresh staging
+   * memory would fault in page by page).
+   */
   constructor(
     private readonly file: FileHandle,
     private direct?: FileHandle,
     placed?: number,
     start = 0,
+    private readonly gather = false,
   ) {
     this.position = this.stagedAt = start;
     this.inKernel = direct !== undefined || placed !== undefined;
     this.capacity = placed ?? STAGING_BYTES;
-    if (!this.inKernel) {
+    if (gather && this.inKernel) throw new Error('dataset writer: gathered pieces are written from where they are, not staged in kernel memory');
+    if (gather) {
+      this.staging = this.spare = new Uint8Array(0);
+    } else if (!this.inKernel) {
       this.staging = new Uint8Array(STAGING_BYTES);
       this.spare = new Uint8Array(STAGING_BYTES);
     } else {
@@ -418,6 +435,13 @@ class Output {
   }
 
   async write(bytes: Uint8Array): Promise<void> {
+    if (this.gather) {
+      this.gathered.push(bytes);
+      this.gatheredBytes += bytes.byteLength;
+      this.position += bytes.byteLength;
+      if (this.gathered.length >= GATHERED_PIECES || this.gatheredBytes >= STAGING_BYTES) await this.writeGathered();
+      return;
+    }
     if (this.inKernel) return this.writeStaged(bytes);
     if (this.staged + bytes.byteLength > STAGING_BYTES) await this.flush();
     if (bytes.byteLength >= STAGING_BYTES) {
@@ -458,8 +482,28 @@ class Output {
   }
 
   async finish(): Promise<void> {
+    if (this.gather) return this.writeGathered();
     await this.flush();
     await this.pending;
+  }
+
+  /** Writes the pieces gathered, in writev() calls (the rest of one after a short write). */
+  private async writeGathered(): Promise<void> {
+    let pieces = this.gathered;
+    let left = this.gatheredBytes;
+    this.gathered = [];
+    this.gatheredBytes = 0;
+    while (left > 0) {
+      const { bytesWritten } = await this.file.writev(pieces, this.stagedAt);
+      if (bytesWritten === 0) throw new Error(`dataset writer: writev wrote nothing at ${this.stagedAt}`);
+      this.stagedAt += bytesWritten;
+      left -= bytesWritten;
+      let skip = bytesWritten;
+      let first = 0;
+      while (first < pieces.length && skip >= pieces[first]!.byteLength) skip -= pieces[first++]!.byteLength;
+      pieces = pieces.slice(first);
+      if (skip > 0) pieces[0] = pieces[0]!.subarray(skip);
+    }
   }
 
   /** After the last write (or a failure): closes the direct descriptor and gives the staging buffers' memory back. */
