@@ -24,7 +24,7 @@ import type { BufferTable, PlacedBuffer } from '../dataset/file/writer.js';
 import type { Kernel } from '../kernel/kernel.js';
 import { StoredExtension } from './append-stored.js';
 import { ByteArena } from './byte-arena.js';
-import { mergedRanks } from './merged-ranks.js';
+import { mergedRanks, waveNumberProblem } from './merged-ranks.js';
 import { appendTrace, type AppendTrace } from './append-trace.js';
 import { refuseOutOverInput } from './build-options.js';
 import { defaultBuildThreads } from '../dataset/input/build-threads.js';
@@ -812,21 +812,19 @@ function indexWidth(variable: StoredVariable): number {
 /** The dataset's values and the new rows' merged in sorted order, and the ranks of each. */
 function extendVariable(newRows: string, variable: StoredVariable, column: RawColumn, order: Uint32Array): { extended: Extended; added: string[] } {
   const numeric = variable.kind === 'numeric';
+  let oldNumbers: Float64Array | undefined;
   if (numeric) {
     const text = column.dictionary.find((value) => !isNumberText(value));
     if (text !== undefined) {
       throw unfit(newRows, `column ${variable.name} holds ${JSON.stringify(text)}, but ${variable.name} is numeric in the dataset`, 'Fix the value (a number, or blank), or build the whole dataset from all the rows with `crosstab build` to make the variable text.', variable.name);
     }
     // A build of all the rows would make the variable text (two numbers reading as one float would answer together).
-    // The old values have no problem among themselves (the build checked them): only texts they do not hold can bring one.
-    const oldTexts = new Set(variable.values);
-    const newTexts = column.dictionary.filter((value) => !oldTexts.has(value));
-    const problem = newTexts.length === 0 ? undefined : numberColumnProblem([...variable.values, ...newTexts]);
+    const problem = waveNumberProblem(variable.values, (oldNumbers = Float64Array.from(variable.values, Number)), column.dictionary);
     if (problem !== undefined) {
       throw unfit(newRows, `column ${variable.name} cannot stay numeric with the new rows: ${problem}`, 'Write the value as the dataset does, or build the whole dataset from all the rows with `crosstab build` (it makes the variable text).', variable.name);
     }
   }
-  const { merged, added, rankNow, rankOfId } = mergedRanks(variable.values, column.dictionary, numeric);
+  const { merged, added, rankNow, rankOfId } = mergedRanks(variable.values, column.dictionary, numeric, oldNumbers);
   if (variable.codes !== undefined && merged.length > AXIS_LIMIT) {
     throw unfit(newRows, `brings ${variable.name} to ${merged.length} distinct values, more than the ${AXIS_LIMIT} a variable listed value by value holds`, 'Build the whole dataset from all the rows with `crosstab build`.', variable.name);
   }

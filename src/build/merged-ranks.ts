@@ -1,3 +1,4 @@
+import { numberColumnProblem } from '../dataset/build/classify.js';
 import { lowerBound } from '../query/sorted-search.js';
 
 /** A variable's values with a wave's merged in the order a build sorts them, and the ranks of each (1-based). */
@@ -18,8 +19,8 @@ export interface MergedRanks {
  * a variable of 20,000 values (the ACS's incomes) takes a few milliseconds, not a hash map of
  * its values built twice and all of them sorted again.
  */
-export function mergedRanks(old: string[], dictionary: string[], numeric: boolean): MergedRanks {
-  const keys: Float64Array | string[] = numeric ? Float64Array.from(old, Number) : old;
+export function mergedRanks(old: string[], dictionary: string[], numeric: boolean, oldNumbers?: Float64Array): MergedRanks {
+  const keys: Float64Array | string[] = numeric ? (oldNumbers ?? Float64Array.from(old, Number)) : old;
   if (!inOrder(keys)) return mergedRanksHashed(old, dictionary, numeric);
   const n = old.length;
   // Per dictionary id − 1: the old index holding its value (≥ 0), or −1 − its entry in `added`.
@@ -99,6 +100,38 @@ function mergedRanksHashed(old: string[], dictionary: string[], numeric: boolean
   const rankOfId = new Uint32Array(dictionary.length + 1);
   for (let id = 1; id < rankOfId.length; id++) rankOfId[id] = rankOfKey.get(keyOf(dictionary[id - 1]!))!;
   return { merged, added, rankNow, rankOfId };
+}
+
+/**
+ * Why a numeric variable's values `old` (which a build checked: no problem among them) and a
+ * wave's `texts` cannot all be its values (numberColumnProblem's reasons), or undefined. Only
+ * a text the old values lack can bring a problem: such a text beyond the float range, or two
+ * texts of one float, one of them such a text. So only those are looked at, with the old
+ * values that read as the same float as one of them, searched in `oldNumbers` (Number() of
+ * each old value); not every old value parsed and sorted again (the ACS's incomes are 20,000).
+ */
+export function waveNumberProblem(old: string[], oldNumbers: Float64Array, texts: string[]): string | undefined {
+  if (!inOrder(oldNumbers)) {
+    const oldTexts = new Set(old);
+    const newTexts = texts.filter((text) => !oldTexts.has(text));
+    return newTexts.length === 0 ? undefined : numberColumnProblem([...old, ...newTexts]);
+  }
+  const checked: string[] = [];
+  const seen = new Set<string>();
+  for (const text of texts) {
+    const at = lowerBound(oldNumbers, Number(text));
+    // An old value itself, as written.
+    if (at < old.length && old[at] === text) continue;
+    if (seen.has(text)) continue;
+    seen.add(text);
+    checked.push(text);
+    // The old value of the same float, if any (another text of the same number, or a different number of that float).
+    if (at < old.length && oldNumbers[at] === Number(text) && !seen.has(old[at]!)) {
+      seen.add(old[at]!);
+      checked.push(old[at]!);
+    }
+  }
+  return checked.length === 0 ? undefined : numberColumnProblem(checked);
 }
 
 /** Whether `keys` ascend strictly (numbers, or texts by UTF-16 code units): the order mergedRanks sorts values in, none twice. */
