@@ -40,6 +40,7 @@ async function round(build, index) {
   let records = 0;
   const until = performance.now() + seconds * 1000;
   const started = performance.now();
+  const cpuBefore = process.cpuUsage();
   await Promise.all(
     Array.from({ length: clients }, async (_, client) => {
       for (let call = 0; performance.now() < until; call++) {
@@ -49,10 +50,11 @@ async function round(build, index) {
     }),
   );
   const wall = (performance.now() - started) / 1000;
+  const cpu = process.cpuUsage(cpuBefore);
   await ledger.close();
   const { flushes, writeMs } = ledger.stats;
   if (ledger.stats.records !== records) throw new Error(`something is off: ${build.name} made ${ledger.stats.records} records durable, ${records} resolved`);
-  return { perSecond: records / wall, perFlush: records / flushes, microsPerFlush: (writeMs * 1000) / flushes };
+  return { perSecond: records / wall, perFlush: records / flushes, microsPerFlush: (writeMs * 1000) / flushes, cpuMicrosPerRecord: (cpu.user + cpu.system) / records, systemMicrosPerRecord: cpu.system / records };
 }
 
 const started = new Date().toISOString();
@@ -69,10 +71,12 @@ const rows = builds.map((build) => ({
   recordsPerSecond: Math.round(median(build.rounds.map((r) => r.perSecond))),
   recordsPerFlush: Number(median(build.rounds.map((r) => r.perFlush)).toFixed(1)),
   microsPerFlush: Math.round(median(build.rounds.map((r) => r.microsPerFlush))),
+  cpuMicrosPerRecord: Number(median(build.rounds.map((r) => r.cpuMicrosPerRecord)).toFixed(1)),
+  systemMicrosPerRecord: Number(median(build.rounds.map((r) => r.systemMicrosPerRecord)).toFixed(1)),
 }));
 const report = { date: started, node: process.version, cpu: `${cpus().length} x ${cpus()[0]?.model ?? 'unknown'}`, loadBefore: load, loadAfter: loadavg()[0], dir: options.dir, clients, seconds, rounds, rows };
 if (options.json) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
 else {
   process.stdout.write(`${report.date}  node ${report.node}  ${report.cpu}  load ${load.toFixed(1)} -> ${report.loadAfter.toFixed(1)}  ${clients} callers, ${rounds} rounds of ${seconds} s in ${options.dir} (medians)\n`);
-  for (const row of rows) process.stdout.write(`${row.build.padEnd(12)} ${String(row.recordsPerSecond).padStart(8)} records/s  ${String(row.recordsPerFlush).padStart(6)} per flush  ${String(row.microsPerFlush).padStart(6)} µs per batch, append to flushed\n`);
+  for (const row of rows) process.stdout.write(`${row.build.padEnd(12)} ${String(row.recordsPerSecond).padStart(8)} records/s  ${String(row.recordsPerFlush).padStart(6)} per flush  ${String(row.microsPerFlush).padStart(6)} µs per batch, append to flushed  ${String(row.cpuMicrosPerRecord).padStart(5)} µs CPU per record (${row.systemMicrosPerRecord} system)\n`);
 }

@@ -1,4 +1,5 @@
 import type { DurableWriteListener, DurableWriteStats, UsageRecord, UsageSink } from '../keys/index.js';
+import { CrosstabError, ErrorCode } from '../index.js';
 import { nextTurn } from './event-loop-turn.js';
 import { checkPath, closeLedgerFile, openLedgerFile, type LedgerFile } from './ledger-file.js';
 
@@ -12,6 +13,18 @@ export interface NdjsonLedgerOptions {
    * in words in `message`, as data in `stats`).
    */
   onEvent?: (event: 'ledger_reopened' | 'ledger_repaired' | 'ledger_closed', message: string, stats?: DurableWriteStats) => void;
+  /**
+   * While a flush is in flight, the next batch waits for it to end, gathering the records made
+   * meanwhile, unless it holds at least this many records (default 64): then it is appended and
+   * flushed at once, beside the flush in flight.
+   */
+  overlapRecords?: number;
+  /**
+   * …or unless its first record has waited this long (ms). Default: the mean time a batch's
+   * append and flush have taken so far in this process, so a record waits for at most about
+   * one flush before its own starts, also when a flush in flight is slow.
+   */
+  overlapWaitMs?: number;
 }
 
 /**
@@ -21,6 +34,8 @@ export interface NdjsonLedgerOptions {
 class Pending {
   text = '';
   count = 0;
+  /** performance.now() when its first record was made. */
+  readonly since = performance.now();
   readonly settled: Promise<void>;
   resolve!: () => void;
   reject!: (error: unknown) => void;
@@ -45,20 +60,42 @@ interface Batch {
 }
 
 /**
- * Flushes in flight at once. Each holds one of libuv's thread-pool threads (4 by default)
- * for the whole flush, so 3 leaves one for the next batch's append, a reopen and the rest of
- * the process's file work; more would only split the same records over more flushes, which
- * a journaling file system commits one after another anyway.
+ * The most flushes in flight at once. Each holds one of libuv's thread-pool threads (4 by
+ * default) for the whole flush, so 3 leaves one for the next batch's append, a reopen and the
+ * rest of the process's file work; more would only split the same records over more flushes,
+ * which a journaling file system commits one after another anyway.
  */
 const FLUSHES_IN_FLIGHT = 3;
 
 /**
+ * A waiting batch of this many records starts its flush beside one in flight. Each flush
+ * costs the process CPU time of its own (a few hundred microseconds of system time on a
+ * virtual disk: the device's kicks and the thread's sleep and wake), whatever it carries, so
+ * a few records wait for the flush in flight rather than take one alone; a batch this large
+ * already shares its flush widely.
+ */
+const OVERLAP_RECORDS = 64;
+
+/** How much each new flush's duration moves the mean the default wait follows (an exponential moving average). */
+const FLUSH_MEAN_WEIGHT = 1 / 8;
+
+function checkOption(name: string, value: number | undefined, integer: boolean): void {
+  if (value === undefined) return;
+  if (!(integer ? Number.isInteger(value) && value >= 1 : Number.isFinite(value) && value >= 0)) {
+    throw new CrosstabError(ErrorCode.invalidOption, `${name} must be ${integer ? 'a positive integer' : 'a number of milliseconds, 0 or more'}; got ${String(value)}.`, { field: name });
+  }
+}
+
+/**
  * Append-only NDJSON ledger, one UsageRecord per line. Group commit, pipelined: the records
  * made in one turn of the event loop form a batch (one write to the page cache), flushed with
- * an `fdatasync` of its own; records arriving while earlier batches are being flushed are
- * appended as the next batch once their turn ends, so up to FLUSHES_IN_FLIGHT flushes overlap
- * and a record waits for its own flush, not for the one before it to end first. Appends are made one at a time, so batches lie in the file in the
- * order they were formed.
+ * an `fdatasync` of its own. Records arriving while a batch is being flushed wait for that
+ * flush to end and form the next batch, unless they reach `overlapRecords` or the first of
+ * them has waited `overlapWaitMs` (by default, as long as a flush takes on average): then they
+ * are appended and flushed beside it, up to FLUSHES_IN_FLIGHT flushes at once. So a record
+ * waits for at most about one flush before its own, and each flush carries as many records
+ * as that allows. Appends are made one at a time, so batches lie in the file in the order
+ * they were formed.
  *
  * A record's promise resolves (its 200 is sent) only once its batch's own flush, issued after
  * the batch was appended, has returned and every earlier batch's record resolved: the records
@@ -102,6 +139,8 @@ export class NdjsonLedger implements UsageSink {
    */
   readonly stats = { records: 0, flushes: 0, reopens: 0, writeMs: 0, mostInFlight: 0 };
   private writes: DurableWriteListener | undefined;
+  /** The mean time (ms) from a batch's append to the end of its flush, moving; undefined before the first. */
+  private meanFlushMs: number | undefined;
 
   observeWrites(listener: DurableWriteListener): void {
     this.writes = listener;
@@ -111,13 +150,18 @@ export class NdjsonLedger implements UsageSink {
     readonly path: string,
     private file: LedgerFile,
     private readonly onEvent: NonNullable<NdjsonLedgerOptions['onEvent']>,
+    private readonly overlapRecords: number,
+    private readonly overlapWaitMs: number | undefined,
   ) {
     this.idleSyncs = [...file.syncs];
   }
 
   /** Opens (creating if needed) the ledger for appending. */
   static async open(path: string, options: NdjsonLedgerOptions = {}): Promise<NdjsonLedger> {
-    return new NdjsonLedger(path, await openLedgerFile(path, FLUSHES_IN_FLIGHT), options.onEvent ?? (() => {}));
+    checkOption('overlapRecords', options.overlapRecords, true);
+    checkOption('overlapWaitMs', options.overlapWaitMs, false);
+    const file = await openLedgerFile(path, FLUSHES_IN_FLIGHT);
+    return new NdjsonLedger(path, file, options.onEvent ?? (() => {}), options.overlapRecords ?? OVERLAP_RECORDS, options.overlapWaitMs);
   }
 
   record(usage: UsageRecord): Promise<void> {
@@ -140,6 +184,24 @@ export class NdjsonLedger implements UsageSink {
   /** Resolves the next time a batch settles. */
   private settled(): Promise<void> {
     return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  /** Resolves the next time a batch settles, or after `ms`, whichever comes first. */
+  private settledOrAfter(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      this.waiters.push(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+
+  /** How much longer the waiting batch should wait for a flush in flight to end before starting its own (ms; 0: not at all). */
+  private overlapDelay(pending: Pending): number {
+    if (this.idleSyncs.length === this.file.syncs.length || pending.count >= this.overlapRecords) return 0;
+    const wait = this.overlapWaitMs ?? this.meanFlushMs ?? 0;
+    return Math.max(0, pending.since + wait - performance.now());
   }
 
   /**
@@ -168,6 +230,12 @@ export class NdjsonLedger implements UsageSink {
       // Records wait here while every flush handle is busy, making the next batch bigger.
       if (this.idleSyncs.length === 0) {
         await this.settled();
+        continue;
+      }
+      // A few records wait for the flush in flight rather than take one of their own.
+      const delay = this.overlapDelay(this.pending);
+      if (delay > 0) {
+        await this.settledOrAfter(delay);
         continue;
       }
       // A batch is taken one turn of the event loop after the flush handle it needs was found
@@ -222,6 +290,8 @@ export class NdjsonLedger implements UsageSink {
     this.stats.mostInFlight = Math.max(this.stats.mostInFlight, this.file.syncs.length - this.idleSyncs.length);
     void sync.datasync().then(
       () => {
+        const ms = performance.now() - batch.began;
+        this.meanFlushMs = this.meanFlushMs === undefined ? ms : this.meanFlushMs + (ms - this.meanFlushMs) * FLUSH_MEAN_WEIGHT;
         this.idleSyncs.push(sync);
         this.settle(batch);
       },

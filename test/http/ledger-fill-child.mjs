@@ -10,7 +10,8 @@ import { setImmediate as tick } from 'node:timers/promises';
 const [path, module] = process.argv.slice(2);
 const { NdjsonLedger } = await import(module);
 const events = [];
-const ledger = await NdjsonLedger.open(path, { onEvent: (event) => events.push(event) });
+// overlapWaitMs 0: every wave starts its flush at once, so several are in flight when a write fails.
+const ledger = await NdjsonLedger.open(path, { overlapWaitMs: 0, onEvent: (event) => events.push(event) });
 const resolved = [];
 const refused = [];
 const record = (requestId) =>

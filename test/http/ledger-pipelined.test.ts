@@ -16,6 +16,8 @@ const dir = tempDir('ledger-pipelined-');
 const usage = (requestId: string): UsageRecord => ({ time: new Date().toISOString(), requestId, keyId: 'key_x', survey: 'GSS', targets: 1 });
 const idsIn = (path: string): unknown[] => readLedger(path).map((record) => record.requestId);
 const sizeOf = (path: string): number => (existsSync(path) ? statSync(path).size : 0);
+/** Every waiting batch starts its flush at once, beside those in flight (by default a few records wait for the flush in flight). */
+const overlapAtOnce = { overlapWaitMs: 0 };
 
 /** Records `waves` waves of `perWave` records, each wave once the one before reached the file; returns the ids in the order they resolved. */
 async function recordInWaves(ledger: NdjsonLedger, prefix: string, waves: number, perWave: number, between?: (wave: number) => void): Promise<{ calls: Array<Promise<void>>; resolved: string[]; ids: string[] }> {
@@ -35,28 +37,38 @@ async function recordInWaves(ledger: NdjsonLedger, prefix: string, waves: number
   return { calls, resolved, ids };
 }
 
+/**
+ * Twenty pairs: record `a`, wait until it is in the file (appended, maybe not yet durable),
+ * record `follow` more at once, wait until the last is in the file: was `a` still unresolved
+ * then? A single flush in flight would resolve `a` before appending them. A disk's flush takes
+ * longer than an append to the page cache, so some pair shows it when flushes overlap.
+ */
+async function recordPairs(ledger: NdjsonLedger, follow: number): Promise<{ overlapped: number; ids: string[] }> {
+  const inFile = (id: string): boolean => readFileSync(ledger.path, 'utf8').includes(`"${id}"`);
+  let overlapped = 0;
+  const ids: string[] = [];
+  for (let pair = 0; pair < 20; pair++) {
+    let aResolved = false;
+    const a = ledger.record(usage(`a${pair}`)).then(() => void (aResolved = true));
+    while (!inFile(`a${pair}`)) await tick();
+    const followers = Array.from({ length: follow }, (_, i) => `b${pair}-${i}`);
+    const calls = followers.map((id) => ledger.record(usage(id)));
+    while (!inFile(followers.at(-1)!)) await tick();
+    if (!aResolved) overlapped++;
+    await Promise.all([a, ...calls]);
+    ids.push(`a${pair}`, ...followers);
+  }
+  return { overlapped, ids };
+}
+
 describe('NdjsonLedger with several flushes in flight', () => {
-  it('appends a record while the batch before it is still being flushed', async () => {
+  it('appends a record while the batch before it is still being flushed (overlapWaitMs 0)', async () => {
     const path = join(dir, 'overlap-pair.ndjson');
-    const ledger = await NdjsonLedger.open(path);
-    const inFile = (id: string): boolean => readFileSync(path, 'utf8').includes(`"${id}"`);
-    // A pair: record `a`, wait until it is in the file (appended, maybe not yet durable),
-    // record `b`, wait until it is in the file: was `a` still unresolved then? A single flush
-    // in flight would resolve `a` before appending `b`. Twenty pairs: a disk's flush takes
-    // longer than an append to the page cache, so at least one pair shows it.
-    let overlapped = 0;
-    for (let pair = 0; pair < 20; pair++) {
-      let aResolved = false;
-      const a = ledger.record(usage(`a${pair}`)).then(() => void (aResolved = true));
-      while (!inFile(`a${pair}`)) await tick();
-      const b = ledger.record(usage(`b${pair}`));
-      while (!inFile(`b${pair}`)) await tick();
-      if (!aResolved) overlapped++;
-      await Promise.all([a, b]);
-    }
+    const ledger = await NdjsonLedger.open(path, overlapAtOnce);
+    const { overlapped, ids } = await recordPairs(ledger, 1);
     await ledger.close();
     expect(overlapped).toBeGreaterThan(0);
-    expect(idsIn(path)).toEqual(Array.from({ length: 20 }, (_, pair) => [`a${pair}`, `b${pair}`]).flat());
+    expect(idsIn(path)).toEqual(ids);
   });
 
   it('takes the records made in one turn of the event loop, each in a callback of its own, as one batch', async () => {
@@ -77,7 +89,7 @@ describe('NdjsonLedger with several flushes in flight', () => {
 
   it('every record made in waves across overlapping flushes lands exactly once, resolving in file order', async () => {
     const path = join(dir, 'overlap.ndjson');
-    const ledger = await NdjsonLedger.open(path);
+    const ledger = await NdjsonLedger.open(path, overlapAtOnce);
     const { calls, resolved, ids } = await recordInWaves(ledger, 'r', 40, 5);
     await Promise.all(calls);
     await ledger.close();
@@ -90,7 +102,7 @@ describe('NdjsonLedger with several flushes in flight', () => {
   it('close waits for every flush in flight: each record resolves and is in the file once', async () => {
     const path = join(dir, 'close.ndjson');
     const closed: number[] = [];
-    const ledger = await NdjsonLedger.open(path, { onEvent: (event, _message, stats) => event === 'ledger_closed' && closed.push(stats!.records) });
+    const ledger = await NdjsonLedger.open(path, { ...overlapAtOnce, onEvent: (event, _message, stats) => event === 'ledger_closed' && closed.push(stats!.records) });
     const { calls, ids } = await recordInWaves(ledger, 'c', 20, 3);
     const last = ledger.record(usage('last'));
     await ledger.close();
@@ -105,7 +117,7 @@ describe('NdjsonLedger with several flushes in flight', () => {
 
   it('follows a rotation made while flushes are in flight: records made after it go to the new file, none lost or doubled', async () => {
     const path = join(dir, 'rotate.ndjson');
-    const ledger = await NdjsonLedger.open(path);
+    const ledger = await NdjsonLedger.open(path, overlapAtOnce);
     let rotatedAt = -1;
     const { calls, ids } = await recordInWaves(ledger, 'x', 20, 4, (wave) => {
       if (wave === 10) {
@@ -120,6 +132,64 @@ describe('NdjsonLedger with several flushes in flight', () => {
     expect([...before, ...after].sort()).toEqual([...ids].sort());
     for (const id of ids.slice(rotatedAt)) expect(after).toContain(id);
     expect(ledger.stats.reopens).toBe(1);
+  });
+
+  it('a few records (fewer than overlapRecords) made while a flush is in flight wait for it and share the next flush', async () => {
+    const path = join(dir, 'wait-pair.ndjson');
+    // The wait is bounded by overlapWaitMs (by default the mean flush time): a minute here, so
+    // only the end of the flush in flight releases the waiting records.
+    const ledger = await NdjsonLedger.open(path, { overlapWaitMs: 60_000 });
+    const inFile = (id: string): boolean => readFileSync(path, 'utf8').includes(`"${id}"`);
+    // As in recordPairs: `a` in the file (its flush started), then three records in turns
+    // of their own. None may start a flush beside `a`'s; they form one batch after it.
+    let appendedBeforeResolved = 0;
+    for (let pair = 0; pair < 20; pair++) {
+      let aResolved = false;
+      const a = ledger.record(usage(`a${pair}`)).then(() => void (aResolved = true));
+      while (!inFile(`a${pair}`)) await tick();
+      const rest: Array<Promise<void>> = [];
+      for (let i = 0; i < 3; i++) {
+        rest.push(ledger.record(usage(`b${pair}-${i}`)));
+        await tick();
+      }
+      if (inFile(`b${pair}-0`) && !aResolved) appendedBeforeResolved++;
+      await Promise.all([a, ...rest]);
+    }
+    await ledger.close();
+    expect(appendedBeforeResolved).toBe(0);
+    expect(ledger.stats.mostInFlight).toBe(1);
+    expect(idsIn(path)).toEqual(Array.from({ length: 20 }, (_, pair) => [`a${pair}`, `b${pair}-0`, `b${pair}-1`, `b${pair}-2`]).flat());
+  });
+
+  it('a waiting batch of overlapRecords records starts its flush beside the one in flight', async () => {
+    const path = join(dir, 'overlap-records.ndjson');
+    const ledger = await NdjsonLedger.open(path, { overlapRecords: 4, overlapWaitMs: 60_000 });
+    const { overlapped, ids } = await recordPairs(ledger, 4);
+    await ledger.close();
+    expect(overlapped).toBeGreaterThan(0);
+    expect(ledger.stats.mostInFlight).toBeGreaterThan(1);
+    expect(idsIn(path)).toEqual(ids);
+  });
+
+  it('refuses overlapRecords and overlapWaitMs out of range, naming the option', async () => {
+    const path = join(dir, 'options.ndjson');
+    for (const [options, field] of [
+      [{ overlapRecords: 0 }, 'overlapRecords'],
+      [{ overlapRecords: 2.5 }, 'overlapRecords'],
+      [{ overlapWaitMs: -1 }, 'overlapWaitMs'],
+      [{ overlapWaitMs: Number.NaN }, 'overlapWaitMs'],
+    ] as const) {
+      const error = await NdjsonLedger.open(path, options).then(
+        async (ledger) => {
+          await ledger.close();
+          return undefined;
+        },
+        (caught: unknown) => caught,
+      );
+      expect(error, JSON.stringify(options)).toMatchObject({ code: 'invalid_option', details: { field } });
+      expect((error as Error).message).toContain(field);
+    }
+    expect(existsSync(path)).toBe(false);
   });
 
   it('reads past what a crash may leave after the last record answered: zero bytes, a whole record after them, a partial line', async () => {
