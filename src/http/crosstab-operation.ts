@@ -90,7 +90,7 @@ function crosstabAnswer(
   const query: CrosstabQuery = allowedGroups === undefined ? { base, targets } : { base, targets, allowedGroups };
   const refused = (error: unknown): RouteResult => {
     if (!isCrosstabError(error)) throw error;
-    return fromEngineError(error, catalogPath(context.service, body.SurveyCode));
+    return fromEngineError(error, catalogPath(context.service, body.SurveyCode), body.SurveyCode);
   };
   const answered = (result: CrosstabResult): RouteResult => ({ body: serviceResponseJson(result), usage: { survey: body.SurveyCode, targets: body.TargetCodes.length, operation: 'crosstab' } });
   let pending: CrosstabResult | Promise<CrosstabResult>;

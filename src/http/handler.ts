@@ -25,6 +25,7 @@ import { createRouter, type RouteMatch, type Router } from './router.js';
 import { decodeSegments, pathnameOf, pathSegments } from './request-path.js';
 import { ROUTES } from './routes.js';
 import { errorBody, fromThrown, quote, serviceError, statusOf, type ServiceError } from './service-error.js';
+import { DatasetFaultLog } from './dataset-faults.js';
 import { NdjsonLedger, type UsageSink } from './usage-ledger.js';
 import type { ServiceMetrics } from './service-metrics.js';
 import type { AudienceStore } from '../keys/index.js';
@@ -271,6 +272,7 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
   const proxies = proxyTrust(options.trustProxy, 'trustProxy');
   const authFailures = new AuthFailureLimiter(options.authFailures);
   const log = options.log ?? (() => {});
+  const datasetFaults = new DatasetFaultLog(log);
   const keys =
     typeof options.keys === 'string'
       ? await FileKeyStore.open(options.keys, {
@@ -441,7 +443,9 @@ export async function createCrosstabHandler(options: CrosstabHandlerOptions): Pr
         } else {
           status = statusOf(outcome);
           entry.code = outcome.code;
-          if (outcome.cause !== undefined) entry.error = outcome.cause;
+          // A survey's unusable data is told once (its own event), the bug behind a 500 with every request.
+          if (outcome.cause !== undefined && outcome.code === 'dataset_unavailable') datasetFaults.tell(outcome.cause);
+          else if (outcome.cause !== undefined) entry.error = outcome.cause;
           text = JSON.stringify(errorBody(outcome));
           if (outcome.code === 'payload_too_large') headers['connection'] = 'close';
           // HTTP requires the challenges on a 401: the credentials this service accepts.

@@ -34,7 +34,7 @@ const statusDescriptions: Record<number, string> = {
   429: "The account's rate limit or monthly quota is used up, or the caller's address sent too many unknown, revoked or expired keys; retry after the Retry-After header's seconds. Not billed.",
   431: 'The request headers are too large (`crosstab serve` and `listen()`, for any path). The connection is closed.',
   500: 'Internal error (a bug); report the X-Request-Id header.',
-  503: 'The service is shutting down, cannot record usage or cannot reach its accounts database; retry later (after the Retry-After header\'s seconds when given). Not billed.',
+  503: 'The service is shutting down, cannot record usage or cannot reach its accounts database; retry later (after the Retry-After header\'s seconds when given). `dataset_unavailable`: the survey\'s data on the server cannot be used until the provider rebuilds it (other surveys answer). Not billed.',
 };
 
 function codesFor(status: number): ServiceErrorCode[] {

@@ -57,6 +57,8 @@ export const serviceErrorStatus = {
   internal: 500,
   /** The service is shutting down, cannot record usage or cannot reach its accounts database right now; retry later. */
   unavailable: 503,
+  /** The survey's data on the server holds what the engine does not take (stored weights out of range): the provider must rebuild it. */
+  dataset_unavailable: 503,
 } as const;
 
 export type ServiceErrorCode = keyof typeof serviceErrorStatus;
@@ -78,7 +80,7 @@ export interface ServiceError {
   hint: string;
   /** Seconds for the Retry-After header (429, 503). */
   retryAfterSeconds?: number;
-  /** For the server's log only, never the answer: the fault behind an `internal` error (the engine's code and message). */
+  /** For the server's log only, never the answer: the fault behind an `internal` or `dataset_unavailable` error (the engine's code and message). */
   cause?: string;
 }
 
@@ -147,6 +149,8 @@ function requestFieldOf(engineField: unknown): { field: RequestField; label: str
 /** What an engine error's mapping is given: the error, its message and hint in the API's words. */
 interface EngineErrorText {
   error: CrosstabError;
+  /** The request's SurveyCode, when the caller passed it. */
+  survey: string | undefined;
   where: { field: RequestField; label: string } | undefined;
   message: string;
   hint: string | undefined;
@@ -160,6 +164,20 @@ const internalError: EngineErrorMapping = ({ error }) => ({
   ...serviceError('internal', 'Internal error.', 'Retry later; if it persists, report the X-Request-Id response header to the provider.'),
   // The caller is told nothing of the server's files; the log says which one and what is wrong.
   cause: `${error.code}: ${error.message}`,
+});
+/**
+ * The survey's stored data holds what the engine does not take (the first read of a file's
+ * weights refuses weights outside its range): the client did nothing wrong and the server is
+ * not broken, but this survey cannot answer until the provider rebuilds it. The message names
+ * the survey, none of the server's files; the cause (file and reason) is for the log.
+ */
+const datasetUnavailable: EngineErrorMapping = ({ error, survey }) => ({
+  ...serviceError(
+    'dataset_unavailable',
+    `Survey ${survey === undefined ? '' : `${quote(survey)} `}cannot be answered: its data on this server holds values the service cannot use. The request was not billed.`,
+    'Tell the provider (with the X-Request-Id response header): the survey must be rebuilt before it answers again. Retrying does not help until then; other surveys are not affected.',
+  ),
+  cause: `${survey === undefined ? '' : `survey ${quote(survey)}: `}${error.code}: ${error.message}`,
 });
 const shuttingDown: EngineErrorMapping = () => serviceError('unavailable', 'The service is shutting down.', 'Retry the request in a few seconds.');
 const unknownName: EngineErrorMapping = ({ error, message, hint, didYouMean, where }) =>
@@ -187,7 +205,8 @@ export const engineErrorMappings = {
   store_unavailable: () => storeUnavailable(),
   // Faults of the served files or of the process, never of a query's input.
   file_not_found: internalError,
-  invalid_input: internalError,
+  // At query time only a served file's stored data is input: its weights, checked at their first read.
+  invalid_input: datasetUnavailable,
   invalid_codebook: internalError,
   corrupt_dataset: internalError,
   unsupported_version: internalError,
@@ -199,9 +218,10 @@ export const engineErrorMappings = {
 /**
  * Maps an engine error from `crosstab()` onto a service error, pointing `field` at the
  * request field holding the expression at fault and naming it in the message. `catalog` is
- * the path of the survey's GET /surveys/{SurveyCode}, which lists what the caller may use.
+ * the path of the survey's GET /surveys/{SurveyCode}, which lists what the caller may use;
+ * `survey` its SurveyCode, named by an answer about the survey's own data.
  */
-export function fromEngineError(error: CrosstabError, catalog?: string): ServiceError {
+export function fromEngineError(error: CrosstabError, catalog?: string, survey?: string): ServiceError {
   const where = requestFieldOf(error.details.field);
   const ownMessage = error.details.problem ?? error.message;
   const message = where ? `${where.label}: ${ownMessage}` : error.message;
@@ -211,5 +231,5 @@ export function fromEngineError(error: CrosstabError, catalog?: string): Service
   const didYouMean = suggestions.length > 0 ? ` Did you mean ${suggestions.map((s) => JSON.stringify(s)).join(', ')}?` : '';
   // A code from a newer library than this adapter was compiled with is still a 500, not a throw.
   const mapping: EngineErrorMapping = Object.hasOwn(engineErrorMappings, error.code) ? engineErrorMappings[error.code] : internalError;
-  return mapping({ error, where, message, hint, didYouMean });
+  return mapping({ error, survey, where, message, hint, didYouMean });
 }

@@ -11,7 +11,7 @@ import { authorize, entitledToSurvey } from './auth.js';
 import { headerOf } from './headers.js';
 import type { HandlerRequest } from './handler-types.js';
 import type { AuthenticatedContext, RouteResult } from './route.js';
-import { isServiceError, quote, serviceError, type ServiceError } from './service-error.js';
+import { isServiceError, quote, serviceError, statusOf, type ServiceError } from './service-error.js';
 import { fromTableError } from './tables-operation.js';
 import { formatNumber } from '../text/number-text.js';
 
@@ -111,7 +111,7 @@ export async function tabbooksOperation(context: AuthenticatedContext): Promise<
     size = tabbookSize(dataset.info, { banner, stubs, missing });
   } catch (error) {
     if (!isCrosstabError(error)) throw error;
-    return bookError(error, catalog);
+    return bookError(error, catalog, body.SurveyCode);
   }
   const { rows, columns, cells } = size;
   if (cells > limits.cells) {
@@ -154,7 +154,7 @@ export async function tabbooksOperation(context: AuthenticatedContext): Promise<
   } catch (error) {
     if (signal?.aborted) return serviceError('client_closed_request', 'The client closed the connection before the tab book was answered; nothing was billed.', 'Wait for the answer.');
     if (!isCrosstabError(error)) throw error;
-    return bookError(error, catalog);
+    return bookError(error, catalog, body.SurveyCode);
   }
   if ('code' in outcome) return outcome;
   if (signal?.aborted) return serviceError('client_closed_request', 'The client closed the connection before the tab book was answered; nothing was billed.', 'Wait for the answer.');
@@ -164,13 +164,11 @@ export async function tabbooksOperation(context: AuthenticatedContext): Promise<
 }
 
 /** A refusal of tabbook() in the request's words: `banner[1]` as Banner[1], `stubs[0]` as Stubs[0]. */
-function bookError(error: CrosstabError, catalog: string): ServiceError {
+function bookError(error: CrosstabError, catalog: string, survey: string): ServiceError {
   const field = typeof error.details.field === 'string' ? error.details.field : '';
   const named = /^(banner|stubs)\[(\d+)\]/.exec(field);
-  if (named !== null) {
-    const label = named[1] === 'banner' ? 'Banner' : 'Stubs';
-    const mapped = fromTableError(error, catalog);
-    return { ...mapped, message: `${label}[${named[2]}]: ${error.details.problem ?? error.message}`, field: label };
-  }
-  return fromTableError(error, catalog);
+  const mapped = fromTableError(error, catalog, survey);
+  if (named === null || statusOf(mapped) >= 500) return mapped;
+  const label = named[1] === 'banner' ? 'Banner' : 'Stubs';
+  return { ...mapped, message: `${label}[${named[2]}]: ${error.details.problem ?? error.message}`, field: label };
 }

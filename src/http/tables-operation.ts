@@ -19,7 +19,7 @@ import type { CrosstabDataset, HandlerRequest } from './handler-types.js';
 import { headerOf } from './headers.js';
 import type { OperationReply } from './operation-reply.js';
 import type { AuthenticatedContext, RouteResult } from './route.js';
-import { fromEngineError, isServiceError, quote, serviceError, type ServiceError } from './service-error.js';
+import { fromEngineError, isServiceError, quote, serviceError, statusOf, type ServiceError } from './service-error.js';
 import type { TableLimits } from './table-limits.js';
 import { validateTablesRequest, type TableAxisItem, type TablesRequest } from './tables-request.js';
 import { formatNumber } from '../text/number-text.js';
@@ -142,7 +142,7 @@ export async function tablesOperation(context: AuthenticatedContext): Promise<Ro
   } catch (error) {
     if (signal?.aborted) return gone();
     if (!isCrosstabError(error)) throw error;
-    return fromTableError(error, catalog);
+    return fromTableError(error, catalog, body.SurveyCode);
   }
   if (isServiceError(outcome)) return outcome;
   const { result, answer } = outcome;
@@ -352,8 +352,11 @@ function tableFieldOf(engineField: unknown): { field: string; label: string } | 
   return { field, label: `${field}${axis[2] ?? ''}` };
 }
 
-/** An engine error of table() or its statistics as a service error naming the request field. */
-export function fromTableError(error: CrosstabError, catalog: string): ServiceError {
+/**
+ * An engine error of table() or its statistics as a service error naming the request field;
+ * a fault of the server or of the survey's data (5xx) keeps its own words, which name no file.
+ */
+export function fromTableError(error: CrosstabError, catalog: string, survey: string): ServiceError {
   const limit = typeof error.details.field === 'string' ? LIMIT_NAMES[error.details.field] : undefined;
   if (limit !== undefined) {
     const message = error.message.charAt(0).toUpperCase() + error.message.slice(1);
@@ -362,7 +365,7 @@ export function fromTableError(error: CrosstabError, catalog: string): ServiceEr
   // A table answer that outgrew its worker's memory: the request asked too much, the server is fine.
   if (error.code === ErrorCode.outOfMemory) return serviceError('invalid_request', `The table is too large to answer: ${error.message}.`, error.details.hint ?? 'Ask for fewer cells or fewer statistics.', 'Statistics');
   const where = tableFieldOf(error.details.field);
-  const mapped = fromEngineError(error, catalog);
-  if (where === undefined) return mapped;
+  const mapped = fromEngineError(error, catalog, survey);
+  if (where === undefined || statusOf(mapped) >= 500) return mapped;
   return { ...mapped, message: `${where.label}: ${error.details.problem ?? error.message}`, field: where.field };
 }
