@@ -182,6 +182,14 @@ describe('tables over REST against the CSV rows', () => {
           expectFigure(cell.rowPct, denominator === null ? null : ratio(expected.weighted, denominator), `${what} horizontal %`);
         }
         if ('tablePct' in cell && percentBase === 'total') expectFigure(cell.tablePct, ratio(expected.weighted, total.weighted), `${what} table %`);
+        if ('index' in cell) {
+          // 100 x the column's share of the row over the row's share of the base (valid: of those who answered the row variable).
+          const rowAnswered = answered(rowEntry);
+          const share = percentBase === 'valid' && rowAnswered ? (rowEntry.missing ? null : ratio(rowTotal.weighted, sums(base, rowAnswered).weighted)) : ratio(rowTotal.weighted, total.weighted);
+          const columnShare = percentBase === 'valid' && rowAnswered ? (rowEntry.missing ? null : ratio(expected.weighted, sums(base, columns[c], rowAnswered).weighted)) : ratio(expected.weighted, sums(base, columns[c]).weighted);
+          const index = share === null || columnShare === null || share === 0 ? null : (100 * columnShare) / share;
+          expectFigure(cell.index, index, `${what} index`);
+        }
       });
     });
   }
@@ -191,7 +199,7 @@ describe('tables over REST against the CSV rows', () => {
       PopulationBaseCode: '*',
       Rows: [{ Variable: 'q one' }],
       Columns: [{ Variable: 'region' }, '@north-women', '@north AND region=3', { Expression: '@north AND region=2', Label: 'north 2' }],
-      Statistics: ['vpct', 'hpct', 'tpct'],
+      Statistics: ['vpct', 'hpct', 'tpct', 'index'],
     };
     const byExpression: Record<string, Predicate> = {
       '@north-women': NORTH_WOMEN,
@@ -300,6 +308,17 @@ describe('tables over REST against the CSV rows', () => {
     expect(answer.status, answer.text).toBe(200);
     expectTable(answer.json, all, { 'sex=1': (row) => row['sex'] === '1', 'sex=2': (row) => row['sex'] === '2', 'region=1': (row) => row['region'] === '1', 'region=2': (row) => row['region'] === '2' }, 'total');
     expect(ROWS.some((row) => row['w'] === '0') && ROWS.some((row) => row['w'] === '0.001')).toBe(true);
+    // Unweighted (Weight null): every respondent counts 1, the zero-weight ones too.
+    const unweighted = await table({ PopulationBaseCode: '*', Rows: [{ Variable: 'q one' }], Columns: [{ Variable: 'region' }], Weight: null, Statistics: ['vpct'] });
+    expect(unweighted.status, unweighted.text).toBe(200);
+    const t = unweighted.json.Table;
+    t.rows.forEach((rowEntry: any, r: number) =>
+      t.columns.forEach((columnEntry: any, c: number) => {
+        const expected = sums(entryPredicate(rowEntry, {}), entryPredicate(columnEntry, {}));
+        expect([t.cells[r][c].weighted, t.cells[r][c].respondents]).toEqual([expected.respondents, expected.respondents]);
+        expectFigure(t.cells[r][c].columnPct, ratio(expected.respondents, sums(entryPredicate(columnEntry, {})).respondents), `unweighted ${rowEntry.label} x ${columnEntry.label}`);
+      }),
+    );
   });
 
   it('the CSV answer holds the figures of the rows', async () => {
