@@ -11,7 +11,7 @@ import type { AudienceRecord, AudienceStore, AudienceViewer } from '../keys/inde
 import { mayEdit } from '../keys/index.js';
 import type { CrosstabDataset } from './handler-types.js';
 import type { ApiKeyRecord } from './key-file.js';
-import { fromEngineError, serviceError, type ServiceError } from './service-error.js';
+import { fromEngineError, serviceError, statusOf, type ServiceError } from './service-error.js';
 
 /** One expression of a request: its text, the request field it is in, and how a message names it (`TargetCodes[1]`). */
 export interface RequestExpression {
@@ -181,9 +181,9 @@ export async function expandRequestAudiences(options: {
       } catch (error) {
         if (!isCrosstabError(error)) throw error;
         if (error.code === 'forbidden_group') return forbiddenAudience(where, used.named, info.survey, expression.field);
-        const mapped = fromEngineError(error, catalog);
-        // The server's state (a dataset closed under the request), not the audience: answered as any request is, naming no file.
-        if (mapped.code === 'unavailable' || mapped.code === 'internal') return mapped;
+        const mapped = fromEngineError(error, catalog, info.survey);
+        // The server's state (a dataset closed under the request, its data unusable), not the audience: answered as any request is, naming no file.
+        if (statusOf(mapped) >= 500) return mapped;
         const named = used.named === used.audience.name ? `@${used.named}` : `@${used.named} (through @${used.audience.name})`;
         return { ...mapped, message: `${where}audience ${named} no longer fits survey ${info.survey}: ${error.details.problem ?? error.message}`, hint: `${mapped.hint} Edit the audience (PUT /v1/audiences/${used.audience.id}).`, field: expression.field };
       }
