@@ -193,7 +193,9 @@ function savable(context: AuthenticatedContext, viewer: AudienceViewer, input: A
     const others = audiences.filter((audience) => audience.id !== saving.id);
     let expanded;
     try {
-      expanded = expandAudiences(`@${input.name}`, audienceLookup([saving, ...others], viewer));
+      // `@name` itself is the audience being saved (a name taken twice is the store's 409, checked after this).
+      const lookup = audienceLookup([saving, ...others], viewer);
+      expanded = expandAudiences(`@${input.name}`, (name, parent) => (parent === undefined ? saving : lookup(name, parent)));
     } catch (error) {
       if (!isCrosstabError(error)) throw error;
       return { ...fromEngineError(error, catalog), message: `Expression: ${error.details.problem ?? error.message}`, field: 'Expression' };

@@ -39,6 +39,8 @@ export interface TablesView {
   saved: SavedTableEntry[];
   /** Saved tables the account may no longer use (a survey or group lost): listed without their spec. */
   unusable?: ReadonlySet<string>;
+  /** What the audiences of a listed table say about it, by its id: refused, or its figures as of the save (savedListNote). */
+  notes?: ReadonlyMap<string, string>;
   viewerId: string;
   /** The table shown: just computed (billed) or a saved one's stored result. */
   result?: { table: TableJson; computedAt: string; billed: boolean; saved?: SavedTable; stale?: string };
@@ -127,7 +129,8 @@ function savedSection(context: PageContext, view: TablesView): Raw {
       ? html`<form method="post" action="${context.base}/tables/saved/${table.id}/rename" class="rename">${csrf}<label class="sr-only" for="rename-${table.id}">New name of ${table.name}</label><input id="rename-${table.id}" name="tableName" maxlength="120" required value="${table.name}"><button type="submit" class="secondary small" aria-label="Rename ${table.name}">Rename</button></form>`
       : html``;
     const spec = view.unusable?.has(table.id) ? undefined : parseSpec(table.spec);
-    return html`<tr><td data-label="Table"><a href="${context.base}/tables/saved/${table.id}#result-title">${table.name}</a></td><td data-label="Survey">${spec?.SurveyCode ?? ''}</td><td data-label="Spec" class="spec">${spec === undefined ? html`<span class="muted">uses what your account may no longer use</span>` : specSummary(spec)}</td><td data-label="Updated"><time datetime="${table.updatedAt}">${table.updatedAt.replace('T', ' ').slice(0, 16)} UTC</time></td><td data-label="Saved by">${mine ? 'you' : table.owner}</td><td data-label="Shared">${table.shared ? 'shared in the account' : 'only you'}</td><td data-label="Actions"><div class="cell-actions">${rename}${actions}</div></td></tr>`;
+    const note = view.notes?.get(table.id);
+    return html`<tr><td data-label="Table"><a href="${context.base}/tables/saved/${table.id}#result-title">${table.name}</a>${note === undefined ? raw('') : html`<p class="help saved-note">${note}</p>`}</td><td data-label="Survey">${spec?.SurveyCode ?? ''}</td><td data-label="Spec" class="spec">${spec === undefined ? html`<span class="muted">uses what your account may no longer use</span>` : specSummary(spec)}</td><td data-label="Updated"><time datetime="${table.updatedAt}">${table.updatedAt.replace('T', ' ').slice(0, 16)} UTC</time></td><td data-label="Saved by">${mine ? 'you' : table.owner}</td><td data-label="Shared">${table.shared ? 'shared in the account' : 'only you'}</td><td data-label="Actions"><div class="cell-actions">${rename}${actions}</div></td></tr>`;
   });
   return html`<section class="card" aria-labelledby="saved-title"><h2 id="saved-title">Saved tables</h2>
     <p class="help">Open a table of yours and save it under its name to update it; save it under another name to keep a copy.</p>

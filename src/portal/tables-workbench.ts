@@ -7,7 +7,7 @@ import { accountById, checkSavedResultSize, checkSavedTableRoom, DEFAULT_SAVED_T
 import { ErrorCode, isCrosstabError, type TableJson } from '../index.js';
 import type { ApiKeyRecord, HandlerResponse } from '../http/index.js';
 import { callerGroups, type CatalogDataset } from '../http/survey-catalog.js';
-import { expandRequestAudiences, readUsedAudiences } from '../http/audience-expansion.js';
+import { expandRequestAudiences, readAudiencesFor, readUsedAudiences, topNames } from '../http/audience-expansion.js';
 import { BILLED, type BilledResponse } from '../http/billed-delivery.js';
 import type { AudienceRecord } from '../keys/index.js';
 import { DbAudienceStore } from '../access/index.js';
@@ -17,7 +17,7 @@ import type { Session } from './sessions.js';
 import { accountCatalog, accountRights } from './surveys-page.js';
 import { axisEntry, emptyForm, expressionsOf, formOf, formOfSpec, parseSpec, specOf, unknownBareName, usableNames, type TableForm, type TableSpec } from './table-spec.js';
 import { tablesPage, type TablesView } from './tables-page.js';
-import { minuteText, staleResultText, storedAudiences } from './saved-audiences.js';
+import { audienceRefusalText, minuteText, savedListNote, staleResultText, storedAudiences, type StoredAudiences, type TableAudienceReads, type TableOwner } from './saved-audiences.js';
 
 /** Formats a table can be answered in. */
 export type TableFormat = 'json' | 'csv' | 'xlsx' | 'pptx';
@@ -107,6 +107,33 @@ export function tablesRoutes(deps: TablesDependencies): PortalRoute[] {
     return () => (read ??= rightsOf(session));
   };
 
+  /**
+   * The audiences `texts` (expressions of `table`, a saved table) use, read for its owner and for
+   * the signed-in user: one read when they are one user. `read`: the user's, read already.
+   */
+  async function tableReads(session: Session, caller: ApiKeyRecord, table: TableOwner, survey: string, texts: readonly string[], read?: AudienceRecord[]): Promise<TableAudienceReads> {
+    const viewer = read ?? (texts.length === 0 ? [] : await readUsedAudiences(audiences, caller, survey, texts));
+    const owner = table.userId === session.userId || texts.length === 0 ? viewer : await readAudiencesFor(audiences, { accountId: table.accountId, userId: table.userId }, survey, texts);
+    return { owner, viewer };
+  }
+  const viewerOf = (session: Session) => ({ accountId: session.accountId, userId: session.userId });
+
+  /**
+   * A computation from the form of a saved table another user saved (`opened`): refused when
+   * an `@name` of the table the form still uses means another audience for the signed-in user
+   * than for the table's owner (their figures would be shown as the table's). Undefined when
+   * nothing is refused.
+   */
+  async function openedAudiences(session: Session, caller: ApiKeyRecord, opened: SavedTable | undefined, survey: string, texts: readonly string[]): Promise<StoredAudiences | undefined> {
+    if (opened === undefined || opened.userId === session.userId) return undefined;
+    const spec = parseSpec(opened.spec);
+    const tableNames = new Set(spec === undefined || spec.SurveyCode !== survey ? [] : expressionsOf(spec).flatMap(topNames));
+    const names = [...new Set(texts.flatMap(topNames))].filter((name) => tableNames.has(name)).map((name) => `@${name}`);
+    if (names.length === 0) return undefined;
+    const stored = storedAudiences(names, await tableReads(session, caller, opened, survey, names), opened, viewerOf(session), null);
+    return stored.problem === undefined ? undefined : stored;
+  }
+
   async function view(session: Session, rightsNow: RequestRights, form: TableForm, extra: Partial<TablesView>, status = 200): Promise<HandlerResponse> {
     const rights = await rightsNow();
     const { catalog } = rights;
@@ -125,8 +152,25 @@ export function tablesRoutes(deps: TablesDependencies): PortalRoute[] {
     }
     const usable = await Promise.all(specs.map(async (spec) => spec !== undefined && (await entitledTo(rights, spec, read.get(spec.SurveyCode)))));
     const unusable = new Set(saved.filter((_, i) => !usable[i]).map((entry) => entry.id));
+    // The tables of other users: their audiences as their owners read them, once per survey and owner.
+    const ownersRead = new Map<string, AudienceRecord[]>();
+    const notes = new Map<string, string>();
+    for (const [i, entry] of saved.entries()) {
+      const spec = specs[i];
+      const texts = spec === undefined ? [] : expressionsOf(spec).filter((text) => text.includes('@'));
+      if (spec === undefined || texts.length === 0) continue;
+      const key = `${spec.SurveyCode}\n${entry.userId}`;
+      if (entry.userId !== session.userId && !ownersRead.has(key)) {
+        const ownerTexts = saved.flatMap((other, j) => (other.userId === entry.userId && specs[j]?.SurveyCode === spec.SurveyCode ? expressionsOf(specs[j]!) : [])).filter((text) => text.includes('@'));
+        ownersRead.set(key, await readAudiencesFor(audiences, { accountId: entry.accountId, userId: entry.userId }, spec.SurveyCode, ownerTexts));
+      }
+      const viewerRead = read.get(spec.SurveyCode) ?? [];
+      const stored = storedAudiences(texts, { viewer: viewerRead, owner: ownersRead.get(key) ?? viewerRead }, entry, viewerOf(session), entry.computedAt);
+      const note = savedListNote(stored);
+      if (note !== undefined) notes.set(entry.id, note);
+    }
     const surveyName = dataset === undefined ? {} : { surveyName: dataset.info.name === dataset.info.survey ? dataset.info.name : `${dataset.info.name} (${dataset.info.survey})` };
-    const tables: TablesView = { form, surveys: catalog.surveys, ...surveyName, weights: dataset?.info.weights ?? [], variables, codes, saved, unusable, viewerId: session.userId, ...extra };
+    const tables: TablesView = { form, surveys: catalog.surveys, ...surveyName, weights: dataset?.info.weights ?? [], variables, codes, saved, unusable, notes, viewerId: session.userId, ...extra };
     return deps.page(status, tablesPage(deps.context('Tables', session), tables));
   }
 
@@ -200,6 +244,8 @@ export function tablesRoutes(deps: TablesDependencies): PortalRoute[] {
       const found = bare.find((entry) => entry.problem !== undefined);
       if (found !== undefined) return again({ message: `${found.axis}, line ${found.i + 1}: ${found.problem}`, field: found.axis === 'Rows' ? 'rows' : 'columns' }, 400);
     }
+    const refused = await openedAudiences(session, (await rights()).caller, opened, spec.SurveyCode, expressionsOf(spec));
+    if (refused !== undefined) return again({ message: `${opened?.name} uses saved audiences that cannot be used by you now (${refused.problem}): nothing was computed or billed. Rename or share the audience it names, or write its expression instead of @name.` }, 403);
     const format: TableFormat = action === 'csv' || action === 'xlsx' || action === 'pptx' ? action : 'json';
     const computed = await computeTable(rights, spec, format, request.signal);
     if ('error' in computed) return again(computed.error, computed.status);
@@ -270,16 +316,15 @@ export function tablesRoutes(deps: TablesDependencies): PortalRoute[] {
     const spec = parseSpec(saved.spec);
     if (spec === undefined) return view(session, rights, emptyForm(''), { error: { message: `The saved table ${saved.name} cannot be read.` } }, 500);
     // The audiences the spec uses, read once: for the check below and to compare with when the result was computed.
-    const { caller } = await rights();
+    const account = await rights();
     const texts = expressionsOf(spec).filter((text) => text.includes('@'));
-    const read = texts.length === 0 ? [] : await readUsedAudiences(audiences, caller, spec.SurveyCode, texts);
-    const stored = storedAudiences(texts, read, caller, saved.computedAt);
+    const reads = await tableReads(session, account.caller, saved, spec.SurveyCode, texts);
+    const stored = storedAudiences(texts, reads, saved, viewerOf(session), saved.computedAt);
+    const refuse = (message: string) => view(session, rights, emptyForm(account.catalog.surveys[0]?.SurveyCode ?? ''), { error: { message } }, 403);
+    // An audience gone, or an @name that is another audience for this user than for the owner: neither its result nor its spec is shown.
+    if (stored.problem !== undefined) return refuse(audienceRefusalText(saved.name, stored));
     // Whether the account may still use everything the spec uses (its survey, variables, codes): a saved result is shown only then.
-    if (!(await entitledTo(await rights(), spec, read))) {
-      // The account lost the licence or a group the table used, or an audience it uses is gone: neither its result nor its spec is shown.
-      const why = stored.problem === undefined ? 'uses a survey or variables your account may no longer use' : `uses saved audiences that cannot be used now (${stored.problem})`;
-      return view(session, rights, emptyForm((await rights()).catalog.surveys[0]?.SurveyCode ?? ''), { error: { message: `The saved table ${saved.name} ${why}: it cannot be opened. Its owner can delete it.` } }, 403);
-    }
+    if (!(await entitledTo(account, spec, reads.viewer))) return refuse(`The saved table ${saved.name} uses a survey or variables your account may no longer use: it cannot be opened. Its owner can delete it.`);
     const tooLarge = saved.result === null && saved.resultBytes > 0;
     const stale = saved.computedAt === null ? undefined : staleResultText(stored, saved.computedAt);
     const result = saved.result === null ? undefined : { table: JSON.parse(saved.result) as TableJson, computedAt: minuteText(saved.computedAt ?? ''), billed: false, saved, ...(stale === undefined ? {} : { stale }) };
@@ -375,6 +420,10 @@ export function tablesRoutes(deps: TablesDependencies): PortalRoute[] {
     const spec = specOf(form, undefined, []);
     const body: Record<string, unknown> = { SurveyCode: form.survey, PopulationBaseCode: spec.PopulationBaseCode || '*', Banner: banner, Stubs: stubsText === 'all' ? 'all' : lines(stubsText), Statistics: spec.Statistics, Missing: form.missing, ...('Weight' in spec ? { Weight: spec.Weight } : {}) };
     const { caller } = await rights();
+    // A tab book from the form of another user's saved table: its @names as for a table computed from it.
+    const opened = fields.get('saved') ? await savedTable(db, owner(session), fields.get('saved') as string, 0) : undefined;
+    const refused = await openedAudiences(session, caller, opened, form.survey, [String(body['PopulationBaseCode']), ...banner]);
+    if (refused !== undefined) return again(`Tab book: ${opened?.name} uses saved audiences that cannot be used by you now (${refused.problem}): nothing was computed or billed. Rename or share the audience it names, or write its expression instead of @name.`, 403);
     const answer = await compute(caller, body, request.signal);
     if (answer.status !== 200) {
       const error = formError(answer);
