@@ -15,7 +15,7 @@ export { addUser, listUsers, resetUserPassword, setUserDisabled } from './users.
 export type { User } from './users.js';
 export { addKey, listKeys, revokeKey, rotateKey, accountOfKey, newKeyId, MAX_GRACE_SECONDS } from './api-keys.js';
 export type { KeyInfo } from './api-keys.js';
-export { usageReport, usageDetail, parseRangeBound, parseUsageRange, portalCallerId } from './usage-report.js';
+export { usageReport, usageReports, usageDetail, parseRangeBound, parseUsageRange, portalCallerId } from './usage-report.js';
 export type { UsageGrouping, UsageReport } from './usage-report.js';
 export { DbKeyStore } from './db-key-store.js';
 export type { DbKeyStoreOptions } from './db-key-store.js';

@@ -71,10 +71,22 @@ export function parseUsageRange(from: string | undefined, to: string | undefined
  * it was billed, a call voided (not delivered) not counted.
  */
 export async function usageReport(db: Queryable, options: { account: string; from?: string; to?: string; by?: string }): Promise<UsageReport> {
-  const by = (options.by ?? 'day') as UsageGrouping;
-  if (!['key', 'day', 'survey', 'operation'].includes(by)) throw badInput('by', `must be key, day, survey or operation; got ${JSON.stringify(options.by)}.`);
+  return (await usageReports(db, { ...options, by: [options.by ?? 'day'] }))[0] as UsageReport;
+}
+
+/** usageReport() by each of several groupings, in order, over one read of the account (the portal's Usage page). */
+export async function usageReports(db: Queryable, options: { account: string; from?: string; to?: string; by: readonly string[] }): Promise<UsageReport[]> {
+  for (const by of options.by) {
+    if (!['key', 'day', 'survey', 'operation'].includes(by)) throw badInput('by', `must be key, day, survey or operation; got ${JSON.stringify(by)}.`);
+  }
   const { from, to } = parseUsageRange(options.from, options.to);
   const account = await findAccount(db, options.account);
+  const reports: UsageReport[] = [];
+  for (const by of options.by as readonly UsageGrouping[]) reports.push(await groupedReport(db, account, from, to, by));
+  return reports;
+}
+
+async function groupedReport(db: Queryable, account: { id: string; name: string }, from: Date | null, to: Date | null, by: UsageGrouping): Promise<UsageReport> {
   const where = `u.account_id = $1 AND ($2::timestamptz IS NULL OR u.time >= $2) AND ($3::timestamptz IS NULL OR u.time < $3) AND ${BILLED_ROW}`;
   const params = [account.id, from, to];
   const total = await db.query<{ calls: number }>(`SELECT count(*)::int AS calls FROM usage u WHERE ${where}`, params);

@@ -5,12 +5,12 @@
  * operations in-process as the signed-in user, so the portal checks exactly what the API
  * checks (names, the expression against the survey and the account's groups, cycles).
  */
-import { accountById, type Database, type DbKeyStore, portalCallerId } from '../access/index.js';
+import type { Database, DbKeyStore } from '../access/index.js';
 import type { ApiKeyRecord, HandlerResponse } from '../http/index.js';
 import { html, layout, notice, raw, type PageContext } from './html.js';
 import type { PortalRoute, RouteContext } from './routes.js';
 import type { Session } from './sessions.js';
-import { accountCatalog, accountRights } from './surveys-page.js';
+import { requestRights, type RequestRights } from './account-rights.js';
 import type { CatalogDataset } from '../http/survey-catalog.js';
 import type { AudienceJson } from '../http/audiences-operation.js';
 
@@ -54,15 +54,12 @@ export function audiencesRoutes(deps: AudiencesDependencies): PortalRoute[] {
   const { db, base } = deps;
   type SignedIn = RouteContext & { session: Session };
 
-  async function callerOf(session: Session): Promise<{ caller: ApiKeyRecord; surveys: string[] }> {
-    const account = await accountById(db, session.accountId);
-    deps.keys.noteAccountLimits(account);
-    return { caller: { ...accountRights(account), id: portalCallerId(session.userId), userId: session.userId }, surveys: accountCatalog(account, deps.surveys, undefined).surveys.map((survey) => survey.SurveyCode) };
-  }
+  const rightsOf = (session: Session): RequestRights => requestRights(db, deps.keys, deps.surveys, session);
 
-  async function view(session: Session, entered: Entered, message: { kind: 'error' | 'success'; text: string } | undefined, status = 200): Promise<HandlerResponse> {
+  async function view(session: Session, rights: RequestRights, entered: Entered, message: { kind: 'error' | 'success'; text: string } | undefined, status = 200): Promise<HandlerResponse> {
     const call = deps.call();
-    const { caller, surveys } = await callerOf(session);
+    const { caller, catalog } = await rights();
+    const surveys = catalog.surveys.map((survey) => survey.SurveyCode);
     let audiences: AudienceView[] = [];
     if (call !== undefined) {
       const answer = await call(caller, 'GET', '/audiences');
@@ -120,9 +117,10 @@ export function audiencesRoutes(deps: AudiencesDependencies): PortalRoute[] {
 
   async function act(session: Session, entered: Entered, method: 'POST' | 'PUT' | 'DELETE', path: string, body: unknown, done: string): Promise<HandlerResponse> {
     const call = deps.call();
-    if (call === undefined) return view(session, entered, { kind: 'error', text: 'Audiences cannot be saved here: the portal is not mounted beside the API.' }, 503);
-    const answer = await call((await callerOf(session)).caller, method, path, body);
-    if (answer.status >= 300) return view(session, entered, { kind: 'error', text: errorOf(answer) }, answer.status >= 500 ? answer.status : 400);
+    const rights = rightsOf(session);
+    if (call === undefined) return view(session, rights, entered, { kind: 'error', text: 'Audiences cannot be saved here: the portal is not mounted beside the API.' }, 503);
+    const answer = await call((await rights()).caller, method, path, body);
+    if (answer.status >= 300) return view(session, rights, entered, { kind: 'error', text: errorOf(answer) }, answer.status >= 500 ? answer.status : 400);
     return deps.redirect(`${base}/audiences?done=${done}`);
   }
 
@@ -134,7 +132,7 @@ export function audiencesRoutes(deps: AudiencesDependencies): PortalRoute[] {
       handle: (context) => {
         const { session, query } = context as SignedIn;
         const done = query.get('done');
-        return view(session, enteredOf(query), done !== null && Object.hasOwn(DONE, done) ? { kind: 'success', text: DONE[done] as string } : undefined);
+        return view(session, rightsOf(session), enteredOf(query), done !== null && Object.hasOwn(DONE, done) ? { kind: 'success', text: DONE[done] as string } : undefined);
       },
     },
     {

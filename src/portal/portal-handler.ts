@@ -1,5 +1,5 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import { type SavedTableLimits, accountById, addKey, listKeys, parseExpiry, revokeKey, rotateKey, usageDetail, usageReport, parseUsageRange, type Database, type DbKeyStore } from '../access/index.js';
+import { type SavedTableLimits, accountById, addKey, listKeys, parseExpiry, revokeKey, rotateKey, usageDetail, usageReports, parseUsageRange, type UsageReport, type Database, type DbKeyStore } from '../access/index.js';
 import { CrosstabError, ErrorCode, isCrosstabError, labelledMessage } from '../index.js';
 import type { HandlerRequest, HandlerResponse, TrustedProxies } from '../http/index.js';
 import { clientAddress, forwardedProto, headerOf, proxyTrust } from '../http/index.js';
@@ -184,9 +184,7 @@ export function createPortal(options: PortalOptions): Portal {
       const filename = `usage-${session.accountName}-${first}-${last}.csv`;
       return { status: 200, headers: { ...SECURITY_HEADERS, 'content-type': 'text/csv; charset=utf-8', 'content-disposition': `attachment; filename="${filename}"` }, body: usageCsv(detail) };
     }
-    const byDay = await usageReport(db, { account: session.accountName, ...range, by: 'day' });
-    const byKey = await usageReport(db, { account: session.accountName, ...range, by: 'key' });
-    const byOperation = await usageReport(db, { account: session.accountName, ...range, by: 'operation' });
+    const [byDay, byKey, byOperation] = (await usageReports(db, { account: session.accountName, ...range, by: ['day', 'key', 'operation'] })) as [UsageReport, UsageReport, UsageReport];
     return page(200, usagePage(context('Usage', session), { byDay, byKey, byOperation }, range));
   }
 

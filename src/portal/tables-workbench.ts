@@ -3,7 +3,7 @@
  * in-process as the signed-in user's account (its licences and groups, its rate limit and
  * quota): the same code computes it and writes the one usage row of the call.
  */
-import { accountById, checkSavedResultSize, checkSavedTableRoom, DEFAULT_SAVED_TABLE_LIMITS, type DbKeyStore, deleteSavedTable, listSavedTables, ownTableNamed, portalCallerId, renameSavedTable, savedTable, saveTable, setSavedTableShared, storeSavedResult, updateSavedTable, type Database, type SavedTable, type SavedTableLimits } from '../access/index.js';
+import { checkSavedResultSize, checkSavedTableRoom, DEFAULT_SAVED_TABLE_LIMITS, type DbKeyStore, deleteSavedTable, listSavedTables, ownTableNamed, renameSavedTable, savedTable, saveTable, setSavedTableShared, storeSavedResult, updateSavedTable, type Database, type SavedTable, type SavedTableLimits } from '../access/index.js';
 import { ErrorCode, isCrosstabError, type TableJson } from '../index.js';
 import type { ApiKeyRecord, HandlerResponse } from '../http/index.js';
 import { callerGroups, type CatalogDataset } from '../http/survey-catalog.js';
@@ -14,7 +14,7 @@ import { DbAudienceStore } from '../access/index.js';
 import type { PageContext } from './html.js';
 import type { PortalRoute, RouteContext } from './routes.js';
 import type { Session } from './sessions.js';
-import { accountCatalog, accountRights } from './surveys-page.js';
+import { requestRights, type AccountRights, type RequestRights } from './account-rights.js';
 import { axisEntry, emptyForm, expressionsOf, formOf, formOfSpec, parseSpec, specOf, unknownBareName, usableNames, type TableForm, type TableSpec } from './table-spec.js';
 import { tablesPage, type TablesView } from './tables-page.js';
 import { audienceRefusalText, minuteText, savedListNote, staleResultText, storedAudiences, type StoredAudiences, type TableAudienceReads, type TableOwner } from './saved-audiences.js';
@@ -93,19 +93,8 @@ export function tablesRoutes(deps: TablesDependencies): PortalRoute[] {
   const owner = (session: Session) => ({ accountId: session.accountId, userId: session.userId });
   const audiences = new DbAudienceStore(db);
 
-  type Rights = { caller: ApiKeyRecord; catalog: ReturnType<typeof accountCatalog> };
-  async function rightsOf(session: Session): Promise<Rights> {
-    const account = await accountById(db, session.accountId);
-    // The rate limit and quota as the database says now: the same admission as the account's keys.
-    deps.keys.noteAccountLimits(account);
-    return { caller: { ...accountRights(account), id: portalCallerId(session.userId), userId: session.userId }, catalog: accountCatalog(account, deps.surveys, undefined) };
-  }
-  /** A request's account rights: read when first needed, then the same for the rest of the request. */
-  type RequestRights = () => Promise<Rights>;
-  const rightsOnce = (session: Session): RequestRights => {
-    let read: Promise<Rights> | undefined;
-    return () => (read ??= rightsOf(session));
-  };
+  type Rights = AccountRights;
+  const rightsOnce = (session: Session): RequestRights => requestRights(db, deps.keys, deps.surveys, session);
 
   /**
    * The audiences `texts` (expressions of `table`, a saved table) use, read for its owner and for
@@ -361,7 +350,7 @@ export function tablesRoutes(deps: TablesDependencies): PortalRoute[] {
    */
   async function check({ session, query }: SignedIn): Promise<HandlerResponse> {
     let expression = (query.get('expression') ?? '').trim();
-    const { caller, catalog } = await rightsOf(session);
+    const { caller, catalog } = await rightsOnce(session)();
     const refusal = await deps.keys.admit(caller, { billed: false });
     if (refusal !== undefined) {
       const answer = deps.json(429, { valid: false, message: `${refusal.message} Try again in ${refusal.retryAfterSeconds} s.` });

@@ -1,7 +1,8 @@
-// The portal's Tables page reads the signed-in user's account once per request, however
-// many parts of the page need it (the form's surveys, the variables of the user's groups, the
-// saved tables still usable): counted on the real embedded database, through a Database that
-// passes every statement on to it and counts the account reads.
+// The portal's pages read the signed-in user's account once per request, however many parts
+// of a page need it (the Tables form's surveys, the variables of the user's groups, the saved
+// tables still usable; the Audiences page's call and the page shown after it; the Usage page's
+// three groupings): counted on the real embedded database, through a Database that passes
+// every statement on to it and counts the account reads, by id or by name.
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Database, Queryable } from '../../src/access/index.js';
 import { csrfOf, send } from './portal-client.js';
@@ -28,7 +29,7 @@ class CountingDatabase implements Database {
     return this.inner.close();
   }
   private count(sql: string): void {
-    if (/\bFROM accounts WHERE id = \$1\s*$/.test(sql)) this.accountReads++;
+    if (/\bFROM accounts WHERE (id|name) = \$1\s*$/.test(sql)) this.accountReads++;
   }
 }
 
@@ -42,6 +43,7 @@ describe('portal Tables page: account reads per request', () => {
       datasets: [inject('testDatasets').gss],
       prefix: 'crosstab-portal-account-reads-',
       mustChangePassword: false,
+      audiences: true,
       portalDatabase: (db) => (counting = new CountingDatabase(db)),
     });
     cookie = await served.signInCookie('analyst@acme.example');
@@ -71,6 +73,23 @@ describe('portal Tables page: account reads per request', () => {
     const { reply, reads: count } = await reads('POST', '/portal/tables', form);
     expect(reply.status).toBe(status);
     expect(reply.body).toContain(shown);
+    expect(count).toBe(1);
+  });
+
+  it.each([['/portal/keys'], ['/portal/surveys'], ['/portal/audiences'], ['/portal/usage']])('GET %s reads it once', async (path) => {
+    const { reply, reads: count } = await reads('GET', path);
+    expect(reply.status).toBe(200);
+    expect(count).toBe(1);
+  });
+
+  it.each([
+    ['an audience refused by the API (the page shown again)', 'nosuchvariable=1', 400],
+    ['an audience saved', 'sex=2', 303],
+  ])('POST /audiences: %s reads it once', async (_what, expression, status) => {
+    const page = await send(served.origin, 'GET', '/portal/audiences', { cookie });
+    const form = new URLSearchParams({ csrf: csrfOf(page), survey: 'GSS', name: `women-${status}`, expression, label: '' });
+    const { reply, reads: count } = await reads('POST', '/portal/audiences', form);
+    expect(reply.status).toBe(status);
     expect(count).toBe(1);
   });
 });
