@@ -98,5 +98,5 @@ export function savedListNote(stored: StoredAudiences): string | undefined {
 
 /** The refusal of a saved table whose audiences cannot be used now, as the opened page says it. */
 export function audienceRefusalText(tableName: string, stored: StoredAudiences): string {
-  return `The saved table ${tableName} uses saved audiences that cannot be used now (${stored.problem ?? ''}): it cannot be opened. Rename or share the audience it names, or ask the table's owner to save it with audiences you both use; its owner can delete it.`;
+  return `The saved table ${tableName} uses saved audiences that cannot be used now (${stored.problem ?? ''}): it cannot be opened. Its owner can save it again with audiences everyone it is shared with may use, or delete it.`;
 }
