@@ -93,8 +93,8 @@ export async function audienceById(db: Queryable, viewer: AudienceViewer, id: st
 /**
  * Whether `name` would collide with an audience the viewer sees in `survey` (their own, or a
  * shared one), or with any shared one when the audience is shared: never with another user's
- * private audience, whose name the viewer must not learn (that user's uses of the name are
- * then refused as ambiguous, naming their own to rename).
+ * private audience, whose name the viewer must not learn (their own private one goes first
+ * when they use the name).
  */
 async function nameTaken(tx: Queryable, viewer: AudienceViewer, input: AudienceInput, except: string | null): Promise<AudienceRefusal | undefined> {
   const { rows } = await tx.query<{ shared: boolean }>(

@@ -6,7 +6,7 @@
  * Entitlements are those of the expression inside, checked at every use; an audience the
  * caller's groups do not cover is refused without a word of its definition.
  */
-import { CrosstabError, ErrorCode, expandAudiences, isCrosstabError, MAX_AUDIENCE_DEPTH, namesOf, type AudienceDefinition, type DatasetInfo } from '../index.js';
+import { expandAudiences, isCrosstabError, MAX_AUDIENCE_DEPTH, namesOf, type AudienceDefinition, type CrosstabError, type DatasetInfo } from '../index.js';
 import type { AudienceRecord, AudienceStore, AudienceViewer } from '../keys/index.js';
 import { mayEdit } from '../keys/index.js';
 import type { CrosstabDataset } from './handler-types.js';
@@ -85,11 +85,9 @@ export const readAudiencesFor = (store: AudienceStore, viewer: AudienceViewer, s
 
 /**
  * Which audience `@name` is, seen from `parent`: inside a shared audience only shared ones (it
- * means the same for every caller of the account); elsewhere the one of that name the viewer
- * sees, their own private one or a shared one. When they see both (a shared audience named, or
- * shared, after their private one: neither owner could know of the other) the name is
- * ambiguous and its use refused (`unknown_audience`, naming their own to rename), never
- * resolved by a guess.
+ * means the same for every caller of the account); elsewhere the viewer's own private one
+ * first, then the shared one. A saved table another user opens is checked against its owner's
+ * meaning of each name (storedAudiences in the portal), never computed with the viewer's.
  */
 export function audienceLookup(audiences: readonly AudienceRecord[], viewer: AudienceViewer): (name: string, parent: AudienceDefinition | undefined) => AudienceRecord | undefined {
   const byId = new Map(audiences.map((audience) => [audience.id, audience]));
@@ -97,18 +95,8 @@ export function audienceLookup(audiences: readonly AudienceRecord[], viewer: Aud
     const sharedOnly = parent !== undefined && byId.get(parent.id)?.shared === true;
     const candidates = audiences.filter((audience) => audience.name === name);
     const own = sharedOnly ? undefined : candidates.find((audience) => !audience.shared && viewer.userId !== undefined && audience.ownerId === viewer.userId);
-    const shared = candidates.find((audience) => audience.shared);
-    if (own !== undefined && shared !== undefined) throw ambiguousAudience(own, parent);
-    return own ?? shared;
+    return own ?? candidates.find((audience) => audience.shared);
   };
-}
-
-/** The refusal of `@name` that is both the viewer's own private audience `own` and a shared audience of the account. */
-function ambiguousAudience(own: AudienceRecord, parent: AudienceDefinition | undefined): CrosstabError {
-  const where = parent === undefined ? '' : ` (used by @${parent.name})`;
-  return new CrosstabError(ErrorCode.unknownAudience, `@${own.name}${where} is both your own private audience and a shared audience of your account in survey ${own.survey}, so which one it means is not clear`, {
-    hint: `Rename your own audience (PUT /v1/audiences/${own.id} with another Name, or on the portal's Audiences page), then write the name of the one you mean.`,
-  });
 }
 
 /** The authorization groups the variables and codes an expression names belong to (unknown names: none), without binding it. */

@@ -19,7 +19,7 @@ export const serviceErrorStatus = {
   unknown_value: 400,
   /** An expression names a segment code the survey does not define. */
   unknown_code: 400,
-  /** An expression names a saved audience (`@name`) that is not there for the caller (theirs or shared in their account, of this survey), or is two (their own private one and a shared one). */
+  /** An expression names a saved audience (`@name`) that is not there for the caller (theirs or shared in their account, of this survey). */
   unknown_audience: 400,
   /** An audience of that name already exists where the new one would go. */
   conflict: 409,

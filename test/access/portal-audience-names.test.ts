@@ -60,20 +60,20 @@ describe('saved tables: whose audience @name is (portal, embedded database)', ()
     expect(opened.status).toBe(403);
     expect(opened.body).not.toContain('Stored result computed');
     expect(noteOf(opened)).toBe('');
-    expect(alertOf(opened)).toContain('@young is both your own private audience and a shared audience of your account');
+    expect(alertOf(opened)).toContain('@young means another audience for you than for analyst@acme.example, who saved the table');
     // Computing it from its form, or a tab book from it, as Ben: refused before anything is computed or billed.
     const before = await billed();
     const computed = await send(origin, 'POST', '/portal/tables', { cookie: cookies[BEN], form: tableForm(BEN, '@young', { action: 'compute', saved: tableId }) });
     expect(computed.status).toBe(403);
     expect(computed.body).not.toContain('id="result-title"');
-    expect(alertOf(computed)).toContain('@young is both your own private audience');
+    expect(alertOf(computed)).toContain('@young means another audience for you than for analyst@acme.example');
     const book = await send(origin, 'POST', '/portal/tables/tabbook', { cookie: cookies[BEN], form: tableForm(BEN, '@young', { saved: tableId, banner: 'sex', stubs: 'race' }) });
     expect(book.status).toBe(403);
-    expect(alertOf(book)).toContain('@young is both your own private audience');
+    expect(alertOf(book)).toContain('@young means another audience for you than for analyst@acme.example');
     expect(await billed()).toBe(before);
     // The list says so, from the same rule.
     const list = await send(origin, 'GET', '/portal/tables', { cookie: cookies[BEN] });
-    expect(rowOf(list.body, 'Young by race')).toContain('Cannot be opened: @young is both your own private audience');
+    expect(rowOf(list.body, 'Young by race')).toContain('Cannot be opened: @young means another audience for you');
     expect(rowOf((await send(origin, 'GET', '/portal/tables', { cookie: cookies[ANNA] })).body, 'Young by race')).not.toContain('Cannot be opened');
   });
 
