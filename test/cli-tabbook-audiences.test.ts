@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { addAccount, addUser, createAudience, openDatabase, parseLicences } from '../src/access/index.js';
 import { requireBuiltCli } from './report/support.js';
 import { cliPath } from './support/paths.js';
+import { newEmbeddedFolder } from './support/embedded-template.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'crosstab-tabbook-audiences-'));
 const gss = () => inject('testDatasets').gss;
@@ -60,7 +61,7 @@ describe('crosstab tabbook with saved audiences', () => {
   });
 
   it('--database DIR --account NAME (--user EMAIL): the account\'s shared audiences, and the user\'s own', async () => {
-    const database = join(dir, 'db');
+    const database = await newEmbeddedFolder(join(dir, 'db'));
     const db = await openDatabase(database);
     try {
       const account = await addAccount(db, 'acme', parseLicences(['GSS'], ['GSS:_ALL_']));

@@ -27,6 +27,7 @@ import { cliPath } from './support/paths.js';
 import { exprArb } from './support/random-data.js';
 import { matches, type ReferenceTable } from './support/reference-engine.js';
 import { tempDir } from './http/support.js';
+import { newEmbeddedFolder } from './support/embedded-template.js';
 
 const RUNS = Number(process.env['HUNT_SHOWN_RUNS'] ?? 3);
 const SEED = Number(process.env['HUNT_SHOWN_SEED'] ?? 1);
@@ -120,7 +121,7 @@ beforeAll(async () => {
     expect(built.status, `build of ${survey}: ${built.stderr}\n${csv}\n${JSON.stringify(codebook)}`).toBe(0);
     made.push({ survey, path: join(dir, `${survey}.arrow`), table, codes, spec });
   }
-  db = await openDatabase(join(dir, 'db'));
+  db = await openDatabase(await newEmbeddedFolder(join(dir, 'db')));
   await addAccount(db, 'acme', parseLicences(made.map((m) => m.survey), made.map((m) => `${m.survey}:_ALL_`)));
   key = (await addKey(db, { account: 'acme', name: 'hunt' })).apiKey;
   for (const m of made) datasets.push(await openDataset(m.path));

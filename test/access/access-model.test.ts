@@ -34,6 +34,7 @@ import { MAX_FAILED_SIGN_INS } from '../../src/portal/index.js';
 import { sessionOf, signIn } from '../../src/portal/sessions.js';
 import { tempDir } from '../http/support.js';
 import { startPostgres, type PostgresServer } from './postgres-server.js';
+import { newEmbeddedFolder } from '../support/embedded-template.js';
 
 const paths = inject('testDatasets');
 let postgres: PostgresServer;
@@ -49,7 +50,7 @@ afterAll(() => {
 });
 
 const stores: Array<[string, () => Promise<string>]> = [
-  ['embedded PGlite', async () => join(tempDir('crosstab-access-'), 'db')],
+  ['embedded PGlite', async () => newEmbeddedFolder(join(tempDir('crosstab-access-'), 'db'))],
   ['PostgreSQL server', async () => postgres.createDatabase(`model_${Date.now()}`)],
 ];
 

@@ -15,6 +15,7 @@ import { addAccount, addKey, DbAudienceStore, DbKeyStore, DbUsageSink, openDatab
 import type { AudienceCheck, AudienceInput, AudienceRecord, AudienceRefusal, AudienceViewer } from '../../src/keys/index.js';
 import { tempDir } from '../http/support.js';
 import { startPostgres, type PostgresServer } from './postgres-server.js';
+import { newEmbeddedFolder } from '../support/embedded-template.js';
 
 const paths = inject('testDatasets');
 let postgres: PostgresServer;
@@ -73,7 +74,7 @@ const stores: Array<[string, () => Promise<[Database, Database]>]> = [
   [
     'embedded PGlite',
     async () => {
-      const db = await openDatabase(join(tempDir('crosstab-audience-saves-'), 'db'));
+      const db = await openDatabase(await newEmbeddedFolder(join(tempDir('crosstab-audience-saves-'), 'db')));
       return [db, db];
     },
   ],

@@ -11,6 +11,7 @@ import { createCrosstabHandler, listen, type RunningServer } from '../../src/htt
 import { addAccount, addKey, addUser, createAudience, DbAudienceStore, DbKeyStore, DbUsageSink, openDatabase, parseLicences, usageReport, type Database } from '../../src/access/index.js';
 import { tempDir } from '../http/support.js';
 import { startPostgres, type PostgresServer } from './postgres-server.js';
+import { newEmbeddedFolder } from '../support/embedded-template.js';
 
 const paths = inject('testDatasets');
 let postgres: PostgresServer;
@@ -26,7 +27,7 @@ afterAll(async () => {
 });
 
 const stores: Array<[string, () => Promise<string>]> = [
-  ['embedded PGlite', async () => join(tempDir('crosstab-audiences-'), 'db')],
+  ['embedded PGlite', async () => newEmbeddedFolder(join(tempDir('crosstab-audiences-'), 'db'))],
   ['PostgreSQL server', async () => postgres.createDatabase(`audiences_${Date.now()}`)],
 ];
 

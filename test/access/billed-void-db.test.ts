@@ -15,6 +15,7 @@ import { openRaw } from '../http/raw-http.js';
 import { tempDir } from '../http/support.js';
 import { held, until, type HeldSink } from '../support/held-usage.js';
 import { startPostgres, type PostgresServer } from './postgres-server.js';
+import { newEmbeddedFolder } from '../support/embedded-template.js';
 
 const paths = inject('testDatasets');
 let postgres: PostgresServer;
@@ -48,7 +49,7 @@ interface Store {
 const stores: Store[] = [
   {
     name: 'embedded PGlite',
-    location: async () => join(tempDir('crosstab-void-db-'), 'db'),
+    location: async () => newEmbeddedFolder(join(tempDir('crosstab-void-db-'), 'db')),
     async hold(_db, _location, sink) {
       let release!: () => void;
       const holding = new Promise<void>((resolve) => {

@@ -8,6 +8,7 @@ import { createCrosstabHandler, listen, type RunningServer } from '../../src/htt
 import { addAccount, addKey, DbKeyStore, DbUsageSink, linkIssuer, openDatabase, parseLicences, usageReport, type Database } from '../../src/access/index.js';
 import { tempDir } from '../http/support.js';
 import { startProvider, type TestProvider } from './oidc-provider.js';
+import { newEmbeddedFolder } from '../support/embedded-template.js';
 
 const paths = inject('testDatasets');
 const AUDIENCE = 'https://crosstab.test/v1';
@@ -20,7 +21,7 @@ describe('catalog and tables on the accounts database', () => {
   let server: RunningServer;
 
   beforeAll(async () => {
-    db = await openDatabase(join(tempDir('crosstab-catalog-'), 'db'));
+    db = await openDatabase(await newEmbeddedFolder(join(tempDir('crosstab-catalog-'), 'db')));
     gss = await openDataset(paths.gss);
     provider = await startProvider({ audience: AUDIENCE, clients: [{ id: 'beta-etl' }] });
     await addAccount(db, 'beta', parseLicences(['GSS'], ['GSS:demographics']));

@@ -9,6 +9,7 @@ import { DbUsageSink, openDatabase, type Database } from '../../src/access/index
 import type { UsageRecord } from '../../src/http/index.js';
 import { tempDir } from '../http/support.js';
 import { startPostgres, type PostgresServer } from './postgres-server.js';
+import { newEmbeddedFolder } from '../support/embedded-template.js';
 
 let postgres: PostgresServer;
 beforeAll(async () => {
@@ -17,7 +18,7 @@ beforeAll(async () => {
 afterAll(() => postgres?.stop());
 
 const stores: Array<[string, () => Promise<string>, number]> = [
-  ['embedded PGlite', async () => join(tempDir('crosstab-usage-sink-'), 'db'), 1],
+  ['embedded PGlite', async () => newEmbeddedFolder(join(tempDir('crosstab-usage-sink-'), 'db')), 1],
   ['PostgreSQL server', async () => postgres.createDatabase(`usage_sink_${Date.now()}`), 4],
 ];
 

@@ -15,6 +15,7 @@ import { createPortal, mountPortal } from '../../src/portal/index.js';
 import { tempDir } from '../http/support.js';
 import { cookieOf, csrfOf, postSignIn, send, signInForm } from './portal-client.js';
 import { startPostgres, type PostgresServer } from './postgres-server.js';
+import { newEmbeddedFolder } from '../support/embedded-template.js';
 
 const paths = inject('testDatasets');
 const MINE = 'demographics';
@@ -56,7 +57,7 @@ const misspelt = (word: string) =>
 let postgres: PostgresServer | undefined;
 afterAll(() => postgres?.stop());
 const stores: Array<[string, () => Promise<string>]> = [
-  ['embedded PGlite', async () => join(tempDir('crosstab-hidden-'), 'db')],
+  ['embedded PGlite', async () => newEmbeddedFolder(join(tempDir('crosstab-hidden-'), 'db'))],
   ['PostgreSQL server', async () => (postgres ??= await startPostgres()).createDatabase(`hidden_${Date.now()}`)],
 ];
 

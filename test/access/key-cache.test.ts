@@ -11,13 +11,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addAccount, addKey, DbKeyStore, openDatabase, parseLicences, revokeKey, type Database, type Queryable } from '../../src/access/index.js';
 import { generateApiKey, hashApiKey, type ApiKeyRecord } from '../../src/http/index.js';
 import { tempDir } from '../http/support.js';
+import { newEmbeddedFolder } from '../support/embedded-template.js';
 
 const TTL = 500;
 let db: Database;
 let accountId: string;
 
 beforeAll(async () => {
-  db = await openDatabase(join(tempDir('crosstab-key-cache-'), 'db'));
+  db = await openDatabase(await newEmbeddedFolder(join(tempDir('crosstab-key-cache-'), 'db')));
   accountId = (await addAccount(db, 'acme', parseLicences(['GSS'], ['GSS:_ALL_']))).id;
 });
 afterAll(() => db?.close());

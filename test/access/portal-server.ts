@@ -10,6 +10,7 @@ import { addAccount, addUser, DbAudienceStore, DbKeyStore, DbUsageSink, openData
 import { createPortal, mountPortal } from '../../src/portal/index.js';
 import { tempDir } from '../http/support.js';
 import { cookieOf, postSignIn, signInForm } from './portal-client.js';
+import { newEmbeddedFolder } from '../support/embedded-template.js';
 
 export interface PortalServerOptions {
   /** The datasets served, by path (the first is `dataset`). */
@@ -53,7 +54,7 @@ export interface PortalServer {
 
 export async function startPortalServer(options: PortalServerOptions): Promise<PortalServer> {
   const [surveys, groups] = options.licences ?? [['GSS'], ['GSS:_ALL_']];
-  const db = await openDatabase(join(tempDir(options.prefix), 'db'));
+  const db = await openDatabase(await newEmbeddedFolder(join(tempDir(options.prefix), 'db')));
   const accountId = (await addAccount(db, 'acme', parseLicences(surveys, groups), options.rateLimitPerMinute === undefined ? {} : { rateLimitPerMinute: options.rateLimitPerMinute })).id;
   const passwords = new Map<string, string>();
   for (const email of options.users ?? ['analyst@acme.example']) {

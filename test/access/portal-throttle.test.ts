@@ -11,6 +11,7 @@ import { createPortal, mountPortal } from '../../src/portal/index.js';
 import { tempDir } from '../http/support.js';
 import { send, type Reply } from './portal-client.js';
 import { startPostgres, type PostgresServer } from './postgres-server.js';
+import { newEmbeddedFolder } from '../support/embedded-template.js';
 
 const paths = inject('testDatasets');
 const MAX_FAILURES = 4;
@@ -37,7 +38,7 @@ async function signIn(origin: string, email: string, password: string, from?: st
 const alertOf = (reply: Reply): string => (/role="alert"[^>]*>([\s\S]*?)<\//.exec(reply.body)?.[1] ?? '').replace(/\s+/g, ' ').trim();
 
 const stores: Array<[string, () => Promise<string>]> = [
-  ['embedded PGlite', async () => join(tempDir('crosstab-throttle-'), 'db')],
+  ['embedded PGlite', async () => newEmbeddedFolder(join(tempDir('crosstab-throttle-'), 'db'))],
   ['PostgreSQL server', async () => postgres.createDatabase(`throttle_${Date.now()}`)],
 ];
 

@@ -14,6 +14,7 @@ import { cliPath } from '../support/paths.js';
 import { tempDir } from '../http/support.js';
 import { startServe, type ServeChild } from '../http/serve-child.js';
 import { startPostgres, type PostgresServer } from './postgres-server.js';
+import { newEmbeddedFolder } from '../support/embedded-template.js';
 
 const CLI = process.env['CROSSTAB_CLI'] ?? cliPath;
 const paths = inject('testDatasets');
@@ -234,7 +235,7 @@ describe('SIGKILL of `crosstab serve` on the embedded database', () => {
 
   beforeAll(async () => {
     const cwd = tempDir();
-    database = join(cwd, 'db');
+    database = await newEmbeddedFolder(join(cwd, 'db'));
     const added = await crosstab(['accounts', 'add', '--name', 'acme', '--surveys', 'GSS', '--groups', 'GSS:_ALL_', '--database', database], cwd);
     expect(added.status, added.stderr).toBe(0);
     ({ apiKey } = await newKey(database, cwd, 'acme'));

@@ -14,12 +14,13 @@ import { tempDir } from '../http/support.js';
 import { alertOf, cookieOf, csrfOf, postSignIn, send } from './portal-client.js';
 import { signInForm } from './portal-client.js';
 import { startPostgres, type PostgresServer } from './postgres-server.js';
+import { newEmbeddedFolder } from '../support/embedded-template.js';
 
 const paths = inject('testDatasets');
 let postgres: PostgresServer | undefined;
 afterAll(() => postgres?.stop());
 const stores: Array<[string, () => Promise<string>]> = [
-  ['embedded PGlite', async () => join(tempDir('crosstab-saved-'), 'db')],
+  ['embedded PGlite', async () => newEmbeddedFolder(join(tempDir('crosstab-saved-'), 'db'))],
   ['PostgreSQL server', async () => (postgres ??= await startPostgres()).createDatabase(`saved_${Date.now()}`)],
 ];
 

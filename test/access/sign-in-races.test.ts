@@ -14,6 +14,7 @@ import { createPortal, MAX_FAILED_SIGN_INS, mountPortal } from '../../src/portal
 import { tempDir } from '../http/support.js';
 import { alertOf, postSignIn, signInForm, type Reply } from './portal-client.js';
 import { startPostgres, type PostgresServer } from './postgres-server.js';
+import { newEmbeddedFolder } from '../support/embedded-template.js';
 
 const paths = inject('testDatasets');
 const MAX_PER_ADDRESS = 20;
@@ -43,7 +44,7 @@ afterAll(() => {
 });
 
 const stores: Array<[string, () => Promise<string>]> = [
-  ['embedded PGlite', async () => join(tempDir('crosstab-sign-in-races-'), 'db')],
+  ['embedded PGlite', async () => newEmbeddedFolder(join(tempDir('crosstab-sign-in-races-'), 'db'))],
   ['PostgreSQL server', async () => postgres.createDatabase(`sign_in_races_${Date.now()}`)],
 ];
 

@@ -11,6 +11,7 @@ import { createCrosstabHandler, listen, type RunningServer } from '../../src/htt
 import { addAccount, DbKeyStore, DbUsageSink, linkIssuer, OidcVerifier, openDatabase, parseLicences, updateAccount, usageReport, type Database } from '../../src/access/index.js';
 import { tempDir } from '../http/support.js';
 import { startProvider, type TestProvider } from './oidc-provider.js';
+import { newEmbeddedFolder } from '../support/embedded-template.js';
 
 const paths = inject('testDatasets');
 const AUDIENCE = 'https://crosstab.test/v1';
@@ -25,7 +26,7 @@ describe('single sign-on with a real OpenID Provider', () => {
   let otherAudience: RunningServer;
 
   beforeAll(async () => {
-    db = await openDatabase(join(tempDir('crosstab-sso-'), 'db'));
+    db = await openDatabase(await newEmbeddedFolder(join(tempDir('crosstab-sso-'), 'db')));
     dataset = await openDataset(paths.gss);
     provider = await startProvider({ audience: AUDIENCE, clients: [{ id: 'acme-reporting' }, { id: 'beta-etl', claims: { org: 'beta' } }, { id: 'unlinked' }] });
     stranger = await startProvider({ audience: AUDIENCE, clients: [{ id: 'acme-reporting' }] });
@@ -130,7 +131,7 @@ describe('single sign-on: a signing key removed at the provider, configured boun
   let server: RunningServer;
 
   beforeAll(async () => {
-    db = await openDatabase(join(tempDir('crosstab-sso-keys-'), 'db'));
+    db = await openDatabase(await newEmbeddedFolder(join(tempDir('crosstab-sso-keys-'), 'db')));
     dataset = await openDataset(paths.gss);
     provider = await startProvider({ audience: AUDIENCE, clients: [{ id: 'acme-reporting' }] });
     await addAccount(db, 'acme', parseLicences(['GSS'], ['GSS:_ALL_']));

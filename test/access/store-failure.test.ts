@@ -13,6 +13,7 @@ import { openDataset, type Dataset } from '../../src/index.js';
 import { startServe, type ServeChild } from '../http/serve-child.js';
 import { tempDir } from '../http/support.js';
 import { startPostgres, type PostgresServer } from './postgres-server.js';
+import { newEmbeddedFolder } from '../support/embedded-template.js';
 
 const paths = inject('testDatasets');
 const BODY = JSON.stringify({ SurveyCode: 'GSS', PopulationBaseCode: '*', TargetCodes: ['sex=2'] });
@@ -172,7 +173,7 @@ describe('the embedded database folder renamed under an open store', () => {
   it('fails the next usage batch with store_unavailable and reports it once', async () => {
     const dir = tempDir('crosstab-store-');
     const events: string[] = [];
-    const db = await openDatabase(join(dir, 'db'), { onEvent: (event) => events.push(event) });
+    const db = await openDatabase(await newEmbeddedFolder(join(dir, 'db')), { onEvent: (event) => events.push(event) });
     await addAccount(db, 'acme', new Map([['GSS', ['_ALL_']]]));
     const { key } = await addKey(db, { account: 'acme', name: 'production' });
     const accountId = (await db.query<{ id: string }>('SELECT id FROM accounts')).rows[0]?.id as string;

@@ -14,13 +14,14 @@ import { addAccount, addKey, DbKeyStore, DbUsageSink, openDatabase, parseLicence
 import { tempDir } from '../http/support.js';
 import { repoRoot } from '../support/paths.js';
 import { startPostgres, type PostgresServer } from './postgres-server.js';
+import { newEmbeddedFolder } from '../support/embedded-template.js';
 
 const paths = inject('testDatasets');
 const XLSX = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
 let postgres: PostgresServer | undefined;
 afterAll(() => postgres?.stop());
 const stores: Array<[string, () => Promise<string>]> = [
-  ['embedded PGlite', async () => join(tempDir('crosstab-tabbooks-'), 'db')],
+  ['embedded PGlite', async () => newEmbeddedFolder(join(tempDir('crosstab-tabbooks-'), 'db'))],
   ['PostgreSQL server', async () => (postgres ??= await startPostgres()).createDatabase(`tabbooks_${Date.now()}`)],
 ];
 

@@ -10,6 +10,7 @@ import { clientAddress, createCrosstabHandler, generateApiKey, listen, normalize
 import { DbKeyStore, DbUsageSink, openDatabase, type Database } from '../../src/access/index.js';
 import { createPortal, mountPortal } from '../../src/portal/index.js';
 import { servedFixture, tempDir } from './support.js';
+import { newEmbeddedFolder } from '../support/embedded-template.js';
 
 const BODY = JSON.stringify({ SurveyCode: 'GSS', PopulationBaseCode: '*', TargetCodes: ['sex=2'] });
 const { gss: dataset, dir, keys } = await servedFixture();
@@ -81,7 +82,7 @@ describe('the portal cookie is Secure only when a trusted proxy says https', () 
   const servers: RunningServer[] = [];
 
   beforeAll(async () => {
-    db = await openDatabase(join(tempDir('crosstab-proto-'), 'db'));
+    db = await openDatabase(await newEmbeddedFolder(join(tempDir('crosstab-proto-'), 'db')));
     const keyStore = new DbKeyStore(db);
     const api = await createCrosstabHandler({ datasets: [dataset], keys: keyStore, usage: new DbUsageSink(db) });
     for (const trustProxy of [false, ['127.0.0.2']]) {

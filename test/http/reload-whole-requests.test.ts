@@ -11,6 +11,7 @@ import { createCrosstabHandler, listen, type CrosstabHandler, type RunningServer
 import { addAccount, addKey, createAudience, DbAudienceStore, DbKeyStore, DbUsageSink, openDatabase, parseLicences, type Database } from '../../src/access/index.js';
 import { writeWave } from '../support/survey-waves.js';
 import { tempDir } from './support.js';
+import { newEmbeddedFolder } from '../support/embedded-template.js';
 
 const XLSX = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
 
@@ -25,7 +26,7 @@ describe('a dataset replaced while requests run on it', () => {
   let gate: { reached: () => void; open: Promise<void> } | undefined;
 
   beforeAll(async () => {
-    db = await openDatabase(join(tempDir('crosstab-reload-whole-'), 'db'));
+    db = await openDatabase(await newEmbeddedFolder(join(tempDir('crosstab-reload-whole-'), 'db')));
     const account = await addAccount(db, 'acme', parseLicences(['WAVES'], ['WAVES:_ALL_']));
     key = (await addKey(db, { account: 'acme', name: 'etl' })).apiKey;
     await createAudience(db, { accountId: account.id }, { survey: 'WAVES', name: 'north', expression: 'region=N', label: null, shared: true }, 10);

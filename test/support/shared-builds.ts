@@ -15,7 +15,7 @@ const built = new Map<string, Promise<string>>();
 
 /**
  * The path of `group/<hash of key><extension>` in the run's folder, made by `build(path)` the
- * first time any file of the run asks for `key`. `build` writes the file it is given and
+ * first time any file of the run asks for `key`. `build` writes the file (or folder) it is given and
  * nothing else; whoever opens the result must not change it (other files read it).
  */
 export function sharedBuild(group: string, key: string, build: (out: string) => Promise<unknown>, extension = '.arrow'): Promise<string> {
@@ -43,7 +43,7 @@ async function buildOrWait(out: string, extension: string, build: (out: string) 
         }
         return out;
       } finally {
-        rmSync(partial, { force: true });
+        rmSync(partial, { recursive: true, force: true });
         rmSync(lock, { force: true });
       }
     }
