@@ -143,3 +143,27 @@ describe('crosstab append refuses a dataset holding a stored weight outside the 
     }
   });
 });
+
+describe('crosstab weight --out refuses a dataset holding a stored weight outside the range, writing nothing', () => {
+  it("another weight than the base (a weights file's) is refused as its first read refuses it, not copied into the new file", async () => {
+    const path = await writeMadeDataset({ x, y }, [1, 2, 3, 1, 2, 3, 1, 2]);
+    const kernel = mainThreadKernel();
+    const source = await loadDataset(path, kernel);
+    try {
+      await writeWeightsFile(source, kernel, 'bad', Float64Array.from([1, 1, 1, 1, 5e-320, 1, 1, 1]));
+    } finally {
+      source.close();
+    }
+    const targets = join(dirname(path), 'targets.json');
+    writeFileSync(targets, JSON.stringify({ margins: [{ variable: 'x', totals: { a: 60, b: 40 } }] }));
+    const out = join(dirname(path), 'weighted-out.arrow');
+    // The new weight is made from the dataset's own weight, w (in the range); only the copy reads "bad".
+    const run = crosstab('weight', path, '--targets', targets, '--method', 'rake', '--name', 'raked', '--base-weight', 'w', '--out', out);
+    expect(run.status, run.stderr).toBe(1);
+    expect(run.stderr).toContain(`${path}.weights`);
+    expect(run.stderr).toContain('weight "bad" of respondent ');
+    expect(run.stderr).toContain('above 0 and below 1e-50');
+    expect(existsSync(out)).toBe(false);
+    expect(readdirSync(dirname(out)).filter((name) => name.includes('weighted-out'))).toEqual([]);
+  });
+});
