@@ -24,6 +24,19 @@ const x = ['a', 'b', 'a', 'b', 'a', 'b', 'a', 'b'];
 const y = ['c', 'c', 'd', 'd', 'c', 'c', 'd', 'd'];
 const table = (path: string, ...more: string[]) => crosstab('table', path, '--rows', 'x', '--columns', 'y', '--stats', 'vpct,se', '--format', 'csv', ...more);
 
+/** A dataset whose own weight w is in the range, with a weights file holding weight "bad": 5e-320 for respondent 5 (input row 5). */
+async function withBadWeightsFile(): Promise<string> {
+  const path = await writeMadeDataset({ x, y }, [1, 2, 3, 1, 2, 3, 1, 2]);
+  const kernel = mainThreadKernel();
+  const source = await loadDataset(path, kernel);
+  try {
+    await writeWeightsFile(source, kernel, 'bad', Float64Array.from([1, 1, 1, 1, 5e-320, 1, 1, 1]));
+  } finally {
+    source.close();
+  }
+  return path;
+}
+
 describe('weights outside the range in a stored file', () => {
   it.each([
     ['a sum past the doubles', [1, 2, 1e300, 1e300, 1, 2, 1, 2], 3, 'above 1e+50'],
@@ -47,14 +60,7 @@ describe('weights outside the range in a stored file', () => {
   });
 
   it("a weights file's weight outside the range is refused naming the weights file; the dataset's own weight still answers", async () => {
-    const path = await writeMadeDataset({ x, y }, [1, 2, 3, 1, 2, 3, 1, 2]);
-    const kernel = mainThreadKernel();
-    const source = await loadDataset(path, kernel);
-    try {
-      await writeWeightsFile(source, kernel, 'bad', Float64Array.from([1, 1, 1, 1, 5e-320, 1, 1, 1]));
-    } finally {
-      source.close();
-    }
+    const path = await withBadWeightsFile();
     const bad = table(path, '--weight', 'bad');
     expect(bad.status, bad.stderr).toBe(1);
     expect(bad.stderr).toContain(`${path}.weights`);
@@ -146,14 +152,7 @@ describe('crosstab append refuses a dataset holding a stored weight outside the 
 
 describe('crosstab weight --out refuses a dataset holding a stored weight outside the range, writing nothing', () => {
   it("another weight than the base (a weights file's) is refused as its first read refuses it, not copied into the new file", async () => {
-    const path = await writeMadeDataset({ x, y }, [1, 2, 3, 1, 2, 3, 1, 2]);
-    const kernel = mainThreadKernel();
-    const source = await loadDataset(path, kernel);
-    try {
-      await writeWeightsFile(source, kernel, 'bad', Float64Array.from([1, 1, 1, 1, 5e-320, 1, 1, 1]));
-    } finally {
-      source.close();
-    }
+    const path = await withBadWeightsFile();
     const targets = join(dirname(path), 'targets.json');
     writeFileSync(targets, JSON.stringify({ margins: [{ variable: 'x', totals: { a: 60, b: 40 } }] }));
     const out = join(dirname(path), 'weighted-out.arrow');

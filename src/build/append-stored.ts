@@ -13,7 +13,6 @@ import type { LoadedDataset } from '../dataset/file/reader.js';
 import type { PlacedBuffer } from '../dataset/file/writer.js';
 import type { AppendTrace } from './append-trace.js';
 import { zeroFrom } from '../dataset/file/respondent-bits.js';
-import { BufferKind } from '../dataset/format.js';
 
 /** XXH64 reads 32-byte stripes: a state can be kept only after a multiple of 32 bytes. */
 const STRIPE = 32;
@@ -81,8 +80,7 @@ export class StoredExtension {
       }
       this.checked.add(row);
       // Weights outside the range the engine takes are refused, as their first read by a query refuses them.
-      const entry = this.data.buffers[row]!;
-      if (entry.kind === BufferKind.weights) this.data.refuseWeightsOutOfRange(row, new Float64Array(target.buffer, target.byteOffset, entry.count));
+      this.data.refuseWeightsOutOfRange(row, target);
       lap('check old hash');
     }
     zeroFrom(kernel, target, keep);

@@ -34,11 +34,6 @@ async function* copiedBuffers(source: LoadedDataset, kernel: Kernel, rows: numbe
   const files = new Map<string, FileHandle>();
   const checksums = new StreamingChecksum(kernel);
   const scratch = new Uint8Array(rows.reduce((largest, row) => Math.max(largest, entries[row]!.stored), 0));
-  // A stored weight outside the range the engine takes is refused as its first read refuses it, never copied into the new file.
-  const refuseOutOfRange = (row: number, stored: Uint8Array) => {
-    const entry = entries[row]!;
-    if (entry.kind === BufferKind.weights) source.refuseWeightsOutOfRange(row, new Float64Array(stored.buffer, stored.byteOffset, entry.count));
-  };
   try {
     for (const row of rows) {
       const entry = entries[row]!;
@@ -50,7 +45,8 @@ async function* copiedBuffers(source: LoadedDataset, kernel: Kernel, rows: numbe
       if ('parts' in entry) {
         // A buffer of a file in segments, put together from its parts (each checked against its hash).
         source.readStored(row, stored);
-        refuseOutOfRange(row, stored);
+        // A stored weight outside the range the engine takes is refused as its first read refuses it, never copied.
+        source.refuseWeightsOutOfRange(row, stored);
         yield stored.subarray(0, bytes(row));
         continue;
       }
@@ -61,7 +57,7 @@ async function* copiedBuffers(source: LoadedDataset, kernel: Kernel, rows: numbe
         done += bytesRead;
       }
       if (checksums.of(stored) !== entry.hash) throw damaged(`fails the checksum of buffer ${row} (${entry.name}): its bytes were modified or damaged`);
-      refuseOutOfRange(row, stored);
+      source.refuseWeightsOutOfRange(row, stored);
       yield stored.subarray(0, bytes(row));
     }
   } finally {

@@ -226,15 +226,18 @@ export function lazyDataset({ path, meta, checksum, words, entries, regions, ker
    */
   const checkWeights = (row: number) => {
     const entry = entries[row]!;
-    const weights = kernel.memory.f64(entry.ptr, entry.count);
+    refuseOutOfRange(row, kernel.memory.f64(entry.ptr, entry.count));
+    inRange[row] = 1;
+  };
+  /** Refuses `weights`, the values of weights buffer `row`, holding a weight outside the range. */
+  const refuseOutOfRange = (row: number, weights: Float64Array) => {
     const at = firstWeightOutOfRange(weights);
     // The value taken before weightOutOfRange reads the input rows (which may grow the memory under `weights`).
     if (at >= 0) throw weightOutOfRange(row, at, weights[at]!);
-    inRange[row] = 1;
   };
-  const refuseWeightsOutOfRange = (row: number, weights: Float64Array) => {
-    const at = firstWeightOutOfRange(weights);
-    if (at >= 0) throw weightOutOfRange(row, at, weights[at]!);
+  const refuseWeightsOutOfRange = (row: number, stored: Uint8Array) => {
+    const entry = entries[row]!;
+    if (entry.kind === BufferKind.weights) refuseOutOfRange(row, new Float64Array(stored.buffer, stored.byteOffset, entry.count));
   };
   const checkStoredWeights = (row: number) => {
     const entry = entries[row]!;

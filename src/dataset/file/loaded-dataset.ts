@@ -51,10 +51,11 @@ export interface LoadedDataset {
   readStored(row: number, into: Uint8Array, checkStamp?: boolean): { name: string; stored: number; hash: string | undefined };
   /**
    * Refuses (invalid_input, with the error a query's first read of the buffer gives: the file,
-   * the weight, the respondent and its input row) when `weights`, the stored values of weights
-   * buffer `row` read by the caller (readStored), hold a weight outside the range the engine takes.
+   * the weight, the respondent and its input row) when buffer `row` is a weights buffer and
+   * `stored`, its stored bytes read by the caller (readStored; 8-byte aligned), hold a weight
+   * outside the range the engine takes. Other buffers pass.
    */
-  refuseWeightsOutOfRange(row: number, weights: Float64Array): void;
+  refuseWeightsOutOfRange(row: number, stored: Uint8Array): void;
   /**
    * Refuses, as refuseWeightsOutOfRange, weights buffer `row` holding a weight outside the
    * range, read from its file a window at a time (not into its kernel memory, and not checked
